@@ -1,0 +1,3 @@
+module devtool.local/cluster/pause
+
+go 1.22

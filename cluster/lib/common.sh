@@ -1,0 +1,136 @@
+# shellcheck shell=bash
+# Shared settings and helpers for cluster/*.sh. Sourced, never executed.
+#
+# Everything the cluster writes lives in two places:
+#   CACHE  – binaries and images, keyed by version / recipe hash; survives
+#            `cluster.sh down` so that the next `up` is fast.
+#   STATE  – one running cluster (etcd data, certs, containerd and kubelet
+#            dirs, registry storage, logs, pid files); `down` deletes it.
+
+CLUSTER_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${DEVTOOL_CLUSTER_CACHE:-/var/cache/devtool-cluster}
+STATE=${DEVTOOL_CLUSTER_STATE:-/var/lib/devtool-cluster}
+
+# Pinned versions. Changing one invalidates the matching cache entry.
+K8S_VERSION=v1.33.13            # k8s.io/kubernetes, see k8s/go.mod
+COREDNS_VERSION=v1.12.4         # github.com/coredns/coredns, see coredns/go.mod
+CRANE_VERSION=v0.20.6           # github.com/google/go-containerregistry, see crane/go.mod
+
+CLUSTER_NAME=devtool-local
+REGISTRY=localhost:5000          # name used in image references
+REGISTRY_ADDR=127.0.0.1:5000     # where docker-registry listens
+API_PORT=6443
+ETCD_CLIENT=127.0.0.1:2379
+ETCD_PEER=127.0.0.1:2380
+POD_CIDR=10.244.0.0/16
+SERVICE_CIDR=10.96.0.0/12
+KUBERNETES_SVC_IP=10.96.0.1      # first address of SERVICE_CIDR
+DNS_SVC_IP=10.96.0.10
+CLUSTER_DOMAIN=cluster.local
+
+LOGS=$STATE/logs
+RUN=$STATE/run                   # pid files
+PKI=$STATE/pki
+KUBECONFIG_OUT=$STATE/kubeconfig # admin kubeconfig printed by `up`
+CONTAINERD_SOCK=$STATE/containerd/containerd.sock
+CNI_CONF_DIR=$STATE/cni/net.d
+CNI_BIN_DIR=/usr/lib/cni
+# The controller-manager's host-path provisioner always creates volumes under
+# /tmp/hostpath_pv/<uuid>; we point that path at the state dir with a symlink.
+HOSTPATH_PV_LINK=/tmp/hostpath_pv
+
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+
+# --- output -----------------------------------------------------------------
+# All progress goes to stderr: stdout is reserved for the kubeconfig path.
+log() { printf '[cluster %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+# Print the tail of a component's log to stderr and fail.
+fail_component() {
+  local name=$1 msg=$2
+  log "ERROR: $name: $msg"
+  if [[ -f $LOGS/$name.log ]]; then
+    echo "----- last lines of $LOGS/$name.log -----" >&2
+    tail -n 40 "$LOGS/$name.log" >&2
+    echo "-----" >&2
+  fi
+  exit 1
+}
+
+# sha256 of files and strings, short form, for cache keys.
+hash_of() { cat "$@" | sha256sum | cut -c1-16; }
+
+node_name() { hostname | tr '[:upper:]' '[:lower:]'; }
+
+# IPv4 address of the interface holding the default route; pods reach the
+# apiserver through it (the `kubernetes` Service cannot point at loopback).
+node_ip() {
+  local ip
+  ip=$(ip -4 route get 1.1.1.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p' | head -n1)
+  [[ -n $ip ]] || ip=$(hostname -I 2>/dev/null | awk '{print $1}')
+  [[ -n $ip ]] || die "cannot find a non-loopback IPv4 address for the node"
+  echo "$ip"
+}
+
+# --- processes ----------------------------------------------------------------
+pid_of() { [[ -f $RUN/$1.pid ]] && cat "$RUN/$1.pid"; }
+
+is_running() {
+  local pid
+  pid=$(pid_of "$1") || return 1
+  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null
+}
+
+# start_daemon NAME CMD...: run CMD in its own session (so its whole process
+# group can be stopped later), detached from the caller's stdio: a daemon that
+# kept our stdout open would make `npm run cluster:up` never return.
+start_daemon() {
+  local name=$1; shift
+  if is_running "$name"; then return 0; fi
+  mkdir -p "$LOGS" "$RUN"
+  echo "=== $(date -Is) starting: $*" >>"$LOGS/$name.log"
+  setsid "$@" </dev/null >>"$LOGS/$name.log" 2>&1 &
+  echo $! >"$RUN/$name.pid"
+  disown $! 2>/dev/null || true
+}
+
+# stop_daemon NAME: SIGTERM the process group, then SIGKILL after a grace time.
+stop_daemon() {
+  local name=$1 pid i
+  pid=$(pid_of "$name") || return 0
+  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
+    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < 50; i++)); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.2
+    done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+  fi
+  rm -f "$RUN/$name.pid"
+}
+
+# wait_for NAME TIMEOUT_SECONDS CMD...: poll CMD until it succeeds; fail with
+# the component's log if the time runs out or the process died.
+wait_for() {
+  local name=$1 timeout=$2; shift 2
+  local deadline=$((SECONDS + timeout))
+  until "$@" >/dev/null 2>&1; do
+    if [[ -f $RUN/$name.pid ]] && ! is_running "$name"; then
+      fail_component "$name" "process exited"
+    fi
+    ((SECONDS < deadline)) || fail_component "$name" "not healthy after ${timeout}s"
+    sleep 0.5
+  done
+}
+
+# --- API access ---------------------------------------------------------------
+# curl against the apiserver with the admin client certificate.
+api() {
+  curl -sS --fail --max-time 10 --cacert "$PKI/ca.crt" \
+    --cert "$PKI/admin.crt" --key "$PKI/admin.key" "$@"
+}
+
+# kubectl for the few things a shell script does best (applying manifests);
+# tests and the product use the API through client libraries.
+kc() { kubectl --kubeconfig "$KUBECONFIG_OUT" "$@"; }

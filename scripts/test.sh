@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone: install dependencies, type-check, build, unit tests,
+# then end-to-end tests (the built CLI, and the local cluster, which is started or reused).
+# Ends with one line "N passed, N failed" summing both runs.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  step "npm ci"
+  npm ci --no-audit --no-fund || exit 1
+fi
+step "typecheck"
+npx tsc --noEmit || exit 1
+step "build"
+node scripts/build.mjs || exit 1
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+step "unit tests"
+node scripts/run-tests.mjs unit 2>&1 | tee -a "$log" || status=1
+step "end-to-end tests"
+node scripts/run-tests.mjs e2e 2>&1 | tee -a "$log" || status=1
+
+# node's spec reporter ends each run with "ℹ pass N" / "ℹ fail N".
+passed=$(grep -E '^ℹ pass [0-9]+' "$log" | awk '{s+=$3} END {print s+0}')
+failed=$(grep -E '^ℹ fail [0-9]+' "$log" | awk '{s+=$3} END {print s+0}')
+echo
+echo "${passed} passed, ${failed} failed"
+[ "$failed" -eq 0 ] && [ "$status" -eq 0 ]

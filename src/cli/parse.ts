@@ -1,0 +1,222 @@
+/**
+ * Turns argv into a resolved command and an Invocation, or a UsageError that names the flag or
+ * argument at fault. Built on node's util.parseArgs (no dependency, nothing to load at start-up);
+ * this module adds what Go-based peers accept and users type out of habit: `--flag=false` on booleans,
+ * `--` passthrough, durations with units, and `-v1` on init.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseDuration } from './duration.ts';
+import { UsageError } from './errors.ts';
+import { Invocation, type OptionValue } from './invocation.ts';
+import { globalOptions, type CommandSpec, type OptionSpec } from './spec.ts';
+
+export interface ParsedCommandLine {
+  path: string[];
+  spec: CommandSpec;
+  /** Set when help was asked for (--help / -h); the invocation is then not checked. */
+  help: boolean;
+  invocation: Invocation;
+}
+
+export function parseCommandLine(argv: readonly string[], root: CommandSpec): ParsedCommandLine {
+  const dashDash = argv.indexOf('--');
+  const before = dashDash === -1 ? [...argv] : argv.slice(0, dashDash);
+  const rest = dashDash === -1 ? [] : argv.slice(dashDash + 1);
+
+  const { path, spec, remaining } = resolveCommand(before, root);
+  const options = [...(spec.options ?? []), ...globalOptions];
+  const helpAsked = remaining.includes('--help') || remaining.includes('-h');
+  const label = path.length ? `devtool ${path.join(' ')}` : 'devtool';
+  const hint = `run '${label} --help' for usage`;
+
+  const words = normalizeWords(remaining, options, spec);
+  let parsed: { values: Record<string, string | boolean | (string | boolean)[] | undefined>; positionals: string[] };
+  try {
+    parsed = parseArgs({
+      args: words.args,
+      options: toParseArgsOptions(options),
+      strict: true,
+      allowPositionals: true,
+    });
+  } catch (err) {
+    if (helpAsked) return { path, spec, help: true, invocation: new Invocation(path, [], new Map(), rest, new Set()) };
+    throw translateParseError(err, label, hint, options);
+  }
+
+  const given = new Set(Object.keys(parsed.values));
+  for (const name of words.explicitFalse) given.add(name);
+  const values = new Map<string, OptionValue>();
+  for (const opt of options) {
+    const raw = words.explicitFalse.has(opt.name) ? false : parsed.values[opt.name];
+    values.set(opt.name, checkValue(opt, raw, hint));
+  }
+  const invocation = new Invocation(path, parsed.positionals, values, rest, given);
+  if (values.get('help') === true) return { path, spec, help: true, invocation };
+
+  checkArguments(spec, label, hint, parsed.positionals, rest, dashDash !== -1);
+  return { path, spec, help: false, invocation };
+}
+
+/**
+ * Walks the words to find the command and subcommand. Global options may come before the command
+ * (`devtool --loglevel debug up`), so option values are skipped while looking for command names.
+ */
+function resolveCommand(words: string[], root: CommandSpec) {
+  const path: string[] = [];
+  let spec = root;
+  const remaining: string[] = [];
+  let descending = true;
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
+    if (word.startsWith('-') && word !== '-') {
+      remaining.push(word);
+      const opt = findOption([...(spec.options ?? []), ...globalOptions], word);
+      if (opt && opt.type !== 'bool' && !word.includes('=') && i + 1 < words.length) remaining.push(words[++i]!);
+      continue;
+    }
+    const sub = descending ? spec.subcommands?.find((c) => c.name === word && !c.hidden) ?? spec.subcommands?.find((c) => c.name === word) : undefined;
+    if (sub) {
+      path.push(word);
+      spec = sub;
+      continue;
+    }
+    if (descending && spec === root) {
+      throw new UsageError(`unknown command "${word}" for 'devtool'${suggest(word, root.subcommands ?? [])}`, "run 'devtool --help' for usage");
+    }
+    descending = false;
+    remaining.push(word);
+  }
+  return { path, spec, remaining };
+}
+
+function findOption(options: readonly OptionSpec[], word: string): OptionSpec | undefined {
+  if (word.startsWith('--')) {
+    const name = word.slice(2).split('=')[0];
+    return options.find((o) => o.name === name);
+  }
+  return options.find((o) => o.short !== undefined && o.short === word.slice(1, 2));
+}
+
+/** `--flag=true|false` on booleans, as Go's pflag accepts; `-v1` on init. */
+function normalizeWords(words: string[], options: readonly OptionSpec[], spec: CommandSpec) {
+  const explicitFalse = new Set<string>();
+  const args: string[] = [];
+  for (const word of words) {
+    if (spec.acceptsSingleDashV1 && word === '-v1') {
+      args.push('--v1');
+      continue;
+    }
+    const m = /^--([^=]+)=(.*)$/.exec(word);
+    const opt = m ? options.find((o) => o.name === m[1]) : undefined;
+    if (m && opt?.type === 'bool') {
+      const v = m[2]!.toLowerCase();
+      if (v === 'true' || v === '1') args.push(`--${opt.name}`);
+      else if (v === 'false' || v === '0') explicitFalse.add(opt.name);
+      else throw new UsageError(`invalid value "${m[2]}" for flag --${opt.name}: expected true or false`);
+      continue;
+    }
+    args.push(word);
+  }
+  return { args, explicitFalse };
+}
+
+function toParseArgsOptions(options: readonly OptionSpec[]): NonNullable<ParseArgsConfig['options']> {
+  const out: NonNullable<ParseArgsConfig['options']> = {};
+  for (const o of options) {
+    out[o.name] = {
+      type: o.type === 'bool' ? 'boolean' : 'string',
+      ...(o.short ? { short: o.short } : {}),
+      ...(o.type === 'list' ? { multiple: true } : {}),
+    };
+  }
+  return out;
+}
+
+function checkValue(opt: OptionSpec, raw: unknown, hint: string): OptionValue {
+  const flag = `--${opt.name}`;
+  switch (opt.type) {
+    case 'bool':
+      return raw === true;
+    case 'list':
+      return Array.isArray(raw) ? raw.map(String) : [];
+    case 'duration': {
+      const text = typeof raw === 'string' ? raw : opt.default;
+      if (text === undefined) return undefined as unknown as OptionValue;
+      const ms = parseDuration(text);
+      if (ms === undefined) {
+        throw new UsageError(`invalid value "${text}" for flag ${flag}: expected a duration with a unit, like 30s, 5m or 1h30m`, hint);
+      }
+      return ms;
+    }
+    case 'string': {
+      const text = typeof raw === 'string' ? raw : opt.default;
+      if (text !== undefined && opt.allowed && !opt.allowed.includes(text)) {
+        throw new UsageError(`invalid value "${text}" for flag ${flag}: expected one of ${opt.allowed.join(', ')}`, hint);
+      }
+      return text as OptionValue;
+    }
+  }
+}
+
+function checkArguments(spec: CommandSpec, label: string, hint: string, positionals: string[], rest: string[], sawDashDash: boolean) {
+  const args = spec.args ?? [];
+  const required = args.filter((a) => a.required);
+  if (positionals.length < required.length) {
+    const missing = required[positionals.length]!;
+    throw new UsageError(`missing argument <${missing.name}> for '${label}'`, hint);
+  }
+  const variadic = args.some((a) => a.variadic);
+  if (!variadic && positionals.length > args.length) {
+    const extra = positionals[args.length]!;
+    const what = spec.subcommands?.length ? `unknown command "${extra}" for '${label}'${suggest(extra, spec.subcommands)}` : `unexpected argument "${extra}" for '${label}'`;
+    throw new UsageError(what, hint);
+  }
+  if (spec.passthrough?.required && rest.length === 0) {
+    throw new UsageError(`missing ${spec.passthrough.name} after '--' for '${label}'`, hint);
+  }
+  if (!spec.passthrough && sawDashDash && rest.length > 0) {
+    throw new UsageError(`'${label}' takes no command after '--' (got "${rest[0]}")`, hint);
+  }
+}
+
+function translateParseError(err: unknown, label: string, hint: string, options: readonly OptionSpec[]): UsageError {
+  const e = err as { code?: string; message?: string };
+  const quoted = /'(-[^']*)'/.exec(e.message ?? '')?.[1] ?? '';
+  switch (e.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return new UsageError(`unknown flag ${quoted} for '${label}'${suggest(quoted.replace(/^-+/, ''), options.map((o) => ({ name: o.name })), '--')}`, hint);
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE': {
+      const name = /--([\w-]+)/.exec(e.message ?? '')?.[1];
+      const opt = options.find((o) => o.name === name);
+      if (opt && opt.type !== 'bool') return new UsageError(`flag --${opt.name} needs a value (${opt.type})`, hint);
+      return new UsageError(`flag ${name ? `--${name}` : quoted} takes no value`, hint);
+    }
+    default:
+      return new UsageError(e.message ?? String(err), hint);
+  }
+}
+
+/** " (did you mean "up"?)" for a close match, by edit distance. */
+function suggest(word: string, candidates: readonly { name: string }[], prefix = ''): string {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const c of candidates) {
+    const d = editDistance(word, c.name);
+    if (d < bestDistance) [best, bestDistance] = [c.name, d];
+  }
+  return best ? ` (did you mean "${prefix}${best}"?)` : '';
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length]!;
+}

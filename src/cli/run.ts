@@ -1,0 +1,83 @@
+/**
+ * Runs one command line: parse, build the factory, run the handler, map errors to one line on
+ * stderr and an exit code. Everything a command needs comes in through `opts`, so tests call this
+ * with their own streams and environment.
+ */
+import { rootCommand } from '../commands/index.ts';
+import { createFactory, type Factory, type FactoryOptions } from '../factory.ts';
+import type { LogLevel } from '../log/logger.ts';
+import { DevtoolError, ExitCode, UsageError } from './errors.ts';
+import { commandHelp, rootHelp } from './help.ts';
+import { parseCommandLine, type ParsedCommandLine } from './parse.ts';
+
+export async function runCli(argv: readonly string[], opts: FactoryOptions): Promise<number> {
+  let parsed: ParsedCommandLine;
+  try {
+    parsed = parseCommandLine(argv, rootCommand);
+  } catch (err) {
+    return report(err, opts.io.stderr);
+  }
+  const { path, spec, invocation } = parsed;
+  const f = createFactory({ ...opts, logLevel: (invocation.string('loglevel') as LogLevel | undefined) ?? 'warn' });
+  f.log.fileOnly(`devtool ${f.version}: ${redact(argv).join(' ')}`);
+
+  if (path.length === 0) {
+    f.io.stdout.write(rootHelp(rootCommand));
+    return argv.some((a) => !a.startsWith('-')) ? ExitCode.usage : ExitCode.ok;
+  }
+  if (parsed.help || !spec.load) {
+    f.io.stdout.write(commandHelp(path, spec));
+    return ExitCode.ok;
+  }
+
+  let code: number;
+  try {
+    const handler = await spec.load();
+    code = (await handler(f, invocation)) ?? ExitCode.ok;
+  } catch (err) {
+    code = report(err, f.io.stderr, f);
+  }
+  f.analytics.track(path.join(' '), code === ExitCode.ok, currentUserId(f));
+  f.log.fileOnly(`exit ${code}`);
+  f.log.close();
+  return code;
+}
+
+function report(err: unknown, stderr: NodeJS.WritableStream, f?: Factory): number {
+  if (isPromptCancel(err)) {
+    stderr.write('Cancelled\n');
+    return ExitCode.interrupted;
+  }
+  if (err instanceof DevtoolError) {
+    const hint = err instanceof UsageError && err.hint ? `; ${err.hint}` : '';
+    stderr.write(`Error: ${oneLine(err.message)}${hint}\n`);
+    f?.log.fileOnly(`error: ${err.stack ?? err.message}`);
+    return err.exitCode;
+  }
+  const e = err as Error;
+  stderr.write(`Error: ${oneLine(e?.message ?? String(err))}\n`);
+  f?.log.fileOnly(`unexpected error: ${e?.stack ?? String(err)}`);
+  return ExitCode.failure;
+}
+
+/** Errors are one line; details go to devtool.log. */
+function oneLine(message: string): string {
+  return message.replace(/\s*\n\s*/g, ' ').trim();
+}
+
+function isPromptCancel(err: unknown): boolean {
+  return (err as { name?: string })?.name === 'ExitPromptError';
+}
+
+function currentUserId(f: Factory): string | undefined {
+  try {
+    return f.contexts.currentUserId();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Keeps tokens out of the log file. */
+function redact(argv: readonly string[]): string[] {
+  return argv.map((a, i) => (argv[i - 1] === '--token' ? 'REDACTED' : a.startsWith('--token=') ? '--token=REDACTED' : a));
+}

@@ -1,0 +1,98 @@
+import { DevtoolError, UnavailableError, UsageError } from '../../cli/errors.ts';
+import type { Invocation } from '../../cli/invocation.ts';
+import type { CommandHandler } from '../../cli/spec.ts';
+import type { ResolvedContext, StoredContext } from '../../context/store.ts';
+import type { Factory } from '../../factory.ts';
+import { formatTable } from '../../io/table.ts';
+import { checkNamespaceName } from '../../kube/names.ts';
+import { looksLikeUrl, normalizeServiceUrl } from '../../service/cloud.ts';
+
+const USE_HINT = 'pass the context: devtool context use <URL_OR_CLUSTER_CONTEXT>';
+const CREATE = '\u0000create';
+
+export const runContextUse: CommandHandler = async (f, inv) => {
+  const target = inv.args[0] ?? (await promptForContext(f));
+  await selectContext(f, inv, target);
+};
+
+/** `devtool context`: select an existing context or create one. */
+export const runContextPrompt: CommandHandler = async (f, inv) => {
+  await selectContext(f, inv, await promptForContext(f));
+};
+
+export const runContextList: CommandHandler = async (f) => {
+  const current = (await f.contexts.current())?.name;
+  const rows = (await f.contexts.list()).map((c) => [c.name === current ? `${c.name} *` : c.name, c.namespace, builderOf(c), c.registry || '-']);
+  f.io.stdout.write(formatTable(['Name', 'Namespace', 'Builder', 'Registry'], rows));
+};
+
+export const runContextShow: CommandHandler = async (f) => {
+  const c = await f.contexts.requireCurrent();
+  const shown = {
+    name: c.name,
+    token: c.token || c.kube?.hasCredentials ? 'REDACTED' : '',
+    namespace: c.namespace,
+    builder: builderOf(c),
+    registry: c.registry || '-',
+    isDevtool: c.isDevtool,
+  };
+  f.io.stdout.write(JSON.stringify(shown, null, 2) + '\n');
+};
+
+export const runContextDelete: CommandHandler = async (f, inv) => {
+  const name = inv.requireArg(0, 'CONTEXT_URL_OR_NAME');
+  if (!f.contexts.delete(name)) {
+    const kube = await f.contexts.findKubeContext(name);
+    throw new DevtoolError(
+      kube
+        ? `context "${name}" has no devtool settings to delete; it is defined by ${kube.file} (remove it there with 'kubectl config delete-context ${name}')`
+        : `context "${name}" not found; 'devtool context list' shows the known contexts`,
+    );
+  }
+  f.io.stdout.write(`Context "${name}" deleted\n`);
+};
+
+function builderOf(c: ResolvedContext): string {
+  return c.builder || 'docker';
+}
+
+async function promptForContext(f: Factory): Promise<string> {
+  if (!f.interactive) throw new UsageError(`no terminal to prompt on: ${USE_HINT}`);
+  const current = (await f.contexts.current())?.name;
+  const choices = (await f.contexts.list()).map((c) => ({ name: c.name === current ? `${c.name} *` : c.name, value: c.name, description: `${c.host || 'no host'} (namespace ${c.namespace})` }));
+  const picked = await f.prompter.select('Select the context to use', [...choices, { name: 'Create a new context (devtool service URL)', value: CREATE }], USE_HINT, current);
+  if (picked !== CREATE) return picked;
+  return f.prompter.input('URL of the devtool service', USE_HINT, (v) => (looksLikeUrl(v) ? true : 'enter a URL, like https://devtool.example.com'));
+}
+
+async function selectContext(f: Factory, inv: Invocation, target: string): Promise<void> {
+  const namespace = inv.string('namespace');
+  if (namespace !== undefined) checkNamespaceName(namespace);
+  const builder = inv.string('builder');
+  if (builder !== undefined && builder !== 'docker' && !/^tcp:\/\/[^/:]+:\d+$/.test(builder)) {
+    throw new UsageError(`invalid value "${builder}" for flag --builder: expected tcp://HOST:PORT or docker`);
+  }
+  const settings: Omit<StoredContext, 'name' | 'isDevtool'> = {
+    ...(namespace !== undefined ? { namespace } : {}),
+    ...(builder !== undefined ? { builder: builder === 'docker' ? undefined : builder } : {}),
+    ...(inv.string('registry') !== undefined ? { registry: inv.string('registry') } : {}),
+    ...(inv.string('endpoint-domain') !== undefined ? { endpointDomain: inv.string('endpoint-domain') } : {}),
+  };
+
+  const kube = await f.contexts.findKubeContext(target);
+  if (kube) {
+    if (inv.has('token')) throw new UsageError(`--token is for devtool service contexts; "${target}" is a kubeconfig context whose credentials come from ${kube.file}`);
+    const ctx = await f.contexts.use(target, { ...settings, isDevtool: false });
+    f.io.stdout.write(`Using context ${ctx.name}: namespace "${ctx.namespace}" @ ${ctx.host || 'unknown host'}\n`);
+    return;
+  }
+  if (!looksLikeUrl(target)) {
+    const known = (await f.contexts.list()).map((c) => c.name);
+    throw new DevtoolError(`context "${target}" not found: it is neither a kubeconfig context nor a URL${known.length ? `; known contexts: ${known.join(', ')}` : ''}`);
+  }
+  const url = normalizeServiceUrl(target);
+  const token = inv.string('token');
+  const ctx = await f.contexts.use(url, { ...settings, isDevtool: true, ...(token ? { token } : {}) });
+  f.io.stdout.write(`Stored context ${ctx.name}: namespace "${ctx.namespace}" @ ${ctx.host}\n`);
+  throw new UnavailableError(`cannot log in to ${url}: the devtool service client is not built in devtool ${f.version} yet (the context is stored and selected; 'devtool context delete ${url}' removes it)`);
+}

@@ -1,0 +1,46 @@
+import type { CommandSpec, OptionSpec } from '../../cli/spec.ts';
+
+/** Settings a context can be given when it is selected. */
+const settingOptions: readonly OptionSpec[] = [
+  { name: 'token', type: 'string', description: 'API token for non-browser authentication (scripting)' },
+  { name: 'namespace', short: 'n', type: 'string', description: 'Namespace of the context' },
+  { name: 'builder', type: 'string', description: 'URL of the builder service (tcp://HOST:PORT of a BuildKit daemon)' },
+  { name: 'registry', type: 'string', description: 'Registry host images are pushed to, e.g. localhost:5000 (plain clusters)' },
+  { name: 'endpoint-domain', type: 'string', description: 'Domain of public endpoints, e.g. apps.example.com (plain clusters)' },
+];
+
+export const contextCommand: CommandSpec = {
+  name: 'context',
+  summary: 'Manage the cluster and namespace devtool works on',
+  description:
+    'A context is a cluster, a user and a namespace: the default for every command. It is either a kubeconfig context name or a devtool service URL.\nWithout a subcommand, prompts to select an existing context or create a new one.\nDEVTOOL_URL and DEVTOOL_TOKEN select a service context for one run.',
+  options: settingOptions,
+  load: async () => (await import('./run.ts')).runContextPrompt,
+  subcommands: [
+    {
+      name: 'use',
+      summary: 'Set the default context',
+      description: 'Sets the default context; prompts when no argument is given. Prints a line naming the namespace and host.',
+      args: [{ name: 'URL_OR_CLUSTER_CONTEXT' }],
+      options: settingOptions,
+      examples: ['devtool context use devtool-local --namespace dev', 'devtool context use https://devtool.example.com --token $TOKEN'],
+      load: async () => (await import('./run.ts')).runContextUse,
+    },
+    {
+      name: 'list',
+      summary: 'List contexts (table Name, Namespace, Builder, Registry; the current one marked *)',
+      load: async () => (await import('./run.ts')).runContextList,
+    },
+    {
+      name: 'show',
+      summary: 'Print the current context as JSON (the token is printed as REDACTED)',
+      load: async () => (await import('./run.ts')).runContextShow,
+    },
+    {
+      name: 'delete',
+      summary: 'Delete a context',
+      args: [{ name: 'CONTEXT_URL_OR_NAME', required: true }],
+      load: async () => (await import('./run.ts')).runContextDelete,
+    },
+  ],
+};

@@ -1,0 +1,13 @@
+import type { CommandSpec } from '../../cli/spec.ts';
+import { devContainerOptions, notBuilt } from '../shared.ts';
+
+export const execCommand: CommandSpec = {
+  name: 'exec',
+  summary: 'Run a command in the development container',
+  description: 'Runs COMMAND in the development container started by `up` from this folder; its exit code is devtool\'s. Fails when no development container is active for the current folder.',
+  args: [{ name: 'devName' }],
+  options: devContainerOptions,
+  passthrough: { name: 'COMMAND', required: true },
+  examples: ['devtool exec -- npm test', 'devtool exec api -- bash'],
+  load: notBuilt('development containers'),
+};

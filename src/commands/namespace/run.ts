@@ -1,0 +1,45 @@
+import { DevtoolError, UsageError } from '../../cli/errors.ts';
+import type { CommandHandler } from '../../cli/spec.ts';
+import type { Factory } from '../../factory.ts';
+import { describeKubeError, kubeConfigFor } from '../../kube/config.ts';
+import { checkNamespaceName } from '../../kube/names.ts';
+import { requireServiceContext } from '../../service/require-service.ts';
+
+const USE_HINT = 'pass the namespace: devtool namespace use <NAMESPACE>';
+
+export const runNamespaceUse: CommandHandler = async (f, inv) => {
+  await useNamespace(f, checkNamespaceName(inv.requireArg(0, 'NAMESPACE')));
+};
+
+/** `devtool namespace`: pick one of the cluster's namespaces. */
+export const runNamespacePrompt: CommandHandler = async (f) => {
+  if (!f.interactive) throw new UsageError(`no terminal to prompt on: ${USE_HINT}`);
+  const ctx = await f.contexts.requireCurrent();
+  if (ctx.isDevtool) await requireServiceContext(f, 'namespace', 'namespace management');
+  const k8s = await import('@kubernetes/client-node');
+  const api = (await kubeConfigFor(ctx, f.env)).makeApiClient(k8s.CoreV1Api);
+  let names: string[];
+  try {
+    names = (await api.listNamespace()).items.map((n) => n.metadata?.name ?? '').filter(Boolean);
+  } catch (err) {
+    throw new DevtoolError(`cannot list the namespaces of ${ctx.name}: ${describeKubeError(err)}; ${USE_HINT}`);
+  }
+  const picked = await f.prompter.select(
+    'Select the namespace to use',
+    names.map((n) => ({ name: n === ctx.namespace ? `${n} *` : n, value: n })),
+    USE_HINT,
+    ctx.namespace,
+  );
+  await useNamespace(f, picked);
+};
+
+/** create, delete and list exist only on clusters with the devtool service. */
+export const runNamespaceServiceOnly: CommandHandler = async (f, inv) => {
+  if (inv.args[0] !== undefined) checkNamespaceName(inv.args[0]);
+  await requireServiceContext(f, inv.commandName, 'namespace management');
+};
+
+async function useNamespace(f: Factory, namespace: string): Promise<void> {
+  const ctx = await f.contexts.setNamespace(namespace);
+  f.io.stdout.write(`Using namespace "${ctx.namespace}" @ ${ctx.name} (${ctx.host || 'unknown host'})\n`);
+}

@@ -1,0 +1,11 @@
+import type { CommandSpec } from '../../cli/spec.ts';
+import { devContainerOptions, notBuilt } from '../shared.ts';
+
+export const restartCommand: CommandSpec = {
+  name: 'restart',
+  summary: 'Restart the development pods of the manifest services section',
+  description: 'Restarts development pods, to reload configuration that cannot be hot-reloaded.',
+  args: [{ name: 'devName' }],
+  options: devContainerOptions,
+  load: notBuilt('development containers'),
+};

@@ -1,0 +1,16 @@
+import type { CommandSpec } from '../../cli/spec.ts';
+import { devContainerOptions, notBuilt } from '../shared.ts';
+
+export const upCommand: CommandSpec = {
+  name: 'up',
+  summary: 'Activate a development container: file sync and port forwarding',
+  description: 'Swaps the original deployment for a development container defined in the manifest `services` section, with two-way file synchronization and port forwarding. Builds images and runs the deploy commands if needed.',
+  args: [{ name: 'devName' }],
+  options: [
+    ...devContainerOptions,
+    { name: 'deploy', type: 'bool', default: 'false', description: 'Force execution of the manifest deploy commands' },
+    { name: 'reset', type: 'bool', default: 'false', description: 'Reset the file synchronization service' },
+    { name: 'env', short: 'e', type: 'list', description: 'Environment variable set in the dev container (KEY=VALUE); repeatable' },
+  ],
+  load: notBuilt('development containers'),
+};

@@ -1,0 +1,34 @@
+/**
+ * The devtool home directory: `$DEVTOOL_HOME`, else `$HOME/.devtool`. Every piece of local state
+ * lives here, under one of these names, so tests point DEVTOOL_HOME at a temporary folder.
+ */
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+export class DevtoolHome {
+  constructor(readonly root: string) {}
+
+  static fromEnv(env: NodeJS.ProcessEnv): DevtoolHome {
+    return new DevtoolHome(env.DEVTOOL_HOME || join(env.HOME || homedir(), '.devtool'));
+  }
+
+  /** Contexts and their credentials (mode 0600). */
+  get contextsFile(): string {
+    return join(this.root, 'contexts.json');
+  }
+  get logFile(): string {
+    return join(this.root, 'devtool.log');
+  }
+  /** Analytics settings: the opt-out and the anonymous machine ID. */
+  get analyticsFile(): string {
+    return join(this.root, 'analytics.json');
+  }
+  /** Analytics records waiting to be sent to the current devtool service. */
+  get analyticsSpool(): string {
+    return join(this.root, 'analytics-spool.jsonl');
+  }
+  /** Per-dev-container state (sync config, pid files), keyed by a hash of folder and name. */
+  devDir(key: string): string {
+    return join(this.root, 'dev', key);
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * Two sinks: the terminal (stderr) at the level chosen with --loglevel, and `devtool.log` in the
+ * home directory, which always gets debug detail. The file is rotated when it passes maxBytes
+ * (keeping `keep` old files), so it cannot grow without bound. Writes are synchronous, so
+ * nothing is lost when a command exits or crashes.
+ */
+import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Writable } from 'node:stream';
+import { inspect } from 'node:util';
+
+export const logLevels = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof logLevels)[number];
+
+export interface LoggerOptions {
+  file: string;
+  terminal: Writable;
+  level: LogLevel;
+  now: () => Date;
+  maxBytes?: number;
+  keep?: number;
+}
+
+export class Logger {
+  private fd: number | undefined;
+  private fileBroken = false;
+  private level: LogLevel;
+
+  constructor(private readonly opts: LoggerOptions) {
+    this.level = opts.level;
+  }
+
+  setLevel(level: LogLevel): void {
+    this.level = level;
+  }
+
+  debug(msg: string, ...details: unknown[]): void {
+    this.write('debug', msg, details);
+  }
+  info(msg: string, ...details: unknown[]): void {
+    this.write('info', msg, details);
+  }
+  warn(msg: string, ...details: unknown[]): void {
+    this.write('warn', msg, details);
+  }
+  error(msg: string, ...details: unknown[]): void {
+    this.write('error', msg, details);
+  }
+
+  /** Writes to the log file only, whatever the level (for details the terminal should not show). */
+  fileOnly(msg: string, ...details: unknown[]): void {
+    this.toFile('debug', msg, details);
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+
+  private write(level: LogLevel, msg: string, details: unknown[]): void {
+    this.toFile(level, msg, details);
+    if (logLevels.indexOf(level) >= logLevels.indexOf(this.level)) {
+      const tag = level === 'info' ? '' : `${level}: `;
+      this.opts.terminal.write(`${tag}${msg}${formatDetails(details)}\n`);
+    }
+  }
+
+  private toFile(level: LogLevel, msg: string, details: unknown[]): void {
+    if (this.fileBroken) return;
+    try {
+      const line = `${this.opts.now().toISOString()} ${level.toUpperCase().padEnd(5)} ${msg}${formatDetails(details)}\n`;
+      writeSync(this.open(), line);
+    } catch {
+      // A read-only or full home must not break the command itself.
+      this.fileBroken = true;
+    }
+  }
+
+  private open(): number {
+    if (this.fd !== undefined) return this.fd;
+    const { file, maxBytes = 5 * 1024 * 1024, keep = 2 } = this.opts;
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    if (existsSync(file) && statSync(file).size >= maxBytes) rotate(file, keep);
+    this.fd = openSync(file, 'a', 0o600);
+    return this.fd;
+  }
+}
+
+/** devtool.log -> devtool.log.1 -> devtool.log.2; the oldest is dropped. */
+function rotate(file: string, keep: number): void {
+  rmSync(`${file}.${keep}`, { force: true });
+  for (let i = keep - 1; i >= 1; i--) {
+    if (existsSync(`${file}.${i}`)) renameSync(`${file}.${i}`, `${file}.${i + 1}`);
+  }
+  renameSync(file, `${file}.1`);
+}
+
+function formatDetails(details: unknown[]): string {
+  if (details.length === 0) return '';
+  return ' ' + details.map((d) => (typeof d === 'string' ? d : inspect(d, { depth: 4, breakLength: Infinity }))).join(' ');
+}

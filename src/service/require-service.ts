@@ -1,0 +1,25 @@
+/**
+ * Commands that exist only with a devtool service (pipelines, previews, namespace management).
+ * They check the current context and say clearly why they cannot run: on a plain cluster because
+ * the service is not installed there; on a service context because this build has no service client.
+ */
+import { UnavailableError } from '../cli/errors.ts';
+import type { CommandHandler } from '../cli/spec.ts';
+import type { Factory } from '../factory.ts';
+
+export async function requireServiceContext(f: Factory, command: string, feature: string): Promise<never> {
+  const ctx = await f.contexts.requireCurrent();
+  if (!ctx.isDevtool) {
+    throw new UnavailableError(
+      `'devtool ${command}' needs the devtool service, and the current context "${ctx.name}" is a plain Kubernetes cluster without it (${feature} run on the service); select a service context with 'devtool context use <URL>'`,
+    );
+  }
+  if (!ctx.token) {
+    throw new UnavailableError(`'devtool ${command}' requires a logged-in user: log in with 'devtool context use ${ctx.name} --token <API_TOKEN>' or set DEVTOOL_TOKEN`);
+  }
+  throw new UnavailableError(`'devtool ${command}' cannot reach ${ctx.name}: the devtool service client (${feature}) is not built in devtool ${f.version} yet`);
+}
+
+export function serviceCommandHandler(feature: string): CommandHandler {
+  return async (f, inv) => await requireServiceContext(f, inv.commandName, feature);
+}
