@@ -44,7 +44,8 @@ export interface FactoryOptions {
 export function createFactory(opts: FactoryOptions): Factory {
   const now = opts.now ?? (() => new Date());
   const home = DevtoolHome.fromEnv(opts.env);
-  const interactive = Boolean(opts.io.stdin.isTTY && opts.io.stdout.isTTY);
+  // stdout first: when it is not a terminal, stdin is never touched (see main.ts).
+  const interactive = Boolean(opts.io.stdout.isTTY && opts.io.stdin.isTTY);
   const log = new Logger({ file: home.logFile, terminal: opts.io.stderr, level: opts.logLevel ?? 'warn', now });
   const contexts = new ContextStore(home, opts.env);
   let analytics: Analytics | undefined;

@@ -2,7 +2,15 @@
 import { runCli } from './cli/run.ts';
 
 const code = await runCli(process.argv.slice(2), {
-  io: { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+  // process.stdin is created on first use (a stream, and for a pipe the net module): only a
+  // command that reads input or prompts pays for it.
+  io: {
+    get stdin() {
+      return process.stdin;
+    },
+    stdout: process.stdout,
+    stderr: process.stderr,
+  },
   env: process.env,
   cwd: process.cwd(),
 });

@@ -7,8 +7,8 @@
  *
  * Opt-out: `devtool analytics --disable` (persistent) or DEVTOOL_DISABLE_ANALYTICS=1 (one process).
  */
-import { randomUUID } from 'node:crypto';
 import { appendFileSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { platform, arch } from 'node:os';
 import type { DevtoolHome } from '../home.ts';
 import { writeFileAtomic } from '../io/atomic-file.ts';
@@ -33,9 +33,29 @@ interface Settings {
 /** The spool keeps at most this many bytes; older records are dropped first. */
 export const SPOOL_MAX_BYTES = 1024 * 1024;
 
+/**
+ * node:crypto costs more start-up time than the rest of `devtool version` together, so it is
+ * loaded only to create the machine ID (once per home). The action ID only correlates the actions
+ * of one execution: it needs to be unique, not secret, and Math.random gives that.
+ */
+const nodeRequire = createRequire(import.meta.url);
+
+function secureUUID(): string {
+  return (nodeRequire('node:crypto') as typeof import('node:crypto')).randomUUID();
+}
+
+/** A version-4 UUID (random; not for secrets). */
+export function correlationUUID(): string {
+  const hex = Array.from({ length: 32 }, () => Math.floor(Math.random() * 16));
+  hex[12] = 4;
+  hex[16] = 8 + (hex[16]! & 3);
+  const s = hex.map((d) => d.toString(16)).join('');
+  return `${s.slice(0, 8)}-${s.slice(8, 12)}-${s.slice(12, 16)}-${s.slice(16, 20)}-${s.slice(20)}`;
+}
+
 export class Analytics {
   /** Shared by every action of this execution. */
-  readonly actionId = randomUUID();
+  readonly actionId = correlationUUID();
   private settings: Settings | undefined;
 
   constructor(
@@ -110,7 +130,7 @@ export class Analytics {
     if (typeof s.machineId === 'string' && s.machineId && typeof s.enabled === 'boolean') {
       this.settings = s as Settings;
     } else {
-      this.settings = { enabled: s.enabled ?? true, machineId: s.machineId || randomUUID() };
+      this.settings = { enabled: s.enabled ?? true, machineId: s.machineId || secureUUID() };
       writeFileAtomic(file, JSON.stringify(this.settings, null, 2) + '\n', 0o600);
     }
     return this.settings;

@@ -25,13 +25,17 @@ function flags(options: OptionSpec[]): string[] {
   return options.flatMap((o) => [`--${o.name}`, ...(o.short ? [`-${o.short}`] : [])]);
 }
 
-/** Value completions shared by both shells: fixed values, or files for --file. */
+/**
+ * Value completions shared by both shells: fixed values, or files for --file. The cases are keyed
+ * by flag only, so a flag whose values differ between commands (--output) offers all of them.
+ */
 function valueCases(all: Node[], render: (names: string[], values: string[] | 'files') => string): string[] {
   const seen = new Map<string, string[] | 'files'>();
   for (const n of all) {
     for (const o of n.options) {
-      const values = o.allowed ? [...o.allowed] : o.name === 'file' ? 'files' : undefined;
-      if (values) seen.set(o.name, values);
+      const before = seen.get(o.name);
+      if (o.allowed) seen.set(o.name, [...new Set([...(Array.isArray(before) ? before : []), ...o.allowed])]);
+      else if (o.name === 'file') seen.set(o.name, 'files');
     }
   }
   return [...seen].map(([name, values]) => {

@@ -71,7 +71,9 @@ function resolveCommand(words: string[], root: CommandSpec) {
     if (word.startsWith('-') && word !== '-') {
       remaining.push(word);
       const opt = findOption([...(spec.options ?? []), ...globalOptions], word);
-      if (opt && opt.type !== 'bool' && !word.includes('=') && i + 1 < words.length) remaining.push(words[++i]!);
+      // The next word is this option's value unless the value is attached (`--name=value`, `-nvalue`).
+      const attached = word.includes('=') || (!word.startsWith('--') && word.length > 2);
+      if (opt && opt.type !== 'bool' && !attached && i + 1 < words.length) remaining.push(words[++i]!);
       continue;
     }
     const sub = descending ? spec.subcommands?.find((c) => c.name === word && !c.hidden) ?? spec.subcommands?.find((c) => c.name === word) : undefined;

@@ -19,11 +19,13 @@ export async function runCli(argv: readonly string[], opts: FactoryOptions): Pro
   }
   const { path, spec, invocation } = parsed;
   const f = createFactory({ ...opts, logLevel: (invocation.string('loglevel') as LogLevel | undefined) ?? 'warn' });
-  f.log.fileOnly(`devtool ${f.version}: ${redact(argv).join(' ')}`);
+  f.log.debug(`devtool ${f.version}: ${redact(argv).join(' ')}`);
 
   if (path.length === 0) {
+    // Any word that is not an option was an unknown command (already a usage error): what is
+    // left here is `devtool`, `devtool --help` or `devtool --loglevel debug`.
     f.io.stdout.write(rootHelp(rootCommand));
-    return argv.some((a) => !a.startsWith('-')) ? ExitCode.usage : ExitCode.ok;
+    return ExitCode.ok;
   }
   if (parsed.help || !spec.load) {
     f.io.stdout.write(commandHelp(path, spec));
@@ -38,7 +40,7 @@ export async function runCli(argv: readonly string[], opts: FactoryOptions): Pro
     code = report(err, f.io.stderr, f);
   }
   f.analytics.track(path.join(' '), code === ExitCode.ok, currentUserId(f));
-  f.log.fileOnly(`exit ${code}`);
+  f.log.debug(`exit ${code}`);
   f.log.close();
   return code;
 }

@@ -46,7 +46,16 @@ interface RawFile {
   data: { contexts?: { name: string; context?: Entry }[]; clusters?: { name: string; cluster?: Entry }[]; users?: { name: string; user?: Entry }[]; 'current-context'?: string };
 }
 
-const yaml = () => import('yaml');
+type YamlModule = typeof import('yaml');
+
+/**
+ * yaml is CommonJS. Node's import() exposes its exports as named exports, but in the esbuild
+ * bundle (code splitting) the chunk only has a default export holding them: accept both.
+ */
+const yaml = async (): Promise<YamlModule> => {
+  const m = (await import('yaml')) as YamlModule & { default?: YamlModule };
+  return typeof m.parseDocument === 'function' ? m : m.default!;
+};
 
 async function readFile(path: string): Promise<RawFile | undefined> {
   if (!existsSync(path) || statSync(path).isDirectory()) return undefined;

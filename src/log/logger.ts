@@ -1,10 +1,10 @@
 /**
  * Two sinks: the terminal (stderr) at the level chosen with --loglevel, and `devtool.log` in the
  * home directory, which always gets debug detail. The file is rotated when it passes maxBytes
- * (keeping `keep` old files), so it cannot grow without bound. Writes are synchronous, so
- * nothing is lost when a command exits or crashes.
+ * (keeping `keep` old files), also in the middle of a long-running command, so it cannot grow
+ * without bound. Writes are synchronous, so nothing is lost when a command exits or crashes.
  */
-import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
 import { inspect } from 'node:util';
@@ -23,6 +23,8 @@ export interface LoggerOptions {
 
 export class Logger {
   private fd: number | undefined;
+  /** Size of the open log file, as far as this process knows. */
+  private size = 0;
   private fileBroken = false;
   private level: LogLevel;
 
@@ -69,7 +71,7 @@ export class Logger {
     if (this.fileBroken) return;
     try {
       const line = `${this.opts.now().toISOString()} ${level.toUpperCase().padEnd(5)} ${msg}${formatDetails(details)}\n`;
-      writeSync(this.open(), line);
+      this.size += writeSync(this.open(), line);
     } catch {
       // A read-only or full home must not break the command itself.
       this.fileBroken = true;
@@ -77,11 +79,13 @@ export class Logger {
   }
 
   private open(): number {
-    if (this.fd !== undefined) return this.fd;
     const { file, maxBytes = 5 * 1024 * 1024, keep = 2 } = this.opts;
+    if (this.fd !== undefined && this.size < maxBytes) return this.fd;
+    this.close();
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     if (existsSync(file) && statSync(file).size >= maxBytes) rotate(file, keep);
     this.fd = openSync(file, 'a', 0o600);
+    this.size = fstatSync(this.fd).size;
     return this.fd;
   }
 }

@@ -1,7 +1,7 @@
 import { DevtoolError, UsageError } from '../../cli/errors.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
 import type { Factory } from '../../factory.ts';
-import { describeKubeError, kubeConfigFor } from '../../kube/config.ts';
+import { describeKubeError } from '../../kube/config.ts';
 import { checkNamespaceName } from '../../kube/names.ts';
 import { requireServiceContext } from '../../service/require-service.ts';
 
@@ -16,11 +16,11 @@ export const runNamespacePrompt: CommandHandler = async (f) => {
   if (!f.interactive) throw new UsageError(`no terminal to prompt on: ${USE_HINT}`);
   const ctx = await f.contexts.requireCurrent();
   if (ctx.isDevtool) await requireServiceContext(f, 'namespace', 'namespace management');
-  const k8s = await import('@kubernetes/client-node');
-  const api = (await kubeConfigFor(ctx, f.env)).makeApiClient(k8s.CoreV1Api);
+  const { KubeClient, withTimeout } = await import('../../kube/client.ts');
+  const client = await KubeClient.create(ctx, f.env);
   let names: string[];
   try {
-    names = (await api.listNamespace()).items.map((n) => n.metadata?.name ?? '').filter(Boolean);
+    names = (await withTimeout(client.core.listNamespace(), 15_000, `listing the namespaces of ${ctx.name}`)).items.map((n) => n.metadata?.name ?? '').filter(Boolean);
   } catch (err) {
     throw new DevtoolError(`cannot list the namespaces of ${ctx.name}: ${describeKubeError(err)}; ${USE_HINT}`);
   }

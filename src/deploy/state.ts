@@ -1,0 +1,93 @@
+/**
+ * The record of a deployed environment, kept in the cluster (a ConfigMap per environment) so it
+ * survives the laptop: name, status, the manifest or Compose file deployed, variables and a
+ * bounded tail of the deploy output. It carries its own label, not the environment label, so
+ * pruning and destroying the environment's objects never removes the record by accident.
+ */
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { DevtoolError } from '../cli/errors.ts';
+import { FIELD_MANAGER, isNotFound, type KubeClient } from '../kube/client.ts';
+import { describeKubeError } from '../kube/config.ts';
+
+export type EnvironmentStatus = 'progressing' | 'deployed' | 'error' | 'destroying';
+
+export interface EnvironmentRecord {
+  name: string;
+  status: EnvironmentStatus;
+  /** 'compose' or 'manifest'. */
+  source: string;
+  /** The deployed file's text. */
+  manifest: string;
+  variables: Record<string, string>;
+  /** The last OUTPUT_TAIL_BYTES of the deploy output. */
+  output: string;
+  /** Why the last deploy failed, when status is error. */
+  error?: string;
+  updated: string;
+}
+
+export const STATE_LABEL = 'devtool.dev/environment-state';
+export const OUTPUT_TAIL_BYTES = 16 * 1024;
+/** ConfigMaps hold at most 1 MiB; keep well under it whatever the manifest's size. */
+const MANIFEST_MAX_BYTES = 512 * 1024;
+
+export function stateConfigMapName(envName: string): string {
+  return `devtool-env-${envName}`.slice(0, 253);
+}
+
+export function tail(text: string, bytes = OUTPUT_TAIL_BYTES): string {
+  const buf = Buffer.from(text, 'utf8');
+  return buf.length <= bytes ? text : buf.subarray(buf.length - bytes).toString('utf8').replace(/^[^\n]*\n/, '');
+}
+
+export async function readEnvironment(client: KubeClient, envName: string): Promise<EnvironmentRecord | undefined> {
+  try {
+    const cm = await client.core.readNamespacedConfigMap({ name: stateConfigMapName(envName), namespace: client.namespace });
+    const d = cm.data ?? {};
+    return {
+      name: d.name ?? envName,
+      status: (d.status as EnvironmentStatus) ?? 'error',
+      source: d.source ?? '',
+      manifest: d.manifest ?? '',
+      variables: d.variables ? (JSON.parse(d.variables) as Record<string, string>) : {},
+      output: d.output ?? '',
+      ...(d.error ? { error: d.error } : {}),
+      updated: d.updated ?? '',
+    };
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw new DevtoolError(`cannot read the state of environment "${envName}": ${describeKubeError(err)}`);
+  }
+}
+
+export async function writeEnvironment(client: KubeClient, record: EnvironmentRecord): Promise<void> {
+  const manifest = Buffer.byteLength(record.manifest) > MANIFEST_MAX_BYTES ? `(not kept: ${Buffer.byteLength(record.manifest)} bytes)` : record.manifest;
+  const cm: V1ConfigMap = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: stateConfigMapName(record.name), namespace: client.namespace, labels: { [STATE_LABEL]: record.name, 'app.kubernetes.io/managed-by': 'devtool' } },
+    data: {
+      name: record.name,
+      status: record.status,
+      source: record.source,
+      manifest,
+      variables: JSON.stringify(record.variables),
+      output: tail(record.output),
+      ...(record.error ? { error: record.error } : {}),
+      updated: record.updated,
+    },
+  };
+  try {
+    await client.objects.patch(cm, undefined, undefined, FIELD_MANAGER, true, 'application/apply-patch+yaml');
+  } catch (err) {
+    throw new DevtoolError(`cannot record the state of environment "${record.name}": ${describeKubeError(err)}`);
+  }
+}
+
+export async function deleteEnvironment(client: KubeClient, envName: string): Promise<void> {
+  try {
+    await client.core.deleteNamespacedConfigMap({ name: stateConfigMapName(envName), namespace: client.namespace });
+  } catch (err) {
+    if (!isNotFound(err)) throw new DevtoolError(`cannot delete the state of environment "${envName}": ${describeKubeError(err)}`);
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * The Kubernetes client devtool commands use: typed APIs from @kubernetes/client-node, the generic
+ * object API (server-side apply of any kind), and raw GETs for discovery. One instance per command,
+ * bound to a context and namespace. This module is loaded lazily (the client is ~14 MB of JS).
+ */
+import * as k8s from '@kubernetes/client-node';
+import { request as httpsRequest, type RequestOptions } from 'node:https';
+import { request as httpRequest } from 'node:http';
+import { DevtoolError } from '../cli/errors.ts';
+import type { ResolvedContext } from '../context/store.ts';
+import { describeKubeError, kubeConfigFor } from './config.ts';
+
+/** The field manager of every devtool write, so server-side apply knows what devtool owns. */
+export const FIELD_MANAGER = 'devtool';
+
+export class KubeClient {
+  readonly core: k8s.CoreV1Api;
+  readonly apps: k8s.AppsV1Api;
+  readonly batch: k8s.BatchV1Api;
+  readonly objects: k8s.KubernetesObjectApi;
+
+  private constructor(
+    readonly kc: k8s.KubeConfig,
+    readonly context: ResolvedContext,
+    readonly namespace: string,
+  ) {
+    this.core = kc.makeApiClient(k8s.CoreV1Api);
+    this.apps = kc.makeApiClient(k8s.AppsV1Api);
+    this.batch = kc.makeApiClient(k8s.BatchV1Api);
+    this.objects = k8s.KubernetesObjectApi.makeApiClient(kc);
+  }
+
+  static async create(context: ResolvedContext, env: Readonly<NodeJS.ProcessEnv>, namespace = context.namespace): Promise<KubeClient> {
+    return new KubeClient(await kubeConfigFor(context, env), context, namespace);
+  }
+
+  /** GET a path of the API server and parse the JSON answer (discovery, which the typed APIs lack). */
+  async getJson<T>(path: string): Promise<T> {
+    const cluster = this.kc.getCurrentCluster();
+    if (!cluster) throw new DevtoolError(`context "${this.context.name}" has no cluster`);
+    const url = new URL(path, cluster.server);
+    const opts: RequestOptions = { method: 'GET', headers: { Accept: 'application/json' } };
+    await this.kc.applyToHTTPSOptions(opts);
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise<T>((resolve, reject) => {
+      const req = send(url, opts, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if ((res.statusCode ?? 500) >= 400) {
+            reject(new DevtoolError(`GET ${path}: ${res.statusCode} ${describeKubeError({ body: text, message: text })}`));
+            return;
+          }
+          try {
+            resolve(JSON.parse(text) as T);
+          } catch (err) {
+            reject(err);
+          }
+        });
+      });
+      req.setTimeout(30_000, () => req.destroy(new DevtoolError(`GET ${path}: no answer from ${cluster.server} in 30s`)));
+      req.on('error', reject);
+      req.end();
+    });
+  }
+}
+
+/** True for a Kubernetes "not found" answer. */
+export function isNotFound(err: unknown): boolean {
+  return (err as { code?: number }).code === 404;
+}
+
+/** Bounds a call to the API server, so an unreachable cluster fails with a clear line instead of hanging. */
+export async function withTimeout<T>(call: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DevtoolError(`${what}: no answer from the cluster in ${Math.round(ms / 1000)}s`)), ms);
+  });
+  try {
+    return await Promise.race([call, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * Is a workload ready, still progressing, or failed, and why. The readiness rules are kubectl's
+ * `rollout status` ones; the diagnosis reads the workload's pods and events so a failure names the
+ * reason a user would otherwise dig out with `kubectl describe` and `kubectl logs`.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import { isNotFound, type KubeClient } from './client.ts';
+
+export type WorkloadKind = 'Deployment' | 'StatefulSet' | 'Job';
+
+export interface WorkloadRef {
+  kind: WorkloadKind;
+  name: string;
+  /** Selects the workload's pods. */
+  podSelector: string;
+}
+
+export type WorkloadState =
+  | { state: 'ready' }
+  | { state: 'completed' }
+  | { state: 'progressing'; detail: string }
+  | { state: 'failed'; reason: string; logTail?: string; pod?: string }
+  | { state: 'missing' };
+
+export async function workloadState(client: KubeClient, ref: WorkloadRef): Promise<WorkloadState> {
+  const ns = client.namespace;
+  try {
+    if (ref.kind === 'Deployment') {
+      const d = await client.apps.readNamespacedDeployment({ name: ref.name, namespace: ns });
+      const want = d.spec?.replicas ?? 1;
+      const s = d.status ?? {};
+      const progressFailed = s.conditions?.find((c) => c.type === 'Progressing' && c.status === 'False' && c.reason === 'ProgressDeadlineExceeded');
+      if (progressFailed) return failedOrDiagnosed(client, ref, `rollout stalled: ${progressFailed.message ?? 'progress deadline exceeded'}`);
+      if ((s.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0) && (s.updatedReplicas ?? 0) >= want && (s.availableReplicas ?? 0) >= want && (s.replicas ?? 0) <= want) {
+        return { state: 'ready' };
+      }
+      return diagnoseOr(client, ref, `${s.availableReplicas ?? 0}/${want} available`);
+    }
+    if (ref.kind === 'StatefulSet') {
+      const st = await client.apps.readNamespacedStatefulSet({ name: ref.name, namespace: ns });
+      const want = st.spec?.replicas ?? 1;
+      const s = st.status;
+      if (s && (s.observedGeneration ?? 0) >= (st.metadata?.generation ?? 0) && (s.readyReplicas ?? 0) >= want && (s.updatedReplicas ?? want) >= want && (!s.updateRevision || s.currentRevision === s.updateRevision)) {
+        return { state: 'ready' };
+      }
+      return diagnoseOr(client, ref, `${s?.readyReplicas ?? 0}/${want} ready`);
+    }
+    const job = await client.batch.readNamespacedJob({ name: ref.name, namespace: ns });
+    const failed = job.status?.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
+    if (failed) return failedOrDiagnosed(client, ref, `job failed: ${failed.message ?? failed.reason ?? 'failed'}`);
+    if ((job.status?.succeeded ?? 0) >= (job.spec?.completions ?? 1)) return { state: 'completed' };
+    return diagnoseOr(client, ref, job.status?.active ? 'running' : 'starting');
+  } catch (err) {
+    if (isNotFound(err)) return { state: 'missing' };
+    throw err;
+  }
+}
+
+/** A failed state, with the pod-level reason when there is a sharper one (and its log tail). */
+async function failedOrDiagnosed(client: KubeClient, ref: WorkloadRef, fallback: string): Promise<WorkloadState> {
+  const found = await diagnosePods(client, ref);
+  return found ?? { state: 'failed', reason: fallback };
+}
+
+async function diagnoseOr(client: KubeClient, ref: WorkloadRef, detail: string): Promise<WorkloadState> {
+  return (await diagnosePods(client, ref)) ?? { state: 'progressing', detail };
+}
+
+/** Looks for a hard failure among the workload's pods. Undefined while things merely take time. */
+export async function diagnosePods(client: KubeClient, ref: WorkloadRef): Promise<Extract<WorkloadState, { state: 'failed' }> | undefined> {
+  const pods = (await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: ref.podSelector })).items;
+  for (const pod of pods) {
+    const found = podFailure(pod, ref.kind === 'Job');
+    if (!found) continue;
+    const logTail = found.logs ? await podLogTail(client, pod.metadata?.name ?? '', found.container, found.previous) : undefined;
+    return { state: 'failed', reason: found.reason, pod: pod.metadata?.name, ...(logTail ? { logTail } : {}) };
+  }
+  for (const pod of pods) {
+    const probe = await probeFailure(client, pod);
+    if (probe) return { state: 'failed', reason: probe, pod: pod.metadata?.name };
+  }
+  return undefined;
+}
+
+interface PodFailure {
+  reason: string;
+  container?: string;
+  logs: boolean;
+  previous: boolean;
+}
+
+/** Pure: the failure a pod's status shows, if any. */
+export function podFailure(pod: V1Pod, isJob: boolean): PodFailure | undefined {
+  const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
+  for (const c of statuses) {
+    const waiting = c.state?.waiting;
+    if (waiting && ['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull'].includes(waiting.reason ?? '')) {
+      return { reason: `image pull error for ${c.image}: ${waiting.message ?? waiting.reason}`, container: c.name, logs: false, previous: false };
+    }
+    // One restart is common while a dependency comes up; a loop is a loop after the second.
+    if (waiting?.reason === 'CrashLoopBackOff' && (c.restartCount ?? 0) >= 2) {
+      const exit = c.lastState?.terminated?.exitCode;
+      return { reason: `crash loop: container ${c.name} keeps exiting${exit !== undefined ? ` (exit code ${exit})` : ''}`, container: c.name, logs: true, previous: true };
+    }
+    if (waiting && ['CreateContainerConfigError', 'CreateContainerError', 'RunContainerError'].includes(waiting.reason ?? '')) {
+      return { reason: `container ${c.name} cannot start: ${waiting.message ?? waiting.reason}`, container: c.name, logs: false, previous: false };
+    }
+    const terminated = c.state?.terminated;
+    if (isJob && terminated && terminated.exitCode !== 0) {
+      return { reason: `container ${c.name} exited with code ${terminated.exitCode}`, container: c.name, logs: true, previous: false };
+    }
+  }
+  const unschedulable = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable');
+  if (unschedulable) return { reason: `pod cannot be scheduled: ${unschedulable.message ?? 'unschedulable'}`, logs: false, previous: false };
+  return undefined;
+}
+
+/** A running pod that stays unready because its readiness probe fails (from the pod's events). */
+async function probeFailure(client: KubeClient, pod: V1Pod): Promise<string | undefined> {
+  const name = pod.metadata?.name;
+  const running = pod.status?.phase === 'Running';
+  const ready = pod.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+  if (!name || !running || ready) return undefined;
+  const events = await client.core.listNamespacedEvent({ namespace: client.namespace, fieldSelector: `involvedObject.name=${name},reason=Unhealthy` });
+  const last = events.items.sort((a, b) => String(a.lastTimestamp ?? '').localeCompare(String(b.lastTimestamp ?? ''))).at(-1);
+  // One failed check is normal while an app starts; report once the probe keeps failing.
+  if (!last || (last.count ?? 1) < 3) return undefined;
+  return `failed probe: ${(last.message ?? 'probe failed').trim()}`;
+}
+
+export async function podLogTail(client: KubeClient, pod: string, container: string | undefined, previous: boolean, lines = 20): Promise<string | undefined> {
+  try {
+    const text = await client.core.readNamespacedPodLog({ name: pod, namespace: client.namespace, ...(container ? { container } : {}), tailLines: lines, previous });
+    return String(text).trimEnd() || undefined;
+  } catch {
+    return undefined;
+  }
+}
