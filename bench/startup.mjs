@@ -1,10 +1,10 @@
 // Start-up benchmark: median wall time of `devtool version` and `devtool --help` (the built CLI,
-// dist/devtool.js) over 20 runs each, next to the median of `node -e 0` measured in the same run.
+// dist/devtool.cjs) over 20 runs each, next to the median of `node -e 0` measured in the same run.
 // The three commands are alternated run by run, so background load hits them all alike; a few
 // warm-up rounds fill the OS file cache first. Prints one JSON object on stdout.
 // Target: `devtool version` within 1.5x of `node -e 0`.
 //
-//   node bench/startup.mjs [--runs N] [--cli path/to/devtool.js]   (--cli: compare another build)
+//   node bench/startup.mjs [--runs N] [--cli path/to/devtool.cjs]   (--cli: compare another build)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +18,7 @@ const RUNS = runsArg !== -1 ? Number(process.argv[runsArg + 1]) : 20;
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cliArg = process.argv.indexOf('--cli');
-const cli = cliArg !== -1 ? resolve(process.argv[cliArg + 1]) : join(root, 'dist', 'devtool.js');
+const cli = cliArg !== -1 ? resolve(process.argv[cliArg + 1]) : join(root, 'dist', 'devtool.cjs');
 if (!existsSync(cli)) {
   const built = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
   if (built.status !== 0) process.exit(1);

@@ -13,7 +13,7 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
 fi
 say "Building devtool"
 node scripts/build.mjs
-devtool() { node "$PWD/dist/devtool.js" "$@"; }
+devtool() { node "$PWD/dist/devtool.cjs" "$@"; }
 
 say "Starting the local Kubernetes cluster (first run builds it from source; later runs reuse it)"
 kubeconfig=$(bash cluster/cluster.sh up | tail -n 1)

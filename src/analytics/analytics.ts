@@ -8,7 +8,6 @@
  * Opt-out: `devtool analytics --disable` (persistent) or DEVTOOL_DISABLE_ANALYTICS=1 (one process).
  */
 import { appendFileSync, existsSync, readFileSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { platform, arch } from 'node:os';
 import type { DevtoolHome } from '../home.ts';
 import { writeFileAtomic } from '../io/atomic-file.ts';
@@ -38,10 +37,8 @@ export const SPOOL_MAX_BYTES = 1024 * 1024;
  * loaded only to create the machine ID (once per home). The action ID only correlates the actions
  * of one execution: it needs to be unique, not secret, and Math.random gives that.
  */
-const nodeRequire = createRequire(import.meta.url);
-
 function secureUUID(): string {
-  return (nodeRequire('node:crypto') as typeof import('node:crypto')).randomUUID();
+  return process.getBuiltinModule('node:crypto').randomUUID();
 }
 
 /** A version-4 UUID (random; not for secrets). */

@@ -1,5 +1,5 @@
 /**
- * Runs the built CLI as a user would: `node dist/devtool.js ...` in a child process, with a
+ * Runs the built CLI as a user would: `node dist/devtool.cjs ...` in a child process, with a
  * temporary HOME, DEVTOOL_HOME and KUBECONFIG (a fixture file with two fake clusters; nothing is
  * ever contacted), and an environment that carries nothing of the user running the tests.
  * dist/ is built once per test process when it is missing or older than the sources.
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-export const cliPath = join(repoRoot, 'dist', 'devtool.js');
+export const cliPath = join(repoRoot, 'dist', 'devtool.cjs');
 
 /** The fixture kubeconfig: two clusters and contexts with fake servers and tokens; alpha is current. */
 export const FIXTURE_KUBECONFIG = `# devtool e2e fixture: fake clusters, nothing is contacted
