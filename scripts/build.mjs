@@ -1,17 +1,32 @@
-// Bundles devtool's own code into one CommonJS file, dist/devtool.cjs (the package's bin).
-// CommonJS because Node 20 starts a CommonJS entry ~10 ms faster than an ES module one, and
-// start-up is a product goal (bench/startup.mjs). The heavy libraries stay external and are
-// loaded from node_modules only when a command needs them (every use is behind a dynamic
-// import), so `devtool version` never reads them.
+// Bundles devtool's own code as CommonJS: dist/devtool.cjs (the package's bin: parser, command
+// specs, contexts) and one dist/commands/<name>.cjs per command handler, loaded with import()
+// only when that command runs. CommonJS because Node 20 starts a CommonJS entry ~10 ms faster
+// than an ES module one; one file per handler so that start-up never parses the code of other
+// commands (the Compose validator alone is ~500 KB). Start-up is a product goal: bench/startup.mjs.
+// Dependencies stay external and load from node_modules only when a command needs them.
 import { build } from 'esbuild';
-import { chmodSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 
-await build({
-  entryPoints: ['src/main.ts'],
-  outfile: 'dist/devtool.cjs',
+/**
+ * `import('./run.ts')` in src/commands/<name>/spec.ts becomes an import of that handler's own
+ * bundle, `<dir><name>.cjs`, with `dir` relative to the bundle being built.
+ */
+const lazyHandlers = (dir) => ({
+  name: 'lazy-handlers',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/run\.ts$/ }, (args) => {
+      const m = /src\/commands\/([^/]+)\/spec\.ts$/.exec(args.importer);
+      return m ? { path: `${dir}${m[1]}.cjs`, external: true } : undefined;
+    });
+  },
+});
+
+const handlers = readdirSync('src/commands').filter((d) => existsSync(`src/commands/${d}/run.ts`));
+
+const common = {
   bundle: true,
   format: 'cjs',
   platform: 'node',
@@ -28,5 +43,15 @@ await build({
   supported: { 'dynamic-import': true },
   banner: { js: "#!/usr/bin/env node\n'use strict';\nconst __devtoolBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
   logLevel: 'warning',
+};
+
+await build({ ...common, entryPoints: ['src/main.ts'], outfile: 'dist/devtool.cjs', plugins: [lazyHandlers('./commands/')] });
+await build({
+  ...common,
+  entryPoints: Object.fromEntries(handlers.map((d) => [`commands/${d}`, `src/commands/${d}/run.ts`])),
+  outdir: 'dist',
+  outExtension: { '.js': '.cjs' },
+  plugins: [lazyHandlers('./')],
+  banner: { js: "'use strict';\nconst __devtoolBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
 chmodSync(new URL('../dist/devtool.cjs', import.meta.url), 0o755);

@@ -6,7 +6,7 @@
 import { rootCommand } from '../commands/index.ts';
 import { createFactory, type Factory, type FactoryOptions } from '../factory.ts';
 import type { LogLevel } from '../log/logger.ts';
-import { DevtoolError, ExitCode, UsageError } from './errors.ts';
+import { DevtoolError, ExitCode } from './errors.ts';
 import { commandHelp, rootHelp } from './help.ts';
 import { parseCommandLine, type ParsedCommandLine } from './parse.ts';
 
@@ -50,16 +50,27 @@ function report(err: unknown, stderr: NodeJS.WritableStream, f?: Factory): numbe
     stderr.write('Cancelled\n');
     return ExitCode.interrupted;
   }
-  if (err instanceof DevtoolError) {
-    const hint = err instanceof UsageError && err.hint ? `; ${err.hint}` : '';
-    stderr.write(`Error: ${oneLine(err.message)}${hint}\n`);
-    f?.log.fileOnly(`error: ${err.stack ?? err.message}`);
-    return err.exitCode;
+  const known = asDevtoolError(err);
+  if (known) {
+    const hint = known.hint ? `; ${known.hint}` : '';
+    stderr.write(`Error: ${oneLine(known.message)}${hint}\n`);
+    f?.log.fileOnly(`error: ${known.stack ?? known.message}`);
+    return known.exitCode;
   }
   const e = err as Error;
   stderr.write(`Error: ${oneLine(e?.message ?? String(err))}\n`);
   f?.log.fileOnly(`unexpected error: ${e?.stack ?? String(err)}`);
   return ExitCode.failure;
+}
+
+/**
+ * A DevtoolError, recognised by shape: each command handler is bundled on its own
+ * (scripts/build.mjs) with its own copy of the error classes, so instanceof cannot be relied on.
+ */
+function asDevtoolError(err: unknown): (DevtoolError & { hint?: string }) | undefined {
+  if (err instanceof DevtoolError) return err as DevtoolError & { hint?: string };
+  const e = err as { exitCode?: unknown; message?: unknown } | null;
+  return e && typeof e.exitCode === 'number' && typeof e.message === 'string' ? (e as DevtoolError & { hint?: string }) : undefined;
 }
 
 /** Errors are one line; details go to devtool.log. */

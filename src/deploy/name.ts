@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { UsageError } from '../cli/errors.ts';
+import { toDnsLabel } from '../kube/naming.ts';
 
 export function environmentName(explicit: string | undefined, folder: string): string {
   if (explicit !== undefined) {
@@ -16,14 +17,8 @@ export function environmentName(explicit: string | undefined, folder: string): s
   return sanitizeName(repositoryName(folder) ?? basename(folder)) || 'app';
 }
 
-export function sanitizeName(text: string): string {
-  return text
-    .toLowerCase()
-    .replace(/[^a-z0-9-]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 63)
-    .replace(/-+$/, '');
-}
+/** Environment names are labels and parts of object names: a DNS label. */
+export const sanitizeName = toDnsLabel;
 
 /** The repository name from the origin remote of the git repository holding `folder`. */
 export function repositoryName(folder: string): string | undefined {

@@ -29,9 +29,9 @@ export interface LabeledObject {
   name: string;
 }
 
-/** Every object in the client's namespace, of any kind, that matches the label selector. */
-export async function listByLabel(client: KubeClient, labelSelector: string): Promise<LabeledObject[]> {
-  const kinds = await namespacedDeletableKinds(client);
+/** Objects in the client's namespace that match the label selector: of the given kinds, else of every kind. */
+export async function listByLabel(client: KubeClient, labelSelector: string, only?: readonly ResourceKind[]): Promise<LabeledObject[]> {
+  const kinds = only ?? (await namespacedDeletableKinds(client));
   const found = await Promise.all(
     kinds.map(async (kind) => {
       const path = `${kind.apiVersion === 'v1' ? '/api/v1' : `/apis/${kind.apiVersion}`}/namespaces/${encodeURIComponent(client.namespace)}/${kind.resource}?labelSelector=${encodeURIComponent(labelSelector)}`;

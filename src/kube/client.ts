@@ -83,3 +83,14 @@ export async function withTimeout<T>(call: Promise<T>, ms: number, what: string)
     clearTimeout(timer);
   }
 }
+
+/**
+ * A failure that says nothing about the request itself: the API server restarting, a dropped
+ * connection, overload. Waits retry these until their deadline instead of failing the command.
+ */
+export function isTransient(err: unknown): boolean {
+  const e = err as { code?: number | string; message?: string; cause?: { code?: string } };
+  if (typeof e.code === 'number') return e.code === 429 || e.code >= 500;
+  const text = `${e.code ?? ''} ${e.cause?.code ?? ''} ${e.message ?? ''}`;
+  return /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EAI_AGAIN|socket hang up|network socket disconnected/i.test(text);
+}

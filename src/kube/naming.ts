@@ -1,3 +1,5 @@
+import { UsageError } from '../cli/errors.ts';
+
 /**
  * Kubernetes naming rules, and turning free-form names (Compose service and volume names) into
  * valid object names.
@@ -38,4 +40,12 @@ export function toDnsLabel(name: string): string {
     .replace(/^-+|-+$/g, '');
   if (/^[0-9]/.test(s)) s = `s-${s}`;
   return s.slice(0, 63).replace(/-+$/, '');
+}
+
+/** A namespace name given on the command line, or a usage error saying what a valid one is. */
+export function checkNamespaceName(name: string, what = 'namespace'): string {
+  if (!isDnsLabel(name)) {
+    throw new UsageError(`invalid ${what} "${name}": use at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit`);
+  }
+  return name;
 }

@@ -47,7 +47,8 @@ export async function workloadState(client: KubeClient, ref: WorkloadRef): Promi
     }
     const job = await client.batch.readNamespacedJob({ name: ref.name, namespace: ns });
     const failed = job.status?.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
-    if (failed) return failedOrDiagnosed(client, ref, `job failed: ${failed.message ?? failed.reason ?? 'failed'}`);
+    // A pod exiting non-zero is only an attempt; the Job has failed when it says so (retries spent).
+    if (failed) return failedOrDiagnosed(client, ref, `job failed: ${failed.message ?? failed.reason ?? 'failed'}`, true);
     if ((job.status?.succeeded ?? 0) >= (job.spec?.completions ?? 1)) return { state: 'completed' };
     return diagnoseOr(client, ref, job.status?.active ? 'running' : 'starting');
   } catch (err) {
@@ -57,8 +58,8 @@ export async function workloadState(client: KubeClient, ref: WorkloadRef): Promi
 }
 
 /** A failed state, with the pod-level reason when there is a sharper one (and its log tail). */
-async function failedOrDiagnosed(client: KubeClient, ref: WorkloadRef, fallback: string): Promise<WorkloadState> {
-  const found = await diagnosePods(client, ref);
+async function failedOrDiagnosed(client: KubeClient, ref: WorkloadRef, fallback: string, jobFailed = false): Promise<WorkloadState> {
+  const found = await diagnosePods(client, ref, jobFailed);
   return found ?? { state: 'failed', reason: fallback };
 }
 
@@ -67,10 +68,12 @@ async function diagnoseOr(client: KubeClient, ref: WorkloadRef, detail: string):
 }
 
 /** Looks for a hard failure among the workload's pods. Undefined while things merely take time. */
-export async function diagnosePods(client: KubeClient, ref: WorkloadRef): Promise<Extract<WorkloadState, { state: 'failed' }> | undefined> {
+export async function diagnosePods(client: KubeClient, ref: WorkloadRef, jobFailed = false): Promise<Extract<WorkloadState, { state: 'failed' }> | undefined> {
   const pods = (await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: ref.podSelector })).items;
+  // The newest attempt first: its log is the one that explains the failure.
+  pods.sort((a, b) => time(b.metadata?.creationTimestamp) - time(a.metadata?.creationTimestamp));
   for (const pod of pods) {
-    const found = podFailure(pod, ref.kind === 'Job');
+    const found = podFailure(pod, jobFailed);
     if (!found) continue;
     const logTail = found.logs ? await podLogTail(client, pod.metadata?.name ?? '', found.container, found.previous) : undefined;
     return { state: 'failed', reason: found.reason, pod: pod.metadata?.name, ...(logTail ? { logTail } : {}) };
@@ -89,8 +92,8 @@ interface PodFailure {
   previous: boolean;
 }
 
-/** Pure: the failure a pod's status shows, if any. */
-export function podFailure(pod: V1Pod, isJob: boolean): PodFailure | undefined {
+/** Pure: the failure a pod's status shows, if any. `jobFailed`: the pod's Job has failed, so a non-zero exit is the reason. */
+export function podFailure(pod: V1Pod, jobFailed: boolean): PodFailure | undefined {
   const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
   for (const c of statuses) {
     const waiting = c.state?.waiting;
@@ -106,7 +109,7 @@ export function podFailure(pod: V1Pod, isJob: boolean): PodFailure | undefined {
       return { reason: `container ${c.name} cannot start: ${waiting.message ?? waiting.reason}`, container: c.name, logs: false, previous: false };
     }
     const terminated = c.state?.terminated;
-    if (isJob && terminated && terminated.exitCode !== 0) {
+    if (jobFailed && terminated && terminated.exitCode !== 0) {
       return { reason: `container ${c.name} exited with code ${terminated.exitCode}`, container: c.name, logs: true, previous: false };
     }
   }
@@ -122,10 +125,15 @@ async function probeFailure(client: KubeClient, pod: V1Pod): Promise<string | un
   const ready = pod.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
   if (!name || !running || ready) return undefined;
   const events = await client.core.listNamespacedEvent({ namespace: client.namespace, fieldSelector: `involvedObject.name=${name},reason=Unhealthy` });
-  const last = events.items.sort((a, b) => String(a.lastTimestamp ?? '').localeCompare(String(b.lastTimestamp ?? ''))).at(-1);
+  const last = events.items.sort((a, b) => time(a.lastTimestamp) - time(b.lastTimestamp)).at(-1);
   // One failed check is normal while an app starts; report once the probe keeps failing.
   if (!last || (last.count ?? 1) < 3) return undefined;
   return `failed probe: ${(last.message ?? 'probe failed').trim()}`;
+}
+
+/** client-node gives timestamps as Date objects (or strings from some paths): milliseconds either way. */
+function time(t: Date | string | undefined): number {
+  return t === undefined ? 0 : new Date(t).getTime();
 }
 
 export async function podLogTail(client: KubeClient, pod: string, container: string | undefined, previous: boolean, lines = 20): Promise<string | undefined> {

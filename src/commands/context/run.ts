@@ -4,7 +4,7 @@ import type { CommandHandler } from '../../cli/spec.ts';
 import type { ResolvedContext, StoredContext } from '../../context/store.ts';
 import type { Factory } from '../../factory.ts';
 import { formatTable } from '../../io/table.ts';
-import { checkNamespaceName } from '../../kube/names.ts';
+import { checkNamespaceName } from '../../kube/naming.ts';
 import { looksLikeUrl, normalizeServiceUrl } from '../../service/cloud.ts';
 
 const USE_HINT = 'pass the context: devtool context use <URL_OR_CLUSTER_CONTEXT>';

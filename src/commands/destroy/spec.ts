@@ -1,5 +1,5 @@
 import type { CommandSpec } from '../../cli/spec.ts';
-import { envName, notBuilt, timeout, wait } from '../shared.ts';
+import { envName, timeout, wait } from '../shared.ts';
 
 export const destroyCommand: CommandSpec = {
   name: 'destroy',
@@ -12,5 +12,5 @@ export const destroyCommand: CommandSpec = {
     { name: 'volumes', short: 'v', type: 'bool', default: 'false', description: 'Also destroy persistent volumes' },
     wait('Wait until destroyed'),
   ],
-  load: notBuilt('destroying applications'),
+  load: async () => (await import('./run.ts')).runDestroy,
 };

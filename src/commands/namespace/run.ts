@@ -2,7 +2,7 @@ import { DevtoolError, UsageError } from '../../cli/errors.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
 import type { Factory } from '../../factory.ts';
 import { describeKubeError } from '../../kube/config.ts';
-import { checkNamespaceName } from '../../kube/names.ts';
+import { checkNamespaceName } from '../../kube/naming.ts';
 import { requireServiceContext } from '../../service/require-service.ts';
 
 const USE_HINT = 'pass the namespace: devtool namespace use <NAMESPACE>';

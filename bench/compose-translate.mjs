@@ -1,0 +1,110 @@
+// Compose translation benchmark: load (parse, interpolate, schema-validate, normalize) and
+// translate a generated 200-service Compose file; the median of RUNS timed runs after WARMUP
+// untimed ones. In the same run, as a baseline that gives the figure its context: a plain `yaml`
+// parse of the same text (what reading the file costs at the very least). Also the first run
+// alone (cold: includes loading the validator and JIT warm-up), which is what one `deploy` pays.
+// Prints one JSON object on stdout. Target: medianMs under 200.
+//
+//   node --import tsx bench/compose-translate.mjs [--services N] [--runs N]
+import { parse } from 'yaml';
+
+const TARGET_MS = 200;
+const WARMUP = 5;
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i !== -1 ? Number(process.argv[i + 1]) : fallback;
+};
+const SERVICES = arg('--services', 200);
+const RUNS = arg('--runs', 25);
+
+/** A realistic file: a mix of every kind of service, with dependencies, volumes and endpoints. */
+function generate(n) {
+  const lines = [
+    'x-common: &common',
+    '  restart: unless-stopped',
+    '  labels:',
+    '    com.example.stack: bench',
+    '  environment: &env',
+    '    LOG_LEVEL: ${LOG_LEVEL:-info}',
+    '    REGION: eu-west-1',
+    'services:',
+  ];
+  const volumes = [];
+  for (let i = 0; i < n; i++) {
+    const name = `svc-${String(i).padStart(3, '0')}`;
+    lines.push(`  ${name}:`, '    <<: *common');
+    if (i % 4 === 0) lines.push('    build:', `      context: ./services/${name}`, '      args:', '        VERSION: ${VERSION:-dev}');
+    else lines.push(`    image: registry.example.com/team/${name}:\${TAG:-latest}`);
+    lines.push('    environment:', '      <<: *env', `      SERVICE_NAME: ${name}`, `      DATABASE_URL: postgres://app:\${DB_PASSWORD:-secret}@db-${i % 10}:5432/app`);
+    if (i % 3 === 0) lines.push('    ports:', `      - "${10000 + i}:8080"`, '      - 9090');
+    else lines.push('    expose: [8080]');
+    if (i % 5 === 0) {
+      lines.push('    volumes:', `      - data-${i}:/var/lib/data`, '      - /var/cache/app', `      - ./services/${name}/src:/app/src`);
+      volumes.push(`  data-${i}:`, '    driver_opts:', '      size: 2Gi');
+    }
+    if (i > 0) lines.push('    depends_on:', `      svc-${String(i - 1).padStart(3, '0')}:`, '        condition: service_started');
+    if (i % 2 === 0) lines.push('    healthcheck:', '      test: ["CMD", "curl", "-f", "http://localhost:8080/health"]', '      interval: 10s', '      timeout: 2s', '      retries: 3');
+    if (i % 7 === 0) lines.push('    deploy:', '      resources:', '        limits: {cpus: "0.5", memory: 256m}', '        reservations: {cpus: "0.1", memory: 64m}');
+    if (i % 20 === 19) lines.push('    restart: "no"');
+    lines.push('    command: ["serve", "--port", "8080"]', '    stop_grace_period: 15s');
+  }
+  if (volumes.length > 0) lines.push('volumes:', ...volumes);
+  lines.push('endpoints:', '  - path: /', '    service: svc-000', '    port: 8080', '  - path: /api', '    service: svc-003', '    port: 8080');
+  return `${lines.join('\n')}\n`;
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const round = (x) => Math.round(x * 100) / 100;
+
+const text = generate(SERVICES);
+const files = { '/bench/.env': 'TAG=1.0.0\nVERSION=1.0.0\n' };
+const options = { cwd: '/bench', env: {}, secrets: {}, fileAccess: { readFile: (p) => files[p] } };
+
+const t0 = performance.now();
+const { loadComposeTexts } = await import('../src/compose/load.ts');
+const { translateCompose } = await import('../src/compose/translate.ts');
+const importMs = performance.now() - t0;
+
+let objects = 0;
+const once = () => {
+  const project = loadComposeTexts([{ path: '/bench/compose.yaml', text }], options);
+  const images = Object.fromEntries(project.services.filter((s) => s.build).map((s) => [s.name, `registry.example.com/team/${s.name}:built`]));
+  const t = translateCompose(project, { name: 'bench', namespace: 'dev', endpointDomain: 'apps.example.com', images });
+  objects = t.objects.length;
+};
+
+const c0 = performance.now();
+once();
+const firstRunMs = performance.now() - c0;
+for (let i = 0; i < WARMUP; i++) once();
+const times = [];
+const parseTimes = [];
+// Alternate the two, so background load affects both alike.
+for (let i = 0; i < RUNS; i++) {
+  const a = performance.now();
+  once();
+  times.push(performance.now() - a);
+  const b = performance.now();
+  parse(text, { merge: true, maxAliasCount: -1 });
+  parseTimes.push(performance.now() - b);
+}
+
+const medianMs = median(times);
+console.log(
+  JSON.stringify({
+    services: SERVICES,
+    objects,
+    bytes: text.length,
+    runs: RUNS,
+    medianMs: round(medianMs),
+    targetMs: TARGET_MS,
+    pass: medianMs < TARGET_MS,
+    firstRunMs: round(firstRunMs),
+    importMs: round(importMs),
+    baseline: { yamlParseMedianMs: round(median(parseTimes)), ratio: round(medianMs / median(parseTimes)) },
+  }),
+);

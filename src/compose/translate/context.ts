@@ -1,0 +1,25 @@
+/** What the translation steps share: options, the Kubernetes name of each service and volume, warnings. */
+import type { Problem } from '../../yaml/errors.ts';
+import type { ComposeProject } from '../model.ts';
+
+export interface TranslateOptions {
+  /** The environment name: a DNS label; labels every object and names list/object endpoints. */
+  readonly name: string;
+  /** The namespace the objects go to (part of endpoint hosts). */
+  readonly namespace: string;
+  /** The domain endpoints are served under; needed only when the file has public endpoints. */
+  readonly endpointDomain?: string;
+  /** Images built for services with a `build` (service name to image reference); they win over `image`. */
+  readonly images?: Readonly<Record<string, string>>;
+}
+
+export interface TranslateContext {
+  readonly project: ComposeProject;
+  readonly options: TranslateOptions;
+  /** Compose service name to Kubernetes name. */
+  readonly serviceNames: ReadonlyMap<string, string>;
+  /** Top-level volume key to claim name. */
+  readonly claimNames: ReadonlyMap<string, string>;
+  readonly warnings: string[];
+  readonly problems: Problem[];
+}

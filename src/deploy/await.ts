@@ -1,0 +1,141 @@
+/**
+ * Waiting during a deploy: for a service's depends_on conditions before it is applied, and (with
+ * --wait) for every service at the end. Polls every half second, as the peers do, and gives up at
+ * the deploy's deadline. A hard failure (image pull error, crash loop, failed Job, failing probe)
+ * ends the wait at once with the reason, instead of running out the clock.
+ */
+import type { RolloutStep } from '../compose/translate.ts';
+import type { DependsCondition } from '../compose/model.ts';
+import { DevtoolError } from '../cli/errors.ts';
+import { isTransient, type KubeClient } from '../kube/client.ts';
+import { ENVIRONMENT_LABEL, SERVICE_LABEL } from '../kube/labels.ts';
+import { podAcceptsTcp } from '../kube/port-check.ts';
+import { workloadState, type WorkloadRef, type WorkloadState } from '../kube/workloads.ts';
+import { formatDuration } from '../cli/duration.ts';
+
+export class Deadline {
+  constructor(
+    readonly timeoutMs: number,
+    private readonly startedAt = Date.now(),
+  ) {}
+  remaining(): number {
+    return this.startedAt + this.timeoutMs - Date.now();
+  }
+}
+
+/** A service that failed to deploy: the reason and the last lines of its log. */
+export class ServiceFailure extends DevtoolError {
+  constructor(
+    readonly service: string,
+    readonly reason: string,
+    readonly logTail?: string,
+  ) {
+    super(`service "${service}" failed: ${reason}`);
+  }
+}
+
+export function workloadRef(environment: string, step: RolloutStep): WorkloadRef {
+  return { kind: step.kind, name: step.name, podSelector: `${ENVIRONMENT_LABEL}=${environment},${SERVICE_LABEL}=${step.name}` };
+}
+
+const describe: Record<DependsCondition, string> = {
+  service_started: 'to start',
+  service_healthy: 'to be healthy',
+  service_completed_successfully: 'to complete successfully',
+};
+
+/** Waits until `step` meets `condition`, or throws naming the service and what was awaited. */
+export async function awaitCondition(client: KubeClient, environment: string, step: RolloutStep, condition: DependsCondition, deadline: Deadline): Promise<void> {
+  const ref = workloadRef(environment, step);
+  if (condition === 'service_completed_successfully' && step.kind !== 'Job') {
+    throw new DevtoolError(`service "${step.service}" is awaited to complete successfully, but it is a long-running service; give it restart: "no" to make it a one-off job`);
+  }
+  for (;;) {
+    const state = await poll(() => workloadState(client, ref));
+    if (state) {
+      failIfFailed(step, state);
+      if (await poll(() => met(client, step, ref, condition, state))) return;
+    }
+    if (deadline.remaining() <= 0) {
+      const detail = state?.state === 'progressing' ? ` (${state.detail})` : state ? '' : ' (the API server does not answer)';
+      throw new DevtoolError(`timed out after ${formatDuration(deadline.timeoutMs)} waiting for service "${step.service}" ${describe[condition]}${detail}`);
+    }
+    await sleep(Math.min(500, Math.max(0, deadline.remaining())));
+  }
+}
+
+/** Ready must hold this many polls in a row: a container that crashes at once looks ready for a moment. */
+const STABLE_POLLS = 3;
+
+/**
+ * Waits until a service is ready (long-running: rolled out, every container running, for
+ * STABLE_POLLS polls in a row) or completed (one-off).
+ */
+export async function awaitReady(client: KubeClient, environment: string, step: RolloutStep, deadline: Deadline): Promise<void> {
+  const ref = workloadRef(environment, step);
+  let streak = 0;
+  for (;;) {
+    const state = await poll(() => workloadState(client, ref));
+    if (state) failIfFailed(step, state);
+    if (state?.state === 'completed') return;
+    const ready = state?.state === 'ready' && step.kind !== 'Job' && (await poll(() => allContainersRunning(client, ref)));
+    streak = ready ? streak + 1 : 0;
+    if (streak >= STABLE_POLLS) return;
+    if (deadline.remaining() <= 0) {
+      const detail = state?.state === 'progressing' ? ` (${state.detail})` : state ? '' : ' (the API server does not answer)';
+      throw new DevtoolError(`timed out after ${formatDuration(deadline.timeoutMs)} waiting for service "${step.service}" to be ${step.kind === 'Job' ? 'complete' : 'ready'}${detail}`);
+    }
+    await sleep(Math.min(500, Math.max(0, deadline.remaining())));
+  }
+}
+
+async function allContainersRunning(client: KubeClient, ref: WorkloadRef): Promise<boolean> {
+  const pods = (await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: ref.podSelector })).items.filter((p) => !p.metadata?.deletionTimestamp);
+  return pods.length > 0 && pods.every((p) => (p.status?.containerStatuses ?? []).every((c) => c.state?.running && c.ready));
+}
+
+function failIfFailed(step: RolloutStep, state: WorkloadState): void {
+  if (state.state === 'failed') throw new ServiceFailure(step.service, state.reason, state.logTail);
+}
+
+async function met(client: KubeClient, step: RolloutStep, ref: WorkloadRef, condition: DependsCondition, state: WorkloadState): Promise<boolean> {
+  if (state.state === 'missing') return false;
+  if (state.state === 'ready' || state.state === 'completed') {
+    // A ready workload without a healthcheck still has to accept connections to count as healthy.
+    if (condition !== 'service_healthy' || step.healthyBy === 'probe' || step.kind === 'Job') return true;
+  }
+  switch (condition) {
+    case 'service_completed_successfully':
+      return state.state === 'completed';
+    case 'service_started':
+      return step.kind === 'Job' ? true : (await runningPods(client, ref)).length > 0;
+    case 'service_healthy': {
+      if (step.healthyBy === 'probe' || step.kind === 'Job') return false;
+      const pods = await runningPods(client, ref);
+      if (step.tcpPorts.length === 0) return pods.length > 0;
+      for (const pod of pods) {
+        for (const port of step.tcpPorts) if (await podAcceptsTcp(client, pod, port)) return true;
+      }
+      return false;
+    }
+  }
+}
+
+async function runningPods(client: KubeClient, ref: WorkloadRef): Promise<string[]> {
+  const pods = await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: ref.podSelector });
+  return pods.items.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp).map((p) => p.metadata!.name!);
+}
+
+/** One poll; undefined when the API server had a transient failure (the loop just polls again). */
+async function poll<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (err) {
+    if (isTransient(err)) return undefined;
+    throw err;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,194 @@
+/**
+ * `deploy` of a Compose application. Everything that can be checked is checked before the cluster
+ * is touched (load, translate, then a server-side dry run of every object), so bad input applies
+ * nothing. Then: claims and Services, workloads in dependency order (each after its depends_on
+ * conditions hold), Ingresses; objects of an earlier deploy that are gone from the file are pruned
+ * (volumes kept); with --wait, every service is awaited. The environment's state is recorded in the
+ * cluster at each stage.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { loadCompose } from '../compose/load.ts';
+import { translateCompose, type Translation } from '../compose/translate.ts';
+import { DevtoolError } from '../cli/errors.ts';
+import { applyObject, deleteObject, listByLabel } from '../kube/apply.ts';
+import { isNotFound, type KubeClient } from '../kube/client.ts';
+import { describeKubeError } from '../kube/config.ts';
+import { ENVIRONMENT_LABEL, environmentSelector } from '../kube/labels.ts';
+import type { KubeObject } from '../kube/objects.ts';
+import { awaitCondition, awaitReady, Deadline, ServiceFailure } from './await.ts';
+import type { Progress } from './progress.ts';
+import { writeEnvironment, type EnvironmentRecord } from './state.ts';
+
+export interface ComposeDeployOptions {
+  cwd: string;
+  files: readonly string[];
+  environment: string;
+  namespace: string;
+  endpointDomain?: string;
+  env: Readonly<NodeJS.ProcessEnv>;
+  secrets?: Readonly<Record<string, string>>;
+  timeoutMs: number;
+  wait: boolean;
+  variables: Record<string, string>;
+}
+
+/** Loads and translates; pure apart from reading the files. Throws located errors on bad input. */
+export function prepareCompose(opts: Pick<ComposeDeployOptions, 'cwd' | 'files' | 'environment' | 'namespace' | 'endpointDomain' | 'env' | 'secrets'>): { translation: Translation; manifest: string } {
+  const project = loadCompose({ cwd: opts.cwd, files: opts.files, env: opts.env, ...(opts.secrets ? { secrets: opts.secrets } : {}) });
+  const translation = translateCompose(project, {
+    name: opts.environment,
+    namespace: opts.namespace,
+    ...(opts.endpointDomain ? { endpointDomain: opts.endpointDomain } : {}),
+  });
+  return { translation, manifest: project.files.join('\n') };
+}
+
+export async function deployCompose(client: KubeClient, opts: ComposeDeployOptions, progress: Progress, now: () => Date): Promise<Translation> {
+  const { translation, manifest } = prepareCompose(opts);
+  for (const w of translation.warnings) progress.warn(w);
+  const deadline = new Deadline(opts.timeoutMs);
+
+  await ensureNamespace(client, progress);
+  await checkOwnership(client, opts.environment, translation.objects);
+  progress.step(`checking ${translation.objects.length} objects with the API server (dry run)`);
+  for (const o of translation.objects) await applyObject(client, o, { dryRun: true });
+
+  const record: EnvironmentRecord = {
+    name: opts.environment,
+    status: 'progressing',
+    source: 'compose',
+    manifest,
+    variables: opts.variables,
+    output: '',
+    updated: now().toISOString(),
+  };
+  await writeEnvironment(client, record);
+  try {
+    await rollOut(client, opts.environment, translation, deadline, progress);
+    await prune(client, opts.environment, translation.objects, progress);
+    if (opts.wait) {
+      for (const step of translation.rollout) {
+        await awaitReady(client, opts.environment, step, deadline);
+        progress.done(`${step.service} ${step.kind === 'Job' ? 'completed' : 'ready'}`);
+      }
+    }
+  } catch (err) {
+    if (err instanceof ServiceFailure) {
+      progress.fail(err.message);
+      if (err.logTail) progress.detail(err.logTail);
+    }
+    await writeEnvironment(client, { ...record, status: 'error', error: (err as Error).message, output: progress.transcript(), updated: now().toISOString() }).catch(() => undefined);
+    throw err;
+  }
+  await writeEnvironment(client, { ...record, status: 'deployed', output: progress.transcript(), updated: now().toISOString() });
+  return translation;
+}
+
+async function rollOut(client: KubeClient, environment: string, t: Translation, deadline: Deadline, progress: Progress): Promise<void> {
+  const workloads = new Map<string, KubeObject>();
+  for (const o of t.objects) if (o.kind === 'Deployment' || o.kind === 'StatefulSet' || o.kind === 'Job') workloads.set(o.metadata.name, o);
+  // Claims and Services first: they depend on nothing and workloads need them.
+  for (const o of t.objects) {
+    if (o.kind === 'PersistentVolumeClaim' || o.kind === 'Service') await applyObject(client, o);
+  }
+  const steps = new Map(t.rollout.map((s) => [s.service, s]));
+  for (const step of t.rollout) {
+    for (const dep of step.dependsOn) {
+      const target = steps.get(dep.service);
+      if (!target) continue;
+      progress.step(`${step.service}: waiting for ${dep.service} (${dep.condition})`);
+      try {
+        await awaitCondition(client, environment, target, dep.condition, deadline);
+      } catch (err) {
+        if (dep.required) throw err;
+        progress.warn(`${step.service}: optional dependency ${dep.service} not met: ${(err as Error).message}`);
+      }
+    }
+    const object = workloads.get(step.name);
+    if (!object) continue;
+    await replaceFinishedJob(client, object);
+    await applyObject(client, object);
+    progress.done(`${step.service}: ${object.kind} ${step.name} applied`);
+  }
+  for (const o of t.objects) if (o.kind === 'Ingress') await applyObject(client, o);
+}
+
+/**
+ * A Job's pod template cannot change, and a finished Job never runs again: re-deploying a one-off
+ * service (a migration) must run it again, so the previous Job is deleted first.
+ */
+async function replaceFinishedJob(client: KubeClient, object: KubeObject): Promise<void> {
+  if (object.kind !== 'Job') return;
+  try {
+    await client.batch.deleteNamespacedJob({ name: object.metadata.name, namespace: client.namespace, propagationPolicy: 'Foreground' });
+  } catch (err) {
+    if (isNotFound(err)) return;
+    throw new DevtoolError(`cannot replace Job ${object.metadata.name}: ${describeKubeError(err)}`);
+  }
+  for (let i = 0; i < 120; i++) {
+    try {
+      await client.batch.readNamespacedJob({ name: object.metadata.name, namespace: client.namespace });
+    } catch (err) {
+      if (isNotFound(err)) return;
+      throw err;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new DevtoolError(`the previous Job ${object.metadata.name} is still being deleted after 30s`);
+}
+
+const PRUNED_KINDS = [
+  { apiVersion: 'apps/v1', kind: 'Deployment', resource: 'deployments' },
+  { apiVersion: 'apps/v1', kind: 'StatefulSet', resource: 'statefulsets' },
+  { apiVersion: 'batch/v1', kind: 'Job', resource: 'jobs' },
+  { apiVersion: 'v1', kind: 'Service', resource: 'services' },
+  { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', resource: 'ingresses' },
+];
+
+/** Deletes objects of this environment that the file no longer has. Volumes are never pruned: data stays. */
+async function prune(client: KubeClient, environment: string, wanted: readonly KubernetesObject[], progress: Progress): Promise<void> {
+  const keep = new Set(wanted.map((o) => `${o.kind}/${o.metadata?.name}`));
+  for (const found of await listByLabel(client, environmentSelector(environment), PRUNED_KINDS)) {
+    const ref = `${found.kind.kind}/${found.name}`;
+    if (keep.has(ref)) continue;
+    await deleteObject(client, found);
+    progress.step(`removed ${ref} (no longer in the Compose file)`);
+  }
+}
+
+/**
+ * Object names are the Compose names, so two environments (or a user's own kubectl objects) can
+ * want the same name in one namespace. Never take over an object that is not this environment's.
+ */
+async function checkOwnership(client: KubeClient, environment: string, objects: readonly KubeObject[]): Promise<void> {
+  const conflicts = await Promise.all(
+    objects.map(async (o) => {
+      try {
+        const existing = await client.objects.read({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.metadata.name, namespace: client.namespace } });
+        const owner = existing.metadata?.labels?.[ENVIRONMENT_LABEL];
+        if (owner === environment) return undefined;
+        return `${o.kind}/${o.metadata.name} ${owner ? `belongs to environment "${owner}"` : 'exists and was not deployed by devtool'}`;
+      } catch (err) {
+        if (isNotFound(err)) return undefined;
+        throw new DevtoolError(`cannot read ${o.kind}/${o.metadata.name} in namespace ${client.namespace}: ${describeKubeError(err)}`);
+      }
+    }),
+  );
+  const found = conflicts.filter((c): c is string => c !== undefined);
+  if (found.length > 0) {
+    throw new DevtoolError(
+      `cannot deploy environment "${environment}" in namespace ${client.namespace}: ${found.join('; ')}. Deploy to another namespace (--namespace), or destroy the other environment first`,
+    );
+  }
+}
+
+async function ensureNamespace(client: KubeClient, progress: Progress): Promise<void> {
+  try {
+    await client.core.readNamespace({ name: client.namespace });
+  } catch (err) {
+    if (!isNotFound(err)) throw new DevtoolError(`cannot read namespace ${client.namespace}: ${describeKubeError(err)}`);
+    await client.core.createNamespace({ body: { metadata: { name: client.namespace } } });
+    progress.step(`created namespace ${client.namespace}`);
+  }
+}
+

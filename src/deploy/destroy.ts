@@ -1,0 +1,66 @@
+/**
+ * `destroy`: removes every object carrying the environment's label, of every kind the cluster
+ * serves (found through discovery, so objects made by kubectl or helm in deploy commands go too).
+ * Persistent volume claims are kept unless asked: data is never deleted by default.
+ */
+import { formatDuration } from '../cli/duration.ts';
+import { DevtoolError } from '../cli/errors.ts';
+import { deleteObject, listByLabel, type LabeledObject } from '../kube/apply.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { environmentSelector } from '../kube/labels.ts';
+import type { Progress } from './progress.ts';
+import { deleteEnvironment, readEnvironment, writeEnvironment } from './state.ts';
+
+export interface DestroyOptions {
+  environment: string;
+  volumes: boolean;
+  wait: boolean;
+  timeoutMs: number;
+}
+
+export interface DestroyResult {
+  deleted: string[];
+  keptVolumes: string[];
+  /** False when there was neither a record nor any object of the environment. */
+  found: boolean;
+}
+
+/** Workloads go first so their pods stop using what follows; claims last, after the pods are gone. */
+const ORDER = ['Ingress', 'Deployment', 'StatefulSet', 'DaemonSet', 'Job', 'CronJob', 'ReplicaSet', 'Pod', 'Service'];
+const rank = (o: LabeledObject) => (o.kind.kind === 'PersistentVolumeClaim' ? 1000 : ORDER.indexOf(o.kind.kind) === -1 ? 100 : ORDER.indexOf(o.kind.kind));
+
+export async function destroyEnvironment(client: KubeClient, opts: DestroyOptions, progress: Progress, now: () => Date): Promise<DestroyResult> {
+  const record = await readEnvironment(client, opts.environment);
+  if (record) await writeEnvironment(client, { ...record, status: 'destroying', updated: now().toISOString() });
+
+  const objects = (await listByLabel(client, environmentSelector(opts.environment))).sort((a, b) => rank(a) - rank(b));
+  const deleted: string[] = [];
+  const keptVolumes: string[] = [];
+  for (const o of objects) {
+    if (o.kind.kind === 'PersistentVolumeClaim' && !opts.volumes) {
+      keptVolumes.push(o.name);
+      continue;
+    }
+    await deleteObject(client, o);
+    deleted.push(`${o.kind.kind}/${o.name}`);
+    progress.step(`deleted ${o.kind.kind}/${o.name}`);
+  }
+  if (opts.wait) await awaitGone(client, opts, progress);
+  await deleteEnvironment(client, opts.environment);
+  return { deleted, keptVolumes, found: Boolean(record) || objects.length > 0 };
+}
+
+async function awaitGone(client: KubeClient, opts: DestroyOptions, progress: Progress): Promise<void> {
+  const until = Date.now() + opts.timeoutMs;
+  for (;;) {
+    const left = (await listByLabel(client, environmentSelector(opts.environment))).filter((o) => opts.volumes || o.kind.kind !== 'PersistentVolumeClaim');
+    if (left.length === 0) {
+      progress.done('every object is gone');
+      return;
+    }
+    if (Date.now() >= until) {
+      throw new DevtoolError(`timed out after ${formatDuration(opts.timeoutMs)} waiting for ${left.length} objects to go: ${left.slice(0, 5).map((o) => `${o.kind.kind}/${o.name}`).join(', ')}`);
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}

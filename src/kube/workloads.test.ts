@@ -1,0 +1,48 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { V1Pod } from '@kubernetes/client-node';
+import { podFailure } from './workloads.ts';
+
+const pod = (status: V1Pod['status']): V1Pod => ({ metadata: { name: 'p' }, status });
+
+test('image pull errors are failures, named with the image', () => {
+  const f = podFailure(pod({ containerStatuses: [{ name: 'web', image: 'localhost:5000/nope:1', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: 'not found' } } }] }), false);
+  assert.match(f!.reason, /image pull error for localhost:5000\/nope:1: not found/);
+  assert.equal(f!.logs, false);
+});
+
+test('a crash loop is a failure from the second restart, with the previous log', () => {
+  const status = (restartCount: number) => pod({ containerStatuses: [{ name: 'web', image: 'x', imageID: '', ready: false, restartCount, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { exitCode: 3, containerID: '' } } }] });
+  assert.equal(podFailure(status(1), false), undefined, 'one restart is tolerated');
+  const f = podFailure(status(2), false);
+  assert.match(f!.reason, /crash loop: container web keeps exiting \(exit code 3\)/);
+  assert.deepEqual([f!.logs, f!.previous], [true, true]);
+});
+
+test('a non-zero exit is the reason once the Job has failed, not before (retries); a running container is fine', () => {
+  const terminated = pod({ containerStatuses: [{ name: 'm', image: 'x', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 1, containerID: '' } } }] });
+  assert.match(podFailure(terminated, true)!.reason, /exited with code 1/);
+  assert.equal(podFailure(terminated, false), undefined);
+  const running = pod({ phase: 'Running', containerStatuses: [{ name: 'm', image: 'x', imageID: '', ready: true, restartCount: 0, state: { running: {} } }] });
+  assert.equal(podFailure(running, false), undefined);
+});
+
+test('an unschedulable pod says why', () => {
+  const f = podFailure(pod({ conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/1 nodes: pod has unbound immediate PersistentVolumeClaims' }] }), false);
+  assert.match(f!.reason, /cannot be scheduled: 0\/1 nodes: pod has unbound/);
+});
+
+test('init containers count too', () => {
+  const f = podFailure(pod({ initContainerStatuses: [{ name: 'init', image: 'i', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ErrImagePull', message: 'denied' } } }] }), false);
+  assert.match(f!.reason, /image pull error for i/);
+});
+
+test('transient API failures are told apart from real ones', async () => {
+  const { isTransient } = await import('./client.ts');
+  assert.equal(isTransient(Object.assign(new Error('request failed, reason: connect ECONNREFUSED 127.0.0.1:6443'), {})), true);
+  assert.equal(isTransient(new Error('request failed, reason: socket hang up')), true);
+  assert.equal(isTransient({ code: 503, message: 'unavailable' }), true);
+  assert.equal(isTransient({ code: 404, message: 'not found' }), false);
+  assert.equal(isTransient({ code: 422, message: 'invalid' }), false);
+  assert.equal(isTransient(new Error('field is immutable')), false);
+});

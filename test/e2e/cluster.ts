@@ -1,0 +1,91 @@
+/**
+ * Helpers for end-to-end tests on the local cluster: a sandbox whose KUBECONFIG is the cluster's,
+ * a throwaway namespace, commands run inside pods, and images made from local files.
+ */
+import * as k8s from '@kubernetes/client-node';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, existsSync, cpSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { crane, ensureCluster, REGISTRY, type LocalCluster } from '../../cluster/test-cluster.ts';
+import { createSandbox, type Sandbox } from './cli.ts';
+
+export { REGISTRY };
+
+export interface ClusterSandbox extends Sandbox {
+  cluster: LocalCluster;
+  kc: k8s.KubeConfig;
+  core: k8s.CoreV1Api;
+  namespace: string;
+}
+
+/** A CLI sandbox on the local cluster, with a fresh namespace selected in the devtool context. */
+export async function clusterSandbox(prefix: string): Promise<ClusterSandbox> {
+  const cluster = await ensureCluster();
+  const sandbox = createSandbox(readFileSync(cluster.kubeconfigPath, 'utf8'));
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(cluster.kubeconfigPath);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const namespace = `${prefix}-${Date.now().toString(36)}`;
+  await core.createNamespace({ body: { metadata: { name: namespace } } });
+  return { ...sandbox, cluster, kc, core, namespace };
+}
+
+export async function deleteNamespace(s: ClusterSandbox): Promise<void> {
+  await s.core.deleteNamespace({ name: s.namespace }).catch(() => undefined);
+}
+
+/** Runs a command in a pod's container; returns its output and exit code. */
+export async function execInPod(kc: k8s.KubeConfig, namespace: string, pod: string, command: string[], container?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const exec = new k8s.Exec(kc);
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (c: Buffer) => (out += c.toString()));
+  stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const status = await new Promise<k8s.V1Status>((resolve, reject) => {
+    exec.exec(namespace, pod, container ?? '', command, stdout, stderr, null, false, (s) => resolve(s)).catch(reject);
+  });
+  const code = status.status === 'Success' ? 0 : Number(status.details?.causes?.find((c) => c.reason === 'ExitCode')?.message ?? 1);
+  return { code, stdout: out, stderr: err };
+}
+
+/** The name of a running pod matching the selector. */
+export async function runningPod(core: k8s.CoreV1Api, namespace: string, labelSelector: string): Promise<string> {
+  const pods = await core.listNamespacedPod({ namespace, labelSelector });
+  const pod = pods.items.find((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
+  if (!pod) throw new Error(`no running pod for ${labelSelector} in ${namespace}`);
+  return pod.metadata!.name!;
+}
+
+/**
+ * Builds an image from a local folder: the folder becomes /app in a layer on top of `base`, pushed
+ * to the local registry under a tag derived from the content (so reruns reuse it). `npm` packages
+ * listed are installed into /app/node_modules first (from the npm registry, cached by version).
+ */
+export function imageFromFolder(name: string, folder: string, base: string, npmPackages: string[] = []): string {
+  const hash = createHash('sha256').update(JSON.stringify([base, npmPackages])).update(readFileSync(join(folder, 'server.js'))).digest('hex').slice(0, 12);
+  const ref = `${REGISTRY}/${name}:${hash}`;
+  try {
+    crane(['digest', '--insecure', ref]);
+    return ref;
+  } catch {
+    // not pushed yet: build it
+  }
+  const work = mkdtempSync(join(tmpdir(), 'devtool-image-'));
+  const app = join(work, 'app');
+  mkdirSync(app);
+  cpSync(folder, app, { recursive: true });
+  if (npmPackages.length) {
+    const r = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--omit=dev', '--prefix', app, ...npmPackages], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`npm install ${npmPackages.join(' ')} failed: ${r.stderr}`);
+  }
+  const layer = join(work, 'layer.tar');
+  const tar = spawnSync('tar', ['-C', work, '--owner=0', '--group=0', '-cf', layer, 'app'], { encoding: 'utf8' });
+  if (tar.status !== 0 || !existsSync(layer)) throw new Error(`tar failed: ${tar.stderr}`);
+  crane(['append', '--insecure', '-b', base, '-f', layer, '-t', ref]);
+  return ref;
+}

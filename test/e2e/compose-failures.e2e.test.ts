@@ -1,0 +1,94 @@
+/**
+ * Issue 4 end to end, failures: bad input applies nothing; a deploy that fails names the service
+ * and the reason (image pull error, crash loop, failed Job) with the last lines of its log, exits
+ * non-zero, and records the environment as `error`.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as k8s from '@kubernetes/client-node';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { lines, runDevtool } from './cli.ts';
+import { clusterSandbox, deleteNamespace, REGISTRY, type ClusterSandbox } from './cluster.ts';
+
+let s: ClusterSandbox;
+before(async () => {
+  s = await clusterSandbox('e2e-fail');
+});
+after(async () => {
+  if (s) await deleteNamespace(s);
+});
+
+function deployText(name: string, compose: string, extra: string[] = [], timeoutMs = 240_000) {
+  const dir = mkdtempSync(join(tmpdir(), `devtool-${name}-`));
+  writeFileSync(join(dir, 'compose.yaml'), compose);
+  return runDevtool(['deploy', '--name', name, '--namespace', s.namespace, '--timeout', '3m', ...extra], { cwd: dir, env: s.env, timeoutMs });
+}
+
+async function recordedState(name: string): Promise<Record<string, string> | undefined> {
+  try {
+    return (await s.core.readNamespacedConfigMap({ name: `devtool-env-${name}`, namespace: s.namespace })).data;
+  } catch {
+    return undefined;
+  }
+}
+
+test('bad input: one located line, nothing applied, no state recorded', async () => {
+  const r = deployText('bad', `services:\n  web:\n    image: ${REGISTRY}/nginx:1\n    prots: ["80"]\n`);
+  assert.equal(r.code, 1);
+  const errLines = lines(r.stderr);
+  assert.equal(errLines.length, 1, r.stderr);
+  assert.match(errLines[0]!, /^Error: compose\.yaml:4:5: .*prots.*ports/);
+  const apps = s.kc.makeApiClient(k8s.AppsV1Api);
+  assert.equal((await apps.listNamespacedDeployment({ namespace: s.namespace })).items.length, 0);
+  assert.equal(await recordedState('bad'), undefined);
+});
+
+test('a missing image fails fast with the image pull error, and the state says error', { timeout: 300_000 }, async () => {
+  const r = deployText('pull', `services:\n  api:\n    image: ${REGISTRY}/does-not-exist:1\n`, ['--wait']);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /service "api" failed: image pull error for localhost:5000\/does-not-exist:1/);
+  const state = await recordedState('pull');
+  assert.equal(state?.status, 'error');
+  assert.match(state?.error ?? '', /image pull error/);
+});
+
+test('an object of another environment is never taken over', { timeout: 120_000 }, async () => {
+  // "pull" (above) owns Deployment/api in this namespace.
+  const r = deployText('other', `services:\n  api:\n    image: ${REGISTRY}/nginx:1\n`);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(lines(r.stderr).at(-1)!, /^Error: cannot deploy environment "other" in namespace .*: Deployment\/api belongs to environment "pull"\. Deploy to another namespace/);
+  const apps = s.kc.makeApiClient(k8s.AppsV1Api);
+  const api = await apps.readNamespacedDeployment({ name: 'api', namespace: s.namespace });
+  assert.equal(api.metadata?.labels?.['devtool.dev/environment'], 'pull');
+});
+
+test('a crash loop is reported with the last lines of the log', { timeout: 300_000 }, async () => {
+  const r = deployText('crash', `services:\n  worker:\n    image: ${REGISTRY}/debian:bookworm\n    entrypoint: ["sh", "-c", "echo cannot reach the config server; exit 3"]\n`, ['--wait']);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /service "worker" failed: crash loop: container worker keeps exiting \(exit code 3\)/);
+  assert.match(r.stderr, /cannot reach the config server/);
+});
+
+test('a failed one-off Job stops the deploy of what depends on it', { timeout: 300_000 }, async () => {
+  const compose = [
+    'services:',
+    '  migrate:',
+    `    image: ${REGISTRY}/debian:bookworm`,
+    '    restart: "no"',
+    '    entrypoint: ["sh", "-c", "echo relation users already exists >&2; exit 2"]',
+    '  web:',
+    `    image: ${REGISTRY}/nginx:1`,
+    '    depends_on:',
+    '      migrate: { condition: service_completed_successfully }',
+    '',
+  ].join('\n');
+  const r = deployText('job', compose);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /service "migrate" failed: .*(exited with code 2|job failed)/);
+  assert.match(r.stderr, /relation users already exists/);
+  const apps = s.kc.makeApiClient(k8s.AppsV1Api);
+  const web = (await apps.listNamespacedDeployment({ namespace: s.namespace, labelSelector: 'devtool.dev/environment=job' })).items;
+  assert.equal(web.length, 0, 'web, which depends on the failed migration, was never applied');
+});
