@@ -17,16 +17,20 @@ step "build"
 node scripts/build.mjs || exit 1
 
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+trap 'rm -f "$log" "$log.go"' EXIT
 status=0
 step "unit tests"
 node scripts/run-tests.mjs unit 2>&1 | tee -a "$log" || status=1
+step "agent tests (Go)"
+(cd agent && go test -count=1 -v ./... 2>&1) | tee "$log.go" | grep -E '^(--- |ok|FAIL|panic)' || true
+grep -qE '^(FAIL|panic)' "$log.go" && status=1
 step "end-to-end tests"
 node scripts/run-tests.mjs e2e 2>&1 | tee -a "$log" || status=1
 
-# node's spec reporter ends each run with "ℹ pass N" / "ℹ fail N".
-passed=$(grep -E '^ℹ pass [0-9]+' "$log" | awk '{s+=$3} END {print s+0}')
-failed=$(grep -E '^ℹ fail [0-9]+' "$log" | awk '{s+=$3} END {print s+0}')
+# node's spec reporter ends each run with "ℹ pass N" / "ℹ fail N"; go test -v prints a
+# "--- PASS"/"--- FAIL" line per top-level test.
+passed=$(( $(grep -E '^ℹ pass [0-9]+' "$log" | awk '{s+=$3} END {print s+0}') + $(grep -cE '^--- PASS' "$log.go") ))
+failed=$(( $(grep -E '^ℹ fail [0-9]+' "$log" | awk '{s+=$3} END {print s+0}') + $(grep -cE '^--- FAIL' "$log.go") ))
 echo
 echo "${passed} passed, ${failed} failed"
 [ "$failed" -eq 0 ] && [ "$status" -eq 0 ]

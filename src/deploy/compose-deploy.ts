@@ -51,7 +51,7 @@ export async function deployCompose(client: KubeClient, opts: ComposeDeployOptio
   await ensureNamespace(client, progress);
   await checkOwnership(client, opts.environment, translation.objects);
   progress.step(`checking ${translation.objects.length} objects with the API server (dry run)`);
-  for (const o of translation.objects) await applyObject(client, o, { dryRun: true });
+  await Promise.all(translation.objects.map((o) => applyObject(client, o, { dryRun: true })));
 
   const record: EnvironmentRecord = {
     name: opts.environment,
@@ -67,10 +67,13 @@ export async function deployCompose(client: KubeClient, opts: ComposeDeployOptio
     await rollOut(client, opts.environment, translation, deadline, progress);
     await prune(client, opts.environment, translation.objects, progress);
     if (opts.wait) {
-      for (const step of translation.rollout) {
-        await awaitReady(client, opts.environment, step, deadline);
-        progress.done(`${step.service} ${step.kind === 'Job' ? 'completed' : 'ready'}`);
-      }
+      // Every service is awaited at once: a deploy takes as long as its slowest service.
+      await Promise.all(
+        translation.rollout.map(async (step) => {
+          await awaitReady(client, opts.environment, step, deadline);
+          progress.done(`${step.service} ${step.kind === 'Job' ? 'completed' : 'ready'}`);
+        }),
+      );
     }
   } catch (err) {
     if (err instanceof ServiceFailure) {

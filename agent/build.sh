@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# Builds the in-container agent and Syncthing, and the devtool-bin image.
+#
+#   agent/build.sh [all] [REGISTRY]  binaries for every arch + image, pushed
+#                                    to REGISTRY ($DEVTOOL_BIN_REGISTRY,
+#                                    default localhost:5000)
+#   agent/build.sh binaries          binaries only; prints their directories
+#   agent/build.sh syncthing-path    host-arch Syncthing; prints its path (the
+#                                    CLI runs this same binary locally)
+#   agent/build.sh agent-path        host-arch devtool-agent; prints its path
+#   agent/build.sh image-ref         prints the image reference, builds nothing
+#
+# Binaries are cached outside the clone, in
+#   ${DEVTOOL_BUILD_CACHE:-/var/cache/devtool-build}/<name>-<version>-<key>/linux-<arch>/
+# where <key> hashes the sources, go.mod/go.sum, the Go version and the
+# build flags: a warm run builds nothing. Logs go to stderr; only the
+# requested paths/refs go to stdout.
+set -euo pipefail
+
+AGENT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(dirname "$AGENT_DIR")
+CACHE=${DEVTOOL_BUILD_CACHE:-/var/cache/devtool-build}
+ARCHES=${DEVTOOL_BIN_ARCHES:-amd64 arm64}
+IMAGE_NAME=devtool-bin
+# The dev container's init container runs this; the path is where the
+# dev container mounts the shared emptyDir.
+INSTALL_DIR=/devtool/bin
+# Any non-root UID works; a numeric one in the image lets a pod with
+# runAsNonRoot (Pod Security "restricted") run the init container as is.
+IMAGE_USER=65532:65532
+
+log() { printf 'agent/build.sh: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+command -v go >/dev/null || die "the Go toolchain (go) is required"
+
+cli_version() {
+  sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' "$ROOT/package.json" | head -n1
+}
+VERSION=$(cli_version)
+[[ -n $VERSION ]] || die "no version in $ROOT/package.json"
+SYNCTHING_VERSION=$(awk '$1 == "require" && $2 == "github.com/syncthing/syncthing" { print $3 }' "$AGENT_DIR/syncthing/go.mod")
+[[ -n $SYNCTHING_VERSION ]] || die "no github.com/syncthing/syncthing requirement in agent/syncthing/go.mod"
+
+# Syncthing's own build (build.go) stamps these; without a version it
+# reports unknown-dev. The stamp is the release's commit time, so builds
+# are reproducible. noassets: no web GUI, only the REST API is used (its
+# generated assets are not in the module anyway); noupgrade: never
+# replace itself.
+SYNCTHING_TAGS=noassets,noupgrade
+SYNCTHING_STAMP=1750411043 # v1.30.0 tag time, 2025-06-20T09:17:23Z
+SYNCTHING_LDFLAGS="-s -w -X github.com/syncthing/syncthing/lib/build.Version=$SYNCTHING_VERSION \
+-X github.com/syncthing/syncthing/lib/build.Stamp=$SYNCTHING_STAMP \
+-X github.com/syncthing/syncthing/lib/build.User=devtool \
+-X github.com/syncthing/syncthing/lib/build.Host=devtool \
+-X github.com/syncthing/syncthing/lib/build.Tags=$SYNCTHING_TAGS"
+AGENT_LDFLAGS="-s -w -X main.version=$VERSION -X main.syncthingVersion=$SYNCTHING_VERSION"
+
+# key FILES... -- EXTRA...: short hash of the files' names and contents,
+# the Go version and EXTRA (flags).
+key() {
+  local files=() extra=()
+  while (($#)) && [[ $1 != -- ]]; do files+=("$1"); shift; done
+  (($#)) && shift
+  extra=("$@")
+  {
+    for f in "${files[@]}"; do printf '%s\n' "${f#"$AGENT_DIR"/}"; cat "$f"; done
+    go version
+    printf '%s\n' "${extra[@]}"
+  } | sha256sum | cut -c1-16
+}
+
+agent_sources() {
+  find "$AGENT_DIR" -path "$AGENT_DIR/syncthing" -prune -o \
+    -type f \( -name '*.go' ! -name '*_test.go' -o -name go.mod -o -name go.sum \) -print |
+    LC_ALL=C sort
+}
+
+AGENT_CACHE=$CACHE/devtool-agent-$VERSION-$(mapfile -t s < <(agent_sources); key "${s[@]}" -- "$AGENT_LDFLAGS")
+SYNCTHING_CACHE=$CACHE/syncthing-$SYNCTHING_VERSION-$(key "$AGENT_DIR/syncthing/go.mod" "$AGENT_DIR/syncthing/go.sum" -- "$SYNCTHING_LDFLAGS" "$SYNCTHING_TAGS")
+
+# build NAME MODULE_DIR OUTDIR ARCH TAGS LDFLAGS PKG: static, trimmed,
+# into OUTDIR/linux-ARCH/NAME, atomically (a killed build never looks
+# like a cache hit).
+build() {
+  local name=$1 dir=$2 out=$3/linux-$4 arch=$4 tags=$5 ldflags=$6 pkg=$7
+  [[ -x $out/$name ]] && return 0
+  # Concurrent builds of the same thing (go test runs packages in
+  # parallel, each asking for Syncthing) wait for one another.
+  mkdir -p "$3"
+  local lock
+  exec {lock}>"$out.lock"
+  flock "$lock"
+  if [[ -x $out/$name ]]; then exec {lock}>&-; return 0; fi
+  local tmp=$out.tmp.$$ start=$SECONDS
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  log "building $name linux/$arch -> $out"
+  # CGO off: static binaries that run on any image, even FROM scratch
+  # or musl-based. -mod=readonly: go.sum must already pin everything.
+  if ! (cd "$dir" && CGO_ENABLED=0 GOOS=linux GOARCH=$arch GOFLAGS=-mod=readonly \
+    go build -trimpath -buildvcs=false -tags "$tags" -ldflags "$ldflags" -o "$tmp/$name" "$pkg") </dev/null >&2; then
+    rm -rf "$tmp"
+    die "building $name for linux/$arch failed"
+  fi
+  rm -rf "$out" && mv "$tmp" "$out"
+  exec {lock}>&-
+  log "built $name linux/$arch in $((SECONDS - start))s"
+  prune "$3"
+}
+
+# prune ENTRY: delete older cache entries of the same name (other source
+# hashes), so editing the agent does not fill the disk. Entries touched in
+# the last hour are kept: another checkout may be using them.
+prune() {
+  local entry=$1 base
+  base=$(basename "$entry")
+  find "$(dirname "$entry")" -mindepth 1 -maxdepth 1 -type d -name "${base%-*}-*" \
+    ! -name "$base" -mmin +60 -exec rm -rf {} + 2>/dev/null || true
+}
+
+build_agent() { build devtool-agent "$AGENT_DIR" "$AGENT_CACHE" "$1" "" "$AGENT_LDFLAGS" .; }
+build_syncthing() {
+  build syncthing "$AGENT_DIR/syncthing" "$SYNCTHING_CACHE" "$1" "$SYNCTHING_TAGS" "$SYNCTHING_LDFLAGS" \
+    github.com/syncthing/syncthing/cmd/syncthing
+}
+
+host_arch() { go env GOARCH; }
+
+find_crane() {
+  if [[ -n ${CRANE:-} ]]; then echo "$CRANE"; return; fi
+  local c
+  # The local cluster's build caches crane; reuse it if present.
+  for c in /var/cache/devtool-cluster/bin/crane-*/crane; do
+    [[ -x $c ]] && { echo "$c"; return; }
+  done
+  # Else build it from the cluster's pinned wrapper module (read-only use).
+  local k dir
+  k=$(key "$ROOT/cluster/crane/go.mod" "$ROOT/cluster/crane/go.sum" -- "-s -w")
+  dir=$CACHE/crane-$k
+  build crane "$ROOT/cluster/crane" "$dir" "$(host_arch)" "" "-s -w" github.com/google/go-containerregistry/cmd/crane
+  echo "$dir/linux-$(host_arch)/crane"
+}
+
+registry() { echo "${1:-${DEVTOOL_BIN_REGISTRY:-localhost:5000}}"; }
+
+# push_image REGISTRY: one image per arch (tagged VERSION-ARCH), then an
+# index tagged VERSION that points at all of them.
+push_image() {
+  local reg=$1 crane ref=$1/$IMAGE_NAME:$VERSION manifests=() arch work
+  crane=$(find_crane)
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' RETURN
+  for arch in $ARCHES; do
+    local root=$work/$arch/root layer=$work/$arch/layer.tar aref=$ref-$arch digest
+    mkdir -p "$root/devtool-bin"
+    cp "$AGENT_CACHE/linux-$arch/devtool-agent" "$SYNCTHING_CACHE/linux-$arch/syncthing" "$root/devtool-bin/"
+    chmod 0755 "$root/devtool-bin" "$root/devtool-bin/"*
+    # Reproducible layer: fixed owner, mtime and order.
+    tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -C "$root" -cf "$layer" devtool-bin
+    log "pushing $aref"
+    "$crane" --insecure append -f "$layer" -t "$aref" >&2 ||
+      die "crane append to $reg failed (is the registry up? try: curl http://$reg/v2/)"
+    digest=$("$crane" --insecure mutate "$aref" -t "$aref" \
+      --set-platform "linux/$arch" \
+      --entrypoint "/devtool-bin/devtool-agent,install,$INSTALL_DIR" \
+      --user "$IMAGE_USER" \
+      -l "org.opencontainers.image.title=$IMAGE_NAME" \
+      -l "org.opencontainers.image.version=$VERSION" \
+      -l "dev.devtool.syncthing.version=$SYNCTHING_VERSION")
+    manifests+=(-m "$digest")
+  done
+  log "pushing index $ref (${ARCHES// /, })"
+  "$crane" --insecure index append "${manifests[@]}" -t "$ref" >&2
+  echo "$ref@$("$crane" --insecure digest "$ref")"
+}
+
+cmd=${1:-all}
+case $cmd in
+  syncthing-path)
+    build_syncthing "$(host_arch)"
+    echo "$SYNCTHING_CACHE/linux-$(host_arch)/syncthing"
+    ;;
+  agent-path)
+    build_agent "$(host_arch)"
+    echo "$AGENT_CACHE/linux-$(host_arch)/devtool-agent"
+    ;;
+  binaries)
+    for a in $ARCHES; do build_agent "$a"; build_syncthing "$a"; done
+    echo "$AGENT_CACHE"
+    echo "$SYNCTHING_CACHE"
+    ;;
+  image-ref)
+    echo "$(registry "${2:-}")/$IMAGE_NAME:$VERSION"
+    ;;
+  all | image)
+    for a in $ARCHES; do build_agent "$a"; build_syncthing "$a"; done
+    push_image "$(registry "${2:-}")"
+    log "local syncthing (same build, $(host_arch)): $SYNCTHING_CACHE/linux-$(host_arch)/syncthing"
+    ;;
+  -h | --help | help)
+    sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    ;;
+  *)
+    # A bare registry argument means "all".
+    if [[ $cmd == *[.:]* ]]; then
+      for a in $ARCHES; do build_agent "$a"; build_syncthing "$a"; done
+      push_image "$(registry "$cmd")"
+      log "local syncthing (same build, $(host_arch)): $SYNCTHING_CACHE/linux-$(host_arch)/syncthing"
+    else
+      die "unknown command $cmd (see --help)"
+    fi
+    ;;
+esac

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"devtool.dev/agent/internal/config"
+	"devtool.dev/agent/internal/supervisor"
+	"devtool.dev/agent/internal/syncthingcfg"
+)
+
+// EnvSyncthingBin overrides where supervise finds Syncthing (default:
+// next to this binary, where `install` put it).
+const EnvSyncthingBin = "DEVTOOL_SYNCTHING_BIN"
+
+func runSupervise(args []string) error {
+	fs := flag.NewFlagSet("supervise", flag.ContinueOnError)
+	state := fs.String("state", "", "state directory (default $DEVTOOL_STATE, the contract's stateDir, or "+config.DefaultStateDir+")")
+	noSSH := fs.Bool("no-ssh", false, "do not run the SSH server")
+	noSync := fs.Bool("no-syncthing", false, "do not run Syncthing")
+	stopTimeout := fs.Duration("stop-timeout", 10*time.Second, "how long children get to exit after SIGTERM before SIGKILL")
+	backoffMin := fs.Duration("backoff-min", time.Second, "first restart delay of a crashed agent")
+	backoffMax := fs.Duration("backoff-max", 30*time.Second, "longest restart delay")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	userCmd := fs.Args() // flag stops at "--" and drops it
+
+	var cfg *config.Config
+	if !*noSSH || !*noSync {
+		path, err := config.Path()
+		if err != nil {
+			return err
+		}
+		if cfg, err = config.Load(path); err != nil {
+			return err
+		}
+		if !*noSSH {
+			if err := cfg.ValidateSSH(); err != nil {
+				return err
+			}
+		}
+		if !*noSync {
+			if err := cfg.ValidateSyncthing(); err != nil {
+				return err
+			}
+		}
+	}
+	stateDir := *state
+	if stateDir == "" {
+		stateDir = cfg.StateDirectory()
+	}
+	logDir := filepath.Join(stateDir, "logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return fmt.Errorf("state directory %s is not writable by uid %d gid %d (%w); "+
+			"mount it from a volume and set the pod's securityContext.fsGroup", stateDir, os.Getuid(), os.Getgid(), err)
+	}
+
+	// The supervisor's own events go to the container log (kubectl logs)
+	// and to a file on the PVC that survives restarts (devtool doctor).
+	own, err := supervisor.OpenRotating(filepath.Join(logDir, "supervisor.log"), 1<<20, 2)
+	if err != nil {
+		return err
+	}
+	defer own.Close()
+	logger := log.New(io.MultiWriter(os.Stderr, own), "devtool-agent: ", log.LstdFlags)
+
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	var specs []supervisor.Spec
+	if !*noSync {
+		bin := os.Getenv(EnvSyncthingBin)
+		if bin == "" {
+			bin = filepath.Join(filepath.Dir(self), "syncthing")
+		}
+		home := filepath.Join(stateDir, "syncthing")
+		specs = append(specs, supervisor.Spec{
+			Name: "syncthing", Path: bin, Args: syncthingcfg.Args(home),
+			Env:     append(os.Environ(), syncthingcfg.Env()...),
+			Restart: true, LogToFile: true, OwnGroup: true,
+			// Regenerated before every start: the contract is the truth.
+			PreStart: func() error {
+				id, err := syncthingcfg.WriteHome(home, cfg.Syncthing)
+				if err == nil {
+					logger.Printf("syncthing: device %s, config in %s", id, home)
+				}
+				return err
+			},
+		})
+	}
+	if !*noSSH {
+		specs = append(specs, supervisor.Spec{
+			Name: "ssh", Path: self, Args: []string{"ssh"},
+			Restart: true, LogToFile: true, OwnGroup: true,
+		})
+	}
+	if len(userCmd) > 0 {
+		path, err := exec.LookPath(userCmd[0])
+		if err != nil {
+			return fmt.Errorf("command: %w", err)
+		}
+		specs = append(specs, supervisor.Spec{
+			Name: "command", Path: path, Args: userCmd[1:],
+			// On a terminal (kubectl attach) the command must stay in our
+			// foreground process group to be allowed to read it.
+			OwnGroup: !stdinIsTerminal(),
+		})
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	sup := supervisor.New(supervisor.Options{
+		LogDir:        logDir,
+		BackoffMin:    *backoffMin,
+		BackoffMax:    *backoffMax,
+		StopTimeout:   *stopTimeout,
+		Logf:          logger.Printf,
+		KillAllOnStop: os.Getpid() == 1,
+	}, specs...)
+	logger.Printf("%s supervising (pid %d, uid %d, state %s)", version, os.Getpid(), os.Getuid(), stateDir)
+	return sup.Run(ctx)
+}
+
+func stdinIsTerminal() bool {
+	_, err := unix.IoctlGetTermios(0, unix.TCGETS)
+	return err == nil
+}

@@ -1,0 +1,144 @@
+// Command devtool-agent runs inside devtool's dev containers. One static
+// binary does everything, because the image it ships in is FROM scratch
+// and the dev container's own image may have no shell or tools:
+//
+//	install DIR        copy the agent and Syncthing into DIR (init container)
+//	supervise [-- CMD] PID 1 of the dev container: Syncthing, SSH, CMD
+//	ssh                the SSH server (started by supervise)
+//	syncthing-config   write a Syncthing home from the contract
+//	keygen             print fresh keys for a contract, as JSON
+//	version            print versions
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+)
+
+// Set at build time (build.sh) with -ldflags -X.
+var (
+	version          = "dev"
+	syncthingVersion = "unknown"
+)
+
+const usage = `usage: devtool-agent <command> [flags]
+
+commands:
+  install DIR                  copy devtool-agent and syncthing next to this binary into DIR
+  supervise [flags] [-- CMD..] run Syncthing and the SSH server (and CMD) as PID 1
+  ssh [flags]                  run the SSH server
+  syncthing-config --home DIR  write Syncthing's config.xml, cert and key from the contract
+  keygen                       print a new SSH host key and Syncthing identity as JSON
+  version                      print the version
+
+The contract (JSON) is read from the file named by $DEVTOOL_AGENT_CONFIG;
+see README.md.
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	cmd, args := os.Args[1], os.Args[2:]
+	var err error
+	switch cmd {
+	case "install":
+		err = runInstall(args)
+	case "supervise":
+		err = runSupervise(args)
+	case "ssh":
+		err = runSSH(args)
+	case "syncthing-config":
+		err = runSyncthingConfig(args)
+	case "keygen":
+		err = runKeygen(args)
+	case "version", "--version", "-v":
+		fmt.Printf("devtool-agent %s (syncthing %s, %s, %s/%s)\n",
+			version, syncthingVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+	default:
+		fmt.Fprintf(os.Stderr, "devtool-agent: unknown command %q\n\n%s", cmd, usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(2)
+		}
+		fmt.Fprintf(os.Stderr, "devtool-agent %s: %v\n", cmd, err)
+		os.Exit(1)
+	}
+}
+
+// installedFiles are copied by `install`; they sit side by side in the
+// image's /devtool-bin and in the dev container's /devtool/bin.
+var installedFiles = []string{"devtool-agent", "syncthing"}
+
+func runInstall(args []string) error {
+	fs := flag.NewFlagSet("install", flag.ContinueOnError)
+	from := fs.String("from", "", "source directory (default: this binary's directory)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: devtool-agent install [--from DIR] DIR")
+	}
+	dst := fs.Arg(0)
+	src := *from
+	if src == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		src = filepath.Dir(self)
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	for _, name := range installedFiles {
+		if err := copyExecutable(filepath.Join(src, name), filepath.Join(dst, name)); err != nil {
+			return err
+		}
+		fmt.Printf("installed %s\n", filepath.Join(dst, name))
+	}
+	return nil
+}
+
+// copyExecutable copies src to dst via a temporary file and a rename, so
+// the dev container never sees a half-written binary (an init container
+// that is restarted mid-copy simply redoes it). Mode 0755: the dev
+// container may run as a different UID than the init container.
+func copyExecutable(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	if _, err := io.Copy(tmp, in); err != nil {
+		tmp.Close()
+		return fmt.Errorf("copy %s: %w", src, err)
+	}
+	if err := tmp.Chmod(0o755); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), dst)
+}
