@@ -14,10 +14,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+
+	"devtool.dev/agent/internal/atomicfile"
 )
 
 // Set at build time (build.sh) with -ldflags -X.
@@ -120,25 +121,8 @@ func copyExecutable(src, dst string) error {
 		return err
 	}
 	defer in.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if _, err := io.Copy(tmp, in); err != nil {
-		tmp.Close()
+	if err := atomicfile.Write(dst, in, 0o755); err != nil {
 		return fmt.Errorf("copy %s: %w", src, err)
 	}
-	if err := tmp.Chmod(0o755); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), dst)
+	return nil
 }

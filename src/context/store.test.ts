@@ -10,34 +10,8 @@ import { ContextStore } from './store.ts';
 const root = mkdtempSync(join(tmpdir(), 'devtool-store-test-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 
-const KUBECONFIG = `apiVersion: v1
-kind: Config
-current-context: alpha
-clusters:
-- name: alpha-cluster
-  cluster:
-    server: https://alpha.invalid:6443
-- name: beta-cluster
-  cluster:
-    server: https://beta.invalid:6443
-contexts:
-- name: alpha
-  context:
-    cluster: alpha-cluster
-    user: alpha-user
-- name: beta
-  context:
-    cluster: beta-cluster
-    user: beta-user
-    namespace: team
-users:
-- name: alpha-user
-  user:
-    token: alpha-token
-- name: beta-user
-  user:
-    token: beta-token
-`;
+/** Two fake clusters (nothing is contacted); the e2e tests use the same file. */
+const KUBECONFIG = readFileSync(new URL('./testdata/two-clusters.kubeconfig.yaml', import.meta.url), 'utf8');
 
 let n = 0;
 /** A fresh home and kubeconfig; `env` adds variables (DEVTOOL_URL...). */

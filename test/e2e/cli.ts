@@ -5,7 +5,7 @@
  * dist/ is built once per test process when it is missing or older than the sources.
  */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,35 +14,7 @@ export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 export const cliPath = join(repoRoot, 'dist', 'devtool.cjs');
 
 /** The fixture kubeconfig: two clusters and contexts with fake servers and tokens; alpha is current. */
-export const FIXTURE_KUBECONFIG = `# devtool e2e fixture: fake clusters, nothing is contacted
-apiVersion: v1
-kind: Config
-current-context: alpha
-clusters:
-- name: alpha-cluster
-  cluster:
-    server: https://alpha.invalid:6443
-- name: beta-cluster
-  cluster:
-    server: https://beta.invalid:6443
-contexts:
-- name: alpha
-  context:
-    cluster: alpha-cluster
-    user: alpha-user
-- name: beta
-  context:
-    cluster: beta-cluster
-    user: beta-user
-    namespace: team
-users:
-- name: alpha-user
-  user:
-    token: fake-alpha-token
-- name: beta-user
-  user:
-    token: fake-beta-token
-`;
+export const FIXTURE_KUBECONFIG = readFileSync(join(repoRoot, 'src/context/testdata/two-clusters.kubeconfig.yaml'), 'utf8');
 
 let built = false;
 

@@ -1,6 +1,7 @@
 package syncthingcfg
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"devtool.dev/agent/internal/config"
+
+	"devtool.dev/agent/internal/atomicfile"
 )
 
 // WriteHome writes config.xml, cert.pem and key.pem for st into home and
@@ -56,37 +59,11 @@ func WriteHome(home string, st config.Syncthing) (string, error) {
 		{"config.xml", xmlData, 0o600},
 	}
 	for _, f := range files {
-		if err := writeAtomic(filepath.Join(home, f.name), f.data, f.mode); err != nil {
+		if err := atomicfile.Write(filepath.Join(home, f.name), bytes.NewReader(f.data), f.mode); err != nil {
 			return "", err
 		}
 	}
 	return selfID, nil
-}
-
-// writeAtomic replaces path in one rename so a crash never leaves
-// Syncthing a truncated config.
-func writeAtomic(path string, data []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // Args is Syncthing's command line (after the binary) for a home written
