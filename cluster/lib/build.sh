@@ -34,7 +34,7 @@ go_build() {
   log "building $name (go build, cached in $out; see $LOGS/build-$name.log)"
   local start=$SECONDS
   # CGO off: static binaries that do not depend on the host's libc.
-  if ! (cd "$dir" && CGO_ENABLED=0 GOFLAGS=-mod=readonly \
+  if ! (cd "$dir" && CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" \
     go build -trimpath -ldflags="$ldflags" -o "$tmp/" "$@") \
     </dev/null >>"$LOGS/build-$name.log" 2>&1; then
     rm -rf "$tmp"
@@ -48,19 +48,21 @@ ensure_go() {
   command -v go >/dev/null || die "the Go toolchain (go) is required to build the cluster binaries"
 }
 
-# Sets K8S_BIN to the directory holding the Kubernetes binaries.
+# Sets K8S_BIN to the directory holding (or to hold) the Kubernetes binaries.
+k8s_bin_dir() {
+  K8S_BIN=$CACHE/bin/k8s-$K8S_VERSION-$(build_key "$CLUSTER_DIR/k8s" "$(k8s_ldflags)" "${K8S_COMMANDS[*]}")
+}
+
 ensure_k8s_bins() {
-  local ld key c missing=
-  ld=$(k8s_ldflags)
-  key=$(build_key "$CLUSTER_DIR/k8s" "$ld" "${K8S_COMMANDS[*]}")
-  K8S_BIN=$CACHE/bin/k8s-$K8S_VERSION-$key
+  local c missing=
+  k8s_bin_dir
   for c in "${K8S_COMMANDS[@]}"; do [[ -x $K8S_BIN/$c ]] || missing=1; done
   [[ -z $missing ]] && return 0
   local pkgs=()
   for c in "${K8S_COMMANDS[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
   # One `go build` for all commands: they share most packages, so this
   # compiles each package once.
-  go_build "k8s-$K8S_VERSION" "$CLUSTER_DIR/k8s" "$K8S_BIN" "$ld" "${pkgs[@]}"
+  go_build "k8s-$K8S_VERSION" "$CLUSTER_DIR/k8s" "$K8S_BIN" "$(k8s_ldflags)" "${pkgs[@]}"
 }
 
 # Sets COREDNS_BIN to the coredns binary.

@@ -39,7 +39,8 @@ CNI_BIN_DIR=/usr/lib/cni
 # /tmp/hostpath_pv/<uuid>; we point that path at the state dir with a symlink.
 HOSTPATH_PV_LINK=/tmp/hostpath_pv
 
-export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+# Daemons and tools live in the system dirs; Go's usual place comes last.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH:/usr/local/go/bin
 
 # --- output -----------------------------------------------------------------
 # All progress goes to stderr: stdout is reserved for the kubeconfig path.
@@ -76,10 +77,12 @@ node_ip() {
 # --- processes ----------------------------------------------------------------
 pid_of() { [[ -f $RUN/$1.pid ]] && cat "$RUN/$1.pid"; }
 
+# Alive, and really ours: after a reboot a stale pid file may name an
+# unrelated process (every daemon's command line contains its name).
 is_running() {
   local pid
   pid=$(pid_of "$1") || return 1
-  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null
+  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && grep -qa -- "$1" "/proc/$pid/cmdline" 2>/dev/null
 }
 
 # start_daemon NAME CMD...: run CMD in its own session (so its whole process
@@ -90,24 +93,31 @@ start_daemon() {
   if is_running "$name"; then return 0; fi
   mkdir -p "$LOGS" "$RUN"
   echo "=== $(date -Is) starting: $*" >>"$LOGS/$name.log"
-  setsid "$@" </dev/null >>"$LOGS/$name.log" 2>&1 &
+  # fd 3 (up's real stdout) and 9 (the command lock) must not leak either.
+  setsid "$@" </dev/null >>"$LOGS/$name.log" 2>&1 3>&- 9>&- &
   echo $! >"$RUN/$name.pid"
   disown $! 2>/dev/null || true
 }
 
-# stop_daemon NAME: SIGTERM the process group, then SIGKILL after a grace time.
-stop_daemon() {
-  local name=$1 pid i
-  pid=$(pid_of "$name") || return 0
-  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
-    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 50; i++)); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.2
-    done
-    kill -KILL -- "-$pid" 2>/dev/null || true
-  fi
-  rm -f "$RUN/$name.pid"
+# stop_daemons NAME...: SIGTERM their process groups together, SIGKILL
+# whatever is left after a grace time.
+stop_daemons() {
+  local name pid pids=() i alive
+  for name in "$@"; do
+    pid=$(pid_of "$name") || continue
+    if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
+      kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+      pids+=("$pid")
+    fi
+  done
+  for ((i = 0; i < 50; i++)); do
+    alive=
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [[ -z $alive ]] && break
+    sleep 0.2
+  done
+  for pid in "${pids[@]}"; do kill -KILL -- "-$pid" 2>/dev/null || true; done
+  for name in "$@"; do rm -f "$RUN/$name.pid"; done
 }
 
 # wait_for NAME TIMEOUT_SECONDS CMD...: poll CMD until it succeeds; fail with
@@ -124,6 +134,33 @@ wait_for() {
   done
 }
 
+# unmount_under DIR: unmount everything mounted at or below DIR, deepest first.
+unmount_under() {
+  local dir m
+  dir=$(realpath -m "$1")
+  awk -v d="$dir" '$2 == d || index($2, d "/") == 1 {print $2}' /proc/mounts | sort -r |
+    while read -r m; do
+      umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || log "warning: cannot unmount $m"
+    done
+}
+
+# safe_rm DIR: delete a tree that may hold mounts (chroots, pod volumes)
+# without ever descending into a mounted filesystem.
+safe_rm() {
+  [[ -e $1 ]] || return 0
+  unmount_under "$1"
+  rm -rf --one-file-system "$1"
+}
+
+# kill_tree PID: a process and all its descendants (children first found,
+# then killed top-down so none is re-parented out of reach).
+kill_tree() {
+  local pid=$1 child
+  kill -STOP "$pid" 2>/dev/null || return 0
+  for child in $(pgrep -P "$pid" || true); do kill_tree "$child"; done
+  kill -KILL "$pid" 2>/dev/null || true
+}
+
 # --- API access ---------------------------------------------------------------
 # curl against the apiserver with the admin client certificate.
 api() {
@@ -133,4 +170,5 @@ api() {
 
 # kubectl for the few things a shell script does best (applying manifests);
 # tests and the product use the API through client libraries.
-kc() { kubectl --kubeconfig "$KUBECONFIG_OUT" "$@"; }
+# kubectl is built with the cluster (same release), not taken from the host.
+kc() { "$K8S_BIN/kubectl" --kubeconfig "$KUBECONFIG_OUT" "$@"; }

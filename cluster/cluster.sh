@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Single-node Kubernetes cluster for devtool's tests and demo, built and run
+# by the project itself (see cluster/README.md).
+#
+#   cluster.sh up      start (or reuse) the cluster; last stdout line is the
+#                      path of an admin kubeconfig (context devtool-local)
+#   cluster.sh down    stop every process, unmount, delete the state
+#   cluster.sh status  what runs, node readiness, system pods
+#   cluster.sh crane ARGS...    the cached crane (registry client), e.g. to
+#                               push an image to localhost:5000 in a test
+#   cluster.sh kubectl ARGS...  kubectl of the cluster's release, on its
+#                               admin kubeconfig (for people debugging)
+#
+# Environment: DEVTOOL_CLUSTER_CACHE (default /var/cache/devtool-cluster),
+# DEVTOOL_CLUSTER_STATE (default /var/lib/devtool-cluster).
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+for f in common packages build pki network components rootfs images addons lifecycle; do
+  # shellcheck source=/dev/null
+  source "$here/lib/$f.sh"
+done
+
+usage() { echo "usage: $0 up|down|status|crane ARGS...|kubectl ARGS..." >&2; exit 2; }
+
+[[ $# -ge 1 ]] || usage
+# Tools need no lock: they only talk to the registry / apiserver.
+case $1 in
+  crane) shift; ensure_go; ensure_crane; exec "$CRANE" "$@" ;;
+  kubectl) shift; ensure_go; ensure_k8s_bins; exec "$K8S_BIN/kubectl" --kubeconfig "$KUBECONFIG_OUT" "$@" ;;
+esac
+[[ $# -eq 1 ]] || usage
+[[ $EUID -eq 0 ]] || die "must run as root (it installs packages, mounts, sets up networking)"
+
+# One command at a time: test processes may call `up` concurrently. The lock
+# is a sibling of the state dir (which `down` deletes); daemons do not
+# inherit it (start_daemon closes fd 9).
+mkdir -p "$(dirname "$STATE")"
+exec 9>"$STATE.lock"
+flock 9 || die "cannot lock $STATE.lock"
+
+case $1 in
+  up) cmd_up ;;
+  down) cmd_down ;;
+  status) cmd_status ;;
+  *) usage ;;
+esac

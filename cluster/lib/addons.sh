@@ -1,0 +1,189 @@
+# shellcheck shell=bash
+# In-cluster add-ons applied by `up`: CoreDNS (Deployment + the kube-dns
+# Service on DNS_SVC_IP, with its RBAC) and the default StorageClass.
+
+# Upstream resolvers for CoreDNS: the host's, minus loopback ones (a pod
+# cannot reach the host's 127.0.0.x).
+upstream_dns() {
+  local ns
+  ns=$(awk '$1 == "nameserver" && $2 !~ /^(127\.|::1$)/ {print $2}' /etc/resolv.conf | head -n 3 | xargs)
+  [[ -n $ns ]] || die "no usable nameserver in /etc/resolv.conf for CoreDNS to forward to"
+  echo "$ns"
+}
+
+addons_manifest() {
+  cat <<EOF
+# The controller-manager's host-path provisioner (--enable-hostpath-provisioner)
+# creates a directory per claim under /tmp/hostpath_pv (-> \$STATE/hostpath-pv).
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: standard
+  annotations:
+    storageclass.kubernetes.io/is-default-class: "true"
+provisioner: kubernetes.io/host-path
+reclaimPolicy: Delete
+volumeBindingMode: Immediate
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: coredns
+  namespace: kube-system
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: system:coredns
+rules:
+  - apiGroups: [""]
+    resources: [endpoints, services, pods, namespaces]
+    verbs: [list, watch]
+  - apiGroups: [discovery.k8s.io]
+    resources: [endpointslices]
+    verbs: [list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: system:coredns
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: system:coredns
+subjects:
+  - kind: ServiceAccount
+    name: coredns
+    namespace: kube-system
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: coredns
+  namespace: kube-system
+data:
+  Corefile: |
+    .:53 {
+        errors
+        health {
+            lameduck 5s
+        }
+        ready
+        kubernetes $CLUSTER_DOMAIN in-addr.arpa ip6.arpa {
+            pods insecure
+            fallthrough in-addr.arpa ip6.arpa
+            ttl 30
+        }
+        prometheus :9153
+        forward . $(upstream_dns) {
+            max_concurrent 1000
+        }
+        cache 30
+        loop
+        reload
+        loadbalance
+    }
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: coredns
+  namespace: kube-system
+  labels: {k8s-app: kube-dns}
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {k8s-app: kube-dns}
+  strategy:
+    rollingUpdate: {maxUnavailable: 1}
+  template:
+    metadata:
+      labels: {k8s-app: kube-dns}
+    spec:
+      serviceAccountName: coredns
+      priorityClassName: system-cluster-critical
+      dnsPolicy: Default
+      tolerations:
+        - {key: CriticalAddonsOnly, operator: Exists}
+        - {key: node-role.kubernetes.io/control-plane, effect: NoSchedule}
+      containers:
+        - name: coredns
+          image: $COREDNS_IMAGE
+          args: [-conf, /etc/coredns/Corefile]
+          ports:
+            - {name: dns, containerPort: 53, protocol: UDP}
+            - {name: dns-tcp, containerPort: 53, protocol: TCP}
+            - {name: metrics, containerPort: 9153, protocol: TCP}
+          resources:
+            requests: {cpu: 50m, memory: 70Mi}
+            limits: {memory: 170Mi}
+          securityContext:
+            allowPrivilegeEscalation: false
+            readOnlyRootFilesystem: true
+            capabilities:
+              add: [NET_BIND_SERVICE]
+              drop: [ALL]
+          livenessProbe:
+            httpGet: {path: /health, port: 8080}
+            initialDelaySeconds: 10
+            periodSeconds: 10
+            failureThreshold: 5
+          readinessProbe:
+            httpGet: {path: /ready, port: 8181}
+            periodSeconds: 2
+          volumeMounts:
+            - {name: config, mountPath: /etc/coredns, readOnly: true}
+      volumes:
+        - name: config
+          configMap:
+            name: coredns
+            items: [{key: Corefile, path: Corefile}]
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: kube-dns
+  namespace: kube-system
+  labels: {k8s-app: kube-dns, kubernetes.io/name: CoreDNS}
+spec:
+  selector: {k8s-app: kube-dns}
+  clusterIP: $DNS_SVC_IP
+  ports:
+    - {name: dns, port: 53, protocol: UDP}
+    - {name: dns-tcp, port: 53, protocol: TCP}
+    - {name: metrics, port: 9153, protocol: TCP}
+EOF
+}
+
+apply_addons() {
+  mkdir -p "$STATE/manifests"
+  addons_manifest >"$STATE/manifests/addons.yaml"
+  kc apply --server-side --force-conflicts -f "$STATE/manifests/addons.yaml" \
+    >>"$LOGS/addons.log" 2>&1 || fail_component addons "applying $STATE/manifests/addons.yaml failed"
+}
+
+node_ready() {
+  kc get node "$(node_name)" \
+    -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null | grep -qx True
+}
+
+coredns_ready() {
+  local n
+  n=$(kc -n kube-system get deploy coredns -o 'jsonpath={.status.readyReplicas}' 2>/dev/null)
+  [[ ${n:-0} -ge 1 ]]
+}
+
+wait_cluster_ready() {
+  wait_for kubelet 120 node_ready
+  local deadline=$((SECONDS + 180))
+  until coredns_ready; do
+    if ((SECONDS > deadline)); then
+      log "ERROR: CoreDNS is not ready after 180s"
+      kc -n kube-system get pods -o wide >&2
+      kc -n kube-system describe pods -l k8s-app=kube-dns 2>&1 | tail -n 25 >&2
+      kc -n kube-system logs -l k8s-app=kube-dns --tail=20 >&2 2>&1
+      exit 1
+    fi
+    sleep 0.5
+  done
+}

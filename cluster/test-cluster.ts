@@ -1,0 +1,63 @@
+/**
+ * The local cluster for end-to-end tests: `ensureCluster()` runs `bash cluster/cluster.sh up` (which
+ * starts the cluster, or reuses a running healthy one) once per process and returns its admin
+ * kubeconfig and the registry that its nodes pull from.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface LocalCluster {
+  /** Absolute path of a kubeconfig whose current context, `devtool-local`, is cluster admin. */
+  kubeconfigPath: string;
+  /** Registry host the cluster pulls from over plain HTTP; images are `${registry}/name:tag`. */
+  registry: string;
+}
+
+export const REGISTRY = 'localhost:5000';
+const clusterScript = join(dirname(fileURLToPath(import.meta.url)), 'cluster.sh');
+
+let pending: Promise<LocalCluster> | undefined;
+
+/** Starts (or reuses) the local cluster, once per process. The script's output goes to stderr. */
+export function ensureCluster(): Promise<LocalCluster> {
+  pending ??= up();
+  return pending;
+}
+
+function up(): Promise<LocalCluster> {
+  return new Promise((resolve, reject) => {
+    // No stdin, nothing interactive; the script's progress is streamed to our stderr.
+    const child = spawn('bash', [clusterScript, 'up'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      stdout += chunk;
+      process.stderr.write(chunk);
+    });
+    child.stderr.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (code !== 0) {
+        reject(new Error(`cluster.sh up failed (exit ${code ?? signal}); its log lines are above`));
+        return;
+      }
+      const kubeconfigPath = stdout.trim().split('\n').pop()?.trim() ?? '';
+      if (!kubeconfigPath.startsWith('/')) {
+        reject(new Error(`cluster.sh up did not print a kubeconfig path as its last line: ${JSON.stringify(stdout)}`));
+        return;
+      }
+      resolve({ kubeconfigPath, registry: REGISTRY });
+    });
+  });
+}
+
+/**
+ * Runs the cluster's cached `crane` (go-containerregistry's registry client), e.g. to push a test
+ * image into the local registry. Throws with crane's stderr when it fails; returns its stdout.
+ */
+export function crane(args: string[]): string {
+  const r = spawnSync('bash', [clusterScript, 'crane', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  if (r.status !== 0) throw new Error(`crane ${args.join(' ')} failed (exit ${r.status}): ${r.stderr}`);
+  return r.stdout;
+}
