@@ -71,6 +71,33 @@ test('a crash loop is reported with the last lines of the log', { timeout: 300_0
   assert.match(r.stderr, /cannot reach the config server/);
 });
 
+test('a readiness probe that keeps failing is reported as a failed probe', { timeout: 300_000 }, async () => {
+  const compose = [
+    'services:',
+    '  gate:',
+    `    image: ${REGISTRY}/nginx:1`,
+    '    healthcheck:',
+    '      test: ["CMD-SHELL", "echo upstream not configured; exit 1"]',
+    '      interval: 1s',
+    '',
+  ].join('\n');
+  const r = deployText('probe', compose, ['--wait']);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /service "gate" failed: failed probe: Readiness probe failed: upstream not configured/);
+});
+
+test('deploy --dry-run prints the objects and touches nothing', async () => {
+  const r = deployText('dry', `services:\n  api:\n    image: ${REGISTRY}/nginx:1\n    ports: ["80"]\n`, ['--dry-run']);
+  assert.equal(r.code, 0, r.stderr);
+  const kinds = [...r.stdout.matchAll(/^kind: (\w+)$/gm)].map((m) => m[1]);
+  assert.deepEqual(kinds, ['Service', 'Deployment']);
+  assert.match(r.stdout, /devtool\.dev\/environment: dry/);
+  const apps = s.kc.makeApiClient(k8s.AppsV1Api);
+  const found = await apps.listNamespacedDeployment({ namespace: s.namespace, labelSelector: 'devtool.dev/environment=dry' });
+  assert.equal(found.items.length, 0);
+  assert.equal(await recordedState('dry'), undefined);
+});
+
 test('a failed one-off Job stops the deploy of what depends on it', { timeout: 300_000 }, async () => {
   const compose = [
     'services:',
