@@ -29,21 +29,36 @@ devtool context show
 
 say "Deploying the sample application (examples/demo/compose.yaml)"
 export DEVTOOL_ENDPOINT_DOMAIN="${DEVTOOL_ENDPOINT_DOMAIN:-demo.devtool.local}"
-(cd examples/demo && devtool deploy --name demo --wait --timeout 5m)
+(cd examples/demo && devtool deploy --file compose.yaml --name demo --wait --timeout 5m)
 (cd examples/demo && devtool endpoints --name demo)
 KUBECONFIG="$kubeconfig" bash cluster/cluster.sh kubectl get pods,svc,ingress -n devtool-demo
 
-say "Starting a development container"
-set +e
-(cd examples/demo && devtool up demo 2>/tmp/devtool-demo.err)
-code=$?
-set -e
-if [ "$code" -eq 3 ]; then
-  echo "skipped: $(cat /tmp/devtool-demo.err)"   # exit 3: the feature is not in this build
-elif [ "$code" -ne 0 ]; then
-  cat /tmp/devtool-demo.err >&2
-  exit "$code"
+say "Building the devtool-bin image (in-container agent and Syncthing) for this version"
+bash agent/build.sh localhost:5000 >/dev/null
+
+say "Starting a development container for web: devtool up web"
+# Without a terminal `up` keeps its tunnel and forwards open until it is stopped, so it runs in the
+# background here, as it would in another terminal.
+cd examples/demo
+setsid nohup node "$root/dist/devtool.cjs" up web >"$DEVTOOL_HOME/up-web.log" 2>&1 </dev/null &
+for _ in $(seq 180); do
+  devtool exec web -- true >/dev/null 2>&1 && break
+  sleep 1
+done
+if ! devtool exec web -- sh -c 'echo "$GREETING: $(hostname)"'; then
+  echo "the dev container did not come up; devtool up said:" >&2
+  cat "$DEVTOOL_HOME/up-web.log" >&2
+  exit 1
 fi
+say "Running the app in the dev container and reaching it through the forwarded port 8080"
+devtool exec web -- sh -c 'nginx && echo "nginx started in the dev container"'
+for _ in $(seq 20); do curl -fsS localhost:8080 >/dev/null 2>&1 && break; sleep 0.5; done
+curl -fsS localhost:8080 | grep -o '<title>.*</title>'
+cd "$root"
+echo "The dev container is active. From examples/demo:"
+echo "  devtool exec web -- sh      a shell in it"
+echo "  curl localhost:8080         the forwarded port"
+echo "  devtool down web            put the original web Deployment back"
 echo
 echo "The cluster keeps running: KUBECONFIG=$kubeconfig kubectl get pods -A"
 echo "Stop it with: npm run cluster:down"

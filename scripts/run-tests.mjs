@@ -39,6 +39,9 @@ if (files.length === 0) {
   console.error(`no ${kind} test files found`);
   process.exit(1);
 }
-const args = ['--import', 'tsx', '--test', '--test-reporter=spec', ...(kind === 'e2e' ? ['--test-concurrency=1'] : []), ...files];
+// e2e files run one at a time (they share the cluster's CPU); no single test may take more than
+// 10 minutes, so a hang fails that test by name instead of eating CI's whole time budget.
+const e2eFlags = ['--test-concurrency=1', '--test-timeout=600000'];
+const args = ['--import', 'tsx', '--test', '--test-reporter=spec', ...(kind === 'e2e' ? e2eFlags : []), ...files];
 const result = spawnSync(process.execPath, args, { stdio: 'inherit' });
 process.exit(result.status ?? 1);

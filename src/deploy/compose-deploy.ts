@@ -30,6 +30,11 @@ export interface ComposeDeployOptions {
   timeoutMs: number;
   wait: boolean;
   variables: Record<string, string>;
+  /**
+   * Delete objects of the environment the file no longer has (default true). A manifest that also
+   * runs commands turns it off: their objects carry the same label and must stay.
+   */
+  prune?: boolean;
 }
 
 /** Loads and translates; pure apart from reading the files. Throws located errors on bad input. */
@@ -65,7 +70,7 @@ export async function deployCompose(client: KubeClient, opts: ComposeDeployOptio
   await writeEnvironment(client, record);
   try {
     await rollOut(client, opts.environment, translation, deadline, progress);
-    await prune(client, opts.environment, translation.objects, progress);
+    if (opts.prune !== false) await prune(client, opts.environment, translation.objects, progress);
     if (opts.wait) {
       // Every service is awaited at once: a deploy takes as long as its slowest service.
       await Promise.all(
@@ -185,7 +190,7 @@ async function checkOwnership(client: KubeClient, environment: string, objects: 
   }
 }
 
-async function ensureNamespace(client: KubeClient, progress: Progress): Promise<void> {
+export async function ensureNamespace(client: KubeClient, progress: Progress): Promise<void> {
   try {
     await client.core.readNamespace({ name: client.namespace });
   } catch (err) {

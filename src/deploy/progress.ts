@@ -30,6 +30,11 @@ export class Progress {
     for (const line of text.split('\n')) this.write(`    ${line}`);
   }
 
+  /** A line of a command's output, prefixed with the command's name. */
+  output(name: string, line: string): void {
+    this.write(`[${name}] ${line}`);
+  }
+
   /** Everything written, with timestamps, for the recorded state. */
   transcript(): string {
     return this.lines.join('\n');

@@ -89,3 +89,20 @@ export function imageFromFolder(name: string, folder: string, base: string, npmP
   crane(['append', '--insecure', '-b', base, '-f', layer, '-t', ref]);
   return ref;
 }
+
+let agentImage: string | undefined;
+
+/**
+ * The devtool-bin image (agent + Syncthing) of this version, built and pushed to the local
+ * registry by agent/build.sh: cached, so instant after the first build; needed again after
+ * `cluster:down`, which empties the registry.
+ */
+export function ensureAgentImage(): string {
+  if (agentImage) return agentImage;
+  const root = new URL('../..', import.meta.url).pathname;
+  const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+  const r = spawnSync('bash', [join(root, 'agent/build.sh'), REGISTRY], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  if (r.status !== 0) throw new Error(`agent/build.sh failed (exit ${r.status}):\n${r.stdout}${r.stderr}`);
+  agentImage = `${REGISTRY}/devtool-bin:${version}`;
+  return agentImage;
+}

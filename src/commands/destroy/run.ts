@@ -1,16 +1,27 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { CommandHandler } from '../../cli/spec.ts';
 import { destroyEnvironment } from '../../deploy/destroy.ts';
+import { runDestroyCommands } from '../../deploy/manifest-deploy.ts';
 import { environmentName } from '../../deploy/name.ts';
 import { Progress } from '../../deploy/progress.ts';
+import { DEFAULT_MANIFEST } from '../../deploy/source.ts';
 import { clusterTarget } from '../../kube/target.ts';
+import { loadManifest } from '../../manifest/load.ts';
 
 export const runDestroy: CommandHandler = async (f, inv) => {
   const { context, namespace } = await clusterTarget(f, inv.string('namespace'));
-  const environment = environmentName(inv.string('name'), f.cwd);
+  // The manifest of the folder, when there is one: its destroy commands and its environment name.
+  const manifestPath = join(f.cwd, DEFAULT_MANIFEST);
+  const manifest = existsSync(manifestPath) ? loadManifest(manifestPath, { cwd: f.cwd, env: f.env }) : undefined;
+  const environment = environmentName(inv.string('name') ?? manifest?.name, f.cwd);
   const { KubeClient } = await import('../../kube/client.ts');
   const client = await KubeClient.create(context, f.env, namespace);
   const progress = new Progress(f.io.stderr, f.now);
-  const result = await destroyEnvironment(client, { environment, volumes: inv.bool('volumes'), wait: inv.bool('wait'), timeoutMs: inv.duration('timeout')! }, progress, f.now);
+  const timeoutMs = inv.duration('timeout')!;
+  // External resources first: the commands may need what is still in the cluster.
+  if (manifest) await runDestroyCommands(client, { manifest, environment, namespace, contextName: context.name, env: f.env, timeoutMs }, progress, f.now);
+  const result = await destroyEnvironment(client, { environment, volumes: inv.bool('volumes'), wait: inv.bool('wait'), timeoutMs }, progress, f.now);
   if (!result.found) {
     progress.done(`nothing to destroy: no environment ${environment} in namespace ${namespace}`);
     return;

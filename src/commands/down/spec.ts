@@ -1,5 +1,5 @@
 import type { CommandSpec } from '../../cli/spec.ts';
-import { devContainerOptions, notBuilt } from '../shared.ts';
+import { devContainerOptions } from '../shared.ts';
 
 export const downCommand: CommandSpec = {
   name: 'down',
@@ -10,5 +10,5 @@ export const downCommand: CommandSpec = {
     ...devContainerOptions,
     { name: 'volumes', short: 'v', type: 'bool', default: 'false', description: 'Remove persistent volumes where the local folder is synchronized' },
   ],
-  load: notBuilt('development containers'),
+  load: async () => (await import('./run.ts')).runDown,
 };

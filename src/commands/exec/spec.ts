@@ -1,5 +1,5 @@
 import type { CommandSpec } from '../../cli/spec.ts';
-import { devContainerOptions, notBuilt } from '../shared.ts';
+import { devContainerOptions } from '../shared.ts';
 
 export const execCommand: CommandSpec = {
   name: 'exec',
@@ -9,5 +9,5 @@ export const execCommand: CommandSpec = {
   options: devContainerOptions,
   passthrough: { name: 'COMMAND', required: true },
   examples: ['devtool exec -- npm test', 'devtool exec api -- bash'],
-  load: notBuilt('development containers'),
+  load: async () => (await import('./run.ts')).runExec,
 };

@@ -1,5 +1,5 @@
 import type { CommandSpec } from '../../cli/spec.ts';
-import { context, manifestFile, namespace, notBuilt } from '../shared.ts';
+import { context, manifestFile, namespace } from '../shared.ts';
 
 export const initCommand: CommandSpec = {
   name: 'init',
@@ -13,5 +13,5 @@ export const initCommand: CommandSpec = {
     { name: 'v1', type: 'bool', default: 'false', description: 'Use version 1 of the init flow (also accepted as -v1)' },
   ],
   acceptsSingleDashV1: true,
-  load: notBuilt('manifest creation'),
+  load: async () => (await import('./run.ts')).runInit,
 };

@@ -1,5 +1,5 @@
 import type { CommandSpec } from '../../cli/spec.ts';
-import { devContainerOptions, notBuilt } from '../shared.ts';
+import { devContainerOptions } from '../shared.ts';
 
 export const upCommand: CommandSpec = {
   name: 'up',
@@ -12,5 +12,5 @@ export const upCommand: CommandSpec = {
     { name: 'reset', type: 'bool', default: 'false', description: 'Reset the file synchronization service' },
     { name: 'env', short: 'e', type: 'list', description: 'Environment variable set in the dev container (KEY=VALUE); repeatable' },
   ],
-  load: notBuilt('development containers'),
+  load: async () => (await import('./run.ts')).runUp,
 };

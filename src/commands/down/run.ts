@@ -1,0 +1,23 @@
+import type { CommandHandler } from '../../cli/spec.ts';
+import { Progress } from '../../deploy/progress.ts';
+import { deactivate } from '../../dev/deactivate.ts';
+import { devTarget } from '../../dev/target.ts';
+
+export const runDown: CommandHandler = async (f, inv) => {
+  const t = await devTarget(f, inv);
+  const { KubeClient } = await import('../../kube/client.ts');
+  const client = await KubeClient.create(t.context, f.env, t.namespace);
+  const progress = new Progress(f.io.stderr, f.now);
+  const found = await deactivate(client, t, {
+    volumes: inv.bool('volumes'),
+    timeoutMs: 2 * 60_000,
+    step: (m) => progress.step(m),
+    warn: (m) => progress.warn(m),
+  });
+  // The keys are per activation; a running `up` of this folder keeps its PID file until it ends.
+  const holder = t.state.holder();
+  if (holder === undefined) t.state.clear();
+  if (found) progress.done(`dev container ${t.devName} deactivated`);
+  else progress.done(`no dev container ${t.devName} was active in namespace ${t.namespace}`);
+  if (holder !== undefined) progress.warn(`'devtool up' (pid ${holder}) is still running for ${t.devName}: stop it too`);
+};

@@ -1,0 +1,71 @@
+import type { CommandHandler } from '../../cli/spec.ts';
+import { Progress } from '../../deploy/progress.ts';
+import { activate } from '../../dev/activate.ts';
+import { runSession, shellJoin } from '../../dev/session.ts';
+import { parseEnvList } from '../../dev/spec.ts';
+import { agentImage, devTarget } from '../../dev/target.ts';
+import { DevTunnel } from '../../dev/tunnel.ts';
+
+/** How long `up` waits for the dev pod (image pulls included). */
+const READY_TIMEOUT_MS = 5 * 60_000;
+
+export const runUp: CommandHandler = async (f, inv) => {
+  const t = await devTarget(f, inv);
+  const extraEnv = parseEnvList(inv.list('env'));
+  const release = t.state.lock(t.devName);
+  let tunnel: DevTunnel | undefined;
+  try {
+    const image = agentImage(f, t.context);
+    const keys = t.state.keys();
+    const { KubeClient } = await import('../../kube/client.ts');
+    const client = await KubeClient.create(t.context, f.env, t.namespace);
+    const progress = new Progress(f.io.stderr, f.now);
+    const { objects, pod } = await activate(client, t, {
+      extraEnv,
+      agentImage: image,
+      hostPrivateKey: keys.host.privateKey,
+      clientPublicKey: keys.client.publicKey,
+      timeoutMs: READY_TIMEOUT_MS,
+      step: (m) => progress.step(m),
+    });
+    tunnel = new DevTunnel({
+      client,
+      devName: t.devName,
+      hostPublicKey: keys.host.publicKey,
+      clientPrivateKey: keys.client.privateKey,
+      log: f.log,
+      forwards: t.dev.forward,
+      reverses: t.dev.reverse,
+      notice: (m) => progress.warn(m),
+    });
+    await tunnel.start();
+    // The state, on stdout: what a script (or a test) waits for.
+    const lines = [`dev container ${objects.deployment.metadata.name} is ready (pod ${pod}, namespace ${t.namespace})`];
+    for (const fw of t.dev.forward) lines.push(`  forward  localhost:${fw.local} -> ${fw.service ?? t.devName}:${fw.remote}`);
+    for (const r of t.dev.reverse) lines.push(`  reverse  ${t.devName}:${r.remote} -> localhost:${r.local}`);
+    lines.push('  file sync: not in this build yet');
+    f.io.stdout.write(`${lines.join('\n')}\n`);
+
+    if (f.interactive) {
+      const c = await tunnel.connection();
+      const command = t.dev.command.length > 0 ? shellJoin(t.dev.command) : undefined;
+      await runSession(c, f.io, { command, pty: true, term: f.env.TERM });
+      f.io.stderr.write(`The dev container stays active: 'devtool down' restores ${t.devName}.\n`);
+      return 0;
+    }
+    f.io.stdout.write(`Forwarding until interrupted (Ctrl-C); the dev container stays active until 'devtool down'.\n`);
+    await new Promise<void>((resolve) => {
+      const stop = () => {
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+        resolve();
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+    });
+    return 0;
+  } finally {
+    tunnel?.close();
+    release();
+  }
+};

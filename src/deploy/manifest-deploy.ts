@@ -1,0 +1,206 @@
+/**
+ * `deploy` and `destroy` of a manifest (devtool.yml): the `deploy` commands run in order with
+ * `sh -c` from the manifest's folder, their output streamed line by line (prefixed with the
+ * command's name), the first failure stopping everything with its exit code; then the Compose
+ * files of `deploy.compose`, if any. Commands reach the cluster through the labelling proxy
+ * (label-proxy.ts), so what they create carries the environment label and `destroy` finds it.
+ * The environment's state is recorded in the cluster at each stage.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { formatDuration } from '../cli/duration.ts';
+import { DevtoolError, UnavailableError } from '../cli/errors.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { buildImageVariable, type Command, type Manifest } from '../manifest/model.ts';
+import { deployCompose, ensureNamespace } from './compose-deploy.ts';
+import { startLabelProxy } from './label-proxy.ts';
+import type { Progress } from './progress.ts';
+import { readEnvironment, writeEnvironment, type EnvironmentRecord } from './state.ts';
+
+export interface ManifestDeployOptions {
+  manifest: Manifest;
+  environment: string;
+  namespace: string;
+  contextName: string;
+  endpointDomain?: string;
+  /** The user's environment. */
+  env: Readonly<NodeJS.ProcessEnv>;
+  /** --var values. */
+  variables: Record<string, string>;
+  timeoutMs: number;
+  wait: boolean;
+  /** --build: force building every image. */
+  build: boolean;
+}
+
+/**
+ * Images of the `build` section as deploy commands see them. Building is not part of this build of
+ * devtool: images are used as their `image` field names them, and a deploy that would need a
+ * build says so instead of deploying something stale.
+ */
+export function imageVariables(manifest: Manifest, forceBuild: boolean): Record<string, string> {
+  const names = Object.keys(manifest.build);
+  if (names.length === 0) return {};
+  const unnamed = names.filter((n) => manifest.build[n]!.image === undefined);
+  if (forceBuild || unnamed.length > 0) {
+    const why = forceBuild ? '--build asks for a build' : `build.${unnamed[0]} has no image to use as is`;
+    throw new UnavailableError(
+      `building images is not available yet in this devtool, and ${why}: build and push the image yourself and set build.<name>.image, or remove the build section`,
+    );
+  }
+  return Object.fromEntries(names.map((n) => [buildImageVariable(n), manifest.build[n]!.image!]));
+}
+
+export async function deployManifest(client: KubeClient, opts: ManifestDeployOptions, progress: Progress, now: () => Date): Promise<void> {
+  const { manifest } = opts;
+  const images = imageVariables(manifest, opts.build);
+  for (const w of manifest.warnings) progress.warn(w);
+  if (Object.keys(manifest.dependencies).length > 0) progress.warn('dependencies are not deployed by this devtool yet: deploy them first yourself');
+
+  await ensureNamespace(client, progress);
+  const record: EnvironmentRecord = { name: opts.environment, status: 'progressing', source: 'manifest', manifest: manifest.text, variables: opts.variables, output: '', updated: now().toISOString() };
+  await writeEnvironment(client, record);
+  const deadline = Date.now() + opts.timeoutMs;
+  try {
+    await runCommands(client, manifest.deploy.commands, { ...opts, extraEnv: images, deadline, what: 'deploy' }, progress);
+    const compose = manifest.deploy.compose;
+    if (compose) {
+      const extra = compose.endpoints !== undefined ? endpointsFile(compose.endpoints) : undefined;
+      try {
+        await deployCompose(
+          client,
+          {
+            cwd: manifest.folder,
+            files: [...compose.files.map((f) => join(manifest.folder, f)), ...(extra ? [extra.file] : [])],
+            environment: opts.environment,
+            namespace: opts.namespace,
+            ...(opts.endpointDomain ? { endpointDomain: opts.endpointDomain } : {}),
+            env: { ...opts.env, ...opts.variables, ...images },
+            timeoutMs: Math.max(1000, deadline - Date.now()),
+            wait: opts.wait,
+            variables: opts.variables,
+            // Objects created by the commands carry the same label: a Compose prune would delete them.
+            prune: manifest.deploy.commands.length === 0,
+          },
+          progress,
+          now,
+        );
+      } finally {
+        extra?.remove();
+      }
+    }
+  } catch (err) {
+    await writeEnvironment(client, { ...record, status: 'error', error: (err as Error).message, output: progress.transcript(), updated: now().toISOString() }).catch(() => undefined);
+    throw err;
+  }
+  await writeEnvironment(client, { ...record, status: 'deployed', output: progress.transcript(), updated: now().toISOString() });
+}
+
+/**
+ * The manifest's `destroy` commands, with the variables of the last deploy (recorded in the
+ * cluster, so a destroy from another machine or without --var removes the same external
+ * resources). A failure stops the destroy before any cluster object is deleted: retrying is safe.
+ */
+export async function runDestroyCommands(client: KubeClient, opts: Omit<ManifestDeployOptions, 'wait' | 'build' | 'variables' | 'endpointDomain'>, progress: Progress, now: () => Date): Promise<void> {
+  if (opts.manifest.destroy.length === 0) return;
+  const record = await readEnvironment(client, opts.environment);
+  const variables = record?.variables ?? {};
+  try {
+    await runCommands(client, opts.manifest.destroy, { ...opts, variables, extraEnv: {}, deadline: Date.now() + opts.timeoutMs, what: 'destroy' }, progress);
+  } catch (err) {
+    if (record) await writeEnvironment(client, { ...record, status: 'error', error: (err as Error).message, updated: now().toISOString() }).catch(() => undefined);
+    throw err;
+  }
+}
+
+interface RunOptions {
+  manifest: Manifest;
+  environment: string;
+  namespace: string;
+  contextName: string;
+  env: Readonly<NodeJS.ProcessEnv>;
+  variables: Record<string, string>;
+  extraEnv: Record<string, string>;
+  deadline: number;
+  timeoutMs: number;
+  what: 'deploy' | 'destroy';
+}
+
+async function runCommands(client: KubeClient, commands: readonly Command[], opts: RunOptions, progress: Progress): Promise<void> {
+  if (commands.length === 0) return;
+  const proxy = await startLabelProxy(client.kc, { environment: opts.environment, namespace: opts.namespace, contextName: opts.contextName });
+  try {
+    const env: NodeJS.ProcessEnv = {
+      ...opts.env,
+      ...opts.variables,
+      ...opts.extraEnv,
+      DEVTOOL_NAMESPACE: opts.namespace,
+      DEVTOOL_CONTEXT: opts.contextName,
+      DEVTOOL_ENV_NAME: opts.environment,
+      KUBECONFIG: proxy.kubeconfigPath,
+    };
+    for (const command of commands) {
+      progress.step(`running ${command.name}`);
+      const code = await runOne(command, opts.manifest.folder, env, opts.deadline, progress);
+      if (code === 'timeout') throw new DevtoolError(`${opts.what} command "${command.name}" did not finish within ${formatDuration(opts.timeoutMs)} (--timeout); it was stopped`);
+      if (code !== 0) throw new DevtoolError(`${opts.what} command "${command.name}" failed with exit code ${code}`);
+      progress.done(command.name);
+    }
+  } finally {
+    if (proxy.unlabelled.length) progress.warn(`could not label ${proxy.unlabelled.length} request(s), so destroy may miss their objects: ${proxy.unlabelled.slice(0, 3).join(', ')}`);
+    await proxy.close();
+  }
+}
+
+/** Runs one command; its exit code, or 'timeout'. Signals count as 128+N, as shells report them. */
+function runOne(command: Command, cwd: string, env: NodeJS.ProcessEnv, deadline: number, progress: Progress): Promise<number | 'timeout'> {
+  return new Promise((resolve, reject) => {
+    // detached: its own process group, so a timeout stops the whole pipeline, not just `sh`.
+    const child = spawn('sh', ['-c', command.command], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const forward = (stream: NodeJS.ReadableStream) => {
+      let partial = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => {
+        const lines = (partial + chunk).split('\n');
+        partial = lines.pop()!;
+        for (const line of lines) progress.output(command.name, line.replace(/\r$/, ''));
+      });
+      stream.on('end', () => partial && progress.output(command.name, partial));
+    };
+    forward(child.stdout);
+    forward(child.stderr);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        process.kill(-child.pid!, 'SIGTERM');
+      } catch {
+        /* already gone */
+      }
+    }, Math.max(0, deadline - Date.now()));
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(new DevtoolError(`cannot run "${command.name}": ${err.message}`));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (timedOut) resolve('timeout');
+      else resolve(code ?? 128 + (signal ? signalNumber(signal) : 0));
+    });
+  });
+}
+
+function signalNumber(signal: NodeJS.Signals): number {
+  return ({ SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 } as Record<string, number>)[signal] ?? 0;
+}
+
+/** deploy.endpoints reach the Compose loader as one more Compose file, merged after the others. */
+function endpointsFile(endpoints: unknown): { file: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'devtool-endpoints-'));
+  const file = join(dir, 'devtool-endpoints.compose.yaml');
+  // JSON is YAML; the loader validates it like any Compose file.
+  writeFileSync(file, JSON.stringify({ endpoints }));
+  return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}

@@ -1,0 +1,111 @@
+/**
+ * `up`'s switch to dev mode (the States table): record and scale the original to zero, apply the
+ * Secret, claim and mirror, and wait for the dev pod. Safe to re-run: a second `up` from the same
+ * folder re-applies the same objects (nothing rolls unless the dev spec changed).
+ */
+import * as k8s from '@kubernetes/client-node';
+import { DevtoolError } from '../cli/errors.ts';
+import { formatDuration } from '../cli/duration.ts';
+import { applyObject } from '../kube/apply.ts';
+import { isNotFound, isTransient, type KubeClient } from '../kube/client.ts';
+import { workloadState } from '../kube/workloads.ts';
+import { buildDevObjects, type DevObjects } from './mirror.ts';
+import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName } from './names.ts';
+import { findOriginal, notFoundMessage, recordAndScaleDown } from './original.ts';
+import type { DevTarget } from './target.ts';
+
+export interface ActivateOptions {
+  extraEnv: Record<string, string>;
+  agentImage: string;
+  hostPrivateKey: string;
+  clientPublicKey: string;
+  timeoutMs: number;
+  step(message: string): void;
+}
+
+export interface Activated {
+  objects: DevObjects;
+  pod: string;
+}
+
+export async function activate(client: KubeClient, t: DevTarget, o: ActivateOptions): Promise<Activated> {
+  const original = await findOriginal(client, t.devName, t.dev);
+  if (!original) throw new DevtoolError(notFoundMessage(t.devName, t.dev, t.namespace));
+  const activeFrom = original.metadata.annotations?.[FOLDER_ANNOTATION] ?? (await mirrorFolder(client, mirrorName(original.metadata.name)));
+  if (activeFrom && activeFrom !== t.folder) {
+    throw new DevtoolError(`${t.devName} is already in development from another folder or machine (deployment ${mirrorName(original.metadata.name)} in namespace ${t.namespace}); run 'devtool down' there first`);
+  }
+  const objects = buildDevObjects({ original, devName: t.devName, dev: t.dev, extraEnv: o.extraEnv, agentImage: o.agentImage, folder: t.folder, hostPrivateKey: o.hostPrivateKey, clientPublicKey: o.clientPublicKey });
+  o.step(`scaling deployment ${original.metadata.name} to 0 (its replicas are recorded for 'devtool down')`);
+  await recordAndScaleDown(client, original, t.folder);
+  await applyObject(client, objects.secret);
+  if (objects.claim) await applyObject(client, objects.claim);
+  await applyObject(client, objects.deployment);
+  o.step(`starting dev container ${objects.deployment.metadata.name}`);
+  const pod = await waitForDevPod(client, t.devName, objects, o.timeoutMs);
+  return { objects, pod };
+}
+
+async function mirrorFolder(client: KubeClient, name: string): Promise<string | undefined> {
+  try {
+    const d = await client.apps.readNamespacedDeployment({ name, namespace: client.namespace });
+    return d.metadata?.annotations?.[FOLDER_ANNOTATION];
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/** The running, ready dev pod of a dev container, if there is one. */
+export async function readyDevPod(client: KubeClient, devName: string, specHash?: string): Promise<string | undefined> {
+  const pods = await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: `${DEV_POD_LABEL}=${devName}` });
+  const ok = pods.items.find(
+    (p) =>
+      !p.metadata?.deletionTimestamp &&
+      p.status?.phase === 'Running' &&
+      (specHash === undefined || p.metadata?.annotations?.['devtool.dev/dev-spec-hash'] === specHash) &&
+      (p.status.containerStatuses ?? []).every((c) => c.ready),
+  );
+  return ok?.metadata?.name;
+}
+
+/** Waits for the dev pod of this spec, failing early with the reason a `kubectl describe` would show. */
+async function waitForDevPod(client: KubeClient, devName: string, objects: DevObjects, timeoutMs: number): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  const specHash = objects.deployment.metadata.annotations?.['devtool.dev/dev-spec-hash'];
+  const ref = { kind: 'Deployment' as const, name: objects.deployment.metadata.name, podSelector: `${DEV_POD_LABEL}=${devName}` };
+  let detail = 'starting';
+  const startedAt = Date.now();
+  for (;;) {
+    try {
+      const pod = await readyDevPod(client, devName, specHash);
+      if (pod) return pod;
+      const state = await workloadState(client, ref);
+      if (state.state === 'failed') throw new DevtoolError(`dev container ${ref.name} failed: ${state.reason}${state.logTail ? ` (last log line: ${state.logTail.split('\n').at(-1)})` : ''}`);
+      if (state.state === 'progressing') detail = state.detail;
+      // A claim that does not bind keeps the pod Pending forever: say why instead of timing out.
+      if (objects.claim && Date.now() - startedAt > 5000) {
+        const problem = await claimProblem(client, objects.claim.metadata.name);
+        if (problem) throw new DevtoolError(`dev container ${ref.name} cannot start: persistent volume claim ${objects.claim.metadata.name} is Pending: ${problem}`);
+      }
+    } catch (err) {
+      if (!isTransient(err)) throw err;
+    }
+    if (Date.now() > deadline) throw new DevtoolError(`timed out after ${formatDuration(timeoutMs)} waiting for dev container ${ref.name} (${detail})`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** Why a claim is not bound, once that is a problem rather than a delay (undefined while fine). */
+export async function claimProblem(client: KubeClient, name: string): Promise<string | undefined> {
+  const pvc = await client.core.readNamespacedPersistentVolumeClaim({ name, namespace: client.namespace });
+  if (pvc.status?.phase !== 'Pending') return undefined;
+  const events = await client.core.listNamespacedEvent({ namespace: client.namespace, fieldSelector: `involvedObject.kind=PersistentVolumeClaim,involvedObject.name=${name}` });
+  const warning = events.items.filter((e) => e.type === 'Warning').sort((a, b) => new Date(a.lastTimestamp ?? 0).getTime() - new Date(b.lastTimestamp ?? 0).getTime()).at(-1);
+  if (!pvc.spec?.storageClassName) {
+    const classes = await client.kc.makeApiClient(k8s.StorageV1Api).listStorageClass();
+    const isDefault = classes.items.some((c) => c.metadata?.annotations?.['storageclass.kubernetes.io/is-default-class'] === 'true');
+    if (!isDefault) return `the cluster has no default StorageClass; set services.<name>.persistentVolume.storageClass in the manifest (available: ${classes.items.map((c) => c.metadata?.name).join(', ') || 'none'}), or persistentVolume.enabled: false`;
+  }
+  return warning ? (warning.message ?? warning.reason ?? '').trim() : undefined;
+}

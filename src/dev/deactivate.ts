@@ -1,0 +1,103 @@
+/**
+ * `down`: gives the original back exactly as `up` found it (its recorded replicas; devtool's
+ * annotations removed), deletes the mirror and its Secret, waits for the dev pods to end and, with
+ * --volumes, deletes the claim. Everything it needs is on the cluster, so it works after `up` was
+ * killed. Re-running it is harmless.
+ */
+import { DevtoolError } from '../cli/errors.ts';
+import { deleteObject } from '../kube/apply.ts';
+import { isNotFound, isTransient, type KubeClient } from '../kube/client.ts';
+import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName } from './names.ts';
+import { findOriginal, originalSpecHash, recorded, restoreOriginal } from './original.ts';
+import type { DevTarget } from './target.ts';
+
+export interface DeactivateOptions {
+  volumes: boolean;
+  timeoutMs: number;
+  step(message: string): void;
+  warn(message: string): void;
+}
+
+/** Returns false when nothing of dev mode was found. */
+export async function deactivate(client: KubeClient, t: DevTarget, o: DeactivateOptions): Promise<boolean> {
+  const original = await findOriginal(client, t.devName, t.dev);
+  // Without the original (deleted meanwhile) the mirror is still named after the dev name's default.
+  const name = mirrorName(original?.metadata.name ?? t.devName);
+  const rec = original ? recorded(original) : undefined;
+  const activeFrom = original?.metadata.annotations?.[FOLDER_ANNOTATION];
+  if (activeFrom && activeFrom !== t.folder) {
+    throw new DevtoolError(`${t.devName} was activated from another folder or machine: run 'devtool down' there (the folder where 'devtool up' ran)`);
+  }
+  let found = false;
+  if (original && rec) {
+    if (rec.hash && rec.hash !== originalSpecHash(original)) {
+      o.warn(`deployment ${original.metadata.name} changed while in dev mode (redeployed?): its replicas are restored, the rest is left as it is now`);
+    }
+    await restoreOriginal(client, original, rec);
+    o.step(`deployment ${original.metadata.name} restored to ${rec.replicas} replica${rec.replicas === 1 ? '' : 's'}`);
+    found = true;
+  }
+  found = (await remove(client, 'apps/v1', 'Deployment', 'deployments', name)) || found;
+  found = (await remove(client, 'v1', 'Secret', 'secrets', name)) || found;
+  await waitFor(o.timeoutMs, `the dev pods of ${name} to end`, async () => (await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: `${DEV_POD_LABEL}=${t.devName}` })).items.length === 0);
+  if (o.volumes) {
+    // The claim is only freed once no pod uses it: the delete is accepted at once and finishes then.
+    if (await remove(client, 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', name)) {
+      await waitFor(o.timeoutMs, `persistent volume claim ${name} to be deleted`, async () => !(await exists(client, name)));
+      o.step(`persistent volume claim ${name} deleted`);
+      found = true;
+    }
+  }
+  return found;
+}
+
+async function remove(client: KubeClient, apiVersion: string, kind: string, resource: string, name: string): Promise<boolean> {
+  const present = await withRetry(async () => {
+    try {
+      if (kind === 'Deployment') await client.apps.readNamespacedDeployment({ name, namespace: client.namespace });
+      else if (kind === 'Secret') await client.core.readNamespacedSecret({ name, namespace: client.namespace });
+      else await client.core.readNamespacedPersistentVolumeClaim({ name, namespace: client.namespace });
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
+  });
+  if (present) await withRetry(() => deleteObject(client, { kind: { apiVersion, kind, resource }, name }));
+  return present;
+}
+
+async function exists(client: KubeClient, claim: string): Promise<boolean> {
+  try {
+    await client.core.readNamespacedPersistentVolumeClaim({ name: claim, namespace: client.namespace });
+    return true;
+  } catch (err) {
+    if (isNotFound(err)) return false;
+    throw err;
+  }
+}
+
+async function waitFor(timeoutMs: number, what: string, done: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if (await done()) return;
+    } catch (err) {
+      if (!isTransient(err)) throw err;
+    }
+    if (Date.now() > deadline) throw new DevtoolError(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** Retries a call while the API server is briefly away (restarts are part of the fault tests). */
+async function withRetry<T>(call: () => Promise<T>, attempts = 10): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await call();
+    } catch (err) {
+      if (i >= attempts || !isTransient(err)) throw err;
+      await new Promise((r) => setTimeout(r, Math.min(500 * i, 3000)));
+    }
+  }
+}

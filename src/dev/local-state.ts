@@ -1,0 +1,73 @@
+/**
+ * What a dev container keeps on this machine, in f.home.devDir(key): the SSH keys of the
+ * environment (the client's private key never leaves the machine; the host key's public half is
+ * what `exec` pins) and the PID file that stops a second `up` of the same dev container.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { DevtoolError } from '../cli/errors.ts';
+import { writeFileAtomic } from '../io/atomic-file.ts';
+import { generateDevKeys, type DevKeys } from './keys.ts';
+
+export class DevState {
+  constructor(readonly dir: string) {}
+
+  get keysFile(): string {
+    return join(this.dir, 'keys.json');
+  }
+  get pidFile(): string {
+    return join(this.dir, 'up.pid');
+  }
+
+  readKeys(): DevKeys | undefined {
+    try {
+      return JSON.parse(readFileSync(this.keysFile, 'utf8')) as DevKeys;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The environment's keys, made on first use. Reused so a second `up` does not roll the pod. */
+  keys(): DevKeys {
+    const found = this.readKeys();
+    if (found) return found;
+    const keys = generateDevKeys();
+    writeFileAtomic(this.keysFile, JSON.stringify(keys, null, 2), 0o600);
+    return keys;
+  }
+
+  /**
+   * Claims the PID file for this process, or says which `up` already holds it. A file whose process
+   * is gone (killed `up`, reboot) is stale and taken over.
+   */
+  lock(devName: string, pid = process.pid): () => void {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const holder = this.holder();
+    if (holder !== undefined && holder !== pid) {
+      throw new DevtoolError(`'devtool up' is already running for ${devName} from this folder (pid ${holder}); use that session, or stop it first`);
+    }
+    writeFileAtomic(this.pidFile, `${pid}\n`, 0o644);
+    return () => {
+      if (this.holder() === pid) rmSync(this.pidFile, { force: true });
+    };
+  }
+
+  /** The PID of a live `up` holding the PID file, if any. */
+  holder(): number | undefined {
+    if (!existsSync(this.pidFile)) return undefined;
+    const pid = Number(readFileSync(this.pidFile, 'utf8').trim());
+    if (!Number.isInteger(pid) || pid <= 0) return undefined;
+    try {
+      process.kill(pid, 0);
+      return pid;
+    } catch (err) {
+      // EPERM: alive but not ours to signal; still a live holder.
+      return (err as NodeJS.ErrnoException).code === 'EPERM' ? pid : undefined;
+    }
+  }
+
+  /** `down`: forget the keys (the next `up` makes new ones) and any stale PID file. */
+  clear(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { parse, stringify } from 'yaml';
+import type { DeploymentObject } from '../kube/objects.ts';
+import { buildDevObjects, syncSubPath } from './mirror.ts';
+import { loadManifestText } from '../manifest/load.ts';
+import type { DevService } from '../manifest/model.ts';
+import { parseEnvList } from './spec.ts';
+
+// Golden fixtures: testdata/<case>/{original.yaml, devtool.yml (one services entry), env.json (--env)} -> expected.yaml.
+// UPDATE_GOLDEN=1 rewrites expected.yaml; review the diff before committing it.
+const dir = join(import.meta.dirname, 'testdata');
+
+function build(name: string) {
+  const original = parse(readFileSync(join(dir, name, 'original.yaml'), 'utf8')) as DeploymentObject;
+  const file = join(dir, name, 'devtool.yml');
+  const [devName, dev] = Object.entries(loadManifestText(readFileSync(file, 'utf8'), file, { cwd: dir, env: {} }).services)[0]!;
+  return buildDevObjects({
+    original,
+    devName,
+    dev,
+    extraEnv: parseEnvList(JSON.parse(readFileSync(join(dir, name, 'env.json'), 'utf8')) as string[]),
+    agentImage: 'localhost:5000/devtool-bin:0.1.0',
+    folder: '0123456789abcdef',
+    hostPrivateKey: '-----BEGIN OPENSSH PRIVATE KEY-----\nHOST\n-----END OPENSSH PRIVATE KEY-----\n',
+    clientPublicKey: 'ssh-ed25519 AAAACLIENT devtool',
+  });
+}
+
+for (const name of readdirSync(dir)) {
+  test(`golden: ${name}`, () => {
+    const o = build(name);
+    const text = [o.secret, ...(o.claim ? [o.claim] : []), o.deployment].map((x) => stringify(x, { lineWidth: 0 })).join('---\n');
+    const file = join(dir, name, 'expected.yaml');
+    if (process.env.UPDATE_GOLDEN) writeFileSync(file, text);
+    assert.equal(text, readFileSync(file, 'utf8'));
+  });
+}
+
+test('the original object is not modified', () => {
+  const original = parse(readFileSync(join(dir, 'sidecar', 'original.yaml'), 'utf8')) as DeploymentObject;
+  const before = JSON.stringify(original);
+  buildDevObjects({ original, devName: 'api', dev: service({ container: 'api' }), extraEnv: {}, agentImage: 'i', folder: 'f', hostPrivateKey: 'h', clientPublicKey: 'c' });
+  assert.equal(JSON.stringify(original), before);
+});
+
+test('a missing container is named with the ones that exist', () => {
+  const original = parse(readFileSync(join(dir, 'sidecar', 'original.yaml'), 'utf8')) as DeploymentObject;
+  assert.throws(() => buildDevObjects({ original, devName: 'api', dev: service({ container: 'nope' }), extraEnv: {}, agentImage: 'i', folder: 'f', hostPrivateKey: 'h', clientPublicKey: 'c' }), /no container "nope" \(it has proxy, api\)/);
+});
+
+test('the spec hash follows the dev spec', () => {
+  const a = build('minimal').deployment.metadata.annotations!['devtool.dev/dev-spec-hash'];
+  const b = build('minimal').deployment.metadata.annotations!['devtool.dev/dev-spec-hash'];
+  assert.equal(a, b);
+  const original = parse(readFileSync(join(dir, 'minimal', 'original.yaml'), 'utf8')) as DeploymentObject;
+  const c = buildDevObjects({ original, devName: 'web', dev: service({ image: 'nginx:2' }), extraEnv: {}, agentImage: 'localhost:5000/devtool-bin:0.1.0', folder: 'f', hostPrivateKey: 'h', clientPublicKey: 'c' });
+  assert.notEqual(c.deployment.metadata.annotations!['devtool.dev/dev-spec-hash'], a);
+});
+
+test('the agent contract carries the keys and nothing the agent would reject', () => {
+  const o = build('minimal');
+  const contract = JSON.parse(Buffer.from(o.secret.data!['agent.json']!, 'base64').toString()) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(contract), ['version', 'ssh']);
+  assert.deepEqual((contract.ssh as { authorizedKeys: string[] }).authorizedKeys, ['ssh-ed25519 AAAACLIENT devtool']);
+  assert.equal(syncSubPath('/usr/src/app/'), 'sync_usr_src_app');
+});
+
+function service(over: Partial<DevService>): DevService {
+  return { command: ['sh'], sync: [], forward: [], reverse: [], environment: {}, resources: { requests: {}, limits: {} }, selector: {}, persistentVolume: { enabled: true, size: '5Gi' }, autocreate: false, ...over };
+}

@@ -1,0 +1,201 @@
+/**
+ * The objects of dev mode, built from the original Deployment without touching the cluster: the
+ * mirror Deployment `<name>-devtool`, the claim that keeps synced folders and agent state across
+ * pod restarts, and the Secret holding the agent's contract (agent/README.md).
+ *
+ * The mirror is a deep copy of the original's spec, so it inherits the service account, env,
+ * envFrom, volumes, sidecars and pod labels (existing Services route to it); only the dev
+ * container is changed. Pure: the same input always gives the same objects (golden tests).
+ */
+import type { V1Container, V1EnvVar, V1Secret, V1VolumeMount, V1ObjectMeta } from '@kubernetes/client-node';
+import { DevtoolError } from '../cli/errors.ts';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../kube/labels.ts';
+import type { DeploymentObject, PersistentVolumeClaimObject } from '../kube/objects.ts';
+import { DEV_LABEL, DEV_POD_LABEL, FOLDER_ANNOTATION, ORIGINAL_ANNOTATION, SPEC_HASH_ANNOTATION, mirrorName, sha256, stableJson } from './names.ts';
+import type { DevService } from '../manifest/model.ts';
+
+export type SecretObject = V1Secret & { apiVersion: 'v1'; kind: 'Secret'; metadata: V1ObjectMeta & { name: string } };
+
+export interface MirrorInput {
+  original: DeploymentObject;
+  /** The `services` key. */
+  devName: string;
+  dev: DevService;
+  /** --env values; they win over the manifest's environment. */
+  extraEnv: Record<string, string>;
+  /** The devtool-bin image, e.g. localhost:5000/devtool-bin:0.1.0. */
+  agentImage: string;
+  /** folderHash() of the folder `up` runs from. */
+  folder: string;
+  /** The agent's SSH host key (private) and the CLI's client public key. */
+  hostPrivateKey: string;
+  clientPublicKey: string;
+}
+
+export interface DevObjects {
+  deployment: DeploymentObject;
+  /** Absent when the manifest turns the persistent volume off. */
+  claim?: PersistentVolumeClaimObject;
+  secret: SecretObject;
+}
+
+/** Where things live in the dev container (agent/README.md, "How the CLI uses it"). */
+export const AGENT_BIN_DIR = '/devtool/bin';
+export const AGENT_CONFIG_DIR = '/etc/devtool';
+export const AGENT_CONFIG_FILE = 'agent.json';
+export const AGENT_STATE_DIR = '/var/devtool';
+export const AGENT_SSH_PORT = 2222;
+/** Makes the claim's subPath directories writable by any UID (kubelet chowns volume roots to it). */
+export const DEFAULT_FS_GROUP = 4242;
+
+const BIN_VOLUME = 'devtool-bin';
+const CONFIG_VOLUME = 'devtool-config';
+const DATA_VOLUME = 'devtool-data';
+
+export function buildDevObjects(input: MirrorInput): DevObjects {
+  const { original, dev, devName } = input;
+  const name = mirrorName(original.metadata.name);
+  const labels = { [DEV_LABEL]: devName, [MANAGED_BY_LABEL]: MANAGED_BY };
+  const agentConfig = agentContract(input.hostPrivateKey, input.clientPublicKey);
+  // Everything that shapes the dev pod: a change rolls it (the annotation is on the template too).
+  const specHash = sha256(stableJson({ dev, extraEnv: input.extraEnv, image: input.agentImage, agentConfig, template: original.spec?.template })).slice(0, 16);
+
+  const secret: SecretObject = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, labels },
+    type: 'Opaque',
+    data: { [AGENT_CONFIG_FILE]: Buffer.from(agentConfig).toString('base64') },
+  };
+
+  const claim: PersistentVolumeClaimObject | undefined = !dev.persistentVolume.enabled ? undefined : {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name, labels },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      resources: { requests: { storage: dev.persistentVolume.size } },
+      ...(dev.persistentVolume.storageClass ? { storageClassName: dev.persistentVolume.storageClass } : {}),
+    },
+  };
+
+  const spec = structuredClone(original.spec);
+  if (!spec?.template.spec) throw new DevtoolError(`deployment ${original.metadata.name} has no pod template`);
+  const pod = spec.template.spec;
+  const index = devContainerIndex(pod.containers, dev.container, original.metadata.name);
+  pod.containers[index] = devContainer(pod.containers[index]!, input);
+
+  pod.initContainers = [agentInstaller(input.agentImage), ...(pod.initContainers ?? [])];
+  pod.volumes = [
+    ...(pod.volumes ?? []).filter((v) => ![BIN_VOLUME, CONFIG_VOLUME, DATA_VOLUME].includes(v.name)),
+    { name: BIN_VOLUME, emptyDir: {} },
+    // 0440 + fsGroup: readable by whatever UID the image runs as, by no one else.
+    { name: CONFIG_VOLUME, secret: { secretName: name, defaultMode: 0o440 } },
+    // Without a persistent volume (the manifest opted out) the state lasts as long as the pod.
+    claim ? { name: DATA_VOLUME, persistentVolumeClaim: { claimName: name } } : { name: DATA_VOLUME, emptyDir: {} },
+  ];
+  // The agent's state and the synced folders must be writable by a non-root UID (agent/README.md).
+  // OnRootMismatch: a big synced tree is not chowned again on every restart.
+  pod.securityContext = { fsGroup: DEFAULT_FS_GROUP, fsGroupChangePolicy: 'OnRootMismatch', ...pod.securityContext };
+  if (dev.securityContext?.fsGroup !== undefined) pod.securityContext.fsGroup = dev.securityContext.fsGroup;
+  // The agent stops everything within a second or two of SIGTERM; don't keep `down` waiting.
+  pod.terminationGracePeriodSeconds = Math.min(pod.terminationGracePeriodSeconds ?? 5, 5);
+
+  const podLabels = { ...spec.template.metadata?.labels, [DEV_POD_LABEL]: devName };
+  spec.template.metadata = { ...spec.template.metadata, labels: podLabels, annotations: { ...spec.template.metadata?.annotations, [SPEC_HASH_ANNOTATION]: specHash } };
+  // Same selector plus the dev label: existing Services (which select on pod labels) reach the dev
+  // pod, while the original's and the mirror's pods stay apart for the two controllers.
+  spec.selector = { ...spec.selector, matchLabels: { ...spec.selector.matchLabels, [DEV_POD_LABEL]: devName } };
+  spec.replicas = 1;
+  // One pod at a time: two dev pods would share the ReadWriteOnce claim and both sync.
+  spec.strategy = { type: 'Recreate' };
+  spec.revisionHistoryLimit = 2;
+  delete spec.paused;
+
+  const deployment: DeploymentObject = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name,
+      labels: { ...original.metadata.labels, ...labels },
+      annotations: { [ORIGINAL_ANNOTATION]: original.metadata.name, [FOLDER_ANNOTATION]: input.folder, [SPEC_HASH_ANNOTATION]: specHash },
+    },
+    spec,
+  };
+  return { deployment, claim, secret };
+}
+
+/** The agent contract (agent/README.md). Syncthing is off until file sync lands (`supervise --no-syncthing`). */
+export function agentContract(hostPrivateKey: string, clientPublicKey: string): string {
+  return JSON.stringify({ version: 1, ssh: { listenAddress: `127.0.0.1:${AGENT_SSH_PORT}`, hostKey: hostPrivateKey, authorizedKeys: [clientPublicKey] } }, null, 2);
+}
+
+function devContainerIndex(containers: V1Container[], wanted: string | undefined, deployment: string): number {
+  if (wanted === undefined) return 0;
+  const i = containers.findIndex((c) => c.name === wanted);
+  if (i < 0) throw new DevtoolError(`deployment ${deployment} has no container "${wanted}" (it has ${containers.map((c) => c.name).join(', ')}); fix "container" in the manifest`);
+  return i;
+}
+
+function agentInstaller(image: string): V1Container {
+  return {
+    name: 'devtool-bin',
+    image,
+    imagePullPolicy: 'IfNotPresent',
+    command: ['/devtool-bin/devtool-agent', 'install', AGENT_BIN_DIR],
+    securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true },
+    resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } },
+    volumeMounts: [{ name: BIN_VOLUME, mountPath: AGENT_BIN_DIR }],
+  };
+}
+
+function devContainer(c: V1Container, input: MirrorInput): V1Container {
+  const { dev } = input;
+  const out: V1Container = { ...c };
+  if (dev.image) out.image = dev.image;
+  // The manifest's default working directory is the first synced folder.
+  const workdir = dev.workdir ?? dev.sync[0]?.remote;
+  if (workdir) out.workingDir = workdir;
+  if (Object.keys(dev.resources.requests).length > 0 || Object.keys(dev.resources.limits).length > 0) {
+    out.resources = { ...(Object.keys(dev.resources.requests).length ? { requests: { ...dev.resources.requests } } : {}), ...(Object.keys(dev.resources.limits).length ? { limits: { ...dev.resources.limits } } : {}) };
+  }
+  const sc = dev.securityContext;
+  if (sc) {
+    const { fsGroup: _podLevel, capabilities, ...rest } = sc;
+    out.securityContext = { ...out.securityContext, ...rest, ...(capabilities ? { capabilities: { add: [...capabilities.add], drop: [...capabilities.drop] } } : {}) };
+  }
+  // The agent is PID 1: it runs SSH (and later Syncthing) and keeps the container up. The
+  // manifest's command is what `up` runs in its terminal session, not here, so it does not run twice.
+  out.command = [`${AGENT_BIN_DIR}/devtool-agent`, 'supervise', '--no-syncthing'];
+  delete out.args;
+  // The app's probes would kill or unready a container that runs a shell instead of the app.
+  delete out.livenessProbe;
+  delete out.readinessProbe;
+  delete out.startupProbe;
+
+  const devtoolEnv: Record<string, string> = {
+    DEVTOOL_AGENT_CONFIG: `${AGENT_CONFIG_DIR}/${AGENT_CONFIG_FILE}`,
+    DEVTOOL_STATE: AGENT_STATE_DIR,
+  };
+  const overrides: Record<string, string> = { ...dev.environment, ...input.extraEnv, ...devtoolEnv };
+  const env: V1EnvVar[] = (c.env ?? []).filter((e) => !(e.name in overrides));
+  for (const [name, value] of Object.entries(overrides)) env.push({ name, value });
+  out.env = env;
+
+  const mounts: V1VolumeMount[] = [
+    { name: BIN_VOLUME, mountPath: AGENT_BIN_DIR },
+    { name: CONFIG_VOLUME, mountPath: AGENT_CONFIG_DIR, readOnly: true },
+    { name: DATA_VOLUME, mountPath: AGENT_STATE_DIR, subPath: 'state' },
+    // Each synced folder on its own subPath: a workingDir created inside a volume by the runtime
+    // would be root-owned and unwritable for a non-root agent (agent/README.md).
+    ...dev.sync.map((s) => ({ name: DATA_VOLUME, mountPath: s.remote, subPath: syncSubPath(s.remote) })),
+  ];
+  const taken = new Set(mounts.map((m) => m.mountPath));
+  out.volumeMounts = [...(c.volumeMounts ?? []).filter((m) => !taken.has(m.mountPath)), ...mounts];
+  return out;
+}
+
+/** A flat subPath per remote folder: "/app" -> "sync_app", "/" -> "sync_". */
+export function syncSubPath(remote: string): string {
+  return `sync${remote.replace(/\/+$/, '').replace(/[^A-Za-z0-9._-]/g, '_') || '_'}`;
+}

@@ -1,0 +1,55 @@
+/**
+ * Names, labels and annotations of dev mode, and the keys that tie a dev container to the folder
+ * `up` ran from. Everything `down` needs is recorded in the cluster under these names, so it can
+ * restore the original even when the `up` that changed it was killed.
+ */
+import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
+
+/** On the mirror, its pods and its Secret/PVC: the dev name (the manifest's `services` key). */
+export const DEV_LABEL = 'devtool.dev/dev';
+/** On the mirror's pods only: tells dev pods apart from the original's, which share its labels. */
+export const DEV_POD_LABEL = 'devtool.dev/dev-pod';
+
+/** On the original and the mirror: which folder (on which machine) activated dev mode. */
+export const FOLDER_ANNOTATION = 'devtool.dev/dev-folder';
+/** On the original: its replicas before `up` (what `down` restores). */
+export const REPLICAS_ANNOTATION = 'devtool.dev/dev-replicas';
+/** On the original: a hash of its spec before `up` (minus replicas), to notice a redeploy meanwhile. */
+export const ORIGINAL_HASH_ANNOTATION = 'devtool.dev/dev-original-hash';
+/** On the mirror: the original it replaces. */
+export const ORIGINAL_ANNOTATION = 'devtool.dev/dev-original';
+/** On the mirror (and its pod template): a hash of the dev spec and agent config; a change rolls the pod. */
+export const SPEC_HASH_ANNOTATION = 'devtool.dev/dev-spec-hash';
+
+export const DEV_ANNOTATIONS_ON_ORIGINAL = [FOLDER_ANNOTATION, REPLICAS_ANNOTATION, ORIGINAL_HASH_ANNOTATION] as const;
+
+/** The mirror Deployment, its claim and its Secret share one name. */
+export function mirrorName(original: string): string {
+  // Deployment names are subdomains (253), but pod names derive from it: keep it a label.
+  return `${original.slice(0, 63 - '-devtool'.length).replace(/[-.]+$/, '')}-devtool`;
+}
+
+/**
+ * Identifies the folder (and machine) of a dev session. The host name is in it so that the same
+ * path on two laptops is two folders.
+ */
+export function folderHash(folder: string, host = hostname()): string {
+  return sha256(`${host}\0${folder}`).slice(0, 16);
+}
+
+/** The local state directory key (f.home.devDir) of one dev container of one folder. */
+export function devKey(folder: string, context: string, namespace: string, devName: string): string {
+  return sha256(JSON.stringify([folder, context, namespace, devName])).slice(0, 20);
+}
+
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** JSON with object keys sorted, so equal values always hash the same. */
+export function stableJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
+}

@@ -1,0 +1,59 @@
+/**
+ * A program in the dev container over SSH, wired to this terminal: exec of a command, or the
+ * shell. With a terminal: a PTY (raw mode, window size followed); without: plain pipes, stdin's EOF
+ * passed on. The remote exit code comes back (a signal as 128 + its number, like a shell).
+ */
+import type ssh2 from 'ssh2';
+import type { IOStreams } from '../factory.ts';
+
+const SIGNALS: Record<string, number> = { HUP: 1, INT: 2, QUIT: 3, KILL: 9, TERM: 15, PIPE: 13, ABRT: 6, SEGV: 11 };
+
+export interface SessionOptions {
+  /** A command line for the user's shell; undefined opens the shell. */
+  command?: string;
+  pty: boolean;
+  term?: string;
+}
+
+export function runSession(c: ssh2.Client, io: IOStreams, o: SessionOptions): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const size = () => ({ rows: (io.stdout as { rows?: number }).rows ?? 24, cols: io.stdout.columns ?? 80 });
+    const pty = o.pty ? { term: o.term || 'xterm-256color', ...size(), height: 0, width: 0 } : undefined;
+    const started = (err: Error | undefined, stream: ssh2.ClientChannel) => {
+      if (err) return reject(err);
+      let code: number | undefined;
+      stream.on('exit', (exitCode: number | null, signal?: string) => {
+        code = exitCode ?? (signal ? 128 + (SIGNALS[signal] ?? 1) : 1);
+      });
+      const stdin = io.stdin;
+      const restore = () => {
+        stdin.unpipe(stream);
+        if (pty) stdin.setRawMode?.(false);
+        stdin.pause();
+        io.stdout.off('resize', onResize);
+      };
+      const onResize = () => {
+        const s = size();
+        stream.setWindow(s.rows, s.cols, 0, 0);
+      };
+      if (pty) {
+        stdin.setRawMode?.(true);
+        io.stdout.on('resize', onResize);
+      }
+      stdin.pipe(stream);
+      stream.pipe(io.stdout, { end: false });
+      stream.stderr.pipe(io.stderr, { end: false });
+      stream.on('close', () => {
+        restore();
+        resolve(code ?? 1);
+      });
+    };
+    if (o.command !== undefined) c.exec(o.command, pty ? { pty } : {}, started);
+    else c.shell(pty ?? false, started);
+  });
+}
+
+/** Words as one command line for `$SHELL -c` (the agent runs exec requests that way). */
+export function shellJoin(words: readonly string[]): string {
+  return words.map((w) => (/^[A-Za-z0-9_\-.,:/@%+=]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`)).join(' ');
+}

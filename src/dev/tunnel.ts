@@ -1,0 +1,223 @@
+/**
+ * The CLI's way into the dev container: a loopback listener whose connections go through the API
+ * server's port-forward to the agent's SSH port (127.0.0.1:2222 in the pod), and one SSH connection
+ * over it that carries everything else: exec sessions, the manifest's forwards (direct-tcpip) and
+ * reverse forwards (tcpip-forward). The host key is pinned (it comes from the Secret devtool wrote).
+ *
+ * Peers' forwards die with the pod and never come back; here the SSH connection is redialled with
+ * backoff whenever it drops (pod restart, port-forward or API server gone), against whatever dev pod
+ * is current, and local forward listeners stay open throughout, so they work again by themselves.
+ */
+import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import ssh2 from 'ssh2';
+import { DevtoolError } from '../cli/errors.ts';
+import type { KubeClient } from '../kube/client.ts';
+import type { Logger } from '../log/logger.ts';
+import type { Forward, Reverse } from '../manifest/model.ts';
+import { readyDevPod } from './activate.ts';
+import { blobOfPublicKey } from './keys.ts';
+import { AGENT_SSH_PORT } from './mirror.ts';
+
+export interface TunnelOptions {
+  client: KubeClient;
+  devName: string;
+  hostPublicKey: string;
+  clientPrivateKey: string;
+  log: Logger;
+  forwards?: readonly Forward[];
+  reverses?: readonly Reverse[];
+  /** One-line notices for the user (connection lost, back). */
+  notice?(message: string): void;
+}
+
+const BACKOFF_MIN_MS = 250;
+const BACKOFF_MAX_MS = 5000;
+
+export class DevTunnel {
+  private pfServer?: Server;
+  private pfPort = 0;
+  private listeners: Server[] = [];
+  private current?: ssh2.Client;
+  private waiters: ((c: ssh2.Client) => void)[] = [];
+  private closed = false;
+  private everConnected = false;
+  private lastError = '';
+  private readonly sockets = new Set<Socket | Duplex>();
+
+  constructor(private readonly o: TunnelOptions) {}
+
+  /** Opens the listeners and waits for the first SSH connection (or fails after `timeoutMs`). */
+  async start(timeoutMs = 60_000): Promise<void> {
+    this.pfServer = createServer((sock) => void this.portForward(sock));
+    this.pfPort = await listen(this.pfServer, 0);
+    for (const f of this.o.forwards ?? []) {
+      const server = createServer((sock) => void this.forwardOut(sock, f));
+      try {
+        await listen(server, f.local);
+      } catch (err) {
+        throw new DevtoolError(`cannot forward localhost:${f.local}: ${(err as NodeJS.ErrnoException).code === 'EADDRINUSE' ? 'the port is in use on this machine' : (err as Error).message}`);
+      }
+      this.listeners.push(server);
+    }
+    void this.loop();
+    await this.connection(timeoutMs);
+  }
+
+  /** The live SSH connection, waiting for a reconnect if there is none right now. */
+  connection(timeoutMs = 30_000): Promise<ssh2.Client> {
+    if (this.current) return Promise.resolve(this.current);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== done);
+        reject(new DevtoolError(`cannot reach the dev container's SSH server${this.lastError ? `: ${this.lastError}` : ''}`));
+      }, timeoutMs);
+      const done = (c: ssh2.Client) => {
+        clearTimeout(timer);
+        resolve(c);
+      };
+      this.waiters.push(done);
+    });
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const s of this.listeners) s.close();
+    this.pfServer?.close();
+    this.current?.end();
+    for (const s of this.sockets) s.destroy();
+  }
+
+  private async loop(): Promise<void> {
+    let delay = BACKOFF_MIN_MS;
+    while (!this.closed) {
+      const started = Date.now();
+      try {
+        const c = await this.connectOnce();
+        if (this.closed) {
+          c.end();
+          break;
+        }
+        if (this.everConnected) this.o.notice?.('reconnected to the dev container');
+        this.everConnected = true;
+        this.current = c;
+        this.reverse(c);
+        for (const w of this.waiters.splice(0)) w(c);
+        await new Promise<void>((resolve) => c.once('close', () => resolve()));
+        this.current = undefined;
+        if (!this.closed) this.o.notice?.('connection to the dev container lost; reconnecting');
+      } catch (err) {
+        this.lastError = (err as Error).message;
+        this.o.log.debug(`dev tunnel: ${this.lastError}`);
+      }
+      // A connection that lasted resets the backoff; quick failures double it.
+      delay = Date.now() - started > 10_000 ? BACKOFF_MIN_MS : Math.min(delay * 2, BACKOFF_MAX_MS);
+      if (!this.closed) await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+
+  private connectOnce(): Promise<ssh2.Client> {
+    const expected = blobOfPublicKey(this.o.hostPublicKey);
+    return new Promise((resolve, reject) => {
+      const c = new ssh2.Client();
+      c.once('ready', () => resolve(c));
+      c.once('error', (err) => reject(err));
+      c.once('close', () => reject(new Error('connection closed during the handshake')));
+      c.on('error', () => undefined); // later errors end in 'close', which the loop handles
+      c.connect({
+        host: '127.0.0.1',
+        port: this.pfPort,
+        username: 'devtool',
+        privateKey: this.o.clientPrivateKey,
+        // Pinned: the key devtool generated for this environment, nothing else.
+        hostVerifier: (key: Buffer) => key.equals(expected),
+        // Notice a dead port-forward within ~15 s, like the agent does from its side.
+        keepaliveInterval: 5000,
+        keepaliveCountMax: 3,
+        readyTimeout: 30_000,
+      });
+    });
+  }
+
+  /** One SSH transport connection -> one API port-forward stream to the current dev pod. */
+  private async portForward(sock: Socket): Promise<void> {
+    this.track(sock);
+    try {
+      const pod = await readyDevPod(this.o.client, this.o.devName);
+      if (!pod) throw new Error('no ready dev pod');
+      const { PortForward } = await import('@kubernetes/client-node');
+      const ws = await new PortForward(this.o.client.kc, true).portForward(this.o.client.namespace, pod, [AGENT_SSH_PORT], sock, null, sock);
+      const socket = typeof ws === 'function' ? ws() : ws;
+      socket?.on('close', () => sock.destroy());
+      sock.on('close', () => socket?.close());
+    } catch (err) {
+      this.lastError = (err as Error).message;
+      sock.destroy();
+    }
+  }
+
+  private async forwardOut(sock: Socket, f: Forward): Promise<void> {
+    this.track(sock);
+    sock.on('error', () => undefined);
+    try {
+      const c = await this.connection(30_000);
+      const host = f.service ?? '127.0.0.1';
+      c.forwardOut('127.0.0.1', sock.remotePort ?? 0, host, f.remote, (err, ch) => {
+        if (err) {
+          this.o.log.debug(`forward ${f.local} -> ${host}:${f.remote}: ${err.message}`);
+          sock.destroy();
+          return;
+        }
+        splice(sock, ch);
+      });
+    } catch {
+      sock.destroy();
+    }
+  }
+
+  /** Asks the agent to listen for each reverse forward; called on every (re)connection. */
+  private reverse(c: ssh2.Client): void {
+    const reverses = this.o.reverses ?? [];
+    if (reverses.length === 0) return;
+    c.on('tcp connection', (info, accept, reject) => {
+      const r = reverses.find((x) => x.remote === info.destPort);
+      if (!r) return reject();
+      const local = tcpConnect(r.local, '127.0.0.1');
+      local.once('connect', () => splice(local, accept()));
+      local.once('error', () => reject());
+    });
+    for (const r of reverses) {
+      c.forwardIn('127.0.0.1', r.remote, (err) => {
+        if (err) this.o.notice?.(`reverse forward of port ${r.remote} in the dev container failed: ${err.message}`);
+      });
+    }
+  }
+
+  private track(s: Socket | Duplex): void {
+    this.sockets.add(s);
+    s.once('close', () => this.sockets.delete(s));
+  }
+}
+
+/** Joins two streams both ways; either end closing closes the other. */
+function splice(a: Duplex, b: Duplex): void {
+  a.pipe(b).pipe(a);
+  const end = () => {
+    a.destroy();
+    b.destroy();
+  };
+  a.once('close', end);
+  b.once('close', end);
+  a.on('error', end);
+  b.on('error', end);
+}
+
+function listen(server: Server, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve((server.address() as { port: number }).port);
+    });
+  });
+}

@@ -1,0 +1,133 @@
+/**
+ * What `init` finds in a folder: Dockerfiles (a shallow walk: projects keep them at the top or one
+ * or two folders down), Compose files, Kubernetes manifests (YAML holding apiVersion and kind),
+ * Helm charts (Chart.yaml), the language from marker files, and ports from EXPOSE lines.
+ * Read-only and bounded, so a huge repository never makes init slow.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, join, relative, sep } from 'node:path';
+import { defaultComposeFileNames } from '../compose/find.ts';
+
+export type Language = 'node' | 'go' | 'python' | 'java' | 'rust' | 'ruby' | 'php' | 'dotnet';
+
+export interface Dockerfile {
+  /** Relative to the inspected folder, with "/" separators. */
+  readonly path: string;
+  /** Folder holding it, relative ("." for the top). */
+  readonly dir: string;
+  readonly exposed: number[];
+}
+
+export interface Inspection {
+  readonly folder: string;
+  readonly dockerfiles: Dockerfile[];
+  readonly composeFiles: string[];
+  /** Folders (relative) holding Kubernetes manifests, shallowest first. */
+  readonly manifestDirs: string[];
+  /** Folders (relative) holding a Chart.yaml. */
+  readonly charts: string[];
+  readonly language?: Language;
+}
+
+const MAX_DEPTH = 3;
+const MAX_ENTRIES = 5000;
+const SKIPPED = new Set(['node_modules', '.git', 'vendor', 'target', 'dist', 'build', '.venv', 'venv', '__pycache__', '.idea', '.vscode', 'bin', 'obj']);
+
+/** Marker files of each language, most specific first; the first found at the top wins. */
+const MARKERS: readonly [string, Language][] = [
+  ['package.json', 'node'],
+  ['go.mod', 'go'],
+  ['requirements.txt', 'python'],
+  ['pyproject.toml', 'python'],
+  ['Pipfile', 'python'],
+  ['setup.py', 'python'],
+  ['pom.xml', 'java'],
+  ['build.gradle', 'java'],
+  ['build.gradle.kts', 'java'],
+  ['Cargo.toml', 'rust'],
+  ['Gemfile', 'ruby'],
+  ['composer.json', 'php'],
+];
+
+export function inspectFolder(folder: string): Inspection {
+  const files: string[] = [];
+  walk(folder, 0, files);
+  const rel = (p: string) => relative(folder, p).split(sep).join('/') || '.';
+  const dockerfiles = files
+    .filter((p) => isDockerfileName(basename(p)))
+    .map((p) => ({ path: rel(p), dir: rel(dirname(p)), exposed: exposedPorts(read(p)) }))
+    .sort(byDepth((d) => d.path));
+  const composeFiles = files.filter((p) => dirname(p) === folder && (defaultComposeFileNames as readonly string[]).includes(basename(p))).map(rel);
+  const charts = files.filter((p) => basename(p) === 'Chart.yaml').map((p) => rel(dirname(p))).sort(byDepth((d) => d));
+  const inChart = (p: string) => charts.some((c) => c === '.' || rel(p).startsWith(`${c}/`));
+  const manifestDirs = [
+    ...new Set(
+      files
+        .filter((p) => /\.ya?ml$/i.test(p) && !inChart(p) && !composeFiles.includes(rel(p)) && isKubernetesManifest(read(p)))
+        .map((p) => rel(dirname(p))),
+    ),
+  ].sort(byDepth((d) => d));
+  const top = new Set(readdirSafe(folder));
+  const language = MARKERS.find(([marker]) => top.has(marker))?.[1] ?? (top.has('global.json') || [...top].some((n) => n.endsWith('.csproj')) ? 'dotnet' : undefined);
+  return { folder, dockerfiles, composeFiles, manifestDirs, charts, ...(language ? { language } : {}) };
+}
+
+export function isDockerfileName(name: string): boolean {
+  return name === 'Dockerfile' || name.startsWith('Dockerfile.') || name.endsWith('.Dockerfile') || name.endsWith('.dockerfile');
+}
+
+/** A YAML document with top-level apiVersion and kind (any document of a multi-document file). */
+export function isKubernetesManifest(text: string): boolean {
+  return /^apiVersion:\s*\S/m.test(text) && /^kind:\s*\S/m.test(text);
+}
+
+/** Ports of EXPOSE lines (`EXPOSE 8080 9229/tcp`); variables and ranges are skipped. */
+export function exposedPorts(dockerfile: string): number[] {
+  const ports: number[] = [];
+  for (const m of dockerfile.matchAll(/^\s*EXPOSE\s+(.+)$/gim)) {
+    for (const word of m[1]!.trim().split(/\s+/)) {
+      const p = /^(\d{1,5})(\/(tcp|udp))?$/i.exec(word);
+      if (p && Number(p[1]) >= 1 && Number(p[1]) <= 65535) ports.push(Number(p[1]));
+    }
+  }
+  return [...new Set(ports)];
+}
+
+function walk(dir: string, depth: number, out: string[]): void {
+  if (depth > MAX_DEPTH || out.length >= MAX_ENTRIES) return;
+  for (const name of readdirSafe(dir)) {
+    if (SKIPPED.has(name) || (name.startsWith('.') && name !== '.devcontainer')) continue;
+    const path = join(dir, name);
+    let st;
+    try {
+      st = statSync(path);
+    } catch {
+      continue;
+    }
+    if (st.isDirectory()) walk(path, depth + 1, out);
+    else if (st.isFile() && st.size < 1_000_000) out.push(path);
+    if (out.length >= MAX_ENTRIES) return;
+  }
+}
+
+function readdirSafe(dir: string): string[] {
+  try {
+    return readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+}
+
+function read(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** Shallowest first, then by name: the top-level Dockerfile or k8s folder is the likely one. */
+function byDepth<T>(key: (t: T) => string): (a: T, b: T) => number {
+  const depth = (s: string) => (s === '.' ? 0 : s.split('/').length);
+  return (a, b) => depth(key(a)) - depth(key(b)) || key(a).localeCompare(key(b));
+}

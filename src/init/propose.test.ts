@@ -1,0 +1,73 @@
+/**
+ * init's guesses over fixture folders: testdata/<case>/ is a project, expected-devtool.yml what
+ * `init -v1` writes for it (UPDATE_GOLDEN=1 rewrites; review the diff). Every proposal must load.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { loadManifestText } from '../manifest/load.ts';
+import { exposedPorts, inspectFolder, isKubernetesManifest } from './inspect.ts';
+import { appName, defaultAnswers, deployMethods, proposeManifest, renderManifest, stignore } from './propose.ts';
+
+const testdata = join(import.meta.dirname, 'testdata');
+const update = process.env['UPDATE_GOLDEN'] === '1';
+
+for (const name of readdirSync(testdata).sort()) {
+  test(`init -v1 proposal: ${name}`, () => {
+    const dir = join(testdata, name);
+    const i = inspectFolder(dir);
+    const manifest = proposeManifest(i, defaultAnswers(i, appName(i)));
+    const text = renderManifest(manifest, 'fixture');
+    const expectedPath = join(dir, 'expected-devtool.yml');
+    if (update || !existsSync(expectedPath)) writeFileSync(expectedPath, text);
+    assert.equal(text, readFileSync(expectedPath, 'utf8'));
+    const loaded = loadManifestText(text, join(dir, 'devtool.yml'), { cwd: dir, env: {} });
+    assert.equal(Object.keys(loaded.services).length, 1);
+  });
+}
+
+test('inspection: Dockerfiles shallow first, manifests outside charts and node_modules, language and EXPOSE', () => {
+  const node = inspectFolder(join(testdata, 'node-k8s'));
+  assert.equal(node.language, 'node');
+  assert.deepEqual(node.dockerfiles, [{ path: 'Dockerfile', dir: '.', exposed: [4000] }]);
+  assert.deepEqual(node.manifestDirs, ['k8s']);
+  const go = inspectFolder(join(testdata, 'helm-go'));
+  assert.equal(go.language, 'go');
+  assert.deepEqual(go.charts, ['chart']);
+  assert.deepEqual(go.manifestDirs, [], 'chart templates are not plain manifests');
+  assert.deepEqual(go.dockerfiles.map((d) => d.path), ['cmd/api/Dockerfile', 'cmd/api/worker.Dockerfile']);
+  assert.deepEqual(deployMethods(go).map((m) => m.kind), ['helm', 'none']);
+  const py = inspectFolder(join(testdata, 'compose-python'));
+  assert.equal(py.language, 'python');
+  assert.deepEqual(py.composeFiles, ['compose.yaml']);
+  assert.equal(inspectFolder(join(testdata, 'empty')).language, undefined);
+});
+
+test('node_modules, .git and other generated folders are never inspected', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devtool-init-'));
+  try {
+    for (const skipped of ['node_modules/x', '.git', 'vendor']) {
+      mkdirSync(join(dir, skipped), { recursive: true });
+      writeFileSync(join(dir, skipped, 'svc.yaml'), 'apiVersion: v1\nkind: Service\n');
+      writeFileSync(join(dir, skipped, 'Dockerfile'), 'FROM x\n');
+    }
+    const i = inspectFolder(dir);
+    assert.deepEqual([i.manifestDirs, i.dockerfiles], [[], []]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('EXPOSE parsing and manifest detection', () => {
+  assert.deepEqual(exposedPorts('FROM x\nexpose 80 443/tcp $PORT 53/udp\nEXPOSE 80\n'), [80, 443, 53]);
+  assert.ok(isKubernetesManifest('---\napiVersion: v1\nkind: ConfigMap\n'));
+  assert.ok(!isKubernetesManifest('services:\n  web: {}\n'));
+});
+
+test('ignore suggestions per language', () => {
+  const text = stignore(inspectFolder(join(testdata, 'node-k8s')));
+  assert.match(text, /^node_modules$/m);
+  assert.match(text, /^\.git$/m);
+});

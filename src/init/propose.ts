@@ -1,0 +1,143 @@
+/**
+ * The manifest `init` proposes from an Inspection: pure, so every guess is unit-tested over fixture
+ * folders. Build entries carry no `image`: `devtool build` chooses content-derived tags in the
+ * context's registry and exports them as DEVTOOL_BUILD_<NAME>_IMAGE (docs/manifest.md).
+ */
+import { stringify } from 'yaml';
+import { toDnsLabel } from '../kube/naming.ts';
+import type { Inspection, Language } from './inspect.ts';
+
+export interface LanguageDefaults {
+  readonly image: string;
+  readonly port: number;
+  /** .stignore lines: what the sync should never carry. */
+  readonly ignore: readonly string[];
+}
+
+export const LANGUAGE_DEFAULTS: Record<Language | 'other', LanguageDefaults> = {
+  node: { image: 'node:20', port: 3000, ignore: ['node_modules', 'dist', '.next', 'coverage'] },
+  go: { image: 'golang:1.22', port: 8080, ignore: ['bin', 'vendor'] },
+  python: { image: 'python:3.12', port: 8080, ignore: ['__pycache__', '*.pyc', '.venv', 'venv', '.pytest_cache'] },
+  java: { image: 'maven:3-eclipse-temurin-21', port: 8080, ignore: ['target', 'build', '.gradle'] },
+  rust: { image: 'rust:1', port: 8080, ignore: ['target'] },
+  ruby: { image: 'ruby:3', port: 3000, ignore: ['vendor/bundle', 'log', 'tmp'] },
+  php: { image: 'php:8', port: 8080, ignore: ['vendor'] },
+  dotnet: { image: 'mcr.microsoft.com/dotnet/sdk:8.0', port: 8080, ignore: ['bin', 'obj'] },
+  other: { image: 'debian:bookworm', port: 8080, ignore: [] },
+};
+
+/** Never synced whatever the language: history, editor state and local secrets. */
+const COMMON_IGNORE = ['.git', '.devtool', '.env', '*.swp', '.DS_Store'];
+
+export type DeployMethod = { kind: 'helm'; chart: string } | { kind: 'kubectl'; dirs: string[] } | { kind: 'compose'; file: string } | { kind: 'none' };
+
+export interface Answers {
+  readonly deploy: DeployMethod;
+  /** The dev container's name (usually the Deployment to replace). */
+  readonly service: string;
+  readonly port: number;
+}
+
+/** Deploy methods found, best guess first: a chart says most, then plain manifests, then Compose. */
+export function deployMethods(i: Inspection): DeployMethod[] {
+  return [
+    ...i.charts.map((chart): DeployMethod => ({ kind: 'helm', chart })),
+    ...(i.manifestDirs.length ? [{ kind: 'kubectl', dirs: i.manifestDirs } as DeployMethod] : []),
+    ...i.composeFiles.map((file): DeployMethod => ({ kind: 'compose', file })),
+    { kind: 'none' },
+  ];
+}
+
+export function describeMethod(m: DeployMethod): string {
+  switch (m.kind) {
+    case 'helm':
+      return `helm chart ${m.chart}`;
+    case 'kubectl':
+      return `kubectl apply -f ${m.dirs.join(', ')}`;
+    case 'compose':
+      return `Compose file ${m.file}`;
+    case 'none':
+      return 'none for now (add deploy commands later)';
+  }
+}
+
+export function defaultAnswers(i: Inspection, name: string): Answers {
+  return { deploy: deployMethods(i)[0]!, service: defaultServiceName(i, name), port: defaultPort(i) };
+}
+
+export function appName(i: Inspection): string {
+  return toDnsLabel(i.folder.split(/[/\\]/).filter(Boolean).pop() ?? 'app') || 'app';
+}
+
+/**
+ * The image name of a Dockerfile: `<name>.Dockerfile` names itself; otherwise its folder's name,
+ * or the app's for a top-level one (`Dockerfile.dev` is a variant of the same image).
+ */
+export function imageName(dir: string, app: string, file = 'Dockerfile'): string {
+  const own = /^(.+)\.dockerfile$/i.exec(file)?.[1];
+  if (own) return toDnsLabel(own) || app;
+  return dir === '.' ? app : toDnsLabel(dir.split('/').pop()!) || app;
+}
+
+function defaultServiceName(i: Inspection, app: string): string {
+  const first = i.dockerfiles[0];
+  return first ? imageName(first.dir, app, first.path.split('/').pop()) : app;
+}
+
+export function defaultPort(i: Inspection): number {
+  return i.dockerfiles.find((d) => d.exposed.length)?.exposed[0] ?? LANGUAGE_DEFAULTS[i.language ?? 'other'].port;
+}
+
+/** The manifest as a plain object, sections in the documented order. */
+export function proposeManifest(i: Inspection, answers: Answers, name = appName(i)): Record<string, unknown> {
+  const build: Record<string, unknown> = {};
+  for (const d of i.dockerfiles) {
+    const file = d.path.split('/').pop()!;
+    const image = imageName(d.dir, name, file);
+    if (build[image]) continue;
+    build[image] = { context: d.dir, ...(file !== 'Dockerfile' ? { dockerfile: file } : {}) };
+  }
+  const lang = LANGUAGE_DEFAULTS[i.language ?? 'other'];
+  const manifest: Record<string, unknown> = { name };
+  if (Object.keys(build).length) manifest['build'] = build;
+  const deploy = deploySection(answers.deploy, name);
+  if (deploy) manifest['deploy'] = deploy;
+  manifest['services'] = {
+    [answers.service]: {
+      image: lang.image,
+      command: 'bash',
+      workdir: '/app',
+      sync: ['.:/app'],
+      forward: [`${answers.port}:${answers.port}`],
+    },
+  };
+  return manifest;
+}
+
+function deploySection(m: DeployMethod, name: string): unknown {
+  switch (m.kind) {
+    case 'helm':
+      // Chart values differ per chart, so built images are not passed: the user adds
+      // `--set <key>=$DEVTOOL_BUILD_<NAME>_IMAGE` where the chart takes them.
+      return [`helm upgrade --install ${name} ${m.chart}`];
+    case 'kubectl':
+      return m.dirs.map((dir) => `kubectl apply -f ${dir}`);
+    case 'compose':
+      return { compose: m.file };
+    case 'none':
+      return undefined;
+  }
+}
+
+export function stignore(i: Inspection): string {
+  const lang = LANGUAGE_DEFAULTS[i.language ?? 'other'];
+  return `${['# Never synchronized by devtool up (one pattern per line)', ...COMMON_IGNORE, ...lang.ignore].join('\n')}\n`;
+}
+
+export function renderManifest(manifest: Record<string, unknown>, note: string): string {
+  const header = [
+    "# devtool manifest: every field is described in devtool's docs/manifest.md and schema/devtool-manifest.schema.json",
+    `# ${note}`,
+  ];
+  return `${header.join('\n')}\n${stringify(manifest, { lineWidth: 0 })}`;
+}

@@ -1,0 +1,161 @@
+/**
+ * `up`, `exec` and `down` on the local cluster: a node Deployment + Service in a throwaway
+ * namespace and a devtool.yml with a services entry. `up` runs without a terminal (it prints the
+ * state and keeps the forwards open until signalled).
+ */
+import * as k8s from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { lines, runDevtool, spawnDevtool } from './cli.ts';
+import { clusterSandbox, deleteNamespace, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
+
+const FORWARD = 28000 + Math.floor(Math.random() * 1000);
+const REVERSE_LOCAL = FORWARD + 1000;
+
+let s: ClusterSandbox;
+let apps: k8s.AppsV1Api;
+let folder: string;
+let env: NodeJS.ProcessEnv;
+let before_: k8s.V1Deployment;
+const children: ChildProcess[] = [];
+
+const server = (text: string, port: number) => `require('http').createServer((q,r)=>r.end('${text}')).listen(${port})`;
+
+before(async () => {
+  s = await clusterSandbox('dev-up');
+  apps = s.kc.makeApiClient(k8s.AppsV1Api);
+  await apps.createNamespacedDeployment({
+    namespace: s.namespace,
+    body: {
+      metadata: { name: 'web', labels: { app: 'web' } },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: 'web' } },
+        template: {
+          metadata: { labels: { app: 'web' } },
+          spec: { containers: [{ name: 'web', image: `${REGISTRY}/node:20`, command: ['node', '-e', server('original', 8080)], env: [{ name: 'FROM_ORIGINAL', value: 'yes' }], readinessProbe: { tcpSocket: { port: 8080 } } }] },
+        },
+      },
+    },
+  });
+  await s.core.createNamespacedService({ namespace: s.namespace, body: { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 8080 }] } } });
+  before_ = await apps.readNamespacedDeployment({ name: 'web', namespace: s.namespace });
+  folder = join(s.root, 'project');
+  mkdirSync(folder);
+  writeFileSync(join(folder, 'devtool.yml'), `services:\n  web:\n    forward: ["${FORWARD}:8080"]\n    reverse: ["9000:${REVERSE_LOCAL}"]\n    environment: {FROM_MANIFEST: "1"}\n`);
+  env = { ...s.env, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
+});
+
+after(async () => {
+  for (const c of children) c.kill('SIGKILL');
+  if (s) await deleteNamespace(s);
+});
+
+// Options go before the command's words: everything after `--` is the remote command.
+const dev = ([cmd, ...args]: string[], timeoutMs = 60_000) => runDevtool([cmd!, '-n', s.namespace, ...args], { env, cwd: folder, timeoutMs });
+
+function startUp(): Promise<{ proc: ChildProcess; stdout: () => string }> {
+  const proc = spawnDevtool(['up', '-n', s.namespace], { env, cwd: folder });
+  children.push(proc);
+  let out = '';
+  let err = '';
+  proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  proc.stderr.on('data', (c: Buffer) => (err += c.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`up not ready in 180s: ${out} ${err}`)), 180_000);
+    proc.on('exit', (code) => reject(new Error(`up exited ${code}: ${out} ${err}`)));
+    const check = setInterval(() => {
+      if (out.includes('Forwarding until interrupted')) {
+        clearInterval(check);
+        clearTimeout(timer);
+        resolve({ proc, stdout: () => out });
+      }
+    }, 100);
+  });
+}
+
+/** One GET through a forward; bounded, so a request caught in a reconnect cannot stall waitFor. */
+async function httpGet(port: number): Promise<string> {
+  const res = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(5_000) });
+  return res.text();
+}
+
+test('exec with nothing active fails with one line', () => {
+  const r = dev(['exec', '--', 'true']);
+  assert.equal(r.code, 1);
+  assert.deepEqual(lines(r.stderr), ["Error: no dev container is active for web from this folder: run 'devtool up web' first"]);
+});
+
+test('up activates, exec/forward/reverse work, a second up is refused, down after SIGKILL restores', { timeout: 480_000 }, async () => {
+  const { proc, stdout } = await startUp();
+  assert.match(stdout(), /dev container web-devtool is ready \(pod web-devtool-/);
+
+  const original = await apps.readNamespacedDeployment({ name: 'web', namespace: s.namespace });
+  assert.equal(original.spec?.replicas, 0);
+  assert.equal(original.metadata?.annotations?.['devtool.dev/dev-replicas'], '2');
+  assert.ok(original.metadata?.annotations?.['devtool.dev/dev-folder']);
+  const mirror = await apps.readNamespacedDeployment({ name: 'web-devtool', namespace: s.namespace });
+  assert.equal(mirror.spec?.template.spec?.initContainers?.[0]?.image, ensureAgentImage());
+  const pods = await s.core.listNamespacedPod({ namespace: s.namespace, labelSelector: 'devtool.dev/dev-pod=web' });
+  const pod = pods.items.find((p) => p.status?.phase === 'Running')!.metadata!.name!;
+
+  const e = dev(['exec', '--', 'sh', '-c', 'echo $HOSTNAME $FROM_ORIGINAL $FROM_MANIFEST; exit 7']);
+  assert.equal(e.code, 7, e.stderr);
+  assert.equal(e.stdout.trim(), `${pod} yes 1`);
+
+  // A forwarded port: a server started in the dev container answers on this machine.
+  const bg = dev(['exec', '--', 'sh', '-c', `nohup node -e "${server('dev', 8080)}" >/dev/null 2>&1 &`]);
+  assert.equal(bg.code, 0, bg.stderr);
+  await waitFor(async () => (await httpGet(FORWARD).catch(() => '')) === 'dev');
+
+  // A reverse forward: a server on this machine answers inside the dev container (no curl there).
+  const local = spawn(process.execPath, ['-e', server('from-laptop', REVERSE_LOCAL)], { stdio: 'ignore' });
+  children.push(local);
+  await new Promise((r) => setTimeout(r, 500));
+  const rev = dev(['exec', '--', 'node', '-e', "require('http').get('http://127.0.0.1:9000',r=>r.pipe(process.stdout))"]);
+  assert.equal(rev.stdout, 'from-laptop', rev.stderr);
+  local.kill();
+
+  const second = dev(['up']);
+  assert.equal(second.code, 1);
+  assert.match(second.stderr, /'devtool up' is already running for web from this folder \(pid \d+\)/);
+
+  // The forward comes back by itself after the dev pod is replaced.
+  await s.core.deleteNamespacedPod({ name: pod, namespace: s.namespace });
+  await waitFor(async () => dev(['exec', '--', 'sh', '-c', `nohup node -e "${server('dev2', 8080)}" >/dev/null 2>&1 &`]).code === 0, 120_000);
+  await waitFor(async () => (await httpGet(FORWARD).catch(() => '')) === 'dev2', 60_000);
+
+  proc.kill('SIGKILL');
+  const down = dev(['down'], 120_000);
+  assert.equal(down.code, 0, down.stderr);
+  const restored = await apps.readNamespacedDeployment({ name: 'web', namespace: s.namespace });
+  assert.deepEqual(restored.spec, before_.spec);
+  assert.deepEqual(withoutRevision(restored.metadata?.annotations), withoutRevision(before_.metadata?.annotations));
+  await assert.rejects(apps.readNamespacedDeployment({ name: 'web-devtool', namespace: s.namespace }));
+  await assert.rejects(s.core.readNamespacedSecret({ name: 'web-devtool', namespace: s.namespace }));
+  // The claim stays without --volumes...
+  await s.core.readNamespacedPersistentVolumeClaim({ name: 'web-devtool', namespace: s.namespace });
+  const gone = dev(['exec', '--', 'true']);
+  assert.equal(gone.code, 1);
+  assert.equal(lines(gone.stderr).length, 1);
+  // ...and goes with it.
+  const v = dev(['down', '--volumes'], 120_000);
+  assert.equal(v.code, 0, v.stderr);
+  await assert.rejects(s.core.readNamespacedPersistentVolumeClaim({ name: 'web-devtool', namespace: s.namespace }));
+});
+
+function withoutRevision(a: Record<string, string> | undefined): Record<string, string> {
+  const { 'deployment.kubernetes.io/revision': _r, ...rest } = a ?? {};
+  return rest;
+}
+
+async function waitFor(cond: () => Promise<boolean>, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
