@@ -40,6 +40,7 @@ say "Starting a development container for web: devtool up web"
 # Without a terminal `up` keeps its tunnel and forwards open until it is stopped, so it runs in the
 # background here, as it would in another terminal.
 cd examples/demo
+devtool down web >/dev/null 2>&1 || true   # a dev container (and its up) left by an earlier run of the demo
 setsid nohup node "$root/dist/devtool.cjs" up web >"$DEVTOOL_HOME/up-web.log" 2>&1 </dev/null &
 for _ in $(seq 180); do
   devtool exec web -- true >/dev/null 2>&1 && break

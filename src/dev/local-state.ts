@@ -66,6 +66,31 @@ export class DevState {
     }
   }
 
+  /**
+   * `down`: ends the `up` session holding the PID file (SIGTERM; `up` closes its tunnel and lets go),
+   * waiting up to `timeoutMs`. Where /proc says the PID now belongs to something other than a
+   * devtool `up` (PID reuse after a crash), nothing is signalled. Returns the PID it stopped.
+   */
+  async stopHolder(timeoutMs = 5_000): Promise<number | undefined> {
+    const pid = this.holder();
+    if (pid === undefined || pid === process.pid) return undefined;
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (!cmdline.some((a) => a.includes('devtool')) || !cmdline.includes('up')) return undefined;
+    } catch {
+      // no /proc (macOS): the PID file is ours and the process is alive; signal it
+    }
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      return undefined;
+    }
+    for (const until = Date.now() + timeoutMs; Date.now() < until && this.holder() === pid; ) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return pid;
+  }
+
   /** `down`: forget the keys (the next `up` makes new ones) and any stale PID file. */
   clear(): void {
     rmSync(this.dir, { recursive: true, force: true });

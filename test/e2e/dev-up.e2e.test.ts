@@ -159,3 +159,13 @@ async function waitFor(cond: () => Promise<boolean>, ms = 30_000): Promise<void>
     await new Promise((r) => setTimeout(r, 500));
   }
 }
+
+test('down while up is running stops the up session too', { timeout: 300_000 }, async () => {
+  const { proc } = await startUp();
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  const down = dev(['down', '--volumes'], 120_000);
+  assert.equal(down.code, 0, down.stderr);
+  assert.match(down.stderr, /stopped 'devtool up' \(pid \d+\)/);
+  assert.equal(await exited, 0, 'up ends cleanly on the SIGTERM down sends');
+  await assert.rejects(apps.readNamespacedDeployment({ name: 'web-devtool', namespace: s.namespace }));
+});

@@ -14,10 +14,12 @@ export const runDown: CommandHandler = async (f, inv) => {
     step: (m) => progress.step(m),
     warn: (m) => progress.warn(m),
   });
-  // The keys are per activation; a running `up` of this folder keeps its PID file until it ends.
+  // The `up` session of this folder has nothing left to forward to: end it, then forget the keys.
+  const stopped = await t.state.stopHolder();
+  if (stopped !== undefined) progress.step(`stopped 'devtool up' (pid ${stopped})`);
   const holder = t.state.holder();
   if (holder === undefined) t.state.clear();
   if (found) progress.done(`dev container ${t.devName} deactivated`);
   else progress.done(`no dev container ${t.devName} was active in namespace ${t.namespace}`);
-  if (holder !== undefined) progress.warn(`'devtool up' (pid ${holder}) is still running for ${t.devName}: stop it too`);
+  if (holder !== undefined) progress.warn(`'devtool up' (pid ${holder}) is still running for ${t.devName} and did not stop: end it with Ctrl-C`);
 };
