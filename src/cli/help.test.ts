@@ -2,21 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rootCommand } from '../commands/index.ts';
 import { commandHelp, fullHelp, rootHelp } from './help.ts';
-import { globalOptions, synopsis, type CommandSpec, type OptionSpec } from './spec.ts';
+import { globalOptions, synopsis, visibleCommands, type CommandSpec, type OptionSpec } from './spec.ts';
 
-/** Every command and subcommand, with its path. */
-function allCommands(): { path: string[]; spec: CommandSpec }[] {
-  const out: { path: string[]; spec: CommandSpec }[] = [];
-  const walk = (path: string[], spec: CommandSpec) => {
-    for (const c of spec.subcommands ?? []) {
-      if (c.hidden) continue;
-      out.push({ path: [...path, c.name], spec: c });
-      walk([...path, c.name], c);
-    }
-  };
-  walk([], rootCommand);
-  return out;
-}
+const allCommands = () => visibleCommands(rootCommand);
 
 function find(path: string[]): CommandSpec {
   let spec = rootCommand;

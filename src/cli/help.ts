@@ -1,5 +1,5 @@
 /** Help text, generated from the command specs so it always matches what the parser accepts. */
-import { globalOptions, synopsis, type CommandSpec, type OptionSpec } from './spec.ts';
+import { globalOptions, synopsis, visibleCommands, type CommandSpec, type OptionSpec } from './spec.ts';
 
 export function commandHelp(path: readonly string[], spec: CommandSpec): string {
   const lines: string[] = [];
@@ -41,15 +41,7 @@ export function rootHelp(root: CommandSpec): string {
 /** `devtool help`: the root help followed by the full help of every command and subcommand. */
 export function fullHelp(root: CommandSpec): string {
   const parts = [rootHelp(root)];
-  const walk = (path: string[], spec: CommandSpec) => {
-    for (const c of spec.subcommands ?? []) {
-      if (c.hidden) continue;
-      const p = [...path, c.name];
-      parts.push(`${'='.repeat(8)} devtool ${p.join(' ')} ${'='.repeat(8)}\n${commandHelp(p, c)}`);
-      walk(p, c);
-    }
-  };
-  walk([], root);
+  for (const { path, spec } of visibleCommands(root)) parts.push(`${'='.repeat(8)} devtool ${path.join(' ')} ${'='.repeat(8)}\n${commandHelp(path, spec)}`);
   return parts.join('\n');
 }
 

@@ -81,3 +81,17 @@ export function synopsis(path: readonly string[], spec: CommandSpec): string {
   }
   return parts.join(' ');
 }
+
+/** Every visible command and subcommand under `root`, depth first, with its path. */
+export function visibleCommands(root: CommandSpec): { path: string[]; spec: CommandSpec }[] {
+  const out: { path: string[]; spec: CommandSpec }[] = [];
+  const walk = (path: string[], spec: CommandSpec) => {
+    for (const c of spec.subcommands ?? []) {
+      if (c.hidden) continue;
+      out.push({ path: [...path, c.name], spec: c });
+      walk([...path, c.name], c);
+    }
+  };
+  walk([], root);
+  return out;
+}

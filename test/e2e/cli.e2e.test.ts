@@ -11,7 +11,7 @@ import { delimiter, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ExitCode } from '../../src/cli/errors.ts';
 import type { CommandSpec } from '../../src/cli/spec.ts';
-import { globalOptions } from '../../src/cli/spec.ts';
+import { globalOptions, visibleCommands } from '../../src/cli/spec.ts';
 import { rootCommand } from '../../src/commands/index.ts';
 import { cliPath, createSandbox, ensureBuilt, FIXTURE_KUBECONFIG, lines, repoRoot, runDevtool, spawnDevtool, type RunResult, type Sandbox } from './cli.ts';
 
@@ -61,18 +61,7 @@ function showContext(sb: Sandbox, env: NodeJS.ProcessEnv = {}): Record<string, u
   return JSON.parse(r.stdout) as Record<string, unknown>;
 }
 
-function allCommands(): { path: string[]; spec: CommandSpec }[] {
-  const out: { path: string[]; spec: CommandSpec }[] = [];
-  const walk = (path: string[], spec: CommandSpec) => {
-    for (const c of spec.subcommands ?? []) {
-      if (c.hidden) continue;
-      out.push({ path: [...path, c.name], spec: c });
-      walk([...path, c.name], c);
-    }
-  };
-  walk([], rootCommand);
-  return out;
-}
+const allCommands = () => visibleCommands(rootCommand);
 
 function spoolRecords(sb: Sandbox): Record<string, unknown>[] {
   const file = join(sb.devtoolHome, 'analytics-spool.jsonl');
