@@ -28,14 +28,7 @@ export interface DevTarget {
 const EXAMPLE = 'e.g. "services: {api: {sync: [\'.:/app\']}}" where api is the Deployment to develop';
 
 export async function devTarget(f: Factory, inv: Invocation): Promise<DevTarget> {
-  const file = inv.string('file') ?? 'devtool.yml';
-  if (!existsSync(resolve(f.cwd, file))) {
-    throw new DevtoolError(`no manifest ${file} in ${f.cwd}: create one with a services entry for your dev container, ${EXAMPLE}`);
-  }
-  const manifest = loadManifest(file, { cwd: f.cwd, env: f.env });
-  for (const w of manifest.warnings) f.log.warn(w);
-  const names = Object.keys(manifest.services);
-  if (names.length === 0) throw new DevtoolError(`${file} has no services section: add one for your dev container, ${EXAMPLE}`);
+  const { file, manifest, names } = devManifest(f, inv);
   const wanted = inv.args[0];
   let devName: string;
   if (wanted !== undefined) {
@@ -46,6 +39,28 @@ export async function devTarget(f: Factory, inv: Invocation): Promise<DevTarget>
   } else {
     throw new UsageError(`${file} defines several dev containers (${names.join(', ')}): name one, e.g. 'devtool ${inv.commandName} ${names[0]}'`);
   }
+  return devTargetFor(f, inv, manifest, devName);
+}
+
+/** Every dev container of the manifest (for commands that act on all of them by default). */
+export async function allDevTargets(f: Factory, inv: Invocation): Promise<DevTarget[]> {
+  const { manifest, names } = devManifest(f, inv);
+  return Promise.all(names.map((name) => devTargetFor(f, inv, manifest, name)));
+}
+
+function devManifest(f: Factory, inv: Invocation): { file: string; manifest: Manifest; names: string[] } {
+  const file = inv.string('file') ?? 'devtool.yml';
+  if (!existsSync(resolve(f.cwd, file))) {
+    throw new DevtoolError(`no manifest ${file} in ${f.cwd}: create one with a services entry for your dev container, ${EXAMPLE}`);
+  }
+  const manifest = loadManifest(file, { cwd: f.cwd, env: f.env });
+  for (const w of manifest.warnings) f.log.warn(w);
+  const names = Object.keys(manifest.services);
+  if (names.length === 0) throw new DevtoolError(`${file} has no services section: add one for your dev container, ${EXAMPLE}`);
+  return { file, manifest, names };
+}
+
+async function devTargetFor(f: Factory, inv: Invocation, manifest: Manifest, devName: string): Promise<DevTarget> {
   const { context, namespace } = await clusterTarget(f, inv.string('namespace'));
   const key = devKey(manifest.folder, context.name, namespace, devName);
   return {

@@ -169,3 +169,23 @@ test('down while up is running stops the up session too', { timeout: 300_000 }, 
   assert.equal(await exited, 0, 'up ends cleanly on the SIGTERM down sends');
   await assert.rejects(apps.readNamespacedDeployment({ name: 'web-devtool', namespace: s.namespace }));
 });
+
+test('restart gives the dev container a new pod, and exec follows it', { timeout: 420_000 }, async () => {
+  const { proc } = await startUp();
+  const hostnameNow = () => dev(['exec', '--', 'sh', '-c', 'echo $HOSTNAME']);
+  const first = hostnameNow();
+  assert.equal(first.code, 0, first.stderr);
+  const r = dev(['restart'], 360_000);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /✓ web-devtool restarted in namespace /);
+  const second = hostnameNow();
+  assert.equal(second.code, 0, second.stderr);
+  assert.notEqual(second.stdout.trim(), first.stdout.trim(), 'exec reaches the new pod');
+
+  const down = dev(['down', '--volumes'], 120_000);
+  assert.equal(down.code, 0, down.stderr);
+  await new Promise((resolve) => (proc.exitCode !== null ? resolve(null) : proc.once('exit', resolve)));
+  const none = dev(['restart']);
+  assert.equal(none.code, 1);
+  assert.deepEqual(lines(none.stderr), ["Error: no dev container is active for web from this folder: run 'devtool up web' first"]);
+});

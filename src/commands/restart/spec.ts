@@ -1,5 +1,5 @@
 import type { CommandSpec } from '../../cli/spec.ts';
-import { devContainerOptions, notBuilt } from '../shared.ts';
+import { devContainerOptions } from '../shared.ts';
 
 export const restartCommand: CommandSpec = {
   name: 'restart',
@@ -7,5 +7,5 @@ export const restartCommand: CommandSpec = {
   description: 'Restarts development pods, to reload configuration that cannot be hot-reloaded.',
   args: [{ name: 'devName' }],
   options: devContainerOptions,
-  load: notBuilt('development containers'),
+  load: async () => (await import('./run.ts')).runRestart,
 };

@@ -1,0 +1,22 @@
+import { DevtoolError } from '../../cli/errors.ts';
+import type { CommandHandler } from '../../cli/spec.ts';
+import { Progress } from '../../deploy/progress.ts';
+import { isDevContainerActive, restartDevContainer } from '../../dev/restart.ts';
+import { allDevTargets, devTarget } from '../../dev/target.ts';
+
+/** `restart devName` restarts that dev container; `restart` alone, every one active from this folder. */
+export const runRestart: CommandHandler = async (f, inv) => {
+  const targets = inv.args[0] !== undefined ? [await devTarget(f, inv)] : await allDevTargets(f, inv);
+  const { KubeClient } = await import('../../kube/client.ts');
+  const client = await KubeClient.create(targets[0]!.context, f.env, targets[0]!.namespace);
+  const chosen = [];
+  for (const t of targets) if (targets.length === 1 || (await isDevContainerActive(client, t.devName, t.folder))) chosen.push(t);
+  if (chosen.length === 0) {
+    throw new DevtoolError(`no dev container is active from this folder (${targets.map((t) => t.devName).join(', ')}): run 'devtool up' first`);
+  }
+  const progress = new Progress(f.io.stderr, f.now);
+  for (const t of chosen) {
+    const mirror = await restartDevContainer(client, t.devName, t.folder, { now: f.now, timeoutMs: 5 * 60_000, step: (m) => progress.step(m) });
+    progress.done(`${mirror} restarted in namespace ${t.namespace}`);
+  }
+};
