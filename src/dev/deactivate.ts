@@ -7,6 +7,7 @@
 import { DevtoolError } from '../cli/errors.ts';
 import { deleteObject } from '../kube/apply.ts';
 import { isNotFound, isTransient, type KubeClient } from '../kube/client.ts';
+import { pollUntil } from '../kube/poll.ts';
 import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName } from './names.ts';
 import { findOriginal, originalSpecHash, recorded, restoreOriginal } from './original.ts';
 import type { DevTarget } from './target.ts';
@@ -39,11 +40,11 @@ export async function deactivate(client: KubeClient, t: DevTarget, o: Deactivate
   }
   found = (await remove(client, 'apps/v1', 'Deployment', 'deployments', name)) || found;
   found = (await remove(client, 'v1', 'Secret', 'secrets', name)) || found;
-  await waitFor(o.timeoutMs, `the dev pods of ${name} to end`, async () => (await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: `${DEV_POD_LABEL}=${t.devName}` })).items.length === 0);
+  await pollUntil(o.timeoutMs, `the dev pods of ${name} to end`, async () => (await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: `${DEV_POD_LABEL}=${t.devName}` })).items.length === 0);
   if (o.volumes) {
     // The claim is only freed once no pod uses it: the delete is accepted at once and finishes then.
     if (await remove(client, 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', name)) {
-      await waitFor(o.timeoutMs, `persistent volume claim ${name} to be deleted`, async () => !(await exists(client, name)));
+      await pollUntil(o.timeoutMs, `persistent volume claim ${name} to be deleted`, async () => !(await exists(client, name)));
       o.step(`persistent volume claim ${name} deleted`);
       found = true;
     }
@@ -74,19 +75,6 @@ async function exists(client: KubeClient, claim: string): Promise<boolean> {
   } catch (err) {
     if (isNotFound(err)) return false;
     throw err;
-  }
-}
-
-async function waitFor(timeoutMs: number, what: string, done: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      if (await done()) return;
-    } catch (err) {
-      if (!isTransient(err)) throw err;
-    }
-    if (Date.now() > deadline) throw new DevtoolError(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
   }
 }
 

@@ -7,6 +7,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { DevtoolError } from '../cli/errors.ts';
 import type { KubeClient } from '../kube/client.ts';
+import { pollUntil } from '../kube/poll.ts';
 import { workloadState } from '../kube/workloads.ts';
 import { DEV_LABEL, DEV_POD_LABEL, FOLDER_ANNOTATION } from './names.ts';
 
@@ -33,14 +34,14 @@ export async function restartDevContainer(client: KubeClient, devName: string, f
   const body = { spec: { template: { metadata: { annotations: { [RESTARTED_AT_ANNOTATION]: opts.now().toISOString() } } } } };
   await client.apps.patchNamespacedDeployment({ name, namespace: client.namespace, body }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
   const ref = { kind: 'Deployment' as const, name, podSelector: `${DEV_POD_LABEL}=${devName}` };
-  for (const until = Date.now() + opts.timeoutMs; ; ) {
-    // The controller first has to see the new template: wait for a pod created after the stamp.
+  const stamp = body.spec.template.metadata.annotations[RESTARTED_AT_ANNOTATION];
+  await pollUntil(opts.timeoutMs, `the restarted dev pod of ${devName} to be ready`, async () => {
     const state = await workloadState(client, ref);
     if (state.state === 'failed') throw new DevtoolError(`the restarted dev pod of ${devName} failed: ${state.reason}`);
-    if (state.state === 'ready' && (await onlyNewPods(client, ref.podSelector, body.spec.template.metadata.annotations[RESTARTED_AT_ANNOTATION]))) return name;
-    if (Date.now() > until) throw new DevtoolError(`the restarted dev pod of ${devName} was not ready in ${Math.round(opts.timeoutMs / 1000)}s`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
+    // The controller first has to see the new template: only pods made after the stamp count.
+    return state.state === 'ready' && (await onlyNewPods(client, ref.podSelector, stamp));
+  });
+  return name;
 }
 
 async function onlyNewPods(client: KubeClient, selector: string, stamp: string): Promise<boolean> {
