@@ -99,6 +99,20 @@ function failIfFailed(step: RolloutStep, state: WorkloadState): void {
 }
 
 async function met(client: KubeClient, step: RolloutStep, ref: WorkloadRef, condition: DependsCondition, state: WorkloadState): Promise<boolean> {
+  if (!(await workloadMet(client, step, ref, condition, state))) return false;
+  // Dependents reach a long-running service through its Service, whose endpoints trail pod
+  // readiness: started or healthy also means the Service routes to a ready pod.
+  if (condition === 'service_completed_successfully' || step.kind === 'Job' || step.tcpPorts.length === 0) return true;
+  return serviceHasReadyEndpoint(client, step.name);
+}
+
+async function serviceHasReadyEndpoint(client: KubeClient, service: string): Promise<boolean> {
+  const { DiscoveryV1Api } = await import('@kubernetes/client-node');
+  const slices = await client.kc.makeApiClient(DiscoveryV1Api).listNamespacedEndpointSlice({ namespace: client.namespace, labelSelector: `kubernetes.io/service-name=${service}` });
+  return slices.items.some((slice) => slice.endpoints.some((e) => e.conditions?.ready === true && e.addresses.length > 0));
+}
+
+async function workloadMet(client: KubeClient, step: RolloutStep, ref: WorkloadRef, condition: DependsCondition, state: WorkloadState): Promise<boolean> {
   if (state.state === 'missing') return false;
   if (state.state === 'ready' || state.state === 'completed') {
     // A ready workload without a healthcheck still has to accept connections to count as healthy.
