@@ -163,10 +163,14 @@ func TestBackoffResetsAfterStableRun(t *testing.T) {
 func TestReapsOrphans(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "orphan.pid")
-	// The inner shell exits at once, orphaning its background sleep; the
+	release := filepath.Join(dir, "release")
+	// The inner shell exits at once, orphaning its background loop; the
 	// orphan is re-parented to us (we are a child subreaper) and must be
-	// reaped when it exits instead of staying a zombie.
-	user := sh("command", fmt.Sprintf(`sh -c 'sleep 0.3 & echo $! > %s'; sleep 30`, pidFile))
+	// reaped when it exits instead of staying a zombie. The orphan only
+	// exits once the test has seen it re-parented: a timed sleep could end
+	// first on a loaded machine and be reaped by the inner shell instead.
+	user := sh("command", fmt.Sprintf(
+		`sh -c 'while [ ! -e %s ]; do sleep 0.05; done & echo $! > %s'; sleep 30`, release, pidFile))
 	ev, _ := run(t, Options{}, user)
 	var pid int
 	testutil.Eventually(t, 5*time.Second, "orphan pid written", func() error {
@@ -177,8 +181,14 @@ func TestReapsOrphans(t *testing.T) {
 		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
 		return err
 	})
-	if ppid := parentOf(pid); ppid != os.Getpid() && ppid != 0 {
-		t.Fatalf("orphan %d has parent %d, want us (%d)", pid, ppid, os.Getpid())
+	testutil.Eventually(t, 5*time.Second, "orphan re-parented to us", func() error {
+		if ppid := parentOf(pid); ppid != os.Getpid() {
+			return fmt.Errorf("orphan %d has parent %d, want us (%d)", pid, ppid, os.Getpid())
+		}
+		return nil
+	})
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	testutil.Eventually(t, 5*time.Second, "orphan reaped", func() error {
 		if st := procState(pid); st != "" {
