@@ -19,6 +19,8 @@ export interface ActivateOptions {
   agentImage: string;
   hostPrivateKey: string;
   clientPublicKey: string;
+  /** The agent's Syncthing settings; absent when the dev container syncs no folder. */
+  syncthing?: Record<string, unknown>;
   timeoutMs: number;
   step(message: string): void;
 }
@@ -35,7 +37,7 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
   if (activeFrom && activeFrom !== t.folder) {
     throw new DevtoolError(`${t.devName} is already in development from another folder or machine (deployment ${mirrorName(original.metadata.name)} in namespace ${t.namespace}); run 'devtool down' there first`);
   }
-  const objects = buildDevObjects({ original, devName: t.devName, dev: t.dev, extraEnv: o.extraEnv, agentImage: o.agentImage, folder: t.folder, hostPrivateKey: o.hostPrivateKey, clientPublicKey: o.clientPublicKey });
+  const objects = buildDevObjects({ original, devName: t.devName, dev: t.dev, extraEnv: o.extraEnv, agentImage: o.agentImage, folder: t.folder, hostPrivateKey: o.hostPrivateKey, clientPublicKey: o.clientPublicKey, syncthing: o.syncthing });
   o.step(`scaling deployment ${original.metadata.name} to 0 (its replicas are recorded for 'devtool down')`);
   await recordAndScaleDown(client, original, t.folder);
   await applyObject(client, objects.secret);

@@ -8,12 +8,16 @@ import { join } from 'node:path';
 import { DevtoolError } from '../cli/errors.ts';
 import { writeFileAtomic } from '../io/atomic-file.ts';
 import { generateDevKeys, type DevKeys } from './keys.ts';
+import { generateSyncKeys, type SyncKeys } from '../sync/keys.ts';
 
 export class DevState {
   constructor(readonly dir: string) {}
 
   get keysFile(): string {
     return join(this.dir, 'keys.json');
+  }
+  get syncKeysFile(): string {
+    return join(this.dir, 'sync-keys.json');
   }
   get pidFile(): string {
     return join(this.dir, 'up.pid');
@@ -34,6 +38,18 @@ export class DevState {
     const keys = generateDevKeys();
     writeFileAtomic(this.keysFile, JSON.stringify(keys, null, 2), 0o600);
     return keys;
+  }
+
+  /** The file sync's identities and password, made on first use (kept, like the SSH keys, until `down`). */
+  async syncKeys(agentBinary: string): Promise<SyncKeys> {
+    try {
+      return JSON.parse(readFileSync(this.syncKeysFile, 'utf8')) as SyncKeys;
+    } catch {
+      const keys = await generateSyncKeys(agentBinary);
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      writeFileAtomic(this.syncKeysFile, JSON.stringify(keys, null, 2), 0o600);
+      return keys;
+    }
   }
 
   /**

@@ -30,6 +30,8 @@ export interface MirrorInput {
   /** The agent's SSH host key (private) and the CLI's client public key. */
   hostPrivateKey: string;
   clientPublicKey: string;
+  /** The contract's `syncthing` section (src/sync/contract.ts); absent: no folders to sync. */
+  syncthing?: Record<string, unknown>;
 }
 
 export interface DevObjects {
@@ -56,7 +58,7 @@ export function buildDevObjects(input: MirrorInput): DevObjects {
   const { original, dev, devName } = input;
   const name = mirrorName(original.metadata.name);
   const labels = { [DEV_LABEL]: devName, [MANAGED_BY_LABEL]: MANAGED_BY };
-  const agentConfig = agentContract(input.hostPrivateKey, input.clientPublicKey);
+  const agentConfig = agentContract(input.hostPrivateKey, input.clientPublicKey, input.syncthing);
   // Everything that shapes the dev pod: a change rolls it (the annotation is on the template too).
   const specHash = sha256(stableJson({ dev, extraEnv: input.extraEnv, image: input.agentImage, agentConfig, template: original.spec?.template })).slice(0, 16);
 
@@ -125,9 +127,10 @@ export function buildDevObjects(input: MirrorInput): DevObjects {
   return { deployment, claim, secret };
 }
 
-/** The agent contract (agent/README.md). Syncthing is off until file sync lands (`supervise --no-syncthing`). */
-export function agentContract(hostPrivateKey: string, clientPublicKey: string): string {
-  return JSON.stringify({ version: 1, ssh: { listenAddress: `127.0.0.1:${AGENT_SSH_PORT}`, hostKey: hostPrivateKey, authorizedKeys: [clientPublicKey] } }, null, 2);
+/** The agent contract (agent/README.md). Without folders to sync, Syncthing stays off (`supervise --no-syncthing`). */
+export function agentContract(hostPrivateKey: string, clientPublicKey: string, syncthing?: Record<string, unknown>): string {
+  const ssh = { listenAddress: `127.0.0.1:${AGENT_SSH_PORT}`, hostKey: hostPrivateKey, authorizedKeys: [clientPublicKey] };
+  return JSON.stringify({ version: 1, ssh, ...(syncthing ? { syncthing } : {}) }, null, 2);
 }
 
 function devContainerIndex(containers: V1Container[], wanted: string | undefined, deployment: string): number {
@@ -164,9 +167,9 @@ function devContainer(c: V1Container, input: MirrorInput): V1Container {
     const { fsGroup: _podLevel, capabilities, ...rest } = sc;
     out.securityContext = { ...out.securityContext, ...rest, ...(capabilities ? { capabilities: { add: [...capabilities.add], drop: [...capabilities.drop] } } : {}) };
   }
-  // The agent is PID 1: it runs SSH (and later Syncthing) and keeps the container up. The
+  // The agent is PID 1: it runs SSH and Syncthing and keeps the container up. The
   // manifest's command is what `up` runs in its terminal session, not here, so it does not run twice.
-  out.command = [`${AGENT_BIN_DIR}/devtool-agent`, 'supervise', '--no-syncthing'];
+  out.command = [`${AGENT_BIN_DIR}/devtool-agent`, 'supervise', ...(input.syncthing ? [] : ['--no-syncthing'])];
   delete out.args;
   // The app's probes would kill or unready a container that runs a shell instead of the app.
   delete out.livenessProbe;

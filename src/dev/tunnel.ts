@@ -64,6 +64,18 @@ export class DevTunnel {
     await this.connection(timeoutMs);
   }
 
+  /**
+   * A loopback port on this machine forwarded to host:port as seen from the dev container (the
+   * sync service's ports); like the manifest's forwards, it stays open across reconnects.
+   */
+  async openForward(host: string, port: number): Promise<number> {
+    const f: Forward = { local: 0, remote: port, service: host };
+    const server = createServer((sock) => void this.forwardOut(sock, f));
+    const local = await listen(server, 0);
+    this.listeners.push(server);
+    return local;
+  }
+
   /** The live SSH connection, waiting for a reconnect if there is none right now. */
   connection(timeoutMs = 30_000): Promise<ssh2.Client> {
     if (this.current) return Promise.resolve(this.current);

@@ -18,7 +18,12 @@ export const runDown: CommandHandler = async (f, inv) => {
   const stopped = await t.state.stopHolder();
   if (stopped !== undefined) progress.step(`stopped 'devtool up' (pid ${stopped})`);
   const holder = t.state.holder();
-  if (holder === undefined) t.state.clear();
+  if (holder === undefined) {
+    // A local sync service left by an `up` that was killed (SIGKILL) still holds its database.
+    const { stopStaleSyncthing } = await import('../../sync/local-syncthing.ts');
+    await stopStaleSyncthing(t.state.dir);
+    t.state.clear();
+  }
   if (found) progress.done(`dev container ${t.devName} deactivated`);
   else progress.done(`no dev container ${t.devName} was active in namespace ${t.namespace}`);
   if (holder !== undefined) progress.warn(`'devtool up' (pid ${holder}) is still running for ${t.devName} and did not stop: end it with Ctrl-C`);

@@ -1,5 +1,5 @@
 import type { CommandSpec } from '../../cli/spec.ts';
-import { devContainerOptions, notBuilt } from '../shared.ts';
+import { devContainerOptions } from '../shared.ts';
 
 export const statusCommand: CommandSpec = {
   name: 'status',
@@ -10,5 +10,5 @@ export const statusCommand: CommandSpec = {
     { name: 'info', type: 'bool', default: 'false', description: 'Show synchronization service links for troubleshooting' },
     { name: 'watch', short: 'w', type: 'bool', default: 'false', description: 'Watch for changes' },
   ],
-  load: notBuilt('development containers'),
+  load: async () => (await import('./run.ts')).runStatus,
 };

@@ -5,6 +5,8 @@ import { runSession, shellJoin } from '../../dev/session.ts';
 import { parseEnvList } from '../../dev/spec.ts';
 import { agentImage, devTarget } from '../../dev/target.ts';
 import { DevTunnel } from '../../dev/tunnel.ts';
+import { prepareSync, startSync } from '../../sync/up.ts';
+import type { SyncSession } from '../../sync/session.ts';
 
 /** How long `up` waits for the dev pod (image pulls included). */
 const READY_TIMEOUT_MS = 5 * 60_000;
@@ -14,13 +16,16 @@ export const runUp: CommandHandler = async (f, inv) => {
   const extraEnv = parseEnvList(inv.list('env'));
   const release = t.state.lock(t.devName);
   let tunnel: DevTunnel | undefined;
+  let sync: SyncSession | undefined;
   try {
     const image = agentImage(f, t.context);
     const keys = t.state.keys();
     const { KubeClient } = await import('../../kube/client.ts');
     const client = await KubeClient.create(t.context, f.env, t.namespace);
     const progress = new Progress(f.io.stderr, f.now);
+    const syncPlan = await prepareSync(f, t);
     const { objects, pod } = await activate(client, t, {
+      syncthing: syncPlan?.remoteSection,
       extraEnv,
       agentImage: image,
       hostPrivateKey: keys.host.privateKey,
@@ -39,11 +44,15 @@ export const runUp: CommandHandler = async (f, inv) => {
       notice: (m) => progress.warn(m),
     });
     await tunnel.start();
+    if (syncPlan) {
+      progress.step(`synchronizing ${syncPlan.folders.map((x) => x.local).join(', ')} (first pass: local files are never changed)`);
+      sync = await startSync(f, t, syncPlan, tunnel, { reset: inv.bool('reset'), notice: (m) => progress.warn(m) });
+    }
     // The state, on stdout: what a script (or a test) waits for.
     const lines = [`dev container ${objects.deployment.metadata.name} is ready (pod ${pod}, namespace ${t.namespace})`];
     for (const fw of t.dev.forward) lines.push(`  forward  localhost:${fw.local} -> ${fw.service ?? t.devName}:${fw.remote}`);
     for (const r of t.dev.reverse) lines.push(`  reverse  ${t.devName}:${r.remote} -> localhost:${r.local}`);
-    lines.push('  file sync: not in this build yet');
+    for (const x of syncPlan?.folders ?? []) lines.push(`  sync     ${x.local} <-> ${x.remote}`);
     f.io.stdout.write(`${lines.join('\n')}\n`);
 
     if (f.interactive) {
@@ -65,6 +74,7 @@ export const runUp: CommandHandler = async (f, inv) => {
     });
     return 0;
   } finally {
+    await sync?.close();
     tunnel?.close();
     release();
   }

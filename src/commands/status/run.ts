@@ -1,0 +1,40 @@
+import type { CommandHandler } from '../../cli/spec.ts';
+import { devTarget } from '../../dev/target.ts';
+import { formatPercent, syncStatus } from '../../sync/status.ts';
+
+export const runStatus: CommandHandler = async (f, inv) => {
+  const t = await devTarget(f, inv);
+  const first = await syncStatus(t.state, t.devName);
+  f.io.stdout.write(`Synchronization status: ${formatPercent(first.percent)}\n`);
+  if (inv.bool('info')) {
+    f.io.stdout.write(
+      [
+        `Local sync service:  ${first.runtime.localUrl}`,
+        `Remote sync service: ${first.runtime.remoteUrl} (forwarded by 'devtool up' to the dev container)`,
+        `User:                ${first.runtime.user}`,
+        `Password:            ${first.keys.password}`,
+        '',
+      ].join('\n'),
+    );
+  }
+  if (!inv.bool('watch')) return 0;
+  // --watch: a new line whenever the figure changes, until Ctrl-C or the end of `up`.
+  let last = formatPercent(first.percent);
+  let stop = false;
+  const onSignal = () => (stop = true);
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    while (!stop) {
+      await new Promise((r) => setTimeout(r, 1000));
+      if (stop) break;
+      const now = formatPercent((await syncStatus(t.state, t.devName)).percent);
+      if (now !== last) f.io.stdout.write(`Synchronization status: ${now}\n`);
+      last = now;
+    }
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  return 0;
+};

@@ -1,0 +1,92 @@
+/**
+ * The `syncthing` sections of the agent contract (agent/README.md) for both ends of a dev
+ * environment's file sync. Pure: the remote one goes into the agent Secret (mirror.ts), the local
+ * one is written by `devtool-agent syncthing-config` into the CLI's own Syncthing home.
+ *
+ * The remote end never dials (it is reachable only through the SSH tunnel); the local end dials
+ * the tunnel's local port. The local folders start `sendonly`: the first pass of a session can
+ * never change a local file (session.ts turns them to `sendreceive` once the remote has caught up).
+ */
+import { isAbsolute, resolve } from 'node:path';
+import { sha256 } from '../dev/names.ts';
+import type { SyncFolder as ManifestSyncFolder } from '../manifest/model.ts';
+import type { SyncKeys } from './keys.ts';
+
+export interface SyncFolderPair {
+  /** Same ID on both ends: stable for a dev container and remote path. */
+  readonly id: string;
+  /** Absolute local path. */
+  readonly local: string;
+  /** Absolute path in the dev container. */
+  readonly remote: string;
+}
+
+export interface LocalPorts {
+  /** REST API of the local Syncthing (loopback). */
+  readonly gui: number;
+  /** Its sync listener (loopback; it only dials out, but Syncthing always listens). */
+  readonly listen: number;
+  /** The tunnel's local end, forwarded to the remote Syncthing's sync port. */
+  readonly peer: number;
+}
+
+export const GUI_USER = 'devtool';
+export const REMOTE_GUI_PORT = 8384;
+export const REMOTE_SYNC_PORT = 22000;
+
+export function syncFolderPairs(devName: string, manifestFolder: string, sync: readonly ManifestSyncFolder[]): SyncFolderPair[] {
+  return sync.map((s) => ({
+    id: `devtool-${devName}-${sha256(s.remote).slice(0, 8)}`,
+    local: isAbsolute(s.local) ? s.local : resolve(manifestFolder, s.local),
+    remote: s.remote,
+  }));
+}
+
+/** The contract's `syncthing` section for the agent in the dev container. */
+export function remoteSyncthing(keys: SyncKeys, folders: readonly SyncFolderPair[]): Record<string, unknown> {
+  return {
+    certificate: keys.remote.certificate,
+    key: keys.remote.key,
+    deviceID: keys.remote.deviceID,
+    deviceName: 'devtool-remote',
+    apiKey: keys.apiKey,
+    guiUser: GUI_USER,
+    guiPassword: keys.password,
+    guiAddress: `127.0.0.1:${REMOTE_GUI_PORT}`,
+    listenAddress: `tcp://127.0.0.1:${REMOTE_SYNC_PORT}`,
+    peer: { deviceID: keys.local.deviceID, name: 'devtool-local', addresses: [] },
+    folders: folders.map((f) => ({ id: f.id, path: f.remote, label: f.remote, type: 'sendreceive' })),
+  };
+}
+
+/** A whole contract for the CLI's local Syncthing (only its `syncthing` section is used). */
+export function localContract(keys: SyncKeys, folders: readonly SyncFolderPair[], ports: LocalPorts): Record<string, unknown> {
+  return {
+    version: 1,
+    syncthing: {
+      certificate: keys.local.certificate,
+      key: keys.local.key,
+      deviceID: keys.local.deviceID,
+      deviceName: 'devtool-local',
+      apiKey: keys.apiKey,
+      guiUser: GUI_USER,
+      guiPassword: keys.password,
+      guiAddress: `127.0.0.1:${ports.gui}`,
+      listenAddress: `tcp://127.0.0.1:${ports.listen}`,
+      reconnectIntervalS: 2,
+      peer: { deviceID: keys.remote.deviceID, name: 'devtool-remote', addresses: [`tcp://127.0.0.1:${ports.peer}`] },
+      folders: folders.map((f) => ({
+        id: f.id,
+        path: f.local,
+        label: f.local,
+        type: 'sendonly',
+        // The user's files: keep fsync. Their own editor's watcher is ours (watcher.ts), so
+        // Syncthing's is only a fallback and a rescan catches anything both missed.
+        disableFsync: false,
+        fsWatcherEnabled: true,
+        fsWatcherDelayS: 1,
+        rescanIntervalS: 60,
+      })),
+    },
+  };
+}

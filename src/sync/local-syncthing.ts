@@ -1,0 +1,142 @@
+/**
+ * The CLI's own Syncthing, the local end of file sync. It lives as long as `up`: started after the
+ * tunnel is up, restarted with backoff if it dies, stopped when `up` ends. Its home (config,
+ * certificate, index database) is in the dev environment's state folder, rewritten from the
+ * contract before every start by `devtool-agent syncthing-config`, the agent's own generator, so
+ * both ends are configured by the same code.
+ *
+ * A killed `up` (SIGKILL) cannot stop its child; the PID file lets the next `up` or `down` do it,
+ * and only when /proc confirms that PID still runs Syncthing on this home.
+ */
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { DevtoolError } from '../cli/errors.ts';
+import { writeFileAtomic } from '../io/atomic-file.ts';
+import type { Logger } from '../log/logger.ts';
+
+export interface LocalSyncthingOptions {
+  /** The dev environment's state folder; Syncthing's home is `<stateDir>/syncthing`. */
+  stateDir: string;
+  syncthingBinary: string;
+  agentBinary: string;
+  contract: Record<string, unknown>;
+  log: Logger;
+  notice(message: string): void;
+}
+
+const BACKOFF_MIN_MS = 500;
+const BACKOFF_MAX_MS = 10_000;
+
+export class LocalSyncthing {
+  private child?: ChildProcess;
+  private stopped = false;
+  readonly home: string;
+  readonly logFile: string;
+  private readonly pidFile: string;
+  private readonly contractFile: string;
+
+  constructor(private readonly o: LocalSyncthingOptions) {
+    this.home = join(o.stateDir, 'syncthing');
+    this.logFile = join(o.stateDir, 'syncthing.log');
+    this.pidFile = join(o.stateDir, 'syncthing.pid');
+    this.contractFile = join(o.stateDir, 'syncthing-contract.json');
+  }
+
+  async start(): Promise<void> {
+    await stopStaleSyncthing(this.o.stateDir);
+    mkdirSync(this.home, { recursive: true, mode: 0o700 });
+    // Holds the certificate's key, the API key and the password.
+    writeFileAtomic(this.contractFile, JSON.stringify(this.o.contract, null, 2), 0o600);
+    this.spawnOnce();
+  }
+
+  private spawnOnce(delay = BACKOFF_MIN_MS): void {
+    const startedAt = Date.now();
+    void this.writeHome()
+      .then(() => {
+        if (this.stopped) return;
+        const child = spawn(
+          this.o.syncthingBinary,
+          ['serve', `--home=${this.home}`, '--no-browser', '--no-restart', '--no-upgrade', '--no-default-folder', '--skip-port-probing', `--logfile=${this.logFile}`, '--logflags=3', '--log-max-size=5242880', '--log-max-old-files=2'],
+          // STMONITORED: one process (no monitor fork) that we watch and signal (agent/README.md).
+          { stdio: 'ignore', env: { ...process.env, STMONITORED: 'yes', STNOUPGRADE: '1', STNORESTART: '1', STNODEFAULTFOLDER: '1' } },
+        );
+        this.child = child;
+        if (child.pid) writeFileAtomic(this.pidFile, `${child.pid}\n`, 0o644);
+        child.once('exit', (code, signal) => {
+          this.child = undefined;
+          if (this.stopped) return;
+          // A run that lasted resets the backoff; quick crashes double it.
+          const next = Date.now() - startedAt > 10_000 ? BACKOFF_MIN_MS : Math.min(delay * 2, BACKOFF_MAX_MS);
+          this.o.log.debug(`local syncthing exited (${signal ?? code}); restarting in ${next} ms`);
+          if (code !== 3) this.o.notice(`the local sync service stopped (${signal ?? `exit code ${code}`}); restarting it (log: ${this.logFile})`);
+          setTimeout(() => this.spawnOnce(next), code === 3 ? 0 : next);
+        });
+      })
+      .catch((err: Error) => {
+        this.o.notice(`cannot configure the local sync service: ${err.message}`);
+        if (!this.stopped) setTimeout(() => this.spawnOnce(Math.min(delay * 2, BACKOFF_MAX_MS)), delay);
+      });
+  }
+
+  private async writeHome(): Promise<void> {
+    try {
+      await promisify(execFile)(this.o.agentBinary, ['syncthing-config', '--home', this.home, '--config', this.contractFile]);
+    } catch (err) {
+      const stderr = ((err as { stderr?: string }).stderr ?? '').trim();
+      throw new DevtoolError(`devtool-agent syncthing-config failed: ${stderr || (err as Error).message}`);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const child = this.child;
+    if (child?.exitCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    rmSync(this.pidFile, { force: true });
+  }
+}
+
+/** Stops a Syncthing left running on this state folder by an `up` that was killed. */
+export async function stopStaleSyncthing(stateDir: string): Promise<void> {
+  const pidFile = join(stateDir, 'syncthing.pid');
+  let pid: number;
+  try {
+    pid = Number(readFileSync(pidFile, 'utf8').trim());
+  } catch {
+    return;
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return;
+  try {
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    if (!cmdline.includes('syncthing') || !cmdline.includes(join(stateDir, 'syncthing'))) return void rmSync(pidFile, { force: true });
+  } catch {
+    return void rmSync(pidFile, { force: true });
+  }
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  for (const until = Date.now() + 5_000; Date.now() < until; ) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // gone
+  }
+  rmSync(pidFile, { force: true });
+}

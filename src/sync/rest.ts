@@ -1,0 +1,120 @@
+/**
+ * The few calls of Syncthing's REST API that devtool makes, on either end (the remote one through
+ * the SSH tunnel). Every call is bounded: a stuck tunnel must not hang `up` or `status`.
+ */
+
+export interface Completion {
+  /** 0-100 */
+  completion: number;
+  globalBytes: number;
+  needBytes: number;
+  needItems: number;
+  needDeletes: number;
+}
+
+export interface FolderStatus {
+  state: string;
+  globalFiles: number;
+  globalBytes: number;
+  localFiles: number;
+  localBytes: number;
+  needFiles: number;
+  needBytes: number;
+  errors: number;
+  pullErrors: number;
+}
+
+export interface NeedItem {
+  name: string;
+  type: string;
+  deleted?: boolean;
+}
+
+export interface SyncEvent {
+  id: number;
+  type: string;
+  time: string;
+  data: Record<string, unknown>;
+}
+
+export class SyncthingApi {
+  constructor(
+    readonly baseUrl: string,
+    private readonly apiKey: string,
+  ) {}
+
+  async request<T>(method: string, path: string, body?: unknown, timeoutMs = 10_000): Promise<T> {
+    const res = await fetch(`${this.baseUrl}${path}`, {
+      method,
+      headers: { 'X-API-Key': this.apiKey, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${path}: HTTP ${res.status} ${text.trim().slice(0, 200)}`);
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /** Resolves once the API answers, retrying until `timeoutMs`. */
+  async waitReady(timeoutMs: number): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    let last = '';
+    while (Date.now() < until) {
+      try {
+        await this.request('GET', '/rest/system/ping', undefined, 2_000);
+        return;
+      } catch (err) {
+        last = (err as Error).message;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+    throw new Error(`the sync service at ${this.baseUrl} did not answer within ${Math.round(timeoutMs / 1000)}s${last ? ` (${last})` : ''}`);
+  }
+
+  /** How much of the folder's global state `device` has (default: this end). */
+  completion(folder: string, device?: string): Promise<Completion> {
+    const q = new URLSearchParams({ folder, ...(device ? { device } : {}) });
+    return this.request('GET', `/rest/db/completion?${q}`);
+  }
+
+  status(folder: string): Promise<FolderStatus> {
+    return this.request('GET', `/rest/db/status?folder=${encodeURIComponent(folder)}`);
+  }
+
+  /** What this end still needs of the folder (first page of up to 1000 items per list). */
+  async need(folder: string): Promise<NeedItem[]> {
+    const r = await this.request<{ progress: NeedItem[]; queued: NeedItem[]; rest: NeedItem[] }>('GET', `/rest/db/need?folder=${encodeURIComponent(folder)}&perpage=1000`);
+    return [...(r.progress ?? []), ...(r.queued ?? []), ...(r.rest ?? [])];
+  }
+
+  /** Rescans the given paths (relative to the folder) now, or the whole folder with none. */
+  scan(folder: string, subs: readonly string[] = []): Promise<void> {
+    const q = new URLSearchParams({ folder });
+    for (const s of subs) q.append('sub', s);
+    return this.request('POST', `/rest/db/scan?${q}`, undefined, 60_000);
+  }
+
+  setFolderType(folder: string, type: 'sendonly' | 'sendreceive' | 'receiveonly'): Promise<void> {
+    return this.request('PATCH', `/rest/config/folders/${encodeURIComponent(folder)}`, { type });
+  }
+
+  setIgnores(folder: string, lines: readonly string[]): Promise<void> {
+    return this.request('POST', `/rest/db/ignores?folder=${encodeURIComponent(folder)}`, { ignore: lines });
+  }
+
+  /** Whether the peer is connected right now. */
+  async connected(device: string): Promise<boolean> {
+    const r = await this.request<{ connections: Record<string, { connected: boolean }> }>('GET', '/rest/system/connections');
+    return Boolean(r.connections?.[device]?.connected);
+  }
+
+  /** Long-polls events after `since` (Syncthing answers after `timeoutS` with none). */
+  events(since: number, types: readonly string[], timeoutS = 30): Promise<SyncEvent[]> {
+    const q = new URLSearchParams({ since: String(since), timeout: String(timeoutS), events: types.join(',') });
+    return this.request('GET', `/rest/events?${q}`, undefined, (timeoutS + 10) * 1000);
+  }
+
+  folderErrors(folder: string): Promise<{ errors: { path: string; error: string }[] | null }> {
+    return this.request('GET', `/rest/folder/errors?folder=${encodeURIComponent(folder)}`);
+  }
+}

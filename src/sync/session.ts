@@ -1,0 +1,169 @@
+/**
+ * One `up` session's file sync: the local Syncthing, the two REST APIs (the remote one through the
+ * tunnel), the first pass that cannot change a local file, then two-way sync driven by our watcher.
+ *
+ * The first pass (agent learned from Okteto's users losing files): the local folders start
+ * `sendonly`, so nothing the container has can change them. Once the remote end has caught up, any
+ * path where the remote's version won (a conflict it resolved its way, or a delete of a file that
+ * exists here) is touched locally and rescanned: the local file becomes the newest version, wins,
+ * and the remote's content is kept there as a `.sync-conflict-` copy that comes back here. Only
+ * then do the folders turn `sendreceive`. Syncthing's own "override" is not used: it would also
+ * delete every file that exists only in the container.
+ */
+import { existsSync, lstatSync, utimesSync, lutimesSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../io/atomic-file.ts';
+import type { Logger } from '../log/logger.ts';
+import { GUI_USER, localContract, REMOTE_GUI_PORT, REMOTE_SYNC_PORT, type SyncFolderPair } from './contract.ts';
+import type { SyncKeys } from './keys.ts';
+import { LocalSyncthing } from './local-syncthing.ts';
+import { SyncthingApi } from './rest.ts';
+import { freePort } from './ports.ts';
+import { LocalWatcher, readIgnoreLines } from './watcher.ts';
+
+export interface SyncTunnel {
+  /** A local port forwarded (over SSH) to host:port in the dev container; stable across reconnects. */
+  openForward(host: string, port: number): Promise<number>;
+}
+
+export interface SyncSessionOptions {
+  tunnel: SyncTunnel;
+  keys: SyncKeys;
+  folders: readonly SyncFolderPair[];
+  stateDir: string;
+  syncthingBinary: string;
+  agentBinary: string;
+  log: Logger;
+  notice(message: string): void;
+  /** `up --reset`: both ends forget their sync database first. */
+  reset?: boolean;
+}
+
+/** What `status` reads while `up` runs (runtime.json in the environment's state folder). */
+export interface SyncRuntime {
+  pid: number;
+  localUrl: string;
+  remoteUrl: string;
+  user: string;
+  localDevice: string;
+  remoteDevice: string;
+  folders: SyncFolderPair[];
+}
+
+export const RUNTIME_FILE = 'sync-runtime.json';
+
+export class SyncSession {
+  private local?: LocalSyncthing;
+  private watcher?: LocalWatcher;
+  private closed = false;
+  localApi?: SyncthingApi;
+  remoteApi?: SyncthingApi;
+  private readonly conflictsSeen = new Set<string>();
+
+  constructor(private readonly o: SyncSessionOptions) {}
+
+  /** Starts both ends and runs the first pass; resolves when the folders are two-way. */
+  async start(timeoutMs = 5 * 60_000): Promise<void> {
+    const { o } = this;
+    const [gui, listen] = [await freePort(), await freePort()];
+    const peer = await o.tunnel.openForward('127.0.0.1', REMOTE_SYNC_PORT);
+    const remoteApiPort = await o.tunnel.openForward('127.0.0.1', REMOTE_GUI_PORT);
+    this.localApi = new SyncthingApi(`http://127.0.0.1:${gui}`, o.keys.apiKey);
+    this.remoteApi = new SyncthingApi(`http://127.0.0.1:${remoteApiPort}`, o.keys.apiKey);
+    this.local = new LocalSyncthing({ stateDir: o.stateDir, syncthingBinary: o.syncthingBinary, agentBinary: o.agentBinary, contract: localContract(o.keys, o.folders, { gui, listen, peer }), log: o.log, notice: o.notice });
+    await this.local.start();
+    await Promise.all([this.localApi.waitReady(30_000), this.remoteApi.waitReady(60_000)]);
+    if (o.reset) await this.reset();
+    const runtime: SyncRuntime = { pid: process.pid, localUrl: this.localApi.baseUrl, remoteUrl: this.remoteApi.baseUrl, user: GUI_USER, localDevice: o.keys.local.deviceID, remoteDevice: o.keys.remote.deviceID, folders: [...o.folders] };
+    writeFileAtomic(join(o.stateDir, RUNTIME_FILE), JSON.stringify(runtime, null, 2), 0o600);
+    for (const f of o.folders) await this.pushIgnores(f);
+    const deadline = Date.now() + timeoutMs;
+    for (const f of o.folders) await this.firstPass(f, deadline);
+    this.watcher = new LocalWatcher(o.folders, {
+      scan: (id, subs) => this.localApi!.scan(id, subs),
+      ignoresChanged: (f) => void this.pushIgnores(f).catch((err: Error) => o.notice(`cannot send the new .stignore of ${f.local} to the dev container: ${err.message}`)),
+      warn: o.notice,
+    });
+    await this.watcher.start();
+    void this.followEvents();
+  }
+
+  /** Both ends drop their index database and restart (Syncthing's /rest/system/reset). */
+  private async reset(): Promise<void> {
+    for (const api of [this.localApi!, this.remoteApi!]) {
+      await api.request('POST', '/rest/system/reset').catch(() => undefined);
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+    await Promise.all([this.localApi!.waitReady(60_000), this.remoteApi!.waitReady(60_000)]);
+  }
+
+  private async pushIgnores(f: SyncFolderPair): Promise<void> {
+    await this.remoteApi!.setIgnores(f.id, readIgnoreLines(f.local));
+  }
+
+  private async firstPass(f: SyncFolderPair, deadline: number): Promise<void> {
+    const local = this.localApi!;
+    await local.scan(f.id);
+    await this.waitRemoteCaughtUp(f, deadline);
+    const won = (await local.need(f.id)).filter((item) => existsSync(join(f.local, item.name)));
+    if (won.length > 0) {
+      const now = new Date();
+      for (const item of won) {
+        const path = join(f.local, item.name);
+        // Content untouched: only the modification time, so this side's version is the newest.
+        if (lstatSync(path).isSymbolicLink()) lutimesSync(path, now, now);
+        else utimesSync(path, now, now);
+      }
+      this.o.log.info(`first sync of ${f.local}: kept the local version of ${won.length} path(s) the container had changed (${won.slice(0, 5).map((i) => i.name).join(', ')}${won.length > 5 ? ', ...' : ''}); the container's versions are kept as .sync-conflict- copies`);
+      await local.scan(f.id, won.map((i) => i.name));
+      await this.waitRemoteCaughtUp(f, deadline);
+    }
+    await local.setFolderType(f.id, 'sendreceive');
+  }
+
+  /** Until the remote end has everything this end has (and both are idle). */
+  private async waitRemoteCaughtUp(f: SyncFolderPair, deadline: number): Promise<void> {
+    const local = this.localApi!;
+    const remote = this.remoteApi!;
+    let last = '';
+    for (;;) {
+      try {
+        const [c, ls, rs] = await Promise.all([local.completion(f.id, this.o.keys.remote.deviceID), local.status(f.id), remote.status(f.id)]);
+        last = `remote ${c.completion.toFixed(2)}%, local ${ls.state}, remote ${rs.state}`;
+        if (c.completion >= 100 && c.needItems === 0 && ls.state === 'idle' && rs.state === 'idle' && (await local.connected(this.o.keys.remote.deviceID))) return;
+      } catch (err) {
+        last = (err as Error).message;
+      }
+      if (Date.now() > deadline) throw new Error(`the first sync of ${f.local} did not finish in time (${last})`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /** Reports conflict copies as they appear, on either end. */
+  private async followEvents(): Promise<void> {
+    let since = 0;
+    while (!this.closed) {
+      try {
+        const events = await this.localApi!.events(since, ['LocalIndexUpdated', 'RemoteIndexUpdated', 'ItemFinished'], 30);
+        for (const e of events) {
+          since = Math.max(since, e.id);
+          const names = [e.data.item, ...((e.data.filenames as unknown[]) ?? [])].filter((n): n is string => typeof n === 'string');
+          for (const name of names) {
+            if (name.includes('.sync-conflict-') && !this.conflictsSeen.has(name)) {
+              this.conflictsSeen.add(name);
+              this.o.notice(`sync conflict: both sides changed a file; the other version is kept as ${name}`);
+            }
+          }
+        }
+      } catch {
+        if (!this.closed) await new Promise((r) => setTimeout(r, 2000));
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.watcher?.close();
+    await this.local?.stop();
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * `status`: how far file sync is, read from both Syncthing ends while `up` runs (the remote one
+ * through the port `up` forwards). The figure is the mean over folders and both directions of
+ * Syncthing's own completion (how much of the folder's global state each end has), truncated, so
+ * 100.00% means done on both ends, never "almost".
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DevtoolError } from '../cli/errors.ts';
+import type { DevState } from '../dev/local-state.ts';
+import type { SyncKeys } from './keys.ts';
+import { SyncthingApi } from './rest.ts';
+import { RUNTIME_FILE, type SyncRuntime } from './session.ts';
+
+export interface SyncStatus {
+  /** 0-100 */
+  percent: number;
+  runtime: SyncRuntime;
+  keys: SyncKeys;
+}
+
+export function readRuntime(state: DevState, devName: string): { runtime: SyncRuntime; keys: SyncKeys } {
+  const notRunning = new DevtoolError(`file sync is not running for ${devName} from this folder: start it with 'devtool up ${devName}'`);
+  let runtime: SyncRuntime;
+  let keys: SyncKeys;
+  try {
+    runtime = JSON.parse(readFileSync(join(state.dir, RUNTIME_FILE), 'utf8')) as SyncRuntime;
+    keys = JSON.parse(readFileSync(state.syncKeysFile, 'utf8')) as SyncKeys;
+  } catch {
+    throw notRunning;
+  }
+  if (state.holder() !== runtime.pid) throw notRunning;
+  return { runtime, keys };
+}
+
+export async function syncStatus(state: DevState, devName: string): Promise<SyncStatus> {
+  const { runtime, keys } = readRuntime(state, devName);
+  const local = new SyncthingApi(runtime.localUrl, keys.apiKey);
+  const remote = new SyncthingApi(runtime.remoteUrl, keys.apiKey);
+  const values: number[] = [];
+  for (const f of runtime.folders) {
+    const [l, r] = await Promise.all([
+      local.completion(f.id, runtime.remoteDevice).catch((err: Error) => {
+        throw new DevtoolError(`the local sync service does not answer (${err.message}); 'devtool up' may be restarting it`);
+      }),
+      remote.completion(f.id, runtime.localDevice).catch((err: Error) => {
+        throw new DevtoolError(`the dev container's sync service does not answer (${err.message}); 'devtool up' is probably reconnecting`);
+      }),
+    ]);
+    values.push(l.completion, r.completion);
+  }
+  const mean = values.length ? values.reduce((a, b) => a + b, 0) / values.length : 100;
+  return { percent: mean, runtime, keys };
+}
+
+/** Two decimals, truncated: 99.999 is "99.99%", not "100.00%". */
+export function formatPercent(p: number): string {
+  return `${(Math.floor(Math.min(100, Math.max(0, p)) * 100) / 100).toFixed(2)}%`;
+}

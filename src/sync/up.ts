@@ -1,0 +1,55 @@
+/**
+ * File sync as `up` uses it: before activation, the folders and the remote end's settings (they go
+ * into the agent Secret); after the tunnel is up, the session itself.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { AGENT, locateHostBinary, SYNCTHING } from '../binaries/host-binary.ts';
+import { DevtoolError } from '../cli/errors.ts';
+import type { DevTarget } from '../dev/target.ts';
+import type { Factory } from '../factory.ts';
+import { remoteSyncthing, syncFolderPairs, type SyncFolderPair } from './contract.ts';
+import type { SyncKeys } from './keys.ts';
+import { SyncSession, type SyncTunnel } from './session.ts';
+
+export interface SyncPlan {
+  folders: SyncFolderPair[];
+  keys: SyncKeys;
+  remoteSection: Record<string, unknown>;
+  agentBinary: string;
+  syncthingBinary: string;
+}
+
+/** Undefined when the dev container syncs no folder. */
+export async function prepareSync(f: Factory, t: DevTarget): Promise<SyncPlan | undefined> {
+  const folders = syncFolderPairs(t.devName, t.manifest.folder, t.dev.sync);
+  if (folders.length === 0) return undefined;
+  for (const x of folders) {
+    if (!existsSync(x.local) || !statSync(x.local).isDirectory()) {
+      throw new DevtoolError(`${t.manifest.file}: services.${t.devName}.sync: local folder ${x.local} does not exist`);
+    }
+  }
+  const [agentBinary, syncthingBinary] = await Promise.all([locateHostBinary(AGENT, f.env), locateHostBinary(SYNCTHING, f.env)]);
+  const keys = await t.state.syncKeys(agentBinary);
+  return { folders, keys, remoteSection: remoteSyncthing(keys, folders), agentBinary, syncthingBinary };
+}
+
+export async function startSync(f: Factory, t: DevTarget, plan: SyncPlan, tunnel: SyncTunnel, o: { reset: boolean; notice(m: string): void }): Promise<SyncSession> {
+  const session = new SyncSession({
+    tunnel,
+    keys: plan.keys,
+    folders: plan.folders,
+    stateDir: t.state.dir,
+    syncthingBinary: plan.syncthingBinary,
+    agentBinary: plan.agentBinary,
+    log: f.log,
+    notice: o.notice,
+    reset: o.reset,
+  });
+  try {
+    await session.start();
+  } catch (err) {
+    await session.close();
+    throw new DevtoolError(`file sync did not start: ${(err as Error).message} (local log: ${t.state.dir}/syncthing.log)`);
+  }
+  return session;
+}

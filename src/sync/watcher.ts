@@ -1,0 +1,112 @@
+/**
+ * The CLI's own watcher on the local synced folders: every change is passed to the local
+ * Syncthing as a rescan of just that path, at once, so a save reaches the dev container without
+ * waiting for Syncthing's own watcher (which batches for at least a second). Syncthing's watcher
+ * and its periodic rescan stay on as a safety net.
+ *
+ * Folders named in the first lines of `.stignore` (plain names like `node_modules`, `/build`)
+ * are not watched: they would only cost inotify watches, the scarce resource of big trees.
+ */
+import { readFileSync } from 'node:fs';
+import { basename, relative, sep } from 'node:path';
+import type { FSWatcher } from 'chokidar';
+import type { SyncFolderPair } from './contract.ts';
+
+/** Changes are collected this long before one scan request: an editor's save is several events. */
+const DEBOUNCE_MS = 10;
+/** Beyond this many paths in one batch, the folder is scanned whole (cheaper than a huge query). */
+const MAX_SUBS = 200;
+
+export interface WatcherOptions {
+  scan(folderId: string, subs: string[]): Promise<void>;
+  /** The folder's `.stignore` changed: the remote end must get the new patterns. */
+  ignoresChanged(folder: SyncFolderPair): void;
+  warn(message: string): void;
+}
+
+export class LocalWatcher {
+  private watchers: FSWatcher[] = [];
+  private pending = new Map<string, Set<string>>();
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly folders: readonly SyncFolderPair[],
+    private readonly o: WatcherOptions,
+  ) {}
+
+  async start(): Promise<void> {
+    const { watch } = await import('chokidar');
+    for (const folder of this.folders) {
+      const skip = plainIgnores(folder.local);
+      const w = watch(folder.local, {
+        ignoreInitial: true,
+        followSymlinks: false,
+        ignored: (path: string) => {
+          const rel = relative(folder.local, path);
+          if (rel === '' || rel.startsWith('..')) return false;
+          const name = basename(path);
+          return name === '.stfolder' || name === '.stversions' || name.startsWith('.syncthing.') || skip.has(name) || skip.has(`/${rel.split(sep)[0]}`);
+        },
+      });
+      w.on('all', (_event, path) => this.changed(folder, path));
+      w.on('error', (err) => {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ENOSPC' || code === 'EMFILE') {
+          this.o.warn(`the local file watcher ran out of inotify watches for ${folder.local}: raise fs.inotify.max_user_watches (sysctl), or ignore big folders in .stignore; changes are still found by the periodic rescan`);
+        }
+      });
+      await new Promise<void>((resolve) => w.once('ready', () => resolve()));
+      this.watchers.push(w);
+    }
+  }
+
+  private changed(folder: SyncFolderPair, path: string): void {
+    const rel = relative(folder.local, path).split(sep).join('/');
+    if (rel === '.stignore') this.o.ignoresChanged(folder);
+    let subs = this.pending.get(folder.id);
+    if (!subs) this.pending.set(folder.id, (subs = new Set()));
+    subs.add(rel);
+    this.timer ??= setTimeout(() => this.flush(), DEBOUNCE_MS);
+  }
+
+  private flush(): void {
+    this.timer = undefined;
+    const batches = [...this.pending];
+    this.pending.clear();
+    for (const [id, subs] of batches) {
+      const list = [...subs];
+      void this.o.scan(id, list.length > MAX_SUBS ? [] : list).catch(() => undefined);
+    }
+  }
+
+  async close(): Promise<void> {
+    clearTimeout(this.timer);
+    await Promise.all(this.watchers.map((w) => w.close()));
+    this.watchers = [];
+  }
+}
+
+/** The lines of `.stignore` that are plain names or root-anchored names (no wildcards). */
+export function plainIgnores(folder: string): Set<string> {
+  let text = '';
+  try {
+    text = readFileSync(`${folder}/.stignore`, 'utf8');
+  } catch {
+    return new Set();
+  }
+  return new Set(
+    text
+      .split('\n')
+      .map((l) => l.trim().replace(/\/+$/, ''))
+      .filter((l) => l && !l.startsWith('//') && !l.startsWith('#') && !l.startsWith('!') && !l.startsWith('(') && !/[*?[\]{}]/.test(l) && !l.slice(1).includes('/')),
+  );
+}
+
+/** The patterns of a folder's `.stignore`, as the remote end must get them ([] when there is none). */
+export function readIgnoreLines(folder: string): string[] {
+  try {
+    return readFileSync(`${folder}/.stignore`, 'utf8').split('\n').map((l) => l.replace(/\r$/, '')).filter((l) => l.trim() !== '');
+  } catch {
+    return [];
+  }
+}

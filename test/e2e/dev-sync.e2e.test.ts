@@ -1,0 +1,128 @@
+/**
+ * File sync of `up` on the local cluster: a Deployment, a devtool.yml syncing the project folder
+ * to /app, and `up` running without a terminal. Files go both ways (writes and deletes), the
+ * first pass leaves pre-existing local files alone, `.stignore` is honoured on both ends,
+ * `status` reports, and a conflict after a session keeps both versions.
+ */
+import * as k8s from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { runDevtool, spawnDevtool } from './cli.ts';
+import { clusterSandbox, deleteNamespace, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
+
+let s: ClusterSandbox;
+let folder: string;
+let env: NodeJS.ProcessEnv;
+const children: ChildProcess[] = [];
+
+before(async () => {
+  s = await clusterSandbox('dev-sync');
+  const apps = s.kc.makeApiClient(k8s.AppsV1Api);
+  await apps.createNamespacedDeployment({
+    namespace: s.namespace,
+    body: {
+      metadata: { name: 'api' },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'api' } },
+        template: { metadata: { labels: { app: 'api' } }, spec: { containers: [{ name: 'api', image: `${REGISTRY}/debian:bookworm`, command: ['sleep', 'infinity'] }] } },
+      },
+    },
+  });
+  folder = join(s.root, 'project');
+  mkdirSync(join(folder, 'src/nested'), { recursive: true });
+  writeFileSync(join(folder, 'devtool.yml'), 'services:\n  api:\n    sync: [".:/app"]\n');
+  writeFileSync(join(folder, 'src/nested/keep.txt'), 'precious local work\n');
+  writeFileSync(join(folder, '.stignore'), 'ignored-here\n');
+  writeFileSync(join(folder, 'ignored-here'), 'never leaves this machine\n');
+  env = { ...s.env, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
+});
+
+after(async () => {
+  for (const c of children) c.kill('SIGKILL');
+  if (s) {
+    runDevtool(['down', '-n', s.namespace, '--volumes'], { env, cwd: folder, timeoutMs: 120_000 });
+    await deleteNamespace(s);
+  }
+});
+
+const dev = ([cmd, ...args]: string[], timeoutMs = 60_000) => runDevtool([cmd!, '-n', s.namespace, ...args], { env, cwd: folder, timeoutMs });
+const inContainer = (script: string) => dev(['exec', '--', 'sh', '-c', script]);
+
+function startUp(): Promise<{ proc: ChildProcess; out: () => string }> {
+  const proc = spawnDevtool(['up', '-n', s.namespace], { env, cwd: folder });
+  children.push(proc);
+  let out = '';
+  proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  proc.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`up not ready in 240s: ${out}`)), 240_000);
+    proc.on('exit', (code) => reject(new Error(`up exited ${code}: ${out}`)));
+    const check = setInterval(() => {
+      if (out.includes('Forwarding until interrupted')) {
+        clearInterval(check);
+        clearTimeout(timer);
+        resolve({ proc, out: () => out });
+      }
+    }, 100);
+  });
+}
+
+async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms / 1000}s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+test('two-way sync: first pass keeps local files, writes and deletes cross both ways, .stignore holds, status reports', { timeout: 600_000 }, async () => {
+  const keptStat = statSync(join(folder, 'src/nested/keep.txt'));
+  const { proc, out } = await startUp();
+  assert.match(out(), /sync {5}.*project <-> \/app/);
+  assert.equal(readFileSync(join(folder, 'src/nested/keep.txt'), 'utf8'), 'precious local work\n');
+  assert.equal(statSync(join(folder, 'src/nested/keep.txt')).mtimeMs, keptStat.mtimeMs, 'the first pass did not touch the local file');
+  assert.equal(inContainer('cat /app/src/nested/keep.txt').stdout, 'precious local work\n');
+  assert.equal(inContainer('test -e /app/ignored-here && echo yes || echo no').stdout.trim(), 'no');
+
+  // Local -> container.
+  writeFileSync(join(folder, 'hello.txt'), 'from the laptop\n');
+  await waitFor('local file in the container', () => inContainer('cat /app/hello.txt 2>/dev/null').stdout === 'from the laptop\n');
+  // Container -> local, and the remote end honours .stignore too.
+  assert.equal(inContainer('mkdir -p /app/out && echo built > /app/out/result.txt && echo x > /app/ignored-here').code, 0);
+  await waitFor('container file locally', () => existsSync(join(folder, 'out/result.txt')) && readFileSync(join(folder, 'out/result.txt'), 'utf8') === 'built\n');
+  assert.equal(readFileSync(join(folder, 'ignored-here'), 'utf8'), 'never leaves this machine\n');
+  // Deletes, both ways.
+  rmSync(join(folder, 'hello.txt'));
+  await waitFor('local delete in the container', () => inContainer('test -e /app/hello.txt && echo yes || echo no').stdout.trim() === 'no');
+  assert.equal(inContainer('rm /app/out/result.txt').code, 0);
+  await waitFor('container delete locally', () => !existsSync(join(folder, 'out/result.txt')));
+
+  await waitFor('status 100.00%', () => dev(['status']).stdout.trim() === 'Synchronization status: 100.00%');
+  const info = dev(['status', '--info']);
+  assert.equal(info.code, 0, info.stderr);
+  assert.match(info.stdout, /^Local sync service: +http:\/\/127\.0\.0\.1:\d+$/m);
+  assert.match(info.stdout, /^Remote sync service: +http:\/\/127\.0\.0\.1:\d+ /m);
+  assert.match(info.stdout, /^User: +devtool$/m);
+  assert.match(info.stdout, /^Password: +[0-9a-f]{32}$/m);
+
+  // A change made in the container while no session runs, and the same file changed locally:
+  // the next first pass keeps the local content in place and the container's as a conflict copy.
+  writeFileSync(join(folder, 'shared.txt'), 'v1\n');
+  await waitFor('shared.txt in the container', () => inContainer('cat /app/shared.txt 2>/dev/null').stdout === 'v1\n');
+  proc.kill('SIGTERM');
+  await new Promise((r) => (proc.exitCode !== null ? r(null) : proc.once('exit', r)));
+  assert.equal(dev(['status']).code, 1, 'status says sync is not running');
+  assert.equal(inContainer('echo container-edit > /app/shared.txt').code, 0);
+  await new Promise((r) => setTimeout(r, 1500));
+  writeFileSync(join(folder, 'shared.txt'), 'laptop-edit\n');
+
+  const again = await startUp();
+  await waitFor('conflict copy of the container version', () => readdirSync(folder).some((n) => n.startsWith('shared.sync-conflict-') && readFileSync(join(folder, n), 'utf8') === 'container-edit\n'), 60_000);
+  assert.equal(readFileSync(join(folder, 'shared.txt'), 'utf8'), 'laptop-edit\n');
+  await waitFor('local version in the container', () => inContainer('cat /app/shared.txt').stdout === 'laptop-edit\n');
+  again.proc.kill('SIGTERM');
+});
