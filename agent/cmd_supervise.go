@@ -93,6 +93,7 @@ func runSupervise(args []string) error {
 			Restart: true, LogToFile: true, OwnGroup: true,
 			// Regenerated before every start: the contract is the truth.
 			PreStart: func() error {
+				openFolders(cfg.Syncthing.Folders, logger.Printf)
 				id, err := syncthingcfg.WriteHome(home, cfg.Syncthing)
 				if err == nil {
 					logger.Printf("syncthing: device %s, config in %s", id, home)
@@ -132,6 +133,25 @@ func runSupervise(args []string) error {
 	}, specs...)
 	logger.Printf("%s supervising (pid %d, uid %d, state %s)", version, os.Getpid(), os.Getuid(), stateDir)
 	return sup.Run(ctx)
+}
+
+// openFolders makes each synced folder's root readable and searchable by
+// every user of the container. Its content gets the permissions of the
+// laptop's files, but the root is a volume directory (often 0750, root-owned
+// on host-path storage), and the app may run as another user than the agent
+// (nginx workers as www-data): it must be able to read the synced code.
+func openFolders(folders []config.Folder, logf func(string, ...any)) {
+	for _, f := range folders {
+		info, err := os.Stat(f.Path)
+		if err != nil || !info.IsDir() {
+			continue // Syncthing reports (and creates) a missing folder itself
+		}
+		if mode := info.Mode().Perm(); mode&0o005 != 0o005 {
+			if err := os.Chmod(f.Path, mode|0o755); err != nil {
+				logf("syncthing: cannot open %s to other users (%v); the app may not read it if it runs as another user", f.Path, err)
+			}
+		}
+	}
 }
 
 func stdinIsTerminal() bool {

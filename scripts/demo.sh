@@ -34,7 +34,9 @@ export DEVTOOL_ENDPOINT_DOMAIN="${DEVTOOL_ENDPOINT_DOMAIN:-demo.devtool.local}"
 KUBECONFIG="$kubeconfig" bash cluster/cluster.sh kubectl get pods,svc,ingress -n devtool-demo
 
 say "Building the devtool-bin image (in-container agent and Syncthing) for this version"
-bash agent/build.sh localhost:5000 >/dev/null
+# The pushed reference carries its digest, so the node never starts an older agent of the same tag.
+DEVTOOL_BIN_IMAGE=$(bash agent/build.sh localhost:5000 | tail -n 1)
+export DEVTOOL_BIN_IMAGE
 
 say "Starting a development container for web: devtool up web"
 # Without a terminal `up` keeps its tunnel and forwards open until it is stopped, so it runs in the
@@ -42,8 +44,9 @@ say "Starting a development container for web: devtool up web"
 cd examples/demo
 devtool down web >/dev/null 2>&1 || true   # a dev container (and its up) left by an earlier run of the demo
 setsid nohup node "$root/dist/devtool.cjs" up web >"$DEVTOOL_HOME/up-web.log" 2>&1 </dev/null &
+# Ready means: dev pod running, first file sync done, forwards listening.
 for _ in $(seq 180); do
-  devtool exec web -- true >/dev/null 2>&1 && break
+  grep -q 'Forwarding until interrupted' "$DEVTOOL_HOME/up-web.log" 2>/dev/null && break
   sleep 1
 done
 if ! devtool exec web -- sh -c 'echo "$GREETING: $(hostname)"'; then
@@ -55,10 +58,16 @@ say "Running the app in the dev container and reaching it through the forwarded 
 devtool exec web -- sh -c 'nginx && echo "nginx started in the dev container"'
 for _ in $(seq 20); do curl -fsS localhost:8080 >/dev/null 2>&1 && break; sleep 0.5; done
 curl -fsS localhost:8080 | grep -o '<title>.*</title>'
+say "Editing a file locally: file sync carries it into the dev container, nginx serves it"
+echo "saved on this machine at $(date +%T)" > site/live.txt
+for _ in $(seq 50); do curl -fsS localhost:8080/live.txt 2>/dev/null | grep -q "saved on this machine" && break; sleep 0.2; done
+curl -fsS localhost:8080/live.txt
+devtool status web
 cd "$root"
 echo "The dev container is active. From examples/demo:"
 echo "  devtool exec web -- sh      a shell in it"
-echo "  curl localhost:8080         the forwarded port"
+echo "  curl localhost:8080         the forwarded port (edit site/index.html and reload)"
+echo "  devtool status web --info   file sync status and the sync services' addresses"
 echo "  devtool down web            put the original web Deployment back"
 echo
 echo "The cluster keeps running: KUBECONFIG=$kubeconfig kubectl get pods -A"

@@ -86,6 +86,9 @@ export function localContract(keys: SyncKeys, folders: readonly SyncFolderPair[]
         fsWatcherEnabled: true,
         fsWatcherDelayS: 1,
         rescanIntervalS: 60,
+        // The folder itself is the marker: no .stfolder in the user's project. The remote end keeps
+        // the default marker, its guard against syncing an unmounted (empty) volume as deletions.
+        markerName: '.',
       })),
     },
   };

@@ -100,9 +100,11 @@ let agentImage: string | undefined;
 export function ensureAgentImage(): string {
   if (agentImage) return agentImage;
   const root = new URL('../..', import.meta.url).pathname;
-  const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
   const r = spawnSync('bash', [join(root, 'agent/build.sh'), REGISTRY], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   if (r.status !== 0) throw new Error(`agent/build.sh failed (exit ${r.status}):\n${r.stdout}${r.stderr}`);
-  agentImage = `${REGISTRY}/devtool-bin:${version}`;
+  // The pushed reference with its digest: the node's image cache keeps tags, and a tag reused
+  // across agent changes would start yesterday's agent.
+  agentImage = r.stdout.trim().split('\n').at(-1)!;
+  if (!/@sha256:[0-9a-f]{64}$/.test(agentImage)) throw new Error(`agent/build.sh printed no digest reference: ${r.stdout}`);
   return agentImage;
 }

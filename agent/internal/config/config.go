@@ -106,6 +106,10 @@ type Folder struct {
 	FSWatcherDelayS  int   `json:"fsWatcherDelayS,omitempty"`
 	IgnorePerms      bool  `json:"ignorePerms,omitempty"`
 	MaxConflicts     int   `json:"maxConflicts,omitempty"`
+	// MarkerName is the path whose existence tells Syncthing the folder
+	// is there (default ".stfolder", created on first start). The CLI's
+	// local end uses "." so no marker lands in the user's project.
+	MarkerName string `json:"markerName,omitempty"`
 }
 
 // Path returns the contract path named by $DEVTOOL_AGENT_CONFIG.

@@ -126,4 +126,15 @@ func TestConfigXMLContent(t *testing.T) {
 	if got.Devices[1].Addresses[0] != "dynamic" {
 		t.Fatalf("peer without addresses should be accept-only: %+v", got.Devices[1])
 	}
+	if f.MarkerName != "" {
+		t.Fatalf("default marker expected when the contract names none, got %q", f.MarkerName)
+	}
+	st.Folders[0].MarkerName = "."
+	data, err = ConfigXML(st, a.DeviceID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "<markerName>.</markerName>") {
+		t.Fatalf("markerName not written:\n%s", data)
+	}
 }

@@ -46,6 +46,7 @@ type xmlFolder struct {
 	IgnoreDelete     bool              `xml:"ignoreDelete"`
 	DisableFsync     bool              `xml:"disableFsync"`
 	MaxConflicts     int               `xml:"maxConflicts,omitempty"`
+	MarkerName       string            `xml:"markerName,omitempty"`
 }
 
 type xmlFolderDevice struct {
@@ -163,6 +164,7 @@ func ConfigXML(st config.Syncthing, selfID string) ([]byte, error) {
 			IgnoreDelete:     f.IgnoreDelete,
 			DisableFsync:     fsyncOff,
 			MaxConflicts:     f.MaxConflicts,
+			MarkerName:       f.MarkerName,
 		})
 	}
 	out, err := xml.MarshalIndent(cfg, "", "    ")

@@ -1,0 +1,176 @@
+// File sync of `devtool up` on the local cluster, each figure next to a baseline measured in the
+// same run:
+//  - up to ready (dev pod running, first sync done, forwards listening), images already in the
+//    registry; baseline: creating a plain Deployment of the same image and waiting for its pod.
+//    Target: under 10 s.
+//  - sync latency over N edits, local save -> visible in the container, and container write ->
+//    visible locally (both clocks are this machine's: the node is local); baseline: writing the
+//    same file with one `kubectl exec`. Targets: p50 < 300 ms, p95 < 1 s.
+//  - initial sync of F files / M MB (the first pass `up` reports); baseline: streaming the same
+//    tree through `tar` over an exec into the same container. Target: within 1.5x.
+//   node bench/dev-sync.mjs [--edits 100] [--files 10000] [--mb 100]
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i === -1 ? fallback : Number(process.argv[i + 1]);
+};
+const edits = arg('--edits', 100);
+const files = arg('--files', 10000);
+const mb = arg('--mb', 100);
+const root = new URL('..', import.meta.url).pathname;
+const run = (cmd, args, opts = {}) => {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20, ...opts });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return r.stdout;
+};
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+const round1 = (x) => Math.round(x * 10) / 10;
+
+const kubeconfig = run('bash', [join(root, 'cluster/cluster.sh'), 'up'], { stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop();
+run(process.execPath, [join(root, 'scripts/build.mjs')]);
+const agentImage = run('bash', [join(root, 'agent/build.sh'), 'localhost:5000'], { stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop();
+const dir = mkdtempSync(join(tmpdir(), 'bench-sync-'));
+const ns = `bench-sync-${Date.now().toString(36)}`;
+const env = { ...process.env, KUBECONFIG: kubeconfig, DEVTOOL_HOME: join(dir, 'home'), DEVTOOL_DISABLE_ANALYTICS: '1', DEVTOOL_BIN_IMAGE: agentImage };
+const kubectl = (args, opts = {}) => run('kubectl', ['--kubeconfig', kubeconfig, '-n', ns, ...args], { env, ...opts });
+const project = join(dir, 'project');
+mkdirSync(join(project, 'lat'), { recursive: true });
+writeFileSync(join(project, 'devtool.yml'), 'services:\n  api:\n    sync: [".:/app"]\n');
+const devtool = (args, opts = {}) => run(process.execPath, [join(root, 'dist/devtool.cjs'), ...args, '-n', ns], { cwd: project, env, ...opts });
+
+run('kubectl', ['--kubeconfig', kubeconfig, 'create', 'namespace', ns]);
+const image = 'localhost:5000/node:20';
+function createDeployment(name) {
+  kubectl(['create', 'deployment', name, `--image=${image}`, '--', 'sleep', 'infinity']);
+}
+
+/** Starts `up`; resolves with the child and its timing once it says it is ready. */
+function up() {
+  const start = performance.now();
+  const proc = spawn(process.execPath, [join(root, 'dist/devtool.cjs'), 'up', '-n', ns], { cwd: project, env });
+  let out = '';
+  proc.stdout.on('data', (c) => (out += c));
+  proc.stderr.on('data', (c) => (out += c));
+  return new Promise((resolve, reject) => {
+    proc.once('exit', (code) => reject(new Error(`up exited ${code}: ${out}`)));
+    const t = setInterval(() => {
+      if (!out.includes('Forwarding until interrupted')) return;
+      clearInterval(t);
+      const firstSync = Number(/first sync done in ([\d.]+)s/.exec(out)?.[1]);
+      resolve({ proc, readyMs: performance.now() - start, firstSyncMs: firstSync * 1000 });
+    }, 20);
+  });
+}
+async function stop(proc) {
+  proc.kill('SIGTERM');
+  await new Promise((r) => (proc.exitCode !== null ? r() : proc.once('exit', r)));
+}
+
+// Baseline for up: a plain Deployment of the same image (pulled already), until its pod is ready.
+createDeployment('api');
+kubectl(['rollout', 'status', 'deployment/api', '--timeout', '5m']);
+let t0 = performance.now();
+createDeployment('plain');
+kubectl(['rollout', 'status', 'deployment/plain', '--timeout', '5m']);
+const plainMs = performance.now() - t0;
+
+// up (twice: the first one also pulls the devtool-bin image onto the node; the second is measured).
+let session = await up();
+await stop(session.proc);
+devtool(['down']);
+session = await up();
+const upMs = session.readyMs;
+
+// Latency. One exec runs a watcher in the container (polls every 2 ms, prints "<content> <time>"),
+// another a writer that writes each line it reads and prints "<content> <time>".
+const pod = kubectl(['get', 'pods', '-l', 'devtool.dev/dev-pod=api', '-o', 'jsonpath={.items[0].metadata.name}']);
+const script = (s) => ['exec', '-i', pod, '-c', 'api', '--', 'node', '-e', s];
+const watcher = spawn('kubectl', ['--kubeconfig', kubeconfig, '-n', ns, ...script(`const fs=require('fs');let last='';setInterval(()=>{let v='';try{v=fs.readFileSync('/app/lat/to-remote.txt','utf8')}catch{};if(v&&v!==last){last=v;console.log(v+' '+Date.now())}},2)`)]);
+const writer = spawn('kubectl', ['--kubeconfig', kubeconfig, '-n', ns, ...script(`const fs=require('fs');require('readline').createInterface({input:process.stdin}).on('line',l=>{fs.writeFileSync('/app/lat/to-local.txt',l);console.log(l+' '+Date.now())})`)]);
+const seen = new Map();
+createInterface({ input: watcher.stdout }).on('line', (l) => {
+  const [v, at] = l.split(' ');
+  seen.set(v, Number(at));
+});
+const written = new Map();
+createInterface({ input: writer.stdout }).on('line', (l) => {
+  const [v, at] = l.split(' ');
+  written.set(v, Number(at));
+});
+await sleep(3000);
+const toRemote = [];
+const toLocal = [];
+for (let i = 0; i < edits; i++) {
+  const v = `up-${i}`;
+  const sent = Date.now();
+  writeFileSync(join(project, 'lat/to-remote.txt'), v);
+  for (const until = Date.now() + 10_000; !seen.has(v) && Date.now() < until; ) await sleep(2);
+  toRemote.push(seen.has(v) ? seen.get(v) - sent : 10_000);
+  const w = `down-${i}`;
+  writer.stdin.write(`${w}\n`);
+  let arrived;
+  for (const until = Date.now() + 10_000; Date.now() < until; await sleep(2)) {
+    let now = '';
+    try {
+      now = readFileSync(join(project, 'lat/to-local.txt'), 'utf8');
+    } catch {}
+    if (now === w) {
+      arrived = Date.now();
+      break;
+    }
+  }
+  toLocal.push(arrived && written.has(w) ? arrived - written.get(w) : 10_000);
+  await sleep(50);
+}
+watcher.kill();
+writer.kill();
+const execWrites = [];
+for (let i = 0; i < 10; i++) {
+  t0 = performance.now();
+  kubectl(['exec', '-i', pod, '-c', 'api', '--', 'sh', '-c', 'cat > /tmp/baseline.txt'], { input: `baseline-${i}` });
+  execWrites.push(performance.now() - t0);
+}
+await stop(session.proc);
+devtool(['down']);
+
+// Initial sync of a big tree, then the same tree through tar over exec into the same container.
+const big = join(project, 'big');
+const per = Math.floor((mb * 1024 * 1024) / files);
+for (let i = 0; i < files; i++) {
+  const d = join(big, `d${Math.floor(i / 100)}`);
+  if (i % 100 === 0) mkdirSync(d, { recursive: true });
+  writeFileSync(join(d, `f${i}.txt`), Buffer.alloc(per, String(i % 10)));
+}
+session = await up();
+const initialMs = session.firstSyncMs;
+const pod2 = kubectl(['get', 'pods', '-l', 'devtool.dev/dev-pod=api', '-o', 'jsonpath={.items[0].metadata.name}']);
+t0 = performance.now();
+run('sh', ['-c', `tar -C '${big}' -cf - . | kubectl --kubeconfig '${kubeconfig}' -n ${ns} exec -i ${pod2} -c api -- sh -c 'mkdir -p /tmp/tarcopy && tar -C /tmp/tarcopy -xf -'`]);
+const tarMs = performance.now() - t0;
+await stop(session.proc);
+devtool(['down', '--volumes']);
+run('kubectl', ['--kubeconfig', kubeconfig, 'delete', 'namespace', ns, '--wait=false']);
+
+console.log(
+  JSON.stringify(
+    {
+      up: { readyMs: Math.round(upMs), baselinePlainDeploymentMs: Math.round(plainMs), targetMs: 10_000 },
+      latency: {
+        edits,
+        localToContainer: { p50: pct(toRemote, 50), p95: pct(toRemote, 95), max: Math.max(...toRemote) },
+        containerToLocal: { p50: pct(toLocal, 50), p95: pct(toLocal, 95), max: Math.max(...toLocal) },
+        baselineExecWrite: { p50: round1(pct(execWrites, 50)), p95: round1(pct(execWrites, 95)) },
+        targets: { p50: 300, p95: 1000 },
+      },
+      initialSync: { files, mb, syncMs: Math.round(initialMs), baselineTarOverExecMs: Math.round(tarMs), ratio: round1(initialMs / tarMs), target: 1.5 },
+    },
+    null,
+    2,
+  ),
+);
