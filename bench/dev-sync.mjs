@@ -90,7 +90,7 @@ const upMs = session.readyMs;
 // Latency. One exec runs a watcher in the container (polls every 2 ms, prints "<content> <time>"),
 // another a writer that writes each line it reads and prints "<content> <time>".
 const pod = kubectl(['get', 'pods', '-l', 'devtool.dev/dev-pod=api', '-o', 'jsonpath={.items[0].metadata.name}']);
-const script = (s) => ['exec', '-i', pod, '-c', 'api', '--', 'node', '-e', s];
+const script = (s) => ['exec', '-i', pod, '--', 'node', '-e', s];
 const watcher = spawn('kubectl', ['--kubeconfig', kubeconfig, '-n', ns, ...script(`const fs=require('fs');let last='';setInterval(()=>{let v='';try{v=fs.readFileSync('/app/lat/to-remote.txt','utf8')}catch{};if(v&&v!==last){last=v;console.log(v+' '+Date.now())}},2)`)]);
 const writer = spawn('kubectl', ['--kubeconfig', kubeconfig, '-n', ns, ...script(`const fs=require('fs');require('readline').createInterface({input:process.stdin}).on('line',l=>{fs.writeFileSync('/app/lat/to-local.txt',l);console.log(l+' '+Date.now())})`)]);
 const seen = new Map();
@@ -133,7 +133,7 @@ writer.kill();
 const execWrites = [];
 for (let i = 0; i < 10; i++) {
   t0 = performance.now();
-  kubectl(['exec', '-i', pod, '-c', 'api', '--', 'sh', '-c', 'cat > /tmp/baseline.txt'], { input: `baseline-${i}` });
+  kubectl(['exec', '-i', pod, '--', 'sh', '-c', 'cat > /tmp/baseline.txt'], { input: `baseline-${i}` });
   execWrites.push(performance.now() - t0);
 }
 await stop(session.proc);
@@ -151,7 +151,7 @@ session = await up();
 const initialMs = session.firstSyncMs;
 const pod2 = kubectl(['get', 'pods', '-l', 'devtool.dev/dev-pod=api', '-o', 'jsonpath={.items[0].metadata.name}']);
 t0 = performance.now();
-run('sh', ['-c', `tar -C '${big}' -cf - . | kubectl --kubeconfig '${kubeconfig}' -n ${ns} exec -i ${pod2} -c api -- sh -c 'mkdir -p /tmp/tarcopy && tar -C /tmp/tarcopy -xf -'`]);
+run('sh', ['-c', `tar -C '${big}' -cf - . | kubectl --kubeconfig '${kubeconfig}' -n ${ns} exec -i ${pod2} -- sh -c 'mkdir -p /tmp/tarcopy && tar -C /tmp/tarcopy -xf -'`]);
 const tarMs = performance.now() - t0;
 await stop(session.proc);
 devtool(['down', '--volumes']);

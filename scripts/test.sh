@@ -24,6 +24,9 @@ node scripts/run-tests.mjs unit 2>&1 | tee -a "$log" || status=1
 step "agent tests (Go)"
 (cd agent && go test -count=1 -v ./... 2>&1) | tee "$log.go" | grep -E '^(--- |ok|FAIL|panic)' || true
 grep -qE '^(FAIL|panic)' "$log.go" && status=1
+step "BuildKit client tests (Go)"
+(cd buildkit/client && go test -count=1 -v ./... 2>&1) | tee -a "$log.go" | grep -E '^(--- |ok|FAIL|panic)' || true
+grep -qE '^(FAIL|panic)' "$log.go" && status=1
 step "end-to-end tests"
 node scripts/run-tests.mjs e2e 2>&1 | tee -a "$log" || status=1
 

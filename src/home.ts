@@ -27,6 +27,10 @@ export class DevtoolHome {
   get analyticsSpool(): string {
     return join(this.root, 'analytics-spool.jsonl');
   }
+  /** Shallow clones of the repositories of manifests' `dependencies`, kept to be updated by later deploys. */
+  get dependenciesDir(): string {
+    return join(this.root, 'dependencies');
+  }
   /** Per-dev-container state (sync config, pid files), keyed by a hash of folder and name. */
   devDir(key: string): string {
     return join(this.root, 'dev', key);

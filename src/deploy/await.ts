@@ -1,6 +1,6 @@
 /**
  * Waiting during a deploy: for a service's depends_on conditions before it is applied, and (with
- * --wait) for every service at the end. Polls every half second, as the peers do, and gives up at
+ * --wait) for every service at the end, or for every workload deploy commands created. Polls every half second, as the peers do, and gives up at
  * the deploy's deadline. A hard failure (image pull error, crash loop, failed Job, failing probe)
  * ends the wait at once with the reason, instead of running out the clock.
  */
@@ -8,10 +8,11 @@ import type { RolloutStep } from '../compose/translate.ts';
 import type { DependsCondition } from '../compose/model.ts';
 import { DevtoolError } from '../cli/errors.ts';
 import { isTransient, type KubeClient } from '../kube/client.ts';
-import { ENVIRONMENT_LABEL, SERVICE_LABEL } from '../kube/labels.ts';
+import { ENVIRONMENT_LABEL, environmentSelector, SERVICE_LABEL } from '../kube/labels.ts';
 import { podAcceptsTcp } from '../kube/port-check.ts';
-import { workloadState, type WorkloadRef, type WorkloadState } from '../kube/workloads.ts';
+import { workloadsByLabel, workloadState, type WorkloadRef, type WorkloadState } from '../kube/workloads.ts';
 import { formatDuration } from '../cli/duration.ts';
+import type { Progress } from './progress.ts';
 
 export class Deadline {
   constructor(
@@ -23,15 +24,34 @@ export class Deadline {
   }
 }
 
-/** A service that failed to deploy: the reason and the last lines of its log. */
-export class ServiceFailure extends DevtoolError {
+/** A workload that failed to deploy: the reason and the last lines of its log. */
+export class WorkloadFailure extends DevtoolError {
   constructor(
-    readonly service: string,
+    /** How messages name it: `service "web"`, `Deployment/web`. */
+    readonly what: string,
     readonly reason: string,
     readonly logTail?: string,
   ) {
-    super(`service "${service}" failed: ${reason}`);
+    super(`${what} failed: ${reason}`);
   }
+}
+
+/** A Compose service that failed to deploy. */
+export class ServiceFailure extends WorkloadFailure {
+  constructor(
+    readonly service: string,
+    reason: string,
+    logTail?: string,
+  ) {
+    super(`service "${service}"`, reason, logTail);
+  }
+}
+
+/** A workload to await, and how messages name it; `service` for a Compose service. */
+export interface AwaitedWorkload {
+  ref: WorkloadRef;
+  what: string;
+  service?: string;
 }
 
 export function workloadRef(environment: string, step: RolloutStep): WorkloadRef {
@@ -53,7 +73,7 @@ export async function awaitCondition(client: KubeClient, environment: string, st
   for (;;) {
     const state = await poll(() => workloadState(client, ref));
     if (state) {
-      failIfFailed(step, state);
+      failIfFailed({ ref, what: `service "${step.service}"`, service: step.service }, state);
       if (await poll(() => met(client, step, ref, condition, state))) return;
     }
     if (deadline.remaining() <= 0) {
@@ -72,20 +92,59 @@ const STABLE_POLLS = 3;
  * STABLE_POLLS polls in a row) or completed (one-off).
  */
 export async function awaitReady(client: KubeClient, environment: string, step: RolloutStep, deadline: Deadline): Promise<void> {
-  const ref = workloadRef(environment, step);
+  await awaitWorkloadReady(client, { ref: workloadRef(environment, step), what: `service "${step.service}"`, service: step.service }, deadline);
+}
+
+/** awaitReady for any workload; returns early, quietly, once `stop` is aborted (another one failed). */
+export async function awaitWorkloadReady(client: KubeClient, w: AwaitedWorkload, deadline: Deadline, stop?: AbortSignal): Promise<void> {
+  const { ref } = w;
   let streak = 0;
   for (;;) {
+    if (stop?.aborted) return;
     const state = await poll(() => workloadState(client, ref));
-    if (state) failIfFailed(step, state);
+    if (state) failIfFailed(w, state);
     if (state?.state === 'completed') return;
-    const ready = state?.state === 'ready' && step.kind !== 'Job' && (await poll(() => allContainersRunning(client, ref)));
+    const ready = state?.state === 'ready' && ref.kind !== 'Job' && (await poll(() => allContainersRunning(client, ref)));
     streak = ready ? streak + 1 : 0;
     if (streak >= STABLE_POLLS) return;
     if (deadline.remaining() <= 0) {
       const detail = state?.state === 'progressing' ? ` (${state.detail})` : state ? '' : ' (the API server does not answer)';
-      throw new DevtoolError(`timed out after ${formatDuration(deadline.timeoutMs)} waiting for service "${step.service}" to be ${step.kind === 'Job' ? 'complete' : 'ready'}${detail}`);
+      throw new DevtoolError(`timed out after ${formatDuration(deadline.timeoutMs)} waiting for ${w.what} to be ${ref.kind === 'Job' ? 'complete' : 'ready'}${detail}`);
     }
     await sleep(Math.min(500, Math.max(0, deadline.remaining())));
+  }
+}
+
+/**
+ * --wait for what deploy commands created: every workload carrying the environment label
+ * (Deployments, StatefulSets, DaemonSets, Jobs; those `skip` accepts are awaited elsewhere), all at
+ * once. The first failure ends the wait, naming the workload, with its log tail.
+ */
+export async function awaitEnvironmentWorkloads(client: KubeClient, environment: string, deadline: Deadline, progress: Progress, skip: (labels: Record<string, string>) => boolean = () => false): Promise<void> {
+  const found = (await workloadsByLabel(client, environmentSelector(environment))).filter((w) => !skip(w.labels));
+  if (found.length === 0) {
+    progress.step('--wait: no Deployment, StatefulSet, DaemonSet or Job of the environment to wait for');
+    return;
+  }
+  progress.step(`waiting for ${found.map((w) => `${w.kind}/${w.name}`).join(', ')}`);
+  const stop = new AbortController();
+  try {
+    await Promise.all(
+      found.map(async (w) => {
+        // A workload without a selector (none of these kinds has one for long): its environment's pods.
+        const ref = { ...w, podSelector: w.podSelector || environmentSelector(environment) };
+        const what = `${w.kind}/${w.name}`;
+        await awaitWorkloadReady(client, { ref, what }, deadline, stop.signal);
+        if (!stop.signal.aborted) progress.done(`${what} ${w.kind === 'Job' ? 'completed' : 'ready'}`);
+      }),
+    );
+  } catch (err) {
+    stop.abort();
+    if (err instanceof WorkloadFailure) {
+      progress.fail(err.message);
+      if (err.logTail) progress.detail(err.logTail);
+    }
+    throw err;
   }
 }
 
@@ -94,8 +153,9 @@ async function allContainersRunning(client: KubeClient, ref: WorkloadRef): Promi
   return pods.length > 0 && pods.every((p) => (p.status?.containerStatuses ?? []).every((c) => c.state?.running && c.ready));
 }
 
-function failIfFailed(step: RolloutStep, state: WorkloadState): void {
-  if (state.state === 'failed') throw new ServiceFailure(step.service, state.reason, state.logTail);
+function failIfFailed(w: AwaitedWorkload, state: WorkloadState): void {
+  if (state.state !== 'failed') return;
+  throw w.service !== undefined ? new ServiceFailure(w.service, state.reason, state.logTail) : new WorkloadFailure(w.what, state.reason, state.logTail);
 }
 
 async function met(client: KubeClient, step: RolloutStep, ref: WorkloadRef, condition: DependsCondition, state: WorkloadState): Promise<boolean> {

@@ -7,7 +7,10 @@
  * cluster at each stage.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { composeImages } from '../build/compose-images.ts';
+import type { BuildSetup } from '../build/select.ts';
 import { loadCompose } from '../compose/load.ts';
+import type { ComposeProject } from '../compose/model.ts';
 import { translateCompose, type Translation } from '../compose/translate.ts';
 import { DevtoolError } from '../cli/errors.ts';
 import { applyObject, deleteObject, listByLabel } from '../kube/apply.ts';
@@ -35,21 +38,38 @@ export interface ComposeDeployOptions {
    * runs commands turns it off: their objects carry the same label and must stay.
    */
   prune?: boolean;
+  /**
+   * Builds the images of services with a `build` (build/compose-images.ts) first: those missing
+   * from the registry, or all with `force` (--build). Without it, such a service needs an `image`.
+   */
+  builds?: { setup: BuildSetup; force: boolean };
 }
 
-/** Loads and translates; pure apart from reading the files. Throws located errors on bad input. */
-export function prepareCompose(opts: Pick<ComposeDeployOptions, 'cwd' | 'files' | 'environment' | 'namespace' | 'endpointDomain' | 'env' | 'secrets'>): { translation: Translation; manifest: string } {
-  const project = loadCompose({ cwd: opts.cwd, files: opts.files, env: opts.env, ...(opts.secrets ? { secrets: opts.secrets } : {}) });
+type PrepareOptions = Pick<ComposeDeployOptions, 'cwd' | 'files' | 'environment' | 'namespace' | 'endpointDomain' | 'env' | 'secrets'>;
+
+function loadProject(opts: PrepareOptions): ComposeProject {
+  return loadCompose({ cwd: opts.cwd, files: opts.files, env: opts.env, ...(opts.secrets ? { secrets: opts.secrets } : {}) });
+}
+
+/**
+ * Loads and translates; pure apart from reading the files. Throws located errors on bad input.
+ * `images`: the built image of each service with a `build` (service name -> reference).
+ */
+export function prepareCompose(opts: PrepareOptions, project = loadProject(opts), images?: Readonly<Record<string, string>>): { translation: Translation; manifest: string } {
   const translation = translateCompose(project, {
     name: opts.environment,
     namespace: opts.namespace,
     ...(opts.endpointDomain ? { endpointDomain: opts.endpointDomain } : {}),
+    ...(images ? { images } : {}),
   });
   return { translation, manifest: project.files.join('\n') };
 }
 
 export async function deployCompose(client: KubeClient, opts: ComposeDeployOptions, progress: Progress, now: () => Date): Promise<Translation> {
-  const { translation, manifest } = prepareCompose(opts);
+  const project = loadProject(opts);
+  // Images first: a build that fails leaves the cluster untouched, like any bad input.
+  const images = opts.builds ? await composeImages(project, opts.environment, opts.builds.force, opts.builds.setup, progress) : undefined;
+  const { translation, manifest } = prepareCompose(opts, project, images);
   for (const w of translation.warnings) progress.warn(w);
   const deadline = new Deadline(opts.timeoutMs);
 

@@ -25,7 +25,7 @@ export interface LabelProxy {
   readonly token: string;
   /** A kubeconfig file for the commands: this proxy, the token, the namespace. */
   readonly kubeconfigPath: string;
-  /** Requests whose object could not be labelled (protobuf bodies...), for a warning. */
+  /** Requests whose object could not be labelled (JSON patches, CBOR...), for a warning. */
   readonly unlabelled: string[];
   close(): Promise<void>;
 }
@@ -76,11 +76,13 @@ export async function startLabelProxy(kc: KubeConfig, opts: { environment: strin
     }
     const format = labelledBodyFormat(req.method ?? 'GET', req.url ?? '/', req.headers['content-type']);
     let body: Buffer | undefined;
-    // A write this proxy cannot read (protobuf, JSON patch): forwarded as sent, and reported.
+    // A write this proxy cannot read (JSON patch, CBOR): forwarded as sent, and reported.
     if (!format && isNamespacedWrite(req.method ?? 'GET', req.url ?? '/')) unlabelled.push(`${req.method} ${req.url?.split('?')[0]} (${req.headers['content-type'] ?? 'no content type'})`);
     if (format) {
       const raw = await readBody(req);
-      const labelled = labelBody(raw.toString('utf8'), format, opts.environment, parseYaml);
+      // The protobuf reader (~140 KB) is loaded only when kubectl sends protobuf.
+      const labelled =
+        format === 'protobuf' ? (await import('./labels-protobuf.ts')).labelProtobufBody(raw, opts.environment) : labelBody(raw.toString('utf8'), format, opts.environment, parseYaml);
       if (labelled === undefined) unlabelled.push(`${req.method} ${req.url}`);
       body = labelled === undefined ? raw : Buffer.from(labelled);
     }

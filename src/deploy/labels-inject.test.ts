@@ -21,7 +21,10 @@ test('which requests carry an object to label', () => {
   assert.equal(labelledBodyFormat('PUT', '/apis/apps/v1/namespaces/ns/deployments/web/scale', json), undefined, 'subresource');
   assert.equal(labelledBodyFormat('POST', '/api/v1/namespaces/ns/pods/p/exec', json), undefined, 'subresource');
   assert.equal(labelledBodyFormat('PATCH', '/api/v1/namespaces/ns/configmaps/c', 'application/json-patch+json'), undefined, 'JSON patch');
-  assert.equal(labelledBodyFormat('POST', '/api/v1/namespaces/ns/configmaps', 'application/vnd.kubernetes.protobuf'), undefined);
+  assert.equal(labelledBodyFormat('POST', '/api/v1/namespaces/ns/configmaps', 'application/vnd.kubernetes.protobuf'), 'protobuf');
+  assert.equal(labelledBodyFormat('PUT', '/api/v1/namespaces/ns/configmaps/c', 'application/vnd.kubernetes.protobuf'), 'protobuf', 'create on update');
+  assert.equal(labelledBodyFormat('PATCH', '/api/v1/namespaces/ns/configmaps/c', 'application/vnd.kubernetes.protobuf'), undefined, 'never a patch');
+  assert.equal(labelledBodyFormat('POST', '/api/v1/namespaces', 'application/vnd.kubernetes.protobuf'), undefined, 'cluster-scoped');
 });
 
 test('objects and their pod templates get the label; other labels stay', () => {

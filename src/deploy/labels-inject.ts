@@ -9,12 +9,16 @@ import { ENVIRONMENT_LABEL } from '../kube/labels.ts';
 /** Writes of a namespaced object: /api/v1/namespaces/NS/RESOURCE[/NAME] or /apis/GROUP/VERSION/namespaces/NS/RESOURCE[/NAME]. */
 const NAMESPACED_OBJECT = /^\/(?:api\/v1|apis\/[^/]+\/[^/]+)\/namespaces\/[^/]+\/[^/]+(?:\/[^/]+)?$/;
 
-export type BodyFormat = 'json' | 'yaml';
+/** protobuf: kubectl and other client-go programs send built-in kinds so (labels-protobuf.ts). */
+export type BodyFormat = 'json' | 'yaml' | 'protobuf';
 
 /**
  * The format of a body to label, or undefined when the request passes unchanged: reads, deletes,
- * subresources (status, scale, exec...), cluster-scoped objects, JSON patches (a list of operations,
- * which cannot add a label to a map that may not exist), and binary protobuf bodies.
+ * subresources (status, scale, exec...), cluster-scoped objects, and JSON patches (a list of
+ * operations, which cannot add a label to a map that may not exist; a JSON patch cannot create an
+ * object either, so what it changes was labelled when it was created). Every way of creating an
+ * object is covered: POST (create), PUT (create on update), and PATCH with an apply patch
+ * (server-side apply creates) or a merge patch (kubectl apply's updates).
  */
 export function labelledBodyFormat(method: string, url: string, contentType: string | undefined): BodyFormat | undefined {
   if (!isNamespacedWrite(method, url)) return undefined;
@@ -22,6 +26,8 @@ export function labelledBodyFormat(method: string, url: string, contentType: str
   if (type === 'application/json' || type === 'application/merge-patch+json' || type === 'application/strategic-merge-patch+json') return 'json';
   // Server-side apply sends YAML, and JSON is YAML: kubectl --server-side sends JSON under this type.
   if (type === 'application/apply-patch+yaml') return 'yaml';
+  // Protobuf is a serialization of whole objects: never a patch.
+  if (type === 'application/vnd.kubernetes.protobuf' && method !== 'PATCH') return 'protobuf';
   return undefined;
 }
 

@@ -2,8 +2,9 @@
  * `deploy` and `destroy` of a manifest (devtool.yml): the `deploy` commands run in order with
  * `sh -c` from the manifest's folder, their output streamed line by line (prefixed with the
  * command's name), the first failure stopping everything with its exit code; then the Compose
- * files of `deploy.compose`, if any. Commands reach the cluster through the labelling proxy
- * (label-proxy.ts), so what they create carries the environment label and `destroy` finds it.
+ * files of `deploy.compose`, if any; with --wait, every workload the commands created. Commands
+ * reach the cluster through the labelling proxy (label-proxy.ts), so what they create carries the
+ * environment label and `destroy` finds it. Dependencies are deployed first (dependencies.ts).
  * The environment's state is recorded in the cluster at each stage.
  */
 import { spawn } from 'node:child_process';
@@ -11,9 +12,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatDuration } from '../cli/duration.ts';
-import { DevtoolError, UnavailableError } from '../cli/errors.ts';
+import { DevtoolError } from '../cli/errors.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { buildImageVariable, type Command, type Manifest } from '../manifest/model.ts';
+import type { Command, Manifest } from '../manifest/model.ts';
+import { deployImages } from '../build/deploy-images.ts';
+import type { BuildSetup } from '../build/select.ts';
+import { SERVICE_LABEL } from '../kube/labels.ts';
+import { awaitEnvironmentWorkloads, Deadline } from './await.ts';
 import { deployCompose, ensureNamespace } from './compose-deploy.ts';
 import { startLabelProxy } from './label-proxy.ts';
 import type { Progress } from './progress.ts';
@@ -33,37 +38,26 @@ export interface ManifestDeployOptions {
   wait: boolean;
   /** --build: force building every image. */
   build: boolean;
-}
-
-/**
- * Images of the `build` section as deploy commands see them. Building is not part of this build of
- * devtool: images are used as their `image` field names them, and a deploy that would need a
- * build says so instead of deploying something stale.
- */
-export function imageVariables(manifest: Manifest, forceBuild: boolean): Record<string, string> {
-  const names = Object.keys(manifest.build);
-  if (names.length === 0) return {};
-  const unnamed = names.filter((n) => manifest.build[n]!.image === undefined);
-  if (forceBuild || unnamed.length > 0) {
-    const why = forceBuild ? '--build asks for a build' : `build.${unnamed[0]} has no image to use as is`;
-    throw new UnavailableError(
-      `building images is not available yet in this devtool, and ${why}: build and push the image yourself and set build.<name>.image, or remove the build section`,
-    );
-  }
-  return Object.fromEntries(names.map((n) => [buildImageVariable(n), manifest.build[n]!.image!]));
+  /** Where and how images of the `build` section are built (build/select.ts). */
+  builds: BuildSetup;
+  /** Deploys the manifest's dependencies (environment-deploy.ts): run first, on the clock of their own timeouts. */
+  deployDependencies?: () => Promise<void>;
 }
 
 export async function deployManifest(client: KubeClient, opts: ManifestDeployOptions, progress: Progress, now: () => Date): Promise<void> {
   const { manifest } = opts;
-  const images = imageVariables(manifest, opts.build);
   for (const w of manifest.warnings) progress.warn(w);
-  if (Object.keys(manifest.dependencies).length > 0) progress.warn('dependencies are not deployed by this devtool yet: deploy them first yourself');
 
   await ensureNamespace(client, progress);
   const record: EnvironmentRecord = { name: opts.environment, status: 'progressing', source: 'manifest', manifest: manifest.text, variables: opts.variables, output: '', updated: now().toISOString() };
   await writeEnvironment(client, record);
-  const deadline = Date.now() + opts.timeoutMs;
   try {
+    // Dependencies (a clone that fails included) record this environment's failure too.
+    await opts.deployDependencies?.();
+    // Images missing from the registry (all with --build) are built and pushed before the commands
+    // run; their references reach the commands as DEVTOOL_BUILD_<NAME>_* (build/deploy-images.ts).
+    const images = await deployImages(manifest, opts.environment, opts.build, opts.builds, progress);
+    const deadline = Date.now() + opts.timeoutMs;
     await runCommands(client, manifest.deploy.commands, { ...opts, extraEnv: images, deadline, what: 'deploy' }, progress);
     const compose = manifest.deploy.compose;
     if (compose) {
@@ -83,6 +77,7 @@ export async function deployManifest(client: KubeClient, opts: ManifestDeployOpt
             variables: opts.variables,
             // Objects created by the commands carry the same label: a Compose prune would delete them.
             prune: manifest.deploy.commands.length === 0,
+            builds: { setup: opts.builds, force: opts.build },
           },
           progress,
           now,
@@ -90,6 +85,10 @@ export async function deployManifest(client: KubeClient, opts: ManifestDeployOpt
       } finally {
         extra?.remove();
       }
+    }
+    // --wait: what the commands created (Compose services were awaited by deployCompose).
+    if (opts.wait && manifest.deploy.commands.length > 0) {
+      await awaitEnvironmentWorkloads(client, opts.environment, new Deadline(opts.timeoutMs, deadline - opts.timeoutMs), progress, (labels) => compose !== undefined && SERVICE_LABEL in labels);
     }
   } catch (err) {
     await writeEnvironment(client, { ...record, status: 'error', error: (err as Error).message, output: progress.transcript(), updated: now().toISOString() }).catch(() => undefined);
@@ -103,7 +102,7 @@ export async function deployManifest(client: KubeClient, opts: ManifestDeployOpt
  * cluster, so a destroy from another machine or without --var removes the same external
  * resources). A failure stops the destroy before any cluster object is deleted: retrying is safe.
  */
-export async function runDestroyCommands(client: KubeClient, opts: Omit<ManifestDeployOptions, 'wait' | 'build' | 'variables' | 'endpointDomain'>, progress: Progress, now: () => Date): Promise<void> {
+export async function runDestroyCommands(client: KubeClient, opts: Omit<ManifestDeployOptions, 'wait' | 'build' | 'builds' | 'variables' | 'endpointDomain'>, progress: Progress, now: () => Date): Promise<void> {
   if (opts.manifest.destroy.length === 0) return;
   const record = await readEnvironment(client, opts.environment);
   const variables = record?.variables ?? {};

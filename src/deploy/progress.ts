@@ -3,15 +3,26 @@
  * such as `--dry-run` YAML and endpoint URLs), and a copy of everything for the environment's
  * recorded output tail.
  */
-import type { Writable } from 'node:stream';
+/** Where the lines go: a stream (stderr), or a parent Progress for a nested deploy. */
+interface LineSink {
+  write(text: string): unknown;
+}
 
 export class Progress {
   private readonly lines: string[] = [];
 
   constructor(
-    private readonly out: Writable,
+    private readonly out: LineSink,
     private readonly now: () => Date,
   ) {}
+
+  /**
+   * A Progress for a nested deploy (a dependency): its lines appear here prefixed with `[prefix]`
+   * (and are in this transcript), while its own transcript holds only its lines, for its record.
+   */
+  child(prefix: string): Progress {
+    return new Progress({ write: (text: string) => text.replace(/\n$/, '').split('\n').forEach((line) => this.write(`[${prefix}] ${line}`)) }, this.now);
+  }
 
   step(message: string): void {
     this.write(`• ${message}`);

@@ -8,6 +8,7 @@ import { DevtoolError } from '../cli/errors.ts';
 import { formatDuration } from '../cli/duration.ts';
 import { applyObject } from '../kube/apply.ts';
 import { isNotFound, isTransient, type KubeClient } from '../kube/client.ts';
+import type { DeploymentObject } from '../kube/objects.ts';
 import { workloadState } from '../kube/workloads.ts';
 import { buildDevObjects, type DevObjects } from './mirror.ts';
 import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName } from './names.ts';
@@ -28,6 +29,8 @@ export interface ActivateOptions {
 export interface Activated {
   objects: DevObjects;
   pod: string;
+  /** The dev objects for a changed original, from the same inputs (original-watch.ts keeps the mirror in step). */
+  rebuild(original: DeploymentObject): DevObjects;
 }
 
 export async function activate(client: KubeClient, t: DevTarget, o: ActivateOptions): Promise<Activated> {
@@ -37,7 +40,8 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
   if (activeFrom && activeFrom !== t.folder) {
     throw new DevtoolError(`${t.devName} is already in development from another folder or machine (deployment ${mirrorName(original.metadata.name)} in namespace ${t.namespace}); run 'devtool down' there first`);
   }
-  const objects = buildDevObjects({ original, devName: t.devName, dev: t.dev, extraEnv: o.extraEnv, agentImage: o.agentImage, folder: t.folder, hostPrivateKey: o.hostPrivateKey, clientPublicKey: o.clientPublicKey, syncthing: o.syncthing });
+  const rebuild = (from: DeploymentObject) => buildDevObjects({ original: from, devName: t.devName, dev: t.dev, extraEnv: o.extraEnv, agentImage: o.agentImage, folder: t.folder, hostPrivateKey: o.hostPrivateKey, clientPublicKey: o.clientPublicKey, syncthing: o.syncthing });
+  const objects = rebuild(original);
   o.step(`scaling deployment ${original.metadata.name} to 0 (its replicas are recorded for 'devtool down')`);
   await recordAndScaleDown(client, original, t.folder);
   await applyObject(client, objects.secret);
@@ -45,7 +49,7 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
   await applyObject(client, objects.deployment);
   o.step(`starting dev container ${objects.deployment.metadata.name}`);
   const pod = await waitForDevPod(client, t.devName, objects, o.timeoutMs);
-  return { objects, pod };
+  return { objects, pod, rebuild };
 }
 
 async function mirrorFolder(client: KubeClient, name: string): Promise<string | undefined> {

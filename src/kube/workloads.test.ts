@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
-import { podFailure } from './workloads.ts';
+import { labelSelectorString, podFailure } from './workloads.ts';
 
 const pod = (status: V1Pod['status']): V1Pod => ({ metadata: { name: 'p' }, status });
 
@@ -45,4 +45,21 @@ test('transient API failures are told apart from real ones', async () => {
   assert.equal(isTransient({ code: 404, message: 'not found' }), false);
   assert.equal(isTransient({ code: 422, message: 'invalid' }), false);
   assert.equal(isTransient(new Error('field is immutable')), false);
+});
+
+test('label selectors as list calls take them', () => {
+  assert.equal(labelSelectorString({ matchLabels: { app: 'web', tier: 'front' } }), 'app=web,tier=front');
+  assert.equal(
+    labelSelectorString({
+      matchLabels: { app: 'web' },
+      matchExpressions: [
+        { key: 'env', operator: 'In', values: ['a', 'b'] },
+        { key: 'x', operator: 'NotIn', values: ['c'] },
+        { key: 'y', operator: 'Exists' },
+        { key: 'z', operator: 'DoesNotExist' },
+      ],
+    }),
+    'app=web,env in (a,b),x notin (c),y,!z',
+  );
+  assert.equal(labelSelectorString(undefined), '');
 });

@@ -3,10 +3,10 @@
  * `rollout status` ones; the diagnosis reads the workload's pods and events so a failure names the
  * reason a user would otherwise dig out with `kubectl describe` and `kubectl logs`.
  */
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1LabelSelector, V1ObjectMeta, V1Pod } from '@kubernetes/client-node';
 import { isNotFound, type KubeClient } from './client.ts';
 
-export type WorkloadKind = 'Deployment' | 'StatefulSet' | 'Job';
+export type WorkloadKind = 'Deployment' | 'StatefulSet' | 'DaemonSet' | 'Job';
 
 export interface WorkloadRef {
   kind: WorkloadKind;
@@ -44,6 +44,15 @@ export async function workloadState(client: KubeClient, ref: WorkloadRef): Promi
         return { state: 'ready' };
       }
       return diagnoseOr(client, ref, `${s?.readyReplicas ?? 0}/${want} ready`);
+    }
+    if (ref.kind === 'DaemonSet') {
+      const ds = await client.apps.readNamespacedDaemonSet({ name: ref.name, namespace: ns });
+      const s = ds.status;
+      const want = s?.desiredNumberScheduled ?? 0;
+      if (s && (s.observedGeneration ?? 0) >= (ds.metadata?.generation ?? 0) && (s.updatedNumberScheduled ?? 0) >= want && (s.numberAvailable ?? 0) >= want) {
+        return { state: 'ready' };
+      }
+      return diagnoseOr(client, ref, `${s?.numberAvailable ?? 0}/${want} available`);
     }
     const job = await client.batch.readNamespacedJob({ name: ref.name, namespace: ns });
     const failed = job.status?.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
@@ -143,4 +152,37 @@ export async function podLogTail(client: KubeClient, pod: string, container: str
   } catch {
     return undefined;
   }
+}
+
+/** A LabelSelector as the string list calls take (`a=b,c in (d,e),!f`). */
+export function labelSelectorString(selector: V1LabelSelector | undefined): string {
+  const parts = Object.entries(selector?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`);
+  for (const e of selector?.matchExpressions ?? []) {
+    const values = (e.values ?? []).join(',');
+    if (e.operator === 'In') parts.push(`${e.key} in (${values})`);
+    else if (e.operator === 'NotIn') parts.push(`${e.key} notin (${values})`);
+    else if (e.operator === 'Exists') parts.push(e.key);
+    else if (e.operator === 'DoesNotExist') parts.push(`!${e.key}`);
+  }
+  return parts.join(',');
+}
+
+/**
+ * The workloads that match a label selector (Deployments, StatefulSets, DaemonSets, Jobs), each
+ * with the selector of its own pods. Workloads that a controller owns (a CronJob's Jobs) are left
+ * out: their owner, not the deploy, decides when they run.
+ */
+export async function workloadsByLabel(client: KubeClient, labelSelector: string): Promise<(WorkloadRef & { labels: Record<string, string> })[]> {
+  const namespace = client.namespace;
+  const [deployments, statefulSets, daemonSets, jobs] = await Promise.all([
+    client.apps.listNamespacedDeployment({ namespace, labelSelector }),
+    client.apps.listNamespacedStatefulSet({ namespace, labelSelector }),
+    client.apps.listNamespacedDaemonSet({ namespace, labelSelector }),
+    client.batch.listNamespacedJob({ namespace, labelSelector }),
+  ]);
+  const refs = (kind: WorkloadKind, items: { metadata?: V1ObjectMeta; spec?: { selector?: V1LabelSelector } }[]) =>
+    items
+      .filter((o) => !o.metadata?.ownerReferences?.some((r) => r.controller) && !o.metadata?.deletionTimestamp)
+      .map((o) => ({ kind, name: o.metadata?.name ?? '', podSelector: labelSelectorString(o.spec?.selector), labels: o.metadata?.labels ?? {} }));
+  return [...refs('Deployment', deployments.items), ...refs('StatefulSet', statefulSets.items), ...refs('DaemonSet', daemonSets.items), ...refs('Job', jobs.items)];
 }

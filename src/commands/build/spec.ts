@@ -1,11 +1,11 @@
 import type { CommandSpec } from '../../cli/spec.ts';
-import { manifestFile, notBuilt } from '../shared.ts';
+import { manifestFile } from '../shared.ts';
 
 export const buildCommand: CommandSpec = {
   name: 'build',
   summary: 'Build and push the images of the manifest build section',
   description:
-    'Builds and pushes the images in the manifest `build` section, or only the named services. When -f points to a Dockerfile, the manifest is ignored and that Dockerfile is built directly.\nBuilder: the hosted build service for a service context; BuildKit when BUILDKIT_HOST (HOST:PORT) is set or the context has a builder; otherwise the local Docker daemon.',
+    'Builds and pushes the images in the manifest `build` section, or only the named ones (with the images they depend on). When -f points to a Dockerfile, the manifest is ignored and that Dockerfile is built directly (context: its folder). Images are tagged with a hash of their content; the pushed references are printed, one per line.\nBuilder: BuildKit when BUILDKIT_HOST (HOST:PORT) is set; the hosted build service for a service context; BuildKit when the context has a tcp:// builder; otherwise the local Docker daemon (DOCKER_HOST).',
   args: [{ name: 'service', variadic: true }],
   options: [
     manifestFile('Path to the manifest, or to a Dockerfile to build directly', undefined),
@@ -14,5 +14,5 @@ export const buildCommand: CommandSpec = {
     { name: 'export-cache', type: 'string', description: 'Image tag for exported cache (optional)' },
     { name: 'cache-from', type: 'list', description: 'Cache source images (optional); repeatable' },
   ],
-  load: notBuilt('building images'),
+  load: async () => (await import('./run.ts')).runBuild,
 };

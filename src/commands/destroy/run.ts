@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { CommandHandler } from '../../cli/spec.ts';
 import { destroyEnvironment } from '../../deploy/destroy.ts';
 import { runDestroyCommands } from '../../deploy/manifest-deploy.ts';
-import { environmentName } from '../../deploy/name.ts';
+import { environmentName, sanitizeName } from '../../deploy/name.ts';
 import { Progress } from '../../deploy/progress.ts';
 import { DEFAULT_MANIFEST } from '../../deploy/source.ts';
 import { clusterTarget } from '../../kube/target.ts';
@@ -27,5 +27,8 @@ export const runDestroy: CommandHandler = async (f, inv) => {
     return;
   }
   progress.done(`environment ${environment} destroyed in namespace ${namespace} (${result.deleted.length} objects deleted)`);
+  // Like Okteto: other applications may depend on them too.
+  const dependencies = Object.keys(manifest?.dependencies ?? {}).map(sanitizeName);
+  if (dependencies.length) progress.step(`dependencies are not destroyed: ${dependencies.join(', ')} (each is an environment of its own: run devtool destroy --name <it> in a checkout of its repository)`);
   if (result.keptVolumes.length) progress.warn(`kept ${result.keptVolumes.length} volume(s): ${result.keptVolumes.join(', ')}; 'devtool destroy --volumes' deletes them`);
 };

@@ -1,12 +1,13 @@
 import type { CommandSpec } from '../../cli/spec.ts';
-import { devContainerOptions, notBuilt } from '../shared.ts';
+import { devContainerOptions } from '../shared.ts';
 
 export const doctorCommand: CommandSpec = {
   name: 'doctor',
   summary: 'Write a doctor file (zip) for troubleshooting a development container',
   description:
-    'Generates a doctor file from the folder where `up` was run: the tool log (devtool.log), the synchronization service logs of the development container, a summary of the development container manifest and a metadata file with the host OS and architecture. Secrets are redacted.',
+    'Generates a doctor file from the folder where `up` was run: the tool log (devtool.log), the synchronization service logs of the development container, a summary of the development container manifest and a metadata file with the host OS and architecture. Secrets are redacted. The zip is written to the current folder as devtool-doctor-<time>.zip and its path printed; what could not be collected (no active dev container, an unreachable cluster) is listed instead of failing.',
   args: [{ name: 'devName' }],
   options: devContainerOptions,
-  load: notBuilt('development containers'),
+  examples: ['devtool doctor', 'devtool doctor api'],
+  load: async () => (await import('./run.ts')).runDoctor,
 };

@@ -5,6 +5,7 @@ import { runSession, shellJoin } from '../../dev/session.ts';
 import { parseEnvList } from '../../dev/spec.ts';
 import { agentImage, devTarget } from '../../dev/target.ts';
 import { DevTunnel } from '../../dev/tunnel.ts';
+import { watchOriginal, type OriginalWatch } from '../../dev/original-watch.ts';
 import { prepareSync, startSync } from '../../sync/up.ts';
 import type { SyncSession } from '../../sync/session.ts';
 
@@ -17,6 +18,7 @@ export const runUp: CommandHandler = async (f, inv) => {
   const release = t.state.lock(t.devName);
   let tunnel: DevTunnel | undefined;
   let sync: SyncSession | undefined;
+  let originalWatch: OriginalWatch | undefined;
   try {
     const image = agentImage(f, t.context);
     const keys = t.state.keys();
@@ -24,7 +26,7 @@ export const runUp: CommandHandler = async (f, inv) => {
     const client = await KubeClient.create(t.context, f.env, t.namespace);
     const progress = new Progress(f.io.stderr, f.now);
     const syncPlan = await prepareSync(f, t);
-    const { objects, pod } = await activate(client, t, {
+    const { objects, pod, rebuild } = await activate(client, t, {
       syncthing: syncPlan?.remoteSection,
       extraEnv,
       agentImage: image,
@@ -33,6 +35,8 @@ export const runUp: CommandHandler = async (f, inv) => {
       timeoutMs: READY_TIMEOUT_MS,
       step: (m) => progress.step(m),
     });
+    // Keeps the mirror in step with the original while `up` runs (src/dev/original-watch.ts).
+    originalWatch = watchOriginal({ client, folder: t.folder, objects, rebuild, notice: (m) => progress.warn(m), log: f.log });
     tunnel = new DevTunnel({
       client,
       devName: t.devName,
@@ -46,7 +50,9 @@ export const runUp: CommandHandler = async (f, inv) => {
     await tunnel.start();
     if (syncPlan) {
       progress.step(`synchronizing ${syncPlan.folders.map((x) => x.local).join(', ')} (first pass: local files are never changed)`);
+      const started = Date.now();
       sync = await startSync(f, t, syncPlan, tunnel, { reset: inv.bool('reset'), notice: (m) => progress.warn(m) });
+      progress.step(`first sync done in ${((Date.now() - started) / 1000).toFixed(1)}s; syncing both ways`);
     }
     // The state, on stdout: what a script (or a test) waits for.
     const lines = [`dev container ${objects.deployment.metadata.name} is ready (pod ${pod}, namespace ${t.namespace})`];
@@ -74,6 +80,7 @@ export const runUp: CommandHandler = async (f, inv) => {
     });
     return 0;
   } finally {
+    originalWatch?.stop();
     await sync?.close();
     tunnel?.close();
     release();

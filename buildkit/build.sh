@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Builds BuildKit's daemon and devtool's BuildKit client for this machine.
+#
+#   buildkit/build.sh client-path     host-arch devtool-buildkit (the client
+#                                     the CLI runs); prints its path
+#   buildkit/build.sh buildkitd-path  host-arch buildkitd (the local build
+#                                     daemon, see buildkitd.sh); prints its path
+#   buildkit/build.sh version         prints the pinned BuildKit release
+#
+# Binaries are cached outside the clone, in
+#   ${DEVTOOL_BUILD_CACHE:-/var/cache/devtool-build}/<name>-<buildkit version>-<key>/linux-<arch>/
+# where <key> hashes the sources (go.mod/go.sum pin every dependency), the Go
+# version and the build flags: a warm run builds nothing. Logs go to stderr;
+# only the requested path goes to stdout.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CACHE=${DEVTOOL_BUILD_CACHE:-/var/cache/devtool-build}
+export PATH=$PATH:/usr/local/go/bin
+
+log() { printf 'buildkit/build.sh: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+command -v go >/dev/null || die "the Go toolchain (go) is required"
+
+required() { awk -v m=github.com/moby/buildkit '($1 == "require" && $2 == m) { print $3 } ($1 == m) { print $2 }' "$1" | head -n1; }
+VERSION=$(required "$HERE/daemon/go.mod")
+[[ -n $VERSION ]] || die "no github.com/moby/buildkit requirement in buildkit/daemon/go.mod"
+CLIENT_VERSION=$(required "$HERE/client/go.mod")
+# The client speaks the daemon's gRPC API and session protocol: one release for both.
+[[ $CLIENT_VERSION == "$VERSION" ]] ||
+  die "buildkit/client/go.mod requires github.com/moby/buildkit $CLIENT_VERSION, buildkit/daemon/go.mod $VERSION: pin one release in both"
+
+# The version stamps BuildKit's own release build sets (its Dockerfile);
+# `buildkitd --version` then names the release.
+DAEMON_LDFLAGS="-s -w -X github.com/moby/buildkit/version.Version=$VERSION \
+-X github.com/moby/buildkit/version.Revision=$VERSION \
+-X github.com/moby/buildkit/version.Package=github.com/moby/buildkit"
+CLIENT_LDFLAGS="-s -w -X main.buildkitVersion=$VERSION"
+
+# key FILES... -- EXTRA...: short hash of the files' names and contents,
+# the Go version and EXTRA (flags).
+key() {
+  local files=() extra=()
+  while (($#)) && [[ $1 != -- ]]; do files+=("$1"); shift; done
+  (($#)) && shift
+  extra=("$@")
+  {
+    for f in "${files[@]}"; do printf '%s\n' "${f#"$HERE"/}"; cat "$f"; done
+    go version
+    printf '%s\n' "${extra[@]}"
+  } | sha256sum | cut -c1-16
+}
+
+client_sources() {
+  find "$HERE/client" -type f \( -name '*.go' ! -name '*_test.go' -o -name go.mod -o -name go.sum \) -print |
+    LC_ALL=C sort
+}
+
+DAEMON_CACHE=$CACHE/buildkitd-$VERSION-$(key "$HERE/daemon/go.mod" "$HERE/daemon/go.sum" -- "$DAEMON_LDFLAGS")
+CLIENT_CACHE=$CACHE/devtool-buildkit-$VERSION-$(mapfile -t s < <(client_sources); key "${s[@]}" -- "$CLIENT_LDFLAGS")
+
+# build NAME MODULE_DIR OUTDIR LDFLAGS PKG: static, trimmed, host arch, into
+# OUTDIR/linux-ARCH/NAME, atomically (a killed build never looks like a
+# cache hit). Concurrent builds of one entry wait for one another.
+build() {
+  local name=$1 dir=$2 arch out ldflags=$4 pkg=$5
+  arch=$(go env GOARCH)
+  out=$3/linux-$arch
+  [[ -x $out/$name ]] && return 0
+  mkdir -p "$3"
+  local lock
+  exec {lock}>"$out.lock"
+  flock "$lock"
+  if [[ -x $out/$name ]]; then exec {lock}>&-; return 0; fi
+  local tmp=$out.tmp.$$ start=$SECONDS
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  log "building $name $VERSION linux/$arch -> $out"
+  # CGO off: static binaries, independent of the host's libc (BuildKit's
+  # own release builds buildkitd the same way). -mod=readonly: go.sum must
+  # already pin everything.
+  if ! (cd "$dir" && CGO_ENABLED=0 GOOS=linux GOARCH=$arch GOFLAGS=-mod=readonly \
+    go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$tmp/$name" "$pkg") </dev/null >&2; then
+    rm -rf "$tmp"
+    die "building $name for linux/$arch failed"
+  fi
+  rm -rf "$out" && mv "$tmp" "$out"
+  exec {lock}>&-
+  log "built $name linux/$arch in $((SECONDS - start))s"
+  prune "$3"
+}
+
+# prune ENTRY: delete older cache entries of the same name (other keys), so
+# editing the client does not fill the disk. Entries touched in the last
+# hour are kept: another checkout may be using them.
+prune() {
+  local entry=$1 base
+  base=$(basename "$entry")
+  find "$(dirname "$entry")" -mindepth 1 -maxdepth 1 -type d -name "${base%-*}-*" \
+    ! -name "$base" -mmin +60 -exec rm -rf {} + 2>/dev/null || true
+}
+
+arch=$(go env GOARCH)
+case ${1:-} in
+  client-path)
+    build devtool-buildkit "$HERE/client" "$CLIENT_CACHE" "$CLIENT_LDFLAGS" .
+    echo "$CLIENT_CACHE/linux-$arch/devtool-buildkit"
+    ;;
+  buildkitd-path)
+    build buildkitd "$HERE/daemon" "$DAEMON_CACHE" "$DAEMON_LDFLAGS" github.com/moby/buildkit/cmd/buildkitd
+    echo "$DAEMON_CACHE/linux-$arch/buildkitd"
+    ;;
+  version)
+    echo "$VERSION"
+    ;;
+  -h | --help | help)
+    sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    ;;
+  *)
+    die "usage: buildkit/build.sh client-path|buildkitd-path|version"
+    ;;
+esac

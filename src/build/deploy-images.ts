@@ -1,0 +1,19 @@
+/**
+ * The images of a manifest as `deploy` needs them: built and pushed when missing from the registry
+ * (every one with --build), then given to the deploy commands as DEVTOOL_BUILD_<NAME>_* variables.
+ * Repositories default to `<context registry>/<environment>-<image>`, so two environments deployed
+ * from one folder (--name) never push over each other.
+ */
+import type { Progress } from '../deploy/progress.ts';
+import type { Manifest } from '../manifest/model.ts';
+import { buildImages } from './build-images.ts';
+import { manifestImages, selectImages } from './plan.ts';
+import type { BuildSetup } from './select.ts';
+import { buildVariables } from './variables.ts';
+
+export async function deployImages(manifest: Manifest, environment: string, force: boolean, setup: BuildSetup, progress: Progress): Promise<Record<string, string>> {
+  if (Object.keys(manifest.build).length === 0) return {};
+  const specs = selectImages(manifestImages(manifest, setup.cwd), []);
+  const outcomes = await buildImages(specs, { mode: force ? 'always' : 'missing', ...setup, repositoryPrefix: `${environment}-`, progress });
+  return Object.assign({}, ...outcomes.map((o) => buildVariables(o))) as Record<string, string>;
+}

@@ -1,0 +1,27 @@
+/**
+ * `devtool build [image...]`: builds and pushes the images of the manifest (build/sources.ts says
+ * which), always (a deploy is what skips images already pushed). Progress goes to stderr; the
+ * pushed references go to stdout, one per line.
+ */
+import { UsageError } from '../../cli/errors.ts';
+import type { CommandHandler } from '../../cli/spec.ts';
+import { buildImages } from '../../build/build-images.ts';
+import { parseCliBuildOptions } from '../../build/options.ts';
+import { withCliOptions } from '../../build/plan.ts';
+import { buildSetup } from '../../build/select.ts';
+import { buildSources } from '../../build/sources.ts';
+import { Progress } from '../../deploy/progress.ts';
+
+export const runBuild: CommandHandler = async (f, inv) => {
+  const cli = parseCliBuildOptions({ noCache: inv.bool('no-cache'), secrets: inv.list('secret'), exportCache: inv.string('export-cache'), cacheFrom: inv.list('cache-from') }, f.cwd);
+  const sources = buildSources(f.cwd, inv.string('file'), inv.args, f.env);
+  const specs = sources.specs.map((s) => withCliOptions(s, cli));
+  if (cli.exportCache !== undefined && specs.length > 1) {
+    throw new UsageError(`--export-cache names one image reference, and ${specs.length} images would be built (${specs.map((s) => s.name).join(', ')}): build one image, or set export_cache per image in the manifest`);
+  }
+  const progress = new Progress(f.io.stderr, f.now);
+  for (const w of sources.warnings) progress.warn(w);
+  const context = await f.contexts.requireCurrent();
+  const outcomes = await buildImages(specs, { mode: 'always', ...buildSetup(context, f.env, f.cwd), repositoryPrefix: sources.repositoryPrefix, progress });
+  for (const o of outcomes) f.io.stdout.write(`${o.image}\n`);
+};

@@ -1,0 +1,17 @@
+import type { CommandHandler } from '../../cli/spec.ts';
+import { Progress } from '../../deploy/progress.ts';
+import { writeDoctorFile } from '../../doctor/doctor.ts';
+
+export const runDoctor: CommandHandler = async (f, inv) => {
+  const progress = new Progress(f.io.stderr, f.now);
+  const r = await writeDoctorFile(f, {
+    file: inv.string('file') ?? 'devtool.yml',
+    devName: inv.args[0],
+    namespace: inv.string('namespace'),
+    step: (m) => progress.step(m),
+  });
+  for (const note of r.notes) progress.warn(`not collected: ${note}`);
+  progress.done(`doctor file written with ${r.entries.length} files, secrets redacted; attach it to your issue`);
+  // The path alone on stdout, for scripts.
+  f.io.stdout.write(`${r.path}\n`);
+};

@@ -1,0 +1,118 @@
+/**
+ * One environment deployed from one folder: its manifest (dependencies first, then the manifest's
+ * images, commands and Compose files: manifest-deploy.ts) or its Compose files (compose-deploy.ts).
+ * `devtool deploy` and every dependency go through here, so a dependency is deployed exactly as
+ * `devtool deploy` in its repository would deploy it.
+ */
+import type { BuildSetup } from '../build/select.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { loadManifest } from '../manifest/load.ts';
+import type { Manifest } from '../manifest/model.ts';
+import { deployCompose } from './compose-deploy.ts';
+import { deployDependencies, type DependencyRun, type DeployFolder } from './dependencies.ts';
+import { deployManifest } from './manifest-deploy.ts';
+import type { Progress } from './progress.ts';
+import { resolveDeploySource } from './source.ts';
+
+/** What is deployed, loaded and checked (bad input fails here, before the cluster is touched). */
+export type LoadedSource = { kind: 'manifest'; manifest: Manifest } | { kind: 'compose'; files: string[]; folder: string };
+
+/** `file`: --file (or a dependency's `manifest`), relative to `folder`; else devtool.yml, else a Compose file. */
+export function loadSource(folder: string, file: string | undefined, env: Readonly<NodeJS.ProcessEnv>): LoadedSource {
+  const source = resolveDeploySource(folder, file);
+  if (source.kind === 'compose') return source;
+  return { kind: 'manifest', manifest: loadManifest(source.file, { cwd: folder, env }) };
+}
+
+/** Where and with what an environment is deployed: the same for an application and its dependencies. */
+export interface DeployTarget {
+  client: KubeClient;
+  namespace: string;
+  contextName: string;
+  endpointDomain?: string;
+  /** The user's environment. */
+  env: Readonly<NodeJS.ProcessEnv>;
+  /** The cache of dependency clones. */
+  dependenciesDir: string;
+  /** How images of `build` sections are built (build/select.ts). */
+  builds: BuildSetup;
+  progress: Progress;
+  now: () => Date;
+}
+
+export interface EnvironmentRequest {
+  source: LoadedSource;
+  environment: string;
+  /** --var values (a dependency's `variables`). */
+  variables: Record<string, string>;
+  timeoutMs: number;
+  wait: boolean;
+  /** --build */
+  build: boolean;
+  /** --dependencies */
+  forceDependencies: boolean;
+}
+
+/** Deploys; returns the public endpoint URLs (of a Compose file). */
+export async function deployEnvironment(target: DeployTarget, req: EnvironmentRequest, outer?: DependencyRun): Promise<{ endpoints: string[] }> {
+  const { source } = req;
+  if (source.kind === 'compose') {
+    const translation = await deployCompose(
+      target.client,
+      {
+        cwd: source.folder,
+        files: source.files,
+        environment: req.environment,
+        namespace: target.namespace,
+        ...(target.endpointDomain ? { endpointDomain: target.endpointDomain } : {}),
+        // Variables are variables of the Compose file too, above the shell's.
+        env: { ...target.env, ...req.variables },
+        timeoutMs: req.timeoutMs,
+        wait: req.wait,
+        variables: req.variables,
+        builds: { setup: target.builds, force: req.build },
+      },
+      target.progress,
+      target.now,
+    );
+    return { endpoints: translation.endpoints.map((e) => e.url) };
+  }
+  const { manifest } = source;
+  const run: DependencyRun = { path: [...(outer?.path ?? []), req.environment], deployed: outer?.deployed ?? new Set(), force: outer?.force ?? req.forceDependencies };
+  const hasDependencies = Object.keys(manifest.dependencies).length > 0;
+  await deployManifest(
+    target.client,
+    {
+      manifest,
+      environment: req.environment,
+      namespace: target.namespace,
+      contextName: target.contextName,
+      ...(target.endpointDomain ? { endpointDomain: target.endpointDomain } : {}),
+      env: target.env,
+      variables: req.variables,
+      timeoutMs: req.timeoutMs,
+      wait: req.wait,
+      build: req.build,
+      builds: target.builds,
+      ...(hasDependencies
+        ? { deployDependencies: () => deployDependencies({ client: target.client, progress: target.progress, cacheRoot: target.dependenciesDir, env: target.env }, manifest, run, dependencyDeployer(target)) }
+        : {}),
+    },
+    target.progress,
+    target.now,
+  );
+  return { endpoints: [] };
+}
+
+/** How a cloned dependency is deployed: loaded and deployed like a folder given to `devtool deploy`. */
+function dependencyDeployer(target: DeployTarget): DeployFolder {
+  return async (folder, opts, run) => {
+    // Its variables are its --var: above the shell's environment when its manifest is loaded.
+    const source = loadSource(folder, opts.file, { ...target.env, ...opts.variables });
+    await deployEnvironment(
+      { ...target, progress: opts.progress },
+      { source, environment: opts.environment, variables: opts.variables, timeoutMs: opts.timeoutMs, wait: opts.wait, build: false, forceDependencies: run.force },
+      run,
+    );
+  };
+}

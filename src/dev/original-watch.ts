@@ -1,0 +1,274 @@
+/**
+ * While `up` runs, the dev container follows its original Deployment (the States table: "a
+ * watcher keeps the mirror definition up to date with the original"):
+ *
+ * - the original's pod template changes (`kubectl set env deployment/x`, a new image, a new
+ *   ConfigMap reference): the mirror is rebuilt from the new original with `up`'s own inputs
+ *   (activate.ts's `rebuild`, so the manifest's overrides still win) and replaced; the dev pod
+ *   restarts with the new settings and the tunnel follows it;
+ * - the original is redeployed (its replicas go above zero again, e.g. the user's deploy applied
+ *   it with `replicas: 2`): the new count is recorded for `down` and the original is scaled back
+ *   to zero; likewise when it was deleted and created anew, without devtool's annotations.
+ *
+ * It never fights `devtool down`: down's first step removes devtool's annotations from the
+ * original (restoreOriginal), and from then on the watcher leaves it alone. Every write is
+ * conditional on the resourceVersion the decision was made on (a 409 means "look again"), and the
+ * mirror is only ever replaced, never created, so one deleted by `down` stays deleted.
+ *
+ * The watch is a client-node Watch on the one object (a name field selector), re-listed and
+ * re-watched whenever it ends: the server's timeout, a 410 Gone, a dropped connection or an API
+ * server restart, with a backoff while the API server is away.
+ */
+import * as k8s from '@kubernetes/client-node';
+import { DevtoolError } from '../cli/errors.ts';
+import { isNotFound, isTransient, withTimeout, type KubeClient } from '../kube/client.ts';
+import { describeKubeError } from '../kube/config.ts';
+import type { DeploymentObject } from '../kube/objects.ts';
+import type { Logger } from '../log/logger.ts';
+import type { DevObjects } from './mirror.ts';
+import { FOLDER_ANNOTATION, ORIGINAL_ANNOTATION, ORIGINAL_HASH_ANNOTATION, REPLICAS_ANNOTATION, SPEC_HASH_ANNOTATION } from './names.ts';
+import { originalSpecHash, recorded } from './original.ts';
+
+export interface OriginalWatchOptions {
+  client: KubeClient;
+  /** folderHash of the folder `up` runs from: what marks the original and the mirror as ours. */
+  folder: string;
+  /** The objects `up` applied. */
+  objects: DevObjects;
+  /** The dev objects for another version of the original, from `up`'s inputs. */
+  rebuild(original: DeploymentObject): DevObjects;
+  /** One-line notices for the user. */
+  notice(message: string): void;
+  log: Logger;
+}
+
+/** The server ends a watch after this long; it is then re-listed and watched anew. */
+const WATCH_SECONDS = 240;
+const BACKOFF_MIN_MS = 1000;
+const BACKOFF_MAX_MS = 30_000;
+const CONFLICT_RETRIES = 5;
+
+export class OriginalWatch {
+  private stopped = false;
+  private abortWatch?: () => void;
+  private sleeping?: { timer: NodeJS.Timeout; wake: () => void };
+  private readonly name: string;
+  private uid?: string;
+  /** The spec hash of the mirror as last applied. */
+  private applied: string | undefined;
+  private pending?: { original: DeploymentObject | undefined };
+  private draining?: Promise<void>;
+  private gone = false;
+  private lastProblem = '';
+
+  constructor(private readonly o: OriginalWatchOptions) {
+    this.name = o.objects.deployment.metadata.annotations?.[ORIGINAL_ANNOTATION] ?? '';
+    this.applied = o.objects.deployment.metadata.annotations?.[SPEC_HASH_ANNOTATION];
+    void this.loop();
+  }
+
+  /** Ends the watch and its timers (nothing is left to keep the process alive). */
+  stop(): void {
+    this.stopped = true;
+    this.abortWatch?.();
+    if (this.sleeping) {
+      clearTimeout(this.sleeping.timer);
+      this.sleeping.wake();
+    }
+  }
+
+  private get path(): string {
+    return `/apis/apps/v1/namespaces/${encodeURIComponent(this.o.client.namespace)}/deployments`;
+  }
+
+  private async loop(): Promise<void> {
+    let delay = BACKOFF_MIN_MS;
+    while (!this.stopped) {
+      let healthy = false;
+      try {
+        const list = await withTimeout(this.o.client.apps.listNamespacedDeployment({ namespace: this.o.client.namespace, fieldSelector: `metadata.name=${this.name}` }), 30_000, `reading deployment ${this.name}`);
+        this.enqueue(list.items[0] ? asObject(list.items[0]) : undefined);
+        healthy = await this.watchFrom(list.metadata?.resourceVersion);
+      } catch (err) {
+        this.o.log.debug(`original watch of ${this.name}: ${describeKubeError(err)}`);
+      }
+      // A watch the server ended (its timeout, a 410) is re-listed at once; failures (API server
+      // away) back off. The re-list catches up on anything missed meanwhile either way.
+      delay = healthy ? BACKOFF_MIN_MS : Math.min(delay * 2, BACKOFF_MAX_MS);
+      if (!this.stopped) {
+        await new Promise<void>((wake) => (this.sleeping = { timer: setTimeout(wake, delay), wake }));
+        this.sleeping = undefined;
+      }
+    }
+  }
+
+  /** Resolves when the watch ends: true when the server ended it, false on a failure. */
+  private watchFrom(resourceVersion: string | undefined): Promise<boolean> {
+    if (this.stopped) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      let controller: AbortController | undefined;
+      let ended = false;
+      const end = (why: string, healthy = false) => {
+        if (ended) return;
+        ended = true;
+        clearTimeout(watchdog);
+        this.o.log.debug(`original watch of ${this.name} ended: ${why}`);
+        controller?.abort();
+        resolve(healthy);
+      };
+      // A connection that died without a word (no RST) would leave the watch silent forever.
+      const watchdog = setTimeout(() => end('no end from the server in time'), (WATCH_SECONDS + 30) * 1000);
+      this.abortWatch = () => end('stopped');
+      const query = { fieldSelector: `metadata.name=${this.name}`, allowWatchBookmarks: true, timeoutSeconds: WATCH_SECONDS, ...(resourceVersion ? { resourceVersion } : {}) };
+      new k8s.Watch(this.o.client.kc)
+        .watch(
+          this.path,
+          query,
+          (type: string, object: k8s.V1Deployment | k8s.V1Status) => {
+            // ERROR carries a Status, typically 410 Gone (the resourceVersion is too old): re-list.
+            if (type === 'ERROR') return end(`error event: ${(object as k8s.V1Status).code ?? ''} ${(object as k8s.V1Status).message ?? ''}`, (object as k8s.V1Status).code === 410);
+            if (type === 'BOOKMARK') return;
+            this.enqueue(type === 'DELETED' ? undefined : asObject(object as k8s.V1Deployment));
+          },
+          (err: unknown) => end(err ? describeKubeError(err) : 'closed by the server', !err),
+        )
+        .then(
+          (c) => {
+            controller = c;
+            if (ended) c.abort();
+          },
+          (err: unknown) => end(describeKubeError(err)),
+        );
+    });
+  }
+
+  /** Only the latest state matters: states that arrive while one is handled are coalesced. */
+  private enqueue(original: DeploymentObject | undefined): void {
+    this.pending = { original };
+    this.draining ??= this.drain().finally(() => (this.draining = undefined));
+  }
+
+  private async drain(): Promise<void> {
+    while (this.pending && !this.stopped) {
+      const { original } = this.pending;
+      this.pending = undefined;
+      try {
+        await this.follow(original);
+        this.lastProblem = '';
+      } catch (err) {
+        const message = err instanceof DevtoolError ? err.message : describeKubeError(err);
+        this.o.log.debug(`original watch of ${this.name}: ${message}`);
+        // Transient ones are retried by the next re-list; say anything else once.
+        if (!isTransient(err) && message !== this.lastProblem) this.o.notice(`cannot follow a change of deployment ${this.name}: ${message}`);
+        this.lastProblem = message;
+      }
+    }
+  }
+
+  /** Brings the original and the mirror in line with one observed state of the original. */
+  private async follow(observed: DeploymentObject | undefined): Promise<void> {
+    let original = observed;
+    for (let attempt = 1; ; attempt++) {
+      if (!original) {
+        if (!this.gone) this.o.notice(`deployment ${this.name} was deleted; the dev container keeps running and is reactivated if it comes back`);
+        this.gone = true;
+        return;
+      }
+      this.gone = false;
+      try {
+        if (!(await this.reactivate(original))) return;
+        break;
+      } catch (err) {
+        if ((err as { code?: number }).code !== 409 || attempt >= CONFLICT_RETRIES) throw err;
+        // Changed since we looked (maybe by `down`): look again.
+        original = await this.read();
+      }
+    }
+    await this.updateMirror(original);
+  }
+
+  /**
+   * Scales a redeployed original back to zero, recording its new replicas for `down`. Returns false
+   * when the original is not ours to touch (restored by `down`, or taken over from elsewhere).
+   */
+  private async reactivate(original: DeploymentObject): Promise<boolean> {
+    const annotations = original.metadata.annotations ?? {};
+    this.uid ??= original.metadata.uid;
+    const ours = annotations[FOLDER_ANNOTATION] === this.o.folder && recorded(original) !== undefined;
+    // Deleted and created anew (a new UID) loses devtool's annotations; `down` keeps the UID.
+    const recreated = original.metadata.uid !== this.uid && !annotations[FOLDER_ANNOTATION] && !recorded(original);
+    if (!ours && !recreated) {
+      this.o.log.debug(`original watch: deployment ${this.name} is no longer marked for this folder ('devtool down' restored it?); leaving it alone`);
+      return false;
+    }
+    const replicas = original.spec?.replicas ?? 1;
+    if (replicas === 0 && ours) return true;
+    await this.o.client.apps.patchNamespacedDeployment(
+      {
+        name: this.name,
+        namespace: this.o.client.namespace,
+        body: {
+          // A precondition: the write fails with 409 if anyone (`down`) changed the original since.
+          metadata: { resourceVersion: original.metadata.resourceVersion, annotations: { [FOLDER_ANNOTATION]: this.o.folder, [REPLICAS_ANNOTATION]: String(replicas), [ORIGINAL_HASH_ANNOTATION]: originalSpecHash(original) } },
+          spec: { replicas: 0 },
+        },
+      },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    this.uid = original.metadata.uid;
+    this.o.notice(`deployment ${this.name} was ${recreated ? 'recreated' : 'redeployed'} with ${replicas} replica${replicas === 1 ? '' : 's'}: scaled back to 0 while the dev container is active ('devtool down' restores ${replicas})`);
+    return true;
+  }
+
+  /** Replaces the mirror when the original's pod template changed; never creates it. */
+  private async updateMirror(original: DeploymentObject): Promise<void> {
+    const next = this.o.rebuild(original).deployment;
+    const hash = next.metadata.annotations?.[SPEC_HASH_ANNOTATION];
+    if (hash === this.applied) return;
+    const name = next.metadata.name;
+    for (let attempt = 1; ; attempt++) {
+      let live: k8s.V1Deployment;
+      try {
+        live = await this.o.client.apps.readNamespacedDeployment({ name, namespace: this.o.client.namespace });
+      } catch (err) {
+        if (isNotFound(err)) return; // removed by `down`: it stays removed
+        throw err;
+      }
+      if (live.metadata?.annotations?.[FOLDER_ANNOTATION] !== this.o.folder) return;
+      const body: k8s.V1Deployment = {
+        ...live,
+        metadata: { ...live.metadata, labels: next.metadata.labels, annotations: { ...live.metadata.annotations, ...next.metadata.annotations } },
+        spec: next.spec,
+      };
+      try {
+        // A replace carries the resourceVersion just read: a 409 if it changed, never a create.
+        await this.o.client.apps.replaceNamespacedDeployment({ name, namespace: this.o.client.namespace, body });
+        break;
+      } catch (err) {
+        const code = (err as { code?: number }).code;
+        if (code === 404) return;
+        if (code !== 409 || attempt >= CONFLICT_RETRIES) throw err;
+      }
+    }
+    this.applied = hash;
+    this.o.notice(`deployment ${this.name} changed: dev container ${name} updated to match (its pod restarts with the new settings)`);
+  }
+
+  private async read(): Promise<DeploymentObject | undefined> {
+    try {
+      return asObject(await this.o.client.apps.readNamespacedDeployment({ name: this.name, namespace: this.o.client.namespace }));
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+}
+
+function asObject(d: k8s.V1Deployment): DeploymentObject {
+  return { ...d, apiVersion: 'apps/v1', kind: 'Deployment', metadata: { ...d.metadata, name: d.metadata!.name! } } as DeploymentObject;
+}
+
+/** Starts following the original of an activated dev container; `stop()` it when `up` ends. */
+export function watchOriginal(o: OriginalWatchOptions): OriginalWatch {
+  return new OriginalWatch(o);
+}

@@ -1,0 +1,204 @@
+/**
+ * `doctor`: one zip with what a maintainer needs to see what went wrong with a dev container,
+ * and no secret of the user's. Contents:
+ *
+ *   metadata.json            host OS and architecture, devtool and node versions, context and
+ *                            namespace, state of each dev container, what could not be collected
+ *   manifest-summary.yml     the manifest's `services` section as devtool resolved it
+ *   devtool.log[.1, .2]      the CLI's own log and its rotated files
+ *   local/<dev>/*.log*       logs of local helpers of a dev container (e.g. the local Syncthing)
+ *   remote/<dev>/*.log*      the agent's logs in the dev container (Syncthing, SSH, supervisor)
+ *   remote/<dev>/container[.previous].log, pod.json   the container's output, pod state, events
+ *
+ * Everything that can be collected is, whatever else fails: no manifest, no context, an
+ * unreachable cluster or no active dev container each become a line of metadata.json (and of the
+ * command's output) instead of an error. Every file goes through the Redactor (redact.ts).
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { arch, platform, release, type as osType } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import { UsageError } from '../cli/errors.ts';
+import type { ResolvedContext } from '../context/store.ts';
+import type { Factory } from '../factory.ts';
+import { writeFileAtomic } from '../io/atomic-file.ts';
+import { loadManifest } from '../manifest/load.ts';
+import type { Manifest } from '../manifest/model.ts';
+import { devKey, folderHash } from '../dev/names.ts';
+import { isSecretName, redactEnvironment, Redactor, secretValuesIn } from './redact.ts';
+import type { CollectedFile, RemoteCollection } from './remote.ts';
+
+export interface DoctorOptions {
+  /** --file */
+  file: string;
+  /** The devName argument: only that dev container; default every one of the manifest. */
+  devName?: string;
+  /** --namespace */
+  namespace?: string;
+  /** Progress lines for the user. */
+  step(message: string): void;
+}
+
+export interface DoctorResult {
+  path: string;
+  entries: string[];
+  /** What could not be collected, one line each. */
+  notes: string[];
+}
+
+export async function writeDoctorFile(f: Factory, o: DoctorOptions): Promise<DoctorResult> {
+  const notes: string[] = [];
+  const secrets: string[] = [];
+  const files: CollectedFile[] = [];
+
+  const manifest = readManifest(f, o.file, notes);
+  const folder = manifest?.folder ?? dirname(resolve(f.cwd, o.file));
+  const names = manifest ? Object.keys(manifest.services) : [];
+  if (o.devName !== undefined && manifest && !names.includes(o.devName)) {
+    throw new UsageError(`${o.file} has no services entry "${o.devName}" (it has ${names.join(', ') || 'none'}); name one of those, or none for all`);
+  }
+  const devNames = o.devName !== undefined ? [o.devName] : names;
+  if (manifest && names.length === 0) notes.push(`${o.file} has no services section: no dev container to look at`);
+  for (const dev of Object.values(manifest?.services ?? {})) secrets.push(...Object.entries(dev.environment).filter(([k]) => isSecretName(k)).map(([, v]) => v));
+  secrets.push(...Object.entries(f.env).filter(([k, v]) => v && isSecretName(k)).map(([, v]) => v!));
+  secrets.push(...secretsOfFile(f.home.contextsFile));
+
+  let context: ResolvedContext | undefined;
+  try {
+    context = await f.contexts.requireCurrent();
+  } catch (err) {
+    notes.push(`no context: ${(err as Error).message}`);
+  }
+  const namespace = o.namespace ?? context?.namespace;
+
+  const devState: Record<string, unknown> = Object.fromEntries(devNames.map((n) => [n, { state: 'unknown' }]));
+  if (context && namespace) {
+    for (const devName of devNames) {
+      const stateDir = f.home.devDir(devKey(folder, context.name, namespace, devName));
+      for (const file of listFiles(stateDir)) {
+        if (file.endsWith('.json')) secrets.push(...secretsOfFile(join(stateDir, file)));
+        else if (/\.log(\.\d+)?$/.test(file)) files.push({ path: `local/${devName}/${file}`, text: readText(join(stateDir, file)) });
+      }
+    }
+    const remote = devNames.length > 0 ? await collectCluster(f, context, namespace, devNames, folderHash(folder), o.step, notes, secrets) : {};
+    for (const [devName, r] of Object.entries(remote)) {
+      files.push(...r.files);
+      devState[devName] = { state: r.state, ...(r.pod ? { pod: r.pod } : {}) };
+    }
+  }
+
+  const redactor = new Redactor(secrets);
+  const entries: [string, string][] = [];
+  entries.push(['metadata.json', JSON.stringify(metadata(f, context, namespace, o.file, devState, notes), null, 2) + '\n']);
+  if (manifest) entries.push(['manifest-summary.yml', await manifestSummary(manifest, f.cwd)]);
+  for (const file of logFiles(f.home.logFile)) entries.push([basename(file), readText(file)]);
+  for (const file of files) entries.push([file.path, file.text]);
+
+  const { zipSync, strToU8 } = await import('fflate');
+  const mtime = f.now();
+  const zip = zipSync(Object.fromEntries(entries.map(([name, text]) => [name, [strToU8(redactor.text(text)), { level: 6, mtime }]])));
+  const path = resolve(f.cwd, `devtool-doctor-${stamp(mtime)}.zip`);
+  // Logs stay private even redacted: only the user may read the file.
+  writeFileAtomic(path, zip, 0o600);
+  return { path, entries: entries.map(([name]) => name), notes };
+}
+
+function readManifest(f: Factory, file: string, notes: string[]): Manifest | undefined {
+  if (!existsSync(resolve(f.cwd, file))) {
+    notes.push(`no manifest ${file} in ${f.cwd}: no manifest summary`);
+    return undefined;
+  }
+  try {
+    return loadManifest(file, { cwd: f.cwd, env: f.env });
+  } catch (err) {
+    notes.push(`manifest ${file} cannot be loaded: ${(err as Error).message}`);
+    return undefined;
+  }
+}
+
+async function collectCluster(f: Factory, context: ResolvedContext, namespace: string, devNames: string[], folder: string, step: (m: string) => void, notes: string[], secrets: string[]): Promise<Record<string, RemoteCollection>> {
+  const out: Record<string, RemoteCollection> = {};
+  let client;
+  try {
+    const { KubeClient } = await import('../kube/client.ts');
+    client = await KubeClient.create(context, f.env, namespace);
+    secrets.push(...secretValuesIn({ user: client.kc.getCurrentUser() }));
+  } catch (err) {
+    notes.push(`no remote logs: ${(err as Error).message}`);
+    return out;
+  }
+  const { collectRemote } = await import('./remote.ts');
+  for (const devName of devNames) {
+    step(`collecting the logs of dev container ${devName}`);
+    try {
+      const r = await collectRemote(client, devName, folder);
+      notes.push(...r.notes);
+      secrets.push(...r.secrets);
+      out[devName] = r;
+    } catch (err) {
+      const { describeKubeError } = await import('../kube/config.ts');
+      notes.push(`${devName}: no remote logs: the cluster of context ${context.name} did not answer: ${describeKubeError(err)}`);
+    }
+  }
+  return out;
+}
+
+function metadata(f: Factory, context: ResolvedContext | undefined, namespace: string | undefined, file: string, devContainers: Record<string, unknown>, notes: string[]): Record<string, unknown> {
+  return {
+    createdAt: f.now().toISOString(),
+    devtool: { version: f.version },
+    node: process.version,
+    os: { platform: platform(), type: osType(), release: release(), arch: arch() },
+    context: context?.name ?? null,
+    namespace: namespace ?? null,
+    manifest: file,
+    devContainers,
+    notCollected: notes,
+  };
+}
+
+/** The `services` section as devtool resolved it, with secret-named environment values hidden. */
+async function manifestSummary(m: Manifest, cwd: string): Promise<string> {
+  const { stringify } = await import('yaml');
+  const services = Object.fromEntries(Object.entries(m.services).map(([name, dev]) => [name, { ...dev, environment: redactEnvironment(dev.environment) }]));
+  const path = m.file.startsWith(`${cwd}/`) ? m.file.slice(cwd.length + 1) : m.file;
+  return `# ${path}, services section as devtool resolved it (defaults filled in, secrets redacted)\n${stringify({ ...(m.name ? { name: m.name } : {}), services })}`;
+}
+
+/** devtool.log and its rotated files, oldest last. */
+function logFiles(log: string): string[] {
+  const dir = dirname(log);
+  const name = basename(log);
+  return listFiles(dir)
+    .filter((f) => f === name || new RegExp(`^${name.replace(/\./g, '\\.')}\\.\\d+$`).test(f))
+    .sort((a, b) => (a === name ? -1 : b === name ? 1 : Number(a.slice(name.length + 1)) - Number(b.slice(name.length + 1))))
+    .map((f) => join(dir, f));
+}
+
+function listFiles(dir: string): string[] {
+  try {
+    return readdirSync(dir).filter((f) => statSync(join(dir, f)).isFile());
+  } catch {
+    return [];
+  }
+}
+
+function readText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    return `(cannot read ${path}: ${(err as Error).message})\n`;
+  }
+}
+
+function secretsOfFile(path: string): string[] {
+  try {
+    return secretValuesIn(JSON.parse(readFileSync(path, 'utf8')));
+  } catch {
+    return [];
+  }
+}
+
+/** 2025-06-14T10:15:02.123Z -> 20250614-101502 (UTC, sorts by time). */
+function stamp(d: Date): string {
+  return d.toISOString().replace(/\.\d+Z$/, '').replace(/[-:]/g, '').replace('T', '-');
+}

@@ -1,0 +1,178 @@
+/**
+ * `doctor` on the local cluster: with a dev container up (file sync on, so the agent runs
+ * Syncthing), the zip holds devtool.log, the agent's remote logs, the pod state, the manifest
+ * summary and the metadata, and none of the secrets: the agent Secret's Syncthing password, API
+ * key and SSH host key, a secret-named environment value of the manifest, a bearer token. Without
+ * an active dev container, and with a cluster that does not answer, it still writes what it can.
+ */
+import * as k8s from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { appendFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { arch, platform } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { strFromU8, unzipSync } from 'fflate';
+import { createSandbox, lines, runDevtool, spawnDevtool } from './cli.ts';
+import { clusterSandbox, deleteNamespace, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
+
+const API_TOKEN = `tok-${Math.random().toString(36).slice(2)}-e2e`;
+const BEARER = `bearer${Math.random().toString(36).slice(2)}XYZ`;
+
+let s: ClusterSandbox;
+let folder: string;
+let env: NodeJS.ProcessEnv;
+const children: ChildProcess[] = [];
+
+before(async () => {
+  s = await clusterSandbox('doctor');
+  const apps = s.kc.makeApiClient(k8s.AppsV1Api);
+  await apps.createNamespacedDeployment({
+    namespace: s.namespace,
+    body: {
+      metadata: { name: 'web' },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'web' } },
+        template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: `${REGISTRY}/debian:bookworm`, command: ['sleep', 'infinity'] }] } },
+      },
+    },
+  });
+  folder = join(s.root, 'project');
+  mkdirSync(folder);
+  writeFileSync(join(folder, 'devtool.yml'), `services:\n  web:\n    sync: [".:/app"]\n    environment:\n      API_TOKEN: ${API_TOKEN}\n      MODE: dev\n`);
+  env = { ...s.env, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
+});
+
+after(async () => {
+  for (const c of children) c.kill('SIGKILL');
+  if (s) {
+    runDevtool(['down', '-n', s.namespace, '--volumes'], { env, cwd: folder, timeoutMs: 120_000 });
+    await deleteNamespace(s);
+  }
+});
+
+const dev = ([cmd, ...args]: string[], timeoutMs = 60_000) => runDevtool([cmd!, '-n', s.namespace, ...args], { env, cwd: folder, timeoutMs });
+
+function startUp(): Promise<ChildProcess> {
+  const proc = spawnDevtool(['up', '-n', s.namespace], { env, cwd: folder });
+  children.push(proc);
+  let out = '';
+  proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  proc.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`up not ready in 240s: ${out}`)), 240_000);
+    proc.on('exit', (code) => {
+      clearInterval(check);
+      clearTimeout(timer);
+      reject(new Error(`up exited ${code}: ${out}`));
+    });
+    const check = setInterval(() => {
+      if (out.includes('Forwarding until interrupted')) {
+        clearInterval(check);
+        clearTimeout(timer);
+        resolve(proc);
+      }
+    }, 100);
+  });
+}
+
+/** Runs doctor in `cwd`, checks it printed one zip path, and returns the zip's entries as text. */
+function doctor(cwd: string, runEnv: NodeJS.ProcessEnv, args: string[] = []): { entries: Record<string, string>; stderr: string } {
+  for (const f of readdirSync(cwd)) if (f.startsWith('devtool-doctor-')) rmSync(join(cwd, f));
+  const r = runDevtool(['doctor', ...args], { env: runEnv, cwd, timeoutMs: 120_000 });
+  assert.equal(r.code, 0, r.stderr);
+  const [path] = lines(r.stdout);
+  assert.match(path!, new RegExp(`^${cwd}/devtool-doctor-\\d{8}-\\d{6}\\.zip$`));
+  const zip = unzipSync(readFileSync(path!));
+  return { entries: Object.fromEntries(Object.entries(zip).map(([name, data]) => [name, strFromU8(data)])), stderr: r.stderr };
+}
+
+test('doctor with an active dev container: logs from both ends, metadata, manifest summary, no secret', { timeout: 480_000 }, async () => {
+  await startUp();
+  // The agent contract as the cluster holds it: the secrets that must not leak.
+  const secret = await s.core.readNamespacedSecret({ name: 'web-devtool', namespace: s.namespace });
+  const contract = JSON.parse(Buffer.from(secret.data!['agent.json']!, 'base64').toString('utf8')) as { ssh: { hostKey: string }; syncthing: { apiKey: string; guiPassword: string } };
+  const { apiKey, guiPassword } = contract.syncthing;
+  assert.ok(apiKey && guiPassword, 'file sync is on: the contract has Syncthing credentials');
+  const hostKeyLine = contract.ssh.hostKey.split('\n')[1]!;
+
+  // Secrets where a careless tool would leak them: a log line in the container, written by a
+  // process that knows them, and the CLI's own log.
+  const probe = dev(['exec', '--', 'sh', '-c', `echo "probe-start token=$API_TOKEN raw ${guiPassword} X-API-Key: ${apiKey} probe-end" > /var/devtool/logs/probe.log`]);
+  assert.equal(probe.code, 0, probe.stderr);
+  appendFileSync(join(s.devtoolHome, 'devtool.log'), `local-probe Authorization: Bearer ${BEARER} value ${API_TOKEN}\n`);
+  // The dev container's local state folder: doctor takes its *.log files (the local Syncthing's).
+  const [stateDir] = readdirSync(join(s.devtoolHome, 'dev'));
+  appendFileSync(join(s.devtoolHome, 'dev', stateDir!, 'syncthing.log'), `local-sync-probe GUI password ${guiPassword}\n`);
+
+  const { entries, stderr } = doctor(folder, env, ['-n', s.namespace]);
+  const names = Object.keys(entries).sort();
+  for (const want of ['metadata.json', 'manifest-summary.yml', 'devtool.log', 'remote/web/supervisor.log', 'remote/web/ssh.log', 'remote/web/syncthing.log', 'remote/web/probe.log', 'remote/web/pod.json', 'remote/web/container.log', 'local/web/syncthing.log']) {
+    assert.ok(names.includes(want), `${want} in ${names.join(', ')}`);
+  }
+  assert.match(stderr, /✓ doctor file written with \d+ files, secrets redacted/);
+
+  const meta = JSON.parse(entries['metadata.json']!) as Record<string, any>;
+  assert.deepEqual({ platform: meta.os.platform, arch: meta.os.arch }, { platform: platform(), arch: arch() });
+  assert.equal(meta.devtool.version, JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version);
+  assert.equal(meta.node, process.version);
+  assert.equal(meta.namespace, s.namespace);
+  assert.equal(meta.context, 'devtool-local');
+  assert.equal(meta.devContainers.web.state, 'active');
+  assert.deepEqual(meta.notCollected, []);
+
+  assert.match(entries['manifest-summary.yml']!, /API_TOKEN: REDACTED/);
+  assert.match(entries['manifest-summary.yml']!, /MODE: dev/);
+  assert.match(entries['manifest-summary.yml']!, /remote: \/app/);
+  // The remote log really went through, redacted: its non-secret words are there.
+  assert.match(entries['remote/web/probe.log']!, /^probe-start token=REDACTED raw REDACTED X-API-Key: REDACTED probe-end$/m);
+  assert.match(entries['remote/web/supervisor.log']!, /syncthing/i);
+  assert.match(entries['devtool.log']!, /local-probe Authorization: Bearer REDACTED value REDACTED/);
+  assert.match(entries['local/web/syncthing.log']!, /local-sync-probe GUI password REDACTED/);
+  assert.equal(JSON.parse(entries['remote/web/pod.json']!).phase, 'Running');
+
+  for (const [name, text] of Object.entries(entries)) {
+    for (const [what, value] of [['API_TOKEN', API_TOKEN], ['Syncthing password', guiPassword], ['Syncthing API key', apiKey], ['SSH host key', hostKeyLine], ['bearer token', BEARER]] as const) {
+      assert.ok(!text.includes(value), `${what} leaked in ${name}`);
+    }
+  }
+});
+
+test('doctor with nothing active still writes the local part and says what it could not collect', { timeout: 180_000 }, async () => {
+  const down = dev(['down', '--volumes'], 120_000);
+  assert.equal(down.code, 0, down.stderr);
+  const { entries, stderr } = doctor(folder, env, ['web', '-n', s.namespace]);
+  assert.deepEqual(Object.keys(entries).filter((n) => n.startsWith('remote/')), []);
+  assert.ok(entries['devtool.log'] && entries['manifest-summary.yml']);
+  const meta = JSON.parse(entries['metadata.json']!) as Record<string, any>;
+  assert.equal(meta.devContainers.web.state, 'not active');
+  assert.match(meta.notCollected.join('\n'), new RegExp(`web: no remote logs: no dev container is active in namespace ${s.namespace}`));
+  assert.match(stderr, /! not collected: web: no remote logs: no dev container is active/);
+});
+
+test('doctor with a cluster that does not answer, and with no manifest, still writes a zip', { timeout: 120_000 }, () => {
+  const unreachable = createSandbox(`apiVersion: v1
+kind: Config
+clusters: [{name: gone, cluster: {server: "https://127.0.0.1:9"}}]
+users: [{name: u, user: {token: "kubeconfig-token-should-not-leak"}}]
+contexts: [{name: gone, context: {cluster: gone, user: u, namespace: ns1}}]
+current-context: gone
+`);
+  const project = join(unreachable.root, 'project');
+  mkdirSync(project);
+  writeFileSync(join(project, 'devtool.yml'), 'services:\n  api: {}\n');
+  mkdirSync(unreachable.devtoolHome, { recursive: true });
+  writeFileSync(join(unreachable.devtoolHome, 'devtool.log'), 'used token kubeconfig-token-should-not-leak once\n', { flag: 'a' });
+  const { entries } = doctor(project, unreachable.env);
+  const meta = JSON.parse(entries['metadata.json']!) as Record<string, any>;
+  assert.equal(meta.context, 'gone');
+  assert.equal(meta.namespace, 'ns1');
+  assert.match(meta.notCollected.join('\n'), /api: no remote logs: the cluster of context gone did not answer/);
+  assert.ok(!entries['devtool.log']!.includes('kubeconfig-token-should-not-leak'), 'the kubeconfig token is redacted');
+
+  rmSync(join(project, 'devtool.yml'));
+  const bare = doctor(project, unreachable.env);
+  assert.deepEqual(Object.keys(bare.entries).sort(), ['devtool.log', 'metadata.json']);
+  assert.match(JSON.parse(bare.entries['metadata.json']!).notCollected.join('\n'), /no manifest devtool.yml in /);
+});
