@@ -6,6 +6,8 @@
 #                      path of an admin kubeconfig (context devtool-local)
 #   cluster.sh down    stop every process, unmount, delete the state
 #   cluster.sh status  what runs, node readiness, system pods
+#   cluster.sh stop NAME     stop one component (kube-apiserver, kubelet...),
+#                               as a crash would; `up` starts it again (fault tests)
 #   cluster.sh crane ARGS...    the cached crane (registry client), e.g. to
 #                               push an image to localhost:5000 in a test
 #   cluster.sh kubectl ARGS...  kubectl of the cluster's release, on its
@@ -21,7 +23,7 @@ for f in common packages build pki network components rootfs images addons lifec
   source "$here/lib/$f.sh"
 done
 
-usage() { echo "usage: $0 up|down|status|crane ARGS...|kubectl ARGS..." >&2; exit 2; }
+usage() { echo "usage: $0 up|down|status|stop COMPONENT|crane ARGS...|kubectl ARGS..." >&2; exit 2; }
 
 [[ $# -ge 1 ]] || usage
 # Tools need no lock: they only talk to the registry / apiserver.
@@ -29,7 +31,7 @@ case $1 in
   crane) shift; ensure_go; ensure_crane; exec "$CRANE" "$@" ;;
   kubectl) shift; ensure_go; ensure_k8s_bins; exec "$K8S_BIN/kubectl" --kubeconfig "$KUBECONFIG_OUT" "$@" ;;
 esac
-[[ $# -eq 1 ]] || usage
+[[ $# -eq 1 || ( $# -eq 2 && $1 == stop ) ]] || usage
 [[ $EUID -eq 0 ]] || die "must run as root (it installs packages, mounts, sets up networking)"
 
 # One command at a time: test processes may call `up` concurrently. The lock
@@ -43,5 +45,6 @@ case $1 in
   up) cmd_up ;;
   down) cmd_down ;;
   status) cmd_status ;;
+  stop) cmd_stop "$2" ;;
   *) usage ;;
 esac

@@ -53,6 +53,21 @@ function up(): Promise<LocalCluster> {
 }
 
 /**
+ * Stops one component of the running cluster (kube-apiserver, kubelet...), as a crash would, for
+ * fault tests; `restartCluster()` starts it again.
+ */
+export function stopComponent(name: string): void {
+  const r = spawnSync('bash', [clusterScript, 'stop', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  if (r.status !== 0) throw new Error(`cluster.sh stop ${name} failed (exit ${r.status}): ${r.stderr}`);
+}
+
+/** `cluster.sh up` again (not once per process like ensureCluster): starts what was stopped. */
+export function restartCluster(): void {
+  const r = spawnSync('bash', [clusterScript, 'up'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  if (r.status !== 0) throw new Error(`cluster.sh up failed (exit ${r.status}): ${r.stderr.split('\n').slice(-20).join('\n')}`);
+}
+
+/**
  * Runs the cluster's cached `crane` (go-containerregistry's registry client), e.g. to push a test
  * image into the local registry. Throws with crane's stderr when it fails; returns its stdout.
  */

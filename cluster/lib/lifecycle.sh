@@ -52,6 +52,14 @@ cmd_up() {
   echo "$KUBECONFIG_OUT" >&3
 }
 
+# One component stopped (SIGTERM, then SIGKILL), as a crash or an upgrade
+# would; `up` starts it again, as it restarts whatever is not running.
+cmd_stop() {
+  [[ -f $RUN/$1.pid ]] || die "no running component $1 (running: $(ls "$RUN" 2>/dev/null | sed 's/\.pid$//' | tr '\n' ' '))"
+  log "stopping $1"
+  stop_daemons "$1"
+}
+
 cmd_down() {
   [[ -d $STATE ]] || { log "no cluster state in $STATE; nothing to do"; return 0; }
   log "stopping the cluster"

@@ -57,3 +57,25 @@ export function runSession(c: ssh2.Client, io: IOStreams, o: SessionOptions): Pr
 export function shellJoin(words: readonly string[]): string {
   return words.map((w) => (/^[A-Za-z0-9_\-.,:/@%+=]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`)).join(' ');
 }
+
+/** The standard output of a command in the dev container, or undefined when it fails or takes over `timeoutMs`. */
+export function captureOutput(c: ssh2.Client, command: string, timeoutMs = 10_000): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), timeoutMs);
+    c.exec(command, (err, stream) => {
+      if (err) {
+        clearTimeout(timer);
+        return resolve(undefined);
+      }
+      let out = '';
+      let code: number | null = null;
+      stream.on('data', (d: Buffer) => (out += d.toString('utf8')));
+      stream.stderr.resume();
+      stream.on('exit', (exitCode: number | null) => (code = exitCode));
+      stream.on('close', () => {
+        clearTimeout(timer);
+        resolve(code === 0 ? out : undefined);
+      });
+    });
+  });
+}

@@ -2,15 +2,20 @@
  * Which dev container a command acts on: the manifest's `services` entry (by the devName argument,
  * or the only one), the cluster and namespace, the folder identity and the local state of it.
  */
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
 import { DevtoolError, UsageError } from '../cli/errors.ts';
 import type { Invocation } from '../cli/invocation.ts';
+import { defaultComposeFileNames } from '../compose/find.ts';
 import type { ResolvedContext } from '../context/store.ts';
+import type { LoadedSource } from '../deploy/environment-deploy.ts';
+import { environmentName } from '../deploy/name.ts';
+import { isComposeFileName } from '../deploy/source.ts';
 import type { Factory } from '../factory.ts';
 import { clusterTarget } from '../kube/target.ts';
 import { loadManifest } from '../manifest/load.ts';
-import type { DevService, Manifest } from '../manifest/model.ts';
+import { DEFAULT_MANIFEST_FILE, type DevService, type Manifest } from '../manifest/model.ts';
+import { composeDevServices } from './compose-services.ts';
 import { DevState } from './local-state.ts';
 import { devKey, folderHash } from './names.ts';
 
@@ -23,12 +28,14 @@ export interface DevTarget {
   /** folderHash of the manifest's folder: recorded on the cluster objects. */
   folder: string;
   state: DevState;
+  /** What `up` deploys when the application is not deployed yet (or with --deploy), and as which environment. */
+  deploy: { source: LoadedSource; environment: string };
 }
 
 const EXAMPLE = 'e.g. "services: {api: {sync: [\'.:/app\']}}" where api is the Deployment to develop';
 
 export async function devTarget(f: Factory, inv: Invocation): Promise<DevTarget> {
-  const { file, manifest, names } = devManifest(f, inv);
+  const { file, manifest, names, source } = await devManifest(f, inv);
   const wanted = inv.args[0];
   let devName: string;
   if (wanted !== undefined) {
@@ -39,28 +46,88 @@ export async function devTarget(f: Factory, inv: Invocation): Promise<DevTarget>
   } else {
     throw new UsageError(`${file} defines several dev containers (${names.join(', ')}): name one, e.g. 'devtool ${inv.commandName} ${names[0]}'`);
   }
-  return devTargetFor(f, inv, manifest, devName);
+  return devTargetFor(f, inv, manifest, devName, source);
 }
 
 /** Every dev container of the manifest (for commands that act on all of them by default). */
 export async function allDevTargets(f: Factory, inv: Invocation): Promise<DevTarget[]> {
-  const { manifest, names } = devManifest(f, inv);
-  return Promise.all(names.map((name) => devTargetFor(f, inv, manifest, name)));
+  const { manifest, names, source } = await devManifest(f, inv);
+  return Promise.all(names.map((name) => devTargetFor(f, inv, manifest, name, source)));
 }
 
-function devManifest(f: Factory, inv: Invocation): { file: string; manifest: Manifest; names: string[] } {
-  const file = inv.string('file') ?? 'devtool.yml';
-  if (!existsSync(resolve(f.cwd, file))) {
-    throw new DevtoolError(`no manifest ${file} in ${f.cwd}: create one with a services entry for your dev container, ${EXAMPLE}`);
+interface DevManifest {
+  file: string;
+  manifest: Manifest;
+  names: string[];
+  source: LoadedSource;
+}
+
+/**
+ * The manifest (devtool.yml, or --file), or a Compose application: a Compose file named by --file,
+ * or found when there is no devtool.yml. Where no `services` section says which dev containers
+ * there are, the Compose services with host-path volumes are (compose-services.ts).
+ */
+async function devManifest(f: Factory, inv: Invocation): Promise<DevManifest> {
+  const explicit = inv.has('file') ? inv.string('file')! : undefined;
+  const file = explicit ?? DEFAULT_MANIFEST_FILE;
+  const composeFile = explicit !== undefined ? (isComposeFileName(explicit) ? explicit : undefined) : existsSync(resolve(f.cwd, file)) ? undefined : defaultComposeFileNames.find((n) => existsSync(resolve(f.cwd, n)));
+  if (composeFile === undefined && !existsSync(resolve(f.cwd, file))) {
+    throw new DevtoolError(`no manifest ${file} in ${f.cwd}: create one with a services entry for your dev container, ${EXAMPLE} (or run up next to a Compose file whose service mounts a host folder)`);
   }
-  const manifest = loadManifest(file, { cwd: f.cwd, env: f.env });
+  let manifest: Manifest;
+  let source: LoadedSource;
+  if (composeFile !== undefined) {
+    const path = resolve(f.cwd, composeFile);
+    manifest = composeAsManifest(path);
+    source = { kind: 'compose', files: [path], folder: dirname(path) };
+  } else {
+    manifest = loadManifest(file, { cwd: f.cwd, env: f.env });
+    source = { kind: 'manifest', manifest };
+  }
+  let display = composeFile ?? file;
+  const compose = manifest.deploy.compose;
+  if (Object.keys(manifest.services).length === 0 && compose) {
+    // The Compose loader (schema, ajv) is loaded only for Compose applications.
+    const { loadCompose } = await import('../compose/load.ts');
+    const project = loadCompose({ cwd: manifest.folder, files: compose.files, env: f.env });
+    const derived = composeDevServices(project, isDirectory);
+    for (const note of derived.notes) f.log.warn(note);
+    manifest = { ...manifest, services: derived.services };
+    display = compose.files.map((x) => basename(x)).join(', ');
+    if (Object.keys(derived.services).length === 0) {
+      throw new DevtoolError(`${display}: no service mounts a host folder, so there is nothing for up to synchronize${derived.notes.length ? ` (${derived.notes.join('; ')})` : ''}: add one (e.g. volumes: ['./src:/app/src']), or a devtool.yml with a services entry, ${EXAMPLE}`);
+    }
+  }
   for (const w of manifest.warnings) f.log.warn(w);
   const names = Object.keys(manifest.services);
   if (names.length === 0) throw new DevtoolError(`${file} has no services section: add one for your dev container, ${EXAMPLE}`);
-  return { file, manifest, names };
+  return { file: display, manifest, names, source };
 }
 
-async function devTargetFor(f: Factory, inv: Invocation, manifest: Manifest, devName: string): Promise<DevTarget> {
+/** A Compose application seen as a manifest that deploys its Compose file and has no section of its own. */
+function composeAsManifest(path: string): Manifest {
+  return {
+    file: path,
+    folder: dirname(path),
+    text: '',
+    build: {},
+    deploy: { commands: [], compose: { files: [path] } },
+    dependencies: {},
+    destroy: [],
+    services: {},
+    warnings: [],
+  };
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+async function devTargetFor(f: Factory, inv: Invocation, manifest: Manifest, devName: string, source: LoadedSource): Promise<DevTarget> {
   const { context, namespace } = await clusterTarget(f, inv.string('namespace'));
   const key = devKey(manifest.folder, context.name, namespace, devName);
   return {
@@ -71,6 +138,8 @@ async function devTargetFor(f: Factory, inv: Invocation, manifest: Manifest, dev
     namespace,
     folder: folderHash(manifest.folder),
     state: new DevState(f.home.devDir(key)),
+    // Named as `devtool deploy` in this folder names it.
+    deploy: { source, environment: environmentName(source.kind === 'manifest' ? source.manifest.name : undefined, manifest.folder) },
   };
 }
 

@@ -10,6 +10,7 @@ import type { Factory } from '../factory.ts';
 import { remoteSyncthing, syncFolderPairs, type SyncFolderPair } from './contract.ts';
 import type { SyncKeys } from './keys.ts';
 import { SyncSession, type SyncTunnel } from './session.ts';
+import { countWatchedFolders, LIMIT_FILE, parseLimit, readLocalLimit, watchLimitWarnings } from './watch-limits.ts';
 
 export interface SyncPlan {
   folders: SyncFolderPair[];
@@ -52,4 +53,14 @@ export async function startSync(f: Factory, t: DevTarget, plan: SyncPlan, tunnel
     throw new DevtoolError(`file sync did not start: ${(err as Error).message} (local log: ${t.state.dir}/syncthing.log)`);
   }
   return session;
+}
+
+/**
+ * Warns when this machine's or the dev container's inotify limit is too low for the synchronized
+ * tree (watch-limits.ts). `readRemote` runs a command in the dev container (undefined on failure).
+ */
+export async function checkWatchLimits(plan: SyncPlan, readRemote: (command: string) => Promise<string | undefined>, notice: (m: string) => void): Promise<void> {
+  const folders = plan.folders.reduce((n, x) => n + countWatchedFolders(x.local), 0);
+  const remote = parseLimit(await readRemote(`cat ${LIMIT_FILE}`));
+  for (const w of watchLimitWarnings(folders, { local: readLocalLimit(), remote })) notice(w);
 }

@@ -37,6 +37,24 @@ export async function deleteNamespace(s: ClusterSandbox): Promise<void> {
   await s.core.deleteNamespace({ name: s.namespace }).catch(() => undefined);
 }
 
+/**
+ * Creates a Deployment `name` (label app=name) whose one container sleeps: what a dev container
+ * replaces in tests that need no server of its own.
+ */
+export async function createSleepingDeployment(s: ClusterSandbox, name: string, image = `${REGISTRY}/debian:bookworm`): Promise<void> {
+  await s.kc.makeApiClient(k8s.AppsV1Api).createNamespacedDeployment({
+    namespace: s.namespace,
+    body: {
+      metadata: { name },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: name } },
+        template: { metadata: { labels: { app: name } }, spec: { containers: [{ name, image, command: ['sleep', 'infinity'] }] } },
+      },
+    },
+  });
+}
+
 /** Runs a command in a pod's container; returns its output and exit code. */
 export async function execInPod(kc: k8s.KubeConfig, namespace: string, pod: string, command: string[], container?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   const exec = new k8s.Exec(kc);

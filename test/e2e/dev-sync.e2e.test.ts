@@ -4,14 +4,13 @@
  * first pass leaves pre-existing local files alone, `.stignore` is honoured on both ends,
  * `status` reports, and a conflict after a session keeps both versions.
  */
-import * as k8s from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { runDevtool, spawnDevtool } from './cli.ts';
-import { clusterSandbox, deleteNamespace, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
+import { clusterSandbox, createSleepingDeployment, deleteNamespace, ensureAgentImage, type ClusterSandbox } from './cluster.ts';
 
 let s: ClusterSandbox;
 let folder: string;
@@ -20,18 +19,7 @@ const children: ChildProcess[] = [];
 
 before(async () => {
   s = await clusterSandbox('dev-sync');
-  const apps = s.kc.makeApiClient(k8s.AppsV1Api);
-  await apps.createNamespacedDeployment({
-    namespace: s.namespace,
-    body: {
-      metadata: { name: 'api' },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: { app: 'api' } },
-        template: { metadata: { labels: { app: 'api' } }, spec: { containers: [{ name: 'api', image: `${REGISTRY}/debian:bookworm`, command: ['sleep', 'infinity'] }] } },
-      },
-    },
-  });
+  await createSleepingDeployment(s, 'api');
   folder = join(s.root, 'project');
   mkdirSync(join(folder, 'src/nested'), { recursive: true });
   writeFileSync(join(folder, 'devtool.yml'), 'services:\n  api:\n    sync: [".:/app"]\n');

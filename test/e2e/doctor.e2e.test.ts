@@ -5,7 +5,6 @@
  * key and SSH host key, a secret-named environment value of the manifest, a bearer token. Without
  * an active dev container, and with a cluster that does not answer, it still writes what it can.
  */
-import * as k8s from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { strFromU8, unzipSync } from 'fflate';
 import { createSandbox, lines, runDevtool, spawnDevtool } from './cli.ts';
-import { clusterSandbox, deleteNamespace, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
+import { clusterSandbox, createSleepingDeployment, deleteNamespace, ensureAgentImage, type ClusterSandbox } from './cluster.ts';
 
 const API_TOKEN = `tok-${Math.random().toString(36).slice(2)}-e2e`;
 const BEARER = `bearer${Math.random().toString(36).slice(2)}XYZ`;
@@ -26,18 +25,7 @@ const children: ChildProcess[] = [];
 
 before(async () => {
   s = await clusterSandbox('doctor');
-  const apps = s.kc.makeApiClient(k8s.AppsV1Api);
-  await apps.createNamespacedDeployment({
-    namespace: s.namespace,
-    body: {
-      metadata: { name: 'web' },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: { app: 'web' } },
-        template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: `${REGISTRY}/debian:bookworm`, command: ['sleep', 'infinity'] }] } },
-      },
-    },
-  });
+  await createSleepingDeployment(s, 'web');
   folder = join(s.root, 'project');
   mkdirSync(folder);
   writeFileSync(join(folder, 'devtool.yml'), `services:\n  web:\n    sync: [".:/app"]\n    environment:\n      API_TOKEN: ${API_TOKEN}\n      MODE: dev\n`);

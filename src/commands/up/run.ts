@@ -1,12 +1,13 @@
 import type { CommandHandler } from '../../cli/spec.ts';
 import { Progress } from '../../deploy/progress.ts';
 import { activate } from '../../dev/activate.ts';
-import { runSession, shellJoin } from '../../dev/session.ts';
+import { checkDeployFlag, deployIfNeeded } from '../../dev/deploy-first.ts';
+import { captureOutput, runSession, shellJoin } from '../../dev/session.ts';
 import { parseEnvList } from '../../dev/spec.ts';
 import { agentImage, devTarget } from '../../dev/target.ts';
 import { DevTunnel } from '../../dev/tunnel.ts';
 import { watchOriginal, type OriginalWatch } from '../../dev/original-watch.ts';
-import { prepareSync, startSync } from '../../sync/up.ts';
+import { checkWatchLimits, prepareSync, startSync } from '../../sync/up.ts';
 import type { SyncSession } from '../../sync/session.ts';
 
 /** How long `up` waits for the dev pod (image pulls included). */
@@ -15,6 +16,7 @@ const READY_TIMEOUT_MS = 5 * 60_000;
 export const runUp: CommandHandler = async (f, inv) => {
   const t = await devTarget(f, inv);
   const extraEnv = parseEnvList(inv.list('env'));
+  checkDeployFlag(f, t, inv.bool('deploy'));
   const release = t.state.lock(t.devName);
   let tunnel: DevTunnel | undefined;
   let sync: SyncSession | undefined;
@@ -26,6 +28,7 @@ export const runUp: CommandHandler = async (f, inv) => {
     const client = await KubeClient.create(t.context, f.env, t.namespace);
     const progress = new Progress(f.io.stderr, f.now);
     const syncPlan = await prepareSync(f, t);
+    await deployIfNeeded(f, t, client, inv.bool('deploy'), progress);
     const { objects, pod, rebuild } = await activate(client, t, {
       syncthing: syncPlan?.remoteSection,
       extraEnv,
@@ -53,6 +56,8 @@ export const runUp: CommandHandler = async (f, inv) => {
       const started = Date.now();
       sync = await startSync(f, t, syncPlan, tunnel, { reset: inv.bool('reset'), notice: (m) => progress.warn(m) });
       progress.step(`first sync done in ${((Date.now() - started) / 1000).toFixed(1)}s; syncing both ways`);
+      const ssh = await tunnel.connection();
+      await checkWatchLimits(syncPlan, (command) => captureOutput(ssh, command), (m) => progress.warn(m));
     }
     // The state, on stdout: what a script (or a test) waits for.
     const lines = [`dev container ${objects.deployment.metadata.name} is ready (pod ${pod}, namespace ${t.namespace})`];

@@ -4,11 +4,12 @@ import { devContainerOptions } from '../shared.ts';
 export const upCommand: CommandSpec = {
   name: 'up',
   summary: 'Activate a development container: file sync and port forwarding',
-  description: 'Swaps the original deployment for a development container defined in the manifest `services` section, with two-way file synchronization and port forwarding. Builds images and runs the deploy commands if needed.',
+  description:
+    'Swaps the original deployment for a development container defined in the manifest `services` section, with two-way file synchronization and port forwarding. Builds images and runs the deploy commands if needed: when the deployment to develop does not exist yet, or always with --deploy.\nNext to a Compose file (and no devtool.yml), the Compose services that mount a host folder are the development containers: those folders are synchronized and their published ports forwarded.',
   args: [{ name: 'devName' }],
   options: [
     ...devContainerOptions,
-    { name: 'deploy', type: 'bool', default: 'false', description: 'Force execution of the manifest deploy commands' },
+    { name: 'deploy', type: 'bool', default: 'false', description: 'Force execution of the manifest deploy commands (they also run when the application is not deployed yet)' },
     { name: 'reset', type: 'bool', default: 'false', description: 'Reset the file synchronization service' },
     { name: 'env', short: 'e', type: 'list', description: 'Environment variable set in the dev container (KEY=VALUE); repeatable' },
   ],

@@ -1,0 +1,171 @@
+/**
+ * `up` deploys what it develops: on the local cluster, a manifest application that is not deployed
+ * yet is deployed by `up` itself (its deploy commands, the environment recorded), a deployed one is
+ * left alone unless --deploy; and a Compose application with no devtool.yml is deployed and
+ * developed from its Compose file, its host-path volume synchronized and its published port
+ * forwarded.
+ */
+import * as k8s from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { runDevtool, spawnDevtool } from './cli.ts';
+import { runInPty } from './pty.ts';
+import { clusterSandbox, deleteNamespace, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
+
+let s: ClusterSandbox;
+let env: NodeJS.ProcessEnv;
+let apps: k8s.AppsV1Api;
+const children: ChildProcess[] = [];
+const folders: string[] = [];
+
+before(async () => {
+  s = await clusterSandbox('dev-deploy');
+  apps = s.kc.makeApiClient(k8s.AppsV1Api);
+  env = { ...s.env, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
+});
+
+after(async () => {
+  for (const c of children) c.kill('SIGKILL');
+  if (s) {
+    for (const cwd of folders) runDevtool(['down', '-n', s.namespace, '--volumes'], { env, cwd, timeoutMs: 120_000 });
+    await deleteNamespace(s);
+  }
+});
+
+/** Runs `up` until it is ready; resolves with its output so far, then stops it (the dev container stays). */
+function upUntilReady(cwd: string, args: string[] = []): Promise<string> {
+  const proc = spawnDevtool(['up', '-n', s.namespace, ...args], { env, cwd });
+  children.push(proc);
+  let out = '';
+  proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  proc.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`up not ready in 300s:\n${out}`)), 300_000);
+    proc.on('exit', (code) => {
+      clearTimeout(timer);
+      if (out.includes('Forwarding until interrupted')) resolve(out);
+      else reject(new Error(`up exited ${code}:\n${out}`));
+    });
+    const check = setInterval(() => {
+      if (out.includes('Forwarding until interrupted')) {
+        clearInterval(check);
+        proc.kill('SIGTERM');
+      }
+    }, 100);
+  });
+}
+
+async function waitFor(what: string, cond: () => boolean, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms / 1000}s`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+const deployment = (name: string) => `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ${name}}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}}
+    spec: {containers: [{name: ${name}, image: ${REGISTRY}/debian:bookworm, command: [sleep, infinity]}]}
+`;
+
+test('up deploys a manifest application that is not deployed yet; a deployed one only with --deploy', { timeout: 600_000 }, async () => {
+  const cwd = join(s.root, 'shop');
+  mkdirSync(cwd, { recursive: true });
+  folders.push(cwd);
+  writeFileSync(join(cwd, 'k8s.yaml'), deployment('web'));
+  writeFileSync(join(cwd, 'devtool.yml'), `deploy:\n  - kubectl apply -f k8s.yaml\nservices:\n  web:\n    sync: [".:/app"]\n`);
+
+  const first = await upUntilReady(cwd);
+  assert.match(first, /web is not deployed in namespace \S+ yet: deploying environment shop first/);
+  assert.match(first, /deployment\.apps\/web created/, "the deploy command's output is shown");
+  const record = await s.core.readNamespacedConfigMap({ name: 'devtool-env-shop', namespace: s.namespace });
+  assert.equal(record.data?.['status'], 'deployed');
+  const web = await apps.readNamespacedDeployment({ name: 'web', namespace: s.namespace });
+  assert.equal(web.spec?.replicas, 0, 'then swapped for the dev container');
+  assert.equal(web.metadata?.labels?.['devtool.dev/environment'], 'shop', 'created through the labelling proxy');
+
+  const second = await upUntilReady(cwd);
+  assert.doesNotMatch(second, /deploying environment/, 'a deployed application is not redeployed');
+
+  const forced = await upUntilReady(cwd, ['--deploy']);
+  assert.match(forced, /deploying environment shop \(--deploy\)/);
+  assert.match(forced, /deployment\.apps\/web (configured|unchanged)/);
+  assert.equal((await apps.readNamespacedDeployment({ name: 'web', namespace: s.namespace })).spec?.replicas, 0, 'still in dev mode after the redeploy');
+
+  const down = runDevtool(['down', '-n', s.namespace], { env, cwd, timeoutMs: 120_000 });
+  assert.equal(down.code, 0, down.stderr);
+  assert.equal((await apps.readNamespacedDeployment({ name: 'web', namespace: s.namespace })).spec?.replicas, 2, 'down restores the deployed replicas');
+});
+
+test('--deploy with nothing to deploy is one line, and nothing changes', async () => {
+  const cwd = join(s.root, 'nodeploy');
+  mkdirSync(cwd, { recursive: true });
+  writeFileSync(join(cwd, 'devtool.yml'), 'services:\n  nothing:\n    sync: [".:/app"]\n');
+  const r = runDevtool(['up', '-n', s.namespace, '--deploy'], { env, cwd, timeoutMs: 60_000 });
+  assert.equal(r.code, 1);
+  assert.equal(r.stderr.trim(), 'Error: --deploy: devtool.yml has no deploy section to run');
+});
+
+test('a Compose application: up deploys it and develops the service that mounts a host folder', { timeout: 600_000 }, async () => {
+  const cwd = join(s.root, 'compose-app');
+  mkdirSync(join(cwd, 'src'), { recursive: true });
+  folders.push(cwd);
+  writeFileSync(join(cwd, 'src', 'index.txt'), 'local source\n');
+  writeFileSync(
+    join(cwd, 'compose.yaml'),
+    `services:
+  api:
+    image: ${REGISTRY}/debian:bookworm
+    command: [sleep, infinity]
+    working_dir: /code
+    volumes: ["./src:/code/src"]
+    ports: ["18090:2222"]
+  cache:
+    image: ${REGISTRY}/redis:7
+`,
+  );
+  const out = await upUntilReady(cwd);
+  assert.match(out, /api is not deployed in namespace \S+ yet: deploying environment compose-app first/);
+  assert.match(out, /forward +localhost:18090 -> api:2222/);
+  assert.match(out, /sync +\S*compose-app\/src <-> \/code\/src/);
+  const cache = await apps.readNamespacedDeployment({ name: 'cache', namespace: s.namespace });
+  assert.equal(cache.spec?.replicas, 1, 'the other services run as deployed');
+
+  const exec = (script: string) => runDevtool(['exec', '-n', s.namespace, '--', 'sh', '-c', script], { env, cwd, timeoutMs: 60_000 });
+  assert.equal(exec('cat /code/src/index.txt').stdout, 'local source\n');
+  assert.equal(exec('pwd').stdout.trim(), '/code', "the service's working_dir");
+
+  // The sync runs while up does: start it again and make a change in the container.
+  const proc = spawnDevtool(['up', '-n', s.namespace], { env, cwd });
+  children.push(proc);
+  let again = '';
+  proc.stdout.on('data', (c: Buffer) => (again += c.toString()));
+  await waitFor('up ready again', () => again.includes('Forwarding until interrupted'), 240_000);
+  assert.equal(exec('echo from the container > /code/src/made-there.txt').code, 0);
+  await waitFor('container file locally', () => existsSync(join(cwd, 'src/made-there.txt')) && readFileSync(join(cwd, 'src/made-there.txt'), 'utf8') === 'from the container\n');
+  proc.kill('SIGTERM');
+  await new Promise((r) => (proc.exitCode !== null ? r(null) : proc.once('exit', r)));
+
+  // In a terminal, up opens a shell in the dev container, in the service's working_dir; leaving it keeps the dev container.
+  const pty = runInPty(['up', '-n', s.namespace], { cwd, env });
+  await pty.waitFor(/dev container api-devtool is ready/, 240_000);
+  await pty.waitFor(/[#$] $/m, 60_000);
+  pty.type('echo "in $(pwd): $(cat src/index.txt) $((6*7))"\r');
+  await pty.waitFor('in /code: local source 42', 30_000);
+  pty.type('exit\r');
+  assert.equal(await pty.exit(60_000), 0, pty.output());
+  assert.match(pty.output(), /The dev container stays active: 'devtool down' restores api/);
+
+  const down = runDevtool(['down', '-n', s.namespace], { env, cwd, timeoutMs: 120_000 });
+  assert.equal(down.code, 0, down.stderr);
+  assert.equal((await apps.readNamespacedDeployment({ name: 'api', namespace: s.namespace })).spec?.replicas, 1);
+});
