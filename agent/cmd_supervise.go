@@ -10,12 +10,14 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"devtool.dev/agent/internal/config"
+	"devtool.dev/agent/internal/rescan"
 	"devtool.dev/agent/internal/supervisor"
 	"devtool.dev/agent/internal/syncthingcfg"
 )
@@ -132,7 +134,26 @@ func runSupervise(args []string) error {
 		KillAllOnStop: os.Getpid() == 1,
 	}, specs...)
 	logger.Printf("%s supervising (pid %d, uid %d, state %s)", version, os.Getpid(), os.Getuid(), stateDir)
-	return sup.Run(ctx)
+
+	// Container -> laptop latency: Syncthing's own watcher waits at least
+	// a second before scanning; the rescanner has it scan changed paths
+	// within milliseconds (see internal/rescan).
+	bgCtx, stopBackground := context.WithCancel(ctx)
+	var background sync.WaitGroup
+	if !*noSync {
+		background.Go(func() {
+			rescan.Run(bgCtx, rescan.Options{
+				Folders:    cfg.Syncthing.Folders,
+				GUIAddress: cfg.Syncthing.GUIAddress,
+				APIKey:     cfg.Syncthing.APIKey,
+				Logf:       logger.Printf,
+			})
+		})
+	}
+	err = sup.Run(ctx)
+	stopBackground()
+	background.Wait()
+	return err
 }
 
 // openFolders makes each synced folder's root readable and searchable by

@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -280,6 +281,13 @@ func superviseEndToEnd(t *testing.T, cred *syscall.Credential) {
 		t.Fatalf("exec: %q (want %q), %v", got, want, err)
 	}
 	testutil.Eventually(t, 20*time.Second, "syncthing API through the tunnel", func() error { return e.ping(c) })
+	// The rescanner watches the synced folder once Syncthing has created it.
+	testutil.Eventually(t, 10*time.Second, "rescanner watching", func() error {
+		if !strings.Contains(out.String(), "rescan: folder app: watching") {
+			return errors.New("no watch started")
+		}
+		return nil
+	})
 
 	// The orphan is adopted by the supervisor, then reaped.
 	var orphan int

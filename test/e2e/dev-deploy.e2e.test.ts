@@ -133,9 +133,12 @@ test('a Compose application: up deploys it and develops the service that mounts 
     image: ${REGISTRY}/redis:7
 `,
   );
+  // A published port is a public endpoint: deploying it needs the domain endpoints live under.
+  env.DEVTOOL_ENDPOINT_DOMAIN = 'apps.example.test';
   const out = await upUntilReady(cwd);
   assert.match(out, /api is not deployed in namespace \S+ yet: deploying environment compose-app first/);
   assert.match(out, /forward +localhost:18090 -> api:2222/);
+  assert.match(out, /environment compose-app deployed: https:\/\/api-dev-deploy-\w+\.apps\.example\.test/, "the published port's endpoint is named");
   assert.match(out, /sync +\S*compose-app\/src <-> \/code\/src/);
   const cache = await apps.readNamespacedDeployment({ name: 'cache', namespace: s.namespace });
   assert.equal(cache.spec?.replicas, 1, 'the other services run as deployed');
