@@ -31,12 +31,12 @@ export function checkDeployFlag(f: Factory, t: DevTarget, force: boolean): void 
   if (force && !hasDeploy(t)) throw new DevtoolError(`--deploy: ${relative(f.cwd, t.manifest.file) || t.manifest.file} has no deploy section to run`);
 }
 
-/** Deploys when asked (--deploy) or needed; says which and why. Returns whether it deployed. */
-export async function deployIfNeeded(f: Factory, t: DevTarget, client: KubeClient, force: boolean, progress: Progress): Promise<boolean> {
+/** Deploys when asked (--deploy) or needed, saying which and why. */
+export async function deployIfNeeded(f: Factory, t: DevTarget, client: KubeClient, force: boolean, progress: Progress): Promise<void> {
   const { source, environment } = t.deploy;
-  if (!hasDeploy(t)) return false;
+  if (!hasDeploy(t)) return;
   if (!force) {
-    if (await findOriginal(client, t.devName, t.dev)) return false;
+    if (await findOriginal(client, t.devName, t.dev)) return;
     progress.step(`${t.devName} is not deployed in namespace ${t.namespace} yet: deploying environment ${environment} first`);
   } else {
     progress.step(`deploying environment ${environment} (--deploy)`);
@@ -48,5 +48,4 @@ export async function deployIfNeeded(f: Factory, t: DevTarget, client: KubeClien
     { source, environment, variables: {}, timeoutMs: DEPLOY_TIMEOUT_MS, wait: false, build: false, forceDependencies: false },
   );
   progress.step(`environment ${environment} deployed${endpoints.length ? `: ${endpoints.join(', ')}` : ''}`);
-  return true;
 }

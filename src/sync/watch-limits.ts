@@ -1,8 +1,8 @@
 /**
  * inotify watch limits on both ends. Each watched folder costs one watch of the user's
- * `fs.inotify.max_user_watches`; here the local tree is watched twice (our watcher and the local
- * Syncthing's), and in the dev container once by Syncthing and often once more by the
- * application's own reloader (nodemon, webpack). Past the limit, changes are only found by the
+ * `fs.inotify.max_user_watches`, and each end watches the tree twice: here our watcher and the
+ * local Syncthing's, in the dev container the agent's rescanner and Syncthing's (an application's
+ * own reloader, nodemon or webpack, comes on top and is not counted). Past the limit, changes are only found by the
  * periodic rescan: sync looks stalled for a minute with no error, the complaint users of peer tools
  * make most. So `up` counts the synchronized folders and says so at once when either limit is
  * too low, naming the setting and the fix.
