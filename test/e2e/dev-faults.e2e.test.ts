@@ -3,7 +3,8 @@
  * port-forward dropped (its TCP connections to the API server destroyed by the kernel, `ss -K`),
  * and the API server restarted. One `up` session lives through all three; after each, a change
  * made locally during the fault reaches the container, a change made in the container comes back,
- * a forwarded port answers again, and nothing was lost on either side.
+ * a forwarded port answers again, and nothing was lost on either side. Then the remedy of the
+ * States table for sync that stopped working: `up --reset`, which must lose nothing either.
  */
 import assert from 'node:assert/strict';
 import { spawnSync, type ChildProcess } from 'node:child_process';
@@ -120,4 +121,38 @@ test('the API server restarts: up rides it out, sync resumes', { timeout: 420_00
   }
   await checkRecovered('API server restart', 'during-restart.txt');
   await waitFor('status 100.00%', () => runDevtool(['status', '-n', s.namespace], { env, cwd: folder, timeoutMs: 30_000 }).stdout.trim() === 'Synchronization status: 100.00%', 60_000);
+});
+
+test('status --watch follows up until it ends; up --reset starts both ends afresh and loses nothing', { timeout: 420_000 }, async () => {
+  const watch = spawnDevtool(['status', '-n', s.namespace, '--watch'], { env, cwd: folder });
+  let watched = '';
+  let watchErr = '';
+  watch.stdout.on('data', (c: Buffer) => (watched += c.toString()));
+  watch.stderr.on('data', (c: Buffer) => (watchErr += c.toString()));
+  const watchExit = new Promise<number | null>((r) => watch.once('exit', r));
+  await waitFor('status --watch prints the figure', () => /^Synchronization status: \d+\.\d\d%$/m.test(watched), 30_000);
+
+  // The end of up ends the watch, with one line saying why.
+  up.kill('SIGTERM');
+  await new Promise((r) => (up.exitCode !== null ? r(null) : up.once('exit', r)));
+  const code = await Promise.race([watchExit, new Promise((r) => setTimeout(() => r('still running'), 15_000))]);
+  assert.equal(code, 1, `status --watch ends with up (stdout: ${watched}, stderr: ${watchErr})`);
+  assert.equal(watchErr.trim().split('\n').length, 1, watchErr);
+
+  // A change on each side while no session runs, then --reset: both Syncthings drop their index.
+  writeFileSync(join(folder, 'while-stopped.txt'), 'local, while stopped\n');
+  assert.equal(inContainer('echo remote, while stopped > /app/while-stopped-remote.txt').code, 0);
+  upOutput = '';
+  up = spawnDevtool(['up', '-n', s.namespace, '--reset'], { env, cwd: folder });
+  up.stdout!.on('data', (c: Buffer) => (upOutput += c.toString()));
+  up.stderr!.on('data', (c: Buffer) => (upOutput += c.toString()));
+  await waitFor('up --reset ready', () => upOutput.includes('Forwarding until interrupted'), 240_000);
+  await waitFor('the local change in the container', () => inContainer('cat /app/while-stopped.txt 2>/dev/null').stdout === 'local, while stopped\n', 60_000);
+  await waitFor("the container's change locally", () => readLocal('while-stopped-remote.txt') === 'remote, while stopped\n', 60_000);
+  for (const name of ['before.txt', 'during-pod-kill.txt', 'during-drop.txt', 'during-restart.txt']) {
+    assert.ok(readLocal(name), `${name} is still here`);
+    assert.equal(inContainer(`cat /app/${name}`).stdout, readLocal(name), `${name} is the same in the container`);
+  }
+  writeFileSync(join(folder, 'after-reset.txt'), 'reset\n');
+  await checkRecovered('reset', 'after-reset.txt');
 });
