@@ -3,12 +3,12 @@
  * Secret, claim and mirror, and wait for the dev pod. Safe to re-run: a second `up` from the same
  * folder re-applies the same objects (nothing rolls unless the dev spec changed).
  */
-import * as k8s from '@kubernetes/client-node';
 import { DevtoolError } from '../cli/errors.ts';
 import { formatDuration } from '../cli/duration.ts';
 import { applyObject } from '../kube/apply.ts';
 import { isNotFound, isTransient, type KubeClient } from '../kube/client.ts';
 import type { DeploymentObject } from '../kube/objects.ts';
+import { claimProblem } from '../kube/claims.ts';
 import { workloadState } from '../kube/workloads.ts';
 import { buildDevObjects, type DevObjects } from './mirror.ts';
 import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName } from './names.ts';
@@ -92,7 +92,7 @@ async function waitForDevPod(client: KubeClient, devName: string, objects: DevOb
       // A claim that does not bind keeps the pod Pending forever: say why instead of timing out.
       if (objects.claim && Date.now() - startedAt > 5000) {
         const problem = await claimProblem(client, objects.claim.metadata.name);
-        if (problem) throw new DevtoolError(`dev container ${ref.name} cannot start: persistent volume claim ${objects.claim.metadata.name} is Pending: ${problem}`);
+        if (problem) throw new DevtoolError(`dev container ${ref.name} cannot start: persistent volume claim ${objects.claim.metadata.name} is Pending: ${problem}; set services.<name>.persistentVolume.storageClass, or persistentVolume.enabled: false`);
       }
     } catch (err) {
       if (!isTransient(err)) throw err;
@@ -100,18 +100,4 @@ async function waitForDevPod(client: KubeClient, devName: string, objects: DevOb
     if (Date.now() > deadline) throw new DevtoolError(`timed out after ${formatDuration(timeoutMs)} waiting for dev container ${ref.name} (${detail})`);
     await new Promise((r) => setTimeout(r, 500));
   }
-}
-
-/** Why a claim is not bound, once that is a problem rather than a delay (undefined while fine). */
-export async function claimProblem(client: KubeClient, name: string): Promise<string | undefined> {
-  const pvc = await client.core.readNamespacedPersistentVolumeClaim({ name, namespace: client.namespace });
-  if (pvc.status?.phase !== 'Pending') return undefined;
-  const events = await client.core.listNamespacedEvent({ namespace: client.namespace, fieldSelector: `involvedObject.kind=PersistentVolumeClaim,involvedObject.name=${name}` });
-  const warning = events.items.filter((e) => e.type === 'Warning').sort((a, b) => new Date(a.lastTimestamp ?? 0).getTime() - new Date(b.lastTimestamp ?? 0).getTime()).at(-1);
-  if (!pvc.spec?.storageClassName) {
-    const classes = await client.kc.makeApiClient(k8s.StorageV1Api).listStorageClass();
-    const isDefault = classes.items.some((c) => c.metadata?.annotations?.['storageclass.kubernetes.io/is-default-class'] === 'true');
-    if (!isDefault) return `the cluster has no default StorageClass; set services.<name>.persistentVolume.storageClass in the manifest (available: ${classes.items.map((c) => c.metadata?.name).join(', ') || 'none'}), or persistentVolume.enabled: false`;
-  }
-  return warning ? (warning.message ?? warning.reason ?? '').trim() : undefined;
 }

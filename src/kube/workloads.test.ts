@@ -28,8 +28,13 @@ test('a non-zero exit is the reason once the Job has failed, not before (retries
 });
 
 test('an unschedulable pod says why', () => {
-  const f = podFailure(pod({ conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/1 nodes: pod has unbound immediate PersistentVolumeClaims' }] }), false);
-  assert.match(f!.reason, /cannot be scheduled: 0\/1 nodes: pod has unbound/);
+  const f = podFailure(pod({ conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/1 nodes are available: 1 Insufficient cpu.' }] }), false);
+  assert.match(f!.reason, /cannot be scheduled: 0\/1 nodes are available: 1 Insufficient cpu/);
+});
+
+test('a pod waiting for its claims to bind is not failing (the provisioner is at work)', () => {
+  const message = '0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.';
+  assert.equal(podFailure(pod({ conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }] }), false), undefined);
 });
 
 test('init containers count too', () => {

@@ -4,6 +4,7 @@
  * reason a user would otherwise dig out with `kubectl describe` and `kubectl logs`.
  */
 import type { V1LabelSelector, V1ObjectMeta, V1Pod } from '@kubernetes/client-node';
+import { podClaimProblem, waitsForClaims } from './claims.ts';
 import { isNotFound, type KubeClient } from './client.ts';
 
 export type WorkloadKind = 'Deployment' | 'StatefulSet' | 'DaemonSet' | 'Job';
@@ -88,6 +89,8 @@ export async function diagnosePods(client: KubeClient, ref: WorkloadRef, jobFail
     return { state: 'failed', reason: found.reason, pod: pod.metadata?.name, ...(logTail ? { logTail } : {}) };
   }
   for (const pod of pods) {
+    const claim = waitsForClaims(pod) ? await podClaimProblem(client, pod) : undefined;
+    if (claim) return { state: 'failed', reason: `pod cannot be scheduled: ${claim}`, pod: pod.metadata?.name };
     const probe = await probeFailure(client, pod);
     if (probe) return { state: 'failed', reason: probe, pod: pod.metadata?.name };
   }
@@ -123,6 +126,8 @@ export function podFailure(pod: V1Pod, jobFailed: boolean): PodFailure | undefin
     }
   }
   const unschedulable = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable');
+  // Waiting for its claims to bind is not a failure by itself (claims.ts: diagnosePods asks them).
+  if (unschedulable && waitsForClaims(pod)) return undefined;
   if (unschedulable) return { reason: `pod cannot be scheduled: ${unschedulable.message ?? 'unschedulable'}`, logs: false, previous: false };
   return undefined;
 }

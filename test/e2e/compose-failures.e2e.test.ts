@@ -54,6 +54,15 @@ test('a missing image fails fast with the image pull error, and the state says e
   assert.match(state?.error ?? '', /image pull error/);
 });
 
+test('a volume that can never bind fails fast, naming the claim and why, instead of timing out', { timeout: 300_000 }, async () => {
+  const started = Date.now();
+  const r = deployText('noclass', `services:\n  db:\n    image: ${REGISTRY}/redis:7\n    volumes: ["data:/data"]\nvolumes:\n  data:\n    driver_opts: {class: no-such-class}\n`, ['--wait']);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(lines(r.stderr).at(-1)!, /service "db" failed: pod cannot be scheduled: persistent volume claim data is Pending: .*no-such-class.* not found/);
+  assert.ok(Date.now() - started < 120_000, 'well before the 3m timeout');
+  assert.equal((await recordedState('noclass'))?.status, 'error');
+});
+
 test('an object of another environment is never taken over', { timeout: 120_000 }, async () => {
   // "pull" (above) owns Deployment/api in this namespace.
   const r = deployText('other', `services:\n  api:\n    image: ${REGISTRY}/nginx:1\n`);
