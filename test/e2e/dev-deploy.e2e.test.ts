@@ -7,18 +7,17 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { runDevtool, spawnDevtool } from './cli.ts';
+import { runDevtool } from './cli.ts';
+import { killUpSessions, startUp } from './up-session.ts';
 import { runInPty } from './pty.ts';
 import { clusterSandbox, deleteNamespace, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
 
 let s: ClusterSandbox;
 let env: NodeJS.ProcessEnv;
 let apps: k8s.AppsV1Api;
-const children: ChildProcess[] = [];
 const folders: string[] = [];
 
 before(async () => {
@@ -28,34 +27,18 @@ before(async () => {
 });
 
 after(async () => {
-  for (const c of children) c.kill('SIGKILL');
+  killUpSessions();
   if (s) {
     for (const cwd of folders) runDevtool(['down', '-n', s.namespace, '--volumes'], { env, cwd, timeoutMs: 120_000 });
     await deleteNamespace(s);
   }
 });
 
-/** Runs `up` until it is ready; resolves with its output so far, then stops it (the dev container stays). */
-function upUntilReady(cwd: string, args: string[] = []): Promise<string> {
-  const proc = spawnDevtool(['up', '-n', s.namespace, ...args], { env, cwd });
-  children.push(proc);
-  let out = '';
-  proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  proc.stderr.on('data', (c: Buffer) => (out += c.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`up not ready in 300s:\n${out}`)), 300_000);
-    proc.on('exit', (code) => {
-      clearTimeout(timer);
-      if (out.includes('Forwarding until interrupted')) resolve(out);
-      else reject(new Error(`up exited ${code}:\n${out}`));
-    });
-    const check = setInterval(() => {
-      if (out.includes('Forwarding until interrupted')) {
-        clearInterval(check);
-        proc.kill('SIGTERM');
-      }
-    }, 100);
-  });
+/** Runs `up` until it is ready, then stops it (the dev container stays); resolves with what it printed. */
+async function upUntilReady(cwd: string, args: string[] = []): Promise<string> {
+  const up = await startUp(['-n', s.namespace, ...args], { env, cwd }, 300_000);
+  await up.stop();
+  return up.output();
 }
 
 async function waitFor(what: string, cond: () => boolean, ms = 60_000): Promise<void> {
@@ -148,15 +131,10 @@ test('a Compose application: up deploys it and develops the service that mounts 
   assert.equal(exec('pwd').stdout.trim(), '/code', "the service's working_dir");
 
   // The sync runs while up does: start it again and make a change in the container.
-  const proc = spawnDevtool(['up', '-n', s.namespace], { env, cwd });
-  children.push(proc);
-  let again = '';
-  proc.stdout.on('data', (c: Buffer) => (again += c.toString()));
-  await waitFor('up ready again', () => again.includes('Forwarding until interrupted'), 240_000);
+  const again = await startUp(['-n', s.namespace], { env, cwd });
   assert.equal(exec('echo from the container > /code/src/made-there.txt').code, 0);
   await waitFor('container file locally', () => existsSync(join(cwd, 'src/made-there.txt')) && readFileSync(join(cwd, 'src/made-there.txt'), 'utf8') === 'from the container\n');
-  proc.kill('SIGTERM');
-  await new Promise((r) => (proc.exitCode !== null ? r(null) : proc.once('exit', r)));
+  await again.stop();
 
   // In a terminal, up opens a shell in the dev container, in the service's working_dir; leaving it keeps the dev container.
   const pty = runInPty(['up', '-n', s.namespace], { cwd, env });

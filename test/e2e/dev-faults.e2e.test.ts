@@ -7,13 +7,14 @@
  * States table for sync that stopped working: `up --reset`, which must lose nothing either.
  */
 import assert from 'node:assert/strict';
-import { spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { restartCluster, stopComponent } from '../../cluster/test-cluster.ts';
 import { runDevtool, spawnDevtool } from './cli.ts';
+import { killUpSessions, startUp, type UpSession } from './up-session.ts';
 import { clusterSandbox, createSleepingDeployment, deleteNamespace, ensureAgentImage, runningPod, type ClusterSandbox } from './cluster.ts';
 
 /** Forwarded to the agent's SSH server in the dev container: something that always answers there. */
@@ -22,8 +23,7 @@ const FORWARD_PORT = 18222;
 let s: ClusterSandbox;
 let folder: string;
 let env: NodeJS.ProcessEnv;
-let up: ChildProcess;
-let upOutput = '';
+let up: UpSession;
 
 before(async () => {
   s = await clusterSandbox('dev-faults');
@@ -33,25 +33,22 @@ before(async () => {
   writeFileSync(join(folder, 'devtool.yml'), `services:\n  api:\n    sync: [".:/app"]\n    forward: ["${FORWARD_PORT}:2222"]\n`);
   writeFileSync(join(folder, 'before.txt'), 'written before up\n');
   env = { ...s.env, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
-  up = spawnDevtool(['up', '-n', s.namespace], { env, cwd: folder });
-  up.stdout!.on('data', (c: Buffer) => (upOutput += c.toString()));
-  up.stderr!.on('data', (c: Buffer) => (upOutput += c.toString()));
-  await waitFor('up ready', () => upOutput.includes('Forwarding until interrupted'), 240_000, () => up.exitCode === null);
+  up = await startUp(['-n', s.namespace], { env, cwd: folder });
 });
 
 after(async () => {
-  up?.kill('SIGKILL');
+  killUpSessions();
   if (s) {
     runDevtool(['down', '-n', s.namespace, '--volumes'], { env, cwd: folder, timeoutMs: 120_000 });
     await deleteNamespace(s);
   }
 });
 
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms: number, alive = () => up.exitCode === null): Promise<void> {
+async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await cond())) {
-    if (!alive()) throw new Error(`${what}: up exited (${up.exitCode}):\n${upOutput}`);
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms / 1000}s; up said:\n${upOutput}`);
+    if (up.proc.exitCode !== null) throw new Error(`${what}: up exited (${up.proc.exitCode}):\n${up.output()}`);
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms / 1000}s; up said:\n${up.output()}`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }
@@ -80,25 +77,25 @@ async function checkRecovered(fault: string, writtenDuring: string): Promise<voi
   // Nothing earlier was lost on either side.
   assert.equal(readLocal('before.txt'), 'written before up\n');
   assert.equal(inContainer('cat /app/before.txt').stdout, 'written before up\n');
-  assert.equal(up.exitCode, null, 'up is still running');
+  assert.equal(up.proc.exitCode, null, 'up is still running');
 }
 
 test('the dev pod is killed: up reconnects to the new pod, sync and forwards resume', { timeout: 420_000 }, async () => {
   const core = s.core;
   const old = await runningPod(core, s.namespace, 'devtool.dev/dev-pod=api');
-  const reconnects = upOutput.split('reconnected to the dev container').length;
+  const reconnects = up.output().split('reconnected to the dev container').length;
   await core.deleteNamespacedPod({ name: old, namespace: s.namespace, gracePeriodSeconds: 0 });
   writeFileSync(join(folder, 'during-pod-kill.txt'), 'pod kill\n');
   await waitFor('a new dev pod', async () => (await runningPod(core, s.namespace, 'devtool.dev/dev-pod=api').catch(() => old)) !== old, 180_000);
   await checkRecovered('pod kill', 'during-pod-kill.txt');
-  assert.ok(upOutput.split('reconnected to the dev container').length > reconnects, `up said it reconnected:\n${upOutput}`);
+  assert.ok(up.output().split('reconnected to the dev container').length > reconnects, `up said it reconnected:\n${up.output()}`);
 });
 
 test('the port-forward is dropped: up dials again and nothing is lost', { timeout: 300_000 }, async () => {
   // Every TCP connection of the up process to the API server, port-forward streams included.
   const ports = spawnSync('ss', ['-tnpH', 'state', 'established', '( dport = :6443 )'], { encoding: 'utf8' })
     .stdout.split('\n')
-    .filter((l) => l.includes(`pid=${up.pid},`))
+    .filter((l) => l.includes(`pid=${up.proc.pid},`))
     .map((l) => l.trim().split(/\s+/)[2]!.split(':').pop()!);
   assert.ok(ports.length > 0, 'up has connections to the API server');
   for (const port of ports) {
@@ -115,7 +112,7 @@ test('the API server restarts: up rides it out, sync resumes', { timeout: 420_00
     writeFileSync(join(folder, 'during-restart.txt'), 'API server restart\n');
     // Long enough for the SSH keepalive (3 x 5 s) to notice the dead connection.
     await new Promise((r) => setTimeout(r, 20_000));
-    assert.equal(up.exitCode, null, `up is still running while the API server is away:\n${upOutput}`);
+    assert.equal(up.proc.exitCode, null, `up is still running while the API server is away:\n${up.output()}`);
   } finally {
     restartCluster();
   }
@@ -133,8 +130,7 @@ test('status --watch follows up until it ends; up --reset starts both ends afres
   await waitFor('status --watch prints the figure', () => /^Synchronization status: \d+\.\d\d%$/m.test(watched), 30_000);
 
   // The end of up ends the watch, with one line saying why.
-  up.kill('SIGTERM');
-  await new Promise((r) => (up.exitCode !== null ? r(null) : up.once('exit', r)));
+  await up.stop();
   const code = await Promise.race([watchExit, new Promise((r) => setTimeout(() => r('still running'), 15_000))]);
   assert.equal(code, 1, `status --watch ends with up (stdout: ${watched}, stderr: ${watchErr})`);
   assert.equal(watchErr.trim().split('\n').length, 1, watchErr);
@@ -142,11 +138,7 @@ test('status --watch follows up until it ends; up --reset starts both ends afres
   // A change on each side while no session runs, then --reset: both Syncthings drop their index.
   writeFileSync(join(folder, 'while-stopped.txt'), 'local, while stopped\n');
   assert.equal(inContainer('echo remote, while stopped > /app/while-stopped-remote.txt').code, 0);
-  upOutput = '';
-  up = spawnDevtool(['up', '-n', s.namespace, '--reset'], { env, cwd: folder });
-  up.stdout!.on('data', (c: Buffer) => (upOutput += c.toString()));
-  up.stderr!.on('data', (c: Buffer) => (upOutput += c.toString()));
-  await waitFor('up --reset ready', () => upOutput.includes('Forwarding until interrupted'), 240_000);
+  up = await startUp(['-n', s.namespace, '--reset'], { env, cwd: folder });
   await waitFor('the local change in the container', () => inContainer('cat /app/while-stopped.txt 2>/dev/null').stdout === 'local, while stopped\n', 60_000);
   await waitFor("the container's change locally", () => readLocal('while-stopped-remote.txt') === 'remote, while stopped\n', 60_000);
   for (const name of ['before.txt', 'during-pod-kill.txt', 'during-drop.txt', 'during-restart.txt']) {

@@ -5,17 +5,16 @@
  * `status` reports, and a conflict after a session keeps both versions.
  */
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { runDevtool, spawnDevtool } from './cli.ts';
+import { runDevtool } from './cli.ts';
+import { killUpSessions, startUp } from './up-session.ts';
 import { clusterSandbox, createSleepingDeployment, deleteNamespace, ensureAgentImage, type ClusterSandbox } from './cluster.ts';
 
 let s: ClusterSandbox;
 let folder: string;
 let env: NodeJS.ProcessEnv;
-const children: ChildProcess[] = [];
 
 before(async () => {
   s = await clusterSandbox('dev-sync');
@@ -30,7 +29,7 @@ before(async () => {
 });
 
 after(async () => {
-  for (const c of children) c.kill('SIGKILL');
+  killUpSessions();
   if (s) {
     runDevtool(['down', '-n', s.namespace, '--volumes'], { env, cwd: folder, timeoutMs: 120_000 });
     await deleteNamespace(s);
@@ -39,25 +38,6 @@ after(async () => {
 
 const dev = ([cmd, ...args]: string[], timeoutMs = 60_000) => runDevtool([cmd!, '-n', s.namespace, ...args], { env, cwd: folder, timeoutMs });
 const inContainer = (script: string) => dev(['exec', '--', 'sh', '-c', script]);
-
-function startUp(): Promise<{ proc: ChildProcess; out: () => string }> {
-  const proc = spawnDevtool(['up', '-n', s.namespace], { env, cwd: folder });
-  children.push(proc);
-  let out = '';
-  proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  proc.stderr.on('data', (c: Buffer) => (out += c.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`up not ready in 240s: ${out}`)), 240_000);
-    proc.on('exit', (code) => reject(new Error(`up exited ${code}: ${out}`)));
-    const check = setInterval(() => {
-      if (out.includes('Forwarding until interrupted')) {
-        clearInterval(check);
-        clearTimeout(timer);
-        resolve({ proc, out: () => out });
-      }
-    }, 100);
-  });
-}
 
 async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -69,7 +49,7 @@ async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms 
 
 test('two-way sync: first pass keeps local files, writes and deletes cross both ways, .stignore holds, status reports', { timeout: 600_000 }, async () => {
   const keptStat = statSync(join(folder, 'src/nested/keep.txt'));
-  const { proc, out } = await startUp();
+  const { proc, output: out } = await startUp(['-n', s.namespace], { env, cwd: folder });
   assert.match(out(), /sync {5}.*project <-> \/app/);
   assert.equal(readFileSync(join(folder, 'src/nested/keep.txt'), 'utf8'), 'precious local work\n');
   assert.equal(statSync(join(folder, 'src/nested/keep.txt')).mtimeMs, keptStat.mtimeMs, 'the first pass did not touch the local file');
@@ -108,7 +88,7 @@ test('two-way sync: first pass keeps local files, writes and deletes cross both 
   await new Promise((r) => setTimeout(r, 1500));
   writeFileSync(join(folder, 'shared.txt'), 'laptop-edit\n');
 
-  const again = await startUp();
+  const again = await startUp(['-n', s.namespace], { env, cwd: folder });
   await waitFor('conflict copy of the container version', () => readdirSync(folder).some((n) => n.startsWith('shared.sync-conflict-') && readFileSync(join(folder, n), 'utf8') === 'container-edit\n'), 60_000);
   assert.equal(readFileSync(join(folder, 'shared.txt'), 'utf8'), 'laptop-edit\n');
   await waitFor('local version in the container', () => inContainer('cat /app/shared.txt').stdout === 'laptop-edit\n');

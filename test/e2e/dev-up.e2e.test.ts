@@ -9,7 +9,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { lines, runDevtool, spawnDevtool } from './cli.ts';
+import { lines, runDevtool } from './cli.ts';
+import { killUpSessions, startUp } from './up-session.ts';
 import { clusterSandbox, deleteNamespace, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
 
 const FORWARD = 28000 + Math.floor(Math.random() * 1000);
@@ -51,31 +52,12 @@ before(async () => {
 
 after(async () => {
   for (const c of children) c.kill('SIGKILL');
+  killUpSessions();
   if (s) await deleteNamespace(s);
 });
 
 // Options go before the command's words: everything after `--` is the remote command.
 const dev = ([cmd, ...args]: string[], timeoutMs = 60_000) => runDevtool([cmd!, '-n', s.namespace, ...args], { env, cwd: folder, timeoutMs });
-
-function startUp(): Promise<{ proc: ChildProcess; stdout: () => string }> {
-  const proc = spawnDevtool(['up', '-n', s.namespace], { env, cwd: folder });
-  children.push(proc);
-  let out = '';
-  let err = '';
-  proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  proc.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`up not ready in 180s: ${out} ${err}`)), 180_000);
-    proc.on('exit', (code) => reject(new Error(`up exited ${code}: ${out} ${err}`)));
-    const check = setInterval(() => {
-      if (out.includes('Forwarding until interrupted')) {
-        clearInterval(check);
-        clearTimeout(timer);
-        resolve({ proc, stdout: () => out });
-      }
-    }, 100);
-  });
-}
 
 /** One GET through a forward; bounded, so a request caught in a reconnect cannot stall waitFor. */
 async function httpGet(port: number): Promise<string> {
@@ -90,7 +72,7 @@ test('exec with nothing active fails with one line', () => {
 });
 
 test('up activates, exec/forward/reverse work, a second up is refused, down after SIGKILL restores', { timeout: 480_000 }, async () => {
-  const { proc, stdout } = await startUp();
+  const { proc, stdout } = await startUp(['-n', s.namespace], { env, cwd: folder });
   assert.match(stdout(), /dev container web-devtool is ready \(pod web-devtool-/);
 
   const original = await apps.readNamespacedDeployment({ name: 'web', namespace: s.namespace });
@@ -161,7 +143,7 @@ async function waitFor(cond: () => Promise<boolean>, ms = 30_000): Promise<void>
 }
 
 test('down while up is running stops the up session too', { timeout: 300_000 }, async () => {
-  const { proc } = await startUp();
+  const { proc } = await startUp(['-n', s.namespace], { env, cwd: folder });
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   const down = dev(['down', '--volumes'], 120_000);
   assert.equal(down.code, 0, down.stderr);
@@ -171,7 +153,7 @@ test('down while up is running stops the up session too', { timeout: 300_000 }, 
 });
 
 test('restart gives the dev container a new pod, and exec follows it', { timeout: 420_000 }, async () => {
-  const { proc } = await startUp();
+  const { proc } = await startUp(['-n', s.namespace], { env, cwd: folder });
   const hostnameNow = () => dev(['exec', '--', 'sh', '-c', 'echo $HOSTNAME']);
   const first = hostnameNow();
   assert.equal(first.code, 0, first.stderr);

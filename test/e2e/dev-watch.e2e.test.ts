@@ -6,18 +6,17 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { runDevtool, spawnDevtool } from './cli.ts';
+import { runDevtool } from './cli.ts';
+import { killUpSessions, startUp } from './up-session.ts';
 import { clusterSandbox, deleteNamespace, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
 
 let s: ClusterSandbox;
 let apps: k8s.AppsV1Api;
 let folder: string;
 let env: NodeJS.ProcessEnv;
-const children: ChildProcess[] = [];
 
 before(async () => {
   s = await clusterSandbox('dev-watch');
@@ -43,7 +42,7 @@ before(async () => {
 });
 
 after(async () => {
-  for (const c of children) c.kill('SIGKILL');
+  killUpSessions();
   if (s) {
     runDevtool(['down', '-n', s.namespace, '--volumes'], { env, cwd: folder, timeoutMs: 120_000 });
     await deleteNamespace(s);
@@ -52,29 +51,6 @@ after(async () => {
 
 const dev = ([cmd, ...args]: string[], timeoutMs = 60_000) => runDevtool([cmd!, '-n', s.namespace, ...args], { env, cwd: folder, timeoutMs });
 const original = () => apps.readNamespacedDeployment({ name: 'api', namespace: s.namespace });
-
-function startUp(): Promise<{ proc: ChildProcess; out: () => string }> {
-  const proc = spawnDevtool(['up', '-n', s.namespace], { env, cwd: folder });
-  children.push(proc);
-  let out = '';
-  proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  proc.stderr.on('data', (c: Buffer) => (out += c.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`up not ready in 240s: ${out}`)), 240_000);
-    proc.on('exit', (code) => {
-      clearInterval(check);
-      clearTimeout(timer);
-      reject(new Error(`up exited ${code}: ${out}`));
-    });
-    const check = setInterval(() => {
-      if (out.includes('Forwarding until interrupted')) {
-        clearInterval(check);
-        clearTimeout(timer);
-        resolve({ proc, out: () => out });
-      }
-    }, 100);
-  });
-}
 
 async function waitFor(what: string, cond: () => Promise<boolean>, ms = 120_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -93,7 +69,7 @@ async function soleReadyDevPod(): Promise<k8s.V1Pod | undefined> {
 }
 
 test('up follows the original: set env reaches the dev pod, a redeploy is scaled back and recorded, down is not fought', { timeout: 540_000 }, async () => {
-  const { proc, out } = await startUp();
+  const { proc, output: out } = await startUp(['-n', s.namespace], { env, cwd: folder });
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   const firstPod = (await soleReadyDevPod())?.metadata?.name;
   assert.ok(firstPod, 'a dev pod after up');
@@ -140,7 +116,7 @@ test('up follows the original: set env reaches the dev pod, a redeploy is scaled
 });
 
 test('a down while the watcher keeps running: the original keeps the replicas down gave it, the mirror stays deleted', { timeout: 420_000 }, async () => {
-  const { proc, out } = await startUp();
+  const { proc, output: out } = await startUp(['-n', s.namespace], { env, cwd: folder });
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   assert.equal((await original()).spec?.replicas, 0);
   // `down` from the same folder, but with another devtool home: it restores the cluster as usual

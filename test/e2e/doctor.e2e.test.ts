@@ -6,13 +6,13 @@
  * an active dev container, and with a cluster that does not answer, it still writes what it can.
  */
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { arch, platform } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { strFromU8, unzipSync } from 'fflate';
-import { createSandbox, lines, runDevtool, spawnDevtool } from './cli.ts';
+import { createSandbox, lines, runDevtool } from './cli.ts';
+import { killUpSessions, startUp } from './up-session.ts';
 import { clusterSandbox, createSleepingDeployment, deleteNamespace, ensureAgentImage, type ClusterSandbox } from './cluster.ts';
 
 const API_TOKEN = `tok-${Math.random().toString(36).slice(2)}-e2e`;
@@ -21,7 +21,6 @@ const BEARER = `bearer${Math.random().toString(36).slice(2)}XYZ`;
 let s: ClusterSandbox;
 let folder: string;
 let env: NodeJS.ProcessEnv;
-const children: ChildProcess[] = [];
 
 before(async () => {
   s = await clusterSandbox('doctor');
@@ -33,7 +32,7 @@ before(async () => {
 });
 
 after(async () => {
-  for (const c of children) c.kill('SIGKILL');
+  killUpSessions();
   if (s) {
     runDevtool(['down', '-n', s.namespace, '--volumes'], { env, cwd: folder, timeoutMs: 120_000 });
     await deleteNamespace(s);
@@ -41,29 +40,6 @@ after(async () => {
 });
 
 const dev = ([cmd, ...args]: string[], timeoutMs = 60_000) => runDevtool([cmd!, '-n', s.namespace, ...args], { env, cwd: folder, timeoutMs });
-
-function startUp(): Promise<ChildProcess> {
-  const proc = spawnDevtool(['up', '-n', s.namespace], { env, cwd: folder });
-  children.push(proc);
-  let out = '';
-  proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  proc.stderr.on('data', (c: Buffer) => (out += c.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`up not ready in 240s: ${out}`)), 240_000);
-    proc.on('exit', (code) => {
-      clearInterval(check);
-      clearTimeout(timer);
-      reject(new Error(`up exited ${code}: ${out}`));
-    });
-    const check = setInterval(() => {
-      if (out.includes('Forwarding until interrupted')) {
-        clearInterval(check);
-        clearTimeout(timer);
-        resolve(proc);
-      }
-    }, 100);
-  });
-}
 
 /** Runs doctor in `cwd`, checks it printed one zip path, and returns the zip's entries as text. */
 function doctor(cwd: string, runEnv: NodeJS.ProcessEnv, args: string[] = []): { entries: Record<string, string>; stderr: string } {
@@ -77,7 +53,7 @@ function doctor(cwd: string, runEnv: NodeJS.ProcessEnv, args: string[] = []): { 
 }
 
 test('doctor with an active dev container: logs from both ends, metadata, manifest summary, no secret', { timeout: 480_000 }, async () => {
-  await startUp();
+  await startUp(['-n', s.namespace], { env, cwd: folder });
   // The agent contract as the cluster holds it: the secrets that must not leak.
   const secret = await s.core.readNamespacedSecret({ name: 'web-devtool', namespace: s.namespace });
   const contract = JSON.parse(Buffer.from(secret.data!['agent.json']!, 'base64').toString('utf8')) as { ssh: { hostKey: string }; syncthing: { apiKey: string; guiPassword: string } };

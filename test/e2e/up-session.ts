@@ -1,0 +1,59 @@
+/**
+ * `devtool up` as the dev-container tests run it: without a terminal, in the background, as a
+ * developer's second terminal would. Ready is what `up` prints once the dev pod runs, the first
+ * sync is done and the forwards listen.
+ */
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawnDevtool } from './cli.ts';
+
+const READY = 'Forwarding until interrupted';
+
+export interface UpSession {
+  proc: ChildProcessWithoutNullStreams;
+  /** What up printed on stdout so far. */
+  stdout(): string;
+  /** Its stdout and stderr, interleaved as they came. */
+  output(): string;
+  /** SIGTERM, as Ctrl-C would, and its exit. */
+  stop(): Promise<void>;
+}
+
+/** Every `up` started here, for an `after` hook to kill whatever a failed test left running. */
+const started: ChildProcessWithoutNullStreams[] = [];
+
+export function killUpSessions(): void {
+  for (const p of started) if (p.exitCode === null) p.kill('SIGKILL');
+}
+
+/** Starts `devtool up ARGS` and resolves once it is ready; rejects with its output if it exits or takes over `timeoutMs`. */
+export function startUp(args: readonly string[], opts: { env: NodeJS.ProcessEnv; cwd: string }, timeoutMs = 240_000): Promise<UpSession> {
+  const proc = spawnDevtool(['up', ...args], opts);
+  started.push(proc);
+  let stdout = '';
+  let output = '';
+  proc.stdout.on('data', (c: Buffer) => ((stdout += c.toString()), (output += c.toString())));
+  proc.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  const session: UpSession = {
+    proc,
+    stdout: () => stdout,
+    output: () => output,
+    stop: async () => {
+      if (proc.exitCode !== null) return;
+      proc.kill('SIGTERM');
+      await new Promise((r) => (proc.exitCode !== null ? r(null) : proc.once('exit', r)));
+    },
+  };
+  return new Promise((resolve, reject) => {
+    const done = (err?: Error) => {
+      clearInterval(check);
+      clearTimeout(timer);
+      if (err) reject(err);
+      else resolve(session);
+    };
+    const timer = setTimeout(() => done(new Error(`up not ready in ${timeoutMs / 1000}s:\n${output}`)), timeoutMs);
+    proc.once('exit', (code) => done(new Error(`up exited ${code}:\n${output}`)));
+    const check = setInterval(() => {
+      if (stdout.includes(READY)) done();
+    }, 100);
+  });
+}
