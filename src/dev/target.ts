@@ -35,11 +35,17 @@ export interface DevTarget {
 const EXAMPLE = 'e.g. "services: {api: {sync: [\'.:/app\']}}" where api is the Deployment to develop';
 
 export async function devTarget(f: Factory, inv: Invocation): Promise<DevTarget> {
-  const { file, manifest, names, source } = await devManifest(f, inv);
+  const { file, manifest, names, source, fromCompose } = await devManifest(f, inv);
   const wanted = inv.args[0];
   let devName: string;
   if (wanted !== undefined) {
-    if (!Object.hasOwn(manifest.services, wanted)) throw new UsageError(`${file} has no services entry "${wanted}" (it has ${names.join(', ')}); add services.${wanted} or pick one of those`);
+    if (!Object.hasOwn(manifest.services, wanted)) {
+      throw new UsageError(
+        fromCompose
+          ? `${file} has no dev container "${wanted}": the services that mount a host folder are ${names.join(', ')} (a service becomes one by mounting a folder, e.g. volumes: ['./src:/app/src'])`
+          : `${file} has no services entry "${wanted}" (it has ${names.join(', ')}); add services.${wanted} or pick one of those`,
+      );
+    }
     devName = wanted;
   } else if (names.length === 1) {
     devName = names[0]!;
@@ -60,6 +66,8 @@ interface DevManifest {
   manifest: Manifest;
   names: string[];
   source: LoadedSource;
+  /** The dev containers are the Compose services that mount a host folder (no `services` section). */
+  fromCompose: boolean;
 }
 
 /**
@@ -86,7 +94,8 @@ async function devManifest(f: Factory, inv: Invocation): Promise<DevManifest> {
   }
   let display = composeFile ?? file;
   const compose = manifest.deploy.compose;
-  if (Object.keys(manifest.services).length === 0 && compose) {
+  const fromCompose = Object.keys(manifest.services).length === 0 && compose !== undefined;
+  if (fromCompose) {
     // The Compose loader (schema, ajv) is loaded only for Compose applications.
     const { loadCompose } = await import('../compose/load.ts');
     const project = loadCompose({ cwd: manifest.folder, files: compose.files, env: f.env });
@@ -101,7 +110,7 @@ async function devManifest(f: Factory, inv: Invocation): Promise<DevManifest> {
   for (const w of manifest.warnings) f.log.warn(w);
   const names = Object.keys(manifest.services);
   if (names.length === 0) throw new DevtoolError(`${file} has no services section: add one for your dev container, ${EXAMPLE}`);
-  return { file: display, manifest, names, source };
+  return { file: display, manifest, names, source, fromCompose };
 }
 
 /** A Compose application seen as a manifest that deploys its Compose file and has no section of its own. */

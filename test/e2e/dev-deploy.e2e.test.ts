@@ -146,6 +146,11 @@ test('a Compose application: up deploys it and develops the service that mounts 
   assert.equal(await pty.exit(60_000), 0, pty.output());
   assert.match(pty.output(), /The dev container stays active: 'devtool down' restores api/);
 
+  // A service that mounts no folder is no dev container, and the error says what makes one.
+  const wrong = runDevtool(['up', 'cache', '-n', s.namespace], { env, cwd, timeoutMs: 60_000 });
+  assert.equal(wrong.code, 2);
+  assert.equal(wrong.stderr.trim(), `Error: compose.yaml has no dev container "cache": the services that mount a host folder are api (a service becomes one by mounting a folder, e.g. volumes: ['./src:/app/src'])`);
+
   const down = runDevtool(['down', '-n', s.namespace], { env, cwd, timeoutMs: 120_000 });
   assert.equal(down.code, 0, down.stderr);
   assert.equal((await apps.readNamespacedDeployment({ name: 'api', namespace: s.namespace })).spec?.replicas, 1);
