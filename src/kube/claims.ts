@@ -6,10 +6,13 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
-import type { KubeClient } from './client.ts';
+import { isNotFound, type KubeClient } from './client.ts';
 
-/** The scheduler's message for a pod whose claims are not bound yet. */
-export const UNBOUND_CLAIMS = /unbound immediate PersistentVolumeClaims/;
+/**
+ * The scheduler's messages for a pod whose claims are not bound yet, or not in its cache yet (a
+ * claim applied just before the pod: the scheduler retries once it sees it).
+ */
+export const UNBOUND_CLAIMS = /unbound immediate PersistentVolumeClaims|persistentvolumeclaim "[^"]+" not found/;
 
 /** Whether the pod is unschedulable only until its claims are bound. */
 export function waitsForClaims(pod: V1Pod): boolean {
@@ -36,7 +39,14 @@ export async function podClaimProblem(client: KubeClient, pod: V1Pod): Promise<s
   for (const v of pod.spec?.volumes ?? []) {
     const name = v.persistentVolumeClaim?.claimName;
     if (!name) continue;
-    const problem = await claimProblem(client, name).catch(() => undefined);
+    let problem: string | undefined;
+    try {
+      problem = await claimProblem(client, name);
+    } catch (err) {
+      // Really missing, not just unseen by the scheduler: nothing will create it.
+      if (isNotFound(err)) return `persistent volume claim ${name} does not exist`;
+      continue;
+    }
     if (problem) return `persistent volume claim ${name} is Pending: ${problem}`;
   }
   return undefined;
