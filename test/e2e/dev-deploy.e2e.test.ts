@@ -11,9 +11,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { runDevtool } from './cli.ts';
-import { killUpSessions, startUp } from './up-session.ts';
+import { startUp, tearDownDev } from './up-session.ts';
 import { runInPty } from './pty.ts';
-import { clusterSandbox, deleteNamespace, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
+import { clusterSandbox, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
 
 let s: ClusterSandbox;
 let env: NodeJS.ProcessEnv;
@@ -26,13 +26,7 @@ before(async () => {
   env = { ...s.env, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
 });
 
-after(async () => {
-  killUpSessions();
-  if (s) {
-    for (const cwd of folders) runDevtool(['down', '-n', s.namespace, '--volumes'], { env, cwd, timeoutMs: 120_000 });
-    await deleteNamespace(s);
-  }
-});
+after(() => tearDownDev(s, env, folders));
 
 /** Runs `up` until it is ready, then stops it (the dev container stays); resolves with what it printed. */
 async function upUntilReady(cwd: string, args: string[] = []): Promise<string> {

@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { restartCluster, stopComponent } from '../../cluster/test-cluster.ts';
 import { runDevtool, spawnDevtool } from './cli.ts';
-import { killUpSessions, startUp, type UpSession } from './up-session.ts';
-import { clusterSandbox, createSleepingDeployment, deleteNamespace, ensureAgentImage, runningPod, type ClusterSandbox } from './cluster.ts';
+import { startUp, tearDownDev, type UpSession } from './up-session.ts';
+import { clusterSandbox, createSleepingDeployment, ensureAgentImage, runningPod, type ClusterSandbox } from './cluster.ts';
 
 /** Forwarded to the agent's SSH server in the dev container: something that always answers there. */
 const FORWARD_PORT = 18222;
@@ -36,13 +36,7 @@ before(async () => {
   up = await startUp(['-n', s.namespace], { env, cwd: folder });
 });
 
-after(async () => {
-  killUpSessions();
-  if (s) {
-    runDevtool(['down', '-n', s.namespace, '--volumes'], { env, cwd: folder, timeoutMs: 120_000 });
-    await deleteNamespace(s);
-  }
-});
+after(() => tearDownDev(s, env, [folder]));
 
 async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms: number): Promise<void> {
   const deadline = Date.now() + ms;

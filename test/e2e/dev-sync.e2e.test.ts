@@ -9,8 +9,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { runDevtool } from './cli.ts';
-import { killUpSessions, startUp } from './up-session.ts';
-import { clusterSandbox, createSleepingDeployment, deleteNamespace, ensureAgentImage, type ClusterSandbox } from './cluster.ts';
+import { startUp, tearDownDev } from './up-session.ts';
+import { clusterSandbox, createSleepingDeployment, ensureAgentImage, type ClusterSandbox } from './cluster.ts';
 
 let s: ClusterSandbox;
 let folder: string;
@@ -28,13 +28,7 @@ before(async () => {
   env = { ...s.env, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
 });
 
-after(async () => {
-  killUpSessions();
-  if (s) {
-    runDevtool(['down', '-n', s.namespace, '--volumes'], { env, cwd: folder, timeoutMs: 120_000 });
-    await deleteNamespace(s);
-  }
-});
+after(() => tearDownDev(s, env, [folder]));
 
 const dev = ([cmd, ...args]: string[], timeoutMs = 60_000) => runDevtool([cmd!, '-n', s.namespace, ...args], { env, cwd: folder, timeoutMs });
 const inContainer = (script: string) => dev(['exec', '--', 'sh', '-c', script]);

@@ -10,8 +10,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { runDevtool } from './cli.ts';
-import { killUpSessions, startUp } from './up-session.ts';
-import { clusterSandbox, deleteNamespace, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
+import { startUp, tearDownDev } from './up-session.ts';
+import { clusterSandbox, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
 
 let s: ClusterSandbox;
 let apps: k8s.AppsV1Api;
@@ -41,13 +41,7 @@ before(async () => {
   env = { ...s.env, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
 });
 
-after(async () => {
-  killUpSessions();
-  if (s) {
-    runDevtool(['down', '-n', s.namespace, '--volumes'], { env, cwd: folder, timeoutMs: 120_000 });
-    await deleteNamespace(s);
-  }
-});
+after(() => tearDownDev(s, env, [folder]));
 
 const dev = ([cmd, ...args]: string[], timeoutMs = 60_000) => runDevtool([cmd!, '-n', s.namespace, ...args], { env, cwd: folder, timeoutMs });
 const original = () => apps.readNamespacedDeployment({ name: 'api', namespace: s.namespace });

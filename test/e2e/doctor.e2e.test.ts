@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { strFromU8, unzipSync } from 'fflate';
 import { createSandbox, lines, runDevtool } from './cli.ts';
-import { killUpSessions, startUp } from './up-session.ts';
-import { clusterSandbox, createSleepingDeployment, deleteNamespace, ensureAgentImage, type ClusterSandbox } from './cluster.ts';
+import { startUp, tearDownDev } from './up-session.ts';
+import { clusterSandbox, createSleepingDeployment, ensureAgentImage, type ClusterSandbox } from './cluster.ts';
 
 const API_TOKEN = `tok-${Math.random().toString(36).slice(2)}-e2e`;
 const BEARER = `bearer${Math.random().toString(36).slice(2)}XYZ`;
@@ -31,13 +31,7 @@ before(async () => {
   env = { ...s.env, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
 });
 
-after(async () => {
-  killUpSessions();
-  if (s) {
-    runDevtool(['down', '-n', s.namespace, '--volumes'], { env, cwd: folder, timeoutMs: 120_000 });
-    await deleteNamespace(s);
-  }
-});
+after(() => tearDownDev(s, env, [folder]));
 
 const dev = ([cmd, ...args]: string[], timeoutMs = 60_000) => runDevtool([cmd!, '-n', s.namespace, ...args], { env, cwd: folder, timeoutMs });
 

@@ -4,7 +4,8 @@
  * sync is done and the forwards listen.
  */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { spawnDevtool } from './cli.ts';
+import { runDevtool, spawnDevtool } from './cli.ts';
+import { deleteNamespace, type ClusterSandbox } from './cluster.ts';
 
 const READY = 'Forwarding until interrupted';
 
@@ -56,4 +57,15 @@ export function startUp(args: readonly string[], opts: { env: NodeJS.ProcessEnv;
       if (stdout.includes(READY)) done();
     }, 100);
   });
+}
+
+/**
+ * The `after` of a dev-container test file: stops the `up`s it started, gives back the dev
+ * containers of `folders` (their volumes too), and drops its namespace.
+ */
+export async function tearDownDev(s: ClusterSandbox | undefined, env: NodeJS.ProcessEnv, folders: readonly string[]): Promise<void> {
+  killUpSessions();
+  if (!s) return;
+  for (const cwd of folders) runDevtool(['down', '-n', s.namespace, '--volumes'], { env, cwd, timeoutMs: 120_000 });
+  await deleteNamespace(s);
 }
