@@ -7,6 +7,7 @@
 //	ssh                the SSH server (started by supervise)
 //	syncthing-config   write a Syncthing home from the contract
 //	keygen             print fresh keys for a contract, as JSON
+//	untar DIR          extract a tar stream into an empty synced folder
 //	version            print versions
 package main
 
@@ -35,6 +36,8 @@ commands:
   ssh [flags]                  run the SSH server
   syncthing-config --home DIR  write Syncthing's config.xml, cert and key from the contract
   keygen                       print a new SSH host key and Syncthing identity as JSON
+  untar DIR                    extract a tar stream from stdin into the empty folder DIR
+                               (exit 3: DIR is not empty, nothing done)
   version                      print the version
 
 The contract (JSON) is read from the file named by $DEVTOOL_AGENT_CONFIG;
@@ -59,6 +62,8 @@ func main() {
 		err = runSyncthingConfig(args)
 	case "keygen":
 		err = runKeygen(args)
+	case "untar":
+		err = runUntar(args)
 	case "version", "--version", "-v":
 		fmt.Printf("devtool-agent %s (syncthing %s, %s, %s/%s)\n",
 			version, syncthingVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH)

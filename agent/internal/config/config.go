@@ -110,6 +110,11 @@ type Folder struct {
 	// is there (default ".stfolder", created on first start). The CLI's
 	// local end uses "." so no marker lands in the user's project.
 	MarkerName string `json:"markerName,omitempty"`
+	// Paused starts the folder paused (no scan, no sync) until it is
+	// unpaused through the REST API. The CLI starts its own Syncthing that
+	// way while it copies a new volume's first content in one stream, so
+	// the local first scan does not take the CPU the copy needs.
+	Paused bool `json:"paused,omitempty"`
 }
 
 // Path returns the contract path named by $DEVTOOL_AGENT_CONFIG.

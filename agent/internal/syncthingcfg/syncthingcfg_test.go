@@ -126,15 +126,20 @@ func TestConfigXMLContent(t *testing.T) {
 	if got.Devices[1].Addresses[0] != "dynamic" {
 		t.Fatalf("peer without addresses should be accept-only: %+v", got.Devices[1])
 	}
-	if f.MarkerName != "" {
-		t.Fatalf("default marker expected when the contract names none, got %q", f.MarkerName)
+	if f.MarkerName != "" || f.Paused {
+		t.Fatalf("default marker and a running folder expected when the contract names none, got %q, paused %v", f.MarkerName, f.Paused)
 	}
 	st.Folders[0].MarkerName = "."
+	st.Folders[0].Paused = true
 	data, err = ConfigXML(st, a.DeviceID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(data), "<markerName>.</markerName>") {
 		t.Fatalf("markerName not written:\n%s", data)
+	}
+	var paused xmlConfig
+	if err := xml.Unmarshal(data, &paused); err != nil || !paused.Folders[0].Paused {
+		t.Fatalf("paused folder not written (%v):\n%s", err, data)
 	}
 }

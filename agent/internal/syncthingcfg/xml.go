@@ -47,6 +47,7 @@ type xmlFolder struct {
 	DisableFsync     bool              `xml:"disableFsync"`
 	MaxConflicts     int               `xml:"maxConflicts,omitempty"`
 	MarkerName       string            `xml:"markerName,omitempty"`
+	Paused           bool              `xml:"paused"`
 }
 
 type xmlFolderDevice struct {
@@ -165,6 +166,7 @@ func ConfigXML(st config.Syncthing, selfID string) ([]byte, error) {
 			DisableFsync:     fsyncOff,
 			MaxConflicts:     f.MaxConflicts,
 			MarkerName:       f.MarkerName,
+			Paused:           f.Paused,
 		})
 	}
 	out, err := xml.MarshalIndent(cfg, "", "    ")
