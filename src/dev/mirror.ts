@@ -47,6 +47,12 @@ export const AGENT_CONFIG_DIR = '/etc/devtool';
 export const AGENT_CONFIG_FILE = 'agent.json';
 export const AGENT_STATE_DIR = '/var/devtool';
 export const AGENT_SSH_PORT = 2222;
+
+/** The dev container of a dev pod: the one the agent runs as PID 1 (sidecars are the original's). */
+export function devContainerName(pod: { spec?: { containers: { name: string; command?: string[] }[] } }): string {
+  const containers = pod.spec?.containers ?? [];
+  return containers.find((c) => c.command?.[0] === `${AGENT_BIN_DIR}/devtool-agent`)?.name ?? containers[0]?.name ?? '';
+}
 /** Makes the claim's subPath directories writable by any UID (kubelet chowns volume roots to it). */
 export const DEFAULT_FS_GROUP = 4242;
 

@@ -17,7 +17,8 @@ import type { Logger } from '../log/logger.ts';
 import type { Forward, Reverse } from '../manifest/model.ts';
 import { readyDevPod } from './activate.ts';
 import { blobOfPublicKey } from './keys.ts';
-import { AGENT_SSH_PORT } from './mirror.ts';
+import type { ExecCapture, StdinSource } from '../kube/exec.ts';
+import { AGENT_SSH_PORT, devContainerName } from './mirror.ts';
 
 export interface TunnelOptions {
   client: KubeClient;
@@ -62,6 +63,19 @@ export class DevTunnel {
     }
     void this.loop();
     await this.connection(timeoutMs);
+  }
+
+  /**
+   * Runs a command in the current dev pod's dev container through the API server's exec (not this
+   * SSH connection: for bulk input, such as the sync bootstrap's tar stream, the exec carries twice
+   * the throughput of SSH inside a port-forward, measured with 100 MB: 1.8 s against 3.5 s).
+   */
+  async runWithInput(command: string[], input: StdinSource, timeoutMs: number): Promise<ExecCapture> {
+    const name = await readyDevPod(this.o.client, this.o.devName);
+    if (!name) throw new DevtoolError('no running dev pod');
+    const pod = await this.o.client.core.readNamespacedPod({ name, namespace: this.o.client.namespace });
+    const { execCapture } = await import('../kube/exec.ts');
+    return execCapture(this.o.client, name, devContainerName(pod), command, { timeoutMs, maxBytes: 64 * 1024, stdin: input });
   }
 
   /**

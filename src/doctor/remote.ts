@@ -13,7 +13,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { isNotFound, withTimeout, type KubeClient } from '../kube/client.ts';
 import { describeKubeError } from '../kube/config.ts';
 import { execCapture } from '../kube/exec.ts';
-import { AGENT_BIN_DIR, AGENT_CONFIG_FILE, AGENT_STATE_DIR } from '../dev/mirror.ts';
+import { AGENT_CONFIG_FILE, AGENT_STATE_DIR, devContainerName } from '../dev/mirror.ts';
 import { DEV_LABEL, DEV_POD_LABEL, FOLDER_ANNOTATION } from '../dev/names.ts';
 import { secretValuesIn } from './redact.ts';
 
@@ -72,7 +72,7 @@ export async function collectRemote(client: KubeClient, devName: string, folder:
   }
   const podName = pod.metadata!.name!;
   out.pod = podName;
-  const container = pod.spec?.containers.find((c) => c.command?.[0] === `${AGENT_BIN_DIR}/devtool-agent`)?.name ?? pod.spec?.containers[0]?.name ?? '';
+  const container = devContainerName(pod);
   out.files.push({ path: `${dir}/pod.json`, text: JSON.stringify({ deployment: name, ...podState(pod), events: [...(await events(client, 'Pod', podName)), ...(await events(client, 'Deployment', name))] }, null, 2) });
 
   const status = pod.status?.containerStatuses?.find((c) => c.name === container);

@@ -1,10 +1,11 @@
 /**
  * Runs a command in a pod's container through the API server (the exec subresource over a
- * WebSocket, as `kubectl exec` does) and captures its output. Nothing of the command's own
+ * WebSocket, as `kubectl exec` does), optionally fed a standard input, and captures its output. Nothing of the command's own
  * machinery is needed, which is what `doctor` wants when that machinery is what is broken.
  */
-import { Writable } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { DevtoolError } from '../cli/errors.ts';
+import type { ClientOptions } from 'ws';
 import type { KubeClient } from './client.ts';
 
 export interface ExecCapture {
@@ -24,8 +25,9 @@ export interface ExecOptions {
   maxBytes: number;
 }
 
-export async function execCapture(client: KubeClient, pod: string, container: string, command: string[], o: ExecOptions): Promise<ExecCapture> {
+export async function execCapture(client: KubeClient, pod: string, container: string, command: string[], o: ExecOptions & { stdin?: StdinSource }): Promise<ExecCapture> {
   const { Exec } = await import('@kubernetes/client-node');
+  const exec = new Exec(client.kc, o.stdin ? await unmaskedSockets(client) : undefined);
   type Socket = Awaited<ReturnType<InstanceType<typeof Exec>['exec']>>;
   let socket: Socket | undefined;
   const chunks: Buffer[] = [];
@@ -55,11 +57,13 @@ export async function execCapture(client: KubeClient, pod: string, container: st
       socket?.close();
       reject(new DevtoolError(`exec in pod ${pod}: no answer in ${Math.round(o.timeoutMs / 1000)}s`));
     }, o.timeoutMs);
-    new Exec(client.kc)
-      .exec(client.namespace, pod, container, command, stdout, errors, null, false, (s) => (status = s))
+    const stdin = o.stdin ? new PassThrough() : null;
+    exec
+      .exec(client.namespace, pod, container, command, stdout, errors, stdin, false, (s) => (status = s))
       .then(
         (ws) => {
           socket = ws;
+          if (o.stdin && stdin) pumpStdin(o.stdin, stdin, ws).catch((err: Error) => ws.close(1011, err.message.slice(0, 100)));
           ws.on('close', () => {
             clearTimeout(timer);
             const exit = status?.details?.causes?.find((c) => c.reason === 'ExitCode')?.message;
@@ -73,4 +77,68 @@ export async function execCapture(client: KubeClient, pod: string, container: st
         },
       );
   });
+}
+
+/** Bytes the WebSocket may hold queued before the input is paused, and resumed below. */
+const STDIN_HIGH_WATER = 4 * 1024 * 1024;
+const STDIN_LOW_WATER = 1024 * 1024;
+/** Small chunks (a tar stream's headers) are sent together: a WebSocket frame costs per frame. */
+const STDIN_CHUNK = 256 * 1024;
+
+/** What a stdin source must offer: a readable stream in flowing mode, Node's or streamx's. */
+export interface StdinSource {
+  on(event: 'data', f: (chunk: Buffer) => void): unknown;
+  on(event: 'end', f: () => void): unknown;
+  on(event: 'error', f: (err: Error) => void): unknown;
+  pause(): unknown;
+  resume(): unknown;
+}
+
+/**
+ * Feeds `input` to the exec's stdin. client-node forwards stdin without backpressure (every chunk
+ * is sent at once), so a big input (a whole source tree, sync/bootstrap.ts) would sit in memory
+ * whole: here the input pauses while the socket has more than STDIN_HIGH_WATER queued.
+ */
+export function pumpStdin(input: StdinSource, stdin: PassThrough, ws: { bufferedAmount: number; readyState: number }): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let parts: Buffer[] = [];
+    let size = 0;
+    const flush = () => {
+      if (size > 0) stdin.write(parts.length === 1 ? parts[0] : Buffer.concat(parts, size));
+      parts = [];
+      size = 0;
+    };
+    const waitLow = () => {
+      if (ws.readyState !== 1) reject(new Error('the exec connection closed'));
+      else if (ws.bufferedAmount > STDIN_LOW_WATER) setTimeout(waitLow, 1);
+      else input.resume();
+    };
+    input.on('data', (chunk) => {
+      parts.push(chunk);
+      size += chunk.length;
+      if (size >= STDIN_CHUNK) flush();
+      if (ws.bufferedAmount > STDIN_HIGH_WATER) {
+        input.pause();
+        waitLow();
+      }
+    });
+    input.on('end', () => {
+      flush();
+      stdin.end();
+      resolve();
+    });
+    input.on('error', reject);
+  });
+}
+
+/**
+ * WebSockets whose frames this end sends with a zero mask, which `ws` then skips applying. The
+ * mask exists so that a browser page cannot shape bytes for a caching proxy; a CLI talking to its
+ * API server has no such page, and XOR-ing 100 MB in JavaScript costs about 0.75 s of CPU
+ * (profiled: the largest item of a bulk stdin). The handler is client-node's own, given a socket
+ * factory (its constructor's documented hook; not re-exported, hence the deep import).
+ */
+async function unmaskedSockets(client: KubeClient) {
+  const [{ WebSocketHandler }, { default: WebSocket }] = await Promise.all([import('@kubernetes/client-node/dist/web-socket-handler.js'), import('ws')]);
+  return new WebSocketHandler(client.kc, (uri: string, protocols: string[], opts: ClientOptions) => new WebSocket(uri, protocols, { ...opts, generateMask: (mask: Buffer) => void mask.fill(0) }));
 }

@@ -5,7 +5,8 @@
  *
  * The remote end never dials (it is reachable only through the SSH tunnel); the local end dials
  * the tunnel's local port. The local folders start `sendonly`: the first pass of a session can
- * never change a local file (session.ts turns them to `sendreceive` once the remote has caught up).
+ * never change a local file (session.ts turns them to `sendreceive` once the remote has caught up);
+ * and paused, so they do not scan while a new volume is being filled (bootstrap.ts).
  */
 import { isAbsolute, resolve } from 'node:path';
 import { sha256 } from '../dev/names.ts';
@@ -89,6 +90,8 @@ export function localContract(keys: SyncKeys, folders: readonly SyncFolderPair[]
         // The folder itself is the marker: no .stfolder in the user's project. The remote end keeps
         // the default marker, its guard against syncing an unmounted (empty) volume as deletions.
         markerName: '.',
+        // Unpaused by the session once the container's folders are ready (bootstrap.ts).
+        paused: true,
       })),
     },
   };

@@ -30,6 +30,8 @@ export interface NeedItem {
   deleted?: boolean;
 }
 
+export type FolderType = 'sendonly' | 'sendreceive' | 'receiveonly';
+
 export interface SyncEvent {
   id: number;
   type: string;
@@ -94,8 +96,17 @@ export class SyncthingApi {
     return this.request('POST', `/rest/db/scan?${q}`, undefined, 60_000);
   }
 
-  setFolderType(folder: string, type: 'sendonly' | 'sendreceive' | 'receiveonly'): Promise<void> {
-    return this.request('PATCH', `/rest/config/folders/${encodeURIComponent(folder)}`, { type });
+  setFolderType(folder: string, type: FolderType): Promise<void> {
+    return this.patchFolder(folder, { type });
+  }
+
+  folderConfig(folder: string): Promise<{ type: FolderType; paused: boolean }> {
+    return this.request('GET', `/rest/config/folders/${encodeURIComponent(folder)}`);
+  }
+
+  /** Changes folder settings; Syncthing restarts the folder (a paused one neither scans nor pulls). */
+  patchFolder(folder: string, patch: { type?: FolderType; paused?: boolean }): Promise<void> {
+    return this.request('PATCH', `/rest/config/folders/${encodeURIComponent(folder)}`, patch);
   }
 
   setIgnores(folder: string, lines: readonly string[]): Promise<void> {

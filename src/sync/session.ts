@@ -9,10 +9,15 @@
  * and the remote's content is kept there as a `.sync-conflict-` copy that comes back here. Only
  * then do the folders turn `sendreceive`. Syncthing's own "override" is not used: it would also
  * delete every file that exists only in the container.
+ *
+ * A new, empty volume is filled first by one tar stream (bootstrap.ts); Syncthing settles it in
+ * the background (settleBootstrap).
  */
 import { existsSync, lstatSync, utimesSync, lutimesSync } from 'node:fs';
 import { join } from 'node:path';
+import type ssh2 from 'ssh2';
 import { writeFileAtomic } from '../io/atomic-file.ts';
+import type { StdinSource } from '../kube/exec.ts';
 import type { Logger } from '../log/logger.ts';
 import { GUI_USER, localContract, REMOTE_GUI_PORT, REMOTE_SYNC_PORT, type SyncFolderPair } from './contract.ts';
 import type { SyncKeys } from './keys.ts';
@@ -20,10 +25,15 @@ import { LocalSyncthing } from './local-syncthing.ts';
 import { SyncthingApi } from './rest.ts';
 import { freePort } from './ports.ts';
 import { LocalWatcher, readIgnoreLines } from './watcher.ts';
+import { prepareRemoteFolder, type PreparedFolder } from './bootstrap.ts';
 
 export interface SyncTunnel {
   /** A local port forwarded (over SSH) to host:port in the dev container; stable across reconnects. */
   openForward(host: string, port: number): Promise<number>;
+  /** The current SSH connection into the dev container (the bootstrap looks at the folder with it). */
+  connection(): Promise<ssh2.Client>;
+  /** Runs a command in the dev container with `input` as its standard input (the bootstrap's untar). */
+  runWithInput(command: string[], input: StdinSource, timeoutMs: number): Promise<{ code: number; stdout: Buffer; stderr: string; message?: string }>;
 }
 
 export interface SyncSessionOptions {
@@ -37,6 +47,8 @@ export interface SyncSessionOptions {
   notice(message: string): void;
   /** `up --reset`: both ends forget their sync database first. */
   reset?: boolean;
+  /** The agent's path in the dev container (it runs the bootstrap's untar). */
+  remoteAgent: string;
 }
 
 /** What `status` reads while `up` runs (runtime.json in the environment's state folder). */
@@ -48,7 +60,12 @@ export interface SyncRuntime {
   localDevice: string;
   remoteDevice: string;
   folders: SyncFolderPair[];
+  /** False while a bootstrapped first sync is still being settled by Syncthing (status stays below 100%). */
+  firstSyncDone: boolean;
 }
+
+/** How the first sync of a folder goes (bootstrap.ts): `copied` by the bootstrap, then `settle`d by Syncthing. */
+export type FirstSync = { folder: SyncFolderPair } & PreparedFolder;
 
 export const RUNTIME_FILE = 'sync-runtime.json';
 
@@ -59,33 +76,80 @@ export class SyncSession {
   localApi?: SyncthingApi;
   remoteApi?: SyncthingApi;
   private readonly conflictsSeen = new Set<string>();
+  /** Resolves once every folder is two-way (after start() for bootstrapped folders). */
+  settled: Promise<void> = Promise.resolve();
 
   constructor(private readonly o: SyncSessionOptions) {}
 
-  /** Starts both ends and runs the first pass; resolves when the folders are two-way. */
-  async start(timeoutMs = 5 * 60_000): Promise<void> {
+  /**
+   * Starts both ends and makes the first sync. Resolves once the container has every folder's
+   * files: a new (empty) folder is filled by the bootstrap (bootstrap.ts) and Syncthing settles it
+   * in the background (`settled`); any other folder gets the whole first pass here.
+   */
+  async start(timeoutMs = 5 * 60_000): Promise<FirstSync[]> {
     const { o } = this;
+    const deadline = Date.now() + timeoutMs;
     const [gui, listen] = [await freePort(), await freePort()];
     const peer = await o.tunnel.openForward('127.0.0.1', REMOTE_SYNC_PORT);
     const remoteApiPort = await o.tunnel.openForward('127.0.0.1', REMOTE_GUI_PORT);
     this.localApi = new SyncthingApi(`http://127.0.0.1:${gui}`, o.keys.apiKey);
     this.remoteApi = new SyncthingApi(`http://127.0.0.1:${remoteApiPort}`, o.keys.apiKey);
+    // The local folders start paused (localContract): their first scan would take the CPU the
+    // bootstrap's copy needs. The local Syncthing starts meanwhile.
     this.local = new LocalSyncthing({ stateDir: o.stateDir, syncthingBinary: o.syncthingBinary, agentBinary: o.agentBinary, contract: localContract(o.keys, o.folders, { gui, listen, peer }), log: o.log, notice: o.notice });
-    await this.local.start();
-    await Promise.all([this.localApi.waitReady(30_000), this.remoteApi.waitReady(60_000)]);
-    if (o.reset) await this.reset();
-    const runtime: SyncRuntime = { pid: process.pid, localUrl: this.localApi.baseUrl, remoteUrl: this.remoteApi.baseUrl, user: GUI_USER, localDevice: o.keys.local.deviceID, remoteDevice: o.keys.remote.deviceID, folders: [...o.folders] };
-    writeFileAtomic(join(o.stateDir, RUNTIME_FILE), JSON.stringify(runtime, null, 2), 0o600);
+    const localReady = this.local.start().then(() => this.localApi!.waitReady(30_000));
+    localReady.catch(() => undefined); // awaited below
+    await this.remoteApi.waitReady(60_000);
     for (const f of o.folders) await this.pushIgnores(f);
-    const deadline = Date.now() + timeoutMs;
-    for (const f of o.folders) await this.firstPass(f, deadline);
+    const results: FirstSync[] = [];
+    for (const folder of o.folders) {
+      const prepared = await prepareRemoteFolder({ api: this.remoteApi, tunnel: o.tunnel, folder, agentPath: o.remoteAgent, notice: o.notice, log: o.log });
+      results.push({ folder, ...prepared });
+    }
+    await localReady;
+    for (const f of o.folders) await this.localApi.patchFolder(f.id, { paused: false });
+    if (o.reset) await this.reset();
+    this.writeRuntime(false);
+    for (const r of results) if (!r.settle) await this.firstPass(r.folder, deadline);
     this.watcher = new LocalWatcher(o.folders, {
       scan: (id, subs) => this.localApi!.scan(id, subs),
       ignoresChanged: (f) => void this.pushIgnores(f).catch((err: Error) => o.notice(`cannot send the new .stignore of ${f.local} to the dev container: ${err.message}`)),
       warn: o.notice,
     });
-    await this.watcher.start();
+    this.settled = (async () => {
+      await this.watcher!.start();
+      for (const r of results) if (r.settle) await this.settleBootstrap(r.folder, deadline);
+      this.writeRuntime(true);
+    })();
+    this.settled.catch(() => undefined); // reported by settleBootstrap; `up` reports the outcome too
+    if (!results.some((r) => r.copied)) await this.settled;
     void this.followEvents();
+    return results;
+  }
+
+  private writeRuntime(firstSyncDone: boolean): void {
+    const { o } = this;
+    const runtime: SyncRuntime = { pid: process.pid, localUrl: this.localApi!.baseUrl, remoteUrl: this.remoteApi!.baseUrl, user: GUI_USER, localDevice: o.keys.local.deviceID, remoteDevice: o.keys.remote.deviceID, folders: [...o.folders], firstSyncDone };
+    writeFileAtomic(join(o.stateDir, RUNTIME_FILE), JSON.stringify(runtime, null, 2), 0o600);
+  }
+
+  /**
+   * After the bootstrap (or one an earlier `up` did not finish): the container's Syncthing indexes
+   * what landed (its first scan after the unpause), takes the laptop's metadata for every equal
+   * file, and turns send-receive again, which announces anything the container wrote meanwhile as
+   * ordinary changes (no revert: that would delete them). Then the ordinary first pass.
+   */
+  private async settleBootstrap(f: SyncFolderPair, deadline: number): Promise<void> {
+    try {
+      await this.localApi!.scan(f.id);
+      await this.waitRemoteCaughtUp(f, deadline);
+      await this.remoteApi!.patchFolder(f.id, { type: 'sendreceive' });
+      await this.firstPass(f, deadline);
+      this.o.log.info(`first sync of ${f.local} settled: both ends agree, two-way`);
+    } catch (err) {
+      this.o.notice(`the first sync of ${f.local} is not settled yet: ${(err as Error).message}`);
+      throw err;
+    }
   }
 
   /** Both ends drop their index database and restart (Syncthing's /rest/system/reset). */

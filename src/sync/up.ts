@@ -5,11 +5,12 @@
 import { existsSync, statSync } from 'node:fs';
 import { AGENT, locateHostBinary, SYNCTHING } from '../binaries/host-binary.ts';
 import { DevtoolError } from '../cli/errors.ts';
+import { AGENT_BIN_DIR } from '../dev/mirror.ts';
 import type { DevTarget } from '../dev/target.ts';
 import type { Factory } from '../factory.ts';
 import { remoteSyncthing, syncFolderPairs, type SyncFolderPair } from './contract.ts';
 import type { SyncKeys } from './keys.ts';
-import { SyncSession, type SyncTunnel } from './session.ts';
+import { SyncSession, type FirstSync, type SyncTunnel } from './session.ts';
 import { countWatchedFolders, LIMIT_FILE, parseLimit, readLocalLimit, watchLimitWarnings } from './watch-limits.ts';
 
 export interface SyncPlan {
@@ -34,7 +35,7 @@ export async function prepareSync(f: Factory, t: DevTarget): Promise<SyncPlan | 
   return { folders, keys, remoteSection: remoteSyncthing(keys, folders), agentBinary, syncthingBinary };
 }
 
-export async function startSync(f: Factory, t: DevTarget, plan: SyncPlan, tunnel: SyncTunnel, o: { reset: boolean; notice(m: string): void }): Promise<SyncSession> {
+export async function startSync(f: Factory, t: DevTarget, plan: SyncPlan, tunnel: SyncTunnel, o: { reset: boolean; notice(m: string): void }): Promise<{ session: SyncSession; firstSync: FirstSync[] }> {
   const session = new SyncSession({
     tunnel,
     keys: plan.keys,
@@ -45,14 +46,23 @@ export async function startSync(f: Factory, t: DevTarget, plan: SyncPlan, tunnel
     log: f.log,
     notice: o.notice,
     reset: o.reset,
+    remoteAgent: `${AGENT_BIN_DIR}/devtool-agent`,
   });
   try {
-    await session.start();
+    return { session, firstSync: await session.start() };
   } catch (err) {
     await session.close();
     throw new DevtoolError(`file sync did not start: ${(err as Error).message} (local log: ${t.state.dir}/syncthing.log)`);
   }
-  return session;
+}
+
+/** The progress line of the first sync: what the bootstrap copied, or that Syncthing is done. */
+export function firstSyncSummary(firstSync: readonly FirstSync[], seconds: string): string {
+  const copied = firstSync.flatMap((r) => (r.copied ? [r.copied] : []));
+  if (copied.length === 0) return `first sync done in ${seconds}s; syncing both ways`;
+  const files = copied.reduce((n, s) => n + s.files, 0);
+  const mb = copied.reduce((n, s) => n + s.bytes, 0) / 1e6;
+  return `copied ${files} files (${mb.toFixed(1)} MB) into the new volume in ${seconds}s; Syncthing is indexing them (two-way once settled, 'devtool status' shows it)`;
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * File sync of `up` on the local cluster: a Deployment, a devtool.yml syncing the project folder
- * to /app, and `up` running without a terminal. Files go both ways (writes and deletes), the
- * first pass leaves pre-existing local files alone, `.stignore` is honoured on both ends,
+ * to /app, and `up` running without a terminal. The first sync into the new volume goes by the
+ * bootstrap (one tar stream), files go both ways (writes and deletes), the first pass leaves
+ * pre-existing local files alone, `.stignore` is honoured on both ends,
  * `status` reports, and a conflict after a session keeps both versions.
  */
 import assert from 'node:assert/strict';
@@ -23,8 +24,10 @@ before(async () => {
   mkdirSync(join(folder, 'src/nested'), { recursive: true });
   writeFileSync(join(folder, 'devtool.yml'), 'services:\n  api:\n    sync: [".:/app"]\n');
   writeFileSync(join(folder, 'src/nested/keep.txt'), 'precious local work\n');
-  writeFileSync(join(folder, '.stignore'), 'ignored-here\n');
+  writeFileSync(join(folder, '.stignore'), 'ignored-here\n*.pem\n');
   writeFileSync(join(folder, 'ignored-here'), 'never leaves this machine\n');
+  mkdirSync(join(folder, 'certs'));
+  writeFileSync(join(folder, 'certs/key.pem'), 'a secret\n');
   env = { ...s.env, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
 });
 
@@ -45,6 +48,13 @@ test('two-way sync: first pass keeps local files, writes and deletes cross both 
   const keptStat = statSync(join(folder, 'src/nested/keep.txt'));
   const { proc, output: out } = await startUp(['-n', s.namespace], { env, cwd: folder });
   assert.match(out(), /sync {5}.*project <-> \/app/);
+  // A new volume: the tree was copied in one stream, Syncthing settles it in the background. A
+  // file the container writes meanwhile is the container's own and must reach this machine.
+  assert.match(out(), /copied \d+ files \([\d.]+ MB\) into the new volume/);
+  assert.equal(inContainer('echo early > /app/early.txt').code, 0);
+  await waitFor('first sync settled', () => /first sync settled in/.test(out()), 60_000);
+  await waitFor('a file written before the sync settled, locally', () => existsSync(join(folder, 'early.txt')) && readFileSync(join(folder, 'early.txt'), 'utf8') === 'early\n');
+  assert.equal(inContainer('test -e /app/certs/key.pem && echo yes || echo no').stdout.trim(), 'no', 'a file .stignore leaves out by a wildcard is not copied');
   assert.equal(readFileSync(join(folder, 'src/nested/keep.txt'), 'utf8'), 'precious local work\n');
   assert.equal(statSync(join(folder, 'src/nested/keep.txt')).mtimeMs, keptStat.mtimeMs, 'the first pass did not touch the local file');
   assert.equal(inContainer('cat /app/src/nested/keep.txt').stdout, 'precious local work\n');

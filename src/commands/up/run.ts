@@ -7,7 +7,7 @@ import { parseEnvList } from '../../dev/spec.ts';
 import { agentImage, devTarget } from '../../dev/target.ts';
 import { DevTunnel } from '../../dev/tunnel.ts';
 import { watchOriginal, type OriginalWatch } from '../../dev/original-watch.ts';
-import { checkWatchLimits, prepareSync, startSync } from '../../sync/up.ts';
+import { checkWatchLimits, firstSyncSummary, prepareSync, startSync } from '../../sync/up.ts';
 import type { SyncSession } from '../../sync/session.ts';
 
 /** How long `up` waits for the dev pod (image pulls included). */
@@ -54,8 +54,17 @@ export const runUp: CommandHandler = async (f, inv) => {
     if (syncPlan) {
       progress.step(`synchronizing ${syncPlan.folders.map((x) => x.local).join(', ')} (first pass: local files are never changed)`);
       const started = Date.now();
-      sync = await startSync(f, t, syncPlan, tunnel, { reset: inv.bool('reset'), notice: (m) => progress.warn(m) });
-      progress.step(`first sync done in ${((Date.now() - started) / 1000).toFixed(1)}s; syncing both ways`);
+      const { session, firstSync } = await startSync(f, t, syncPlan, tunnel, { reset: inv.bool('reset'), notice: (m) => progress.warn(m) });
+      sync = session;
+      progress.step(firstSyncSummary(firstSync, ((Date.now() - started) / 1000).toFixed(1)));
+      if (firstSync.some((r) => r.copied)) {
+        // Said on stderr only without a shell, where it would land in the middle of the prompt.
+        void session.settled.then(() => {
+          const line = `first sync settled in ${((Date.now() - started) / 1000).toFixed(1)}s; syncing both ways`;
+          if (f.interactive) f.log.info(line);
+          else progress.step(line);
+        }, () => undefined);
+      }
       const ssh = await tunnel.connection();
       await checkWatchLimits(syncPlan, (command) => captureOutput(ssh, command), (m) => progress.warn(m));
     }

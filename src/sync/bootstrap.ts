@@ -1,0 +1,250 @@
+/**
+ * The first sync of a new volume at the speed of `tar`: the local folder is streamed as one tar
+ * archive through an exec into `devtool-agent untar` in the dev container, while the
+ * container's Syncthing has that folder paused and receive-only (session.ts). Syncthing then
+ * indexes what landed, finds each file equal to the laptop's (same blocks) and only takes the
+ * laptop's metadata: no second transfer and no conflict copy (measured in docs/sync.md).
+ *
+ * Why: Syncthing pulls a new tree file by file, about 0.8 ms each on our machines (17 s for
+ * 10,000 files where tar over exec takes 2.3 s). DevSpace seeds its sync with tar the same way.
+ *
+ * Safety: the agent refuses a folder that holds anything but `.stfolder`/`.stignore` (exit code 3:
+ * then there is simply no bootstrap) and never replaces a file; nothing here writes locally; what
+ * `.stignore` leaves out is never sent (ignore-match.ts, on the safe side).
+ */
+import { createReadStream, lstatSync, readdirSync, readFileSync, readlinkSync, type Stats } from 'node:fs';
+import { join } from 'node:path';
+import type ssh2 from 'ssh2';
+import type { Pack } from 'tar-stream';
+import type { StdinSource } from '../kube/exec.ts';
+import type { Logger } from '../log/logger.ts';
+import type { SyncFolderPair } from './contract.ts';
+import { leaveOutMatcher, type LeaveOut } from './ignore-match.ts';
+import type { SyncthingApi } from './rest.ts';
+import type { SyncTunnel } from './session.ts';
+
+/** Files up to this size are read whole (cheaper per file); bigger ones are streamed. */
+const READ_WHOLE_MAX = 4 * 1024 * 1024;
+
+export interface BootstrapStats {
+  files: number;
+  dirs: number;
+  symlinks: number;
+  bytes: number;
+  skipped: number;
+}
+
+interface Item {
+  rel: string;
+  stat: Stats;
+}
+
+/**
+ * What to send: every directory, regular file and symlink under `root` that `leaveOut` keeps,
+ * parents first. Names Syncthing could not keep as they are (not NFC) are left to Syncthing.
+ */
+export function listTree(root: string, leaveOut: LeaveOut): Item[] {
+  const items: Item[] = [];
+  const walk = (dir: string, prefix: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const rel = prefix + entry.name;
+      if (entry.name !== entry.name.normalize('NFC') || leaveOut(rel)) continue;
+      const path = join(dir, entry.name);
+      let stat: Stats;
+      try {
+        stat = lstatSync(path);
+      } catch {
+        continue; // gone since readdir: Syncthing will see what is there
+      }
+      if (stat.isDirectory()) {
+        items.push({ rel, stat });
+        walk(path, `${rel}/`);
+      } else if (stat.isFile() || stat.isSymbolicLink()) items.push({ rel, stat });
+    }
+  };
+  walk(root, '');
+  return items;
+}
+
+/** Writes `items` (from listTree) into `pack` and finalizes it. */
+export async function packTree(root: string, items: readonly Item[], pack: Pack): Promise<BootstrapStats> {
+  const stats: BootstrapStats = { files: 0, dirs: 0, symlinks: 0, bytes: 0, skipped: 0 };
+  const entry = (header: Parameters<Pack['entry']>[0], body?: Buffer) =>
+    new Promise<void>((resolve, reject) => {
+      const cb = (err?: Error | null) => (err ? reject(err) : resolve());
+      if (body === undefined) pack.entry(header, cb);
+      else pack.entry(header, body, cb);
+    });
+
+  for (const { rel, stat } of items) {
+    const path = join(root, rel);
+    const common = { name: rel, mode: stat.mode & 0o777, mtime: stat.mtime };
+    if (stat.isDirectory()) {
+      await entry({ ...common, type: 'directory' });
+      stats.dirs++;
+    } else if (stat.isSymbolicLink()) {
+      const target = tryRead(() => readlinkSync(path));
+      if (target === undefined) {
+        stats.skipped++;
+        continue;
+      }
+      await entry({ ...common, type: 'symlink', linkname: target });
+      stats.symlinks++;
+    } else if (stat.size <= READ_WHOLE_MAX) {
+      // Read synchronously: for small files four times faster than fs/promises (measured: 10,000
+      // files of 10 kB in 0.25 s against 1.1 s), and the archive waits for each entry anyway.
+      const body = tryRead(() => readFileSync(path));
+      if (body === undefined) {
+        stats.skipped++; // unreadable or gone: Syncthing reports or skips it the same way
+        continue;
+      }
+      await entry({ ...common, type: 'file', size: body.length }, body);
+      stats.files++;
+      stats.bytes += body.length;
+    } else {
+      await streamEntry(pack, path, { ...common, type: 'file', size: stat.size });
+      stats.files++;
+      stats.bytes += stat.size;
+    }
+  }
+  pack.finalize();
+  return stats;
+}
+
+function tryRead<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
+}
+
+function streamEntry(pack: Pack, path: string, header: Parameters<Pack['entry']>[0]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const sink = pack.entry(header, (err) => (err ? reject(err) : resolve()));
+    // A file that changes size while it is read fails the archive (tar-stream: "Size mismatch").
+    createReadStream(path).on('error', reject).pipe(sink);
+  });
+}
+
+export type RemoteFolderState = 'empty' | 'not-empty';
+
+/** Whether the container's folder holds nothing but Syncthing's marker and ignore file (SFTP). */
+export function remoteFolderState(c: ssh2.Client, dir: string): Promise<RemoteFolderState> {
+  return new Promise((resolve, reject) => {
+    c.sftp((err, sftp) => {
+      if (err) return reject(err);
+      sftp.readdir(dir, (err2, list) => {
+        sftp.end();
+        if (err2) return reject(err2);
+        resolve(list.every((e) => e.filename === '.stfolder' || e.filename === '.stignore') ? 'empty' : 'not-empty');
+      });
+    });
+  });
+}
+
+/** Exit code of `devtool-agent untar` for a folder that is not empty. */
+export const UNTAR_NOT_EMPTY = 3;
+
+export type SendResult = { kind: 'sent'; stats: BootstrapStats } | { kind: 'not-empty' };
+
+/**
+ * Streams the tree of `root` (what `leaveOut` keeps) into `remoteDir` through the agent's untar.
+ * `not-empty` when the agent found the folder in use: nothing was written then.
+ */
+export async function sendTree(tunnel: SyncTunnel, o: { root: string; remoteDir: string; agentPath: string; leaveOut: LeaveOut }): Promise<SendResult> {
+  const { pack: newPack } = await import('tar-stream');
+  const items = listTree(o.root, o.leaveOut);
+  const bytes = items.reduce((n, it) => n + (it.stat.isFile() ? it.stat.size : 0), 0);
+  const pack = newPack();
+  // A minute, plus a second per MB: a copy slower than that is stuck, and Syncthing can do it.
+  // tar-stream's Pack is a streamx Readable: it emits Buffers, pauses and resumes like Node's.
+  const untar = tunnel.runWithInput([o.agentPath, 'untar', o.remoteDir], pack as unknown as StdinSource, 60_000 + bytes / 1000);
+  let packError: string | undefined;
+  const packing = packTree(o.root, items, pack).catch((err: Error) => {
+    packError = err.message;
+    pack.destroy(err);
+    throw err;
+  });
+  packing.catch(() => undefined); // awaited below only when untar succeeded
+  const done = await untar;
+  if (done.code === 0) {
+    const sent = await packing;
+    // The agent's own count is what landed; ours is what we read (the same unless a file vanished).
+    return { kind: 'sent', stats: parseUntarStats(done.stdout.toString('utf8')) ?? sent };
+  }
+  pack.destroy();
+  if (done.code === UNTAR_NOT_EMPTY) return { kind: 'not-empty' };
+  const why = done.stderr.trim().split('\n').pop() || done.message || `exit code ${done.code}`;
+  // The archive's own failure (a file changed size while read) says more than a cut-off stream.
+  throw new Error(packError ?? why);
+}
+
+function parseUntarStats(stdout: string): BootstrapStats | undefined {
+  try {
+    return JSON.parse(stdout.trim().split('\n').pop() ?? '') as BootstrapStats;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the first sync of a folder needs after prepareRemoteFolder. */
+export interface PreparedFolder {
+  /** The bootstrap filled the folder (figures from the agent). */
+  copied?: BootstrapStats;
+  /** The container's folder is receive-only: Syncthing must settle it (session.ts). */
+  settle: boolean;
+}
+
+/**
+ * Readies the container's side of a folder before the local Syncthing starts. A new, empty folder
+ * is filled by the bootstrap while the container's Syncthing has it paused (no scan of
+ * half-written files) and receive-only until settled (its index of what landed never outranks the
+ * laptop's). A folder an earlier `up` left receive-only (cut off before settling) is settled now.
+ * Any other folder is made plain send-receive, unpaused, for the ordinary first pass.
+ */
+export async function prepareRemoteFolder(o: {
+  api: SyncthingApi;
+  tunnel: SyncTunnel;
+  folder: SyncFolderPair;
+  agentPath: string;
+  notice(message: string): void;
+  log: Logger;
+}): Promise<PreparedFolder> {
+  const { api, folder: f } = o;
+  const config = await api.folderConfig(f.id);
+  if (config.type === 'receiveonly') {
+    o.log.info(`the first sync of ${f.local} was cut off before it settled: settling it now`);
+    if (config.paused) await api.patchFolder(f.id, { paused: false });
+    return { settle: true };
+  }
+  const plain = async (): Promise<PreparedFolder> => {
+    if (config.paused || config.type !== 'sendreceive') await api.patchFolder(f.id, { paused: false, type: 'sendreceive' });
+    return { settle: false };
+  };
+  const leaveOut = leaveOutMatcher(f.local);
+  if (!leaveOut) {
+    o.log.info(`no bootstrap for ${f.local}: its .stignore cannot be read as Syncthing reads it`);
+    return plain();
+  }
+  const c = await o.tunnel.connection();
+  if ((await remoteFolderState(c, f.remote)) !== 'empty') return plain();
+  await api.patchFolder(f.id, { paused: true, type: 'receiveonly' });
+  let result: SendResult;
+  try {
+    result = await sendTree(o.tunnel, { root: f.local, remoteDir: f.remote, agentPath: o.agentPath, leaveOut });
+  } catch (err) {
+    // What landed stays (the agent removes a cut-off file): Syncthing settles the rest.
+    o.notice(`the fast first copy of ${f.local} failed (${(err as Error).message}); Syncthing copies the rest`);
+    await api.patchFolder(f.id, { paused: false });
+    return { settle: true };
+  }
+  if (result.kind === 'not-empty') {
+    // Something appeared since the check: leave the folder to the ordinary first pass.
+    await api.patchFolder(f.id, { paused: false, type: 'sendreceive' });
+    return { settle: false };
+  }
+  await api.patchFolder(f.id, { paused: false });
+  o.log.info(`bootstrap of ${f.local}: ${JSON.stringify(result.stats)}`);
+  return { copied: result.stats, settle: true };
+}
