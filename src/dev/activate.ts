@@ -7,6 +7,7 @@ import { DevtoolError } from '../cli/errors.ts';
 import { formatDuration } from '../cli/duration.ts';
 import { applyObject } from '../kube/apply.ts';
 import { isNotFound, isTransient, type KubeClient } from '../kube/client.ts';
+import type { V1Pod } from '@kubernetes/client-node';
 import type { DeploymentObject } from '../kube/objects.ts';
 import { claimProblem } from '../kube/claims.ts';
 import { workloadState } from '../kube/workloads.ts';
@@ -62,17 +63,21 @@ async function mirrorFolder(client: KubeClient, name: string): Promise<string | 
   }
 }
 
-/** The running, ready dev pod of a dev container, if there is one. */
+/** The name of the running, ready dev pod of a dev container, if there is one. */
 export async function readyDevPod(client: KubeClient, devName: string, specHash?: string): Promise<string | undefined> {
+  return (await readyDevPodObject(client, devName, specHash))?.metadata?.name;
+}
+
+/** The running, ready dev pod of a dev container, if there is one. */
+export async function readyDevPodObject(client: KubeClient, devName: string, specHash?: string): Promise<V1Pod | undefined> {
   const pods = await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: `${DEV_POD_LABEL}=${devName}` });
-  const ok = pods.items.find(
+  return pods.items.find(
     (p) =>
       !p.metadata?.deletionTimestamp &&
       p.status?.phase === 'Running' &&
       (specHash === undefined || p.metadata?.annotations?.['devtool.dev/dev-spec-hash'] === specHash) &&
       (p.status.containerStatuses ?? []).every((c) => c.ready),
   );
-  return ok?.metadata?.name;
 }
 
 /** Waits for the dev pod of this spec, failing early with the reason a `kubectl describe` would show. */

@@ -47,12 +47,15 @@ export const AGENT_CONFIG_DIR = '/etc/devtool';
 export const AGENT_CONFIG_FILE = 'agent.json';
 export const AGENT_STATE_DIR = '/var/devtool';
 export const AGENT_SSH_PORT = 2222;
+/** The agent in the dev container (copied there by the init container). */
+export const AGENT_PATH = `${AGENT_BIN_DIR}/devtool-agent`;
 
 /** The dev container of a dev pod: the one the agent runs as PID 1 (sidecars are the original's). */
 export function devContainerName(pod: { spec?: { containers: { name: string; command?: string[] }[] } }): string {
   const containers = pod.spec?.containers ?? [];
-  return containers.find((c) => c.command?.[0] === `${AGENT_BIN_DIR}/devtool-agent`)?.name ?? containers[0]?.name ?? '';
+  return containers.find((c) => c.command?.[0] === AGENT_PATH)?.name ?? containers[0]?.name ?? '';
 }
+
 /** Makes the claim's subPath directories writable by any UID (kubelet chowns volume roots to it). */
 export const DEFAULT_FS_GROUP = 4242;
 
@@ -175,7 +178,7 @@ function devContainer(c: V1Container, input: MirrorInput): V1Container {
   }
   // The agent is PID 1: it runs SSH and Syncthing and keeps the container up. The
   // manifest's command is what `up` runs in its terminal session, not here, so it does not run twice.
-  out.command = [`${AGENT_BIN_DIR}/devtool-agent`, 'supervise', ...(input.syncthing ? [] : ['--no-syncthing'])];
+  out.command = [AGENT_PATH, 'supervise', ...(input.syncthing ? [] : ['--no-syncthing'])];
   delete out.args;
   // The app's probes would kill or unready a container that runs a shell instead of the app.
   delete out.livenessProbe;

@@ -1,7 +1,8 @@
 /**
  * Runs a command in a pod's container through the API server (the exec subresource over a
- * WebSocket, as `kubectl exec` does), optionally fed a standard input, and captures its output. Nothing of the command's own
- * machinery is needed, which is what `doctor` wants when that machinery is what is broken.
+ * WebSocket, as `kubectl exec` does), optionally fed a standard input, and captures its output.
+ * Nothing of the command's own machinery is needed, which is what `doctor` wants when that
+ * machinery is what is broken.
  */
 import { PassThrough, Writable } from 'node:stream';
 import { DevtoolError } from '../cli/errors.ts';

@@ -5,7 +5,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { AGENT, locateHostBinary, SYNCTHING } from '../binaries/host-binary.ts';
 import { DevtoolError } from '../cli/errors.ts';
-import { AGENT_BIN_DIR } from '../dev/mirror.ts';
+import { AGENT_PATH } from '../dev/mirror.ts';
 import type { DevTarget } from '../dev/target.ts';
 import type { Factory } from '../factory.ts';
 import { remoteSyncthing, syncFolderPairs, type SyncFolderPair } from './contract.ts';
@@ -46,7 +46,7 @@ export async function startSync(f: Factory, t: DevTarget, plan: SyncPlan, tunnel
     log: f.log,
     notice: o.notice,
     reset: o.reset,
-    remoteAgent: `${AGENT_BIN_DIR}/devtool-agent`,
+    remoteAgent: AGENT_PATH,
   });
   try {
     return { session, firstSync: await session.start() };
