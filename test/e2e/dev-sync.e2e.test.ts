@@ -28,10 +28,12 @@ before(async () => {
   writeFileSync(join(folder, 'ignored-here'), 'never leaves this machine\n');
   mkdirSync(join(folder, 'certs'));
   writeFileSync(join(folder, 'certs/key.pem'), 'a secret\n');
+  folders.push(folder);
   env = { ...s.env, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
 });
 
-after(() => tearDownDev(s, env, [folder]));
+const folders: string[] = [];
+after(() => tearDownDev(s, env, folders));
 
 const dev = ([cmd, ...args]: string[], timeoutMs = 60_000) => runDevtool([cmd!, '-n', s.namespace, ...args], { env, cwd: folder, timeoutMs });
 const inContainer = (script: string) => dev(['exec', '--', 'sh', '-c', script]);
@@ -97,4 +99,37 @@ test('two-way sync: first pass keeps local files, writes and deletes cross both 
   assert.equal(readFileSync(join(folder, 'shared.txt'), 'utf8'), 'laptop-edit\n');
   await waitFor('local version in the container', () => inContainer('cat /app/shared.txt').stdout === 'laptop-edit\n');
   again.proc.kill('SIGTERM');
+});
+
+test('an up cut off before its first sync settled: the next up settles it, nothing lost, both ways again', { timeout: 600_000 }, async () => {
+  await createSleepingDeployment(s, 'web');
+  const project = join(s.root, 'project-cut');
+  folders.push(project);
+  for (let d = 0; d < 30; d++) {
+    mkdirSync(join(project, `d${d}`), { recursive: true });
+    for (let i = 0; i < 100; i++) writeFileSync(join(project, `d${d}`, `f${i}.txt`), `file ${d}/${i}\n`);
+  }
+  writeFileSync(join(project, 'devtool.yml'), 'services:\n  web:\n    sync: [".:/app"]\n');
+  const inWeb = (script: string) => runDevtool(['exec', '-n', s.namespace, '--', 'sh', '-c', script], { env, cwd: project, timeoutMs: 60_000 });
+
+  const first = await startUp(['-n', s.namespace], { env, cwd: project });
+  assert.match(first.output(), /copied 300\d files/);
+  assert.doesNotMatch(first.output(), /first sync settled/, 'killed before Syncthing settled the copy (else this test proves nothing)');
+  first.proc.kill('SIGKILL');
+  await new Promise((r) => (first.proc.exitCode !== null || first.proc.signalCode !== null ? r(null) : first.proc.once('exit', r)));
+
+  // The volume is not empty now: no second copy; the receive-only folder left behind is settled.
+  const again = await startUp(['-n', s.namespace], { env, cwd: project });
+  assert.match(again.output(), /first sync done in/);
+  const log = readFileSync(join(env.DEVTOOL_HOME!, 'devtool.log'), 'utf8');
+  assert.match(log, /first sync of \S*project-cut was cut off before it settled: settling it now/);
+  assert.equal(inWeb('find /app -name "f*.txt" | wc -l').stdout.trim(), '3000');
+  assert.equal(readFileSync(join(project, 'd29/f99.txt'), 'utf8'), 'file 29/99\n');
+  await waitFor('status 100.00%', () => runDevtool(['status', '-n', s.namespace], { env, cwd: project }).stdout.trim() === 'Synchronization status: 100.00%', 60_000);
+  assert.equal(inWeb('echo from web > /app/back.txt').code, 0);
+  await waitFor('a container file locally', () => existsSync(join(project, 'back.txt')) && readFileSync(join(project, 'back.txt'), 'utf8') === 'from web\n');
+  writeFileSync(join(project, 'there.txt'), 'from the laptop\n');
+  await waitFor('a local file in the container', () => inWeb('cat /app/there.txt 2>/dev/null').stdout === 'from the laptop\n');
+  assert.deepEqual(readdirSync(project).filter((n) => n.includes('.sync-conflict-')), [], 'no conflict copies');
+  await again.stop();
 });
