@@ -17,16 +17,27 @@ step "build"
 node scripts/build.mjs || exit 1
 
 log=$(mktemp)
-trap 'rm -f "$log" "$log.go"' EXIT
+trap 'rm -f "$log" "$log".go*' EXIT
 status=0
 step "unit tests"
 node scripts/run-tests.mjs unit 2>&1 | tee -a "$log" || status=1
+# go test -v: one "--- PASS/FAIL" line per test here; on a failure, the whole output of that
+# module's run too (a failing test's logs say why, and a flaky one may not fail again).
+go_tests() {
+  local dir=$1 out=$log.go.$2
+  (cd "$dir" && go test -count=1 -v ./... 2>&1) >"$out"
+  grep -E '^(--- |ok|FAIL|panic)' "$out" || true
+  cat "$out" >>"$log.go"
+  if grep -qE '^(FAIL|panic)' "$out"; then
+    status=1
+    printf '\n--- the whole output of go test in %s, for the failure above:\n' "$dir"
+    cat "$out"
+  fi
+}
 step "agent tests (Go)"
-(cd agent && go test -count=1 -v ./... 2>&1) | tee "$log.go" | grep -E '^(--- |ok|FAIL|panic)' || true
-grep -qE '^(FAIL|panic)' "$log.go" && status=1
+go_tests agent agent
 step "BuildKit client tests (Go)"
-(cd buildkit/client && go test -count=1 -v ./... 2>&1) | tee -a "$log.go" | grep -E '^(--- |ok|FAIL|panic)' || true
-grep -qE '^(FAIL|panic)' "$log.go" && status=1
+go_tests buildkit/client buildkit
 # The end-to-end tests' infrastructure, before them: on a fresh machine these are long Go builds
 # (Kubernetes from source, BuildKit, Syncthing), which must not count against any one test's
 # 10-minute limit. Each is cached outside the clone; a warm run only checks and reuses.

@@ -146,7 +146,7 @@ export function remoteFolderState(c: ssh2.Client, dir: string): Promise<RemoteFo
 /** Exit code of `devtool-agent untar` for a folder that is not empty. */
 export const UNTAR_NOT_EMPTY = 3;
 
-export type SendResult = { kind: 'sent'; stats: BootstrapStats } | { kind: 'not-empty' };
+export type SendResult = { kind: 'sent'; stats: BootstrapStats; listMs: number } | { kind: 'not-empty' };
 
 /**
  * Streams the tree of `root` (what `leaveOut` keeps) into `remoteDir` through the agent's untar.
@@ -154,7 +154,9 @@ export type SendResult = { kind: 'sent'; stats: BootstrapStats } | { kind: 'not-
  */
 export async function sendTree(tunnel: SyncTunnel, o: { root: string; remoteDir: string; agentPath: string; leaveOut: LeaveOut }): Promise<SendResult> {
   const { pack: newPack } = await import('tar-stream');
+  const listStart = performance.now();
   const items = listTree(o.root, o.leaveOut);
+  const listMs = performance.now() - listStart;
   const bytes = items.reduce((n, it) => n + (it.stat.isFile() ? it.stat.size : 0), 0);
   const pack = newPack();
   // A minute, plus a second per MB: a copy slower than that is stuck, and Syncthing can do it.
@@ -171,7 +173,7 @@ export async function sendTree(tunnel: SyncTunnel, o: { root: string; remoteDir:
   if (done.code === 0) {
     const sent = await packing;
     // The agent's own count is what landed; ours is what we read (the same unless a file vanished).
-    return { kind: 'sent', stats: parseUntarStats(done.stdout.toString('utf8')) ?? sent };
+    return { kind: 'sent', stats: parseUntarStats(done.stdout.toString('utf8')) ?? sent, listMs };
   }
   pack.destroy();
   if (done.code === UNTAR_NOT_EMPTY) return { kind: 'not-empty' };
@@ -231,6 +233,7 @@ export async function prepareRemoteFolder(o: {
   if ((await remoteFolderState(c, f.remote)) !== 'empty') return plain();
   await api.patchFolder(f.id, { paused: true, type: 'receiveonly' });
   let result: SendResult;
+  const sendStart = performance.now();
   try {
     result = await sendTree(o.tunnel, { root: f.local, remoteDir: f.remote, agentPath: o.agentPath, leaveOut });
   } catch (err) {
@@ -245,6 +248,7 @@ export async function prepareRemoteFolder(o: {
     return { settle: false };
   }
   await api.patchFolder(f.id, { paused: false });
-  o.log.info(`bootstrap of ${f.local}: ${JSON.stringify(result.stats)}`);
+  const seconds = (ms: number) => `${(ms / 1000).toFixed(2)}s`;
+  o.log.info(`bootstrap of ${f.local}: ${JSON.stringify(result.stats)}, listed in ${seconds(result.listMs)}, sent in ${seconds(performance.now() - sendStart - result.listMs)}`);
   return { copied: result.stats, settle: true };
 }

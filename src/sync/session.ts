@@ -89,6 +89,7 @@ export class SyncSession {
   async start(timeoutMs = 5 * 60_000): Promise<FirstSync[]> {
     const { o } = this;
     const deadline = Date.now() + timeoutMs;
+    const phases = phaseTimer();
     const [gui, listen] = [await freePort(), await freePort()];
     const peer = await o.tunnel.openForward('127.0.0.1', REMOTE_SYNC_PORT);
     const remoteApiPort = await o.tunnel.openForward('127.0.0.1', REMOTE_GUI_PORT);
@@ -99,14 +100,18 @@ export class SyncSession {
     this.local = new LocalSyncthing({ stateDir: o.stateDir, syncthingBinary: o.syncthingBinary, agentBinary: o.agentBinary, contract: localContract(o.keys, o.folders, { gui, listen, peer }), log: o.log, notice: o.notice });
     const localReady = this.local.start().then(() => this.localApi!.waitReady(30_000));
     localReady.catch(() => undefined); // awaited below
+    phases.mark('forwards');
     await this.remoteApi.waitReady(60_000);
+    phases.mark('container sync service ready');
     for (const f of o.folders) await this.pushIgnores(f);
     const results: FirstSync[] = [];
     for (const folder of o.folders) {
       const prepared = await prepareRemoteFolder({ api: this.remoteApi, tunnel: o.tunnel, folder, agentPath: o.remoteAgent, notice: o.notice, log: o.log });
       results.push({ folder, ...prepared });
     }
+    phases.mark(results.some((r) => r.copied) ? 'copy' : 'folders prepared');
     await localReady;
+    phases.mark('local sync service ready');
     for (const f of o.folders) await this.localApi.patchFolder(f.id, { paused: false });
     if (o.reset) await this.reset();
     this.writeRuntime(false);
@@ -124,6 +129,8 @@ export class SyncSession {
     this.settled.catch(() => undefined); // reported by settleBootstrap; `up` reports the outcome too
     if (!results.some((r) => r.copied)) await this.settled;
     void this.followEvents();
+    phases.mark('first pass');
+    o.log.debug(`first sync phases: ${phases.summary()}`);
     return results;
   }
 
@@ -147,7 +154,8 @@ export class SyncSession {
       await this.firstPass(f, deadline);
       this.o.log.info(`first sync of ${f.local} settled: both ends agree, two-way`);
     } catch (err) {
-      this.o.notice(`the first sync of ${f.local} is not settled yet: ${(err as Error).message}`);
+      // Closed (`up` is ending): the next `up` settles it (prepareRemoteFolder), nothing to say.
+      if (!this.closed) this.o.notice(`the first sync of ${f.local} is not settled yet: ${(err as Error).message}`);
       throw err;
     }
   }
@@ -191,6 +199,8 @@ export class SyncSession {
     const remote = this.remoteApi!;
     let last = '';
     for (;;) {
+      // Once closed the APIs only fail: waiting on to the deadline kept `up` alive for minutes.
+      if (this.closed) throw new Error(`the sync session of ${f.local} was closed`);
       try {
         const [c, ls, rs] = await Promise.all([local.completion(f.id, this.o.keys.remote.deviceID), local.status(f.id), remote.status(f.id)]);
         last = `remote ${c.completion.toFixed(2)}%, local ${ls.state}, remote ${rs.state}`;
@@ -230,4 +240,18 @@ export class SyncSession {
     await this.watcher?.close();
     await this.local?.stop();
   }
+}
+
+/** Durations of the start's phases for the log: where the first sync's seconds go. */
+function phaseTimer(): { mark(name: string): void; summary(): string } {
+  let last = performance.now();
+  const parts: string[] = [];
+  return {
+    mark(name) {
+      const now = performance.now();
+      parts.push(`${name} ${((now - last) / 1000).toFixed(2)}s`);
+      last = now;
+    },
+    summary: () => parts.join(', '),
+  };
 }

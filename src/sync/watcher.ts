@@ -28,6 +28,7 @@ export class LocalWatcher {
   private watchers: FSWatcher[] = [];
   private pending = new Map<string, Set<string>>();
   private timer?: NodeJS.Timeout;
+  private closed = false;
 
   constructor(
     private readonly folders: readonly SyncFolderPair[],
@@ -37,6 +38,7 @@ export class LocalWatcher {
   async start(): Promise<void> {
     const { watch } = await import('chokidar');
     for (const folder of this.folders) {
+      if (this.closed) return;
       const skip = plainIgnores(folder.local);
       const w = watch(folder.local, {
         ignoreInitial: true,
@@ -55,8 +57,10 @@ export class LocalWatcher {
           this.o.warn(`the local file watcher ran out of inotify watches for ${folder.local}: raise fs.inotify.max_user_watches (sysctl), or ignore big folders in .stignore; changes are still found by the periodic rescan`);
         }
       });
-      await new Promise<void>((resolve) => w.once('ready', () => resolve()));
+      // Kept before it is ready: a close() during the initial walk of a big tree must close it
+      // too, or its inotify handle keeps the process alive after `up` has ended.
       this.watchers.push(w);
+      await new Promise<void>((resolve) => w.once('ready', () => resolve()));
     }
   }
 
@@ -80,6 +84,7 @@ export class LocalWatcher {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     clearTimeout(this.timer);
     await Promise.all(this.watchers.map((w) => w.close()));
     this.watchers = [];

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { runDevtool } from './cli.ts';
@@ -132,4 +133,32 @@ test('an up cut off before its first sync settled: the next up settles it, nothi
   await waitFor('a local file in the container', () => inWeb('cat /app/there.txt 2>/dev/null').stdout === 'from the laptop\n');
   assert.deepEqual(readdirSync(project).filter((n) => n.includes('.sync-conflict-')), [], 'no conflict copies');
   await again.stop();
+});
+
+test('Ctrl-C while the first sync settles: up ends at once and leaves no local Syncthing running', { timeout: 600_000 }, async () => {
+  await createSleepingDeployment(s, 'worker');
+  const project = join(s.root, 'project-ctrl-c');
+  folders.push(project);
+  for (let d = 0; d < 30; d++) {
+    mkdirSync(join(project, `d${d}`), { recursive: true });
+    for (let i = 0; i < 100; i++) writeFileSync(join(project, `d${d}`, `f${i}.txt`), `file ${d}/${i}\n`);
+  }
+  writeFileSync(join(project, 'devtool.yml'), 'services:\n  worker:\n    sync: [".:/app"]\n');
+  const home = env.DEVTOOL_HOME!;
+  const localSyncthings = () => spawnSync('pgrep', ['-f', `syncthing serve --home=${home}/dev/`], { encoding: 'utf8' }).stdout.trim();
+
+  const session = await startUp(['-n', s.namespace], { env, cwd: project });
+  assert.match(session.output(), /copied 300\d files/);
+  assert.doesNotMatch(session.output(), /first sync settled/, 'stopped before Syncthing settled the copy (else this test proves nothing)');
+  assert.notEqual(localSyncthings(), '', 'the local Syncthing of this up is found (its home is under DEVTOOL_HOME)');
+  session.proc.kill('SIGTERM');
+  // Normally a few seconds; the bug this guards against kept `up` alive for minutes (a settle loop
+  // waiting for its deadline, and a file watcher closed before it was ready).
+  const exited = await Promise.race([
+    new Promise((r) => (session.proc.exitCode !== null ? r(true) : session.proc.once('exit', () => r(true)))),
+    new Promise((r) => setTimeout(() => r(false), 30_000)),
+  ]);
+  assert.ok(exited, `up still running 30s after SIGTERM:\n${session.output()}`);
+  assert.equal(session.proc.exitCode, 0);
+  assert.equal(localSyncthings(), '', 'no local Syncthing left running');
 });
