@@ -8,6 +8,7 @@
 //	syncthing-config   write a Syncthing home from the contract
 //	keygen             print fresh keys for a contract, as JSON
 //	untar DIR          extract a tar stream into an empty synced folder
+//	with-parent PPID -- PROGRAM   run PROGRAM, ended when process PPID ends
 //	version            print versions
 package main
 
@@ -38,6 +39,9 @@ commands:
   keygen                       print a new SSH host key and Syncthing identity as JSON
   untar DIR                    extract a tar stream from stdin into the empty folder DIR
                                (exit 3: DIR is not empty, nothing done)
+  with-parent PPID -- PROGRAM [ARGS..]
+                               exec PROGRAM, which gets SIGTERM when process
+                               PPID ends (Linux; elsewhere a plain exec)
   version                      print the version
 
 The contract (JSON) is read from the file named by $DEVTOOL_AGENT_CONFIG;
@@ -64,6 +68,8 @@ func main() {
 		err = runKeygen(args)
 	case "untar":
 		err = runUntar(args)
+	case "with-parent":
+		err = runWithParent(args)
 	case "version", "--version", "-v":
 		fmt.Printf("devtool-agent %s (syncthing %s, %s, %s/%s)\n",
 			version, syncthingVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH)

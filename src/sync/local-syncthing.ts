@@ -57,9 +57,13 @@ export class LocalSyncthing {
     void this.writeHome()
       .then(() => {
         if (this.stopped) return;
+        const serve = [this.o.syncthingBinary, 'serve', `--home=${this.home}`, '--no-browser', '--no-restart', '--no-upgrade', '--no-default-folder', '--skip-port-probing', `--logfile=${this.logFile}`, '--logflags=3', '--log-max-size=5242880', '--log-max-old-files=2'];
+        // On Linux through the agent's with-parent (it execs Syncthing, same PID): the kernel ends
+        // Syncthing when this process ends, even by SIGKILL, so a killed `up` leaves none behind.
+        const [program, ...args] = process.platform === 'linux' ? [this.o.agentBinary, 'with-parent', String(process.pid), '--', ...serve] : serve;
         const child = spawn(
-          this.o.syncthingBinary,
-          ['serve', `--home=${this.home}`, '--no-browser', '--no-restart', '--no-upgrade', '--no-default-folder', '--skip-port-probing', `--logfile=${this.logFile}`, '--logflags=3', '--log-max-size=5242880', '--log-max-old-files=2'],
+          program!,
+          args,
           // STMONITORED: one process (no monitor fork) that we watch and signal (agent/README.md).
           { stdio: 'ignore', env: { ...process.env, STMONITORED: 'yes', STNOUPGRADE: '1', STNORESTART: '1', STNODEFAULTFOLDER: '1' } },
         );

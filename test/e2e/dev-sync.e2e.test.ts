@@ -39,6 +39,9 @@ after(() => tearDownDev(s, env, folders));
 const dev = ([cmd, ...args]: string[], timeoutMs = 60_000) => runDevtool([cmd!, '-n', s.namespace, ...args], { env, cwd: folder, timeoutMs });
 const inContainer = (script: string) => dev(['exec', '--', 'sh', '-c', script]);
 
+/** PIDs of the local Syncthings of this file's `up`s (their homes are under DEVTOOL_HOME). */
+const localSyncthings = () => spawnSync('pgrep', ['-f', `syncthing serve --home=${env.DEVTOOL_HOME}/dev/`], { encoding: 'utf8' }).stdout.trim();
+
 async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await cond())) {
@@ -116,8 +119,11 @@ test('an up cut off before its first sync settled: the next up settles it, nothi
   const first = await startUp(['-n', s.namespace], { env, cwd: project });
   assert.match(first.output(), /copied 300\d files/);
   assert.doesNotMatch(first.output(), /first sync settled/, 'killed before Syncthing settled the copy (else this test proves nothing)');
+  assert.notEqual(localSyncthings(), '');
   first.proc.kill('SIGKILL');
   await new Promise((r) => (first.proc.exitCode !== null || first.proc.signalCode !== null ? r(null) : first.proc.once('exit', r)));
+  // The kernel ends the local Syncthing with its `up` (devtool-agent with-parent), SIGKILL or not.
+  await waitFor('the killed up\'s local Syncthing to end', () => localSyncthings() === '', 10_000);
 
   // The volume is not empty now: no second copy; the receive-only folder left behind is settled.
   const again = await startUp(['-n', s.namespace], { env, cwd: project });
@@ -144,8 +150,6 @@ test('Ctrl-C while the first sync settles: up ends at once and leaves no local S
     for (let i = 0; i < 100; i++) writeFileSync(join(project, `d${d}`, `f${i}.txt`), `file ${d}/${i}\n`);
   }
   writeFileSync(join(project, 'devtool.yml'), 'services:\n  worker:\n    sync: [".:/app"]\n');
-  const home = env.DEVTOOL_HOME!;
-  const localSyncthings = () => spawnSync('pgrep', ['-f', `syncthing serve --home=${home}/dev/`], { encoding: 'utf8' }).stdout.trim();
 
   const session = await startUp(['-n', s.namespace], { env, cwd: project });
   assert.match(session.output(), /copied 300\d files/);
