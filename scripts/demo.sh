@@ -27,6 +27,21 @@ devtool context use devtool-local --namespace devtool-demo --registry localhost:
 devtool context list
 devtool context show
 
+# What an earlier run of the demo left, from this clone or another one (maybe deleted since): its
+# `devtool up web` still running in the background (it holds localhost:8080), and web in development.
+for pid in $(pgrep -f 'devtool.cjs up web' || true); do
+  case "$(readlink "/proc/$pid/cwd" 2>/dev/null)" in
+    */examples/demo | */examples/demo" (deleted)") kill "$pid" 2>/dev/null && echo "stopped the 'devtool up web' of an earlier demo run (pid $pid)" ;;
+  esac
+done
+if ! down_out=$(cd examples/demo && devtool down web 2>&1); then
+  if grep -q 'activated from another folder' <<<"$down_out"; then
+    # Only `down` in that clone could restore web; the namespace is the demo's own, so start it afresh.
+    echo "web was left in development by the demo of another clone: deleting the demo's namespace devtool-demo to start afresh"
+    bash cluster/cluster.sh kubectl delete namespace devtool-demo --wait=true --timeout=3m
+  fi
+fi
+
 say "Deploying the sample application (examples/demo/compose.yaml)"
 export DEVTOOL_ENDPOINT_DOMAIN="${DEVTOOL_ENDPOINT_DOMAIN:-demo.devtool.local}"
 (cd examples/demo && devtool deploy --file compose.yaml --name demo --wait --timeout 5m)
@@ -42,7 +57,6 @@ say "Starting a development container for web: devtool up web"
 # Without a terminal `up` keeps its tunnel and forwards open until it is stopped, so it runs in the
 # background here, as it would in another terminal.
 cd examples/demo
-devtool down web >/dev/null 2>&1 || true   # a dev container (and its up) left by an earlier run of the demo
 setsid nohup node "$root/dist/devtool.cjs" up web >"$DEVTOOL_HOME/up-web.log" 2>&1 </dev/null &
 # Ready means: dev pod running, first file sync done, forwards listening.
 for _ in $(seq 180); do
