@@ -42,6 +42,19 @@ const inContainer = (script: string) => dev(['exec', '--', 'sh', '-c', script]);
 /** PIDs of the local Syncthings of this file's `up`s (their homes are under DEVTOOL_HOME). */
 const localSyncthings = () => spawnSync('pgrep', ['-f', `syncthing serve --home=${env.DEVTOOL_HOME}/dev/`], { encoding: 'utf8' }).stdout.trim();
 
+/** A Deployment `service` and a project folder syncing 3,000 small files (d0..d29/f0..f99.txt) to /app. */
+async function projectOf3000Files(service: string, folderName: string): Promise<string> {
+  await createSleepingDeployment(s, service);
+  const project = join(s.root, folderName);
+  folders.push(project);
+  for (let d = 0; d < 30; d++) {
+    mkdirSync(join(project, `d${d}`), { recursive: true });
+    for (let i = 0; i < 100; i++) writeFileSync(join(project, `d${d}`, `f${i}.txt`), `file ${d}/${i}\n`);
+  }
+  writeFileSync(join(project, 'devtool.yml'), `services:\n  ${service}:\n    sync: [".:/app"]\n`);
+  return project;
+}
+
 async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await cond())) {
@@ -106,14 +119,7 @@ test('two-way sync: first pass keeps local files, writes and deletes cross both 
 });
 
 test('an up cut off before its first sync settled: the next up settles it, nothing lost, both ways again', { timeout: 600_000 }, async () => {
-  await createSleepingDeployment(s, 'web');
-  const project = join(s.root, 'project-cut');
-  folders.push(project);
-  for (let d = 0; d < 30; d++) {
-    mkdirSync(join(project, `d${d}`), { recursive: true });
-    for (let i = 0; i < 100; i++) writeFileSync(join(project, `d${d}`, `f${i}.txt`), `file ${d}/${i}\n`);
-  }
-  writeFileSync(join(project, 'devtool.yml'), 'services:\n  web:\n    sync: [".:/app"]\n');
+  const project = await projectOf3000Files('web', 'project-cut');
   const inWeb = (script: string) => runDevtool(['exec', '-n', s.namespace, '--', 'sh', '-c', script], { env, cwd: project, timeoutMs: 60_000 });
 
   const first = await startUp(['-n', s.namespace], { env, cwd: project });
@@ -142,14 +148,7 @@ test('an up cut off before its first sync settled: the next up settles it, nothi
 });
 
 test('Ctrl-C while the first sync settles: up ends at once and leaves no local Syncthing running', { timeout: 600_000 }, async () => {
-  await createSleepingDeployment(s, 'worker');
-  const project = join(s.root, 'project-ctrl-c');
-  folders.push(project);
-  for (let d = 0; d < 30; d++) {
-    mkdirSync(join(project, `d${d}`), { recursive: true });
-    for (let i = 0; i < 100; i++) writeFileSync(join(project, `d${d}`, `f${i}.txt`), `file ${d}/${i}\n`);
-  }
-  writeFileSync(join(project, 'devtool.yml'), 'services:\n  worker:\n    sync: [".:/app"]\n');
+  const project = await projectOf3000Files('worker', 'project-ctrl-c');
 
   const session = await startUp(['-n', s.namespace], { env, cwd: project });
   assert.match(session.output(), /copied 300\d files/);
