@@ -35,8 +35,9 @@ for pid in $(pgrep -f 'devtool.cjs up web' || true); do
   esac
 done
 if ! down_out=$(cd examples/demo && devtool down web 2>&1); then
-  if grep -q 'activated from another folder' <<<"$down_out"; then
-    # Only `down` in that clone could restore web; the namespace is the demo's own, so start it afresh.
+  if grep -q 'was activated from' <<<"$down_out"; then
+    # Only `down` in that clone, which still exists, could restore web (a deleted one is taken over by
+    # the `down` above); the namespace is the demo's own, so start it afresh.
     echo "web was left in development by the demo of another clone: deleting the demo's namespace devtool-demo to start afresh"
     bash cluster/cluster.sh kubectl delete namespace devtool-demo --wait=true --timeout=3m
   fi

@@ -12,7 +12,8 @@ import type { DeploymentObject } from '../kube/objects.ts';
 import { claimProblem } from '../kube/claims.ts';
 import { workloadState } from '../kube/workloads.ts';
 import { buildDevObjects, type DevObjects } from './mirror.ts';
-import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName } from './names.ts';
+import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName, ORIGIN_ANNOTATION } from './names.ts';
+import { otherOrigin, thisMachine } from './origin.ts';
 import { findOriginal, notFoundMessage, recordAndScaleDown } from './original.ts';
 import type { DevTarget } from './target.ts';
 
@@ -39,12 +40,14 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
   if (!original) throw new DevtoolError(notFoundMessage(t.devName, t.dev, t.namespace));
   const activeFrom = original.metadata.annotations?.[FOLDER_ANNOTATION] ?? (await mirrorFolder(client, mirrorName(original.metadata.name)));
   if (activeFrom && activeFrom !== t.folder) {
-    throw new DevtoolError(`${t.devName} is already in development from another folder or machine (deployment ${mirrorName(original.metadata.name)} in namespace ${t.namespace}); run 'devtool down' there first`);
+    const other = otherOrigin(original.metadata.annotations?.[ORIGIN_ANNOTATION], thisMachine());
+    const next = other.gone ? `run 'devtool down' here to take it over` : `run 'devtool down' there first`;
+    throw new DevtoolError(`${t.devName} is already in development from ${other.where} (deployment ${mirrorName(original.metadata.name)} in namespace ${t.namespace}); ${next}`);
   }
   const rebuild = (from: DeploymentObject) => buildDevObjects({ original: from, devName: t.devName, dev: t.dev, extraEnv: o.extraEnv, agentImage: o.agentImage, folder: t.folder, hostPrivateKey: o.hostPrivateKey, clientPublicKey: o.clientPublicKey, syncthing: o.syncthing });
   const objects = rebuild(original);
   o.step(`scaling deployment ${original.metadata.name} to 0 (its replicas are recorded for 'devtool down')`);
-  await recordAndScaleDown(client, original, t.folder);
+  await recordAndScaleDown(client, original, t);
   await applyObject(client, objects.secret);
   if (objects.claim) await applyObject(client, objects.claim);
   await applyObject(client, objects.deployment);

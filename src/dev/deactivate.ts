@@ -2,13 +2,15 @@
  * `down`: gives the original back exactly as `up` found it (its recorded replicas; devtool's
  * annotations removed), deletes the mirror and its Secret, waits for the dev pods to end and, with
  * --volumes, deletes the claim. Everything it needs is on the cluster, so it works after `up` was
- * killed. Re-running it is harmless.
+ * killed. Re-running it is harmless. A dev container activated from a folder of this machine that
+ * no longer exists (deleted, moved) is taken over: nobody could end it from there.
  */
 import { DevtoolError } from '../cli/errors.ts';
 import { deleteObject } from '../kube/apply.ts';
 import { isNotFound, isTransient, type KubeClient } from '../kube/client.ts';
 import { pollUntil } from '../kube/poll.ts';
-import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName } from './names.ts';
+import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName, ORIGIN_ANNOTATION } from './names.ts';
+import { otherOrigin, thisMachine } from './origin.ts';
 import { findOriginal, originalSpecHash, recorded, restoreOriginal } from './original.ts';
 import type { DevTarget } from './target.ts';
 
@@ -17,6 +19,8 @@ export interface DeactivateOptions {
   timeoutMs: number;
   step(message: string): void;
   warn(message: string): void;
+  /** Ends what is left on this machine of the session of a folder that no longer exists. */
+  takeOver(folder: string): Promise<void>;
 }
 
 /** Returns false when nothing of dev mode was found. */
@@ -27,7 +31,13 @@ export async function deactivate(client: KubeClient, t: DevTarget, o: Deactivate
   const rec = original ? recorded(original) : undefined;
   const activeFrom = original?.metadata.annotations?.[FOLDER_ANNOTATION];
   if (activeFrom && activeFrom !== t.folder) {
-    throw new DevtoolError(`${t.devName} was activated from another folder or machine: run 'devtool down' there (the folder where 'devtool up' ran)`);
+    const other = otherOrigin(original?.metadata.annotations?.[ORIGIN_ANNOTATION], thisMachine());
+    if (!other.gone || other.localFolder === undefined) {
+      throw new DevtoolError(`${t.devName} was activated from ${other.where}: run 'devtool down' there (the folder where 'devtool up' ran)`);
+    }
+    // Nobody could ever run `down` there again: this folder takes over (its `up`, if alive, ends first).
+    o.warn(`${t.devName} was activated from ${other.where}: taking it over from here`);
+    await o.takeOver(other.localFolder);
   }
   let found = false;
   if (original && rec) {

@@ -13,6 +13,8 @@ export const DEV_POD_LABEL = 'devtool.dev/dev-pod';
 
 /** On the original and the mirror: which folder (on which machine) activated dev mode. */
 export const FOLDER_ANNOTATION = 'devtool.dev/dev-folder';
+/** On the original: the same folder in words, host:path (origin.ts), for messages and `down`'s takeover. */
+export const ORIGIN_ANNOTATION = 'devtool.dev/dev-origin';
 /** On the original: its replicas before `up` (what `down` restores). */
 export const REPLICAS_ANNOTATION = 'devtool.dev/dev-replicas';
 /** On the original: a hash of its spec before `up` (minus replicas), to notice a redeploy meanwhile. */
@@ -22,7 +24,7 @@ export const ORIGINAL_ANNOTATION = 'devtool.dev/dev-original';
 /** On the mirror (and its pod template): a hash of the dev spec and agent config; a change rolls the pod. */
 export const SPEC_HASH_ANNOTATION = 'devtool.dev/dev-spec-hash';
 
-export const DEV_ANNOTATIONS_ON_ORIGINAL = [FOLDER_ANNOTATION, REPLICAS_ANNOTATION, ORIGINAL_HASH_ANNOTATION] as const;
+export const DEV_ANNOTATIONS_ON_ORIGINAL = [FOLDER_ANNOTATION, ORIGIN_ANNOTATION, REPLICAS_ANNOTATION, ORIGINAL_HASH_ANNOTATION] as const;
 
 /** The mirror Deployment, its claim and its Secret share one name. */
 export function mirrorName(original: string): string {

@@ -26,13 +26,15 @@ import { describeKubeError } from '../kube/config.ts';
 import type { DeploymentObject } from '../kube/objects.ts';
 import type { Logger } from '../log/logger.ts';
 import type { DevObjects } from './mirror.ts';
-import { FOLDER_ANNOTATION, ORIGINAL_ANNOTATION, ORIGINAL_HASH_ANNOTATION, REPLICAS_ANNOTATION, SPEC_HASH_ANNOTATION } from './names.ts';
+import { FOLDER_ANNOTATION, ORIGIN_ANNOTATION, ORIGINAL_ANNOTATION, ORIGINAL_HASH_ANNOTATION, REPLICAS_ANNOTATION, SPEC_HASH_ANNOTATION } from './names.ts';
 import { originalSpecHash, recorded } from './original.ts';
 
 export interface OriginalWatchOptions {
   client: KubeClient;
   /** folderHash of the folder `up` runs from: what marks the original and the mirror as ours. */
   folder: string;
+  /** The same folder in words (origin.ts), recorded with it. */
+  origin: string;
   /** The objects `up` applied. */
   objects: DevObjects;
   /** The dev objects for another version of the original, from `up`'s inputs. */
@@ -209,7 +211,7 @@ export class OriginalWatch {
         namespace: this.o.client.namespace,
         body: {
           // A precondition: the write fails with 409 if anyone (`down`) changed the original since.
-          metadata: { resourceVersion: original.metadata.resourceVersion, annotations: { [FOLDER_ANNOTATION]: this.o.folder, [REPLICAS_ANNOTATION]: String(replicas), [ORIGINAL_HASH_ANNOTATION]: originalSpecHash(original) } },
+          metadata: { resourceVersion: original.metadata.resourceVersion, annotations: { [FOLDER_ANNOTATION]: this.o.folder, [ORIGIN_ANNOTATION]: this.o.origin, [REPLICAS_ANNOTATION]: String(replicas), [ORIGINAL_HASH_ANNOTATION]: originalSpecHash(original) } },
           spec: { replicas: 0 },
         },
       },

@@ -10,7 +10,7 @@ import { isNotFound, type KubeClient } from '../kube/client.ts';
 import { describeKubeError } from '../kube/config.ts';
 import type { DeploymentObject } from '../kube/objects.ts';
 import type { DevService } from '../manifest/model.ts';
-import { DEV_LABEL, FOLDER_ANNOTATION, ORIGINAL_HASH_ANNOTATION, REPLICAS_ANNOTATION, sha256, stableJson } from './names.ts';
+import { DEV_ANNOTATIONS_ON_ORIGINAL, DEV_LABEL, FOLDER_ANNOTATION, ORIGIN_ANNOTATION, ORIGINAL_HASH_ANNOTATION, REPLICAS_ANNOTATION, sha256, stableJson } from './names.ts';
 
 /** The original by the dev name, or by the manifest's `selector`; undefined when there is none. */
 export async function findOriginal(client: KubeClient, devName: string, dev: DevService): Promise<DeploymentObject | undefined> {
@@ -64,9 +64,9 @@ export function recorded(d: DeploymentObject): Recorded | undefined {
  * Records the replicas and hash (unless an earlier `up` did: the replicas are 0 by then) and scales
  * the original to zero, in one patch.
  */
-export async function recordAndScaleDown(client: KubeClient, d: DeploymentObject, folder: string): Promise<void> {
+export async function recordAndScaleDown(client: KubeClient, d: DeploymentObject, owner: { folder: string; origin: string }): Promise<void> {
   const before = recorded(d);
-  const annotations: Record<string, string> = { [FOLDER_ANNOTATION]: folder };
+  const annotations: Record<string, string> = { [FOLDER_ANNOTATION]: owner.folder, [ORIGIN_ANNOTATION]: owner.origin };
   if (!before) {
     annotations[REPLICAS_ANNOTATION] = String(d.spec?.replicas ?? 1);
     annotations[ORIGINAL_HASH_ANNOTATION] = originalSpecHash(d);
@@ -77,7 +77,7 @@ export async function recordAndScaleDown(client: KubeClient, d: DeploymentObject
 /** Gives back the recorded replicas and removes every annotation devtool added. */
 export async function restoreOriginal(client: KubeClient, d: DeploymentObject, rec: Recorded): Promise<void> {
   await mergePatch(client, d.metadata.name, {
-    metadata: { annotations: { [FOLDER_ANNOTATION]: null, [REPLICAS_ANNOTATION]: null, [ORIGINAL_HASH_ANNOTATION]: null } },
+    metadata: { annotations: Object.fromEntries(DEV_ANNOTATIONS_ON_ORIGINAL.map((a) => [a, null])) },
     spec: { replicas: rec.replicas },
   });
 }

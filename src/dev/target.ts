@@ -18,6 +18,7 @@ import { DEFAULT_MANIFEST_FILE, type DevService, type Manifest } from '../manife
 import { composeDevServices } from './compose-services.ts';
 import { DevState } from './local-state.ts';
 import { devKey, folderHash } from './names.ts';
+import { formatOrigin } from './origin.ts';
 
 export interface DevTarget {
   manifest: Manifest;
@@ -27,6 +28,8 @@ export interface DevTarget {
   namespace: string;
   /** folderHash of the manifest's folder: recorded on the cluster objects. */
   folder: string;
+  /** The same folder in words (host:path, origin.ts): recorded next to the hash. */
+  origin: string;
   state: DevState;
   /** What `up` deploys when the application is not deployed yet (or with --deploy), and as which environment. */
   deploy: { source: LoadedSource; environment: string };
@@ -146,6 +149,7 @@ async function devTargetFor(f: Factory, inv: Invocation, manifest: Manifest, dev
     context,
     namespace,
     folder: folderHash(manifest.folder),
+    origin: formatOrigin(manifest.folder),
     state: new DevState(f.home.devDir(key)),
     // Named as `devtool deploy` in this folder names it.
     deploy: { source, environment: environmentName(source.kind === 'manifest' ? source.manifest.name : undefined, manifest.folder) },

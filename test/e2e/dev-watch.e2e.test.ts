@@ -6,7 +6,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { runDevtool } from './cli.ts';
@@ -127,4 +127,35 @@ test('a down while the watcher keeps running: the original keeps the replicas do
   assert.doesNotMatch(out(), /redeployed|recreated|updated to match/);
   proc.kill('SIGTERM');
   assert.equal(await exited, 0);
+});
+
+test('a dev container of another folder: up and down there are refused naming it; once that folder is deleted, down here takes over', { timeout: 420_000 }, async () => {
+  const oldClone = join(s.root, 'old-clone');
+  mkdirSync(oldClone);
+  writeFileSync(join(oldClone, 'devtool.yml'), 'services:\n  api: {}\n');
+  const { proc } = await startUp(['-n', s.namespace], { env, cwd: oldClone });
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  const replicas = (await original()).metadata?.annotations?.['devtool.dev/dev-replicas'];
+
+  const refusedDown = dev(['down']);
+  assert.equal(refusedDown.code, 1, refusedDown.stderr);
+  assert.match(refusedDown.stderr, new RegExp(`api was activated from folder ${oldClone}: run 'devtool down' there`));
+  const refusedUp = dev(['up'], 120_000);
+  assert.notEqual(refusedUp.code, 0);
+  assert.match(refusedUp.stderr, new RegExp(`api is already in development from folder ${oldClone} \\(deployment api-devtool in namespace ${s.namespace}\\); run 'devtool down' there first`));
+  assert.equal((await original()).spec?.replicas, 0, 'nothing changed');
+
+  // The clone is deleted while its `up` still runs (as a terminal left open in it would).
+  rmSync(oldClone, { recursive: true });
+  const refusedAgain = dev(['up'], 120_000);
+  assert.match(refusedAgain.stderr, new RegExp(`from folder ${oldClone} \\(which no longer exists\\) .*; run 'devtool down' here to take it over`));
+  const down = dev(['down'], 120_000);
+  assert.equal(down.code, 0, down.stderr);
+  assert.match(down.stderr, new RegExp(`api was activated from folder ${oldClone} \\(which no longer exists\\): taking it over from here`));
+  assert.match(down.stderr, /stopped 'devtool up' \(pid \d+\)/);
+  assert.equal(await exited, 0, "the deleted folder's up was ended");
+  const o = await original();
+  assert.equal(String(o.spec?.replicas), replicas, 'the recorded replicas are back');
+  assert.deepEqual(Object.keys(o.metadata?.annotations ?? {}).filter((k) => k.startsWith('devtool.dev/')), []);
+  await assert.rejects(apps.readNamespacedDeployment({ name: 'api-devtool', namespace: s.namespace }));
 });

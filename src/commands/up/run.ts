@@ -39,7 +39,7 @@ export const runUp: CommandHandler = async (f, inv) => {
       step: (m) => progress.step(m),
     });
     // Keeps the mirror in step with the original while `up` runs (src/dev/original-watch.ts).
-    originalWatch = watchOriginal({ client, folder: t.folder, objects, rebuild, notice: (m) => progress.warn(m), log: f.log });
+    originalWatch = watchOriginal({ client, folder: t.folder, origin: t.origin, objects, rebuild, notice: (m) => progress.warn(m), log: f.log });
     tunnel = new DevTunnel({
       client,
       devName: t.devName,
