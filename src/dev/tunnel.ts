@@ -17,7 +17,7 @@ import type { Logger } from '../log/logger.ts';
 import type { Forward, Reverse } from '../manifest/model.ts';
 import { readyDevPod, readyDevPodObject } from './activate.ts';
 import { blobOfPublicKey } from './keys.ts';
-import type { ExecCapture, StdinSource } from '../kube/exec.ts';
+import type { ExecCapture, StdinWriter } from '../kube/exec.ts';
 import { AGENT_SSH_PORT, devContainerName } from './mirror.ts';
 
 export interface TunnelOptions {
@@ -70,7 +70,7 @@ export class DevTunnel {
    * SSH connection: for bulk input, such as the sync bootstrap's tar stream, the exec carries twice
    * the throughput of SSH inside a port-forward, measured with 100 MB: 1.8 s against 3.5 s).
    */
-  async runWithInput(command: string[], input: StdinSource, timeoutMs: number): Promise<ExecCapture> {
+  async runWithInput(command: string[], input: StdinWriter, timeoutMs: number): Promise<ExecCapture> {
     const pod = await readyDevPodObject(this.o.client, this.o.devName);
     if (!pod) throw new DevtoolError('no running dev pod');
     const { execCapture } = await import('../kube/exec.ts');

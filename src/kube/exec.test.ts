@@ -1,35 +1,47 @@
 import assert from 'node:assert/strict';
-import { PassThrough, Readable } from 'node:stream';
 import { test } from 'node:test';
-import { pumpStdin } from './exec.ts';
+import { framedSender, STDIN_HEADROOM } from './exec.ts';
 
-test('stdin for an exec: small chunks go together, the input waits while the socket holds too much', async () => {
-  // 400 chunks of 10 kB (a tar stream of small files), 4 MB in all.
-  const chunks = Array.from({ length: 400 }, (_, i) => Buffer.alloc(10_000, i % 256));
-  const input = Readable.from(chunks);
-  const stdin = new PassThrough();
-  // A socket that drains 64 kB a millisecond: bytes written to stdin are queued on it.
-  const ws = { bufferedAmount: 0, readyState: 1 };
-  const writes: number[] = [];
-  let maxQueued = 0;
-  stdin.on('data', (d: Buffer) => {
-    writes.push(d.length);
-    ws.bufferedAmount += d.length;
-    maxQueued = Math.max(maxQueued, ws.bufferedAmount);
-  });
-  const drain = setInterval(() => (ws.bufferedAmount = Math.max(0, ws.bufferedAmount - 64_000)), 1);
-  // Fills the socket up front, as a slow network would.
-  ws.bufferedAmount = 5 * 1024 * 1024;
-  await pumpStdin(input, stdin, ws);
-  clearInterval(drain);
-  const all = Buffer.concat(chunks);
-  assert.equal(writes.reduce((a, b) => a + b, 0), all.length, 'every byte arrives');
-  assert.ok(writes.slice(0, -1).every((n) => n >= 256 * 1024), `writes of at least 256 KiB but the last: ${writes.join(',')}`);
-  assert.ok(maxQueued <= 5 * 1024 * 1024 + 300_000, `the socket held ${maxQueued} bytes`);
+/** A socket that drains `perMs` bytes a millisecond of what is queued on it. */
+function fakeSocket(perMs: number) {
+  const ws = { bufferedAmount: 0, readyState: 1, sent: [] as Buffer[], maxQueued: 0, send(data: Buffer) {} };
+  ws.send = (data: Buffer) => {
+    ws.sent.push(data);
+    ws.bufferedAmount += data.length;
+    ws.maxQueued = Math.max(ws.maxQueued, ws.bufferedAmount);
+  };
+  const timer = setInterval(() => (ws.bufferedAmount = Math.max(0, ws.bufferedAmount - perMs)), 1);
+  return { ws, stop: () => clearInterval(timer) };
+}
+
+test('stdin messages go out as given, the stdin channel in the byte left free: no copy', async () => {
+  const { ws, stop } = fakeSocket(1 << 20);
+  const send = framedSender(ws);
+  const message = Buffer.from([0xff, 1, 2, 3]);
+  await send(message);
+  stop();
+  assert.equal(STDIN_HEADROOM, 1);
+  assert.equal(ws.sent[0], message, 'the same buffer');
+  assert.deepEqual([...message], [0, 1, 2, 3]);
 });
 
-test('stdin for an exec: a closed connection stops the pump with an error', async () => {
-  const input = Readable.from([Buffer.alloc(300_000)]);
-  const ws = { bufferedAmount: 10 * 1024 * 1024, readyState: 3 };
-  await assert.rejects(pumpStdin(input, new PassThrough(), ws), /closed/);
+test('send waits while the socket holds too much, so a whole tree never sits in memory', async () => {
+  const { ws, stop } = fakeSocket(64_000);
+  ws.bufferedAmount = 5 * 1024 * 1024; // a slow network: the socket is full from the start
+  const send = framedSender(ws);
+  for (let i = 0; i < 40; i++) await send(Buffer.alloc(512 * 1024));
+  stop();
+  assert.equal(ws.sent.length, 40);
+  assert.ok(ws.maxQueued <= 5 * 1024 * 1024 + 512 * 1024, `the socket held ${ws.maxQueued} bytes`);
+});
+
+test('send fails once the exec connection has closed, also while waiting', async () => {
+  const closed = { bufferedAmount: 0, readyState: 3, send() {} };
+  await assert.rejects(framedSender(closed)(Buffer.alloc(2)), /closed/);
+  const { ws, stop } = fakeSocket(0);
+  ws.bufferedAmount = 10 * 1024 * 1024;
+  const waiting = framedSender(ws)(Buffer.alloc(2));
+  setTimeout(() => (ws.readyState = 3), 20);
+  await assert.rejects(waiting, /closed/);
+  stop();
 });

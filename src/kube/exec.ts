@@ -26,7 +26,7 @@ export interface ExecOptions {
   maxBytes: number;
 }
 
-export async function execCapture(client: KubeClient, pod: string, container: string, command: string[], o: ExecOptions & { stdin?: StdinSource }): Promise<ExecCapture> {
+export async function execCapture(client: KubeClient, pod: string, container: string, command: string[], o: ExecOptions & { stdin?: StdinWriter }): Promise<ExecCapture> {
   const { Exec } = await import('@kubernetes/client-node');
   const exec = new Exec(client.kc, o.stdin ? await unmaskedSockets(client) : undefined);
   type Socket = Awaited<ReturnType<InstanceType<typeof Exec>['exec']>>;
@@ -64,7 +64,8 @@ export async function execCapture(client: KubeClient, pod: string, container: st
       .then(
         (ws) => {
           socket = ws;
-          if (o.stdin && stdin) pumpStdin(o.stdin, stdin, ws).catch((err: Error) => ws.close(1011, err.message.slice(0, 100)));
+          // Ending `stdin` makes client-node send the end of standard input, after what was sent.
+          if (o.stdin && stdin) o.stdin(framedSender(ws)).then(() => stdin.end(), (err: Error) => ws.close(1011, err.message.slice(0, 100)));
           ws.on('close', () => {
             clearTimeout(timer);
             const exit = status?.details?.causes?.find((c) => c.reason === 'ExitCode')?.message;
@@ -83,53 +84,39 @@ export async function execCapture(client: KubeClient, pod: string, container: st
 /** Bytes the WebSocket may hold queued before the input is paused, and resumed below. */
 const STDIN_HIGH_WATER = 4 * 1024 * 1024;
 const STDIN_LOW_WATER = 1024 * 1024;
-/** Small chunks (a tar stream's headers) are sent together: a WebSocket frame costs per frame. */
-const STDIN_CHUNK = 256 * 1024;
 
-/** What a stdin source must offer: a readable stream in flowing mode, Node's or streamx's. */
-export interface StdinSource {
-  on(event: 'data', f: (chunk: Buffer) => void): unknown;
-  on(event: 'end', f: () => void): unknown;
-  on(event: 'error', f: (err: Error) => void): unknown;
-  pause(): unknown;
-  resume(): unknown;
-}
+/** Bytes a stdin message starts with that the writer leaves free: the channel number goes there. */
+export const STDIN_HEADROOM = 1;
+/** The exec protocol's channel of standard input. */
+const STDIN_CHANNEL = 0;
 
 /**
- * Feeds `input` to the exec's stdin. client-node forwards stdin without backpressure (every chunk
- * is sent at once), so a big input (a whole source tree, sync/bootstrap.ts) would sit in memory
- * whole: here the input pauses while the socket has more than STDIN_HIGH_WATER queued.
+ * Bulk standard input, written straight into WebSocket messages (sync/tar-writer.ts): the writer
+ * calls `send` with buffers whose first STDIN_HEADROOM bytes it left free, so that no byte is
+ * copied again to make a message (client-node's own stdin copies every chunk into a new one).
+ * `send` resolves once the socket can take more.
  */
-export function pumpStdin(input: StdinSource, stdin: PassThrough, ws: { bufferedAmount: number; readyState: number }): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let parts: Buffer[] = [];
-    let size = 0;
-    const flush = () => {
-      if (size > 0) stdin.write(parts.length === 1 ? parts[0] : Buffer.concat(parts, size));
-      parts = [];
-      size = 0;
-    };
-    const waitLow = () => {
-      if (ws.readyState !== 1) reject(new Error('the exec connection closed'));
-      else if (ws.bufferedAmount > STDIN_LOW_WATER) setTimeout(waitLow, 1);
-      else input.resume();
-    };
-    input.on('data', (chunk) => {
-      parts.push(chunk);
-      size += chunk.length;
-      if (size >= STDIN_CHUNK) flush();
-      if (ws.bufferedAmount > STDIN_HIGH_WATER) {
-        input.pause();
-        waitLow();
-      }
-    });
-    input.on('end', () => {
-      flush();
-      stdin.end();
-      resolve();
-    });
-    input.on('error', reject);
-  });
+export type StdinWriter = (send: (message: Buffer) => Promise<void>) => Promise<void>;
+
+/**
+ * The `send` of a StdinWriter. client-node forwards stdin without backpressure (every chunk is
+ * sent at once), so a big input (a whole source tree) would sit in memory whole: here `send`
+ * waits while the socket has more than STDIN_HIGH_WATER queued, until it is down to LOW_WATER.
+ */
+export function framedSender(ws: { bufferedAmount: number; readyState: number; send(data: Buffer): void }): (message: Buffer) => Promise<void> {
+  const open = () => {
+    if (ws.readyState !== 1) throw new Error('the exec connection closed');
+  };
+  return async (message) => {
+    open();
+    message[0] = STDIN_CHANNEL;
+    ws.send(message);
+    if (ws.bufferedAmount <= STDIN_HIGH_WATER) return;
+    while (ws.bufferedAmount > STDIN_LOW_WATER) {
+      await new Promise((r) => setTimeout(r, 1));
+      open();
+    }
+  };
 }
 
 /**

@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { extract, pack } from 'tar-stream';
-import { listTree, packTree } from './bootstrap.ts';
+import { listTree } from './bootstrap.ts';
+import { readTar, writeTarToBuffer } from './testdata/tar.ts';
 import { leaveOutMatcher } from './ignore-match.ts';
 
 test('the bootstrap archive holds the tree with modes, times and links, and nothing .stignore leaves out', async (t) => {
@@ -24,31 +24,15 @@ test('the bootstrap archive holds the tree with modes, times and links, and noth
   utimesSync(join(root, 'run.sh'), new Date('2024-01-02T03:04:05Z'), new Date('2024-01-02T03:04:05Z'));
 
   const items = listTree(root, leaveOutMatcher(root)!);
-  const p = pack();
-  const seen = new Map<string, { type: string; size: number; mode: number; mtime: number; linkname?: string; body: number }>();
-  const reading = new Promise<void>((resolve, reject) => {
-    const x = extract();
-    x.on('entry', (h, stream, next) => {
-      let body = 0;
-      stream.on('data', (d: unknown) => (body += (d as Buffer).length));
-      stream.on('end', () => {
-        seen.set(h.name, { type: h.type!, size: h.size ?? 0, mode: h.mode ?? 0, mtime: h.mtime?.getTime() ?? 0, linkname: h.linkname ?? undefined, body });
-        next();
-      });
-    });
-    x.on('finish', resolve);
-    x.on('error', reject);
-    p.pipe(x);
-  });
-  const stats = await packTree(root, items, p);
-  await reading;
+  const { tar, stats } = await writeTarToBuffer(root, items);
+  const seen = await readTar(tar);
 
   // `.env.example` is negated in .stignore: left to Syncthing, never guessed.
-  assert.deepEqual([...seen.keys()].sort(), ['big.bin', 'lib-link', 'run.sh', 'src', 'src/lib', 'src/lib/a.ts']);
-  assert.equal(seen.get('src/lib')!.type, 'directory');
+  assert.deepEqual([...seen.keys()].sort(), ['big.bin', 'lib-link', 'run.sh', 'src/', 'src/lib/', 'src/lib/a.ts'] /* directories end in / */);
+  assert.equal(seen.get('src/lib/')!.type, 'directory');
   assert.equal(seen.get('run.sh')!.mode, 0o755);
   assert.equal(seen.get('run.sh')!.mtime, Date.parse('2024-01-02T03:04:05Z'));
-  assert.equal(seen.get('big.bin')!.body, 5 * 1024 * 1024);
+  assert.equal(seen.get('big.bin')!.body.length, 5 * 1024 * 1024);
   assert.deepEqual({ type: seen.get('lib-link')!.type, linkname: seen.get('lib-link')!.linkname }, { type: 'symlink', linkname: 'src/lib' });
   assert.deepEqual(stats, { files: 3, dirs: 2, symlinks: 1, bytes: 5 * 1024 * 1024 + 20 + 10, skipped: 0 });
 });

@@ -1,6 +1,6 @@
 /**
  * The first sync of a new volume at the speed of `tar`: the local folder is streamed as one tar
- * archive through an exec into `devtool-agent untar` in the dev container, while the
+ * archive (tar-writer.ts) through an exec into `devtool-agent untar` in the dev container, while the
  * container's Syncthing has that folder paused and receive-only (session.ts). Syncthing then
  * indexes what landed, finds each file equal to the laptop's (same blocks) and only takes the
  * laptop's metadata: no second transfer and no conflict copy (measured in docs/sync.md).
@@ -12,19 +12,18 @@
  * then there is simply no bootstrap) and never replaces a file; nothing here writes locally; what
  * `.stignore` leaves out is never sent (ignore-match.ts, on the safe side).
  */
-import { createReadStream, lstatSync, readdirSync, readFileSync, readlinkSync, type Stats } from 'node:fs';
+import { lstatSync, readdirSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import type ssh2 from 'ssh2';
-import type { Pack } from 'tar-stream';
-import type { StdinSource } from '../kube/exec.ts';
+import type { StdinWriter } from '../kube/exec.ts';
 import type { Logger } from '../log/logger.ts';
 import type { SyncFolderPair } from './contract.ts';
 import { leaveOutMatcher, type LeaveOut } from './ignore-match.ts';
 import type { SyncthingApi } from './rest.ts';
 import type { SyncTunnel } from './session.ts';
 
-/** Files up to this size are read whole (cheaper per file); bigger ones are streamed. */
-const READ_WHOLE_MAX = 4 * 1024 * 1024;
+/** The archive goes out in WebSocket messages of this size (fewer, bigger messages cost less CPU). */
+const SLAB_BYTES = 512 * 1024;
 
 export interface BootstrapStats {
   files: number;
@@ -34,7 +33,7 @@ export interface BootstrapStats {
   skipped: number;
 }
 
-interface Item {
+export interface Item {
   rel: string;
   stat: Stats;
 }
@@ -66,67 +65,6 @@ export function listTree(root: string, leaveOut: LeaveOut): Item[] {
   return items;
 }
 
-/** Writes `items` (from listTree) into `pack` and finalizes it. */
-export async function packTree(root: string, items: readonly Item[], pack: Pack): Promise<BootstrapStats> {
-  const stats: BootstrapStats = { files: 0, dirs: 0, symlinks: 0, bytes: 0, skipped: 0 };
-  const entry = (header: Parameters<Pack['entry']>[0], body?: Buffer) =>
-    new Promise<void>((resolve, reject) => {
-      const cb = (err?: Error | null) => (err ? reject(err) : resolve());
-      if (body === undefined) pack.entry(header, cb);
-      else pack.entry(header, body, cb);
-    });
-
-  for (const { rel, stat } of items) {
-    const path = join(root, rel);
-    const common = { name: rel, mode: stat.mode & 0o777, mtime: stat.mtime };
-    if (stat.isDirectory()) {
-      await entry({ ...common, type: 'directory' });
-      stats.dirs++;
-    } else if (stat.isSymbolicLink()) {
-      const target = tryRead(() => readlinkSync(path));
-      if (target === undefined) {
-        stats.skipped++;
-        continue;
-      }
-      await entry({ ...common, type: 'symlink', linkname: target });
-      stats.symlinks++;
-    } else if (stat.size <= READ_WHOLE_MAX) {
-      // Read synchronously: for small files four times faster than fs/promises (measured: 10,000
-      // files of 10 kB in 0.25 s against 1.1 s), and the archive waits for each entry anyway.
-      const body = tryRead(() => readFileSync(path));
-      if (body === undefined) {
-        stats.skipped++; // unreadable or gone: Syncthing reports or skips it the same way
-        continue;
-      }
-      await entry({ ...common, type: 'file', size: body.length }, body);
-      stats.files++;
-      stats.bytes += body.length;
-    } else {
-      await streamEntry(pack, path, { ...common, type: 'file', size: stat.size });
-      stats.files++;
-      stats.bytes += stat.size;
-    }
-  }
-  pack.finalize();
-  return stats;
-}
-
-function tryRead<T>(read: () => T): T | undefined {
-  try {
-    return read();
-  } catch {
-    return undefined;
-  }
-}
-
-function streamEntry(pack: Pack, path: string, header: Parameters<Pack['entry']>[0]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const sink = pack.entry(header, (err) => (err ? reject(err) : resolve()));
-    // A file that changes size while it is read fails the archive (tar-stream: "Size mismatch").
-    createReadStream(path).on('error', reject).pipe(sink);
-  });
-}
-
 export type RemoteFolderState = 'empty' | 'not-empty';
 
 /** Whether the container's folder holds nothing but Syncthing's marker and ignore file (SFTP). */
@@ -153,29 +91,27 @@ export type SendResult = { kind: 'sent'; stats: BootstrapStats; listMs: number }
  * `not-empty` when the agent found the folder in use: nothing was written then.
  */
 export async function sendTree(tunnel: SyncTunnel, o: { root: string; remoteDir: string; agentPath: string; leaveOut: LeaveOut }): Promise<SendResult> {
-  const { pack: newPack } = await import('tar-stream');
+  const [{ writeTar }, { STDIN_HEADROOM }] = await Promise.all([import('./tar-writer.ts'), import('../kube/exec.ts')]);
   const listStart = performance.now();
   const items = listTree(o.root, o.leaveOut);
   const listMs = performance.now() - listStart;
   const bytes = items.reduce((n, it) => n + (it.stat.isFile() ? it.stat.size : 0), 0);
-  const pack = newPack();
-  // A minute, plus a second per MB: a copy slower than that is stuck, and Syncthing can do it.
-  // tar-stream's Pack is a streamx Readable: it emits Buffers, pauses and resumes like Node's.
-  const untar = tunnel.runWithInput([o.agentPath, 'untar', o.remoteDir], pack as unknown as StdinSource, 60_000 + bytes / 1000);
   let packError: string | undefined;
-  const packing = packTree(o.root, items, pack).catch((err: Error) => {
-    packError = err.message;
-    pack.destroy(err);
-    throw err;
-  });
-  packing.catch(() => undefined); // awaited below only when untar succeeded
-  const done = await untar;
-  if (done.code === 0) {
-    const sent = await packing;
+  let sent: BootstrapStats | undefined;
+  const write: StdinWriter = async (send) => {
+    try {
+      sent = await writeTar(o.root, items, { slabBytes: SLAB_BYTES, headroom: STDIN_HEADROOM, emit: send });
+    } catch (err) {
+      packError = (err as Error).message;
+      throw err;
+    }
+  };
+  // A minute, plus a second per MB: a copy slower than that is stuck, and Syncthing can do it.
+  const done = await tunnel.runWithInput([o.agentPath, 'untar', o.remoteDir], write, 60_000 + bytes / 1000);
+  if (done.code === 0 && sent) {
     // The agent's own count is what landed; ours is what we read (the same unless a file vanished).
     return { kind: 'sent', stats: parseUntarStats(done.stdout.toString('utf8')) ?? sent, listMs };
   }
-  pack.destroy();
   if (done.code === UNTAR_NOT_EMPTY) return { kind: 'not-empty' };
   const why = done.stderr.trim().split('\n').pop() || done.message || `exit code ${done.code}`;
   // The archive's own failure (a file changed size while read) says more than a cut-off stream.

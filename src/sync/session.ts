@@ -17,7 +17,7 @@ import { existsSync, lstatSync, utimesSync, lutimesSync } from 'node:fs';
 import { join } from 'node:path';
 import type ssh2 from 'ssh2';
 import { writeFileAtomic } from '../io/atomic-file.ts';
-import type { ExecCapture, StdinSource } from '../kube/exec.ts';
+import type { ExecCapture, StdinWriter } from '../kube/exec.ts';
 import type { Logger } from '../log/logger.ts';
 import { GUI_USER, localContract, REMOTE_GUI_PORT, REMOTE_SYNC_PORT, type SyncFolderPair } from './contract.ts';
 import type { SyncKeys } from './keys.ts';
@@ -33,7 +33,7 @@ export interface SyncTunnel {
   /** The current SSH connection into the dev container (the bootstrap looks at the folder with it). */
   connection(): Promise<ssh2.Client>;
   /** Runs a command in the dev container with `input` as its standard input (the bootstrap's untar). */
-  runWithInput(command: string[], input: StdinSource, timeoutMs: number): Promise<ExecCapture>;
+  runWithInput(command: string[], input: StdinWriter, timeoutMs: number): Promise<ExecCapture>;
 }
 
 export interface SyncSessionOptions {
