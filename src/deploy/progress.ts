@@ -1,7 +1,8 @@
 /**
  * Progress of a deploy or destroy, one line per event, on stderr (stdout stays clean for results
  * such as `--dry-run` YAML and endpoint URLs), and a copy of everything for the environment's
- * recorded output tail.
+ * recorded output tail. Steps, results and warnings also go to devtool.log when a log is given,
+ * so that the log shows where a slow `up` spent its time.
  */
 /** Where the lines go: a stream (stderr), or a parent Progress for a nested deploy. */
 interface LineSink {
@@ -14,6 +15,7 @@ export class Progress {
   constructor(
     private readonly out: LineSink,
     private readonly now: () => Date,
+    private readonly log?: { info(message: string): void },
   ) {}
 
   /**
@@ -21,20 +23,20 @@ export class Progress {
    * (and are in this transcript), while its own transcript holds only its lines, for its record.
    */
   child(prefix: string): Progress {
-    return new Progress({ write: (text: string) => text.replace(/\n$/, '').split('\n').forEach((line) => this.write(`[${prefix}] ${line}`)) }, this.now);
+    return new Progress({ write: (text: string) => text.replace(/\n$/, '').split('\n').forEach((line) => this.write(`[${prefix}] ${line}`)) }, this.now, this.log);
   }
 
   step(message: string): void {
-    this.write(`• ${message}`);
+    this.write(`• ${message}`, true);
   }
   done(message: string): void {
-    this.write(`✓ ${message}`);
+    this.write(`✓ ${message}`, true);
   }
   warn(message: string): void {
-    this.write(`! ${message}`);
+    this.write(`! ${message}`, true);
   }
   fail(message: string): void {
-    this.write(`✗ ${message}`);
+    this.write(`✗ ${message}`, true);
   }
   /** Indented detail lines (a log tail). */
   detail(text: string): void {
@@ -51,8 +53,9 @@ export class Progress {
     return this.lines.join('\n');
   }
 
-  private write(line: string): void {
+  private write(line: string, logged = false): void {
     this.out.write(`${line}\n`);
+    if (logged) this.log?.info(`progress: ${line}`);
     this.lines.push(`${this.now().toISOString()} ${line}`);
   }
 }

@@ -9,7 +9,7 @@
  * and only when /proc confirms that PID still runs Syncthing on this home.
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DevtoolError } from '../cli/errors.ts';
@@ -27,6 +27,8 @@ export interface LocalSyncthingOptions {
 }
 
 const BACKOFF_MIN_MS = 500;
+/** How long `stop` waits for Syncthing to exit on SIGTERM before killing it. */
+const STOP_GRACE_MS = 2_000;
 const BACKOFF_MAX_MS = 10_000;
 
 export class LocalSyncthing {
@@ -57,16 +59,20 @@ export class LocalSyncthing {
     void this.writeHome()
       .then(() => {
         if (this.stopped) return;
-        const serve = [this.o.syncthingBinary, 'serve', `--home=${this.home}`, '--no-browser', '--no-restart', '--no-upgrade', '--no-default-folder', '--skip-port-probing', `--logfile=${this.logFile}`, '--logflags=3', '--log-max-size=5242880', '--log-max-old-files=2'];
+        // Without its monitor process (STMONITORED below) Syncthing writes no log file of its own
+        // (`--logfile` is the monitor's): its output goes to our log file instead.
+        const serve = [this.o.syncthingBinary, 'serve', `--home=${this.home}`, '--no-browser', '--no-restart', '--no-upgrade', '--no-default-folder', '--skip-port-probing', '--logflags=3'];
         // On Linux through the agent's with-parent (it execs Syncthing, same PID): the kernel ends
         // Syncthing when this process ends, even by SIGKILL, so a killed `up` leaves none behind.
         const [program, ...args] = process.platform === 'linux' ? [this.o.agentBinary, 'with-parent', String(process.pid), '--', ...serve] : serve;
+        const logFd = openLog(this.logFile);
         const child = spawn(
           program!,
           args,
           // STMONITORED: one process (no monitor fork) that we watch and signal (agent/README.md).
-          { stdio: 'ignore', env: { ...process.env, STMONITORED: 'yes', STNOUPGRADE: '1', STNORESTART: '1', STNODEFAULTFOLDER: '1' } },
+          { stdio: ['ignore', logFd, logFd], env: { ...process.env, STMONITORED: 'yes', STNOUPGRADE: '1', STNORESTART: '1', STNODEFAULTFOLDER: '1' } },
         );
+        closeSync(logFd); // the child has its own copy
         this.child = child;
         if (child.pid) writeFileAtomic(this.pidFile, `${child.pid}\n`, 0o644);
         child.once('exit', (code, signal) => {
@@ -100,12 +106,30 @@ export class LocalSyncthing {
     if (child?.exitCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      // It normally exits in under a second. Stopped while a connection to the container is still
+      // being set up, it waits up to 10 s (its protocol.CloseTimeout) to say goodbye on a connection
+      // that never started: seen as a 5 s Ctrl-C right after `up` was ready. Killing it then loses
+      // nothing (its database survives a kill; a file being pulled is only renamed into place once
+      // complete).
+      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
       await exited;
       clearTimeout(timer);
     }
     rmSync(this.pidFile, { force: true });
   }
+}
+
+/** Past this size the log starts anew at the next start, the old one kept as `.1`. */
+const LOG_MAX_BYTES = 5 * 1024 * 1024;
+
+/** Opens the log for appending, rotating it first when it has grown past LOG_MAX_BYTES. */
+function openLog(path: string): number {
+  try {
+    if (statSync(path).size > LOG_MAX_BYTES) renameSync(path, `${path}.1`);
+  } catch {
+    // no log yet
+  }
+  return openSync(path, 'a', 0o600);
 }
 
 /** Stops a Syncthing left running on this state folder by an `up` that was killed. */

@@ -88,6 +88,8 @@ test('doctor with an active dev container: logs from both ends, metadata, manife
   assert.match(entries['remote/web/supervisor.log']!, /syncthing/i);
   assert.match(entries['devtool.log']!, /local-probe Authorization: Bearer REDACTED value REDACTED/);
   assert.match(entries['local/web/syncthing.log']!, /local-sync-probe GUI password REDACTED/);
+  // Syncthing's own output (it writes no log file of its own without its monitor process).
+  assert.match(entries['local/web/syncthing.log']!, /INFO: My ID: [A-Z0-9-]{63}/);
   assert.equal(JSON.parse(entries['remote/web/pod.json']!).phase, 'Running');
 
   for (const [name, text] of Object.entries(entries)) {

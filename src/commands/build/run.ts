@@ -19,7 +19,7 @@ export const runBuild: CommandHandler = async (f, inv) => {
   if (cli.exportCache !== undefined && specs.length > 1) {
     throw new UsageError(`--export-cache names one image reference, and ${specs.length} images would be built (${specs.map((s) => s.name).join(', ')}): build one image, or set export_cache per image in the manifest`);
   }
-  const progress = new Progress(f.io.stderr, f.now);
+  const progress = new Progress(f.io.stderr, f.now, f.log);
   for (const w of sources.warnings) progress.warn(w);
   const context = await f.contexts.requireCurrent();
   const outcomes = await buildImages(specs, { mode: 'always', ...buildSetup(context, f.env, f.cwd), repositoryPrefix: sources.repositoryPrefix, progress });

@@ -25,7 +25,7 @@ export const runDeploy: CommandHandler = async (f, inv) => {
   }
   const { KubeClient } = await import('../../kube/client.ts');
   const client = await KubeClient.create(context, f.env, namespace);
-  const progress = new Progress(f.io.stderr, f.now);
+  const progress = new Progress(f.io.stderr, f.now, f.log);
   const { endpoints } = await deployEnvironment(
     { client, namespace, contextName: context.name, ...(domain ? { endpointDomain: domain } : {}), env: f.env, dependenciesDir: f.home.dependenciesDir, builds: buildSetup(context, f.env, f.cwd), progress, now: f.now },
     { source, environment, variables, timeoutMs: inv.duration('timeout')!, wait: inv.bool('wait'), build: inv.bool('build'), forceDependencies: inv.bool('dependencies') },

@@ -17,7 +17,7 @@ export const runDestroy: CommandHandler = async (f, inv) => {
   const environment = environmentName(inv.string('name') ?? manifest?.name, f.cwd);
   const { KubeClient } = await import('../../kube/client.ts');
   const client = await KubeClient.create(context, f.env, namespace);
-  const progress = new Progress(f.io.stderr, f.now);
+  const progress = new Progress(f.io.stderr, f.now, f.log);
   const timeoutMs = inv.duration('timeout')!;
   // External resources first: the commands may need what is still in the cluster.
   if (manifest) await runDestroyCommands(client, { manifest, environment, namespace, contextName: context.name, env: f.env, timeoutMs }, progress, f.now);

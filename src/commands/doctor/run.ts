@@ -3,7 +3,7 @@ import { Progress } from '../../deploy/progress.ts';
 import { writeDoctorFile } from '../../doctor/doctor.ts';
 
 export const runDoctor: CommandHandler = async (f, inv) => {
-  const progress = new Progress(f.io.stderr, f.now);
+  const progress = new Progress(f.io.stderr, f.now, f.log);
   const r = await writeDoctorFile(f, {
     file: inv.string('file') ?? 'devtool.yml',
     devName: inv.args[0],

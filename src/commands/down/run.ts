@@ -9,7 +9,7 @@ export const runDown: CommandHandler = async (f, inv) => {
   const t = await devTarget(f, inv);
   const { KubeClient } = await import('../../kube/client.ts');
   const client = await KubeClient.create(t.context, f.env, t.namespace);
-  const progress = new Progress(f.io.stderr, f.now);
+  const progress = new Progress(f.io.stderr, f.now, f.log);
   const found = await deactivate(client, t, {
     volumes: inv.bool('volumes'),
     timeoutMs: 2 * 60_000,

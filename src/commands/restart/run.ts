@@ -14,7 +14,7 @@ export const runRestart: CommandHandler = async (f, inv) => {
   if (chosen.length === 0) {
     throw new DevtoolError(`no dev container is active from this folder (${targets.map((t) => t.devName).join(', ')}): run 'devtool up' first`);
   }
-  const progress = new Progress(f.io.stderr, f.now);
+  const progress = new Progress(f.io.stderr, f.now, f.log);
   for (const t of chosen) {
     const mirror = await restartDevContainer(client, t.devName, t.folder, { now: f.now, timeoutMs: 5 * 60_000, step: (m) => progress.step(m) });
     progress.done(`${mirror} restarted in namespace ${t.namespace}`);

@@ -26,7 +26,7 @@ export const runUp: CommandHandler = async (f, inv) => {
     const keys = t.state.keys();
     const { KubeClient } = await import('../../kube/client.ts');
     const client = await KubeClient.create(t.context, f.env, t.namespace);
-    const progress = new Progress(f.io.stderr, f.now);
+    const progress = new Progress(f.io.stderr, f.now, f.log);
     const syncPlan = await prepareSync(f, t);
     await deployIfNeeded(f, t, client, inv.bool('deploy'), progress);
     const { objects, pod, rebuild } = await activate(client, t, {
