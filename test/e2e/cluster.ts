@@ -22,6 +22,9 @@ export interface ClusterSandbox extends Sandbox {
 }
 
 /** A CLI sandbox on the local cluster, with a fresh namespace selected in the devtool context. */
+/** On every namespace a test makes: scripts/test.sh deletes those an interrupted run left. */
+export const E2E_NAMESPACE_LABEL = 'devtool.dev/e2e';
+
 export async function clusterSandbox(prefix: string): Promise<ClusterSandbox> {
   const cluster = await ensureCluster();
   const sandbox = createSandbox(readFileSync(cluster.kubeconfigPath, 'utf8'));
@@ -29,7 +32,8 @@ export async function clusterSandbox(prefix: string): Promise<ClusterSandbox> {
   kc.loadFromFile(cluster.kubeconfigPath);
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const namespace = `${prefix}-${Date.now().toString(36)}`;
-  await core.createNamespace({ body: { metadata: { name: namespace } } });
+  // Labelled so that the next run deletes it if this one is cut off before its `after` (scripts/test.sh).
+  await core.createNamespace({ body: { metadata: { name: namespace, labels: { [E2E_NAMESPACE_LABEL]: 'true' } } } });
   return { ...sandbox, cluster, kc, core, namespace };
 }
 
