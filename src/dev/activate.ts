@@ -12,8 +12,8 @@ import type { DeploymentObject } from '../kube/objects.ts';
 import { claimProblem } from '../kube/claims.ts';
 import { workloadState } from '../kube/workloads.ts';
 import { buildDevObjects, type DevObjects } from './mirror.ts';
-import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName, ORIGIN_ANNOTATION } from './names.ts';
-import { otherOrigin, thisMachine } from './origin.ts';
+import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName } from './names.ts';
+import { originOf } from './origin.ts';
 import { findOriginal, notFoundMessage, recordAndScaleDown } from './original.ts';
 import type { DevTarget } from './target.ts';
 
@@ -40,7 +40,7 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
   if (!original) throw new DevtoolError(notFoundMessage(t.devName, t.dev, t.namespace));
   const activeFrom = original.metadata.annotations?.[FOLDER_ANNOTATION] ?? (await mirrorFolder(client, mirrorName(original.metadata.name)));
   if (activeFrom && activeFrom !== t.folder) {
-    const other = otherOrigin(original.metadata.annotations?.[ORIGIN_ANNOTATION], thisMachine());
+    const other = originOf(original);
     const next = other.gone ? `run 'devtool down' here to take it over` : `run 'devtool down' there first`;
     throw new DevtoolError(`${t.devName} is already in development from ${other.where} (deployment ${mirrorName(original.metadata.name)} in namespace ${t.namespace}); ${next}`);
   }

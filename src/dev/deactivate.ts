@@ -9,8 +9,8 @@ import { DevtoolError } from '../cli/errors.ts';
 import { deleteObject } from '../kube/apply.ts';
 import { isNotFound, isTransient, type KubeClient } from '../kube/client.ts';
 import { pollUntil } from '../kube/poll.ts';
-import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName, ORIGIN_ANNOTATION } from './names.ts';
-import { otherOrigin, thisMachine } from './origin.ts';
+import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName } from './names.ts';
+import { originOf } from './origin.ts';
 import { findOriginal, originalSpecHash, recorded, restoreOriginal } from './original.ts';
 import type { DevTarget } from './target.ts';
 
@@ -31,8 +31,8 @@ export async function deactivate(client: KubeClient, t: DevTarget, o: Deactivate
   const rec = original ? recorded(original) : undefined;
   const activeFrom = original?.metadata.annotations?.[FOLDER_ANNOTATION];
   if (activeFrom && activeFrom !== t.folder) {
-    const other = otherOrigin(original?.metadata.annotations?.[ORIGIN_ANNOTATION], thisMachine());
-    if (!other.gone || other.localFolder === undefined) {
+    const other = originOf(original);
+    if (!other.gone) {
       throw new DevtoolError(`${t.devName} was activated from ${other.where}: run 'devtool down' there (the folder where 'devtool up' ran)`);
     }
     // Nobody could ever run `down` there again: this folder takes over (its `up`, if alive, ends first).

@@ -6,6 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { ORIGIN_ANNOTATION } from './names.ts';
 
 export function formatOrigin(folder: string, host = hostname()): string {
   return `${host}:${folder}`;
@@ -16,13 +17,15 @@ export function thisMachine(): { host: string; exists(path: string): boolean } {
   return { host: hostname(), exists: existsSync };
 }
 
-export interface OtherOrigin {
-  /** For messages: "folder /a/b", "folder /a/b on machine h", or "another folder or machine". */
-  where: string;
-  /** On this machine, and its folder no longer exists: `down` may take it over. */
-  gone: boolean;
-  /** The folder's path when it was on this machine. */
-  localFolder?: string;
+/**
+ * `where`, for messages: "folder /a/b", "folder /a/b on machine h", or "another folder or machine".
+ * `gone`: on this machine, and its folder (`localFolder`) no longer exists: `down` may take it over.
+ */
+export type OtherOrigin = { where: string; gone: false; localFolder?: string } | { where: string; gone: true; localFolder: string };
+
+/** The origin recorded on an original Deployment, as seen from this machine. */
+export function originOf(d: { metadata: { annotations?: Record<string, string> } } | undefined): OtherOrigin {
+  return otherOrigin(d?.metadata.annotations?.[ORIGIN_ANNOTATION], thisMachine());
 }
 
 /**
@@ -35,6 +38,6 @@ export function otherOrigin(origin: string | undefined, here: { host: string; ex
   const host = origin.slice(0, colon);
   const folder = origin.slice(colon + 1);
   if (host !== here.host) return { where: `folder ${folder} on machine ${host}`, gone: false };
-  const gone = !here.exists(folder);
-  return { where: `folder ${folder}${gone ? ' (which no longer exists)' : ''}`, gone, localFolder: folder };
+  if (here.exists(folder)) return { where: `folder ${folder}`, gone: false, localFolder: folder };
+  return { where: `folder ${folder} (which no longer exists)`, gone: true, localFolder: folder };
 }

@@ -26,8 +26,8 @@ import { describeKubeError } from '../kube/config.ts';
 import type { DeploymentObject } from '../kube/objects.ts';
 import type { Logger } from '../log/logger.ts';
 import type { DevObjects } from './mirror.ts';
-import { FOLDER_ANNOTATION, ORIGIN_ANNOTATION, ORIGINAL_ANNOTATION, ORIGINAL_HASH_ANNOTATION, REPLICAS_ANNOTATION, SPEC_HASH_ANNOTATION } from './names.ts';
-import { originalSpecHash, recorded } from './original.ts';
+import { FOLDER_ANNOTATION, ORIGINAL_ANNOTATION, SPEC_HASH_ANNOTATION } from './names.ts';
+import { recordAnnotations, recorded } from './original.ts';
 
 export interface OriginalWatchOptions {
   client: KubeClient;
@@ -211,7 +211,7 @@ export class OriginalWatch {
         namespace: this.o.client.namespace,
         body: {
           // A precondition: the write fails with 409 if anyone (`down`) changed the original since.
-          metadata: { resourceVersion: original.metadata.resourceVersion, annotations: { [FOLDER_ANNOTATION]: this.o.folder, [ORIGIN_ANNOTATION]: this.o.origin, [REPLICAS_ANNOTATION]: String(replicas), [ORIGINAL_HASH_ANNOTATION]: originalSpecHash(original) } },
+          metadata: { resourceVersion: original.metadata.resourceVersion, annotations: recordAnnotations(this.o, original) },
           spec: { replicas: 0 },
         },
       },

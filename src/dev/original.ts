@@ -64,14 +64,24 @@ export function recorded(d: DeploymentObject): Recorded | undefined {
  * Records the replicas and hash (unless an earlier `up` did: the replicas are 0 by then) and scales
  * the original to zero, in one patch.
  */
-export async function recordAndScaleDown(client: KubeClient, d: DeploymentObject, owner: { folder: string; origin: string }): Promise<void> {
-  const before = recorded(d);
-  const annotations: Record<string, string> = { [FOLDER_ANNOTATION]: owner.folder, [ORIGIN_ANNOTATION]: owner.origin };
-  if (!before) {
-    annotations[REPLICAS_ANNOTATION] = String(d.spec?.replicas ?? 1);
-    annotations[ORIGINAL_HASH_ANNOTATION] = originalSpecHash(d);
-  }
+export async function recordAndScaleDown(client: KubeClient, d: DeploymentObject, owner: DevOwner): Promise<void> {
+  const annotations = recorded(d) ? ownerAnnotations(owner) : recordAnnotations(owner, d);
   await mergePatch(client, d.metadata.name, { metadata: { annotations }, spec: { replicas: 0 } });
+}
+
+/** The folder that activates dev mode: its hash (names.ts) and the same in words (origin.ts). */
+export interface DevOwner {
+  folder: string;
+  origin: string;
+}
+
+function ownerAnnotations(owner: DevOwner): Record<string, string> {
+  return { [FOLDER_ANNOTATION]: owner.folder, [ORIGIN_ANNOTATION]: owner.origin };
+}
+
+/** What `up` (and the original watch, after a redeploy) records on the original: its owner, replicas and spec hash. */
+export function recordAnnotations(owner: DevOwner, d: DeploymentObject): Record<string, string> {
+  return { ...ownerAnnotations(owner), [REPLICAS_ANNOTATION]: String(d.spec?.replicas ?? 1), [ORIGINAL_HASH_ANNOTATION]: originalSpecHash(d) };
 }
 
 /** Gives back the recorded replicas and removes every annotation devtool added. */

@@ -141,7 +141,6 @@ function isDirectory(path: string): boolean {
 
 async function devTargetFor(f: Factory, inv: Invocation, manifest: Manifest, devName: string, source: LoadedSource): Promise<DevTarget> {
   const { context, namespace } = await clusterTarget(f, inv.string('namespace'));
-  const key = devKey(manifest.folder, context.name, namespace, devName);
   return {
     manifest,
     devName,
@@ -150,10 +149,15 @@ async function devTargetFor(f: Factory, inv: Invocation, manifest: Manifest, dev
     namespace,
     folder: folderHash(manifest.folder),
     origin: formatOrigin(manifest.folder),
-    state: new DevState(f.home.devDir(key)),
+    state: devState(f, manifest.folder, context.name, namespace, devName),
     // Named as `devtool deploy` in this folder names it.
     deploy: { source, environment: environmentName(source.kind === 'manifest' ? source.manifest.name : undefined, manifest.folder) },
   };
+}
+
+/** The local state of the dev container `devName` of `folder` (local-state.ts), existing or not. */
+export function devState(f: Factory, folder: string, context: string, namespace: string, devName: string): DevState {
+  return new DevState(f.home.devDir(devKey(folder, context, namespace, devName)));
 }
 
 /** The devtool-bin image the init container copies the agent from (agent/README.md). */

@@ -81,7 +81,7 @@ export async function execCapture(client: KubeClient, pod: string, container: st
   });
 }
 
-/** Bytes the WebSocket may hold queued before the input is paused, and resumed below. */
+/** Bytes the WebSocket may hold queued before `send` waits, and how far it waits for it to drain (framedSender). */
 const STDIN_HIGH_WATER = 4 * 1024 * 1024;
 const STDIN_LOW_WATER = 1024 * 1024;
 

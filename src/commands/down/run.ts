@@ -1,9 +1,8 @@
 import type { CommandHandler } from '../../cli/spec.ts';
 import { Progress } from '../../deploy/progress.ts';
 import { deactivate } from '../../dev/deactivate.ts';
-import { DevState } from '../../dev/local-state.ts';
-import { devKey } from '../../dev/names.ts';
-import { devTarget } from '../../dev/target.ts';
+import type { DevState } from '../../dev/local-state.ts';
+import { devState, devTarget } from '../../dev/target.ts';
 
 export const runDown: CommandHandler = async (f, inv) => {
   const t = await devTarget(f, inv);
@@ -17,7 +16,7 @@ export const runDown: CommandHandler = async (f, inv) => {
     warn: (m) => progress.warn(m),
     // The session of a folder that is gone keeps its state under the same key it had there.
     takeOver: async (folder) => {
-      const left = await endLocalSession(new DevState(f.home.devDir(devKey(folder, t.context.name, t.namespace, t.devName))), progress);
+      const left = await endLocalSession(devState(f, folder, t.context.name, t.namespace, t.devName), progress);
       if (left !== undefined) progress.warn(`'devtool up' (pid ${left}) of ${folder} did not stop: end it with Ctrl-C`);
     },
   });
