@@ -13,6 +13,7 @@ import { createReadStream } from 'node:fs';
 import { lstat, readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { DevtoolError } from '../cli/errors.ts';
+import { readInputFile } from '../io/input-file.ts';
 
 export interface ContextEntry {
   /** Path inside the context, with `/` separators. */
@@ -76,12 +77,8 @@ interface IgnoreRules {
 
 async function readIgnoreFile(contextDir: string, dockerfile: string): Promise<IgnoreRules | undefined> {
   for (const file of [join(dirname(dockerfile), `${basename(dockerfile)}.dockerignore`), join(contextDir, '.dockerignore')]) {
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch {
-      continue;
-    }
+    const text = readInputFile(file, 'dockerignore');
+    if (text === undefined) continue;
     // A CommonJS module whose module.exports is the factory (typed as an ES default export).
     const dockerignore = (await import('@balena/dockerignore')).default as unknown as typeof import('@balena/dockerignore').default;
     const patterns = text

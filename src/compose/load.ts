@@ -4,9 +4,9 @@
  * result. Any problem ends in one LocatedError (FILE:LINE:COL) holding every problem found by the
  * step that failed; nothing is half-loaded.
  */
-import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { DevtoolError } from '../cli/errors.ts';
+import { readInputFile } from '../io/input-file.ts';
 import { LocatedError, type Path, type Problem } from '../yaml/errors.ts';
 import { parseYaml, SourceMap } from '../yaml/parse.ts';
 import { parseDotenv } from './dotenv.ts';
@@ -31,16 +31,7 @@ export interface LoadOptions {
   readonly fileAccess?: FileAccess;
 }
 
-export const nodeFileAccess: FileAccess = {
-  readFile(path: string): string | undefined {
-    try {
-      if (!statSync(path).isFile()) return undefined;
-      return readFileSync(path, 'utf8');
-    } catch {
-      return undefined;
-    }
-  },
-};
+export const nodeFileAccess: FileAccess = { readFile: readInputFile };
 
 /** Loads and checks a Compose project. Throws LocatedError for problems in the files, DevtoolError otherwise. */
 export function loadCompose(options: LoadOptions): ComposeProject {
@@ -50,8 +41,9 @@ export function loadCompose(options: LoadOptions): ComposeProject {
       ? options.files.map((f) => (isAbsolute(f) ? f : resolve(options.cwd, f)))
       : findComposeFiles({ cwd: options.cwd });
   const texts = paths.map((path, i) => {
-    const text = files.readFile(path);
-    if (text === undefined) throw new DevtoolError(`Compose file ${options.files?.[i] ?? path} not found`);
+    const shown = options.files?.[i] ?? (relative(options.cwd, path) || path);
+    const text = files.readFile(path, 'compose', shown);
+    if (text === undefined) throw new DevtoolError(`Compose file ${shown} not found`);
     return text;
   });
   return loadComposeTexts(
@@ -81,7 +73,7 @@ export function loadComposeTexts(inputs: readonly ComposeText[], options: LoadOp
   // Variables: shell > .env beside the (first) Compose file > stored secrets.
   const shell: Lookup = (name) => (Object.hasOwn(env, name) ? env[name] : undefined);
   const dotenvPath = join(projectDir, '.env');
-  const dotenvText = files.readFile(dotenvPath);
+  const dotenvText = files.readFile(dotenvPath, 'env', display(dotenvPath));
   const unset = new Set<string>();
   const onUnset = (name: string): void => {
     unset.add(name);

@@ -50,7 +50,8 @@ export async function startLabelProxy(kc: KubeConfig, opts: { environment: strin
   const authorized = (req: IncomingMessage): boolean => {
     const url = req.url ?? '/';
     if (url.startsWith(`${prefix}/`) || url === prefix || url.startsWith(`${prefix}?`)) {
-      req.url = url.slice(prefix.length) || '/';
+      const rest = url.slice(prefix.length);
+      req.url = rest.startsWith('/') ? rest : `/${rest}`;
       return true;
     }
     const given = Buffer.from(req.headers.authorization ?? '');
@@ -67,11 +68,15 @@ export async function startLabelProxy(kc: KubeConfig, opts: { environment: strin
     return options;
   };
   const send = upstream.protocol === 'https:' ? httpsRequest : httpRequest;
-  const target = (req: IncomingMessage) => new URL(req.url ?? '/', upstream);
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (!authorized(req)) {
       res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'devtool proxy: missing or wrong token', reason: 'Unauthorized', code: 401 }));
+      return;
+    }
+    const target = upstreamUrl(upstream, req.url ?? '/');
+    if (typeof target === 'string') {
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: `devtool proxy: refused: ${target}`, reason: 'BadRequest', code: 400 }));
       return;
     }
     const format = labelledBodyFormat(req.method ?? 'GET', req.url ?? '/', req.headers['content-type']);
@@ -88,7 +93,7 @@ export async function startLabelProxy(kc: KubeConfig, opts: { environment: strin
     }
     const extra: OutgoingHttpHeaders = body ? { 'content-length': String(body.length) } : req.headers['content-length'] ? { 'content-length': req.headers['content-length'] } : {};
     if (!body && req.headers['transfer-encoding']) extra['transfer-encoding'] = req.headers['transfer-encoding'];
-    const up = send(target(req), await upstreamOptions(req, extra), (upRes) => {
+    const up = send(target, await upstreamOptions(req, extra), (upRes) => {
       const headers: OutgoingHttpHeaders = {};
       for (const [k, v] of Object.entries(upRes.headers)) if (k !== 'connection' && k !== 'keep-alive' && v !== undefined) headers[k] = v;
       res.writeHead(upRes.statusCode ?? 502, headers);
@@ -107,8 +112,14 @@ export async function startLabelProxy(kc: KubeConfig, opts: { environment: strin
       socket.end('HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\n\r\n');
       return;
     }
+    const target = upstreamUrl(upstream, req.url ?? '/');
+    if (typeof target === 'string') {
+      const reason = `devtool proxy: refused: ${target}\n`;
+      socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(reason)}\r\nconnection: close\r\n\r\n${reason}`);
+      return;
+    }
     const options = await upstreamOptions(req, { connection: 'Upgrade', upgrade: req.headers.upgrade ?? '' });
-    const up = send(target(req), options);
+    const up = send(target, options);
     up.on('upgrade', (upRes, upSocket, upHead) => {
       const lines = [`HTTP/1.1 ${upRes.statusCode} ${upRes.statusMessage}`];
       for (let i = 0; i < upRes.rawHeaders.length; i += 2) lines.push(`${upRes.rawHeaders[i]}: ${upRes.rawHeaders[i + 1]}`);
@@ -157,6 +168,25 @@ export async function startLabelProxy(kc: KubeConfig, opts: { environment: strin
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * Where a request goes: the API server's origin and path, then the request's path. The server's
+ * path is kept because gateways serve a cluster under a prefix (Rancher:
+ * https://rancher.example/k8s/clusters/c-abc). Only a path starting with a single "/" is taken:
+ * "//host/x" or "http://host/x" would otherwise name another server, which would then receive the
+ * user's credentials. Dot segments may not climb out of the server's path either. Returns the
+ * reason when the request is refused.
+ */
+export function upstreamUrl(upstream: URL, requestPath: string): URL | string {
+  // WHATWG URLs read a backslash as "/" in http(s) paths: "/\host" would be "//host".
+  if (!/^\/(?![/\\])/.test(requestPath)) return `the request path must start with a single "/", not ${JSON.stringify(requestPath.slice(0, 100))}`;
+  const base = upstream.pathname.replace(/\/+$/, '');
+  const url = new URL(`${upstream.origin}${base}${requestPath}`);
+  if (url.origin !== upstream.origin || !(url.pathname === base || url.pathname.startsWith(`${base}/`))) {
+    return `the request path ${JSON.stringify(requestPath.slice(0, 100))} leaves the API server's path ${JSON.stringify(base || '/')}`;
+  }
+  return url;
 }
 
 /** The kubeconfig the commands get: one context, named like the real one, on the proxy. */

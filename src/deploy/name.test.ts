@@ -28,3 +28,39 @@ test('falls back to the folder name, and --name wins', () => {
   assert.equal(environmentName('Demo', folder), 'demo');
   assert.throws(() => environmentName('___', folder), /--name/);
 });
+
+test('a partial .git gives the folder name, never an error; the nearest .git decides', () => {
+  const root = mkdtempSync(join(tmpdir(), 'name-'));
+  mkdirSync(join(root, '.git'));
+  writeFileSync(join(root, '.git', 'config'), '[remote "origin"]\n\turl = https://example.com/acme/outer.git\n');
+  const synced = join(root, 'Shop Front');
+  // What a container's `.git` can leave once synced: hooks and objects, no config.
+  mkdirSync(join(synced, '.git', 'hooks'), { recursive: true });
+  writeFileSync(join(synced, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+  assert.equal(repositoryName(synced), undefined);
+  assert.equal(environmentName(undefined, synced), 'shop-front');
+
+  const configIsFolder = join(root, 'config-folder');
+  mkdirSync(join(configIsFolder, '.git', 'config'), { recursive: true });
+  assert.equal(environmentName(undefined, configIsFolder), 'config-folder');
+
+  const removedWorktree = join(root, 'removed-worktree');
+  mkdirSync(removedWorktree);
+  writeFileSync(join(removedWorktree, '.git'), `gitdir: ${join(root, 'gone', '.git', 'worktrees', 'x')}\n`);
+  assert.equal(environmentName(undefined, removedWorktree), 'removed-worktree');
+
+  const emptyPointer = join(root, 'empty-pointer');
+  mkdirSync(emptyPointer);
+  writeFileSync(join(emptyPointer, '.git'), '');
+  assert.equal(environmentName(undefined, emptyPointer), 'empty-pointer');
+});
+
+test('a worktree reads the config of its main repository', () => {
+  const root = mkdtempSync(join(tmpdir(), 'name-'));
+  mkdirSync(join(root, 'main', '.git', 'worktrees', 'feature'), { recursive: true });
+  writeFileSync(join(root, 'main', '.git', 'config'), '[remote "origin"]\n\turl = git@github.com:acme/api.git\n');
+  writeFileSync(join(root, 'main', '.git', 'worktrees', 'feature', 'commondir'), '../..\n');
+  mkdirSync(join(root, 'feature'));
+  writeFileSync(join(root, 'feature', '.git'), 'gitdir: ../main/.git/worktrees/feature\n');
+  assert.equal(environmentName(undefined, join(root, 'feature')), 'api');
+});

@@ -3,8 +3,8 @@
  * remote's URL, read from .git/config: no git process needed), else the folder name. It becomes a
  * Kubernetes label value and part of object names, so it is made a DNS-1123 label.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { UsageError } from '../cli/errors.ts';
 import { toDnsLabel } from '../kube/naming.ts';
 
@@ -20,31 +20,51 @@ export function environmentName(explicit: string | undefined, folder: string): s
 /** Environment names are labels and parts of object names: a DNS label. */
 export const sanitizeName = toDnsLabel;
 
-/** The repository name from the origin remote of the git repository holding `folder`. */
+/**
+ * The repository name from the origin remote of the git repository holding `folder`. A `.git`
+ * that is partial or unreadable (a container's `.git` synced in without its config, no
+ * permission, a worktree pointer to a removed folder) means no name, never an error.
+ */
 export function repositoryName(folder: string): string | undefined {
-  const config = gitConfigPath(folder);
-  if (!config) return undefined;
-  const text = readFileSync(config, 'utf8');
-  const section = /\[remote "origin"\]([^[]*)/.exec(text)?.[1];
+  const text = gitConfigText(folder);
+  const section = text && /\[remote "origin"\]([^[]*)/.exec(text)?.[1];
   const url = section && /^\s*url\s*=\s*(.+)$/m.exec(section)?.[1]?.trim();
   if (!url) return undefined;
   const last = url.replace(/\/+$/, '').split(/[/:]/).pop() ?? '';
   return last.replace(/\.git$/, '') || undefined;
 }
 
-function gitConfigPath(folder: string): string | undefined {
+/** The text of the git config of the repository holding `folder`; the nearest `.git` decides. */
+function gitConfigText(folder: string): string | undefined {
   for (let dir = folder; ; dir = dirname(dir)) {
     const dotGit = join(dir, '.git');
-    if (existsSync(dotGit)) {
-      if (statSync(dotGit).isDirectory()) return join(dotGit, 'config');
+    const kind = entryKind(dotGit);
+    if (kind === 'folder') return readText(join(dotGit, 'config'));
+    if (kind === 'other') {
       // A worktree or submodule: ".git" is a file pointing at the real git dir.
-      const target = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'))?.[1]?.trim();
+      const target = /^gitdir:\s*(.+)$/m.exec(readText(dotGit) ?? '')?.[1]?.trim();
       if (!target) return undefined;
-      const gitDir = target.startsWith('/') ? target : join(dir, target);
-      const common = join(gitDir, 'commondir');
-      const configDir = existsSync(common) ? join(gitDir, readFileSync(common, 'utf8').trim()) : gitDir;
-      return existsSync(join(configDir, 'config')) ? join(configDir, 'config') : undefined;
+      const gitDir = isAbsolute(target) ? target : join(dir, target);
+      const common = readText(join(gitDir, 'commondir'))?.trim();
+      return readText(join(common ? resolve(gitDir, common) : gitDir, 'config'));
     }
     if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/** A folder, something else (a file, unreadable), or nothing (as for git, a dangling link is nothing). */
+function entryKind(path: string): 'folder' | 'other' | undefined {
+  try {
+    return statSync(path).isDirectory() ? 'folder' : 'other';
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : 'other';
+  }
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
   }
 }

@@ -4,9 +4,10 @@
  * check what spans sections. Any problem ends in one LocatedError (FILE:LINE:COL); nothing is
  * half-loaded.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import { DevtoolError } from '../cli/errors.ts';
+import { readInputFile } from '../io/input-file.ts';
 import { LocatedError } from '../yaml/errors.ts';
 import { parseYaml } from '../yaml/parse.ts';
 import { didYouMean } from '../yaml/suggest.ts';
@@ -23,14 +24,8 @@ export interface ManifestLoadOptions {
 
 export function loadManifest(file: string, opts: ManifestLoadOptions): Manifest {
   const path = resolve(opts.cwd, file);
-  let text: string;
-  try {
-    if (!statSync(path).isFile()) throw new DevtoolError(`manifest ${file} is not a file`);
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    if (err instanceof DevtoolError) throw err;
-    throw new DevtoolError(`manifest ${file} not found`);
-  }
+  const text = readInputFile(path, 'manifest', relative(opts.cwd, path) || path);
+  if (text === undefined) throw new DevtoolError(existsSync(path) ? `manifest ${file} is not a file` : `manifest ${file} not found`);
   return loadManifestText(text, path, opts);
 }
 

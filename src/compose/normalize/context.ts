@@ -12,8 +12,8 @@ import type { Lookup } from '../interpolate.ts';
 export type Obj = Record<string, unknown>;
 
 export interface FileAccess {
-  /** The file's text, or undefined when it does not exist. */
-  readFile(path: string): string | undefined;
+  /** The file's text, or undefined when it does not exist; throws when it is over the kind's size limit. */
+  readFile(path: string, kind: 'compose' | 'env', shown: string): string | undefined;
 }
 
 export class NormalizeContext {

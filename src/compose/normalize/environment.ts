@@ -59,13 +59,13 @@ function envFiles(ctx: NormalizeContext, value: unknown, path: Path): [string, s
     }
     if (file === undefined) continue;
     const absolute = isAbsolute(file) ? file : resolve(ctx.projectDir, file);
-    const text = ctx.files.readFile(absolute);
+    const shown = ctx.display(absolute);
+    const text = ctx.files.readFile(absolute, 'env', shown);
     if (text === undefined) {
-      const shown = ctx.display(absolute);
       if (required) ctx.fail(at, `env file ${show(file)} not found${shown === file ? '' : ` (looked at ${shown})`}`);
       continue;
     }
-    const parsed = parseDotenv(text, ctx.display(absolute), { lookup: ctx.lookup, format, onUnset: ctx.onUnset });
+    const parsed = parseDotenv(text, shown, { lookup: ctx.lookup, format, onUnset: ctx.onUnset });
     ctx.problems.push(...parsed.problems);
     for (const [k, v] of parsed.values) out.push([k, v, at]);
   }
