@@ -148,6 +148,8 @@ export async function prepareRemoteFolder(o: {
   agentPath: string;
   notice(message: string): void;
   log: Logger;
+  /** Patterns the container's end ignores beyond `.stignore` (container-guard.ts): never copied either. */
+  extraIgnores: readonly string[];
 }): Promise<PreparedFolder> {
   const { api, folder: f } = o;
   const config = await api.folderConfig(f.id);
@@ -160,7 +162,7 @@ export async function prepareRemoteFolder(o: {
     if (config.paused || config.type !== 'sendreceive') await api.patchFolder(f.id, { paused: false, type: 'sendreceive' });
     return { settle: false };
   };
-  const leaveOut = leaveOutMatcher(f.local);
+  const leaveOut = leaveOutMatcher(f.local, o.extraIgnores);
   if (!leaveOut) {
     o.log.info(`no bootstrap for ${f.local}: its .stignore cannot be read as Syncthing reads it`);
     return plain();

@@ -4,9 +4,9 @@
  * one is written by `devtool-agent syncthing-config` into the CLI's own Syncthing home.
  *
  * The remote end never dials (it is reachable only through the SSH tunnel); the local end dials
- * the tunnel's local port. The local folders start `sendonly`: the first pass of a session can
- * never change a local file (session.ts turns them to `sendreceive` once the remote has caught up);
- * and paused, so they do not scan while a new volume is being filled (bootstrap.ts).
+ * the tunnel's local port. The local folders start `sendonly`: nothing the container has reaches
+ * them until the first pass (first-pass.ts) has made sure none of it overwrites or deletes a local
+ * file, then session.ts turns them `sendreceive`; and paused, so they do not scan while a new volume is being filled (bootstrap.ts).
  */
 import { isAbsolute, resolve } from 'node:path';
 import { sha256 } from '../dev/names.ts';
@@ -20,6 +20,8 @@ export interface SyncFolderPair {
   readonly local: string;
   /** Absolute path in the dev container. */
   readonly remote: string;
+  /** The manifest's `trustContainer`: the container may send `.git`, execute bits and links out of the folder. */
+  readonly trustContainer?: boolean;
 }
 
 export interface LocalPorts {

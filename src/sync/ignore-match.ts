@@ -32,13 +32,14 @@ function isSyncthingOwn(path: string): boolean {
 }
 
 /**
- * The leave-out test of `folder`'s `.stignore`, or undefined when the file cannot be read the way
+ * The leave-out test of `folder`'s `.stignore` plus `extraLines` (patterns the container's end gets
+ * beyond the user's, container-guard.ts), or undefined when the file cannot be read the way
  * Syncthing reads it (the caller then skips the bootstrap). No `.stignore`: only Syncthing's own files.
  */
-export function leaveOutMatcher(folder: string): LeaveOut | undefined {
+export function leaveOutMatcher(folder: string, extraLines: readonly string[] = []): LeaveOut | undefined {
   let regexes: RegExp[];
   try {
-    regexes = readIgnoreFile(folder, join(folder, '.stignore'), new Set(), true);
+    regexes = [...readIgnoreFile(folder, join(folder, '.stignore'), new Set(), true), ...extraLines.flatMap(lineRegexes)];
   } catch {
     return undefined;
   }

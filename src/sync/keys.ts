@@ -28,8 +28,28 @@ interface KeygenOutput {
 }
 
 export async function generateSyncKeys(agentBinary: string): Promise<SyncKeys> {
-  const [a, b] = await Promise.all([keygen(agentBinary), keygen(agentBinary)]);
+  const pair = await Promise.all([keygen(agentBinary), keygen(agentBinary)]);
+  // The laptop gets the identity that wins Syncthing's ties (see shortIdLess).
+  const [a, b] = shortIdLess(pair[0].syncthing.deviceID, pair[1].syncthing.deviceID) ? pair : [pair[1], pair[0]];
   return { local: a.syncthing, remote: b.syncthing, apiKey: a.apiKey, password: a.guiPassword };
+}
+
+const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+
+/**
+ * Whether device `a` sorts before `b` by Syncthing's short ID (the first 64 bits of the device
+ * ID, big-endian; the ID's text is their base32). Syncthing breaks a tie between two concurrent
+ * versions (a link, whose modification time it does not keep, or files with equal times) by the
+ * version vectors, and with two devices the one with the smaller short ID wins once it holds the
+ * higher counter of its own (protocol.Vector.Compare). The first pass gives the laptop's version
+ * exactly that (first-pass.ts), so the laptop must be the smaller one: then its files and links
+ * win every tie.
+ */
+export function shortIdLess(a: string, b: string): boolean {
+  const digits = (id: string) => [...id.replaceAll('-', '').slice(0, 13)].map((c) => BASE32.indexOf(c.toUpperCase()));
+  const [x, y] = [digits(a), digits(b)];
+  for (let i = 0; i < 13; i++) if (x[i] !== y[i]) return x[i]! < y[i]!;
+  return false;
 }
 
 async function keygen(agentBinary: string): Promise<KeygenOutput> {

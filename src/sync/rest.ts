@@ -22,13 +22,28 @@ export interface FolderStatus {
   needBytes: number;
   errors: number;
   pullErrors: number;
+  /** The highest sequence number of this end's own changes to the folder. */
+  sequence: number;
+  /** The highest sequence number of each peer's changes this end has received, by device ID. */
+  remoteSequence?: Record<string, number> | null;
 }
 
+/** A path as Syncthing lists it (`/rest/db/need`): the global version this end does not have. */
 export interface NeedItem {
   name: string;
+  /** `FILE_INFO_TYPE_FILE`, `FILE_INFO_TYPE_DIRECTORY` or `FILE_INFO_TYPE_SYMLINK`. */
   type: string;
   deleted?: boolean;
+  size?: number;
+  /** RFC 3339 with nanoseconds. */
+  modified?: string;
+  noPermissions?: boolean;
+  /** Octal, e.g. `0644`. */
+  permissions?: string;
 }
+
+/** Items per page of `/rest/db/need`. */
+const NEED_PAGE = 1000;
 
 export type FolderType = 'sendonly' | 'sendreceive' | 'receiveonly';
 
@@ -83,10 +98,16 @@ export class SyncthingApi {
     return this.request('GET', `/rest/db/status?folder=${encodeURIComponent(folder)}`);
   }
 
-  /** What this end still needs of the folder (first page of up to 1000 items per list). */
+  /** Everything this end still needs of the folder, every page of it. */
   async need(folder: string): Promise<NeedItem[]> {
-    const r = await this.request<{ progress: NeedItem[]; queued: NeedItem[]; rest: NeedItem[] }>('GET', `/rest/db/need?folder=${encodeURIComponent(folder)}&perpage=1000`);
-    return [...(r.progress ?? []), ...(r.queued ?? []), ...(r.rest ?? [])];
+    const all: NeedItem[] = [];
+    for (let page = 1; ; page++) {
+      const q = new URLSearchParams({ folder, page: String(page), perpage: String(NEED_PAGE) });
+      const r = await this.request<{ progress: NeedItem[] | null; queued: NeedItem[] | null; rest: NeedItem[] | null }>('GET', `/rest/db/need?${q}`, undefined, 60_000);
+      const items = [...(r.progress ?? []), ...(r.queued ?? []), ...(r.rest ?? [])];
+      all.push(...items);
+      if (items.length < NEED_PAGE) return all;
+    }
   }
 
   /** Rescans the given paths (relative to the folder) now, or the whole folder with none. */

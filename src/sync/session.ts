@@ -1,19 +1,16 @@
 /**
  * One `up` session's file sync: the local Syncthing, the two REST APIs (the remote one through the
- * tunnel), the first pass that cannot change a local file, then two-way sync driven by our watcher.
+ * tunnel), the first pass that never overwrites or deletes a local file, then two-way sync driven by
+ * our watcher.
  *
- * The first pass (agent learned from Okteto's users losing files): the local folders start
- * `sendonly`, so nothing the container has can change them. Once the remote end has caught up, any
- * path where the remote's version won (a conflict it resolved its way, or a delete of a file that
- * exists here) is touched locally and rescanned: the local file becomes the newest version, wins,
- * and the remote's content is kept there as a `.sync-conflict-` copy that comes back here. Only
- * then do the folders turn `sendreceive`. Syncthing's own "override" is not used: it would also
- * delete every file that exists only in the container.
+ * The first pass (first-pass.ts; Okteto's users lost files to theirs): whatever the container did
+ * while no session ran, a local file keeps its content and the container's version is kept as a
+ * `.sync-conflict-` copy. Only then do the folders turn `sendreceive`.
  *
  * A new, empty volume is filled first by one tar stream (bootstrap.ts); Syncthing settles it in
  * the background (settleBootstrap).
  */
-import { existsSync, lstatSync, utimesSync, lutimesSync } from 'node:fs';
+import { readlinkSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type ssh2 from 'ssh2';
 import { writeFileAtomic } from '../io/atomic-file.ts';
@@ -26,6 +23,9 @@ import { SyncthingApi } from './rest.ts';
 import { freePort } from './ports.ts';
 import { LocalWatcher, readIgnoreLines } from './watcher.ts';
 import { prepareRemoteFolder, type PreparedFolder } from './bootstrap.ts';
+import { containerIgnoreLines, linkLeavesFolder, RefusedLinks } from './container-guard.ts';
+import { indexesExchanged, scanAndExchange, type SyncEnds } from './exchange.ts';
+import { firstPassSummary, fsLookup, keepLocal, planFirstPass } from './first-pass.ts';
 
 export interface SyncTunnel {
   /** A local port forwarded (over SSH) to host:port in the dev container; stable across reconnects. */
@@ -79,7 +79,12 @@ export class SyncSession {
   /** Resolves once every folder is two-way (after start() for bootstrapped folders). */
   settled: Promise<void> = Promise.resolve();
 
-  constructor(private readonly o: SyncSessionOptions) {}
+  /** Links the container made that point out of their folder, refused here (container-guard.ts). */
+  private readonly refusedLinks: RefusedLinks;
+
+  constructor(private readonly o: SyncSessionOptions) {
+    this.refusedLinks = new RefusedLinks(join(o.stateDir, 'refused-links.json'));
+  }
 
   /**
    * Starts both ends and makes the first sync. Resolves once the container has every folder's
@@ -106,7 +111,8 @@ export class SyncSession {
     for (const f of o.folders) await this.pushIgnores(f);
     const results: FirstSync[] = [];
     for (const folder of o.folders) {
-      const prepared = await prepareRemoteFolder({ api: this.remoteApi, tunnel: o.tunnel, folder, agentPath: o.remoteAgent, notice: o.notice, log: o.log });
+      const extraIgnores = containerIgnoreLines([], Boolean(folder.trustContainer), this.refusedLinks.of(folder.id));
+      const prepared = await prepareRemoteFolder({ api: this.remoteApi, tunnel: o.tunnel, folder, agentPath: o.remoteAgent, notice: o.notice, log: o.log, extraIgnores });
       results.push({ folder, ...prepared });
     }
     phases.mark(results.some((r) => r.copied) ? 'copy' : 'folders prepared');
@@ -170,31 +176,64 @@ export class SyncSession {
   }
 
   private async pushIgnores(f: SyncFolderPair): Promise<void> {
-    await this.remoteApi!.setIgnores(f.id, readIgnoreLines(f.local));
+    await this.remoteApi!.setIgnores(f.id, containerIgnoreLines(readIgnoreLines(f.local), Boolean(f.trustContainer), this.refusedLinks.of(f.id)));
   }
 
+  /**
+   * A link the container made that points out of its folder (container-guard.ts): the container's
+   * end ignores its path from now on (so it keeps its link and sends it no more), then it is
+   * removed here. Ignored first: removed first, the removal would reach the container.
+   */
+  private async refuseLink(f: SyncFolderPair, path: string): Promise<void> {
+    let target: string;
+    try {
+      target = readlinkSync(join(f.local, path));
+    } catch {
+      return; // gone or not a link any more
+    }
+    if (!linkLeavesFolder(path, target)) return;
+    this.refusedLinks.add(f.id, path);
+    await this.pushIgnores(f);
+    rmSync(join(f.local, path), { force: true });
+    this.o.notice(`the dev container made the link ${path} -> ${target} in ${f.local}, which points out of the folder: not created here (the container keeps it; 'trustContainer: true' in the manifest allows such links)`);
+  }
+
+  /** The ends as the index exchange sees them (exchange.ts). */
+  private ends(): SyncEnds {
+    return {
+      local: this.localApi!,
+      remote: this.remoteApi!,
+      localDevice: this.o.keys.local.deviceID,
+      remoteDevice: this.o.keys.remote.deviceID,
+      closed: () => this.closed,
+      sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+      now: () => Date.now(),
+    };
+  }
+
+  /**
+   * The first pass (first-pass.ts): both ends index what changed while no session ran and swap
+   * indexes; every local path the container's version would replace or delete gets a newer
+   * version of the same content; then the folder turns two-way.
+   */
   private async firstPass(f: SyncFolderPair, deadline: number): Promise<void> {
     const local = this.localApi!;
-    await local.scan(f.id);
-    await this.waitRemoteCaughtUp(f, deadline);
-    const won = (await local.need(f.id)).filter((item) => existsSync(join(f.local, item.name)));
-    if (won.length > 0) {
-      const now = new Date();
-      for (const item of won) {
-        const path = join(f.local, item.name);
-        // Content untouched: only the modification time, so this side's version is the newest.
-        if (lstatSync(path).isSymbolicLink()) lutimesSync(path, now, now);
-        else utimesSync(path, now, now);
-      }
-      this.o.log.info(`first sync of ${f.local}: kept the local version of ${won.length} path(s) the container had changed (${won.slice(0, 5).map((i) => i.name).join(', ')}${won.length > 5 ? ', ...' : ''}); the container's versions are kept as .sync-conflict- copies`);
-      await local.scan(f.id, won.map((i) => i.name));
-      await this.waitRemoteCaughtUp(f, deadline);
+    await scanAndExchange(this.ends(), f.id, deadline);
+    const need = await local.need(f.id);
+    const plan = planFirstPass(need, fsLookup(f.local), Date.now());
+    if (plan.keep.length > 0) {
+      await keepLocal(f.local, plan.keep, (paths) => scanPaths(local, f.id, paths));
+      const list = plan.keep.map((k) => `${k.path} (${k.container} there)`);
+      this.o.log.info(`first sync of ${f.local}: kept this machine's version of ${list.length} path(s): ${list.join(', ')}`);
+      this.o.notice(firstPassSummary(f.local, plan)!);
     }
+    if (plan.arriving.length > 0) this.o.log.info(`first sync of ${f.local}: ${plan.arriving.length} path(s) only the container has arrive here: ${plan.arriving.slice(0, 20).join(', ')}${plan.arriving.length > 20 ? ', ...' : ''}`);
     await local.setFolderType(f.id, 'sendreceive');
   }
 
   /** Until the remote end has everything this end has (and both are idle). */
   private async waitRemoteCaughtUp(f: SyncFolderPair, deadline: number): Promise<void> {
+    await indexesExchanged(this.ends(), f.id, deadline);
     const local = this.localApi!;
     const remote = this.remoteApi!;
     let last = '';
@@ -221,6 +260,10 @@ export class SyncSession {
         const events = await this.localApi!.events(since, ['LocalIndexUpdated', 'RemoteIndexUpdated', 'ItemFinished'], 30);
         for (const e of events) {
           since = Math.max(since, e.id);
+          const folder = this.o.folders.find((f) => f.id === e.data.folder);
+          if (e.type === 'ItemFinished' && e.data.type === 'symlink' && e.data.action === 'update' && !e.data.error && folder && !folder.trustContainer) {
+            await this.refuseLink(folder, String(e.data.item)).catch((err: Error) => this.o.notice(`cannot refuse the link ${String(e.data.item)} the container made: ${err.message}`));
+          }
           const names = [e.data.item, ...((e.data.filenames as unknown[]) ?? [])].filter((n): n is string => typeof n === 'string');
           for (const name of names) {
             if (name.includes('.sync-conflict-') && !this.conflictsSeen.has(name)) {
@@ -240,6 +283,14 @@ export class SyncSession {
     await this.watcher?.close();
     await this.local?.stop();
   }
+}
+
+/** Past this many paths one scan of the whole folder is cheaper than a query listing them. */
+const MAX_SCAN_PATHS = 200;
+
+/** Rescans `paths` of the folder (the whole folder when they are many); resolves once indexed. */
+function scanPaths(api: SyncthingApi, folder: string, paths: readonly string[]): Promise<void> {
+  return api.scan(folder, paths.length > MAX_SCAN_PATHS ? [] : paths);
 }
 
 /** Durations of the start's phases for the log: where the first sync's seconds go. */

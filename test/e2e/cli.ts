@@ -40,7 +40,9 @@ export function ensureBuilt(): void {
 }
 
 const sandboxes: string[] = [];
+// DEVTOOL_E2E_KEEP=1 keeps them (the devtool home with devtool.log, the projects) to look at a failure.
 process.on('exit', () => {
+  if (process.env.DEVTOOL_E2E_KEEP === '1') return void console.error(`kept the sandboxes: ${sandboxes.join(' ')}`);
   for (const dir of sandboxes) rmSync(dir, { recursive: true, force: true });
 });
 

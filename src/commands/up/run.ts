@@ -52,7 +52,7 @@ export const runUp: CommandHandler = async (f, inv) => {
     });
     await tunnel.start();
     if (syncPlan) {
-      progress.step(`synchronizing ${syncPlan.folders.map((x) => x.local).join(', ')} (first pass: local files are never changed)`);
+      progress.step(`synchronizing ${syncPlan.folders.map((x) => x.local).join(', ')} (first pass: no local file is overwritten or deleted)`);
       const started = Date.now();
       const { session, firstSync } = await startSync(f, t, syncPlan, tunnel, { reset: inv.bool('reset'), notice: (m) => progress.warn(m) });
       sync = session;

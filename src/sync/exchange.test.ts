@@ -1,0 +1,108 @@
+/**
+ * indexesExchanged against two in-memory ends whose received sequences lag behind: it waits until
+ * each end has what the other had indexed when it was asked (not a moment longer while files keep
+ * changing), and says where it stood when the deadline passes.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { indexesExchanged, receivedFrom, scanAndExchange, type SyncEnd, type SyncEnds } from './exchange.ts';
+import type { FolderStatus } from './rest.ts';
+
+const LOCAL = 'AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA';
+const REMOTE = 'BBBBBBB-BBBBBBB-BBBBBBB-BBBBBBB-BBBBBBB-BBBBBBB-BBBBBBB-BBBBBBB';
+
+/** One end: its own sequence, and how much of the peer's it has received (advanced by `tick`). */
+class FakeEnd implements SyncEnd {
+  scans = 0;
+  received = 0;
+  constructor(
+    public sequence: number,
+    private readonly peer: string,
+  ) {}
+  async status(): Promise<FolderStatus> {
+    return { state: 'idle', sequence: this.sequence, remoteSequence: { [this.peer.toLowerCase()]: this.received } } as unknown as FolderStatus;
+  }
+  async scan(): Promise<void> {
+    this.scans++;
+  }
+  async connected(): Promise<boolean> {
+    return true;
+  }
+}
+
+function ends(local: FakeEnd, remote: FakeEnd, onSleep: () => void, clock = { t: 0 }): SyncEnds {
+  return {
+    local,
+    remote,
+    localDevice: LOCAL,
+    remoteDevice: REMOTE,
+    closed: () => false,
+    sleep: async (ms) => {
+      clock.t += ms;
+      onSleep();
+    },
+    now: () => clock.t,
+  };
+}
+
+test('waits until each end has received what the other had indexed, device IDs in any case', async () => {
+  const local = new FakeEnd(40, REMOTE);
+  const remote = new FakeEnd(1500, LOCAL);
+  let polls = 0;
+  await indexesExchanged(
+    ends(local, remote, () => {
+      polls++;
+      local.received = Math.min(1500, local.received + 500);
+      remote.received = Math.min(40, remote.received + 20);
+    }),
+    'f',
+    10_000,
+  );
+  assert.equal(polls, 3, 'returned as soon as 1500 and 40 were reached, not before');
+});
+
+test('changes made after the call do not move the goal', async () => {
+  const local = new FakeEnd(10, REMOTE);
+  const remote = new FakeEnd(100, LOCAL);
+  await indexesExchanged(
+    ends(local, remote, () => {
+      // The app in the container keeps writing: its sequence grows faster than we receive.
+      remote.sequence += 50;
+      local.received += 40;
+      remote.received = 10;
+    }),
+    'f',
+    10_000,
+  );
+  assert.ok(local.received >= 100 && local.received < remote.sequence);
+});
+
+test('past the deadline it fails and says how far each end got', async () => {
+  const local = new FakeEnd(7, REMOTE);
+  const remote = new FakeEnd(1001, LOCAL);
+  local.received = 1000;
+  remote.received = 7;
+  await assert.rejects(
+    indexesExchanged(
+      ends(local, remote, () => undefined),
+      'f',
+      1_000,
+    ),
+    /did not exchange their file lists in time \(this machine has the container's changes up to 1000 of 1001, the container has this machine's up to 7 of 7\)/,
+  );
+});
+
+test('scanAndExchange scans both ends first', async () => {
+  const local = new FakeEnd(0, REMOTE);
+  const remote = new FakeEnd(0, LOCAL);
+  await scanAndExchange(
+    ends(local, remote, () => undefined),
+    'f',
+    1_000,
+  );
+  assert.deepEqual([local.scans, remote.scans], [1, 1]);
+});
+
+test('a peer never heard of has sent nothing', () => {
+  assert.equal(receivedFrom({ remoteSequence: null } as unknown as FolderStatus, REMOTE), 0);
+});

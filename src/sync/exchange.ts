@@ -1,0 +1,70 @@
+/**
+ * When do the two Syncthings know each other's files? A completion figure can be stale: it is
+ * computed from whatever index the asking end has received so far, so it reads 100% before the
+ * container's latest changes have arrived (how the first pass once overwrote 1,500 local files).
+ * Sequence numbers are exact: each end numbers its own changes to a folder, and reports the
+ * highest number it has received from each peer. An end has the other's index as of a moment once
+ * the number it has received reaches the number the other reported at that moment.
+ */
+import type { FolderStatus } from './rest.ts';
+
+/** What the exchange needs of each end's REST API (SyncthingApi has it; tests fake it). */
+export interface SyncEnd {
+  status(folder: string): Promise<FolderStatus>;
+  scan(folder: string, subs?: readonly string[]): Promise<void>;
+  connected(device: string): Promise<boolean>;
+}
+
+export interface SyncEnds {
+  local: SyncEnd;
+  remote: SyncEnd;
+  localDevice: string;
+  remoteDevice: string;
+  /** True once the session is closing: waiting on would only keep `up` alive. */
+  closed(): boolean;
+  sleep(ms: number): Promise<void>;
+  now(): number;
+}
+
+const POLL_MS = 100;
+
+/** The highest sequence of `device`'s changes that `status`'s end has received. */
+export function receivedFrom(status: FolderStatus, device: string): number {
+  const want = device.toUpperCase();
+  for (const [id, seq] of Object.entries(status.remoteSequence ?? {})) if (id.toUpperCase() === want) return seq;
+  return 0;
+}
+
+/**
+ * Resolves once each end has received every change the other had indexed when this was called,
+ * and they are connected. Changes made later (an app writing on) do not move the goal, so this
+ * ends even while files keep changing.
+ */
+export async function indexesExchanged(e: SyncEnds, folder: string, deadline: number): Promise<void> {
+  let goal: { local: number; remote: number } | undefined;
+  let last = 'not read yet';
+  for (;;) {
+    if (e.closed()) throw new Error(`the sync session of folder ${folder} was closed`);
+    try {
+      const [l, r] = await Promise.all([e.local.status(folder), e.remote.status(folder)]);
+      goal ??= { local: l.sequence, remote: r.sequence };
+      const localHas = receivedFrom(l, e.remoteDevice);
+      const remoteHas = receivedFrom(r, e.localDevice);
+      last = `this machine has the container's changes up to ${localHas} of ${goal.remote}, the container has this machine's up to ${remoteHas} of ${goal.local}`;
+      if (localHas >= goal.remote && remoteHas >= goal.local && (await e.local.connected(e.remoteDevice))) return;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    if (e.now() > deadline) throw new Error(`the two ends did not exchange their file lists in time (${last})`);
+    await e.sleep(POLL_MS);
+  }
+}
+
+/**
+ * Both ends scan their folder now (each scan returns once indexed), then exchange indexes: every
+ * change on either disk, made while no session ran, is then known to both.
+ */
+export async function scanAndExchange(e: SyncEnds, folder: string, deadline: number): Promise<void> {
+  await Promise.all([e.local.scan(folder), e.remote.scan(folder)]);
+  await indexesExchanged(e, folder, deadline);
+}

@@ -1,0 +1,188 @@
+/**
+ * The first pass of `up` (docs/sync.md, "The first pass"): whatever happened on either side while
+ * no `up` ran, or after one was killed, no local file is overwritten or deleted without a copy,
+ * nothing is lost on either side, and `up` says what it kept. Each round changes, deletes,
+ * creates and renames files on each side and on both, with 1, 999, 1,001 and 5,000 files where
+ * the container changes or deletes what this machine has (Syncthing lists needed files in pages
+ * of 1,000: the first pass once read one page and let the rest overwrite or delete local files).
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { runDevtool } from './cli.ts';
+import { startUp, tearDownDev, type UpSession } from './up-session.ts';
+import { clusterSandbox, createSleepingDeployment, ensureAgentImage, type ClusterSandbox } from './cluster.ts';
+
+let s: ClusterSandbox;
+let folder: string;
+let env: NodeJS.ProcessEnv;
+let up: UpSession | undefined;
+
+before(async () => {
+  s = await clusterSandbox('dev-first-pass');
+  await createSleepingDeployment(s, 'fp');
+  folder = join(s.root, 'project');
+  mkdirSync(folder, { recursive: true });
+  writeFileSync(join(folder, 'devtool.yml'), 'services:\n  fp:\n    sync: [".:/app"]\n');
+  env = { ...s.env, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
+  up = await startUp(['-n', s.namespace], { env, cwd: folder });
+});
+
+after(() => tearDownDev(s, env, [folder]));
+
+const inContainer = (script: string, timeoutMs = 120_000) => {
+  const r = runDevtool(['exec', '-n', s.namespace, '--', 'bash', '-c', script], { env, cwd: folder, timeoutMs });
+  assert.equal(r.code, 0, `in the container: ${script.slice(0, 200)}\n${r.stderr}`);
+  return r.stdout;
+};
+
+async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms = 120_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms / 1000}s`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+const SMALL = 5;
+/** Categories with a fixed few files: what each side does while no `up` runs. */
+const FEW = ['both', 'local-deleted', 'local-changed', 'container-renamed', 'local-renamed', 'container-deleted-local-changed', 'local-deleted-container-changed'] as const;
+
+function writeFiles(dir: string, count: number, content: (i: number) => string): void {
+  mkdirSync(dir, { recursive: true });
+  for (let i = 0; i < count; i++) writeFileSync(join(dir, `f${i}.txt`), content(i));
+}
+
+const conflictCopies = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((n) => n.includes('.sync-conflict-')) : []);
+
+async function stopOrKill(how: 'stopped' | 'killed'): Promise<void> {
+  const session = up!;
+  up = undefined;
+  if (how === 'stopped') return session.stop();
+  session.proc.kill('SIGKILL');
+  await new Promise((r) => (session.proc.exitCode !== null || session.proc.signalCode !== null ? r(null) : session.proc.once('exit', r)));
+}
+
+/**
+ * One round in its own folder `r`: files made while `up` runs and synced, then `up` stopped (or
+ * killed), both sides changed, `up` again, and every outcome checked.
+ */
+async function round(r: string, n: number, how: 'stopped' | 'killed'): Promise<void> {
+  const root = join(folder, r);
+  const original = (cat: string, i: number) => `${r}/${cat}/${i} original\n`;
+  writeFiles(join(root, 'container-changed'), n, (i) => original('container-changed', i));
+  writeFiles(join(root, 'container-deleted'), n, (i) => original('container-deleted', i));
+  for (const cat of FEW) writeFiles(join(root, cat), SMALL, (i) => original(cat, i));
+  mkdirSync(join(root, 'empty-dir'));
+  writeFileSync(join(root, 'target-a.txt'), 'a\n');
+  writeFileSync(join(root, 'target-b.txt'), 'b\n');
+  symlinkSync('target-a.txt', join(root, 'link'));
+  const inC = (p: string) => `/app/${r}/${p}`;
+  await waitFor(`${r}: the files in the container`, () => inContainer(`find /app/${r} -type f 2>/dev/null | wc -l; test -L ${inC('link')} && test -d ${inC('empty-dir')} && echo ok || true`).trim() === `${2 * n + FEW.length * SMALL + 2}\nok`);
+
+  await stopOrKill(how);
+
+  // The container, while no `up` runs: the app or an `exec` changes, deletes, creates, renames.
+  inContainer(
+    [
+      `cd /app/${r}`,
+      `for f in container-changed/*.txt both/*.txt local-deleted-container-changed/*.txt; do echo "container edit of $f" > "$f"; done`,
+      'rm -rf container-deleted container-deleted-local-changed empty-dir',
+      'mkdir -p container-created && for i in $(seq 0 4); do echo "container new $i" > container-created/f$i.txt; done',
+      'for i in $(seq 0 4); do mv container-renamed/f$i.txt container-renamed/g$i.txt; done',
+      'ln -sfn target-b.txt link',
+      // Created on both sides with different content.
+      'mkdir -p created-both && for i in $(seq 0 4); do echo "container side $i" > created-both/f$i.txt; done',
+    ].join(' && '),
+    300_000,
+  );
+  // This machine, meanwhile (one second later: the container's edits are older).
+  await new Promise((res) => setTimeout(res, 1100));
+  for (let i = 0; i < SMALL; i++) {
+    writeFileSync(join(root, 'both', `f${i}.txt`), `laptop edit ${i}\n`);
+    rmSync(join(root, 'local-deleted', `f${i}.txt`));
+    writeFileSync(join(root, 'local-changed', `f${i}.txt`), `laptop edit ${i}\n`);
+    renameSync(join(root, 'local-renamed', `f${i}.txt`), join(root, 'local-renamed', `g${i}.txt`));
+    writeFileSync(join(root, 'container-deleted-local-changed', `f${i}.txt`), `laptop edit ${i}\n`);
+    rmSync(join(root, 'local-deleted-container-changed', `f${i}.txt`));
+  }
+  writeFiles(join(root, 'created-both'), SMALL, (i) => `laptop side ${i}\n`);
+  writeFiles(join(root, 'local-created'), SMALL, (i) => `laptop new ${i}\n`);
+
+  up = await startUp(['-n', s.namespace], { env, cwd: folder });
+  const out = up.output();
+
+  // Right after the first pass: no local file was overwritten or deleted.
+  const read = (p: string) => readFileSync(join(root, p), 'utf8');
+  for (let i = 0; i < n; i++) {
+    assert.equal(read(`container-changed/f${i}.txt`), original('container-changed', i), `container-changed/f${i}.txt kept`);
+    assert.equal(read(`container-deleted/f${i}.txt`), original('container-deleted', i), `container-deleted/f${i}.txt kept`);
+  }
+  for (let i = 0; i < SMALL; i++) {
+    assert.equal(read(`both/f${i}.txt`), `laptop edit ${i}\n`);
+    assert.equal(read(`container-deleted-local-changed/f${i}.txt`), `laptop edit ${i}\n`);
+    assert.equal(read(`created-both/f${i}.txt`), `laptop side ${i}\n`);
+    assert.equal(read(`container-renamed/f${i}.txt`), original('container-renamed', i));
+  }
+  assert.ok(existsSync(join(root, 'empty-dir')), 'an empty folder the container deleted is kept');
+  assert.equal(readlinkSync(join(root, 'link')), 'target-a.txt', 'a link the container changed keeps its local target');
+  // Changed: its n files and the link (where this machine edited later, this machine's is newer
+  // anyway). Deleted: n files, the 5 renamed away, and 3 folders, or 2: the container may already
+  // have taken this machine's edits into the folder it deleted, and so have made it anew.
+  const said = /the dev container changed (\d+) path\(s\) and deleted (\d+) path\(s\) that this machine has: kept this machine's version/.exec(out);
+  assert.ok(said, `up says what it kept:\n${out}`);
+  assert.equal(Number(said[1]), n + 1);
+  assert.ok([n + 7, n + 8].includes(Number(said[2])), said[0]);
+
+  // Then, both ways: each side ends with every version, the container's as conflict copies.
+  await waitFor(`${r}: conflict copies of the container's edits`, () => conflictCopies(join(root, 'container-changed')).length === n && conflictCopies(join(root, 'both')).length === SMALL && conflictCopies(join(root, 'created-both')).length === SMALL, 300_000);
+  const copy = conflictCopies(join(root, 'container-changed')).find((c) => c.startsWith('f0.'))!;
+  assert.equal(read(`container-changed/${copy}`), 'container edit of container-changed/f0.txt\n');
+  for (let i = 0; i < SMALL; i++) {
+    assert.ok(existsSync(join(root, 'container-renamed', `g${i}.txt`)), 'a file the container renamed arrives under its new name');
+    assert.equal(read(`local-deleted-container-changed/f${i}.txt`), `container edit of local-deleted-container-changed/f${i}.txt\n`, 'a file deleted here but changed there comes back');
+  }
+  await waitFor(`${r}: files created in the container, locally`, () => [0, 1, 2, 3, 4].every((i) => existsSync(join(root, 'container-created', `f${i}.txt`))));
+  const container = () =>
+    inContainer(
+      [
+        `cd /app/${r}`,
+        'echo deleted-restored $(ls container-deleted | grep -c "^f.*txt$")',
+        'echo local-deleted $(ls local-deleted | wc -l)',
+        'echo local-changed $(cat local-changed/*.txt | grep -c "laptop edit")',
+        'echo local-renamed $(ls local-renamed | tr "\\n" " ")',
+        'echo local-created $(ls local-created | wc -l)',
+        'echo container-renamed $(ls container-renamed | wc -l)',
+        'echo link $(readlink link)',
+        'echo empty-dir $(test -d empty-dir && echo yes)',
+        'echo changed $(cat container-changed/f0.txt)',
+      ].join('; '),
+    );
+  const expected = [
+    `deleted-restored ${n}`,
+    'local-deleted 0',
+    `local-changed ${SMALL}`,
+    `local-renamed ${[0, 1, 2, 3, 4].map((i) => `g${i}.txt`).join(' ')}`,
+    `local-created ${SMALL}`,
+    `container-renamed ${2 * SMALL}`,
+    'link target-a.txt',
+    'empty-dir yes',
+    `changed ${original('container-changed', 0).trim()}`,
+  ].join('\n');
+  await waitFor(`${r}: the container has this machine's versions`, () => container().trim() === expected, 300_000);
+}
+
+for (const [i, [n, how]] of ([
+  [1, 'stopped'],
+  [999, 'killed'],
+  [1001, 'stopped'],
+  [5000, 'killed'],
+  [1, 'killed'],
+  [999, 'stopped'],
+  [1001, 'killed'],
+  [5000, 'stopped'],
+] as const).entries()) {
+  if (process.env.FP_ROUNDS && !process.env.FP_ROUNDS.split(',').includes(String(i))) continue;
+  test(`first pass, ${n} file(s) changed and deleted in the container while up was ${how}: nothing local overwritten or deleted, nothing lost`, { timeout: 600_000 }, () => round(`r${i}`, n, how));
+}
