@@ -24,7 +24,7 @@ import { writeFileAtomic } from '../io/atomic-file.ts';
 import { loadManifest } from '../manifest/load.ts';
 import type { Manifest } from '../manifest/model.ts';
 import { devKey, folderHash } from '../dev/names.ts';
-import { isSecretName, redactEnvironment, Redactor, secretValuesIn } from './redact.ts';
+import { isSecretName, redactEnvironment, Redactor, secretValuesIn } from '../log/redact.ts';
 import type { CollectedFile, RemoteCollection } from './remote.ts';
 
 export interface DoctorOptions {
