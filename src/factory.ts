@@ -8,6 +8,7 @@ import { Analytics } from './analytics/analytics.ts';
 import { ContextStore } from './context/store.ts';
 import { DevtoolHome } from './home.ts';
 import { Logger, type LogLevel } from './log/logger.ts';
+import { secretEnvironmentValues } from './log/redact.ts';
 import { TerminalPrompter, type Prompter } from './io/prompt.ts';
 import { VERSION } from './version.ts';
 
@@ -46,7 +47,8 @@ export function createFactory(opts: FactoryOptions): Factory {
   const home = DevtoolHome.fromEnv(opts.env);
   // stdout first: when it is not a terminal, stdin is never touched (see main.ts).
   const interactive = Boolean(opts.io.stdout.isTTY && opts.io.stdin.isTTY);
-  const log = new Logger({ file: home.logFile, terminal: opts.io.stderr, level: opts.logLevel ?? 'warn', now });
+  // DEVTOOL_TOKEN, GITHUB_TOKEN...: the log never holds them, whatever line would repeat them.
+  const log = new Logger({ file: home.logFile, terminal: opts.io.stderr, level: opts.logLevel ?? 'warn', now, hidden: secretEnvironmentValues(opts.env) });
   const contexts = new ContextStore(home, opts.env);
   let analytics: Analytics | undefined;
   return {

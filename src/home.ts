@@ -31,6 +31,13 @@ export class DevtoolHome {
   get dependenciesDir(): string {
     return join(this.root, 'dependencies');
   }
+  /**
+   * Doctor files. Not the current folder: that is usually a synced folder, and a zip of logs there
+   * would be copied into the dev container (and the cluster's volume) by the file sync.
+   */
+  get doctorDir(): string {
+    return join(this.root, 'doctor');
+  }
   /** Per-dev-container state (sync config, pid files), keyed by a hash of folder and name. */
   devDir(key: string): string {
     return join(this.root, 'dev', key);

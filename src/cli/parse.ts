@@ -91,7 +91,7 @@ function resolveCommand(words: string[], root: CommandSpec) {
   return { path, spec, remaining };
 }
 
-function findOption(options: readonly OptionSpec[], word: string): OptionSpec | undefined {
+export function findOption(options: readonly OptionSpec[], word: string): OptionSpec | undefined {
   if (word.startsWith('--')) {
     const name = word.slice(2).split('=')[0];
     return options.find((o) => o.name === name);

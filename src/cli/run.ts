@@ -6,9 +6,11 @@
 import { rootCommand } from '../commands/index.ts';
 import { createFactory, type Factory, type FactoryOptions } from '../factory.ts';
 import type { LogLevel } from '../log/logger.ts';
+import { commandLineForLog } from './command-line.ts';
 import { DevtoolError, ExitCode } from './errors.ts';
 import { commandHelp, rootHelp } from './help.ts';
 import { parseCommandLine, type ParsedCommandLine } from './parse.ts';
+import { globalOptions } from './spec.ts';
 
 export async function runCli(argv: readonly string[], opts: FactoryOptions): Promise<number> {
   let parsed: ParsedCommandLine;
@@ -19,7 +21,9 @@ export async function runCli(argv: readonly string[], opts: FactoryOptions): Pro
   }
   const { path, spec, invocation } = parsed;
   const f = createFactory({ ...opts, logLevel: (invocation.string('loglevel') as LogLevel | undefined) ?? 'warn' });
-  f.log.debug(`devtool ${f.version}: ${redact(argv).join(' ')}`);
+  const commandLine = commandLineForLog(argv, [...(spec.options ?? []), ...globalOptions]);
+  f.log.hide(commandLine.secrets);
+  f.log.debug(`devtool ${f.version}: ${commandLine.text}`);
 
   if (path.length === 0) {
     // Any word that is not an option was an unknown command (already a usage error): what is
@@ -88,9 +92,4 @@ function currentUserId(f: Factory): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Keeps tokens out of the log file. */
-function redact(argv: readonly string[]): string[] {
-  return argv.map((a, i) => (argv[i - 1] === '--token' ? 'REDACTED' : a.startsWith('--token=') ? '--token=REDACTED' : a));
 }

@@ -22,6 +22,11 @@ export interface OptionSpec {
   allowed?: readonly string[];
   /** Hidden from help (aliases kept for compatibility). */
   hidden?: boolean;
+  /**
+   * The value may be secret, and devtool.log records it as *** (src/cli/command-line.ts): the
+   * whole value (`value`: --token), or the value of each KEY=VALUE (`assignments`: --var, --env).
+   */
+  sensitive?: 'value' | 'assignments';
 }
 
 export interface ArgSpec {

@@ -24,7 +24,7 @@ export const timeout = (description: string): OptionSpec => ({ name: 'timeout', 
 
 export const wait = (description: string): OptionSpec => ({ name: 'wait', type: 'bool', default: 'false', description });
 
-export const vars = (description: string): OptionSpec => ({ name: 'var', type: 'list', description: `${description} (KEY=VALUE); repeatable` });
+export const vars = (description: string): OptionSpec => ({ name: 'var', type: 'list', sensitive: 'assignments', description: `${description} (KEY=VALUE); repeatable` });
 
 export const envName = (defaultText = 'repository or folder name', description = 'Environment name'): OptionSpec => ({
   name: 'name',

@@ -12,7 +12,8 @@
  *
  * Everything that can be collected is, whatever else fails: no manifest, no context, an
  * unreachable cluster or no active dev container each become a line of metadata.json (and of the
- * command's output) instead of an error. Every file goes through the Redactor (redact.ts).
+ * command's output) instead of an error. Every file goes through the Redactor (log/redact.ts).
+ * The zip goes to the devtool home's doctor folder, never the current one (see DevtoolHome.doctorDir).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { arch, platform, release, type as osType } from 'node:os';
@@ -24,7 +25,7 @@ import { writeFileAtomic } from '../io/atomic-file.ts';
 import { loadManifest } from '../manifest/load.ts';
 import type { Manifest } from '../manifest/model.ts';
 import { devKey, folderHash } from '../dev/names.ts';
-import { isSecretName, redactEnvironment, Redactor, secretValuesIn } from './redact.ts';
+import { isSecretName, redactEnvironment, Redactor, secretValuesIn } from '../log/redact.ts';
 import type { CollectedFile, RemoteCollection } from './remote.ts';
 
 export interface DoctorOptions {
@@ -96,8 +97,8 @@ export async function writeDoctorFile(f: Factory, o: DoctorOptions): Promise<Doc
   const { zipSync, strToU8 } = await import('fflate');
   const mtime = f.now();
   const zip = zipSync(Object.fromEntries(entries.map(([name, text]) => [name, [strToU8(redactor.text(text)), { level: 6, mtime }]])));
-  const path = resolve(f.cwd, `devtool-doctor-${stamp(mtime)}.zip`);
-  // Logs stay private even redacted: only the user may read the file.
+  const path = join(f.home.doctorDir, `devtool-doctor-${stamp(mtime)}.zip`);
+  // Logs stay private even redacted: only the user may read the file (and the folder is 0700).
   writeFileAtomic(path, zip, 0o600);
   return { path, entries: entries.map(([name]) => name), notes };
 }

@@ -15,7 +15,7 @@ import { describeKubeError } from '../kube/config.ts';
 import { execCapture } from '../kube/exec.ts';
 import { AGENT_CONFIG_FILE, AGENT_STATE_DIR, devContainerName } from '../dev/mirror.ts';
 import { DEV_LABEL, DEV_POD_LABEL, FOLDER_ANNOTATION } from '../dev/names.ts';
-import { secretValuesIn } from './redact.ts';
+import { secretValuesIn } from '../log/redact.ts';
 
 /** The agent rotates at 5 MiB; anything bigger is cut (and said so). */
 const MAX_FILE_BYTES = 16 * 1024 * 1024;

@@ -135,3 +135,18 @@ test('an unwritable log file never breaks the command', () => {
   assert.equal(terminal, 'warn: still shown\n');
   assert.equal(existsSync(join(blocker, 'devtool.log')), false);
 });
+
+test('hidden values never reach the file, whichever line repeats them; the terminal is the user\'s own', () => {
+  const { log, file, terminal } = setup({ hidden: ['env-token-value'] });
+  log.hide(['s3cr3t-value', 'short']);
+  log.fileOnly(`error: cannot connect with env-token-value: ${new Error('password s3cr3t-value rejected').stack}`);
+  log.warn('retrying with s3cr3t-value');
+  log.debug('a short word stays: short');
+  log.close();
+  const text = readFileSync(file, 'utf8');
+  assert.ok(!text.includes('s3cr3t-value') && !text.includes('env-token-value'), text);
+  assert.match(text, /cannot connect with \*\*\*: Error: password \*\*\* rejected/);
+  assert.match(text, /retrying with \*\*\*/);
+  assert.match(text, /a short word stays: short/);
+  assert.equal(terminal(), 'warn: retrying with s3cr3t-value\n');
+});

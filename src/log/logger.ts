@@ -3,11 +3,14 @@
  * home directory, which always gets debug detail. The file is rotated when it passes maxBytes
  * (keeping `keep` old files), also in the middle of a long-running command, so it cannot grow
  * without bound. Writes are synchronous, so nothing is lost when a command exits or crashes.
+ * Values the file must not hold (a token, a secret-named --var, DEVTOOL_TOKEN: see `hide`) are
+ * replaced by *** in every line written to it, whichever code wrote the line.
  */
 import { closeSync, existsSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
 import { inspect } from 'node:util';
+import { KnownValues, NOT_LOGGED } from './redact.ts';
 
 export const logLevels = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof logLevels)[number];
@@ -19,6 +22,8 @@ export interface LoggerOptions {
   now: () => Date;
   maxBytes?: number;
   keep?: number;
+  /** Values never to write to the file (see `hide`). */
+  hidden?: Iterable<string>;
 }
 
 export class Logger {
@@ -27,9 +32,20 @@ export class Logger {
   private size = 0;
   private fileBroken = false;
   private level: LogLevel;
+  private readonly hidden: KnownValues;
 
   constructor(private readonly opts: LoggerOptions) {
     this.level = opts.level;
+    this.hidden = new KnownValues(opts.hidden);
+  }
+
+  /**
+   * Values replaced by *** in every later line of the file, wherever they appear (an error
+   * message or a stack that repeats them too). Values shorter than 6 characters are not (see
+   * KnownValues): the command line itself is masked by its structure (src/cli/command-line.ts).
+   */
+  hide(values: Iterable<string>): void {
+    this.hidden.add(values);
   }
 
   setLevel(level: LogLevel): void {
@@ -70,7 +86,7 @@ export class Logger {
   private toFile(level: LogLevel, msg: string, details: unknown[]): void {
     if (this.fileBroken) return;
     try {
-      const line = `${this.opts.now().toISOString()} ${level.toUpperCase().padEnd(5)} ${msg}${formatDetails(details)}\n`;
+      const line = this.hidden.replace(`${this.opts.now().toISOString()} ${level.toUpperCase().padEnd(5)} ${msg}${formatDetails(details)}\n`, NOT_LOGGED);
       this.size += writeSync(this.open(), line);
     } catch {
       // A read-only or full home must not break the command itself.

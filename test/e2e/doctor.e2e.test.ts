@@ -2,13 +2,15 @@
  * `doctor` on the local cluster: with a dev container up (file sync on, so the agent runs
  * Syncthing), the zip holds devtool.log, the agent's remote logs, the pod state, the manifest
  * summary and the metadata, and none of the secrets: the agent Secret's Syncthing password, API
- * key and SSH host key, a secret-named environment value of the manifest, a bearer token. Without
- * an active dev container, and with a cluster that does not answer, it still writes what it can.
+ * key and SSH host key, a secret-named environment value of the manifest, a bearer token, a
+ * `KEY=VALUE` passed to `exec` (which devtool.log never held). Ordinary words stay ("first pass:
+ * local files"). The zip goes to the devtool home, never the (synced) project folder. Without an
+ * active dev container, and with a cluster that does not answer, it still writes what it can.
  */
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { arch, platform } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { strFromU8, unzipSync } from 'fflate';
 import { createSandbox, lines, runDevtool } from './cli.ts';
@@ -17,6 +19,8 @@ import { clusterSandbox, createSleepingDeployment, ensureAgentImage, type Cluste
 
 const API_TOKEN = `tok-${Math.random().toString(36).slice(2)}-e2e`;
 const BEARER = `bearer${Math.random().toString(36).slice(2)}XYZ`;
+const EXEC_TOKEN = `exec-${Math.random().toString(36).slice(2)}-e2e`;
+const ORDINARY = 'ordinary-probe first pass: local files kept; the token expired; Bearer authentication required at localhost:5000';
 
 let s: ClusterSandbox;
 let folder: string;
@@ -35,13 +39,18 @@ after(() => tearDownDev(s, env, [folder]));
 
 const dev = ([cmd, ...args]: string[], timeoutMs = 60_000) => runDevtool([cmd!, '-n', s.namespace, ...args], { env, cwd: folder, timeoutMs });
 
-/** Runs doctor in `cwd`, checks it printed one zip path, and returns the zip's entries as text. */
+/**
+ * Runs doctor in `cwd`, checks it printed one zip path, in the devtool home's doctor folder and not
+ * in `cwd` (a synced folder would carry it into the dev container), and returns the zip's entries.
+ */
 function doctor(cwd: string, runEnv: NodeJS.ProcessEnv, args: string[] = []): { entries: Record<string, string>; stderr: string } {
-  for (const f of readdirSync(cwd)) if (f.startsWith('devtool-doctor-')) rmSync(join(cwd, f));
   const r = runDevtool(['doctor', ...args], { env: runEnv, cwd, timeoutMs: 120_000 });
   assert.equal(r.code, 0, r.stderr);
   const [path] = lines(r.stdout);
-  assert.match(path!, new RegExp(`^${cwd}/devtool-doctor-\\d{8}-\\d{6}\\.zip$`));
+  assert.match(path!, new RegExp(`^${runEnv.DEVTOOL_HOME}/doctor/devtool-doctor-\\d{8}-\\d{6}\\.zip$`));
+  assert.ok(r.stderr.includes(path!), `the path is in the output: ${r.stderr}`);
+  assert.equal(statSync(dirname(path!)).mode & 0o777, 0o700);
+  assert.deepEqual(readdirSync(cwd).filter((f) => f.startsWith('devtool-doctor-')), [], 'nothing written to the current folder');
   const zip = unzipSync(readFileSync(path!));
   return { entries: Object.fromEntries(Object.entries(zip).map(([name, data]) => [name, strFromU8(data)])), stderr: r.stderr };
 }
@@ -59,7 +68,12 @@ test('doctor with an active dev container: logs from both ends, metadata, manife
   // process that knows them, and the CLI's own log.
   const probe = dev(['exec', '--', 'sh', '-c', `echo "probe-start token=$API_TOKEN raw ${guiPassword} X-API-Key: ${apiKey} probe-end" > /var/devtool/logs/probe.log`]);
   assert.equal(probe.code, 0, probe.stderr);
-  appendFileSync(join(s.devtoolHome, 'devtool.log'), `local-probe Authorization: Bearer ${BEARER} value ${API_TOKEN}\n`);
+  const withEnv = dev(['exec', '--', 'env', `TOKEN=${EXEC_TOKEN}`, 'MODE=local', 'true']);
+  assert.equal(withEnv.code, 0, withEnv.stderr);
+  const log = readFileSync(join(s.devtoolHome, 'devtool.log'), 'utf8');
+  assert.ok(!log.includes(EXEC_TOKEN), 'an exec KEY=VALUE is not in devtool.log');
+  assert.match(log, / -- env TOKEN=\*\*\* MODE=\*\*\* true$/m);
+  appendFileSync(join(s.devtoolHome, 'devtool.log'), `local-probe Authorization: Bearer ${BEARER} value ${API_TOKEN}\n${ORDINARY}\n`);
   // The dev container's local state folder: doctor takes its *.log files (the local Syncthing's).
   const [stateDir] = readdirSync(join(s.devtoolHome, 'dev'));
   appendFileSync(join(s.devtoolHome, 'dev', stateDir!, 'syncthing.log'), `local-sync-probe GUI password ${guiPassword}\n`);
@@ -87,13 +101,16 @@ test('doctor with an active dev container: logs from both ends, metadata, manife
   assert.match(entries['remote/web/probe.log']!, /^probe-start token=REDACTED raw REDACTED X-API-Key: REDACTED probe-end$/m);
   assert.match(entries['remote/web/supervisor.log']!, /syncthing/i);
   assert.match(entries['devtool.log']!, /local-probe Authorization: Bearer REDACTED value REDACTED/);
+  // Ordinary words are not taken for secrets.
+  assert.ok(entries['devtool.log']!.includes(ORDINARY), entries['devtool.log']);
+  assert.match(entries['devtool.log']!, / -- env TOKEN=\*\*\* MODE=\*\*\* true$/m);
   assert.match(entries['local/web/syncthing.log']!, /local-sync-probe GUI password REDACTED/);
   // Syncthing's own output (it writes no log file of its own without its monitor process).
   assert.match(entries['local/web/syncthing.log']!, /INFO: My ID: [A-Z0-9-]{63}/);
   assert.equal(JSON.parse(entries['remote/web/pod.json']!).phase, 'Running');
 
   for (const [name, text] of Object.entries(entries)) {
-    for (const [what, value] of [['API_TOKEN', API_TOKEN], ['Syncthing password', guiPassword], ['Syncthing API key', apiKey], ['SSH host key', hostKeyLine], ['bearer token', BEARER]] as const) {
+    for (const [what, value] of [['API_TOKEN', API_TOKEN], ['Syncthing password', guiPassword], ['Syncthing API key', apiKey], ['SSH host key', hostKeyLine], ['bearer token', BEARER], ['exec TOKEN', EXEC_TOKEN]] as const) {
       assert.ok(!text.includes(value), `${what} leaked in ${name}`);
     }
   }

@@ -10,7 +10,7 @@ export const buildCommand: CommandSpec = {
   options: [
     manifestFile('Path to the manifest, or to a Dockerfile to build directly', undefined),
     { name: 'no-cache', type: 'bool', default: 'false', description: 'Do not use cache' },
-    { name: 'secret', type: 'list', description: 'Secret files exposed to the build, as id=<ID>,src=<LOCAL_PATH>; repeatable' },
+    { name: 'secret', type: 'list', sensitive: 'value', description: 'Secret files exposed to the build, as id=<ID>,src=<LOCAL_PATH>; repeatable' },
     { name: 'export-cache', type: 'string', description: 'Image tag for exported cache (optional)' },
     { name: 'cache-from', type: 'list', description: 'Cache source images (optional); repeatable' },
   ],

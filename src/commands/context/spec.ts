@@ -2,7 +2,7 @@ import type { CommandSpec, OptionSpec } from '../../cli/spec.ts';
 
 /** Settings a context can be given when it is selected. */
 const settingOptions: readonly OptionSpec[] = [
-  { name: 'token', type: 'string', description: 'API token for non-browser authentication (scripting)' },
+  { name: 'token', type: 'string', sensitive: 'value', description: 'API token for non-browser authentication (scripting)' },
   { name: 'namespace', short: 'n', type: 'string', description: 'Namespace of the context' },
   { name: 'builder', type: 'string', description: 'URL of the builder service (tcp://HOST:PORT of a BuildKit daemon)' },
   { name: 'registry', type: 'string', description: 'Registry host images are pushed to, e.g. localhost:5000 (plain clusters)' },

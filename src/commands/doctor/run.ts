@@ -11,7 +11,7 @@ export const runDoctor: CommandHandler = async (f, inv) => {
     step: (m) => progress.step(m),
   });
   for (const note of r.notes) progress.warn(`not collected: ${note}`);
-  progress.done(`doctor file written with ${r.entries.length} files, secrets redacted; attach it to your issue`);
+  progress.done(`doctor file written with ${r.entries.length} files, secrets redacted: ${r.path}; attach it to your issue`);
   // The path alone on stdout, for scripts.
   f.io.stdout.write(`${r.path}\n`);
 };

@@ -11,7 +11,7 @@ export const upCommand: CommandSpec = {
     ...devContainerOptions,
     { name: 'deploy', type: 'bool', default: 'false', description: 'Force execution of the manifest deploy commands (they also run when the application is not deployed yet)' },
     { name: 'reset', type: 'bool', default: 'false', description: 'Reset the file synchronization service' },
-    { name: 'env', short: 'e', type: 'list', description: 'Environment variable set in the dev container (KEY=VALUE); repeatable' },
+    { name: 'env', short: 'e', type: 'list', sensitive: 'assignments', description: 'Environment variable set in the dev container (KEY=VALUE); repeatable' },
   ],
   load: async () => (await import('./run.ts')).runUp,
 };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ed25519KeyPair } from '../dev/keys.ts';
-import { isSecretName, redactEnvironment, Redactor, REDACTED, secretValuesIn } from './redact.ts';
+import { isSecretName, redactEnvironment, Redactor, REDACTED, secretEnvironmentValues, secretValuesIn } from './redact.ts';
 
 test('secret names are recognized part by part', () => {
   for (const n of ['PASSWORD', 'DB_PASSWORD', 'API_TOKEN', 'apiKey', 'guiPassword', 'X-API-Key', 'AWS_SECRET_ACCESS_KEY', 'SYNCTHING_APIKEY', 'githubToken', 'client-key-data', 'Authorization', 'SESSION_SECRET', 'db.pass', 'privateKey', 'hostKey', 'key']) {
@@ -78,4 +78,78 @@ test('secretValuesIn collects strings under secret-looking keys, at any depth', 
 
 test('redactEnvironment hides the values of secret-named variables only', () => {
   assert.deepEqual(redactEnvironment({ API_TOKEN: 'x', DB_PASSWORD: 'y', MODE: 'dev', EMPTY_SECRET: '' }), { API_TOKEN: REDACTED, DB_PASSWORD: REDACTED, MODE: 'dev', EMPTY_SECRET: '' });
+});
+
+// Lines as devtool, Syncthing, the agent and common tools write them: nothing in them is secret.
+const ORDINARY = [
+  '2026-11-24T08:43:15.795Z INFO  progress: • synchronizing /tmp/project (first pass: local files are never changed)',
+  '2026-11-24T08:43:16.699Z INFO  first sync of /tmp/project: kept the local version of 3 path(s)',
+  '[ABCDE] 2026/11/24 08:43:14.123456 INFO: GUI and API listening on 127.0.0.1:8384',
+  'INFO: Established secure connection to XYZ at 127.0.0.1:1234-127.0.0.1:22000/tcp-client/TLS1.3 (local "devtool-local")',
+  'pushing localhost:5000/app:dev to the registry at localhost',
+  'error: the token expired; log in again',
+  'warn: token: expired, refreshing',
+  'the token localcache was refused',
+  'Unauthorized: Bearer authentication required',
+  'basic authentication failed for user bob',
+  'using token from kubeconfig user devtool-local-admin',
+  'sync key: none set, generating one',
+  'devtool-agent: 2026/11/24 08:43:14 ssh: started pid 14',
+  'ssh: login from 127.0.0.1:58104 (SSH-2.0-ssh2js1.17.0, key SHA256:Jr4jkuJS2t5GoUyurl33BCGZm2XbmkJ/04sHWhVpOr0)',
+  'author=jane tokenizer=bpe passthrough=yes',
+  'see https://example.com:8443/path?page=2',
+];
+
+test('ordinary log text stays as it is: "local", "localhost", "token expired", prose after a colon', () => {
+  const r = new Redactor(['Tr0ub4dor&3']);
+  for (const line of ORDINARY) assert.equal(r.text(line), line);
+});
+
+test('secrets in the same kinds of lines are gone', () => {
+  const r = new Redactor();
+  const cases: [string, string][] = [
+    // A key at the start of a line is a key (YAML, headers), prose or not.
+    ['token: expired', `token: ${REDACTED}`],
+    ['  secret: letmein', `  secret: ${REDACTED}`],
+    // A credential-shaped value after an everyday word, or with no space (Go), is a secret.
+    ['warn: sync key: 9f8e7d6c5b4a', `warn: sync key: ${REDACTED}`],
+    ['{Key:abc User:bob}', `{Key:${REDACTED} User:bob}`],
+    ['the token ab12cd34ef was refused', `the token ${REDACTED} was refused`],
+    ['Authorization: Bearer abcdefghijklmnop', `Authorization: Bearer ${REDACTED}`],
+    ['curl -H "Authorization: token 0123abcd"', `curl -H "Authorization: token ${REDACTED}"`],
+    ['"authorization":"Basic dXNlcjpwYXNz"', `"authorization":"Basic ${REDACTED}"`],
+    // After `=`, the value runs to a space: commas, brackets and semicolons are part of it.
+    ['exec -- env TOKEN={abc} DB_PASSWORD=a,b MODE=dev', `exec -- env TOKEN=${REDACTED}} DB_PASSWORD=${REDACTED} MODE=dev`],
+    ['export API_KEY=x;y; run', `export API_KEY=${REDACTED}; run`],
+    ['(password=abc)', `(password=${REDACTED})`],
+    ['GH_PAT=abcdef123', `GH_PAT=${REDACTED}`],
+    ['password: local', `password: ${REDACTED}`],
+  ];
+  for (const [input, want] of cases) assert.equal(r.text(input), want, input);
+});
+
+test('tokens known by their shape, whatever they are called', () => {
+  const r = new Redactor();
+  for (const token of [
+    `ghp_${'a1B2'.repeat(9)}`,
+    `github_pat_${'A1b2_'.repeat(9)}`,
+    'glpat-abcdEFGH1234ijklMNOP',
+    'AKIAIOSFODNN7EXAMPLE',
+    'xoxb-1234567890-abcdefghij',
+    `AIza${'Sy0_-'.repeat(7)}`,
+    `sk_live_${'4eC39HqLyjWDarjt'}`,
+    `npm_${'a1B2c3D4e5'.repeat(3)}abcdef`,
+    `sk-proj-${'Ab1-'.repeat(8)}`,
+  ]) {
+    assert.equal(r.text(`cloned with ${token} ok`), `cloned with ${REDACTED} ok`, token);
+  }
+});
+
+test('values devtool.log already hid (***) are left for the reader to see they were never logged', () => {
+  const r = new Redactor();
+  assert.equal(r.text('devtool 0.1.0: deploy --var DB_PASSWORD=*** --token ***'), 'devtool 0.1.0: deploy --var DB_PASSWORD=*** --token ***');
+});
+
+test('secretEnvironmentValues: the values of secret-named variables that are set', () => {
+  assert.deepEqual(secretEnvironmentValues({ DEVTOOL_TOKEN: 'tok', GITHUB_TOKEN: '', HOME: '/home/u', PATH: '/bin', AWS_SECRET_ACCESS_KEY: 'k' }).sort(), ['k', 'tok']);
 });
