@@ -5,12 +5,13 @@
  *
  * The remote end never dials (it is reachable only through the SSH tunnel); the local end dials
  * the tunnel's local port. The local folders start `sendonly`: the first pass of a session can
- * never change a local file (session.ts turns them to `sendreceive` once the remote has caught up);
+ * never change a local file (session.ts turns the two-way ones to `sendreceive` once the remote has
+ * caught up; send-only ones, `:ro` in the manifest, stay `sendonly` and are `receiveonly` remotely);
  * and paused, so they do not scan while a new volume is being filled (bootstrap.ts).
  */
 import { isAbsolute, resolve } from 'node:path';
 import { sha256 } from '../dev/names.ts';
-import type { SyncFolder as ManifestSyncFolder } from '../manifest/model.ts';
+import type { SyncFolder as ManifestSyncFolder, SyncMode } from '../manifest/model.ts';
 import type { SyncKeys } from './keys.ts';
 
 export interface SyncFolderPair {
@@ -20,6 +21,8 @@ export interface SyncFolderPair {
   readonly local: string;
   /** Absolute path in the dev container. */
   readonly remote: string;
+  /** `send-only`: the container's end is receive-only, so what changes there stays there. */
+  readonly mode: SyncMode;
 }
 
 export interface LocalPorts {
@@ -40,6 +43,7 @@ export function syncFolderPairs(devName: string, manifestFolder: string, sync: r
     id: `devtool-${devName}-${sha256(s.remote).slice(0, 8)}`,
     local: isAbsolute(s.local) ? s.local : resolve(manifestFolder, s.local),
     remote: s.remote,
+    mode: s.mode,
   }));
 }
 
@@ -56,7 +60,9 @@ export function remoteSyncthing(keys: SyncKeys, folders: readonly SyncFolderPair
     guiAddress: `127.0.0.1:${REMOTE_GUI_PORT}`,
     listenAddress: `tcp://127.0.0.1:${REMOTE_SYNC_PORT}`,
     peer: { deviceID: keys.local.deviceID, name: 'devtool-local', addresses: [] },
-    folders: folders.map((f) => ({ id: f.id, path: f.remote, label: f.remote, type: 'sendreceive' })),
+    // A send-only folder (`:ro`) is receive-only there from the start: the container's changes
+    // are never announced, so nothing of them can reach this machine.
+    folders: folders.map((f) => ({ id: f.id, path: f.remote, label: f.remote, type: f.mode === 'send-only' ? 'receiveonly' : 'sendreceive' })),
   };
 }
 
