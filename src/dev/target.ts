@@ -114,7 +114,9 @@ async function devManifest(f: Factory, inv: Invocation): Promise<DevManifest> {
     skipped = derived.skipped;
     display = compose.files.map((x) => basename(x)).join(', ');
     if (Object.keys(derived.services).length === 0) {
-      throw new DevtoolError(`${display}: no service mounts a host folder, so there is nothing for up to synchronize${derived.notes.length ? ` (${derived.notes.join('; ')})` : ''}: add one (e.g. volumes: ['./src:/app/src']), or a devtool.yml with a services entry, ${EXAMPLE}`);
+      // The notes (warnings above) say why each host path is left out; the error says what to do.
+      const what = derived.notes.length ? 'no service mounts a folder of the project that up can synchronize (the warnings above say why)' : 'no service mounts a host folder, so there is nothing for up to synchronize';
+      throw new DevtoolError(`${display}: ${what}: mount one (e.g. volumes: ['./src:/app/src']), or write a devtool.yml with a services entry, ${EXAMPLE}`);
     }
   }
   for (const w of manifest.warnings) f.log.warn(w);
