@@ -15,6 +15,7 @@ import type { Factory } from '../factory.ts';
 import { clusterTarget } from '../kube/target.ts';
 import { loadManifest } from '../manifest/load.ts';
 import { DEFAULT_MANIFEST_FILE, type DevService, type Manifest } from '../manifest/model.ts';
+import { projectScope } from '../manifest/project-scope.ts';
 import { composeDevServices } from './compose-services.ts';
 import { DevState } from './local-state.ts';
 import { devKey, folderHash } from './names.ts';
@@ -31,6 +32,8 @@ export interface DevTarget {
   /** The same folder in words (host:path, origin.ts): recorded next to the hash. */
   origin: string;
   state: DevState;
+  /** The Compose service's host paths that are not synced, each with why (what `up` says). */
+  skipped: string[];
   /** What `up` deploys when the application is not deployed yet (or with --deploy), and as which environment. */
   deploy: { source: LoadedSource; environment: string };
 }
@@ -38,7 +41,7 @@ export interface DevTarget {
 const EXAMPLE = 'e.g. "services: {api: {sync: [\'.:/app\']}}" where api is the Deployment to develop';
 
 export async function devTarget(f: Factory, inv: Invocation): Promise<DevTarget> {
-  const { file, manifest, names, source, fromCompose } = await devManifest(f, inv);
+  const { file, manifest, names, source, fromCompose, skipped } = await devManifest(f, inv);
   const wanted = inv.args[0];
   let devName: string;
   if (wanted !== undefined) {
@@ -55,13 +58,13 @@ export async function devTarget(f: Factory, inv: Invocation): Promise<DevTarget>
   } else {
     throw new UsageError(`${file} defines several dev containers (${names.join(', ')}): name one, e.g. 'devtool ${inv.commandName} ${names[0]}'`);
   }
-  return devTargetFor(f, inv, manifest, devName, source);
+  return devTargetFor(f, inv, manifest, devName, source, skipped);
 }
 
 /** Every dev container of the manifest (for commands that act on all of them by default). */
 export async function allDevTargets(f: Factory, inv: Invocation): Promise<DevTarget[]> {
-  const { manifest, names, source } = await devManifest(f, inv);
-  return Promise.all(names.map((name) => devTargetFor(f, inv, manifest, name, source)));
+  const { manifest, names, source, skipped } = await devManifest(f, inv);
+  return Promise.all(names.map((name) => devTargetFor(f, inv, manifest, name, source, skipped)));
 }
 
 interface DevManifest {
@@ -71,6 +74,8 @@ interface DevManifest {
   source: LoadedSource;
   /** The dev containers are the Compose services that mount a host folder (no `services` section). */
   fromCompose: boolean;
+  /** By dev container: its Compose host paths that are not synced, and why. */
+  skipped: Record<string, string[]>;
 }
 
 /**
@@ -98,22 +103,26 @@ async function devManifest(f: Factory, inv: Invocation): Promise<DevManifest> {
   let display = composeFile ?? file;
   const compose = manifest.deploy.compose;
   const fromCompose = Object.keys(manifest.services).length === 0 && compose !== undefined;
+  let skipped: Record<string, string[]> = {};
   if (fromCompose) {
     // The Compose loader (schema, ajv) is loaded only for Compose applications.
     const { loadCompose } = await import('../compose/load.ts');
     const project = loadCompose({ cwd: manifest.folder, files: compose.files, env: f.env });
-    const derived = composeDevServices(project, isDirectory);
+    const derived = composeDevServices(project, { isDirectory, scope: projectScope(manifest.folder) });
     for (const note of derived.notes) f.log.warn(note);
     manifest = { ...manifest, services: derived.services };
+    skipped = derived.skipped;
     display = compose.files.map((x) => basename(x)).join(', ');
     if (Object.keys(derived.services).length === 0) {
-      throw new DevtoolError(`${display}: no service mounts a host folder, so there is nothing for up to synchronize${derived.notes.length ? ` (${derived.notes.join('; ')})` : ''}: add one (e.g. volumes: ['./src:/app/src']), or a devtool.yml with a services entry, ${EXAMPLE}`);
+      // The notes (warnings above) say why each host path is left out; the error says what to do.
+      const what = derived.notes.length ? 'no service mounts a folder of the project that up can synchronize (the warnings above say why)' : 'no service mounts a host folder, so there is nothing for up to synchronize';
+      throw new DevtoolError(`${display}: ${what}: mount one (e.g. volumes: ['./src:/app/src']), or write a devtool.yml with a services entry, ${EXAMPLE}`);
     }
   }
   for (const w of manifest.warnings) f.log.warn(w);
   const names = Object.keys(manifest.services);
   if (names.length === 0) throw new DevtoolError(`${file} has no services section: add one for your dev container, ${EXAMPLE}`);
-  return { file: display, manifest, names, source, fromCompose };
+  return { file: display, manifest, names, source, fromCompose, skipped };
 }
 
 /** A Compose application seen as a manifest that deploys its Compose file and has no section of its own. */
@@ -139,7 +148,7 @@ function isDirectory(path: string): boolean {
   }
 }
 
-async function devTargetFor(f: Factory, inv: Invocation, manifest: Manifest, devName: string, source: LoadedSource): Promise<DevTarget> {
+async function devTargetFor(f: Factory, inv: Invocation, manifest: Manifest, devName: string, source: LoadedSource, skipped: Record<string, string[]>): Promise<DevTarget> {
   const { context, namespace } = await clusterTarget(f, inv.string('namespace'));
   return {
     manifest,
@@ -150,6 +159,7 @@ async function devTargetFor(f: Factory, inv: Invocation, manifest: Manifest, dev
     folder: folderHash(manifest.folder),
     origin: formatOrigin(manifest.folder),
     state: devState(f, manifest.folder, context.name, namespace, devName),
+    skipped: skipped[devName] ?? [],
     // Named as `devtool deploy` in this folder names it.
     deploy: { source, environment: environmentName(source.kind === 'manifest' ? source.manifest.name : undefined, manifest.folder) },
   };

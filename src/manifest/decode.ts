@@ -11,6 +11,7 @@ import { parseDuration } from '../cli/duration.ts';
 import { InterpolationError, interpolate, type Lookup } from '../compose/interpolate.ts';
 import { formatPath as pathText, type Path, type Problem } from '../yaml/errors.ts';
 import type { SourceMap } from '../yaml/parse.ts';
+import type { ProjectScope } from './project-scope.ts';
 import { didYouMean } from '../yaml/suggest.ts';
 
 export type JsonSchema = Record<string, unknown>;
@@ -28,6 +29,8 @@ export class Cursor {
     readonly root: unknown,
     readonly sources: SourceMap,
     readonly lookup: Lookup,
+    /** Where the file is: which sync folders are inside the project (none checked without it). */
+    readonly scope?: ProjectScope,
   ) {}
 
   fail(path: Path, message: string, at: 'key' | 'value' = 'value', namesField = false): undefined {

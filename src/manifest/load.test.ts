@@ -7,7 +7,7 @@
  * unknown depends_on name). UPDATE_GOLDEN=1 rewrites the expected files; review the diff.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Ajv } from 'ajv';
@@ -19,6 +19,8 @@ import { manifestJsonSchema, manifestJsonSchemaText } from './schema.ts';
 const testdata = join(import.meta.dirname, 'testdata');
 const update = process.env['UPDATE_GOLDEN'] === '1';
 const schemaFile = join(import.meta.dirname, '..', '..', 'schema', 'devtool-manifest.schema.json');
+/** The project of every fixture (the repository): `<repo>` in the expected errors, wherever it is checked out. */
+const repo = realpathSync(join(import.meta.dirname, '..', '..'));
 
 const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
 const validate = ajv.compile(manifestJsonSchema());
@@ -83,8 +85,9 @@ for (const name of cases('errors')) {
     assert.ok(error instanceof LocatedError, `expected a located error, got ${String(error)}`);
     assert.ok(!error.message.includes('\n'), 'one line');
     const expectedPath = join(dir, 'expected-error.txt');
-    if (update || !existsSync(expectedPath)) writeFileSync(expectedPath, `${error.message}\n`);
-    assert.equal(error.message, readFileSync(expectedPath, 'utf8').trimEnd());
+    const message = error.message.replaceAll(repo, '<repo>');
+    if (update || !existsSync(expectedPath)) writeFileSync(expectedPath, `${message}\n`);
+    assert.equal(message, readFileSync(expectedPath, 'utf8').trimEnd());
     let raw: unknown;
     try {
       raw = parse(readFileSync(join(dir, 'devtool.yml'), 'utf8'));

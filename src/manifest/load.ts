@@ -13,6 +13,7 @@ import { parseYaml } from '../yaml/parse.ts';
 import { didYouMean } from '../yaml/suggest.ts';
 import { Cursor, isMap, typeName } from './decode.ts';
 import type { Manifest } from './model.ts';
+import { projectScope } from './project-scope.ts';
 import { manifestDecoder, normalizeManifest, type DecodedManifest } from './sections.ts';
 
 export interface ManifestLoadOptions {
@@ -20,6 +21,8 @@ export interface ManifestLoadOptions {
   readonly cwd: string;
   /** Variables for ${VAR} (the shell's environment, with --var values above it). */
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** The home directory (sync folders may not be it); default: the process's. */
+  readonly home?: string;
 }
 
 export function loadManifest(file: string, opts: ManifestLoadOptions): Manifest {
@@ -38,7 +41,8 @@ export function loadManifestText(text: string, path: string, opts: ManifestLoadO
   if (parsed.value !== null && !isMap(root)) {
     throw new LocatedError({ pos: { file: display, line: 1, col: 1 }, message: `a manifest must be a map of sections (build, deploy, dependencies, destroy, services), not ${typeName(root)}` });
   }
-  const c = new Cursor(root, parsed.sources, (name) => (Object.hasOwn(opts.env, name) ? opts.env[name] : undefined));
+  const lookup = (name: string) => (Object.hasOwn(opts.env, name) ? opts.env[name] : undefined);
+  const c = new Cursor(root, parsed.sources, lookup, projectScope(dirname(path), opts.home));
   const decoded = manifestDecoder.decode(root, [], c);
   const manifest = decoded ? normalizeManifest(decoded) : undefined;
   if (manifest) checkReferences(manifest, c);

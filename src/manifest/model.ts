@@ -86,6 +86,8 @@ export interface DevService {
   readonly command: string[];
   readonly workdir?: string;
   readonly sync: SyncFolder[];
+  /** Sync folders may lie outside the project (project-scope.ts). Default false. */
+  readonly syncOutsideProject: boolean;
   readonly forward: Forward[];
   readonly reverse: Reverse[];
   readonly environment: Record<string, string>;
@@ -100,10 +102,14 @@ export interface DevService {
   readonly autocreate: boolean;
 }
 
+/** `two-way` (`rw`): both ways. `send-only` (`ro`): to the container only; its changes stay there. */
+export type SyncMode = 'two-way' | 'send-only';
+
 export interface SyncFolder {
-  /** Relative to the manifest's folder. */
+  /** Relative to the manifest's folder (or absolute). */
   readonly local: string;
   readonly remote: string;
+  readonly mode: SyncMode;
 }
 
 export interface Forward {

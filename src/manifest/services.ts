@@ -1,11 +1,13 @@
 /**
  * The `services` section: development containers that `up` swaps in for a Deployment or
- * StatefulSet, with Okteto's field names and notations (sync "local:remote", forward
+ * StatefulSet, with Okteto's field names and notations (sync "local:remote[:ro]", forward
  * "local:remote" or "local:service:remote", reverse "remote:local").
  */
 import { splitShellwords } from '../compose/shellwords.ts';
-import { bool, int, keyValues, list, map, NAME_PATTERN, NAME_RULE, object, record, shapes, str, type Decoder } from './decode.ts';
-import { DEFAULT_DEV_COMMAND, DEFAULT_VOLUME_SIZE, type DevService, type Forward, type Reverse, type SecurityContext, type SyncFolder } from './model.ts';
+import { formatPath, type Path } from '../yaml/errors.ts';
+import { bool, int, keyValues, list, map, NAME_PATTERN, NAME_RULE, object, record, shapes, str, type Cursor, type Decoder } from './decode.ts';
+import { DEFAULT_DEV_COMMAND, DEFAULT_VOLUME_SIZE, type DevService, type Forward, type Reverse, type SecurityContext, type SyncFolder, type SyncMode } from './model.ts';
+import { SYNC_OUTSIDE_FIELD, syncRefusal } from './project-scope.ts';
 
 function port(text: string): number | undefined {
   if (!/^\d{1,5}$/.test(text)) return undefined;
@@ -13,17 +15,44 @@ function port(text: string): number | undefined {
   return n >= 1 && n <= 65535 ? n : undefined;
 }
 
-const sync: Decoder<SyncFolder> = map(
-  str({ description: 'LOCAL:REMOTE: a folder relative to the manifest folder, synchronized with an absolute path in the container.', examples: ['.:/app'], pattern: '^.+:/.*$' }),
+const SYNC_MODES: Readonly<Record<string, SyncMode>> = { rw: 'two-way', ro: 'send-only' };
+
+/** A sync entry and where it was written: whether it lies inside the project is judged with its service's opt-in. */
+interface WrittenSync {
+  readonly folder: SyncFolder;
+  readonly at: Path;
+}
+
+const sync: Decoder<WrittenSync> = map(
+  str({
+    description: 'LOCAL:REMOTE[:MODE]: a folder of the project (relative to the manifest folder) and an absolute path in the container. MODE rw (default): both ways; ro: sent to the container only, its changes there are never written back here.',
+    examples: ['.:/app', './config:/etc/app:ro'],
+    pattern: '^.+:/[^:]*(:(rw|ro))?$',
+  }),
   (s, path, c) => {
-    // Split at the last colon: a Windows local path ("C:\src") has one of its own.
-    const at = s.lastIndexOf(':');
-    const local = s.slice(0, at);
-    const remote = s.slice(at + 1);
-    if (at <= 0 || !remote.startsWith('/')) return c.fail(path, `must be LOCAL:REMOTE with an absolute remote path, such as ".:/app", not ${JSON.stringify(s)}`);
-    return { local, remote };
+    // The greedy LOCAL keeps a Windows local path ("C:\src") whole; REMOTE is absolute, so it starts with "/".
+    const m = /^(.+):(\/[^:]*)(?::([^:]*))?$/.exec(s);
+    if (!m) return c.fail(path, `must be LOCAL:REMOTE or LOCAL:REMOTE:MODE with an absolute remote path, such as ".:/app" or "./config:/etc/app:ro", not ${JSON.stringify(s)}`);
+    const [, local, remote, modeText = 'rw'] = m;
+    const mode = Object.hasOwn(SYNC_MODES, modeText) ? SYNC_MODES[modeText] : undefined;
+    if (!mode) return c.fail(path, `unknown mode ${JSON.stringify(modeText)} in ${JSON.stringify(s)}: use rw (both ways, the default) or ro (sent to the container only)`);
+    return { folder: { local: local!, remote: remote!, mode }, at: path };
   },
 );
+
+/** The service's sync folders, each inside the project unless the service opts out (project-scope.ts). */
+function scopedSync(written: readonly WrittenSync[], allowOutside: boolean, service: Path, c: Cursor): SyncFolder[] | undefined {
+  let ok = true;
+  for (const { folder, at } of written) {
+    const refusal = c.scope && syncRefusal(c.scope, folder.local, allowOutside);
+    if (!refusal) continue;
+    const optIn = refusal.kind === 'outside' ? `: set ${formatPath([...service, SYNC_OUTSIDE_FIELD])}: true to synchronize it anyway (docs/manifest.md#services)` : '';
+    const resolved = refusal.resolved ? ` (which resolves to ${refusal.resolved})` : '';
+    c.fail(at, `${folder.local}${resolved} ${refusal.reason}${optIn}`);
+    ok = false;
+  }
+  return ok ? written.map((w) => w.folder) : undefined;
+}
 
 const forward: Decoder<Forward> = shapes(
   {
@@ -112,7 +141,8 @@ const devService: Decoder<DevService> = map(
       image: { decoder: str({ description: "Image of the dev container (tools, compilers). Default: the original container's image." }) },
       command: { decoder: command },
       workdir: { decoder: str({ description: "Working directory in the dev container. Default: the first sync folder's remote path." }) },
-      sync: { decoder: list(sync, 'Folders synchronized both ways between this machine and the dev container.') },
+      sync: { decoder: list(sync, 'Folders synchronized between this machine and the dev container: both ways, or sent only (":ro").') },
+      syncOutsideProject: { decoder: bool('Allow sync folders outside the project (the git repository or the manifest folder). Default false. The root, the home directory and folders holding it or the project are refused anyway.') },
       forward: { decoder: list(forward, 'Ports forwarded from this machine to the dev container or another service.') },
       reverse: { decoder: list(reverse, 'Ports of the dev container forwarded back to this machine.') },
       environment: { decoder: keyValues('Environment variables of the dev container: a map, or a list of KEY=VALUE.') },
@@ -125,21 +155,26 @@ const devService: Decoder<DevService> = map(
     },
     { description: 'A development container, used by `devtool up`.' },
   ),
-  (s) => ({
-    ...(s.image !== undefined ? { image: s.image } : {}),
-    command: s.command ?? DEFAULT_DEV_COMMAND,
-    ...(s.workdir !== undefined ? { workdir: s.workdir } : {}),
-    sync: s.sync ?? [],
-    forward: s.forward ?? [],
-    reverse: s.reverse ?? [],
-    environment: s.environment ?? {},
-    resources: s.resources ?? { requests: {}, limits: {} },
-    selector: s.selector ?? {},
-    ...(s.container !== undefined ? { container: s.container } : {}),
-    persistentVolume: s.persistentVolume ?? { enabled: true, size: DEFAULT_VOLUME_SIZE },
-    ...(s.securityContext !== undefined ? { securityContext: s.securityContext } : {}),
-    autocreate: s.autocreate ?? false,
-  }),
+  (s, path, c) => {
+    const sync = scopedSync(s.sync ?? [], s.syncOutsideProject ?? false, path, c);
+    if (!sync) return undefined;
+    return {
+      ...(s.image !== undefined ? { image: s.image } : {}),
+      command: s.command ?? DEFAULT_DEV_COMMAND,
+      ...(s.workdir !== undefined ? { workdir: s.workdir } : {}),
+      sync,
+      syncOutsideProject: s.syncOutsideProject ?? false,
+      forward: s.forward ?? [],
+      reverse: s.reverse ?? [],
+      environment: s.environment ?? {},
+      resources: s.resources ?? { requests: {}, limits: {} },
+      selector: s.selector ?? {},
+      ...(s.container !== undefined ? { container: s.container } : {}),
+      persistentVolume: s.persistentVolume ?? { enabled: true, size: DEFAULT_VOLUME_SIZE },
+      ...(s.securityContext !== undefined ? { securityContext: s.securityContext } : {}),
+      autocreate: s.autocreate ?? false,
+    };
+  },
 );
 
 export const servicesDecoder = record(devService, {

@@ -6,11 +6,13 @@
  * The remote end never dials (it is reachable only through the SSH tunnel); the local end dials
  * the tunnel's local port. The local folders start `sendonly`: nothing the container has reaches
  * them until the first pass (first-pass.ts) has made sure none of it overwrites or deletes a local
- * file, then session.ts turns them `sendreceive`; and paused, so they do not scan while a new volume is being filled (bootstrap.ts).
+ * file; then session.ts turns the two-way ones `sendreceive` (send-only ones, `:ro` in the
+ * manifest, stay `sendonly` and are `receiveonly` remotely); and paused, so they do not scan while
+ * a new volume is being filled (bootstrap.ts).
  */
 import { isAbsolute, resolve } from 'node:path';
 import { sha256 } from '../dev/names.ts';
-import type { SyncFolder as ManifestSyncFolder } from '../manifest/model.ts';
+import type { SyncFolder as ManifestSyncFolder, SyncMode } from '../manifest/model.ts';
 import type { SyncKeys } from './keys.ts';
 
 export interface SyncFolderPair {
@@ -22,6 +24,8 @@ export interface SyncFolderPair {
   readonly remote: string;
   /** The manifest's `trustContainer`: the container may send `.git`, execute bits and links out of the folder. */
   readonly trustContainer?: boolean;
+  /** `send-only`: the container's end is receive-only, so what changes there stays there. */
+  readonly mode: SyncMode;
 }
 
 export interface LocalPorts {
@@ -42,6 +46,7 @@ export function syncFolderPairs(devName: string, manifestFolder: string, sync: r
     id: `devtool-${devName}-${sha256(s.remote).slice(0, 8)}`,
     local: isAbsolute(s.local) ? s.local : resolve(manifestFolder, s.local),
     remote: s.remote,
+    mode: s.mode,
   }));
 }
 
@@ -58,7 +63,9 @@ export function remoteSyncthing(keys: SyncKeys, folders: readonly SyncFolderPair
     guiAddress: `127.0.0.1:${REMOTE_GUI_PORT}`,
     listenAddress: `tcp://127.0.0.1:${REMOTE_SYNC_PORT}`,
     peer: { deviceID: keys.local.deviceID, name: 'devtool-local', addresses: [] },
-    folders: folders.map((f) => ({ id: f.id, path: f.remote, label: f.remote, type: 'sendreceive' })),
+    // A send-only folder (`:ro`) is receive-only there from the start: the container's changes
+    // are never announced, so nothing of them can reach this machine.
+    folders: folders.map((f) => ({ id: f.id, path: f.remote, label: f.remote, type: f.mode === 'send-only' ? 'receiveonly' : 'sendreceive' })),
   };
 }
 

@@ -5,6 +5,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { AGENT, locateHostBinary, SYNCTHING } from '../binaries/host-binary.ts';
 import { DevtoolError } from '../cli/errors.ts';
+import { showPath } from '../manifest/project-scope.ts';
 import { AGENT_PATH } from '../dev/mirror.ts';
 import type { DevTarget } from '../dev/target.ts';
 import type { Factory } from '../factory.ts';
@@ -56,10 +57,21 @@ export async function startSync(f: Factory, t: DevTarget, plan: SyncPlan, tunnel
   }
 }
 
+/** What a folder does, for people: `./src <-> /app/src (both ways)`, `./config -> /etc/app (sent only)`. */
+export function describeFolder(x: SyncFolderPair, base: string): string {
+  const local = showPath(x.local, base);
+  return x.mode === 'send-only' ? `${local} -> ${x.remote} (sent only)` : `${local} <-> ${x.remote} (both ways)`;
+}
+
+/** How the folders sync once the first pass is over. */
+export function syncingHow(folders: readonly SyncFolderPair[]): string {
+  return folders.every((x) => x.mode === 'two-way') ? 'syncing both ways' : 'syncing as listed above';
+}
+
 /** The progress line of the first sync: what the bootstrap copied, or that Syncthing is done. */
 export function firstSyncSummary(firstSync: readonly FirstSync[], seconds: string): string {
   const copied = firstSync.flatMap((r) => (r.copied ? [r.copied] : []));
-  if (copied.length === 0) return `first sync done in ${seconds}s; syncing both ways`;
+  if (copied.length === 0) return `first sync done in ${seconds}s; ${syncingHow(firstSync.map((r) => r.folder))}`;
   const files = copied.reduce((n, s) => n + s.files, 0);
   const mb = copied.reduce((n, s) => n + s.bytes, 0) / 1e6;
   return `copied ${files} files (${mb.toFixed(1)} MB) into the new volume in ${seconds}s; Syncthing is indexing them (two-way once settled, 'devtool status' shows it)`;

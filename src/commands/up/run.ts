@@ -7,7 +7,7 @@ import { parseEnvList } from '../../dev/spec.ts';
 import { agentImage, devTarget } from '../../dev/target.ts';
 import { DevTunnel } from '../../dev/tunnel.ts';
 import { watchOriginal, type OriginalWatch } from '../../dev/original-watch.ts';
-import { checkWatchLimits, firstSyncSummary, prepareSync, startSync } from '../../sync/up.ts';
+import { checkWatchLimits, describeFolder, firstSyncSummary, prepareSync, startSync, syncingHow } from '../../sync/up.ts';
 import type { SyncSession } from '../../sync/session.ts';
 
 /** How long `up` waits for the dev pod (image pulls included). */
@@ -28,6 +28,9 @@ export const runUp: CommandHandler = async (f, inv) => {
     const client = await KubeClient.create(t.context, f.env, t.namespace);
     const progress = new Progress(f.io.stderr, f.now, f.log);
     const syncPlan = await prepareSync(f, t);
+    // What is synchronized, and what is not, is said before anything happens.
+    for (const x of syncPlan?.folders ?? []) progress.step(`sync ${describeFolder(x, t.manifest.folder)}`);
+    for (const note of t.skipped) progress.warn(note);
     await deployIfNeeded(f, t, client, inv.bool('deploy'), progress);
     const { objects, pod, rebuild } = await activate(client, t, {
       syncthing: syncPlan?.remoteSection,
@@ -52,7 +55,7 @@ export const runUp: CommandHandler = async (f, inv) => {
     });
     await tunnel.start();
     if (syncPlan) {
-      progress.step(`synchronizing ${syncPlan.folders.map((x) => x.local).join(', ')} (first pass: no local file is overwritten or deleted)`);
+      progress.step('starting the sync (first pass: no local file is overwritten or deleted)');
       const started = Date.now();
       const { session, firstSync } = await startSync(f, t, syncPlan, tunnel, { reset: inv.bool('reset'), notice: (m) => progress.warn(m) });
       sync = session;
@@ -60,7 +63,7 @@ export const runUp: CommandHandler = async (f, inv) => {
       if (firstSync.some((r) => r.copied)) {
         // Said on stderr only without a shell, where it would land in the middle of the prompt.
         void session.settled.then(() => {
-          const line = `first sync settled in ${((Date.now() - started) / 1000).toFixed(1)}s; syncing both ways`;
+          const line = `first sync settled in ${((Date.now() - started) / 1000).toFixed(1)}s; ${syncingHow(syncPlan.folders)}`;
           if (f.interactive) f.log.info(line);
           else progress.step(line);
         }, () => undefined);
@@ -72,7 +75,7 @@ export const runUp: CommandHandler = async (f, inv) => {
     const lines = [`dev container ${objects.deployment.metadata.name} is ready (pod ${pod}, namespace ${t.namespace})`];
     for (const fw of t.dev.forward) lines.push(`  forward  localhost:${fw.local} -> ${fw.service ?? t.devName}:${fw.remote}`);
     for (const r of t.dev.reverse) lines.push(`  reverse  ${t.devName}:${r.remote} -> localhost:${r.local}`);
-    for (const x of syncPlan?.folders ?? []) lines.push(`  sync     ${x.local} <-> ${x.remote}`);
+    for (const x of syncPlan?.folders ?? []) lines.push(`  sync     ${x.local} ${x.mode === 'send-only' ? '->' : '<->'} ${x.remote}`);
     f.io.stdout.write(`${lines.join('\n')}\n`);
 
     if (f.interactive) {

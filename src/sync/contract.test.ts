@@ -1,0 +1,29 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { localContract, remoteSyncthing, syncFolderPairs } from './contract.ts';
+import type { SyncKeys } from './keys.ts';
+import { describeFolder } from './up.ts';
+
+const identity = (name: string) => ({ certificate: `${name}-cert`, key: `${name}-key`, deviceID: `${name}-ID` });
+const keys: SyncKeys = { local: identity('local'), remote: identity('remote'), apiKey: 'k', password: 'p' };
+
+const folders = syncFolderPairs('api', '/p', [
+  { local: './src', remote: '/app/src', mode: 'two-way' },
+  { local: '/p/config', remote: '/etc/app', mode: 'send-only' },
+]);
+
+type Folders = { syncthing?: { folders: { path: string; type: string }[] }; folders?: { path: string; type: string }[] };
+
+test('a send-only folder is receive-only in the container, so its changes there never come back', () => {
+  const remote = remoteSyncthing(keys, folders) as Folders;
+  assert.deepEqual(remote.folders!.map((f) => [f.path, f.type]), [['/app/src', 'sendreceive'], ['/etc/app', 'receiveonly']]);
+});
+
+test('every local folder starts send-only, whatever its mode', () => {
+  const local = localContract(keys, folders, { gui: 1, listen: 2, peer: 3 }) as Folders;
+  assert.deepEqual(local.syncthing!.folders.map((f) => [f.path, f.type]), [['/p/src', 'sendonly'], ['/p/config', 'sendonly']]);
+});
+
+test('what up says of each folder', () => {
+  assert.deepEqual(folders.map((x) => describeFolder(x, '/p')), ['./src <-> /app/src (both ways)', './config -> /etc/app (sent only)']);
+});
