@@ -69,6 +69,7 @@ export function composeDevServices(project: ComposeProject, host: HostFolders): 
       ...(service.workingDir !== undefined ? { workdir: service.workingDir } : {}),
       sync,
       syncOutsideProject: false,
+      trustContainer: false,
       forward: service.ports.filter((p) => p.published !== undefined && p.protocol === 'TCP').map((p) => ({ local: p.published!, remote: p.container })),
       reverse: [],
       environment: {},

@@ -69,5 +69,5 @@ test('the agent contract carries the keys and nothing the agent would reject', (
 });
 
 function service(over: Partial<DevService>): DevService {
-  return { command: ['sh'], sync: [], syncOutsideProject: false, forward: [], reverse: [], environment: {}, resources: { requests: {}, limits: {} }, selector: {}, persistentVolume: { enabled: true, size: '5Gi' }, autocreate: false, ...over };
+  return { command: ["sh"], sync: [], syncOutsideProject: false, trustContainer: false, forward: [], reverse: [], environment: {}, resources: { requests: {}, limits: {} }, selector: {}, persistentVolume: { enabled: true, size: '5Gi' }, autocreate: false, ...over };
 }

@@ -88,6 +88,11 @@ export interface DevService {
   readonly sync: SyncFolder[];
   /** Sync folders may lie outside the project (project-scope.ts). Default false. */
   readonly syncOutsideProject: boolean;
+  /**
+   * The dev container may write `.git`, execute bits and links out of the folder here, as sync
+   * did before (container-guard.ts). Default false.
+   */
+  readonly trustContainer: boolean;
   readonly forward: Forward[];
   readonly reverse: Reverse[];
   readonly environment: Record<string, string>;

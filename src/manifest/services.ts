@@ -143,6 +143,9 @@ const devService: Decoder<DevService> = map(
       workdir: { decoder: str({ description: "Working directory in the dev container. Default: the first sync folder's remote path." }) },
       sync: { decoder: list(sync, 'Folders synchronized between this machine and the dev container: both ways, or sent only (":ro").') },
       syncOutsideProject: { decoder: bool('Allow sync folders outside the project (the git repository or the manifest folder). Default false. The root, the home directory and folders holding it or the project are refused anyway.') },
+      trustContainer: {
+        decoder: bool('Let the dev container write .git, set execute bits and make links pointing out of the synced folder on this machine. Default false: those stay in the container.'),
+      },
       forward: { decoder: list(forward, 'Ports forwarded from this machine to the dev container or another service.') },
       reverse: { decoder: list(reverse, 'Ports of the dev container forwarded back to this machine.') },
       environment: { decoder: keyValues('Environment variables of the dev container: a map, or a list of KEY=VALUE.') },
@@ -164,6 +167,7 @@ const devService: Decoder<DevService> = map(
       ...(s.workdir !== undefined ? { workdir: s.workdir } : {}),
       sync,
       syncOutsideProject: s.syncOutsideProject ?? false,
+      trustContainer: s.trustContainer ?? false,
       forward: s.forward ?? [],
       reverse: s.reverse ?? [],
       environment: s.environment ?? {},

@@ -153,13 +153,15 @@ export async function prepareRemoteFolder(o: {
 }): Promise<PreparedFolder> {
   const { api, folder: f } = o;
   const config = await api.folderConfig(f.id);
-  if (config.type === 'receiveonly') {
+  // A send-only folder (`:ro`) is receive-only in the container for good: what changes there stays there.
+  const settledType = f.mode === 'send-only' ? 'receiveonly' : 'sendreceive';
+  if (config.type === 'receiveonly' && settledType === 'sendreceive') {
     o.log.info(`the first sync of ${f.local} was cut off before it settled: settling it now`);
     if (config.paused) await api.patchFolder(f.id, { paused: false });
     return { settle: true };
   }
   const plain = async (): Promise<PreparedFolder> => {
-    if (config.paused || config.type !== 'sendreceive') await api.patchFolder(f.id, { paused: false, type: 'sendreceive' });
+    if (config.paused || config.type !== settledType) await api.patchFolder(f.id, { paused: false, type: settledType });
     return { settle: false };
   };
   const leaveOut = leaveOutMatcher(f.local, o.extraIgnores);
@@ -182,7 +184,7 @@ export async function prepareRemoteFolder(o: {
   }
   if (result.kind === 'not-empty') {
     // Something appeared since the check: leave the folder to the ordinary first pass.
-    await api.patchFolder(f.id, { paused: false, type: 'sendreceive' });
+    await api.patchFolder(f.id, { paused: false, type: settledType });
     return { settle: false };
   }
   await api.patchFolder(f.id, { paused: false });

@@ -41,12 +41,13 @@ export const GUI_USER = 'devtool';
 export const REMOTE_GUI_PORT = 8384;
 export const REMOTE_SYNC_PORT = 22000;
 
-export function syncFolderPairs(devName: string, manifestFolder: string, sync: readonly ManifestSyncFolder[]): SyncFolderPair[] {
+export function syncFolderPairs(devName: string, manifestFolder: string, sync: readonly ManifestSyncFolder[], trustContainer = false): SyncFolderPair[] {
   return sync.map((s) => ({
     id: `devtool-${devName}-${sha256(s.remote).slice(0, 8)}`,
     local: isAbsolute(s.local) ? s.local : resolve(manifestFolder, s.local),
     remote: s.remote,
     mode: s.mode,
+    ...(trustContainer ? { trustContainer } : {}),
   }));
 }
 

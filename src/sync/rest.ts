@@ -47,6 +47,16 @@ const NEED_PAGE = 1000;
 
 export type FolderType = 'sendonly' | 'sendreceive' | 'receiveonly';
 
+/** A folder's file versioning (Syncthing's `versioning` folder setting). */
+export interface Versioning {
+  type: 'trashcan';
+  /** Where replaced and deleted files go. */
+  fsPath: string;
+  fsType: 'basic';
+  params: { cleanoutDays: string };
+  cleanupIntervalS: number;
+}
+
 export interface SyncEvent {
   id: number;
   type: string;
@@ -126,7 +136,7 @@ export class SyncthingApi {
   }
 
   /** Changes folder settings; Syncthing restarts the folder (a paused one neither scans nor pulls). */
-  patchFolder(folder: string, patch: { type?: FolderType; paused?: boolean }): Promise<void> {
+  patchFolder(folder: string, patch: { type?: FolderType; paused?: boolean; versioning?: Versioning }): Promise<void> {
     return this.request('PATCH', `/rest/config/folders/${encodeURIComponent(folder)}`, patch);
   }
 

@@ -10,7 +10,7 @@
  * A new, empty volume is filled first by one tar stream (bootstrap.ts); Syncthing settles it in
  * the background (settleBootstrap).
  */
-import { readlinkSync, rmSync } from 'node:fs';
+import { chmodSync, lstatSync, readlinkSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type ssh2 from 'ssh2';
 import { writeFileAtomic } from '../io/atomic-file.ts';
@@ -19,7 +19,7 @@ import type { Logger } from '../log/logger.ts';
 import { GUI_USER, localContract, REMOTE_GUI_PORT, REMOTE_SYNC_PORT, type SyncFolderPair } from './contract.ts';
 import type { SyncKeys } from './keys.ts';
 import { LocalSyncthing } from './local-syncthing.ts';
-import { SyncthingApi } from './rest.ts';
+import { SyncthingApi, type Versioning } from './rest.ts';
 import { freePort } from './ports.ts';
 import { LocalWatcher, readIgnoreLines } from './watcher.ts';
 import { prepareRemoteFolder, type PreparedFolder } from './bootstrap.ts';
@@ -118,7 +118,7 @@ export class SyncSession {
     phases.mark(results.some((r) => r.copied) ? 'copy' : 'folders prepared');
     await localReady;
     phases.mark('local sync service ready');
-    for (const f of o.folders) await this.localApi.patchFolder(f.id, { paused: false });
+    for (const f of o.folders) await this.localApi.patchFolder(f.id, { paused: false, versioning: trashOf(o.stateDir, f) });
     if (o.reset) await this.reset();
     this.writeRuntime(false);
     for (const r of results) if (!r.settle) await this.firstPass(r.folder, deadline);
@@ -155,6 +155,12 @@ export class SyncSession {
   private async settleBootstrap(f: SyncFolderPair, deadline: number): Promise<void> {
     try {
       await this.localApi!.scan(f.id);
+      if (f.mode === 'send-only') {
+        // Stays receive-only there: settled once the container has this machine's index.
+        await indexesExchanged(this.ends(), f.id, deadline);
+        this.o.log.info(`first sync of ${f.local} settled: sent only`);
+        return;
+      }
       await this.waitRemoteCaughtUp(f, deadline);
       await this.remoteApi!.patchFolder(f.id, { type: 'sendreceive' });
       await this.firstPass(f, deadline);
@@ -217,6 +223,8 @@ export class SyncSession {
    * version of the same content; then the folder turns two-way.
    */
   private async firstPass(f: SyncFolderPair, deadline: number): Promise<void> {
+    // A send-only folder never takes anything from the container: it stays `sendonly` here.
+    if (f.mode === 'send-only') return;
     const local = this.localApi!;
     await scanAndExchange(this.ends(), f.id, deadline);
     const need = await local.need(f.id);
@@ -252,6 +260,21 @@ export class SyncSession {
     }
   }
 
+  /**
+   * The container's end ignores permissions (container-guard.ts), so a file it changed arrives
+   * with Syncthing's default mode: an executable script edited there would lose its execute bits
+   * here. The version it replaced is in the trash (trashOf), just moved there: its bits come back.
+   */
+  private restoreExecBits(f: SyncFolderPair, item: string): void {
+    const was = lstatSync(join(trashDir(this.o.stateDir, f), item), { throwIfNoEntry: false });
+    // Moved to the trash within the last minute: the version this pull replaced, not an older one.
+    if (!was?.isFile() || (was.mode & 0o111) === 0 || Date.now() - was.ctimeMs > 60_000) return;
+    const path = join(f.local, item);
+    const now = lstatSync(path, { throwIfNoEntry: false });
+    if (!now?.isFile() || (now.mode & 0o111) === (was.mode & 0o111)) return;
+    chmodSync(path, (now.mode & 0o7777) | (was.mode & 0o111));
+  }
+
   /** Reports conflict copies as they appear, on either end. */
   private async followEvents(): Promise<void> {
     let since = 0;
@@ -261,8 +284,10 @@ export class SyncSession {
         for (const e of events) {
           since = Math.max(since, e.id);
           const folder = this.o.folders.find((f) => f.id === e.data.folder);
-          if (e.type === 'ItemFinished' && e.data.type === 'symlink' && e.data.action === 'update' && !e.data.error && folder && !folder.trustContainer) {
-            await this.refuseLink(folder, String(e.data.item)).catch((err: Error) => this.o.notice(`cannot refuse the link ${String(e.data.item)} the container made: ${err.message}`));
+          if (e.type === 'ItemFinished' && e.data.action === 'update' && !e.data.error && folder && !folder.trustContainer) {
+            const item = String(e.data.item);
+            if (e.data.type === 'symlink') await this.refuseLink(folder, item).catch((err: Error) => this.o.notice(`cannot refuse the link ${item} the container made: ${err.message}`));
+            if (e.data.type === 'file') this.restoreExecBits(folder, item);
           }
           const names = [e.data.item, ...((e.data.filenames as unknown[]) ?? [])].filter((n): n is string => typeof n === 'string');
           for (const name of names) {
@@ -283,6 +308,23 @@ export class SyncSession {
     await this.watcher?.close();
     await this.local?.stop();
   }
+}
+
+/** How long a file the container replaced or deleted here is kept in the trash. */
+const TRASH_DAYS = 14;
+
+/**
+ * Every local file Syncthing replaces or deletes because of the container (live, after the first
+ * pass) is moved to the environment's trash first (`<state>/trash/<folder id>/<path>`, Syncthing's
+ * trash-can versioning, kept TRASH_DAYS days or until `down`): an `rm -rf` in the container can be
+ * undone here, and the mode of what was replaced is known (restoreExecBits).
+ */
+function trashOf(stateDir: string, f: SyncFolderPair): Versioning {
+  return { type: 'trashcan', fsPath: trashDir(stateDir, f), fsType: 'basic', params: { cleanoutDays: String(TRASH_DAYS) }, cleanupIntervalS: 3600 };
+}
+
+function trashDir(stateDir: string, f: SyncFolderPair): string {
+  return join(stateDir, 'trash', f.id);
 }
 
 /** Past this many paths one scan of the whole folder is cheaper than a query listing them. */

@@ -24,7 +24,7 @@ export interface SyncPlan {
 
 /** Undefined when the dev container syncs no folder. */
 export async function prepareSync(f: Factory, t: DevTarget): Promise<SyncPlan | undefined> {
-  const folders = syncFolderPairs(t.devName, t.manifest.folder, t.dev.sync);
+  const folders = syncFolderPairs(t.devName, t.manifest.folder, t.dev.sync, t.dev.trustContainer);
   if (folders.length === 0) return undefined;
   for (const x of folders) {
     if (!existsSync(x.local) || !statSync(x.local).isDirectory()) {

@@ -165,3 +165,37 @@ test('Ctrl-C while the first sync settles: up ends at once and leaves no local S
   assert.equal(session.proc.exitCode, 0);
   assert.equal(localSyncthings(), '', 'no local Syncthing left running');
 });
+
+test('the container cannot plant .git or links out of the folder here; trustContainer lets it', { timeout: 600_000 }, async () => {
+  mkdirSync(join(folder, '.git/hooks'), { recursive: true });
+  writeFileSync(join(folder, '.git/config'), '[core]\n\tbare = false\n');
+  const session = await startUp(['-n', s.namespace], { env, cwd: folder });
+  assert.equal(inContainer('test -e /app/.git/config && echo yes || echo no').stdout.trim(), 'no', "this machine's .git is not sent either");
+  assert.equal(
+    inContainer('mkdir -p /app/.git/hooks && printf "#!/bin/sh\\necho pwned\\n" > /app/.git/hooks/pre-commit && chmod +x /app/.git/hooks/pre-commit && ln -s /root/.ssh /app/ssh-link && ln -s ../../etc /app/src/etc-link && ln -s nested/keep.txt /app/src/inside-link && echo done > /app/planted.txt').code,
+    0,
+  );
+  await waitFor('a plain file from the container', () => existsSync(join(folder, 'planted.txt')));
+  await waitFor('a link inside the folder from the container', () => existsSync(join(folder, 'src/inside-link')));
+  await waitFor('up refuses both links', () => session.output().includes('ssh-link -> /root/.ssh') && session.output().includes('src/etc-link -> ../../etc'), 60_000);
+  // Give a wrongly synced file every chance to land: a full rescan on both ends, then look.
+  await new Promise((r) => setTimeout(r, 3000));
+  assert.equal(existsSync(join(folder, '.git/hooks/pre-commit')), false, 'a hook from the container never lands here');
+  assert.equal(existsSync(join(folder, 'ssh-link')), false);
+  assert.equal(existsSync(join(folder, 'src/etc-link')), false);
+  assert.equal(readFileSync(join(folder, '.git/config'), 'utf8'), '[core]\n\tbare = false\n');
+  assert.equal(inContainer('readlink /app/ssh-link').stdout.trim(), '/root/.ssh', 'the container keeps its link');
+  await session.stop();
+
+  // Trusted: the same container may send .git and such links (the opt-in of docs/sync.md).
+  writeFileSync(join(folder, 'devtool.yml'), 'services:\n  api:\n    sync: [".:/app"]\n    trustContainer: true\n');
+  try {
+    const trusted = await startUp(['-n', s.namespace], { env, cwd: folder });
+    assert.equal(inContainer('touch /app/.git/hooks/pre-commit && ln -s /tmp /app/tmp-link').code, 0);
+    await waitFor('.git from a trusted container', () => existsSync(join(folder, '.git/hooks/pre-commit')), 60_000);
+    await waitFor('a link out of the folder from a trusted container', () => readdirSync(folder).includes('tmp-link'), 60_000);
+    await trusted.stop();
+  } finally {
+    writeFileSync(join(folder, 'devtool.yml'), 'services:\n  api:\n    sync: [".:/app"]\n');
+  }
+});
