@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { DevtoolError } from '../cli/errors.ts';
 import { writeFileAtomic } from '../io/atomic-file.ts';
 import { generateDevKeys, type DevKeys } from './keys.ts';
-import { generateSyncKeys, type SyncKeys } from '../sync/keys.ts';
+import { generateSyncKeys, parseSyncKeys, type SyncKeys } from '../sync/keys.ts';
 
 export class DevState {
   constructor(readonly dir: string) {}
@@ -40,10 +40,10 @@ export class DevState {
     return keys;
   }
 
-  /** The file sync's identities and password, made on first use (kept, like the SSH keys, until `down`). */
+  /** The file sync's identities, API keys and passwords, made on first use (kept, like the SSH keys, until `down`). */
   async syncKeys(agentBinary: string): Promise<SyncKeys> {
     try {
-      return JSON.parse(readFileSync(this.syncKeysFile, 'utf8')) as SyncKeys;
+      return parseSyncKeys(readFileSync(this.syncKeysFile, 'utf8'));
     } catch {
       const keys = await generateSyncKeys(agentBinary);
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });

@@ -93,8 +93,8 @@ export class SyncSession {
     const [gui, listen] = [await freePort(), await freePort()];
     const peer = await o.tunnel.openForward('127.0.0.1', REMOTE_SYNC_PORT);
     const remoteApiPort = await o.tunnel.openForward('127.0.0.1', REMOTE_GUI_PORT);
-    this.localApi = new SyncthingApi(`http://127.0.0.1:${gui}`, o.keys.apiKey);
-    this.remoteApi = new SyncthingApi(`http://127.0.0.1:${remoteApiPort}`, o.keys.apiKey);
+    this.localApi = new SyncthingApi(`http://127.0.0.1:${gui}`, o.keys.local.apiKey);
+    this.remoteApi = new SyncthingApi(`http://127.0.0.1:${remoteApiPort}`, o.keys.remote.apiKey);
     // The local folders start paused (localContract): their first scan would take the CPU the
     // bootstrap's copy needs. The local Syncthing starts meanwhile.
     this.local = new LocalSyncthing({ stateDir: o.stateDir, syncthingBinary: o.syncthingBinary, agentBinary: o.agentBinary, contract: localContract(o.keys, o.folders, { gui, listen, peer }), log: o.log, notice: o.notice });

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DevtoolError } from '../cli/errors.ts';
 import type { DevState } from '../dev/local-state.ts';
-import type { SyncKeys } from './keys.ts';
+import { parseSyncKeys, type SyncKeys } from './keys.ts';
 import { SyncthingApi } from './rest.ts';
 import { RUNTIME_FILE, type SyncRuntime } from './session.ts';
 
@@ -25,7 +25,7 @@ export function readRuntime(state: DevState, devName: string): { runtime: SyncRu
   let keys: SyncKeys;
   try {
     runtime = JSON.parse(readFileSync(join(state.dir, RUNTIME_FILE), 'utf8')) as SyncRuntime;
-    keys = JSON.parse(readFileSync(state.syncKeysFile, 'utf8')) as SyncKeys;
+    keys = parseSyncKeys(readFileSync(state.syncKeysFile, 'utf8'));
   } catch {
     throw notRunning;
   }
@@ -35,8 +35,8 @@ export function readRuntime(state: DevState, devName: string): { runtime: SyncRu
 
 export async function syncStatus(state: DevState, devName: string): Promise<SyncStatus> {
   const { runtime, keys } = readRuntime(state, devName);
-  const local = new SyncthingApi(runtime.localUrl, keys.apiKey);
-  const remote = new SyncthingApi(runtime.remoteUrl, keys.apiKey);
+  const local = new SyncthingApi(runtime.localUrl, keys.local.apiKey);
+  const remote = new SyncthingApi(runtime.remoteUrl, keys.remote.apiKey);
   const values: number[] = [];
   for (const f of runtime.folders) {
     const [l, r] = await Promise.all([

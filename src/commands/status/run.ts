@@ -12,7 +12,8 @@ export const runStatus: CommandHandler = async (f, inv) => {
         `Local sync service:  ${first.runtime.localUrl}`,
         `Remote sync service: ${first.runtime.remoteUrl} (forwarded by 'devtool up' to the dev container)`,
         `User:                ${first.runtime.user}`,
-        `Password:            ${first.keys.password}`,
+        `Password:            ${first.keys.local.password}`,
+        `Remote password:     ${first.keys.remote.password} (the dev container's sync service)`,
         '',
       ].join('\n'),
     );
