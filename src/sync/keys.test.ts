@@ -26,7 +26,7 @@ test('each end gets its own API key and password, and each contract carries only
   const remote = remoteSyncthing(keys, folders);
   assert.equal(remote.apiKey, keys.remote.apiKey);
   assert.equal(remote.guiPassword, keys.remote.password);
-  const local = localContract(keys, folders, { gui: 40001, listen: 40002, peer: 40000 }).syncthing as Record<string, unknown>;
+  const local = localContract(keys, folders, 40000).syncthing as Record<string, unknown>;
   assert.equal(local.apiKey, keys.local.apiKey);
   assert.equal(local.guiPassword, keys.local.password);
   // What goes to the container holds nothing of the laptop's end but its device ID.
