@@ -6,7 +6,7 @@
  * both ends are configured by the same code.
  *
  * A killed `up` (SIGKILL) cannot stop its child; the PID file lets the next `up` or `down` do it,
- * and only when /proc confirms that PID still runs Syncthing on this home.
+ * and only when its command line (/proc, or `ps`) says that PID still runs Syncthing on this home.
  *
  * Its REST API binds port 0 (contract.ts); the port it got is read back from its log after every
  * start and kept in `address` (local-address.ts says why).
@@ -18,6 +18,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { promisify } from 'node:util';
 import { DevtoolError } from '../cli/errors.ts';
 import { writeFileAtomic } from '../io/atomic-file.ts';
+import { stopProcess, type ProcessTable } from '../io/stop-process.ts';
 import type { Logger } from '../log/logger.ts';
 import { guiPortFromLog, removeAddressFile, writeAddressFile, type LocalAddress } from './local-address.ts';
 
@@ -202,7 +203,7 @@ function openLog(path: string): number {
 }
 
 /** Stops a Syncthing left running on this state folder by an `up` that was killed. */
-export async function stopStaleSyncthing(stateDir: string): Promise<void> {
+export async function stopStaleSyncthing(stateDir: string, processes?: ProcessTable): Promise<void> {
   const pidFile = join(stateDir, 'syncthing.pid');
   let pid: number;
   try {
@@ -210,30 +211,12 @@ export async function stopStaleSyncthing(stateDir: string): Promise<void> {
   } catch {
     return;
   }
-  if (!Number.isInteger(pid) || pid <= 0) return;
-  try {
-    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    if (!cmdline.includes('syncthing') || !cmdline.includes(join(stateDir, 'syncthing'))) return void rmSync(pidFile, { force: true });
-  } catch {
-    return void rmSync(pidFile, { force: true });
-  }
-  try {
-    process.kill(pid, 'SIGTERM');
-  } catch {
-    return;
-  }
-  for (const until = Date.now() + 5_000; Date.now() < until; ) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      break;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // gone
+  if (Number.isInteger(pid) && pid > 0) {
+    const home = join(stateDir, 'syncthing');
+    const isOurs = (args: readonly string[]) => args.some((a) => a.includes('syncthing')) && args.some((a) => a.includes(home));
+    const result = await stopProcess(pid, { isOurs, graceMs: 5_000, processes });
+    // Left in place, the next `up` or `down` tries again.
+    if (result.outcome === 'still-running') return;
   }
   rmSync(pidFile, { force: true });
 }
