@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -91,8 +91,13 @@ test('on this machine: a process that has exited but whose parent has not reaped
   t.after(() => parent.kill('SIGKILL'));
   const pid = Number(await new Promise<string>((r) => parent.stdout.once('data', (d: Buffer) => r(d.toString()))));
   const isSleep = (args: readonly string[]) => args[0] === 'sleep' && args[1] === '30';
+  // Until the forked shell has exec'd sleep, it is still `sh`.
+  for (let i = 0; i < 200 && !isSleep(systemProcesses.commandLine(pid) ?? []); i++) await new Promise((r) => setTimeout(r, 10));
   assert.deepEqual(systemProcesses.commandLine(pid), ['sleep', '30']);
   assert.deepEqual(await stopProcess(pid, { isOurs: isSleep, graceMs: 2000 }), { outcome: 'stopped', killed: false });
-  process.kill(pid, 0); // still in the process table
+  // Once it has finished exiting it is a zombie: still in the process table, and gone to us.
+  const state = () => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]![0];
+  for (let i = 0; i < 200 && state() !== 'Z'; i++) await new Promise((r) => setTimeout(r, 10));
+  process.kill(pid, 0);
   assert.equal(systemProcesses.commandLine(pid), undefined);
 });
