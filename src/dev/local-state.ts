@@ -7,8 +7,17 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DevtoolError } from '../cli/errors.ts';
 import { writeFileAtomic } from '../io/atomic-file.ts';
+import { stopProcess, type ProcessTable, type StopResult } from '../io/stop-process.ts';
 import { generateDevKeys, type DevKeys } from './keys.ts';
-import { generateSyncKeys, type SyncKeys } from '../sync/keys.ts';
+import { generateSyncKeys, parseSyncKeys, type SyncKeys } from '../sync/keys.ts';
+
+/** How long `down` lets a running `up` end by itself before killing it. */
+export const STOP_GRACE_MS = 5_000;
+
+/** `node .../devtool.cjs up ...`, `devtool up ...`: a devtool `up`, whatever the install. */
+export function isDevtoolUp(args: readonly string[]): boolean {
+  return args.some((a) => a.includes('devtool')) && args.includes('up');
+}
 
 export class DevState {
   constructor(readonly dir: string) {}
@@ -40,10 +49,10 @@ export class DevState {
     return keys;
   }
 
-  /** The file sync's identities and password, made on first use (kept, like the SSH keys, until `down`). */
+  /** The file sync's identities, API keys and passwords, made on first use (kept, like the SSH keys, until `down`). */
   async syncKeys(agentBinary: string): Promise<SyncKeys> {
     try {
-      return JSON.parse(readFileSync(this.syncKeysFile, 'utf8')) as SyncKeys;
+      return parseSyncKeys(readFileSync(this.syncKeysFile, 'utf8'));
     } catch {
       const keys = await generateSyncKeys(agentBinary);
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
@@ -68,11 +77,17 @@ export class DevState {
     };
   }
 
-  /** The PID of a live `up` holding the PID file, if any. */
-  holder(): number | undefined {
+  /** The PID the PID file names, whether or not it still runs. */
+  recordedPid(): number | undefined {
     if (!existsSync(this.pidFile)) return undefined;
     const pid = Number(readFileSync(this.pidFile, 'utf8').trim());
-    if (!Number.isInteger(pid) || pid <= 0) return undefined;
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  }
+
+  /** The PID of a live `up` holding the PID file, if any. */
+  holder(): number | undefined {
+    const pid = this.recordedPid();
+    if (pid === undefined) return undefined;
     try {
       process.kill(pid, 0);
       return pid;
@@ -83,28 +98,16 @@ export class DevState {
   }
 
   /**
-   * `down`: ends the `up` session holding the PID file (SIGTERM; `up` closes its tunnel and lets go),
-   * waiting up to `timeoutMs`. Where /proc says the PID now belongs to something other than a
-   * devtool `up` (PID reuse after a crash), nothing is signalled. Returns the PID it stopped.
+   * `down`: ends the `up` session the PID file names (SIGTERM: `up` closes its tunnel and lets go;
+   * SIGKILL if it has not ended within `graceMs`, which loses nothing: its local Syncthing ends
+   * with it, and `down` removes what it leaves) and says whether it is really gone. Undefined when
+   * no PID file names another process. A PID that now belongs to something other than a devtool
+   * `up` (reused after a crash or a reboot) is not signalled.
    */
-  async stopHolder(timeoutMs = 5_000): Promise<number | undefined> {
-    const pid = this.holder();
+  async stopHolder(o: { graceMs?: number; processes?: ProcessTable } = {}): Promise<({ pid: number } & StopResult) | undefined> {
+    const pid = this.recordedPid();
     if (pid === undefined || pid === process.pid) return undefined;
-    try {
-      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      if (!cmdline.some((a) => a.includes('devtool')) || !cmdline.includes('up')) return undefined;
-    } catch {
-      // no /proc (macOS): the PID file is ours and the process is alive; signal it
-    }
-    try {
-      process.kill(pid, 'SIGTERM');
-    } catch {
-      return undefined;
-    }
-    for (const until = Date.now() + timeoutMs; Date.now() < until && this.holder() === pid; ) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return pid;
+    return { pid, ...(await stopProcess(pid, { isOurs: isDevtoolUp, graceMs: o.graceMs ?? STOP_GRACE_MS, processes: o.processes })) };
   }
 
   /** `down`: forget the keys (the next `up` makes new ones) and any stale PID file. */

@@ -4,8 +4,8 @@ import { localContract, remoteSyncthing, syncFolderPairs } from './contract.ts';
 import type { SyncKeys } from './keys.ts';
 import { describeFolder } from './up.ts';
 
-const identity = (name: string) => ({ certificate: `${name}-cert`, key: `${name}-key`, deviceID: `${name}-ID` });
-const keys: SyncKeys = { local: identity('local'), remote: identity('remote'), apiKey: 'k', password: 'p' };
+const identity = (name: string) => ({ certificate: `${name}-cert`, key: `${name}-key`, deviceID: `${name}-ID`, apiKey: `${name}-k`, password: `${name}-p` });
+const keys: SyncKeys = { local: identity('local'), remote: identity('remote') };
 
 const folders = syncFolderPairs('api', '/p', [
   { local: './src', remote: '/app/src', mode: 'two-way' },
@@ -20,7 +20,7 @@ test('a send-only folder is receive-only in the container, so its changes there 
 });
 
 test('every local folder starts send-only, whatever its mode', () => {
-  const local = localContract(keys, folders, { gui: 1, listen: 2, peer: 3 }) as Folders;
+  const local = localContract(keys, folders, 3) as Folders;
   assert.deepEqual(local.syncthing!.folders.map((f) => [f.path, f.type]), [['/p/src', 'sendonly'], ['/p/config', 'sendonly']]);
 });
 

@@ -28,15 +28,6 @@ export interface SyncFolderPair {
   readonly mode: SyncMode;
 }
 
-export interface LocalPorts {
-  /** REST API of the local Syncthing (loopback). */
-  readonly gui: number;
-  /** Its sync listener (loopback; it only dials out, but Syncthing always listens). */
-  readonly listen: number;
-  /** The tunnel's local end, forwarded to the remote Syncthing's sync port. */
-  readonly peer: number;
-}
-
 export const GUI_USER = 'devtool';
 export const REMOTE_GUI_PORT = 8384;
 export const REMOTE_SYNC_PORT = 22000;
@@ -58,9 +49,9 @@ export function remoteSyncthing(keys: SyncKeys, folders: readonly SyncFolderPair
     key: keys.remote.key,
     deviceID: keys.remote.deviceID,
     deviceName: 'devtool-remote',
-    apiKey: keys.apiKey,
+    apiKey: keys.remote.apiKey,
     guiUser: GUI_USER,
-    guiPassword: keys.password,
+    guiPassword: keys.remote.password,
     guiAddress: `127.0.0.1:${REMOTE_GUI_PORT}`,
     listenAddress: `tcp://127.0.0.1:${REMOTE_SYNC_PORT}`,
     peer: { deviceID: keys.local.deviceID, name: 'devtool-local', addresses: [] },
@@ -70,8 +61,11 @@ export function remoteSyncthing(keys: SyncKeys, folders: readonly SyncFolderPair
   };
 }
 
-/** A whole contract for the CLI's local Syncthing (only its `syncthing` section is used). */
-export function localContract(keys: SyncKeys, folders: readonly SyncFolderPair[], ports: LocalPorts): Record<string, unknown> {
+/**
+ * A whole contract for the CLI's local Syncthing (only its `syncthing` section is used). `peerPort`
+ * is the tunnel's local end, forwarded to the remote Syncthing's sync port.
+ */
+export function localContract(keys: SyncKeys, folders: readonly SyncFolderPair[], peerPort: number): Record<string, unknown> {
   return {
     version: 1,
     syncthing: {
@@ -79,13 +73,16 @@ export function localContract(keys: SyncKeys, folders: readonly SyncFolderPair[]
       key: keys.local.key,
       deviceID: keys.local.deviceID,
       deviceName: 'devtool-local',
-      apiKey: keys.apiKey,
+      apiKey: keys.local.apiKey,
       guiUser: GUI_USER,
-      guiPassword: keys.password,
-      guiAddress: `127.0.0.1:${ports.gui}`,
-      listenAddress: `tcp://127.0.0.1:${ports.listen}`,
+      guiPassword: keys.local.password,
+      // Port 0: Syncthing binds whatever port is free as it binds, no port is chosen beforehand that
+      // another program could take first; LocalSyncthing reads the REST API's port from its log.
+      // It only dials out, but always listens for sync too: any port will do.
+      guiAddress: '127.0.0.1:0',
+      listenAddress: 'tcp://127.0.0.1:0',
       reconnectIntervalS: 2,
-      peer: { deviceID: keys.remote.deviceID, name: 'devtool-remote', addresses: [`tcp://127.0.0.1:${ports.peer}`] },
+      peer: { deviceID: keys.remote.deviceID, name: 'devtool-remote', addresses: [`tcp://127.0.0.1:${peerPort}`] },
       folders: folders.map((f) => ({
         id: f.id,
         path: f.local,

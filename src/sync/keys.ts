@@ -1,8 +1,9 @@
 /**
- * The secrets of one dev environment's file sync: a Syncthing identity (certificate, key, device
- * ID) for each end, and the API key and GUI password both ends share (`status --info` shows one
- * user and password). Made by `devtool-agent keygen`, the same generator the agent's contract is
- * documented with (agent/README.md), so both ends' certificates are alike.
+ * The secrets of one dev environment's file sync: for each end, a Syncthing identity (certificate,
+ * key, device ID), an API key and a GUI password. Each end has its own pair, so the container,
+ * which holds the remote end's, cannot reach the laptop's Syncthing with it. Made by
+ * `devtool-agent keygen`, the same generator the agent's contract is documented with
+ * (agent/README.md), so both ends' certificates are alike.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -14,11 +15,15 @@ export interface SyncIdentity {
   readonly deviceID: string;
 }
 
-export interface SyncKeys {
-  readonly local: SyncIdentity;
-  readonly remote: SyncIdentity;
+/** One Syncthing: who it is, and what opens its REST API (the key) and its GUI (the password). */
+export interface SyncEnd extends SyncIdentity {
   readonly apiKey: string;
   readonly password: string;
+}
+
+export interface SyncKeys {
+  readonly local: SyncEnd;
+  readonly remote: SyncEnd;
 }
 
 interface KeygenOutput {
@@ -31,7 +36,30 @@ export async function generateSyncKeys(agentBinary: string): Promise<SyncKeys> {
   const pair = await Promise.all([keygen(agentBinary), keygen(agentBinary)]);
   // The laptop gets the identity that wins Syncthing's ties (see shortIdLess).
   const [a, b] = shortIdLess(pair[0].syncthing.deviceID, pair[1].syncthing.deviceID) ? pair : [pair[1], pair[0]];
-  return { local: a.syncthing, remote: b.syncthing, apiKey: a.apiKey, password: a.guiPassword };
+  return { local: syncEnd(a), remote: syncEnd(b) };
+}
+
+function syncEnd(k: KeygenOutput): SyncEnd {
+  return { ...k.syncthing, apiKey: k.apiKey, password: k.guiPassword };
+}
+
+/**
+ * `sync-keys.json` as stored. Files written before each end had its own pair hold one `apiKey` and
+ * `password` beside the two identities: both ends keep sharing them, because the dev container
+ * was configured with them (its agent Secret) and must keep working until `down`, which forgets
+ * the file; the next `up` then makes a pair per end. Throws on anything else.
+ */
+export function parseSyncKeys(text: string): SyncKeys {
+  const raw = JSON.parse(text) as { local?: Partial<SyncEnd>; remote?: Partial<SyncEnd>; apiKey?: unknown; password?: unknown };
+  const end = (e: Partial<SyncEnd> | undefined, name: string): SyncEnd => {
+    const shared = typeof raw.apiKey === 'string' && typeof raw.password === 'string' ? { apiKey: raw.apiKey, password: raw.password } : {};
+    const merged = { ...shared, ...e };
+    for (const field of ['certificate', 'key', 'deviceID', 'apiKey', 'password'] as const) {
+      if (typeof merged[field] !== 'string' || merged[field] === '') throw new Error(`${name}.${field} is missing`);
+    }
+    return merged as SyncEnd;
+  };
+  return { local: end(raw.local, 'local'), remote: end(raw.remote, 'remote') };
 }
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';

@@ -6,15 +6,21 @@
  * both ends are configured by the same code.
  *
  * A killed `up` (SIGKILL) cannot stop its child; the PID file lets the next `up` or `down` do it,
- * and only when /proc confirms that PID still runs Syncthing on this home.
+ * and only when its command line (/proc, or `ps`) says that PID still runs Syncthing on this home.
+ *
+ * Its REST API binds port 0 (contract.ts); the port it got is read back from its log after every
+ * start and kept in `address` (local-address.ts says why).
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { promisify } from 'node:util';
 import { DevtoolError } from '../cli/errors.ts';
 import { writeFileAtomic } from '../io/atomic-file.ts';
+import { stopProcess, type ProcessTable } from '../io/stop-process.ts';
 import type { Logger } from '../log/logger.ts';
+import { guiPortFromLog, removeAddressFile, writeAddressFile, type LocalAddress } from './local-address.ts';
 
 export interface LocalSyncthingOptions {
   /** The dev environment's state folder; Syncthing's home is `<stateDir>/syncthing`. */
@@ -30,10 +36,15 @@ const BACKOFF_MIN_MS = 500;
 /** How long `stop` waits for Syncthing to exit on SIGTERM before killing it. */
 const STOP_GRACE_MS = 2_000;
 const BACKOFF_MAX_MS = 10_000;
+/** How often the log is read for the API's port: until it is known, then (an API restart moves it). */
+const FOLLOW_STARTING_MS = 50;
+const FOLLOW_RUNNING_MS = 500;
 
 export class LocalSyncthing {
   private child?: ChildProcess;
   private stopped = false;
+  private current?: LocalAddress;
+  private stopFollowing = () => {};
   readonly home: string;
   readonly logFile: string;
   private readonly pidFile: string;
@@ -44,6 +55,11 @@ export class LocalSyncthing {
     this.logFile = join(o.stateDir, 'syncthing.log');
     this.pidFile = join(o.stateDir, 'syncthing.pid');
     this.contractFile = join(o.stateDir, 'syncthing-contract.json');
+  }
+
+  /** Where the running Syncthing's REST API listens; undefined while none runs or before it says. */
+  get address(): LocalAddress | undefined {
+    return this.current;
   }
 
   async start(): Promise<void> {
@@ -66,6 +82,7 @@ export class LocalSyncthing {
         // Syncthing when this process ends, even by SIGKILL, so a killed `up` leaves none behind.
         const [program, ...args] = process.platform === 'linux' ? [this.o.agentBinary, 'with-parent', String(process.pid), '--', ...serve] : serve;
         const logFd = openLog(this.logFile);
+        const logStart = fstatSync(logFd).size;
         const child = spawn(
           program!,
           args,
@@ -75,8 +92,11 @@ export class LocalSyncthing {
         closeSync(logFd); // the child has its own copy
         this.child = child;
         if (child.pid) writeFileAtomic(this.pidFile, `${child.pid}\n`, 0o644);
+        if (child.pid) this.stopFollowing = this.followLog(child.pid, logStart);
         child.once('exit', (code, signal) => {
           this.child = undefined;
+          // Its port is free from now on: no request may go there (local-address.ts).
+          this.forgetAddress();
           if (this.stopped) return;
           // A run that lasted resets the backoff; quick crashes double it.
           const next = Date.now() - startedAt > 10_000 ? BACKOFF_MIN_MS : Math.min(delay * 2, BACKOFF_MAX_MS);
@@ -91,6 +111,55 @@ export class LocalSyncthing {
       });
   }
 
+  /**
+   * Reads what the Syncthing `pid` writes to the log from `offset` on, and records the port of its
+   * every "GUI and API listening on" line. Returns the function that stops reading.
+   */
+  private followLog(pid: number, offset: number): () => void {
+    const decoder = new StringDecoder('utf8');
+    let partial = '';
+    let timer: NodeJS.Timeout | undefined;
+    let following = true;
+    const read = () => {
+      try {
+        const fd = openSync(this.logFile, 'r');
+        try {
+          const size = fstatSync(fd).size;
+          if (size > offset) {
+            const chunk = Buffer.alloc(size - offset);
+            offset += readSync(fd, chunk, 0, chunk.length, offset);
+            const lines = (partial + decoder.write(chunk)).split('\n');
+            partial = lines.pop() ?? '';
+            const port = guiPortFromLog(lines);
+            if (port !== undefined && port !== this.current?.port) {
+              this.current = { pid, port };
+              writeAddressFile(this.o.stateDir, this.current);
+              this.o.log.debug(`local syncthing (pid ${pid}) listens on 127.0.0.1:${port}`);
+            }
+          }
+        } finally {
+          closeSync(fd);
+        }
+      } catch (err) {
+        this.o.log.debug(`cannot read ${this.logFile}: ${(err as Error).message}`);
+      }
+      if (!following) return;
+      timer = setTimeout(read, this.current ? FOLLOW_RUNNING_MS : FOLLOW_STARTING_MS);
+      timer.unref();
+    };
+    read();
+    return () => {
+      following = false;
+      clearTimeout(timer);
+    };
+  }
+
+  private forgetAddress(): void {
+    this.stopFollowing();
+    this.current = undefined;
+    removeAddressFile(this.o.stateDir);
+  }
+
   private async writeHome(): Promise<void> {
     try {
       await promisify(execFile)(this.o.agentBinary, ['syncthing-config', '--home', this.home, '--config', this.contractFile]);
@@ -102,6 +171,7 @@ export class LocalSyncthing {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.forgetAddress();
     const child = this.child;
     if (child?.exitCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
@@ -133,7 +203,7 @@ function openLog(path: string): number {
 }
 
 /** Stops a Syncthing left running on this state folder by an `up` that was killed. */
-export async function stopStaleSyncthing(stateDir: string): Promise<void> {
+export async function stopStaleSyncthing(stateDir: string, processes?: ProcessTable): Promise<void> {
   const pidFile = join(stateDir, 'syncthing.pid');
   let pid: number;
   try {
@@ -141,30 +211,12 @@ export async function stopStaleSyncthing(stateDir: string): Promise<void> {
   } catch {
     return;
   }
-  if (!Number.isInteger(pid) || pid <= 0) return;
-  try {
-    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    if (!cmdline.includes('syncthing') || !cmdline.includes(join(stateDir, 'syncthing'))) return void rmSync(pidFile, { force: true });
-  } catch {
-    return void rmSync(pidFile, { force: true });
-  }
-  try {
-    process.kill(pid, 'SIGTERM');
-  } catch {
-    return;
-  }
-  for (const until = Date.now() + 5_000; Date.now() < until; ) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      break;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // gone
+  if (Number.isInteger(pid) && pid > 0) {
+    const home = join(stateDir, 'syncthing');
+    const isOurs = (args: readonly string[]) => args.some((a) => a.includes('syncthing')) && args.some((a) => a.includes(home));
+    const result = await stopProcess(pid, { isOurs, graceMs: 5_000, processes });
+    // Left in place, the next `up` or `down` tries again.
+    if (result.outcome === 'still-running') return;
   }
   rmSync(pidFile, { force: true });
 }

@@ -18,9 +18,9 @@ import type { ExecCapture, StdinWriter } from '../kube/exec.ts';
 import type { Logger } from '../log/logger.ts';
 import { GUI_USER, localContract, REMOTE_GUI_PORT, REMOTE_SYNC_PORT, type SyncFolderPair } from './contract.ts';
 import type { SyncKeys } from './keys.ts';
+import { LocalSyncthingApi } from './local-address.ts';
 import { LocalSyncthing } from './local-syncthing.ts';
 import { SyncthingApi, type Versioning } from './rest.ts';
-import { freePort } from './ports.ts';
 import { LocalWatcher, readIgnoreLines } from './watcher.ts';
 import { prepareRemoteFolder, type PreparedFolder } from './bootstrap.ts';
 import { containerIgnoreLines, linkLeavesFolder, RefusedLinks } from './container-guard.ts';
@@ -95,14 +95,15 @@ export class SyncSession {
     const { o } = this;
     const deadline = Date.now() + timeoutMs;
     const phases = phaseTimer();
-    const [gui, listen] = [await freePort(), await freePort()];
     const peer = await o.tunnel.openForward('127.0.0.1', REMOTE_SYNC_PORT);
     const remoteApiPort = await o.tunnel.openForward('127.0.0.1', REMOTE_GUI_PORT);
-    this.localApi = new SyncthingApi(`http://127.0.0.1:${gui}`, o.keys.apiKey);
-    this.remoteApi = new SyncthingApi(`http://127.0.0.1:${remoteApiPort}`, o.keys.apiKey);
     // The local folders start paused (localContract): their first scan would take the CPU the
     // bootstrap's copy needs. The local Syncthing starts meanwhile.
-    this.local = new LocalSyncthing({ stateDir: o.stateDir, syncthingBinary: o.syncthingBinary, agentBinary: o.agentBinary, contract: localContract(o.keys, o.folders, { gui, listen, peer }), log: o.log, notice: o.notice });
+    const local = new LocalSyncthing({ stateDir: o.stateDir, syncthingBinary: o.syncthingBinary, agentBinary: o.agentBinary, contract: localContract(o.keys, o.folders, peer), log: o.log, notice: o.notice });
+    this.local = local;
+    // Follows the port the local Syncthing binds at each start (local-address.ts).
+    this.localApi = new LocalSyncthingApi(() => local.address, o.keys.local.apiKey);
+    this.remoteApi = new SyncthingApi(`http://127.0.0.1:${remoteApiPort}`, o.keys.remote.apiKey);
     const localReady = this.local.start().then(() => this.localApi!.waitReady(30_000));
     localReady.catch(() => undefined); // awaited below
     phases.mark('forwards');

@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DevtoolError } from '../cli/errors.ts';
 import type { DevState } from '../dev/local-state.ts';
-import type { SyncKeys } from './keys.ts';
+import { parseSyncKeys, type SyncKeys } from './keys.ts';
+import { LocalSyncthingApi, recordedAddress } from './local-address.ts';
 import { SyncthingApi } from './rest.ts';
 import { RUNTIME_FILE, type SyncRuntime } from './session.ts';
 
@@ -17,6 +18,8 @@ export interface SyncStatus {
   percent: number;
   runtime: SyncRuntime;
   keys: SyncKeys;
+  /** The local Syncthing's REST API as it listens now (its port changes when `up` restarts it). */
+  localUrl: string;
 }
 
 export function readRuntime(state: DevState, devName: string): { runtime: SyncRuntime; keys: SyncKeys } {
@@ -25,7 +28,7 @@ export function readRuntime(state: DevState, devName: string): { runtime: SyncRu
   let keys: SyncKeys;
   try {
     runtime = JSON.parse(readFileSync(join(state.dir, RUNTIME_FILE), 'utf8')) as SyncRuntime;
-    keys = JSON.parse(readFileSync(state.syncKeysFile, 'utf8')) as SyncKeys;
+    keys = parseSyncKeys(readFileSync(state.syncKeysFile, 'utf8'));
   } catch {
     throw notRunning;
   }
@@ -35,8 +38,8 @@ export function readRuntime(state: DevState, devName: string): { runtime: SyncRu
 
 export async function syncStatus(state: DevState, devName: string): Promise<SyncStatus> {
   const { runtime, keys } = readRuntime(state, devName);
-  const local = new SyncthingApi(runtime.localUrl, keys.apiKey);
-  const remote = new SyncthingApi(runtime.remoteUrl, keys.apiKey);
+  const local = new LocalSyncthingApi(() => recordedAddress(state.dir), keys.local.apiKey);
+  const remote = new SyncthingApi(runtime.remoteUrl, keys.remote.apiKey);
   const values: number[] = [];
   for (const f of runtime.folders) {
     const [l, r] = await Promise.all([
@@ -52,7 +55,7 @@ export async function syncStatus(state: DevState, devName: string): Promise<Sync
   let mean = values.length ? values.reduce((a, b) => a + b, 0) / values.length : 100;
   // After a bootstrap both ends can look complete before the container has indexed what landed.
   if (runtime.firstSyncDone === false) mean = Math.min(mean, 99.99);
-  return { percent: mean, runtime, keys };
+  return { percent: mean, runtime, keys, localUrl: local.baseUrl };
 }
 
 /** Two decimals, truncated: 99.999 is "99.99%", not "100.00%". */

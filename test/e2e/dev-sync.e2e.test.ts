@@ -99,6 +99,10 @@ test('two-way sync: first pass keeps local files, writes and deletes cross both 
   assert.match(info.stdout, /^Remote sync service: +http:\/\/127\.0\.0\.1:\d+ /m);
   assert.match(info.stdout, /^User: +devtool$/m);
   assert.match(info.stdout, /^Password: +[0-9a-f]{32}$/m);
+  // Each end has its own password (and API key): the container's cannot open the laptop's.
+  assert.match(info.stdout, /^Remote password: +[0-9a-f]{32} \(the dev container's sync service\)$/m);
+  const [localPassword, remotePassword] = [/^Password: +(\S+)$/m, /^Remote password: +(\S+)/m].map((re) => re.exec(info.stdout)![1]);
+  assert.notEqual(localPassword, remotePassword);
 
   // A change made in the container while no session runs, and the same file changed locally:
   // the next first pass keeps the local content in place and the container's as a conflict copy.

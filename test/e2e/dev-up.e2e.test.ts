@@ -6,7 +6,7 @@
 import * as k8s from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { lines, runDevtool } from './cli.ts';
@@ -142,13 +142,41 @@ async function waitFor(cond: () => Promise<boolean>, ms = 30_000): Promise<void>
   }
 }
 
+/**
+ * Whether process `pid` still runs. This test process is the `up`'s parent and does not reap it
+ * while runDevtool blocks: an ended `up` is a zombie until then, which counts as gone.
+ */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !['Z', 'X'].includes(stat.slice(stat.lastIndexOf(')') + 2)[0]!);
+  } catch {
+    return false;
+  }
+}
+
 test('down while up is running stops the up session too', { timeout: 300_000 }, async () => {
   const { proc } = await startUp(['-n', s.namespace], { env, cwd: folder });
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   const down = dev(['down', '--volumes'], 120_000);
   assert.equal(down.code, 0, down.stderr);
-  assert.match(down.stderr, /stopped 'devtool up' \(pid \d+\)/);
+  assert.match(down.stderr, new RegExp(`stopped 'devtool up' \\(pid ${proc.pid}\\)\n`));
+  assert.equal(running(proc.pid!), false, 'the up is gone when down says it stopped');
   assert.equal(await exited, 0, 'up ends cleanly on the SIGTERM down sends');
+  await assert.rejects(apps.readNamespacedDeployment({ name: 'web-devtool', namespace: s.namespace }));
+});
+
+test('down kills an up that does not end on SIGTERM, and says so only once it is gone', { timeout: 300_000, skip: process.platform !== 'linux' && 'reads /proc' }, async () => {
+  const { proc } = await startUp(['-n', s.namespace], { env, cwd: folder });
+  const exited = new Promise<NodeJS.Signals | null>((resolve) => proc.once('exit', (_code, signal) => resolve(signal)));
+  // Stopped, it cannot act on SIGTERM (as an `up` stuck in its clean-up would not end).
+  proc.kill('SIGSTOP');
+  const down = dev(['down', '--volumes'], 120_000);
+  assert.equal(down.code, 0, down.stderr);
+  assert.match(down.stderr, new RegExp(`stopped 'devtool up' \\(pid ${proc.pid}\\): it had not ended 5s after SIGTERM, so it was killed`));
+  assert.doesNotMatch(down.stderr, /still be running/);
+  assert.equal(running(proc.pid!), false, 'the up is gone when down says it stopped');
+  assert.equal(await exited, 'SIGKILL');
   await assert.rejects(apps.readNamespacedDeployment({ name: 'web-devtool', namespace: s.namespace }));
 });
 

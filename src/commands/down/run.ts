@@ -1,7 +1,7 @@
 import type { CommandHandler } from '../../cli/spec.ts';
 import { Progress } from '../../deploy/progress.ts';
 import { deactivate } from '../../dev/deactivate.ts';
-import type { DevState } from '../../dev/local-state.ts';
+import { STOP_GRACE_MS, type DevState } from '../../dev/local-state.ts';
 import { devState, devTarget } from '../../dev/target.ts';
 
 export const runDown: CommandHandler = async (f, inv) => {
@@ -17,24 +17,23 @@ export const runDown: CommandHandler = async (f, inv) => {
     // The session of a folder that is gone keeps its state under the same key it had there.
     takeOver: async (folder) => {
       const left = await endLocalSession(devState(f, folder, t.context.name, t.namespace, t.devName), progress);
-      if (left !== undefined) progress.warn(`'devtool up' (pid ${left}) of ${folder} did not stop: end it with Ctrl-C`);
+      if (left) progress.warn(`'devtool up' (pid ${left.pid}) of ${folder} may still be running: ${left.reason}; end it with Ctrl-C where it runs, then run 'devtool down' again`);
     },
   });
-  const holder = await endLocalSession(t.state, progress);
+  const left = await endLocalSession(t.state, progress);
   if (found) progress.done(`dev container ${t.devName} deactivated`);
   else progress.done(`no dev container ${t.devName} was active in namespace ${t.namespace}`);
-  if (holder !== undefined) progress.warn(`'devtool up' (pid ${holder}) is still running for ${t.devName} and did not stop: end it with Ctrl-C`);
+  if (left) progress.warn(`'devtool up' (pid ${left.pid}) for ${t.devName} may still be running: ${left.reason}; end it with Ctrl-C where it runs, then run 'devtool down' again`);
 };
 
 /**
  * The `up` session of a folder has nothing left to forward to: end it, then forget the keys.
- * Returns the PID of an `up` that would not stop (its state is kept then).
+ * Returns the `up` that may still run, and why (its state is kept then).
  */
-async function endLocalSession(state: DevState, progress: Progress): Promise<number | undefined> {
-  const stopped = await state.stopHolder();
-  if (stopped !== undefined) progress.step(`stopped 'devtool up' (pid ${stopped})`);
-  const holder = state.holder();
-  if (holder !== undefined) return holder;
+async function endLocalSession(state: DevState, progress: Progress): Promise<{ pid: number; reason: string } | undefined> {
+  const up = await state.stopHolder();
+  if (up?.outcome === 'still-running') return up;
+  if (up?.outcome === 'stopped') progress.step(`stopped 'devtool up' (pid ${up.pid})${up.killed ? `: it had not ended ${STOP_GRACE_MS / 1000}s after SIGTERM, so it was killed` : ''}`);
   // A local sync service left by an `up` that was killed (SIGKILL) still holds its database.
   const { stopStaleSyncthing } = await import('../../sync/local-syncthing.ts');
   await stopStaleSyncthing(state.dir);

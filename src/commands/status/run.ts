@@ -9,10 +9,11 @@ export const runStatus: CommandHandler = async (f, inv) => {
   if (inv.bool('info')) {
     f.io.stdout.write(
       [
-        `Local sync service:  ${first.runtime.localUrl}`,
+        `Local sync service:  ${first.localUrl}`,
         `Remote sync service: ${first.runtime.remoteUrl} (forwarded by 'devtool up' to the dev container)`,
         `User:                ${first.runtime.user}`,
-        `Password:            ${first.keys.password}`,
+        `Password:            ${first.keys.local.password}`,
+        `Remote password:     ${first.keys.remote.password} (the dev container's sync service)`,
         '',
       ].join('\n'),
     );

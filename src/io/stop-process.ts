@@ -1,0 +1,95 @@
+/**
+ * Stopping a process of ours that a PID file names (a running `devtool up`, a local Syncthing left
+ * by a killed `up`), and saying only what is true: SIGTERM, a grace period, SIGKILL, and "stopped"
+ * only once it is gone. A PID file may be stale, and its PID reused by any other program: a
+ * process is only signalled while its command line says it is the one meant, and where this system
+ * cannot tell, it is not signalled at all.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+
+/** What stopping needs of the operating system; narrow, so tests give an in-memory one. */
+export interface ProcessTable {
+  /**
+   * The arguments of process `pid` while it runs (one that has exited but was not reaped yet counts
+   * as gone): undefined when there is none, null when this system cannot tell.
+   */
+  commandLine(pid: number): readonly string[] | undefined | null;
+  /** As process.kill: throws (ESRCH, EPERM) when it cannot. */
+  signal(pid: number, signal: 'SIGTERM' | 'SIGKILL'): void;
+  sleep(ms: number): Promise<void>;
+}
+
+export type StopResult =
+  /** None runs there, or the PID now belongs to another program (nothing was signalled). */
+  | { outcome: 'not-running' }
+  /** It was running and is gone now; `killed` when it needed SIGKILL. */
+  | { outcome: 'stopped'; killed: boolean }
+  /** It may still run: `reason` says why it was not, or could not be, stopped. */
+  | { outcome: 'still-running'; reason: string };
+
+export interface StopOptions {
+  /** Recognizes the process meant by its arguments. */
+  isOurs(args: readonly string[]): boolean;
+  /** How long it gets to end by itself after SIGTERM. */
+  graceMs: number;
+  processes?: ProcessTable;
+}
+
+const POLL_MS = 100;
+/** After SIGKILL: only the kernel's own delay. */
+const KILL_WAIT_MS = 2_000;
+
+export async function stopProcess(pid: number, o: StopOptions): Promise<StopResult> {
+  const processes = o.processes ?? systemProcesses;
+  const args = processes.commandLine(pid);
+  if (args === null) return { outcome: 'still-running', reason: `this system cannot tell whether pid ${pid} is still it, so it was not signalled` };
+  if (args === undefined || !o.isOurs(args)) return { outcome: 'not-running' };
+  const gone = () => {
+    const now = processes.commandLine(pid);
+    return now === undefined || (now !== null && !o.isOurs(now));
+  };
+  const waitGone = async (ms: number) => {
+    for (let waited = 0; waited < ms; waited += POLL_MS) {
+      if (gone()) return true;
+      await processes.sleep(POLL_MS);
+    }
+    return gone();
+  };
+  for (const [signal, waitMs] of [['SIGTERM', o.graceMs], ['SIGKILL', KILL_WAIT_MS]] as const) {
+    try {
+      processes.signal(pid, signal);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ESRCH') return signal === 'SIGTERM' ? { outcome: 'not-running' } : { outcome: 'stopped', killed: false };
+      return { outcome: 'still-running', reason: `${signal} failed (${code ?? (err as Error).message})` };
+    }
+    if (await waitGone(waitMs)) return { outcome: 'stopped', killed: signal === 'SIGKILL' };
+  }
+  return { outcome: 'still-running', reason: `it was still there ${KILL_WAIT_MS / 1000}s after SIGKILL` };
+}
+
+/** This machine's processes: /proc on Linux, `ps` elsewhere. */
+export const systemProcesses: ProcessTable = {
+  commandLine(pid) {
+    if (existsSync('/proc/self/stat')) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        // "PID (COMMAND) STATE ...": the command may hold spaces and parentheses.
+        const state = stat.slice(stat.lastIndexOf(')') + 2)[0];
+        if (state === 'Z' || state === 'X') return undefined;
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((a) => a !== '');
+      } catch {
+        return undefined;
+      }
+    }
+    const ps = spawnSync('ps', ['-o', 'stat=', '-o', 'args=', '-p', String(pid)], { encoding: 'utf8' });
+    if (ps.error) return null;
+    const [state, ...args] = ps.stdout.trim().split(/\s+/);
+    // ps exits 1 and prints nothing for a PID that does not exist.
+    if (ps.status !== 0 || !state) return ps.status === 1 ? undefined : null;
+    return state.startsWith('Z') ? undefined : args;
+  },
+  signal: (pid, signal) => process.kill(pid, signal),
+  sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+};
