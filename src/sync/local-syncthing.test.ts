@@ -37,10 +37,12 @@ test('the local Syncthing binds its own port, and it is read again after every r
   const fake = fakeSyncthing(stateDir);
   const log = new Logger({ file: join(stateDir, 'devtool.log'), terminal: new Writable({ write: (_c, _e, d) => d() }), level: 'error', now: () => new Date() });
   const notices: string[] = [];
-  const local = new LocalSyncthing({ stateDir, syncthingBinary: fake, agentBinary: fake, contract: {}, log, notice: (m) => notices.push(m) });
+  let restarts = 0;
+  const local = new LocalSyncthing({ stateDir, syncthingBinary: fake, agentBinary: fake, contract: {}, log, notice: (m) => notices.push(m), restarted: () => restarts++ });
   t.after(() => local.stop());
   const api = new LocalSyncthingApi(() => local.address, KEY);
   await local.start();
+  assert.equal(restarts, 0, 'the first start is no restart');
   await api.waitReady(10_000);
   const first = local.address!;
   assert.ok(first.port > 0);
@@ -57,6 +59,7 @@ test('the local Syncthing binds its own port, and it is read again after every r
   assert.notEqual(second.pid, first.pid);
   assert.deepEqual(recordedAddress(stateDir), second);
   assert.match(notices.join('\n'), /the local sync service stopped \(SIGKILL\); restarting it/);
+  assert.equal(restarts, 1, 'the session hears of the restart (its folders must be set up again)');
 
   await local.stop();
   assert.equal(local.address, undefined);

@@ -30,6 +30,11 @@ export interface LocalSyncthingOptions {
   contract: Record<string, unknown>;
   log: Logger;
   notice(message: string): void;
+  /**
+   * Called when a Syncthing started again after one died: it starts from the contract (folders
+   * paused, send-only), so the session must put back what it had changed since.
+   */
+  restarted?(): void;
 }
 
 const BACKOFF_MIN_MS = 500;
@@ -45,6 +50,7 @@ export class LocalSyncthing {
   private stopped = false;
   private current?: LocalAddress;
   private stopFollowing = () => {};
+  private spawns = 0;
   readonly home: string;
   readonly logFile: string;
   private readonly pidFile: string;
@@ -93,6 +99,7 @@ export class LocalSyncthing {
         this.child = child;
         if (child.pid) writeFileAtomic(this.pidFile, `${child.pid}\n`, 0o644);
         if (child.pid) this.stopFollowing = this.followLog(child.pid, logStart);
+        if (++this.spawns > 1) this.o.restarted?.();
         child.once('exit', (code, signal) => {
           this.child = undefined;
           // Its port is free from now on: no request may go there (local-address.ts).

@@ -20,7 +20,7 @@ import { GUI_USER, localContract, REMOTE_GUI_PORT, REMOTE_SYNC_PORT, type SyncFo
 import type { SyncKeys } from './keys.ts';
 import { LocalSyncthingApi } from './local-address.ts';
 import { LocalSyncthing } from './local-syncthing.ts';
-import { SyncthingApi, type Versioning } from './rest.ts';
+import { SyncthingApi, type FolderType, type Versioning } from './rest.ts';
 import { LocalWatcher, readIgnoreLines } from './watcher.ts';
 import { prepareRemoteFolder, type PreparedFolder } from './bootstrap.ts';
 import { containerIgnoreLines, linkLeavesFolder, RefusedLinks } from './container-guard.ts';
@@ -99,7 +99,15 @@ export class SyncSession {
     const remoteApiPort = await o.tunnel.openForward('127.0.0.1', REMOTE_GUI_PORT);
     // The local folders start paused (localContract): their first scan would take the CPU the
     // bootstrap's copy needs. The local Syncthing starts meanwhile.
-    const local = new LocalSyncthing({ stateDir: o.stateDir, syncthingBinary: o.syncthingBinary, agentBinary: o.agentBinary, contract: localContract(o.keys, o.folders, peer), log: o.log, notice: o.notice });
+    const local = new LocalSyncthing({
+      stateDir: o.stateDir,
+      syncthingBinary: o.syncthingBinary,
+      agentBinary: o.agentBinary,
+      contract: localContract(o.keys, o.folders, peer),
+      log: o.log,
+      notice: o.notice,
+      restarted: () => void this.restoreFolders().catch((err: Error) => o.notice(`the local sync service restarted, and its folders could not be set up again: ${err.message}`)),
+    });
     this.local = local;
     // Follows the port the local Syncthing binds at each start (local-address.ts).
     this.localApi = new LocalSyncthingApi(() => local.address, o.keys.local.apiKey);
@@ -119,7 +127,7 @@ export class SyncSession {
     phases.mark(results.some((r) => r.copied) ? 'copy' : 'folders prepared');
     await localReady;
     phases.mark('local sync service ready');
-    for (const f of o.folders) await this.localApi.patchFolder(f.id, { paused: false, versioning: trashOf(o.stateDir, f) });
+    for (const f of o.folders) await this.localApi.patchFolder(f.id, this.localFolderState(f));
     if (o.reset) await this.reset();
     this.writeRuntime(false);
     for (const r of results) if (!r.settle) await this.firstPass(r.folder, deadline);
@@ -139,6 +147,20 @@ export class SyncSession {
     phases.mark('first pass');
     o.log.debug(`first sync phases: ${phases.summary()}`);
     return results;
+  }
+
+  /** The local folders that have turned two-way (firstPass); all start send-only. */
+  private readonly twoWay = new Set<string>();
+
+  private localFolderState(f: SyncFolderPair): { paused: false; type: FolderType; versioning: Versioning } {
+    return { paused: false, type: this.twoWay.has(f.id) ? 'sendreceive' : 'sendonly', versioning: trashOf(this.o.stateDir, f) };
+  }
+
+  /** After the local Syncthing restarted (from the contract: paused, send-only): each folder as it was. */
+  private async restoreFolders(): Promise<void> {
+    await this.localApi!.waitReady(60_000);
+    for (const f of this.o.folders) await this.localApi!.patchFolder(f.id, this.localFolderState(f));
+    this.o.log.info('the local sync service restarted: its folders are set up again');
   }
 
   private writeRuntime(firstSyncDone: boolean): void {
@@ -237,6 +259,7 @@ export class SyncSession {
       this.o.notice(firstPassSummary(f.local, plan)!);
     }
     if (plan.arriving.length > 0) this.o.log.info(`first sync of ${f.local}: ${plan.arriving.length} path(s) only the container has arrive here: ${plan.arriving.slice(0, 20).join(', ')}${plan.arriving.length > 20 ? ', ...' : ''}`);
+    this.twoWay.add(f.id);
     await local.setFolderType(f.id, 'sendreceive');
   }
 
