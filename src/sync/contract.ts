@@ -56,7 +56,9 @@ export function remoteSyncthing(keys: SyncKeys, folders: readonly SyncFolderPair
     guiAddress: `127.0.0.1:${REMOTE_GUI_PORT}`,
     listenAddress: `tcp://127.0.0.1:${REMOTE_SYNC_PORT}`,
     peer: { deviceID: keys.local.deviceID, name: 'devtool-local', addresses: [] },
-    folders: folders.map((f) => ({ id: f.id, path: f.remote, label: f.remote, type: 'sendreceive' })),
+    // ignorePerms: the container's permission bits (a planted `chmod +x`) never reach the laptop;
+    // the agent still applies the laptop's bits there (docs/sync.md, "Permission bits").
+    folders: folders.map((f) => ({ id: f.id, path: f.remote, label: f.remote, type: 'sendreceive', ignorePerms: true })),
   };
 }
 

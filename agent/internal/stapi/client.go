@@ -57,12 +57,6 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("%d %s: %s", e.Code, http.StatusText(e.Code), e.Body)
 }
 
-// IsStatus reports whether err is an answer with HTTP status code.
-func IsStatus(err error, code int) bool {
-	var se *StatusError
-	return errors.As(err, &se) && se.Code == code
-}
-
 // Do sends one request (rawQuery already encoded, may be empty) and, if
 // out is not nil, decodes the JSON answer into it. Errors name neither
 // the URL nor the key: the query may repeat every changed path.
@@ -96,7 +90,10 @@ func (c *Client) Do(ctx context.Context, method, path, rawQuery string, out any)
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		return fmt.Errorf("%s: decode answer: %w", path, err)
 	}
-	return nil
+	// Read what follows the value (a newline): a body closed before its
+	// end closes the connection, and every request would dial anew.
+	_, err = io.Copy(io.Discard, resp.Body)
+	return err
 }
 
 // CloseIdleConnections closes kept-alive connections (at the end of a run).

@@ -132,38 +132,68 @@ func (a API) WaitConnected(t testing.TB, deviceID string) {
 	})
 }
 
+// Instance is a running Syncthing and its REST API.
+type Instance struct {
+	API
+	home string
+	out  *testutil.SafeBuffer
+	cmd  *exec.Cmd
+}
+
 // Start runs the pinned Syncthing with a home generated from st until
 // the test ends (its output is logged if the test failed).
-func Start(t testing.TB, home string, st config.Syncthing) API {
+func Start(t testing.TB, home string, st config.Syncthing) *Instance {
 	t.Helper()
 	if _, err := syncthingcfg.WriteHome(home, st); err != nil {
 		t.Fatal(err)
 	}
-	out := &testutil.SafeBuffer{}
-	cmd := exec.Command(testutil.SyncthingBinary(t), syncthingcfg.Args(home)...)
+	in := &Instance{API: API{Base: "http://" + st.GUIAddress, Key: st.APIKey}, home: home, out: &testutil.SafeBuffer{}}
+	t.Cleanup(func() {
+		in.stop()
+		if t.Failed() {
+			t.Logf("syncthing (%s) log:\n%s", home, in.out.String())
+		}
+	})
+	in.run(t)
+	return in
+}
+
+// Restart stops the instance (SIGTERM) and starts it again on the same
+// home, as the agent's supervisor does after a crash.
+func (in *Instance) Restart(t testing.TB) {
+	t.Helper()
+	in.stop()
+	in.run(t)
+}
+
+func (in *Instance) run(t testing.TB) {
+	t.Helper()
+	cmd := exec.Command(testutil.SyncthingBinary(t), syncthingcfg.Args(in.home)...)
 	cmd.Env = append(os.Environ(), syncthingcfg.Env()...)
-	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Stdout, cmd.Stderr = in.out, in.out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		exited := make(chan struct{})
-		go func() { cmd.Wait(); close(exited) }()
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("syncthing (%s) log:\n%s", home, out.String())
-		}
-	})
-	api := API{Base: "http://" + st.GUIAddress, Key: st.APIKey}
+	in.cmd = cmd
 	testutil.Eventually(t, 20*time.Second, "syncthing API up", func() error {
 		var pong struct{ Ping string }
-		return api.Get("/rest/system/ping", nil, &pong)
+		return in.Get("/rest/system/ping", nil, &pong)
 	})
-	return api
+}
+
+func (in *Instance) stop() {
+	if in.cmd == nil {
+		return
+	}
+	cmd := in.cmd
+	in.cmd = nil
+	cmd.Process.Signal(syscall.SIGTERM)
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+	}
 }
