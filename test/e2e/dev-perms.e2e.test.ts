@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { runDevtool } from './cli.ts';
 import { startUp, tearDownDev } from './up-session.ts';
+import { waitFor } from './wait.ts';
 import { clusterSandbox, createSleepingDeployment, ensureAgentImage, type ClusterSandbox } from './cluster.ts';
 
 let s: ClusterSandbox;
@@ -37,14 +38,6 @@ const dev = ([cmd, ...args]: string[], timeoutMs = 60_000) => runDevtool([cmd!, 
 const inContainer = (script: string) => dev(['exec', '--', 'sh', '-c', script]);
 const modeInContainer = (path: string) => inContainer(`stat -c %a ${path} 2>/dev/null`).stdout.trim();
 const modeHere = (rel: string) => (statSync(join(folder, rel)).mode & 0o7777).toString(8);
-
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms / 1000}s`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 test('permission bits: the laptop decides', { timeout: 600_000 }, async () => {
   const up = await startUp(['-n', s.namespace], { env, cwd: folder });

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestPermissionBitsGapsOfIgnorePerms pins two consequences of the
@@ -35,16 +36,11 @@ func TestPermissionBitsGapsOfIgnorePerms(t *testing.T) {
 	p.container.Scan(t, "gen.sh")
 	waitFile(t, p.laptopDir, "gen.sh", "generated\n")
 	p.settled(t)
-	before := p.version(t, "laptop", "gen.sh")
-	must(t, os.Chmod(filepath.Join(p.laptopDir, "gen.sh"), 0o755))
-	p.laptop.Scan(t, "gen.sh")
-	p.settled(t)
-	if after := p.version(t, "laptop", "gen.sh"); after != before {
+	if before, after := p.chmodScanned(t, "laptop", "gen.sh", 0o755); after != before {
 		t.Errorf("the laptop announced chmod +x of gen.sh (%s -> %s); the gap is closed: update this test and docs/sync.md", before, after)
 	}
-	// Its next content change carries the bits.
-	must(t, os.WriteFile(filepath.Join(p.laptopDir, "gen.sh"), []byte("edited on the laptop\n"), 0o644))
+	// A new modification time (`touch`) makes it a change, which carries the bits.
+	must(t, os.Chtimes(filepath.Join(p.laptopDir, "gen.sh"), time.Now(), time.Now()))
 	p.laptop.Scan(t, "gen.sh")
-	waitFile(t, p.containerDir, "gen.sh", "edited on the laptop\n")
 	waitMode(t, filepath.Join(p.containerDir, "gen.sh"), 0o755)
 }

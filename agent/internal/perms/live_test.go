@@ -119,6 +119,23 @@ func (p *pair) version(t *testing.T, end, rel string) string {
 	return fmt.Sprint(fi.Local.Version)
 }
 
+// chmodScanned sets rel's mode on one end ("laptop" or "container"), has
+// that end scan it, waits until both ends are in sync, and returns that
+// end's version of rel before and after: equal if the chmod was not
+// announced.
+func (p *pair) chmodScanned(t *testing.T, end, rel string, mode os.FileMode) (before, after string) {
+	t.Helper()
+	dir, api := p.containerDir, p.container
+	if end == "laptop" {
+		dir, api = p.laptopDir, p.laptop
+	}
+	before = p.version(t, end, rel)
+	must(t, os.Chmod(filepath.Join(dir, rel), mode))
+	api.Scan(t, rel)
+	p.settled(t)
+	return before, p.version(t, end, rel)
+}
+
 // TestLaptopDecidesPermissionBits runs the four directions of
 // docs/sync.md's "Permission bits: the laptop decides" between two real
 // Syncthing instances.
@@ -167,11 +184,7 @@ func TestLaptopDecidesPermissionBits(t *testing.T) {
 	p.laptop.Scan(t, "data.txt")
 	waitFile(t, p.containerDir, "data.txt", "data\n")
 	p.settled(t)
-	before := p.version(t, "container", "data.txt")
-	must(t, os.Chmod(filepath.Join(p.containerDir, "data.txt"), 0o755))
-	p.container.Scan(t, "data.txt")
-	p.settled(t)
-	after := p.version(t, "container", "data.txt")
+	before, after := p.chmodScanned(t, "container", "data.txt", 0o755)
 	if after != before {
 		t.Errorf("(d) the container announced its chmod: version %s -> %s", before, after)
 	}

@@ -224,7 +224,7 @@ func TestSyncthingDownAndErrors(t *testing.T) {
 	if got := modeOf(t, filepath.Join(app, "a.sh")); got != 0o644 {
 		t.Errorf("a.sh: %v after an error answer", got)
 	}
-	waitLog(t, logs, "looking up a.sh: 500")
+	testutil.WaitLog(t, logs, "looking up a.sh: 500")
 
 	// Down: nothing answers for a while, then it is back (same start).
 	fake.setDown(true)
@@ -290,16 +290,6 @@ func TestPanicIsRecovered(t *testing.T) {
 	if runs != 2 || !strings.Contains(logs.String(), "perms: internal error") {
 		t.Fatalf("%d runs, log:\n%s", runs, logs.String())
 	}
-}
-
-func waitLog(t *testing.T, logs *testutil.SafeBuffer, want string) {
-	t.Helper()
-	testutil.Eventually(t, 5*time.Second, "log line "+want, func() error {
-		if !strings.Contains(logs.String(), want) {
-			return fmt.Errorf("not in:\n%s", logs.String())
-		}
-		return nil
-	})
 }
 
 func must(t *testing.T, err error) {

@@ -33,7 +33,7 @@ func TestRealSyncthingNoticesChangeQuickly(t *testing.T) {
 			Logf: func(f string, a ...any) { fmt.Fprintf(logs, f+"\n", a...) }})
 	}()
 	defer func() { cancel(); <-done }()
-	waitLog(t, logs, "folder work: watching")
+	testutil.WaitLog(t, logs, "folder work: watching")
 
 	start := time.Now()
 	mustWrite(t, filepath.Join(folder, "src", "hello.txt"), "from the container\n")
