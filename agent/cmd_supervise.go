@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"devtool.dev/agent/internal/config"
+	"devtool.dev/agent/internal/perms"
 	"devtool.dev/agent/internal/rescan"
 	"devtool.dev/agent/internal/supervisor"
 	"devtool.dev/agent/internal/syncthingcfg"
@@ -147,6 +148,18 @@ func runSupervise(args []string) error {
 				GUIAddress: cfg.Syncthing.GUIAddress,
 				APIKey:     cfg.Syncthing.APIKey,
 				Logf:       logger.Printf,
+			})
+		})
+		// Folders that ignore permissions (the CLI's remote end): the
+		// laptop's bits are still applied here (see internal/perms).
+		selfID, _ := syncthingcfg.DeviceIDFromCertPEM(cfg.Syncthing.Certificate)
+		background.Go(func() {
+			perms.Run(bgCtx, perms.Options{
+				Folders:      cfg.Syncthing.Folders,
+				GUIAddress:   cfg.Syncthing.GUIAddress,
+				APIKey:       cfg.Syncthing.APIKey,
+				SelfDeviceID: selfID,
+				Logf:         logger.Printf,
 			})
 		})
 	}

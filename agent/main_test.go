@@ -139,7 +139,7 @@ func newContract(t *testing.T, folder string) *env {
 	st.GUIAddress = fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
 	st.ListenAddress = fmt.Sprintf("tcp://127.0.0.1:%d", testutil.FreePort(t))
 	st.Peer.DeviceID = local.DeviceID
-	st.Folders = []config.Folder{{ID: "app", Path: folder}}
+	st.Folders = []config.Folder{{ID: "app", Path: folder, IgnorePerms: true}} // as the CLI's remote end
 	data, _ := json.MarshalIndent(c, "", "  ")
 	path := filepath.Join(t.TempDir(), "agent.json")
 	if err := os.WriteFile(path, data, 0o600); err != nil {
@@ -285,6 +285,9 @@ func superviseEndToEnd(t *testing.T, cred *syscall.Credential) {
 	testutil.Eventually(t, 10*time.Second, "rescanner watching", func() error {
 		if !strings.Contains(out.String(), "rescan: folder app: watching") {
 			return errors.New("no watch started")
+		}
+		if !strings.Contains(out.String(), "perms: applying the laptop's permission bits in folder app") {
+			return errors.New("no permission applier started")
 		}
 		return nil
 	})

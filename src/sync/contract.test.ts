@@ -27,3 +27,12 @@ test('every local folder starts send-only, whatever its mode', () => {
 test('what up says of each folder', () => {
   assert.deepEqual(folders.map((x) => describeFolder(x, '/p')), ['./src <-> /app/src (both ways)', './config -> /etc/app (sent only)']);
 });
+
+test("the container's folders ignore permission bits, the laptop's keep them; a trusted container's keep them too", () => {
+  const remote = remoteSyncthing(keys, folders) as { folders: { id: string; ignorePerms?: boolean }[] };
+  assert.deepEqual(remote.folders.map((f) => f.ignorePerms), [true, true]);
+  const local = localContract(keys, folders, 3) as { syncthing: { folders: { ignorePerms?: boolean }[] } };
+  for (const f of local.syncthing.folders) assert.notEqual(f.ignorePerms, true, 'the laptop decides the bits: it must keep them');
+  const trusted = remoteSyncthing(keys, syncFolderPairs('api', '/p', [{ local: '.', remote: '/app', mode: 'two-way' }], true)) as { folders: { ignorePerms?: boolean }[] };
+  assert.equal(trusted.folders[0]!.ignorePerms, false);
+});

@@ -56,8 +56,10 @@ export function remoteSyncthing(keys: SyncKeys, folders: readonly SyncFolderPair
     listenAddress: `tcp://127.0.0.1:${REMOTE_SYNC_PORT}`,
     peer: { deviceID: keys.local.deviceID, name: 'devtool-local', addresses: [] },
     // A send-only folder (`:ro`) is receive-only there from the start: the container's changes
-    // are never announced, so nothing of them can reach this machine.
-    folders: folders.map((f) => ({ id: f.id, path: f.remote, label: f.remote, type: f.mode === 'send-only' ? 'receiveonly' : 'sendreceive' })),
+    // are never announced, so nothing of them can reach this machine. ignorePerms: the container's
+    // permission bits (a planted `chmod +x`) never reach the laptop; the agent still applies the
+    // laptop's bits there (docs/sync.md, "Permission bits"). A trusted container keeps them.
+    folders: folders.map((f) => ({ id: f.id, path: f.remote, label: f.remote, type: f.mode === 'send-only' ? 'receiveonly' : 'sendreceive', ignorePerms: !f.trustContainer })),
   };
 }
 

@@ -122,7 +122,10 @@ let agentImage: string | undefined;
 export function ensureAgentImage(): string {
   if (agentImage) return agentImage;
   const root = new URL('../..', import.meta.url).pathname;
-  const r = spawnSync('bash', [join(root, 'agent/build.sh'), REGISTRY], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  // DEVTOOL_E2E_BIN_REGISTRY (e.g. localhost:5000/mine) pushes this tree's agent into a repository
+  // of its own, leaving the shared localhost:5000/devtool-bin as other checkouts' tests left it.
+  const registry = process.env.DEVTOOL_E2E_BIN_REGISTRY || REGISTRY;
+  const r = spawnSync('bash', [join(root, 'agent/build.sh'), registry], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   if (r.status !== 0) throw new Error(`agent/build.sh failed (exit ${r.status}):\n${r.stdout}${r.stderr}`);
   // The pushed reference with its digest: the node's image cache keeps tags, and a tag reused
   // across agent changes would start yesterday's agent.

@@ -2,8 +2,6 @@ package rescan
 
 import (
 	"fmt"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +9,7 @@ import (
 
 	"devtool.dev/agent/internal/config"
 	"devtool.dev/agent/internal/testutil"
+	"devtool.dev/agent/internal/testutil/sttest"
 )
 
 // TestPulledFilesAreNotEchoed syncs files between two real Syncthing
@@ -19,33 +18,22 @@ import (
 // the write-temp-then-rename sequence pullEchoes relies on.
 func TestPulledFilesAreNotEchoed(t *testing.T) {
 	dir := t.TempDir()
-	senderID, receiverID := newIdentity(t), newIdentity(t)
+	senderID, receiverID := sttest.NewIdentity(t), sttest.NewIdentity(t)
 	sendDir, recvDir := filepath.Join(dir, "sender"), filepath.Join(dir, "receiver")
-	senderCfg := liveConfig(t, senderID, receiverID, sendDir)
-	receiverCfg := liveConfig(t, receiverID, senderID, recvDir)
+	senderCfg := sttest.Config(t, senderID, receiverID, sendDir)
+	receiverCfg := sttest.Config(t, receiverID, senderID, recvDir)
 	receiverCfg.Peer.Addresses = []string{senderCfg.ListenAddress}
-	sender := startSyncthing(t, filepath.Join(dir, "sender-home"), senderCfg)
-	receiver := startSyncthing(t, filepath.Join(dir, "receiver-home"), receiverCfg)
-	testutil.Eventually(t, 30*time.Second, "peers connected", func() error {
-		var conns struct {
-			Connections map[string]struct{ Connected bool }
-		}
-		if err := receiver.get("/rest/system/connections", nil, &conns); err != nil {
-			return err
-		}
-		if !conns.Connections[senderID.DeviceID].Connected {
-			return fmt.Errorf("not connected: %+v", conns.Connections)
-		}
-		return nil
-	})
-	receiver.waitIdle(t)
+	sender := sttest.Start(t, filepath.Join(dir, "sender-home"), senderCfg)
+	receiver := sttest.Start(t, filepath.Join(dir, "receiver-home"), receiverCfg)
+	receiver.WaitConnected(t, senderID.DeviceID)
+	receiver.WaitIdle(t)
 
 	fake := newFakeSyncthing(t, 0)
 	startRescanner(t, fake, config.Folder{ID: "work", Path: recvDir})
 	for i, name := range []string{"new.txt", "src/nested.go", "new.txt"} { // the last one is an update
 		content := fmt.Sprintf("version %d\n", i)
 		mustWrite(t, filepath.Join(sendDir, name), content)
-		sender.post(t, "/rest/db/scan", url.Values{"folder": {"work"}, "sub": {name}})
+		sender.Scan(t, name)
 		testutil.Eventually(t, 30*time.Second, "sync of "+name, func() error {
 			data, err := os.ReadFile(filepath.Join(recvDir, name))
 			if err == nil && string(data) != content {
@@ -57,18 +45,4 @@ func TestPulledFilesAreNotEchoed(t *testing.T) {
 	fake.settle("work", recvDir)
 	// src itself is reported: Syncthing creates directories in place.
 	fake.neverScanned("new.txt", "src/nested.go")
-}
-
-func (a restAPI) post(t *testing.T, path string, q url.Values) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, a.base+path+"?"+q.Encode(), nil)
-	req.Header.Set("X-API-Key", a.key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST %s: %s", path, resp.Status)
-	}
 }

@@ -171,19 +171,9 @@ func startRescanner(t *testing.T, fake *fakeSyncthing, folders ...config.Folder)
 		}
 	})
 	for _, f := range folders {
-		waitLog(t, logs, "folder "+f.ID+": watching")
+		testutil.WaitLog(t, logs, "folder "+f.ID+": watching")
 	}
 	return logs
-}
-
-func waitLog(t *testing.T, logs *testutil.SafeBuffer, want string) {
-	t.Helper()
-	testutil.Eventually(t, 5*time.Second, "log line "+want, func() error {
-		if !strings.Contains(logs.String(), want) {
-			return fmt.Errorf("log so far:\n%s", logs.String())
-		}
-		return nil
-	})
 }
 
 func mustWrite(t *testing.T, path, content string) {

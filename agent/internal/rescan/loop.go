@@ -101,7 +101,7 @@ func (r *rescanner) watchFolder(ctx context.Context, f config.Folder, root strin
 				pending.scanAll()
 				openWindow()
 			} else {
-				r.log.printf("folder %s: watch error: %v", f.ID, err)
+				r.log.Printf("folder %s: watch error: %v", f.ID, err)
 			}
 		case <-window.C:
 			windowOpen, due = false, true

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"devtool.dev/agent/internal/config"
+	"devtool.dev/agent/internal/stapi"
 )
 
 // Defaults of Options.
@@ -61,13 +62,13 @@ func Run(ctx context.Context, opts Options) {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	log := newThrottledLog(opts.Logf, logInterval)
+	log := stapi.NewThrottledLog(opts.Logf, "rescan: ", logInterval)
 	r := &rescanner{
 		opts:   opts,
 		log:    log,
 		client: newScanClient(opts.GUIAddress, opts.APIKey, log),
 	}
-	defer r.client.http.CloseIdleConnections()
+	defer r.client.api.CloseIdleConnections()
 	var wg sync.WaitGroup
 	for _, f := range opts.Folders {
 		wg.Go(func() { r.keepWatching(ctx, f) })
@@ -77,7 +78,7 @@ func Run(ctx context.Context, opts Options) {
 
 type rescanner struct {
 	opts      Options
-	log       *throttledLog
+	log       *stapi.ThrottledLog
 	client    *scanClient
 	limitOnce sync.Once
 }
@@ -116,7 +117,7 @@ func (r *rescanner) keepWatching(ctx context.Context, f config.Folder) {
 		case errors.Is(err, errRootGone):
 			r.opts.Logf("rescan: folder %s: %s was removed; waiting for it to come back", f.ID, f.Path)
 		case err != nil && !errors.Is(err, os.ErrNotExist):
-			r.log.printf("folder %s: %v (retrying; Syncthing's own watcher covers it meanwhile)", f.ID, err)
+			r.log.Printf("folder %s: %v (retrying; Syncthing's own watcher covers it meanwhile)", f.ID, err)
 		}
 		select {
 		case <-ctx.Done():

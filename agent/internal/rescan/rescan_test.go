@@ -143,7 +143,7 @@ func TestRemovedFolderIsWatchedWhenItComesBack(t *testing.T) {
 	logs := startRescanner(t, fake, config.Folder{ID: "app", Path: app})
 
 	must(t, os.RemoveAll(app))
-	waitLog(t, logs, "folder app: "+app+" was removed; waiting")
+	testutil.WaitLog(t, logs, "folder app: "+app+" was removed; waiting")
 	must(t, os.MkdirAll(app, 0o755))
 	testutil.Eventually(t, 5*time.Second, "watching again", func() error {
 		if n := strings.Count(logs.String(), "folder app: watching"); n != 2 {

@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"github.com/fsnotify/fsnotify"
+
+	"devtool.dev/agent/internal/stapi"
 )
 
 // folderTree keeps one inotify watch on every directory of a synced
@@ -31,7 +33,7 @@ type folderTree struct {
 	echoes       *pullEchoes
 	// onWatchLimit is called when the kernel refuses a watch (ENOSPC).
 	onWatchLimit func(folderID string, watched int)
-	log          *throttledLog
+	log          *stapi.ThrottledLog
 }
 
 // errWatchLimit stops a walk: every further watch would fail too.
@@ -63,7 +65,7 @@ func (t *folderTree) skip(rel string) bool {
 func (t *folderTree) loadIgnores() {
 	data, err := os.ReadFile(t.abs(stignoreName))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		t.log.printf("folder %s: read %s: %v (watching every directory)", t.id, stignoreName, err)
+		t.log.Printf("folder %s: read %s: %v (watching every directory)", t.id, stignoreName, err)
 	}
 	t.ignores = parsePlainIgnores(data)
 }
@@ -102,7 +104,7 @@ func (t *folderTree) watchTree(rel string, into map[string]bool) {
 		case errors.Is(err, fs.ErrNotExist):
 			return filepath.SkipDir // removed meanwhile; its event follows
 		default:
-			t.log.printf("folder %s: cannot watch %s: %v (its changes sync with Syncthing's own delay)", t.id, p, err)
+			t.log.Printf("folder %s: cannot watch %s: %v (its changes sync with Syncthing's own delay)", t.id, p, err)
 			return filepath.SkipDir
 		}
 		return nil

@@ -114,3 +114,14 @@ func (s *SafeBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// WaitLog waits up to 5 s until logs holds want.
+func WaitLog(t testing.TB, logs *SafeBuffer, want string) {
+	t.Helper()
+	Eventually(t, 5*time.Second, "log line "+want, func() error {
+		if !strings.Contains(logs.String(), want) {
+			return fmt.Errorf("log so far:\n%s", logs.String())
+		}
+		return nil
+	})
+}

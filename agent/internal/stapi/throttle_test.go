@@ -1,4 +1,4 @@
-package rescan
+package stapi
 
 import (
 	"fmt"
@@ -9,15 +9,15 @@ import (
 
 func TestThrottledLogHoldsBackRepeats(t *testing.T) {
 	var lines []string
-	l := newThrottledLog(func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }, time.Hour)
+	l := NewThrottledLog(func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }, "rescan: ", time.Hour)
 	for i := range 3 {
-		l.printf("failure %d", i)
+		l.Printf("failure %d", i)
 	}
 	if len(lines) != 1 || lines[0] != "rescan: failure 0" {
 		t.Fatalf("lines %q, want only the first failure", lines)
 	}
 	l.last = l.last.Add(-2 * time.Hour) // an interval later
-	l.printf("failure 3")
+	l.Printf("failure 3")
 	if len(lines) != 2 || !strings.HasPrefix(lines[1], "rescan: failure 3 [2 similar messages not logged") {
 		t.Fatalf("lines %q", lines)
 	}

@@ -1,0 +1,69 @@
+/**
+ * Permission bits between this machine and a dev container (docs/sync.md, "Permission bits: the
+ * laptop decides"): the first copy keeps modes; a file made executable here arrives executable;
+ * a file made executable in the container arrives here without its exec bits, and a `chmod +x`
+ * there changes nothing here.
+ */
+import assert from 'node:assert/strict';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { runDevtool } from './cli.ts';
+import { startUp, tearDownDev } from './up-session.ts';
+import { waitFor } from './wait.ts';
+import { clusterSandbox, createSleepingDeployment, ensureAgentImage, type ClusterSandbox } from './cluster.ts';
+
+let s: ClusterSandbox;
+let folder: string;
+let env: NodeJS.ProcessEnv;
+
+before(async () => {
+  s = await clusterSandbox('dev-perms');
+  await createSleepingDeployment(s, 'api');
+  folder = join(s.root, 'project');
+  mkdirSync(join(folder, 'bin'), { recursive: true });
+  writeFileSync(join(folder, 'devtool.yml'), 'services:\n  api:\n    sync: [".:/app"]\n');
+  writeFileSync(join(folder, 'bin/run.sh'), '#!/bin/sh\necho run\n');
+  chmodSync(join(folder, 'bin/run.sh'), 0o755);
+  writeFileSync(join(folder, 'tool.sh'), 'echo tool\n');
+  writeFileSync(join(folder, 'data.txt'), 'data\n');
+  chmodSync(join(folder, 'tool.sh'), 0o644);
+  chmodSync(join(folder, 'data.txt'), 0o644);
+  env = { ...s.env, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
+});
+
+after(() => tearDownDev(s, env, [folder]));
+
+const dev = ([cmd, ...args]: string[], timeoutMs = 60_000) => runDevtool([cmd!, '-n', s.namespace, ...args], { env, cwd: folder, timeoutMs });
+const inContainer = (script: string) => dev(['exec', '--', 'sh', '-c', script]);
+const modeInContainer = (path: string) => inContainer(`stat -c %a ${path} 2>/dev/null`).stdout.trim();
+const modeHere = (rel: string) => (statSync(join(folder, rel)).mode & 0o7777).toString(8);
+
+test('permission bits: the laptop decides', { timeout: 600_000 }, async () => {
+  const up = await startUp(['-n', s.namespace], { env, cwd: folder });
+  await waitFor('first sync settled', () => /first sync settled in/.test(up.output()), 60_000);
+  assert.equal(modeInContainer('/app/bin/run.sh'), '755', 'the first copy keeps modes');
+  assert.equal(modeInContainer('/app/tool.sh'), '644');
+
+  // Made executable here: arrives executable (the container's Syncthing ignores bits; the agent
+  // applies this machine's).
+  writeFileSync(join(folder, 'new.sh'), '#!/bin/sh\necho new\n');
+  chmodSync(join(folder, 'new.sh'), 0o755);
+  await waitFor('new.sh 755 in the container', () => modeInContainer('/app/new.sh') === '755');
+  chmodSync(join(folder, 'tool.sh'), 0o755);
+  await waitFor('chmod +x of tool.sh in the container', () => modeInContainer('/app/tool.sh') === '755');
+
+  // Made executable in the container: arrives here without exec bits.
+  assert.equal(inContainer('mkdir -p /app/hooks && printf "#!/bin/sh\\nid\\n" > /app/hooks/pre-commit && chmod 755 /app/hooks/pre-commit').code, 0);
+  await waitFor('pre-commit here', () => existsSync(join(folder, 'hooks/pre-commit')) && readFileSync(join(folder, 'hooks/pre-commit'), 'utf8') === '#!/bin/sh\nid\n');
+  assert.equal(statSync(join(folder, 'hooks/pre-commit')).mode & 0o111, 0, `pre-commit arrived as ${modeHere('hooks/pre-commit')}`);
+
+  // chmod +x in the container of a file from here: nothing changes here. A file written after it
+  // in the container arrives here, so the chmod had its chance to follow.
+  assert.equal(inContainer('chmod +x /app/data.txt && echo after > /app/after.txt').code, 0);
+  await waitFor('after.txt here', () => existsSync(join(folder, 'after.txt')));
+  await waitFor('status 100.00%', () => dev(['status']).stdout.trim() === 'Synchronization status: 100.00%');
+  assert.equal(modeHere('data.txt'), '644');
+  assert.equal(modeInContainer('/app/data.txt'), '755', "the container keeps its own bits; they are only not sent");
+  await up.stop();
+});
