@@ -120,6 +120,11 @@ export class SyncthingApi {
     }
   }
 
+  /** This end's entry of a file, and the global one (`/rest/db/file`). */
+  file(folder: string, name: string): Promise<{ local?: NeedItem; global?: NeedItem }> {
+    return this.request('GET', `/rest/db/file?${new URLSearchParams({ folder, file: name })}`);
+  }
+
   /** Rescans the given paths (relative to the folder) now, or the whole folder with none. */
   scan(folder: string, subs: readonly string[] = []): Promise<void> {
     const q = new URLSearchParams({ folder });

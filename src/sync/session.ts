@@ -10,7 +10,7 @@
  * A new, empty volume is filled first by one tar stream (bootstrap.ts); Syncthing settles it in
  * the background (settleBootstrap).
  */
-import { chmodSync, lstatSync, readlinkSync, rmSync } from 'node:fs';
+import { chmodSync, lstatSync, readlinkSync, rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import type ssh2 from 'ssh2';
 import { writeFileAtomic } from '../io/atomic-file.ts';
@@ -132,7 +132,7 @@ export class SyncSession {
     this.writeRuntime(false);
     for (const r of results) if (!r.settle) await this.firstPass(r.folder, deadline);
     this.watcher = new LocalWatcher(o.folders, {
-      scan: (id, subs) => this.localApi!.scan(id, subs),
+      scan: (id, subs) => this.scanLocal(id, subs),
       ignoresChanged: (f) => void this.pushIgnores(f).catch((err: Error) => o.notice(`cannot send the new .stignore of ${f.local} to the dev container: ${err.message}`)),
       warn: o.notice,
     });
@@ -297,6 +297,28 @@ export class SyncSession {
     const now = lstatSync(path, { throwIfNoEntry: false });
     if (!now?.isFile() || (now.mode & 0o111) === (was.mode & 0o111)) return;
     chmodSync(path, (now.mode & 0o7777) | (was.mode & 0o111));
+  }
+
+  /**
+   * Our watcher's rescans. A `chmod +x` made here of a file the container wrote last would not be
+   * sent: that file's entry has no permission bits (the container's end ignores them), and
+   * Syncthing compares bits only when both sides have them. Such a file gets a modification time
+   * one millisecond later, which makes Syncthing record it anew, bits included.
+   */
+  private async scanLocal(folderId: string, subs: string[]): Promise<void> {
+    const f = this.o.folders.find((x) => x.id === folderId);
+    if (f && !f.trustContainer && subs.length <= MAX_SCAN_PATHS) {
+      for (const sub of subs) await this.sendExecBits(f, sub).catch(() => undefined);
+    }
+    await this.localApi!.scan(folderId, subs);
+  }
+
+  private async sendExecBits(f: SyncFolderPair, sub: string): Promise<void> {
+    const path = join(f.local, sub);
+    const st = lstatSync(path, { throwIfNoEntry: false });
+    if (!st?.isFile() || (st.mode & 0o111) === 0) return;
+    const entry = await this.localApi!.file(f.id, sub);
+    if (entry.local?.noPermissions) utimesSync(path, st.atime, new Date(st.mtimeMs + 1));
   }
 
   /** Reports conflict copies as they appear, on either end. */

@@ -2,10 +2,11 @@
  * Permission bits between this machine and a dev container (docs/sync.md, "Permission bits: the
  * laptop decides"): the first copy keeps modes; a file made executable here arrives executable;
  * a file made executable in the container arrives here without its exec bits, and a `chmod +x`
- * there changes nothing here.
+ * there changes nothing here; a script of this machine's edited there keeps its bits here, and a
+ * `chmod +x` here of a file the container wrote reaches the container.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { runDevtool } from './cli.ts';
@@ -65,5 +66,19 @@ test('permission bits: the laptop decides', { timeout: 600_000 }, async () => {
   await waitFor('status 100.00%', () => dev(['status']).stdout.trim() === 'Synchronization status: 100.00%');
   assert.equal(modeHere('data.txt'), '644');
   assert.equal(modeInContainer('/app/data.txt'), '755', "the container keeps its own bits; they are only not sent");
+
+  // A script of this machine's edited in the container (a formatter there): its content comes
+  // here, its execute bits stay (the replaced version's, from the environment's trash).
+  assert.equal(inContainer('printf "#!/bin/sh\\necho formatted\\n" > /app/bin/run.sh').code, 0);
+  await waitFor('the edit of run.sh here', () => readFileSync(join(folder, 'bin/run.sh'), 'utf8') === '#!/bin/sh\necho formatted\n');
+  await waitFor('run.sh still executable here', () => modeHere('bin/run.sh') === '755', 10_000);
+  // The replaced version is in the environment's trash (<home>/dev/<key>/trash/<folder id>/...).
+  const [key] = readdirSync(join(env.DEVTOOL_HOME!, 'dev'));
+  const [folderId] = readdirSync(join(env.DEVTOOL_HOME!, 'dev', key!, 'trash'));
+  assert.equal(readFileSync(join(env.DEVTOOL_HOME!, 'dev', key!, 'trash', folderId!, 'bin/run.sh'), 'utf8'), '#!/bin/sh\necho run\n');
+
+  // chmod +x here of a file the container wrote last (its entry has no bits): reaches the container.
+  chmodSync(join(folder, 'after.txt'), 0o755);
+  await waitFor('chmod +x of after.txt in the container', () => modeInContainer('/app/after.txt') === '755');
   await up.stop();
 });
