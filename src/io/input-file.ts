@@ -14,6 +14,7 @@ export const INPUT_LIMITS = {
   compose: { what: 'a Compose file', bytes: 4 * MiB },
   env: { what: 'an env file', bytes: 1 * MiB },
   dockerignore: { what: 'a .dockerignore file', bytes: 1 * MiB },
+  stignore: { what: 'a .stignore file', bytes: 1 * MiB },
 } as const;
 
 export type InputKind = keyof typeof INPUT_LIMITS;

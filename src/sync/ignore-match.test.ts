@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { globToRegex, leaveOutMatcher } from './ignore-match.ts';
+import { readIgnoreLines } from './watcher.ts';
 
 /** Written by Syncthing's own matcher: testdata/stignore-golden/main.go. */
 const golden = JSON.parse(readFileSync(new URL('./testdata/stignore-cases.json', import.meta.url), 'utf8')) as { lines: string[]; ignored: Record<string, boolean> }[];
@@ -80,4 +81,16 @@ test('globs: * and ? stay within a name, ** crosses names, classes, braces and e
   assert.ok(re('{foo,b*}.json').test('bar.json') && !re('{foo,b*}.json').test('x.json'));
   assert.ok(re('file\\*').test('file*') && !re('file\\*').test('files'));
   assert.ok(re('a.b').test('a.b') && !re('a.b').test('axb'));
+});
+
+test('an oversized or unreadable .stignore turns the bootstrap off and is an error for the container end', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'stignore-cap-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, '.stignore'), `${'node_modules\n'.repeat(100_000)}`);
+  assert.equal(leaveOutMatcher(dir), undefined);
+  assert.throws(() => readIgnoreLines(dir), /\.stignore is 1\.2 MiB: a \.stignore file may be at most 1 MiB/);
+  rmSync(join(dir, '.stignore'));
+  mkdirSync(join(dir, '.stignore'));
+  assert.equal(leaveOutMatcher(dir), undefined, 'there but not a readable file: not "no patterns"');
+  assert.throws(() => readIgnoreLines(dir), /cannot read/);
 });

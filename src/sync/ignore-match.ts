@@ -16,7 +16,8 @@
  * separator: `*` and `?` stay within a name, `**` crosses names (and `a/` `**` `/z` also matches `a/z`), plus `[...]`, `[!...]`, `{a,b}`
  * and `\` escapes.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readInputFile } from '../io/input-file.ts';
 import { dirname, join, relative, sep } from 'node:path';
 
 /** Tells whether a path (relative, `/`-separated) must be left out of the bootstrap. */
@@ -47,12 +48,12 @@ export function leaveOutMatcher(folder: string, extraLines: readonly string[] = 
 }
 
 function readIgnoreFile(folder: string, file: string, seen: Set<string>, optional: boolean): RegExp[] {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    if (optional && (err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
+  // Too large: throws, and the caller turns the bootstrap off.
+  const text = readInputFile(file, 'stignore');
+  if (text === undefined) {
+    // Missing is "no patterns"; there but unreadable must not be (an ignored secret would be sent).
+    if (optional && !existsSync(file)) return [];
+    throw new Error(`cannot read ${file}`);
   }
   const out: RegExp[] = [];
   for (const raw of text.split('\n')) {

@@ -10,7 +10,6 @@
  * A new, empty volume is filled first by one tar stream (bootstrap.ts); Syncthing settles it in
  * the background (settleBootstrap).
  */
-import { chmodSync, lstatSync, readlinkSync, rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import type ssh2 from 'ssh2';
 import { writeFileAtomic } from '../io/atomic-file.ts';
@@ -23,7 +22,7 @@ import { LocalSyncthing } from './local-syncthing.ts';
 import { SyncthingApi, type FolderType, type Versioning } from './rest.ts';
 import { LocalWatcher, readIgnoreLines } from './watcher.ts';
 import { prepareRemoteFolder, type PreparedFolder } from './bootstrap.ts';
-import { containerIgnoreLines, linkLeavesFolder, RefusedLinks } from './container-guard.ts';
+import { ContainerGuard } from './container-guard.ts';
 import { indexesExchanged, scanAndExchange, type SyncEnds } from './exchange.ts';
 import { firstPassSummary, fsLookup, keepLocal, planFirstPass } from './first-pass.ts';
 
@@ -79,11 +78,16 @@ export class SyncSession {
   /** Resolves once every folder is two-way (after start() for bootstrapped folders). */
   settled: Promise<void> = Promise.resolve();
 
-  /** Links the container made that point out of their folder, refused here (container-guard.ts). */
-  private readonly refusedLinks: RefusedLinks;
+  /** What the container may not plant here (container-guard.ts). */
+  private readonly guard: ContainerGuard;
 
   constructor(private readonly o: SyncSessionOptions) {
-    this.refusedLinks = new RefusedLinks(join(o.stateDir, 'refused-links.json'));
+    this.guard = new ContainerGuard({
+      stateDir: o.stateDir,
+      localEntry: (id, path) => this.localApi!.file(id, path),
+      pushIgnores: (f) => this.pushIgnores(f),
+      notice: o.notice,
+    });
   }
 
   /**
@@ -120,7 +124,7 @@ export class SyncSession {
     for (const f of o.folders) await this.pushIgnores(f);
     const results: FirstSync[] = [];
     for (const folder of o.folders) {
-      const extraIgnores = containerIgnoreLines([], Boolean(folder.trustContainer), this.refusedLinks.of(folder.id));
+      const extraIgnores = this.guard.ignoreLines(folder, []);
       const prepared = await prepareRemoteFolder({ api: this.remoteApi, tunnel: o.tunnel, folder, agentPath: o.remoteAgent, notice: o.notice, log: o.log, extraIgnores });
       results.push({ folder, ...prepared });
     }
@@ -153,7 +157,7 @@ export class SyncSession {
   private readonly twoWay = new Set<string>();
 
   private localFolderState(f: SyncFolderPair): { paused: false; type: FolderType; versioning: Versioning } {
-    return { paused: false, type: this.twoWay.has(f.id) ? 'sendreceive' : 'sendonly', versioning: trashOf(this.o.stateDir, f) };
+    return { paused: false, type: this.twoWay.has(f.id) ? 'sendreceive' : 'sendonly', versioning: this.guard.trash(f) };
   }
 
   /** After the local Syncthing restarted (from the contract: paused, send-only): each folder as it was. */
@@ -205,26 +209,7 @@ export class SyncSession {
   }
 
   private async pushIgnores(f: SyncFolderPair): Promise<void> {
-    await this.remoteApi!.setIgnores(f.id, containerIgnoreLines(readIgnoreLines(f.local), Boolean(f.trustContainer), this.refusedLinks.of(f.id)));
-  }
-
-  /**
-   * A link the container made that points out of its folder (container-guard.ts): the container's
-   * end ignores its path from now on (so it keeps its link and sends it no more), then it is
-   * removed here. Ignored first: removed first, the removal would reach the container.
-   */
-  private async refuseLink(f: SyncFolderPair, path: string): Promise<void> {
-    let target: string;
-    try {
-      target = readlinkSync(join(f.local, path));
-    } catch {
-      return; // gone or not a link any more
-    }
-    if (!linkLeavesFolder(path, target)) return;
-    this.refusedLinks.add(f.id, path);
-    await this.pushIgnores(f);
-    rmSync(join(f.local, path), { force: true });
-    this.o.notice(`the dev container made the link ${path} -> ${target} in ${f.local}, which points out of the folder: not created here (the container keeps it; 'trustContainer: true' in the manifest allows such links)`);
+    await this.remoteApi!.setIgnores(f.id, this.guard.ignoreLines(f, readIgnoreLines(f.local)));
   }
 
   /** The ends as the index exchange sees them (exchange.ts). */
@@ -284,41 +269,11 @@ export class SyncSession {
     }
   }
 
-  /**
-   * The container's end ignores permissions (container-guard.ts), so a file it changed arrives
-   * with Syncthing's default mode: an executable script edited there would lose its execute bits
-   * here. The version it replaced is in the trash (trashOf), just moved there: its bits come back.
-   */
-  private restoreExecBits(f: SyncFolderPair, item: string): void {
-    const was = lstatSync(join(trashDir(this.o.stateDir, f), item), { throwIfNoEntry: false });
-    // Moved to the trash within the last minute: the version this pull replaced, not an older one.
-    if (!was?.isFile() || (was.mode & 0o111) === 0 || Date.now() - was.ctimeMs > 60_000) return;
-    const path = join(f.local, item);
-    const now = lstatSync(path, { throwIfNoEntry: false });
-    if (!now?.isFile() || (now.mode & 0o111) === (was.mode & 0o111)) return;
-    chmodSync(path, (now.mode & 0o7777) | (was.mode & 0o111));
-  }
-
-  /**
-   * Our watcher's rescans. A `chmod +x` made here of a file the container wrote last would not be
-   * sent: that file's entry has no permission bits (the container's end ignores them), and
-   * Syncthing compares bits only when both sides have them. Such a file gets a modification time
-   * one millisecond later, which makes Syncthing record it anew, bits included.
-   */
+  /** Our watcher's rescans, each path seen by the guard first (ContainerGuard.beforeScan). */
   private async scanLocal(folderId: string, subs: string[]): Promise<void> {
     const f = this.o.folders.find((x) => x.id === folderId);
-    if (f && !f.trustContainer && subs.length <= MAX_SCAN_PATHS) {
-      for (const sub of subs) await this.sendExecBits(f, sub).catch(() => undefined);
-    }
+    if (f && subs.length <= MAX_SCAN_PATHS) for (const sub of subs) await this.guard.beforeScan(f, sub).catch(() => undefined);
     await this.localApi!.scan(folderId, subs);
-  }
-
-  private async sendExecBits(f: SyncFolderPair, sub: string): Promise<void> {
-    const path = join(f.local, sub);
-    const st = lstatSync(path, { throwIfNoEntry: false });
-    if (!st?.isFile() || (st.mode & 0o111) === 0) return;
-    const entry = await this.localApi!.file(f.id, sub);
-    if (entry.local?.noPermissions) utimesSync(path, st.atime, new Date(st.mtimeMs + 1));
   }
 
   /** Reports conflict copies as they appear, on either end. */
@@ -330,10 +285,9 @@ export class SyncSession {
         for (const e of events) {
           since = Math.max(since, e.id);
           const folder = this.o.folders.find((f) => f.id === e.data.folder);
-          if (e.type === 'ItemFinished' && e.data.action === 'update' && !e.data.error && folder && !folder.trustContainer) {
+          if (e.type === 'ItemFinished' && e.data.action === 'update' && !e.data.error && folder) {
             const item = String(e.data.item);
-            if (e.data.type === 'symlink') await this.refuseLink(folder, item).catch((err: Error) => this.o.notice(`cannot refuse the link ${item} the container made: ${err.message}`));
-            if (e.data.type === 'file') this.restoreExecBits(folder, item);
+            await this.guard.pulled(folder, item, String(e.data.type)).catch((err: Error) => this.o.notice(`cannot check ${item}, which came from the container: ${err.message}`));
           }
           const names = [e.data.item, ...((e.data.filenames as unknown[]) ?? [])].filter((n): n is string => typeof n === 'string');
           for (const name of names) {
@@ -354,23 +308,6 @@ export class SyncSession {
     await this.watcher?.close();
     await this.local?.stop();
   }
-}
-
-/** How long a file the container replaced or deleted here is kept in the trash. */
-const TRASH_DAYS = 14;
-
-/**
- * Every local file Syncthing replaces or deletes because of the container (live, after the first
- * pass) is moved to the environment's trash first (`<state>/trash/<folder id>/<path>`, Syncthing's
- * trash-can versioning, kept TRASH_DAYS days or until `down`): an `rm -rf` in the container can be
- * undone here, and the mode of what was replaced is known (restoreExecBits).
- */
-function trashOf(stateDir: string, f: SyncFolderPair): Versioning {
-  return { type: 'trashcan', fsPath: trashDir(stateDir, f), fsType: 'basic', params: { cleanoutDays: String(TRASH_DAYS) }, cleanupIntervalS: 3600 };
-}
-
-function trashDir(stateDir: string, f: SyncFolderPair): string {
-  return join(stateDir, 'trash', f.id);
 }
 
 /** Past this many paths one scan of the whole folder is cheaper than a query listing them. */

@@ -7,7 +7,9 @@
  * Folders named in the first lines of `.stignore` (plain names like `node_modules`, `/build`)
  * are not watched: they would only cost inotify watches, the scarce resource of big trees.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { DevtoolError } from '../cli/errors.ts';
+import { readInputFile } from '../io/input-file.ts';
 import { basename, relative, sep } from 'node:path';
 import type { FSWatcher } from 'chokidar';
 import type { SyncFolderPair } from './contract.ts';
@@ -107,11 +109,10 @@ export function plainIgnores(folder: string): Set<string> {
   );
 }
 
-/** The patterns of a folder's `.stignore`, as the remote end must get them ([] when there is none). */
+/** The patterns of a folder's `.stignore`, as the remote end must get them ([] when there is none; too large: an error). */
 export function readIgnoreLines(folder: string): string[] {
-  try {
-    return readFileSync(`${folder}/.stignore`, 'utf8').split('\n').map((l) => l.replace(/\r$/, '')).filter((l) => l.trim() !== '');
-  } catch {
-    return [];
-  }
+  const file = `${folder}/.stignore`;
+  const text = readInputFile(file, 'stignore');
+  if (text === undefined && existsSync(file)) throw new DevtoolError(`cannot read ${file}: the dev container's end must get its patterns`);
+  return (text ?? '').split('\n').map((l) => l.replace(/\r$/, '')).filter((l) => l.trim() !== '');
 }
