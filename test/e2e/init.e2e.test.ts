@@ -45,7 +45,7 @@ test('interactive init in a terminal: the answers typed end up in the manifest',
   assert.deepEqual(m.deploy.commands.map((c) => c.command), ['kubectl apply -f k8s']);
   assert.deepEqual(Object.keys(m.services), ['web']);
   assert.deepEqual(m.services['web']!.forward, [{ local: 8081, remote: 8081 }]);
-  assert.deepEqual(m.services['web']!.sync, [{ local: '.', remote: '/app' }]);
+  assert.deepEqual(m.services['web']!.sync, [{ local: '.', remote: '/app', mode: 'two-way' }]);
   assert.equal(m.services['web']!.image, 'node:20');
   assert.deepEqual(Object.keys(m.build), [m.name]);
   assert.match(readFileSync(join(dir, '.stignore'), 'utf8'), /^node_modules$/m);
