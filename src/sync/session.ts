@@ -110,7 +110,9 @@ export class SyncSession {
       contract: localContract(o.keys, o.folders, peer),
       log: o.log,
       notice: o.notice,
-      restarted: () => void this.restoreFolders().catch((err: Error) => o.notice(`the local sync service restarted, and its folders could not be set up again: ${err.message}`)),
+      restarted: () => {
+        this.restoring = this.restoreFolders().catch((err: Error) => o.notice(`the local sync service restarted, and its folders could not be set up again: ${err.message}`));
+      },
     });
     this.local = local;
     // Follows the port the local Syncthing binds at each start (local-address.ts).
@@ -155,6 +157,8 @@ export class SyncSession {
 
   /** The local folders that have turned two-way (firstPass); all start send-only. */
   private readonly twoWay = new Set<string>();
+  /** Setting the folders up again after a restart of the local Syncthing (restoreFolders). */
+  private restoring: Promise<void> = Promise.resolve();
 
   private localFolderState(f: SyncFolderPair): { paused: false; type: FolderType; versioning: Versioning } {
     return { paused: false, type: this.twoWay.has(f.id) ? 'sendreceive' : 'sendonly', versioning: this.guard.trash(f) };
@@ -206,6 +210,8 @@ export class SyncSession {
     }
     await new Promise((r) => setTimeout(r, 1000));
     await Promise.all([this.localApi!.waitReady(60_000), this.remoteApi!.waitReady(60_000)]);
+    // The reset restarts the local Syncthing from its contract: its folders are set up again first.
+    await this.restoring;
   }
 
   private async pushIgnores(f: SyncFolderPair): Promise<void> {
