@@ -63,7 +63,8 @@ function writeFiles(dir: string, count: number, content: (i: number) => string):
   for (let i = 0; i < count; i++) writeFileSync(join(dir, `f${i}.txt`), content(i));
 }
 
-const conflictCopies = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((n) => n.includes('.sync-conflict-')) : []);
+/** The conflict copies in `dir` (not Syncthing's temporary files of one being pulled, `.syncthing.*.tmp`). */
+const conflictCopies = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((n) => n.includes('.sync-conflict-') && !n.startsWith('.syncthing.')) : []);
 
 async function stopOrKill(how: 'stopped' | 'killed'): Promise<void> {
   const session = up!;
