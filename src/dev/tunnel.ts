@@ -40,7 +40,10 @@ export class DevTunnel {
   private pfPort = 0;
   private listeners: Server[] = [];
   private current?: ssh2.Client;
-  private waiters: ((c: ssh2.Client) => void)[] = [];
+  /** Callers of connection() waiting for the next SSH connection: resolved by it, failed by close(). */
+  private waiters: { done(c: ssh2.Client): void; fail(err: Error): void }[] = [];
+  /** A connection still in its handshake (up to its 30 s ready timeout). */
+  private connecting?: ssh2.Client;
   private closed = false;
   private everConnected = false;
   private lastError = '';
@@ -92,25 +95,39 @@ export class DevTunnel {
   /** The live SSH connection, waiting for a reconnect if there is none right now. */
   connection(timeoutMs = 30_000): Promise<ssh2.Client> {
     if (this.current) return Promise.resolve(this.current);
+    if (this.closed) return Promise.reject(new DevtoolError('the connection to the dev container is closed'));
     return new Promise((resolve, reject) => {
+      const waiter = {
+        done: (c: ssh2.Client) => {
+          clearTimeout(timer);
+          resolve(c);
+        },
+        fail: (err: Error) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      };
       const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((w) => w !== done);
+        this.waiters = this.waiters.filter((w) => w !== waiter);
         reject(new DevtoolError(`cannot reach the dev container's SSH server${this.lastError ? `: ${this.lastError}` : ''}`));
       }, timeoutMs);
-      const done = (c: ssh2.Client) => {
-        clearTimeout(timer);
-        resolve(c);
-      };
-      this.waiters.push(done);
+      this.waiters.push(waiter);
     });
   }
 
+  /**
+   * Ends everything, at once: nothing may keep `up` alive after it. (Waiters' timers and a
+   * handshake in progress once kept an `up` running for up to 30 s after SIGTERM, seen when
+   * `down` had removed the dev pod and the tunnel was reconnecting.)
+   */
   close(): void {
     this.closed = true;
     for (const s of this.listeners) s.close();
     this.pfServer?.close();
     this.current?.end();
+    this.connecting?.end();
     for (const s of this.sockets) s.destroy();
+    for (const w of this.waiters.splice(0)) w.fail(new DevtoolError('the connection to the dev container is closed'));
   }
 
   private async loop(): Promise<void> {
@@ -118,7 +135,7 @@ export class DevTunnel {
     while (!this.closed) {
       const started = Date.now();
       try {
-        const c = await this.connectOnce();
+        const c = await this.connectOnce().finally(() => (this.connecting = undefined));
         if (this.closed) {
           c.end();
           break;
@@ -127,7 +144,7 @@ export class DevTunnel {
         this.everConnected = true;
         this.current = c;
         this.reverse(c);
-        for (const w of this.waiters.splice(0)) w(c);
+        for (const w of this.waiters.splice(0)) w.done(c);
         await new Promise<void>((resolve) => c.once('close', () => resolve()));
         this.current = undefined;
         if (!this.closed) this.o.notice?.('connection to the dev container lost; reconnecting');
@@ -145,6 +162,7 @@ export class DevTunnel {
     const expected = blobOfPublicKey(this.o.hostPublicKey);
     return new Promise((resolve, reject) => {
       const c = new ssh2.Client();
+      this.connecting = c;
       c.once('ready', () => resolve(c));
       c.once('error', (err) => reject(err));
       c.once('close', () => reject(new Error('connection closed during the handshake')));

@@ -7,6 +7,7 @@ import * as k8s from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { lines, runDevtool } from './cli.ts';
@@ -164,6 +165,26 @@ test('down while up is running stops the up session too', { timeout: 300_000 }, 
   assert.equal(running(proc.pid!), false, 'the up is gone when down says it stopped');
   assert.equal(await exited, 0, 'up ends cleanly on the SIGTERM down sends');
   await assert.rejects(apps.readNamespacedDeployment({ name: 'web-devtool', namespace: s.namespace }));
+});
+
+test('up ends at once on SIGTERM while it is reconnecting to a dev pod that is gone', { timeout: 300_000 }, async () => {
+  const session = await startUp(['-n', s.namespace], { env, cwd: folder });
+  // No dev pod to come back to (as when `down` has removed it before it stops this `up`): the
+  // tunnel keeps reconnecting, and the local Syncthing keeps dialing through it.
+  await apps.deleteNamespacedDeployment({ name: 'web-devtool', namespace: s.namespace });
+  for (let i = 0; i < 300 && !session.output().includes('connection to the dev container lost; reconnecting'); i++) await new Promise((r) => setTimeout(r, 100));
+  assert.match(session.output(), /connection to the dev container lost; reconnecting/);
+  // A client of the forwarded port meanwhile: it waits for the next connection (up to 30 s).
+  const client = connect(FORWARD, '127.0.0.1');
+  client.on('error', () => undefined);
+  await new Promise((r) => setTimeout(r, 2000));
+  const started = Date.now();
+  await session.stop();
+  // Waiting callers' 30 s timers and a handshake in progress once kept it alive that long.
+  assert.ok(Date.now() - started < 5000, `up took ${Date.now() - started} ms to end after SIGTERM`);
+  assert.equal(session.proc.exitCode, 0);
+  client.destroy();
+  assert.equal(dev(['down', '--volumes'], 120_000).code, 0);
 });
 
 test('down kills an up that does not end on SIGTERM, and says so only once it is gone', { timeout: 300_000, skip: process.platform !== 'linux' && 'reads /proc' }, async () => {
