@@ -109,18 +109,18 @@ function modifiedMs(rfc3339: string | undefined): number | undefined {
  * of the folder.
  */
 export function fsLookup(root: string): LocalLookup {
+  const parentOf = (rel: string) => rel.slice(0, Math.max(0, rel.lastIndexOf('/')));
   const dirs = new Map<string, boolean>([['', true]]);
   const isRealDir = (rel: string): boolean => {
     let known = dirs.get(rel);
     if (known === undefined) {
-      const parent = rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '';
-      known = isRealDir(parent) && (lstatSync(join(root, rel), { throwIfNoEntry: false })?.isDirectory() ?? false);
+      known = isRealDir(parentOf(rel)) && (lstatSync(join(root, rel), { throwIfNoEntry: false })?.isDirectory() ?? false);
       dirs.set(rel, known);
     }
     return known;
   };
   return (rel) => {
-    const parent = rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '';
+    const parent = parentOf(rel);
     if (!isRealDir(parent)) return lstatSync(join(root, parent), { throwIfNoEntry: false }) ? 'unreachable' : 'absent';
     const st = lstatSync(join(root, rel), { bigint: true, throwIfNoEntry: false });
     if (!st) return 'absent';

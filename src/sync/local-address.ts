@@ -15,9 +15,10 @@
  * program bind the same port. Without /proc (macOS) the check is skipped: there the address is
  * only dropped when `up` sees its Syncthing exit.
  */
-import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../io/atomic-file.ts';
+import { systemProcesses, type ProcessTable } from '../io/stop-process.ts';
 import { SyncthingApi } from './rest.ts';
 
 /** The running local Syncthing: its process and the port its REST API listens on. */
@@ -49,26 +50,23 @@ export function removeAddressFile(stateDir: string): void {
   rmSync(join(stateDir, ADDRESS_FILE), { force: true });
 }
 
+/** Whether a process's arguments are those of the local Syncthing of this state folder. */
+export function isLocalSyncthingOf(stateDir: string): (args: readonly string[]) => boolean {
+  const home = join(stateDir, 'syncthing');
+  return (args) => args.some((a) => a.includes('syncthing')) && args.some((a) => a.includes(home));
+}
+
 /** What `status` uses: the address `up` recorded, if the process there is still a Syncthing of this state folder. */
-export function recordedAddress(stateDir: string, proc = '/proc'): LocalAddress | undefined {
+export function recordedAddress(stateDir: string, processes: ProcessTable = systemProcesses): LocalAddress | undefined {
   try {
     const a = JSON.parse(readFileSync(join(stateDir, ADDRESS_FILE), 'utf8')) as LocalAddress;
     if (!Number.isInteger(a.pid) || !Number.isInteger(a.port)) return undefined;
-    const cmdline = commandLine(a.pid, proc);
-    if (cmdline !== undefined && !(cmdline.includes('syncthing') && cmdline.includes(join(stateDir, 'syncthing')))) return undefined;
+    const args = processes.commandLine(a.pid);
+    // null: this system cannot tell, and the listener check of each request still applies.
+    if (args === undefined || (args !== null && !isLocalSyncthingOf(stateDir)(args))) return undefined;
     return a;
   } catch {
     return undefined;
-  }
-}
-
-/** The process's command line; '' when there is no such process; undefined without /proc (cannot tell). */
-function commandLine(pid: number, proc: string): string | undefined {
-  if (!existsSync(join(proc, 'self'))) return undefined;
-  try {
-    return readFileSync(join(proc, String(pid), 'cmdline'), 'utf8');
-  } catch {
-    return '';
   }
 }
 
@@ -154,13 +152,11 @@ export class LocalSyncthingApi extends SyncthingApi {
     private readonly held: (pid: number, port: number) => boolean | undefined = listenerCheck(),
   ) {
     super('http://127.0.0.1', localApiKey);
-    // rest.ts fixes the URL at construction; this end's changes with every start of Syncthing.
-    Object.defineProperty(this, 'baseUrl', {
-      get: () => {
-        const a = this.locate();
-        return a ? `http://127.0.0.1:${a.port}` : 'the local sync service (not listening: starting or restarting)';
-      },
-    });
+  }
+
+  override get baseUrl(): string {
+    const a = this.locate();
+    return a ? `http://127.0.0.1:${a.port}` : 'the local sync service (not listening: starting or restarting)';
   }
 
   override async request<T>(method: string, path: string, body?: unknown, timeoutMs?: number): Promise<T> {

@@ -20,7 +20,7 @@ import { DevtoolError } from '../cli/errors.ts';
 import { writeFileAtomic } from '../io/atomic-file.ts';
 import { stopProcess, type ProcessTable } from '../io/stop-process.ts';
 import type { Logger } from '../log/logger.ts';
-import { guiPortFromLog, removeAddressFile, writeAddressFile, type LocalAddress } from './local-address.ts';
+import { guiPortFromLog, isLocalSyncthingOf, removeAddressFile, writeAddressFile, type LocalAddress } from './local-address.ts';
 
 export interface LocalSyncthingOptions {
   /** The dev environment's state folder; Syncthing's home is `<stateDir>/syncthing`. */
@@ -219,9 +219,7 @@ export async function stopStaleSyncthing(stateDir: string, processes?: ProcessTa
     return;
   }
   if (Number.isInteger(pid) && pid > 0) {
-    const home = join(stateDir, 'syncthing');
-    const isOurs = (args: readonly string[]) => args.some((a) => a.includes('syncthing')) && args.some((a) => a.includes(home));
-    const result = await stopProcess(pid, { isOurs, graceMs: 5_000, processes });
+    const result = await stopProcess(pid, { isOurs: isLocalSyncthingOf(stateDir), graceMs: 5_000, processes });
     // Left in place, the next `up` or `down` tries again.
     if (result.outcome === 'still-running') return;
   }

@@ -42,6 +42,9 @@ export interface NeedItem {
   permissions?: string;
 }
 
+/** Past this many paths one scan of the whole folder is cheaper than a query listing them (one walk beats a huge query). */
+export const MAX_SCAN_PATHS = 200;
+
 /** Items per page of `/rest/db/need`. */
 const NEED_PAGE = 1000;
 
@@ -66,9 +69,14 @@ export interface SyncEvent {
 
 export class SyncthingApi {
   constructor(
-    readonly baseUrl: string,
+    private readonly url: string,
     private readonly apiKey: string,
   ) {}
+
+  /** Where the REST API is (LocalSyncthingApi finds it anew: its port changes with every start). */
+  get baseUrl(): string {
+    return this.url;
+  }
 
   async request<T>(method: string, path: string, body?: unknown, timeoutMs = 10_000): Promise<T> {
     const res = await fetch(`${this.baseUrl}${path}`, {
@@ -125,10 +133,13 @@ export class SyncthingApi {
     return this.request('GET', `/rest/db/file?${new URLSearchParams({ folder, file: name })}`);
   }
 
-  /** Rescans the given paths (relative to the folder) now, or the whole folder with none. */
+  /**
+   * Rescans the given paths (relative to the folder) now, or the whole folder with none or more
+   * than MAX_SCAN_PATHS of them; resolves once indexed.
+   */
   scan(folder: string, subs: readonly string[] = []): Promise<void> {
     const q = new URLSearchParams({ folder });
-    for (const s of subs) q.append('sub', s);
+    if (subs.length <= MAX_SCAN_PATHS) for (const s of subs) q.append('sub', s);
     return this.request('POST', `/rest/db/scan?${q}`, undefined, 60_000);
   }
 

@@ -19,7 +19,7 @@ import { GUI_USER, localContract, REMOTE_GUI_PORT, REMOTE_SYNC_PORT, type SyncFo
 import type { SyncKeys } from './keys.ts';
 import { LocalSyncthingApi } from './local-address.ts';
 import { LocalSyncthing } from './local-syncthing.ts';
-import { SyncthingApi, type FolderType, type Versioning } from './rest.ts';
+import { MAX_SCAN_PATHS, SyncthingApi, type FolderType, type Versioning } from './rest.ts';
 import { LocalWatcher, readIgnoreLines } from './watcher.ts';
 import { prepareRemoteFolder, type PreparedFolder } from './bootstrap.ts';
 import { ContainerGuard } from './container-guard.ts';
@@ -77,6 +77,11 @@ export class SyncSession {
   private readonly conflictsSeen = new Set<string>();
   /** Resolves once every folder is two-way (after start() for bootstrapped folders). */
   settled: Promise<void> = Promise.resolve();
+
+  /** The local folders that have turned two-way (firstPass); all start send-only. */
+  private readonly twoWay = new Set<string>();
+  /** Setting the folders up again after a restart of the local Syncthing (restoreFolders). */
+  private restoring: Promise<void> = Promise.resolve();
 
   /** What the container may not plant here (container-guard.ts). */
   private readonly guard: ContainerGuard;
@@ -154,11 +159,6 @@ export class SyncSession {
     o.log.debug(`first sync phases: ${phases.summary()}`);
     return results;
   }
-
-  /** The local folders that have turned two-way (firstPass); all start send-only. */
-  private readonly twoWay = new Set<string>();
-  /** Setting the folders up again after a restart of the local Syncthing (restoreFolders). */
-  private restoring: Promise<void> = Promise.resolve();
 
   private localFolderState(f: SyncFolderPair): { paused: false; type: FolderType; versioning: Versioning } {
     return { paused: false, type: this.twoWay.has(f.id) ? 'sendreceive' : 'sendonly', versioning: this.guard.trash(f) };
@@ -244,7 +244,7 @@ export class SyncSession {
     const need = await local.need(f.id);
     const plan = planFirstPass(need, fsLookup(f.local), Date.now());
     if (plan.keep.length > 0) {
-      await keepLocal(f.local, plan.keep, (paths) => scanPaths(local, f.id, paths));
+      await keepLocal(f.local, plan.keep, (paths) => local.scan(f.id, paths));
       const list = plan.keep.map((k) => `${k.path} (${k.container} there)`);
       this.o.log.info(`first sync of ${f.local}: kept this machine's version of ${list.length} path(s): ${list.join(', ')}`);
       this.o.notice(firstPassSummary(f.local, plan)!);
@@ -275,7 +275,7 @@ export class SyncSession {
     }
   }
 
-  /** Our watcher's rescans, each path seen by the guard first (ContainerGuard.beforeScan). */
+  /** Our watcher's rescans, each path seen by the guard first (ContainerGuard.beforeScan), unless they are many (a whole-folder scan). */
   private async scanLocal(folderId: string, subs: string[]): Promise<void> {
     const f = this.o.folders.find((x) => x.id === folderId);
     if (f && subs.length <= MAX_SCAN_PATHS) for (const sub of subs) await this.guard.beforeScan(f, sub).catch(() => undefined);
@@ -314,14 +314,6 @@ export class SyncSession {
     await this.watcher?.close();
     await this.local?.stop();
   }
-}
-
-/** Past this many paths one scan of the whole folder is cheaper than a query listing them. */
-const MAX_SCAN_PATHS = 200;
-
-/** Rescans `paths` of the folder (the whole folder when they are many); resolves once indexed. */
-function scanPaths(api: SyncthingApi, folder: string, paths: readonly string[]): Promise<void> {
-  return api.scan(folder, paths.length > MAX_SCAN_PATHS ? [] : paths);
 }
 
 /** Durations of the start's phases for the log: where the first sync's seconds go. */

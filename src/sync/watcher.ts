@@ -16,8 +16,6 @@ import type { SyncFolderPair } from './contract.ts';
 
 /** Changes are collected this long before one scan request: an editor's save is several events. */
 const DEBOUNCE_MS = 10;
-/** Beyond this many paths in one batch, the folder is scanned whole (cheaper than a huge query). */
-const MAX_SUBS = 200;
 
 export interface WatcherOptions {
   scan(folderId: string, subs: string[]): Promise<void>;
@@ -80,8 +78,8 @@ export class LocalWatcher {
     const batches = [...this.pending];
     this.pending.clear();
     for (const [id, subs] of batches) {
-      const list = [...subs];
-      void this.o.scan(id, list.length > MAX_SUBS ? [] : list).catch(() => undefined);
+      // Many paths become one scan of the whole folder (SyncthingApi.scan).
+      void this.o.scan(id, [...subs]).catch(() => undefined);
     }
   }
 
