@@ -85,6 +85,19 @@ test('the dev pod is killed: up reconnects to the new pod, sync and forwards res
   assert.ok(up.output().split('reconnected to the dev container').length > reconnects, `up said it reconnected:\n${up.output()}`);
 });
 
+test('the local Syncthing dies: up restarts it with its folders two-way again, nothing lost', { timeout: 300_000 }, async () => {
+  const pids = () => spawnSync('pgrep', ['-f', `syncthing serve --home=${env.DEVTOOL_HOME}/dev/`], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean);
+  const [old] = pids();
+  assert.ok(old, 'the local Syncthing of this up runs');
+  process.kill(Number(old), 'SIGKILL');
+  writeFileSync(join(folder, 'during-local-crash.txt'), 'local sync service crash\n');
+  await waitFor('a new local Syncthing', () => pids().some((p) => p !== old), 60_000);
+  // Restarted from its contract its folders were paused and send-only: a container change would
+  // never come back (checkRecovered's second step) had up not set them up again.
+  await checkRecovered('local sync service crash', 'during-local-crash.txt');
+  assert.match(readFileSync(join(env.DEVTOOL_HOME!, 'devtool.log'), 'utf8'), /the local sync service restarted: its folders are set up again/);
+});
+
 test('the port-forward is dropped: up dials again and nothing is lost', { timeout: 300_000 }, async () => {
   // Every TCP connection of the up process to the API server, port-forward streams included.
   const ports = spawnSync('ss', ['-tnpH', 'state', 'established', '( dport = :6443 )'], { encoding: 'utf8' })
