@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { indexesExchanged, receivedFrom, scanAndExchange, type SyncEnd, type SyncEnds } from './exchange.ts';
+import { indexesExchanged, readSettled, receivedFrom, scanAndExchange, type SyncEnd, type SyncEnds } from './exchange.ts';
 import type { FolderStatus } from './rest.ts';
 
 const LOCAL = 'AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA';
@@ -105,4 +105,55 @@ test('scanAndExchange scans both ends first', async () => {
 
 test('a peer never heard of has sent nothing', () => {
   assert.equal(receivedFrom({ remoteSequence: null } as unknown as FolderStatus, REMOTE), 0);
+});
+
+/**
+ * A need list served in pages, each from the index as it is at that moment, as Syncthing serves
+ * it. `onPage` runs after each page is served: there the container may resolve a conflict, which
+ * takes entries out of the list and moves this end's received sequence.
+ */
+function pagedNeed(list: string[], perPage: number, onPage: (page: number) => void) {
+  return async (): Promise<string[]> => {
+    const all: string[] = [];
+    for (let page = 1; ; page++) {
+      const items = list.slice((page - 1) * perPage, page * perPage);
+      onPage(page);
+      all.push(...items);
+      if (items.length < perPage) return all;
+    }
+  };
+}
+
+test('readSettled: an index update between two pages made the read skip entries; the list is read again', async () => {
+  /** 25 needed files, and the container taking this machine's f01 and f02 just after page 1 is served, once. */
+  const world = () => {
+    const local = new FakeEnd(0, REMOTE);
+    const list = Array.from({ length: 25 }, (_, i) => `f${String(i).padStart(2, '0')}`);
+    let updated = false;
+    const read = pagedNeed(list, 10, (page) => {
+      if (page !== 1 || updated) return;
+      updated = true;
+      list.splice(1, 2);
+      local.received += 1;
+    });
+    return { local, list, read };
+  };
+  const naive = world();
+  const once = await naive.read();
+  assert.ok(!once.includes('f10') && !once.includes('f11'), `the list read once skips the entries that moved over the page boundary: ${once.join(' ')}`);
+
+  const w = world();
+  const settled = await readSettled(ends(w.local, new FakeEnd(0, LOCAL), () => undefined), 'f', w.read, 10_000);
+  assert.deepEqual(settled, w.list, 'read again from one state: every entry');
+  assert.ok(settled.includes('f10') && settled.includes('f11'));
+});
+
+test('readSettled fails past the deadline when the list never holds still, and says so', async () => {
+  const local = new FakeEnd(0, REMOTE);
+  const remote = new FakeEnd(0, LOCAL);
+  const read = async () => {
+    local.sequence++;
+    return ['a'];
+  };
+  await assert.rejects(readSettled(ends(local, remote, () => undefined), 'f', read, 1_000), /file lists of folder f kept changing while read \(\d+ reads\)/);
 });

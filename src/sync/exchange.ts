@@ -68,3 +68,28 @@ export async function scanAndExchange(e: SyncEnds, folder: string, deadline: num
   await Promise.all([e.local.scan(folder), e.remote.scan(folder)]);
   await indexesExchanged(e, folder, deadline);
 }
+
+/**
+ * A list read whole from one state of this end's index, such as its need list. Syncthing hands
+ * the need list out in pages, each from a snapshot of its own: an index update between two pages
+ * (the container pulling this machine's edits, or resolving a conflict, or its app writing) moves
+ * every later entry up or down, and a page boundary then skips some (how the first pass once let
+ * the container delete a file here). Every such update moves this end's own sequence or the one
+ * it has received from the container, so a list read while neither moved is one state's;
+ * otherwise it is read again.
+ */
+export async function readSettled<T>(e: SyncEnds, folder: string, read: () => Promise<T[]>, deadline: number): Promise<T[]> {
+  const mark = async () => {
+    const s = await e.local.status(folder);
+    return `${s.sequence}/${receivedFrom(s, e.remoteDevice)}`;
+  };
+  for (let reads = 1; ; reads++) {
+    if (e.closed()) throw new Error(`the sync session of folder ${folder} was closed`);
+    const before = await mark();
+    const items = await read();
+    const after = await mark();
+    if (before === after) return items;
+    if (e.now() > deadline) throw new Error(`the file lists of folder ${folder} kept changing while read (${reads} reads): the container's files change without a pause`);
+    await e.sleep(POLL_MS);
+  }
+}

@@ -5,7 +5,7 @@
  *
  * How: the local folder starts `sendonly`, so nothing the container has can reach it yet. Both
  * ends scan and exchange their indexes (indexesExchanged, exact to the sequence number). Then the
- * local end's need list says, path by path, where the container's version would replace or delete
+ * local end's need list, read whole from one state of the index (readSettled), says, path by path, where the container's version would replace or delete
  * a local one. Each such local path gets a new version without a change of content (a newer
  * modification time, for directories a mode flip and back, for links an equivalent spelling of the
  * target): it is then concurrent with the container's, newer, so it wins; the container keeps its

@@ -116,7 +116,10 @@ export class SyncthingApi {
     return this.request('GET', `/rest/db/status?folder=${encodeURIComponent(folder)}`);
   }
 
-  /** Everything this end still needs of the folder, every page of it. */
+  /**
+   * Everything this end still needs of the folder, every page of it. Each page is read from the
+   * index as it is then: read through readSettled (exchange.ts) for a list of one moment.
+   */
   async need(folder: string): Promise<NeedItem[]> {
     const all: NeedItem[] = [];
     for (let page = 1; ; page++) {

@@ -23,7 +23,7 @@ import { MAX_SCAN_PATHS, SyncthingApi, type FolderType, type Versioning } from '
 import { LocalWatcher, readIgnoreLines } from './watcher.ts';
 import { prepareRemoteFolder, type PreparedFolder } from './bootstrap.ts';
 import { ContainerGuard } from './container-guard.ts';
-import { indexesExchanged, scanAndExchange, type SyncEnds } from './exchange.ts';
+import { indexesExchanged, readSettled, scanAndExchange, type SyncEnds } from './exchange.ts';
 import { firstPassSummary, fsLookup, keepLocal, planFirstPass } from './first-pass.ts';
 
 export interface SyncTunnel {
@@ -241,7 +241,7 @@ export class SyncSession {
     if (f.mode === 'send-only') return;
     const local = this.localApi!;
     await scanAndExchange(this.ends(), f.id, deadline);
-    const need = await local.need(f.id);
+    const need = await readSettled(this.ends(), f.id, () => local.need(f.id), deadline);
     const plan = planFirstPass(need, fsLookup(f.local), Date.now());
     if (plan.keep.length > 0) {
       await keepLocal(f.local, plan.keep, (paths) => local.scan(f.id, paths));
