@@ -61,6 +61,7 @@ type ValueOf<O extends OptionSpec> = O['type'] extends 'bool'
 /** undefined when the option has no default (its value is then undefined unless the user typed it). */
 type NoDefault<O extends OptionSpec> = O extends { default: string } ? never : undefined;
 
+/** The key of an option in a handler's `opts`: its name in camelCase (CamelCase above, at run time). */
 export function optionKey(name: string): string {
   return name.replace(/-(.)/g, (_, c: string) => c.toUpperCase());
 }
