@@ -1,5 +1,9 @@
-/** What a command handler receives once its command line has been parsed and checked. */
+/**
+ * The parsed and checked command line, options by name as the parser knows them. Only src/cli
+ * reads it: a handler receives `input(spec.options)`, its options typed from its spec.
+ */
 import { UsageError } from './errors.ts';
+import { optionKey, type CommandInput, type OptionSpec } from './spec.ts';
 
 export type OptionValue = string | boolean | string[] | number;
 
@@ -43,6 +47,25 @@ export class Invocation {
   /** True when the user typed the flag, even if it carries its default value. */
   has(name: string): boolean {
     return this.given.has(name);
+  }
+
+  /** What the handler receives: `options` (the command's) typed, under their camelCase keys. */
+  input<Options extends readonly OptionSpec[]>(options: Options): CommandInput<Options> {
+    const opts: Record<string, OptionValue | undefined> = {};
+    const given: Record<string, OptionValue | undefined> = {};
+    for (const o of options) {
+      const value = o.type === 'bool' ? this.bool(o.name) : o.type === 'list' ? this.list(o.name) : o.type === 'duration' ? this.duration(o.name) : this.string(o.name);
+      opts[optionKey(o.name)] = value;
+      if (this.has(o.name)) given[optionKey(o.name)] = value;
+    }
+    return {
+      commandName: this.commandName,
+      args: this.args,
+      rest: this.rest,
+      opts: opts as CommandInput<Options>['opts'],
+      given: given as CommandInput<Options>['given'],
+      requireArg: (index, name) => this.requireArg(index, name),
+    };
   }
 
   /** The positional argument at `index`, or a usage error naming it. */

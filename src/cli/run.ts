@@ -39,7 +39,7 @@ export async function runCli(argv: readonly string[], opts: FactoryOptions): Pro
   let code: number;
   try {
     const handler = await spec.load();
-    code = (await handler(f, invocation)) ?? ExitCode.ok;
+    code = (await handler(f, invocation.input(spec.options ?? []))) ?? ExitCode.ok;
   } catch (err) {
     code = report(err, f.io.stderr, f);
   }

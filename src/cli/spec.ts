@@ -4,7 +4,6 @@
  * Specs are cheap to load; the code that runs a command is imported lazily (see `load`).
  */
 import type { Factory } from '../factory.ts';
-import type { Invocation } from './invocation.ts';
 
 export type OptionType = 'string' | 'bool' | 'list' | 'duration';
 
@@ -35,7 +34,56 @@ export interface ArgSpec {
   variadic?: boolean;
 }
 
-export type CommandHandler = (f: Factory, inv: Invocation) => Promise<number | void>;
+/**
+ * The value type of each option, by option, derived from the option list of a command declared
+ * `as const satisfies readonly OptionSpec[]` (literal names and types kept):
+ *   bool -> boolean; list -> string[];
+ *   string -> string | undefined, or string with a default, or the `allowed` values' union;
+ *   duration -> number (milliseconds), | undefined without a default.
+ * Keys are the option names in camelCase: --dry-run is `dryRun`, --no-cache `noCache`.
+ * A name that is not an option of the command is then a compile error (src/cli/options.test.ts).
+ */
+export type OptionValues<Options extends readonly OptionSpec[]> = {
+  readonly [O in Options[number] as CamelCase<O['name']>]: ValueOf<O>;
+};
+
+/** 'dry-run' -> 'dryRun' (the key of an option in OptionValues; optionKey below at run time). */
+export type CamelCase<Name extends string> = Name extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<CamelCase<Tail>>}` : Name;
+
+type ValueOf<O extends OptionSpec> = O['type'] extends 'bool'
+  ? boolean
+  : O['type'] extends 'list'
+    ? string[]
+    : O['type'] extends 'duration'
+      ? number | NoDefault<O>
+      : (O extends { allowed: readonly (infer A extends string)[] } ? A : string) | NoDefault<O>;
+
+/** undefined when the option has no default (its value is then undefined unless the user typed it). */
+type NoDefault<O extends OptionSpec> = O extends { default: string } ? never : undefined;
+
+/** The key of an option in a handler's `opts`: its name in camelCase (CamelCase above, at run time). */
+export function optionKey(name: string): string {
+  return name.replace(/-(.)/g, (_, c: string) => c.toUpperCase());
+}
+
+/** What a handler receives: the parsed command line, options typed from the command's spec. */
+export interface CommandInput<Options extends readonly OptionSpec[] = readonly []> {
+  /** The command path as typed, e.g. 'context use' (for messages). */
+  readonly commandName: string;
+  /** Positional arguments, in order. */
+  readonly args: readonly string[];
+  /** Words after `--` (exec). */
+  readonly rest: readonly string[];
+  /** Every option of the command, with its default when the user did not type it. */
+  readonly opts: OptionValues<Options>;
+  /** Only the options the user typed (`given.file` is undefined when --file was not typed, even though `opts.file` has its default). */
+  readonly given: Partial<OptionValues<Options>>;
+  /** The positional argument at `index`, or a usage error naming it. */
+  readonly requireArg: (index: number, name: string) => string;
+}
+
+/** Runs a command; `Options` is `typeof` the command's option list (a handler without options omits it). */
+export type CommandHandler<Options extends readonly OptionSpec[] = readonly []> = (f: Factory, inv: CommandInput<Options>) => Promise<number | void>;
 
 export interface CommandSpec {
   name: string;
@@ -50,12 +98,29 @@ export interface CommandSpec {
   passthrough?: { name: string; required: boolean };
   /** Examples shown at the end of help. */
   examples?: readonly string[];
-  /** Loads the code that runs the command. Absent on a pure group (it then prints its help). */
-  load?: () => Promise<CommandHandler>;
+  /**
+   * Loads the code that runs the command. Absent on a pure group (it then prints its help).
+   * A handler that reads options is typed by them: declare such a command with `command()`.
+   */
+  load?: () => Promise<CommandHandler<readonly OptionSpec[]>>;
   /** Not listed in help (internal commands). */
   hidden?: boolean;
   /** Takes `-v1` as written (init), which would otherwise be read as `-v 1`. */
   acceptsSingleDashV1?: boolean;
+}
+
+/** A CommandSpec whose handler reads its options typed (OptionValues<Options>). */
+export interface TypedCommandSpec<Options extends readonly OptionSpec[]> extends Omit<CommandSpec, 'options' | 'load'> {
+  options: Options;
+  load: () => Promise<CommandHandler<Options>>;
+}
+
+/**
+ * A command whose handler reads options: checks, at compile time only, that the handler `load`
+ * returns takes this option list (`CommandHandler<typeof options>`). Returns the spec unchanged.
+ */
+export function command<Options extends readonly OptionSpec[]>(spec: TypedCommandSpec<Options>): CommandSpec {
+  return spec as unknown as CommandSpec;
 }
 
 /** The one option every command takes, besides --help. */

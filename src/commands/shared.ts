@@ -1,40 +1,52 @@
-/** Options shared by several commands, spelled once so their help reads the same everywhere. */
+/**
+ * Options shared by several commands, spelled once so their help reads the same everywhere.
+ * Each is `as const`, so a command's option list keeps its literal names and types (OptionValues).
+ */
 import { UnavailableError } from '../cli/errors.ts';
-import type { CommandHandler, OptionSpec } from '../cli/spec.ts';
+import type { CommandHandler, CommandInput, OptionSpec } from '../cli/spec.ts';
+import type { DevTargetQuery } from '../dev/target.ts';
 
-export const manifestFile = (description = 'Manifest path', defaultValue: string | undefined = 'devtool.yml'): OptionSpec => ({
+export const manifestFile = (description = 'Manifest path') => ({
   name: 'file',
   short: 'f',
   type: 'string',
-  ...(defaultValue !== undefined ? { default: defaultValue } : {}),
+  default: 'devtool.yml',
   description,
-});
+}) as const satisfies OptionSpec;
 
-export const namespace = (defaultText = 'current context namespace', description = 'Namespace'): OptionSpec => ({
+/** --file without a default: the command finds what to read when it is not given. */
+export const manifestFileWithoutDefault = (description: string) => ({ name: 'file', short: 'f', type: 'string', description }) as const satisfies OptionSpec;
+
+export const namespace = (defaultText = 'current context namespace', description = 'Namespace') => ({
   name: 'namespace',
   short: 'n',
   type: 'string',
   defaultText,
   description,
-});
+}) as const satisfies OptionSpec;
 
-export const context: OptionSpec = { name: 'context', short: 'c', type: 'string', defaultText: 'current context', description: 'Context' };
+export const context = { name: 'context', short: 'c', type: 'string', defaultText: 'current context', description: 'Context' } as const satisfies OptionSpec;
 
-export const timeout = (description: string): OptionSpec => ({ name: 'timeout', type: 'duration', default: '5m0s', description });
+export const timeout = (description: string) => ({ name: 'timeout', type: 'duration', default: '5m0s', description }) as const satisfies OptionSpec;
 
-export const wait = (description: string): OptionSpec => ({ name: 'wait', type: 'bool', default: 'false', description });
+export const wait = (description: string) => ({ name: 'wait', type: 'bool', default: 'false', description }) as const satisfies OptionSpec;
 
-export const vars = (description: string): OptionSpec => ({ name: 'var', type: 'list', sensitive: 'assignments', description: `${description} (KEY=VALUE); repeatable` });
+export const vars = (description: string) => ({ name: 'var', type: 'list', sensitive: 'assignments', description: `${description} (KEY=VALUE); repeatable` }) as const satisfies OptionSpec;
 
-export const envName = (defaultText = 'repository or folder name', description = 'Environment name'): OptionSpec => ({
+export const envName = (defaultText = 'repository or folder name', description = 'Environment name') => ({
   name: 'name',
   type: 'string',
   defaultText,
   description,
-});
+}) as const satisfies OptionSpec;
 
 /** The usual trio of a command that acts on a development container. */
-export const devContainerOptions: readonly OptionSpec[] = [manifestFile(), namespace('current namespace'), context];
+export const devContainerOptions = [manifestFile(), namespace('current namespace'), context] as const satisfies readonly OptionSpec[];
+
+/** Which dev container the command line of a command with devContainerOptions names (src/dev/target.ts). */
+export function devTargetQuery(inv: CommandInput<typeof devContainerOptions>): DevTargetQuery {
+  return { devName: inv.args[0], file: inv.given.file, namespace: inv.opts.namespace, commandName: inv.commandName };
+}
 
 /**
  * The handler of a command whose feature is not in this build. It says so in one line and exits

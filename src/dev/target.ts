@@ -5,7 +5,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { DevtoolError, UsageError } from '../cli/errors.ts';
-import type { Invocation } from '../cli/invocation.ts';
 import { defaultComposeFileNames } from '../compose/find.ts';
 import type { ResolvedContext } from '../context/store.ts';
 import type { LoadedSource } from '../deploy/environment-deploy.ts';
@@ -38,11 +37,23 @@ export interface DevTarget {
   deploy: { source: LoadedSource; environment: string };
 }
 
+/** What the command line says about the dev container to act on (commands/shared.ts: devTargetQuery). */
+export interface DevTargetQuery {
+  /** The devName argument; without it, the manifest's only dev container. */
+  devName: string | undefined;
+  /** --file as the user typed it; undefined: devtool.yml, or a Compose file when there is none. */
+  file: string | undefined;
+  /** --namespace; undefined: the context's. */
+  namespace: string | undefined;
+  /** The command, for messages ('devtool up api'). */
+  commandName: string;
+}
+
 const EXAMPLE = 'e.g. "services: {api: {sync: [\'.:/app\']}}" where api is the Deployment to develop';
 
-export async function devTarget(f: Factory, inv: Invocation): Promise<DevTarget> {
-  const { file, manifest, names, source, fromCompose, skipped } = await devManifest(f, inv);
-  const wanted = inv.args[0];
+export async function devTarget(f: Factory, q: DevTargetQuery): Promise<DevTarget> {
+  const { file, manifest, names, source, fromCompose, skipped } = await devManifest(f, q.file);
+  const wanted = q.devName;
   let devName: string;
   if (wanted !== undefined) {
     if (!Object.hasOwn(manifest.services, wanted)) {
@@ -56,15 +67,15 @@ export async function devTarget(f: Factory, inv: Invocation): Promise<DevTarget>
   } else if (names.length === 1) {
     devName = names[0]!;
   } else {
-    throw new UsageError(`${file} defines several dev containers (${names.join(', ')}): name one, e.g. 'devtool ${inv.commandName} ${names[0]}'`);
+    throw new UsageError(`${file} defines several dev containers (${names.join(', ')}): name one, e.g. 'devtool ${q.commandName} ${names[0]}'`);
   }
-  return devTargetFor(f, inv, manifest, devName, source, skipped);
+  return devTargetFor(f, q.namespace, manifest, devName, source, skipped);
 }
 
 /** Every dev container of the manifest (for commands that act on all of them by default). */
-export async function allDevTargets(f: Factory, inv: Invocation): Promise<DevTarget[]> {
-  const { manifest, names, source, skipped } = await devManifest(f, inv);
-  return Promise.all(names.map((name) => devTargetFor(f, inv, manifest, name, source, skipped)));
+export async function allDevTargets(f: Factory, q: DevTargetQuery): Promise<DevTarget[]> {
+  const { manifest, names, source, skipped } = await devManifest(f, q.file);
+  return Promise.all(names.map((name) => devTargetFor(f, q.namespace, manifest, name, source, skipped)));
 }
 
 interface DevManifest {
@@ -83,8 +94,7 @@ interface DevManifest {
  * or found when there is no devtool.yml. Where no `services` section says which dev containers
  * there are, the Compose services with host-path volumes are (compose-services.ts).
  */
-async function devManifest(f: Factory, inv: Invocation): Promise<DevManifest> {
-  const explicit = inv.has('file') ? inv.string('file')! : undefined;
+async function devManifest(f: Factory, explicit: string | undefined): Promise<DevManifest> {
   const file = explicit ?? DEFAULT_MANIFEST_FILE;
   const composeFile = explicit !== undefined ? (isComposeFileName(explicit) ? explicit : undefined) : existsSync(resolve(f.cwd, file)) ? undefined : defaultComposeFileNames.find((n) => existsSync(resolve(f.cwd, n)));
   if (composeFile === undefined && !existsSync(resolve(f.cwd, file))) {
@@ -148,8 +158,8 @@ function isDirectory(path: string): boolean {
   }
 }
 
-async function devTargetFor(f: Factory, inv: Invocation, manifest: Manifest, devName: string, source: LoadedSource, skipped: Record<string, string[]>): Promise<DevTarget> {
-  const { context, namespace } = await clusterTarget(f, inv.string('namespace'));
+async function devTargetFor(f: Factory, namespaceFlag: string | undefined, manifest: Manifest, devName: string, source: LoadedSource, skipped: Record<string, string[]>): Promise<DevTarget> {
+  const { context, namespace } = await clusterTarget(f, namespaceFlag);
   return {
     manifest,
     devName,

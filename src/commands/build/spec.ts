@@ -1,18 +1,20 @@
-import type { CommandSpec } from '../../cli/spec.ts';
-import { manifestFile } from '../shared.ts';
+import { command, type OptionSpec } from '../../cli/spec.ts';
+import { manifestFileWithoutDefault } from '../shared.ts';
 
-export const buildCommand: CommandSpec = {
+export const buildOptions = [
+  manifestFileWithoutDefault('Path to the manifest, or to a Dockerfile to build directly'),
+  { name: 'no-cache', type: 'bool', default: 'false', description: 'Do not use cache' },
+  { name: 'secret', type: 'list', sensitive: 'value', description: 'Secret files exposed to the build, as id=<ID>,src=<LOCAL_PATH>; repeatable' },
+  { name: 'export-cache', type: 'string', description: 'Image tag for exported cache (optional)' },
+  { name: 'cache-from', type: 'list', description: 'Cache source images (optional); repeatable' },
+] as const satisfies readonly OptionSpec[];
+
+export const buildCommand = command({
   name: 'build',
   summary: 'Build and push the images of the manifest build section',
   description:
     'Builds and pushes the images in the manifest `build` section, or only the named ones (with the images they depend on). When -f points to a Dockerfile, the manifest is ignored and that Dockerfile is built directly (context: its folder). Images are tagged with a hash of their content; the pushed references are printed, one per line.\nBuilder: BuildKit when BUILDKIT_HOST (HOST:PORT) is set; the hosted build service for a service context; BuildKit when the context has a tcp:// builder; otherwise the local Docker daemon (DOCKER_HOST).',
   args: [{ name: 'service', variadic: true }],
-  options: [
-    manifestFile('Path to the manifest, or to a Dockerfile to build directly', undefined),
-    { name: 'no-cache', type: 'bool', default: 'false', description: 'Do not use cache' },
-    { name: 'secret', type: 'list', sensitive: 'value', description: 'Secret files exposed to the build, as id=<ID>,src=<LOCAL_PATH>; repeatable' },
-    { name: 'export-cache', type: 'string', description: 'Image tag for exported cache (optional)' },
-    { name: 'cache-from', type: 'list', description: 'Cache source images (optional); repeatable' },
-  ],
+  options: buildOptions,
   load: async () => (await import('./run.ts')).runBuild,
-};
+});

@@ -1,23 +1,23 @@
 import { DevtoolError, UnavailableError, UsageError } from '../../cli/errors.ts';
-import type { Invocation } from '../../cli/invocation.ts';
-import type { CommandHandler } from '../../cli/spec.ts';
+import type { CommandHandler, OptionValues } from '../../cli/spec.ts';
 import type { ResolvedContext, StoredContext } from '../../context/store.ts';
 import type { Factory } from '../../factory.ts';
 import { formatTable } from '../../io/table.ts';
 import { checkNamespaceName } from '../../kube/naming.ts';
 import { looksLikeUrl, normalizeServiceUrl } from '../../service/cloud.ts';
+import type { contextOptions } from './spec.ts';
 
 const USE_HINT = 'pass the context: devtool context use <URL_OR_CLUSTER_CONTEXT>';
 const CREATE = '\u0000create';
 
-export const runContextUse: CommandHandler = async (f, inv) => {
+export const runContextUse: CommandHandler<typeof contextOptions> = async (f, inv) => {
   const target = inv.args[0] ?? (await promptForContext(f));
-  await selectContext(f, inv, target);
+  await selectContext(f, inv.opts, target);
 };
 
 /** `devtool context`: select an existing context or create one. */
-export const runContextPrompt: CommandHandler = async (f, inv) => {
-  await selectContext(f, inv, await promptForContext(f));
+export const runContextPrompt: CommandHandler<typeof contextOptions> = async (f, inv) => {
+  await selectContext(f, inv.opts, await promptForContext(f));
 };
 
 export const runContextList: CommandHandler = async (f) => {
@@ -65,23 +65,23 @@ async function promptForContext(f: Factory): Promise<string> {
   return f.prompter.input('URL of the devtool service', USE_HINT, (v) => (looksLikeUrl(v) ? true : 'enter a URL, like https://devtool.example.com'));
 }
 
-async function selectContext(f: Factory, inv: Invocation, target: string): Promise<void> {
-  const namespace = inv.string('namespace');
+async function selectContext(f: Factory, opts: OptionValues<typeof contextOptions>, target: string): Promise<void> {
+  const namespace = opts.namespace;
   if (namespace !== undefined) checkNamespaceName(namespace);
-  const builder = inv.string('builder');
+  const builder = opts.builder;
   if (builder !== undefined && builder !== 'docker' && !/^tcp:\/\/[^/:]+:\d+$/.test(builder)) {
     throw new UsageError(`invalid value "${builder}" for flag --builder: expected tcp://HOST:PORT or docker`);
   }
   const settings: Omit<StoredContext, 'name' | 'isDevtool'> = {
     ...(namespace !== undefined ? { namespace } : {}),
     ...(builder !== undefined ? { builder: builder === 'docker' ? undefined : builder } : {}),
-    ...(inv.string('registry') !== undefined ? { registry: inv.string('registry') } : {}),
-    ...(inv.string('endpoint-domain') !== undefined ? { endpointDomain: inv.string('endpoint-domain') } : {}),
+    ...(opts.registry !== undefined ? { registry: opts.registry } : {}),
+    ...(opts.endpointDomain !== undefined ? { endpointDomain: opts.endpointDomain } : {}),
   };
 
   const kube = await f.contexts.findKubeContext(target);
   if (kube) {
-    if (inv.has('token')) throw new UsageError(`--token is for devtool service contexts; "${target}" is a kubeconfig context whose credentials come from ${kube.file}`);
+    if (opts.token !== undefined) throw new UsageError(`--token is for devtool service contexts; "${target}" is a kubeconfig context whose credentials come from ${kube.file}`);
     const ctx = await f.contexts.use(target, { ...settings, isDevtool: false });
     f.io.stdout.write(`Using context ${ctx.name}: namespace "${ctx.namespace}" @ ${ctx.host || 'unknown host'}\n`);
     return;
@@ -91,7 +91,7 @@ async function selectContext(f: Factory, inv: Invocation, target: string): Promi
     throw new DevtoolError(`context "${target}" not found: it is neither a kubeconfig context nor a URL${known.length ? `; known contexts: ${known.join(', ')}` : ''}`);
   }
   const url = normalizeServiceUrl(target);
-  const token = inv.string('token');
+  const token = opts.token;
   const ctx = await f.contexts.use(url, { ...settings, isDevtool: true, ...(token ? { token } : {}) });
   f.io.stdout.write(`Stored context ${ctx.name}: namespace "${ctx.namespace}" @ ${ctx.host}\n`);
   throw new UnavailableError(`cannot log in to ${url}: the devtool service client is not built in devtool ${f.version} yet (the context is stored and selected; 'devtool context delete ${url}' removes it)`);

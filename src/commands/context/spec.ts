@@ -1,31 +1,31 @@
-import type { CommandSpec, OptionSpec } from '../../cli/spec.ts';
+import { command, type OptionSpec } from '../../cli/spec.ts';
 
 /** Settings a context can be given when it is selected. */
-const settingOptions: readonly OptionSpec[] = [
+export const contextOptions = [
   { name: 'token', type: 'string', sensitive: 'value', description: 'API token for non-browser authentication (scripting)' },
   { name: 'namespace', short: 'n', type: 'string', description: 'Namespace of the context' },
   { name: 'builder', type: 'string', description: 'URL of the builder service (tcp://HOST:PORT of a BuildKit daemon)' },
   { name: 'registry', type: 'string', description: 'Registry host images are pushed to, e.g. localhost:5000 (plain clusters)' },
   { name: 'endpoint-domain', type: 'string', description: 'Domain of public endpoints, e.g. apps.example.com (plain clusters)' },
-];
+] as const satisfies readonly OptionSpec[];
 
-export const contextCommand: CommandSpec = {
+export const contextCommand = command({
   name: 'context',
   summary: 'Manage the cluster and namespace devtool works on',
   description:
     'A context is a cluster, a user and a namespace: the default for every command. It is either a kubeconfig context name or a devtool service URL.\nWithout a subcommand, prompts to select an existing context or create a new one.\nDEVTOOL_URL and DEVTOOL_TOKEN select a service context for one run.',
-  options: settingOptions,
+  options: contextOptions,
   load: async () => (await import('./run.ts')).runContextPrompt,
   subcommands: [
-    {
+    command({
       name: 'use',
       summary: 'Set the default context',
       description: 'Sets the default context; prompts when no argument is given. Prints a line naming the namespace and host.',
       args: [{ name: 'URL_OR_CLUSTER_CONTEXT' }],
-      options: settingOptions,
+      options: contextOptions,
       examples: ['devtool context use devtool-local --namespace dev', 'devtool context use https://devtool.example.com --token $TOKEN'],
       load: async () => (await import('./run.ts')).runContextUse,
-    },
+    }),
     {
       name: 'list',
       summary: 'List contexts (table Name, Namespace, Builder, Registry; the current one marked *)',
@@ -43,4 +43,4 @@ export const contextCommand: CommandSpec = {
       load: async () => (await import('./run.ts')).runContextDelete,
     },
   ],
-};
+});

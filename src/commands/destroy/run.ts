@@ -8,20 +8,21 @@ import { Progress } from '../../deploy/progress.ts';
 import { DEFAULT_MANIFEST } from '../../deploy/source.ts';
 import { clusterTarget } from '../../kube/target.ts';
 import { loadManifest } from '../../manifest/load.ts';
+import type { destroyOptions } from './spec.ts';
 
-export const runDestroy: CommandHandler = async (f, inv) => {
-  const { context, namespace } = await clusterTarget(f, inv.string('namespace'));
+export const runDestroy: CommandHandler<typeof destroyOptions> = async (f, inv) => {
+  const { context, namespace } = await clusterTarget(f, inv.opts.namespace);
   // The manifest of the folder, when there is one: its destroy commands and its environment name.
   const manifestPath = join(f.cwd, DEFAULT_MANIFEST);
   const manifest = existsSync(manifestPath) ? loadManifest(manifestPath, { cwd: f.cwd, env: f.env }) : undefined;
-  const environment = environmentName(inv.string('name') ?? manifest?.name, f.cwd);
+  const environment = environmentName(inv.opts.name ?? manifest?.name, f.cwd);
   const { KubeClient } = await import('../../kube/client.ts');
   const client = await KubeClient.create(context, f.env, namespace);
   const progress = new Progress(f.io.stderr, f.now, f.log);
-  const timeoutMs = inv.duration('timeout')!;
+  const timeoutMs = inv.opts.timeout;
   // External resources first: the commands may need what is still in the cluster.
   if (manifest) await runDestroyCommands(client, { manifest, environment, namespace, contextName: context.name, env: f.env, timeoutMs }, progress, f.now);
-  const result = await destroyEnvironment(client, { environment, volumes: inv.bool('volumes'), wait: inv.bool('wait'), timeoutMs }, progress, f.now);
+  const result = await destroyEnvironment(client, { environment, volumes: inv.opts.volumes, wait: inv.opts.wait, timeoutMs }, progress, f.now);
   if (!result.found) {
     progress.done(`nothing to destroy: no environment ${environment} in namespace ${namespace}`);
     return;

@@ -1,16 +1,18 @@
-import type { CommandSpec } from '../../cli/spec.ts';
+import { command, type OptionSpec } from '../../cli/spec.ts';
 import { envName, timeout, wait } from '../shared.ts';
 
-export const destroyCommand: CommandSpec = {
+export const destroyOptions = [
+  envName('folder name'),
+  { name: 'namespace', short: 'n', type: 'string', description: 'Overrides the namespace' },
+  timeout('Wait for destruction'),
+  { name: 'volumes', short: 'v', type: 'bool', default: 'false', description: 'Also destroy persistent volumes' },
+  wait('Wait until destroyed'),
+] as const satisfies readonly OptionSpec[];
+
+export const destroyCommand = command({
   name: 'destroy',
   summary: 'Destroy every cluster resource created by deploy',
   description: 'Destroys all cluster resources created by `deploy`. External resources are destroyed through the manifest `destroy` section.',
-  options: [
-    envName('folder name'),
-    { name: 'namespace', short: 'n', type: 'string', description: 'Overrides the namespace' },
-    timeout('Wait for destruction'),
-    { name: 'volumes', short: 'v', type: 'bool', default: 'false', description: 'Also destroy persistent volumes' },
-    wait('Wait until destroyed'),
-  ],
+  options: destroyOptions,
   load: async () => (await import('./run.ts')).runDestroy,
-};
+});

@@ -1,13 +1,14 @@
 import type { CommandHandler } from '../../cli/spec.ts';
 import { Progress } from '../../deploy/progress.ts';
 import { writeDoctorFile } from '../../doctor/doctor.ts';
+import type { devContainerOptions } from '../shared.ts';
 
-export const runDoctor: CommandHandler = async (f, inv) => {
+export const runDoctor: CommandHandler<typeof devContainerOptions> = async (f, inv) => {
   const progress = new Progress(f.io.stderr, f.now, f.log);
   const r = await writeDoctorFile(f, {
-    file: inv.string('file') ?? 'devtool.yml',
+    file: inv.opts.file,
     devName: inv.args[0],
-    namespace: inv.string('namespace'),
+    namespace: inv.opts.namespace,
     step: (m) => progress.step(m),
   });
   for (const note of r.notes) progress.warn(`not collected: ${note}`);

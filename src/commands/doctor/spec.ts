@@ -1,7 +1,7 @@
-import type { CommandSpec } from '../../cli/spec.ts';
+import { command } from '../../cli/spec.ts';
 import { devContainerOptions } from '../shared.ts';
 
-export const doctorCommand: CommandSpec = {
+export const doctorCommand = command({
   name: 'doctor',
   summary: 'Write a doctor file (zip) for troubleshooting a development container',
   description:
@@ -10,4 +10,4 @@ export const doctorCommand: CommandSpec = {
   options: devContainerOptions,
   examples: ['devtool doctor', 'devtool doctor api'],
   load: async () => (await import('./run.ts')).runDoctor,
-};
+});

@@ -3,14 +3,16 @@ import { Progress } from '../../deploy/progress.ts';
 import { deactivate } from '../../dev/deactivate.ts';
 import { STOP_GRACE_MS, type DevState } from '../../dev/local-state.ts';
 import { devState, devTarget } from '../../dev/target.ts';
+import { devTargetQuery } from '../shared.ts';
+import type { downOptions } from './spec.ts';
 
-export const runDown: CommandHandler = async (f, inv) => {
-  const t = await devTarget(f, inv);
+export const runDown: CommandHandler<typeof downOptions> = async (f, inv) => {
+  const t = await devTarget(f, devTargetQuery(inv));
   const { KubeClient } = await import('../../kube/client.ts');
   const client = await KubeClient.create(t.context, f.env, t.namespace);
   const progress = new Progress(f.io.stderr, f.now, f.log);
   const found = await deactivate(client, t, {
-    volumes: inv.bool('volumes'),
+    volumes: inv.opts.volumes,
     timeoutMs: 2 * 60_000,
     step: (m) => progress.step(m),
     warn: (m) => progress.warn(m),

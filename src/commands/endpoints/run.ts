@@ -2,14 +2,15 @@ import type { CommandHandler } from '../../cli/spec.ts';
 import { environmentUrls, formatUrls } from '../../deploy/endpoints.ts';
 import { environmentName } from '../../deploy/name.ts';
 import { clusterTarget } from '../../kube/target.ts';
+import type { endpointsOptions } from './spec.ts';
 
-export const runEndpoints: CommandHandler = async (f, inv) => {
-  const { context, namespace } = await clusterTarget(f, inv.string('namespace'));
-  const environment = environmentName(inv.string('name'), f.cwd);
+export const runEndpoints: CommandHandler<typeof endpointsOptions> = async (f, inv) => {
+  const { context, namespace } = await clusterTarget(f, inv.opts.namespace);
+  const environment = environmentName(inv.opts.name, f.cwd);
   const { KubeClient } = await import('../../kube/client.ts');
   const client = await KubeClient.create(context, f.env, namespace);
   const urls = await environmentUrls(client, environment);
-  const format = inv.string('output');
+  const format = inv.opts.output;
   if (!format && urls.length === 0) f.io.stderr.write(`No public endpoints for environment ${environment} in namespace ${namespace}\n`);
   f.io.stdout.write(formatUrls(urls, format));
 };

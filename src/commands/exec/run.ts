@@ -6,9 +6,10 @@ import { findOriginal } from '../../dev/original.ts';
 import { runSession, shellJoin } from '../../dev/session.ts';
 import { devTarget } from '../../dev/target.ts';
 import { DevTunnel } from '../../dev/tunnel.ts';
+import { devTargetQuery, type devContainerOptions } from '../shared.ts';
 
-export const runExec: CommandHandler = async (f, inv) => {
-  const t = await devTarget(f, inv);
+export const runExec: CommandHandler<typeof devContainerOptions> = async (f, inv) => {
+  const t = await devTarget(f, devTargetQuery(inv));
   const inactive = () => new DevtoolError(`no dev container is active for ${t.devName} from this folder: run 'devtool up ${t.devName}' first`);
   const keys = t.state.readKeys();
   if (!keys) throw inactive();

@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { DevtoolError, UsageError } from '../../cli/errors.ts';
-import type { Invocation } from '../../cli/invocation.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
 import type { Factory } from '../../factory.ts';
 import { inspectFolder, type Inspection } from '../../init/inspect.ts';
@@ -9,18 +8,19 @@ import { appName, defaultAnswers, deployMethods, describeMethod, proposeManifest
 import { writeFileAtomic } from '../../io/atomic-file.ts';
 import { checkNamespaceName } from '../../kube/naming.ts';
 import { loadManifestText } from '../../manifest/load.ts';
+import type { initOptions } from './spec.ts';
 
 const NO_TTY = "'devtool init' asks questions and there is no terminal: run 'devtool init -v1' to write the guessed manifest without questions";
 
-export const runInit: CommandHandler = async (f, inv) => {
-  const file = inv.string('file') ?? 'devtool.yml';
+export const runInit: CommandHandler<typeof initOptions> = async (f, inv) => {
+  const file = inv.opts.file;
   const path = resolve(f.cwd, file);
-  const v1 = inv.bool('v1');
+  const v1 = inv.opts.v1;
   // Checked before any question, so nothing is asked for a file that cannot be written.
-  if (existsSync(path) && !inv.bool('replace')) throw new DevtoolError(`${file} already exists: pass --replace to overwrite it`);
+  if (existsSync(path) && !inv.opts.replace) throw new DevtoolError(`${file} already exists: pass --replace to overwrite it`);
   if (!v1 && !f.interactive) throw new UsageError(NO_TTY);
-  const namespace = inv.has('namespace') ? checkNamespaceName(inv.string('namespace')!) : undefined;
-  const context = await checkContext(f, inv);
+  const namespace = inv.opts.namespace !== undefined ? checkNamespaceName(inv.opts.namespace) : undefined;
+  const context = await checkContext(f, inv.opts.context);
 
   const inspection = inspectFolder(dirname(path));
   const name = appName(inspection);
@@ -64,9 +64,8 @@ async function ask(f: Factory, i: Inspection, name: string): Promise<Answers> {
 }
 
 /** --context must name a known context: the manifest's next step would fail on a typo otherwise. */
-async function checkContext(f: Factory, inv: Invocation): Promise<string | undefined> {
-  if (!inv.has('context')) return undefined;
-  const name = inv.string('context')!;
+async function checkContext(f: Factory, name: string | undefined): Promise<string | undefined> {
+  if (name === undefined) return undefined;
   const known = (await f.contexts.list()).map((c) => c.name);
   if (!known.includes(name)) throw new DevtoolError(`unknown context "${name}": 'devtool context list' shows the contexts`);
   return name;

@@ -1,5 +1,5 @@
 import type { CommandSpec } from '../../cli/spec.ts';
-import { manifestFile, timeout, vars, wait } from '../shared.ts';
+import { manifestFileWithoutDefault, timeout, vars, wait } from '../shared.ts';
 
 const requiresService = async () => (await import('../../service/require-service.ts')).serviceCommandHandler('pipelines');
 
@@ -12,7 +12,7 @@ export const pipelineCommand: CommandSpec = {
       summary: 'Run a job in the cluster that clones the repository and runs deploy on it',
       options: [
         { name: 'branch', type: 'string', defaultText: 'main branch', description: 'Branch to deploy' },
-        manifestFile('Manifest location. When unset, automatic deployment rules apply', undefined),
+        manifestFileWithoutDefault('Manifest location. When unset, automatic deployment rules apply'),
         { name: 'name', type: 'string', defaultText: 'folder name', description: 'Pipeline name' },
         { name: 'namespace', short: 'n', type: 'string', defaultText: 'current cluster client config namespace', description: 'Namespace' },
         { name: 'repository', type: 'string', description: 'HTTPS URL of the repository' },

@@ -1,5 +1,5 @@
 import type { CommandSpec } from '../../cli/spec.ts';
-import { manifestFile, timeout, vars, wait } from '../shared.ts';
+import { manifestFileWithoutDefault, timeout, vars, wait } from '../shared.ts';
 
 const requiresService = async () => (await import('../../service/require-service.ts')).serviceCommandHandler('preview environments');
 
@@ -13,7 +13,7 @@ export const previewCommand: CommandSpec = {
       args: [{ name: 'name' }],
       options: [
         { name: 'branch', type: 'string', defaultText: 'current branch', description: 'Branch to deploy' },
-        manifestFile('Manifest location; when unset, automatic deployment rules apply', undefined),
+        manifestFileWithoutDefault('Manifest location; when unset, automatic deployment rules apply'),
         { name: 'repository', type: 'string', defaultText: 'repo of current git configuration', description: 'Repository URL' },
         { name: 'scope', type: 'string', default: 'personal', allowed: ['personal', 'global'], description: 'Scope: personal or global' },
         { name: 'sourceUrl', type: 'string', description: 'HTTPS URL of the pull/merge request to deploy' },

@@ -3,10 +3,11 @@ import type { CommandHandler } from '../../cli/spec.ts';
 import { Progress } from '../../deploy/progress.ts';
 import { isDevContainerActive, restartDevContainer } from '../../dev/restart.ts';
 import { allDevTargets, devTarget } from '../../dev/target.ts';
+import { devTargetQuery, type devContainerOptions } from '../shared.ts';
 
 /** `restart devName` restarts that dev container; `restart` alone, every one active from this folder. */
-export const runRestart: CommandHandler = async (f, inv) => {
-  const targets = inv.args[0] !== undefined ? [await devTarget(f, inv)] : await allDevTargets(f, inv);
+export const runRestart: CommandHandler<typeof devContainerOptions> = async (f, inv) => {
+  const targets = inv.args[0] !== undefined ? [await devTarget(f, devTargetQuery(inv))] : await allDevTargets(f, devTargetQuery(inv));
   const { KubeClient } = await import('../../kube/client.ts');
   const client = await KubeClient.create(targets[0]!.context, f.env, targets[0]!.namespace);
   const chosen = [];

@@ -1,12 +1,14 @@
 import type { CommandHandler } from '../../cli/spec.ts';
 import { devTarget } from '../../dev/target.ts';
 import { formatPercent, syncStatus } from '../../sync/status.ts';
+import { devTargetQuery } from '../shared.ts';
+import type { statusOptions } from './spec.ts';
 
-export const runStatus: CommandHandler = async (f, inv) => {
-  const t = await devTarget(f, inv);
+export const runStatus: CommandHandler<typeof statusOptions> = async (f, inv) => {
+  const t = await devTarget(f, devTargetQuery(inv));
   const first = await syncStatus(t.state, t.devName);
   f.io.stdout.write(`Synchronization status: ${formatPercent(first.percent)}\n`);
-  if (inv.bool('info')) {
+  if (inv.opts.info) {
     f.io.stdout.write(
       [
         `Local sync service:  ${first.localUrl}`,
@@ -18,7 +20,7 @@ export const runStatus: CommandHandler = async (f, inv) => {
       ].join('\n'),
     );
   }
-  if (!inv.bool('watch')) return 0;
+  if (!inv.opts.watch) return 0;
   // --watch: a new line whenever the figure changes, until Ctrl-C or the end of `up`.
   let last = formatPercent(first.percent);
   let stop = false;

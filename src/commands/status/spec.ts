@@ -1,14 +1,16 @@
-import type { CommandSpec } from '../../cli/spec.ts';
+import { command, type OptionSpec } from '../../cli/spec.ts';
 import { devContainerOptions } from '../shared.ts';
 
-export const statusCommand: CommandSpec = {
+export const statusOptions = [
+  ...devContainerOptions,
+  { name: 'info', type: 'bool', default: 'false', description: 'Show synchronization service links for troubleshooting' },
+  { name: 'watch', short: 'w', type: 'bool', default: 'false', description: 'Watch for changes' },
+] as const satisfies readonly OptionSpec[];
+
+export const statusCommand = command({
   name: 'status',
   summary: 'Show the file synchronization status of a development container',
   args: [{ name: 'devName' }],
-  options: [
-    ...devContainerOptions,
-    { name: 'info', type: 'bool', default: 'false', description: 'Show synchronization service links for troubleshooting' },
-    { name: 'watch', short: 'w', type: 'bool', default: 'false', description: 'Watch for changes' },
-  ],
+  options: statusOptions,
   load: async () => (await import('./run.ts')).runStatus,
-};
+});

@@ -9,14 +9,16 @@ import { DevTunnel } from '../../dev/tunnel.ts';
 import { watchOriginal, type OriginalWatch } from '../../dev/original-watch.ts';
 import { checkWatchLimits, describeFolder, firstSyncSummary, prepareSync, startSync, syncingHow } from '../../sync/up.ts';
 import type { SyncSession } from '../../sync/session.ts';
+import { devTargetQuery } from '../shared.ts';
+import type { upOptions } from './spec.ts';
 
 /** How long `up` waits for the dev pod (image pulls included). */
 const READY_TIMEOUT_MS = 5 * 60_000;
 
-export const runUp: CommandHandler = async (f, inv) => {
-  const t = await devTarget(f, inv);
-  const extraEnv = parseEnvList(inv.list('env'));
-  checkDeployFlag(f, t, inv.bool('deploy'));
+export const runUp: CommandHandler<typeof upOptions> = async (f, inv) => {
+  const t = await devTarget(f, devTargetQuery(inv));
+  const extraEnv = parseEnvList(inv.opts.env);
+  checkDeployFlag(f, t, inv.opts.deploy);
   const release = t.state.lock(t.devName);
   let tunnel: DevTunnel | undefined;
   let sync: SyncSession | undefined;
@@ -31,7 +33,7 @@ export const runUp: CommandHandler = async (f, inv) => {
     // What is synchronized, and what is not, is said before anything happens.
     for (const x of syncPlan?.folders ?? []) progress.step(`sync ${describeFolder(x, t.manifest.folder)}`);
     for (const note of t.skipped) progress.warn(note);
-    await deployIfNeeded(f, t, client, inv.bool('deploy'), progress);
+    await deployIfNeeded(f, t, client, inv.opts.deploy, progress);
     const { objects, pod, rebuild } = await activate(client, t, {
       syncthing: syncPlan?.remoteSection,
       extraEnv,
@@ -57,7 +59,7 @@ export const runUp: CommandHandler = async (f, inv) => {
     if (syncPlan) {
       progress.step('starting the sync (first pass: no local file is overwritten or deleted)');
       const started = Date.now();
-      const { session, firstSync } = await startSync(f, t, syncPlan, tunnel, { reset: inv.bool('reset'), notice: (m) => progress.warn(m) });
+      const { session, firstSync } = await startSync(f, t, syncPlan, tunnel, { reset: inv.opts.reset, notice: (m) => progress.warn(m) });
       sync = session;
       progress.step(firstSyncSummary(firstSync, ((Date.now() - started) / 1000).toFixed(1)));
       if (firstSync.some((r) => r.copied)) {
