@@ -189,3 +189,12 @@ test('service URL normalization', () => {
   assert.equal(looksLikeUrl('kind-devtool'), false);
   assert.equal(looksLikeUrl('alpha'), false);
 });
+
+test('select: the context --context names, whichever is current; none named: the current one; an unknown name is a usage error naming the flag', async () => {
+  const { store } = setup();
+  assert.equal((await store().select('beta')).name, 'beta');
+  assert.equal((await store().select('beta')).namespace, 'team');
+  assert.equal((await store().requireCurrent()).name, 'alpha', 'the current context is left as it was');
+  assert.equal((await store().select(undefined)).name, 'alpha');
+  await assert.rejects(store().select('gamma'), (err: Error) => err.name === 'UsageError' && /^--context: unknown context "gamma" \(known: alpha, beta\)/.test(err.message));
+});

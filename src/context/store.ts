@@ -9,10 +9,10 @@
  * user's `kubectl` setup works with no `context use` at all.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError, UsageError } from '../cli/errors.ts';
 import type { DevtoolHome } from '../home.ts';
 import { writeFileAtomic } from '../io/atomic-file.ts';
-import { CLOUD_URL, normalizeServiceUrl } from '../service/cloud.ts';
+import { CLOUD_URL, looksLikeUrl, normalizeServiceUrl } from '../service/cloud.ts';
 import { loadKubeconfig, type KubeContext, type MergedKubeconfig } from './kubeconfig.ts';
 
 export interface StoredContext {
@@ -115,6 +115,19 @@ export class ContextStore {
       throw new DevtoolError(`no current context: no devtool context is selected and the kubeconfig (${(await this.kubeconfig()).files.join(', ')}) has no current-context; run 'devtool context use <URL_OR_CLUSTER_CONTEXT>'`);
     }
     return ctx;
+  }
+
+  /**
+   * The context a command acts on: the one its --context flag names (a devtool context or a
+   * kubeconfig context; the current one is left as it is), else the current one.
+   */
+  async select(name: string | undefined): Promise<ResolvedContext> {
+    if (name === undefined) return this.requireCurrent();
+    const known = await this.list();
+    const byUrl = looksLikeUrl(name) ? safeNormalize(name) : name;
+    const found = known.find((c) => c.name === name || c.name === byUrl);
+    if (!found) throw new UsageError(`--context: unknown context "${name}" (known: ${known.map((c) => c.name).join(', ') || 'none'}); 'devtool context list' shows them`);
+    return found;
   }
 
   async findKubeContext(name: string): Promise<KubeContext | undefined> {
