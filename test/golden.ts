@@ -6,11 +6,12 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** UPDATE_GOLDEN=1: the golden tests write what they render instead of comparing it. */
 export const updateGolden = process.env['UPDATE_GOLDEN'] === '1';
 
-const repo = new URL('..', import.meta.url).pathname;
+const repo = fileURLToPath(new URL('..', import.meta.url));
 
 /** Asserts that `file` holds exactly `actual`; writes it instead under UPDATE_GOLDEN=1. */
 export function assertGolden(file: string, actual: string): void {
