@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite, from a fresh clone: install dependencies, type-check, build, unit tests,
+# The whole test suite, from a fresh clone: install dependencies, type-check, lint, build, unit tests,
 # then end-to-end tests (the built CLI, and the local cluster, which is started or reused).
 # Ends with one line "N passed, N failed" summing both runs.
 set -uo pipefail
@@ -13,6 +13,8 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
 fi
 step "typecheck"
 npx tsc --noEmit || exit 1
+step "lint: format, rules, layers, line length (npm run lint; npm run format fixes the format)"
+bash scripts/lint.sh || exit 1
 step "build"
 node scripts/build.mjs || exit 1
 

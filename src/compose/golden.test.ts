@@ -8,14 +8,13 @@
  * UPDATE_GOLDEN=1 rewrites the expected files; review the diff by hand: they are the specification.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { assertGolden } from '../../test/golden.ts';
 import { DevtoolError } from '../cli/errors.ts';
 import { LocatedError } from '../yaml/errors.ts';
 import { render, runFixture, testdata } from './testing.ts';
-
-const update = process.env['UPDATE_GOLDEN'] === '1';
 
 const ruleDirs = readdirSync(testdata, { withFileTypes: true })
   .filter((d) => d.isDirectory() && d.name !== 'errors')
@@ -30,9 +29,7 @@ for (const name of ruleDirs) {
   test(`golden: ${name}`, () => {
     const dir = join(testdata, name);
     const actual = render(runFixture(dir));
-    const expectedPath = join(dir, 'expected.yaml');
-    if (update || !existsSync(expectedPath)) writeFileSync(expectedPath, actual);
-    assert.equal(actual, readFileSync(expectedPath, 'utf8'));
+    assertGolden(join(dir, 'expected.yaml'), actual);
   });
 }
 
@@ -53,8 +50,6 @@ for (const name of errorDirs) {
     assert.ok(error instanceof DevtoolError, `expected a DevtoolError, got ${String(error)}`);
     assert.ok(error instanceof LocatedError, `expected a located error, got: ${error.message}`);
     assert.ok(!error.message.includes('\n'), 'the message is one line');
-    const expectedPath = join(dir, 'expected-error.txt');
-    if (update || !existsSync(expectedPath)) writeFileSync(expectedPath, `${error.message}\n`);
-    assert.equal(error.message, readFileSync(expectedPath, 'utf8').trimEnd());
+    assertGolden(join(dir, 'expected-error.txt'), `${error.message}\n`);
   });
 }

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parse, stringify } from 'yaml';
+import { assertGolden } from '../../test/golden.ts';
 import type { DeploymentObject } from '../kube/objects.ts';
 import { buildDevObjects, syncSubPath } from './mirror.ts';
 import { loadManifestText } from '../manifest/load.ts';
@@ -33,9 +34,7 @@ for (const name of readdirSync(dir)) {
   test(`golden: ${name}`, () => {
     const o = build(name);
     const text = [o.secret, ...(o.claim ? [o.claim] : []), o.deployment].map((x) => stringify(x, { lineWidth: 0 })).join('---\n');
-    const file = join(dir, name, 'expected.yaml');
-    if (process.env.UPDATE_GOLDEN) writeFileSync(file, text);
-    assert.equal(text, readFileSync(file, 'utf8'));
+    assertGolden(join(dir, name, 'expected.yaml'), text);
   });
 }
 

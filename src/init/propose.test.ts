@@ -3,16 +3,16 @@
  * `init -v1` writes for it (UPDATE_GOLDEN=1 rewrites; review the diff). Every proposal must load.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { assertGolden } from '../../test/golden.ts';
 import { loadManifestText } from '../manifest/load.ts';
 import { exposedPorts, inspectFolder, isKubernetesManifest } from './inspect.ts';
 import { appName, defaultAnswers, deployMethods, proposeManifest, renderManifest, stignore } from './propose.ts';
 
 const testdata = join(import.meta.dirname, 'testdata');
-const update = process.env['UPDATE_GOLDEN'] === '1';
 
 for (const name of readdirSync(testdata).sort()) {
   test(`init -v1 proposal: ${name}`, () => {
@@ -20,9 +20,7 @@ for (const name of readdirSync(testdata).sort()) {
     const i = inspectFolder(dir);
     const manifest = proposeManifest(i, defaultAnswers(i, appName(i)));
     const text = renderManifest(manifest, 'fixture');
-    const expectedPath = join(dir, 'expected-devtool.yml');
-    if (update || !existsSync(expectedPath)) writeFileSync(expectedPath, text);
-    assert.equal(text, readFileSync(expectedPath, 'utf8'));
+    assertGolden(join(dir, 'expected-devtool.yml'), text);
     const loaded = loadManifestText(text, join(dir, 'devtool.yml'), { cwd: dir, env: {} });
     assert.equal(Object.keys(loaded.services).length, 1);
   });

@@ -7,17 +7,17 @@
  * unknown depends_on name). UPDATE_GOLDEN=1 rewrites the expected files; review the diff.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Ajv } from 'ajv';
 import { parse } from 'yaml';
+import { assertGolden } from '../../test/golden.ts';
 import { LocatedError } from '../yaml/errors.ts';
 import { loadManifest, loadManifestText } from './load.ts';
 import { manifestJsonSchema, manifestJsonSchemaText } from './schema.ts';
 
 const testdata = join(import.meta.dirname, 'testdata');
-const update = process.env['UPDATE_GOLDEN'] === '1';
 const schemaFile = join(import.meta.dirname, '..', '..', 'schema', 'devtool-manifest.schema.json');
 /** The project of every fixture (the repository): `<repo>` in the expected errors, wherever it is checked out. */
 const repo = realpathSync(join(import.meta.dirname, '..', '..'));
@@ -34,10 +34,8 @@ function envOf(dir: string): Record<string, string> {
   return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as { env: Record<string, string> }).env : {};
 }
 
-test('the published schema is the one generated from the loader (UPDATE_SCHEMA=1 rewrites it)', () => {
-  const text = manifestJsonSchemaText();
-  if (process.env['UPDATE_SCHEMA'] === '1' || !existsSync(schemaFile)) writeFileSync(schemaFile, text);
-  assert.equal(readFileSync(schemaFile, 'utf8'), text, 'schema/devtool-manifest.schema.json is stale: run UPDATE_SCHEMA=1 node scripts/run-tests.mjs unit manifest/load');
+test('the published schema is the one generated from the loader (UPDATE_GOLDEN=1 rewrites it)', () => {
+  assertGolden(schemaFile, manifestJsonSchemaText());
 });
 
 test('every field of the schema has a description (editors show them)', () => {
@@ -65,9 +63,7 @@ for (const name of cases('valid')) {
     assert.equal(file, join(dir, 'devtool.yml'));
     assert.equal(text, readFileSync(file, 'utf8'));
     const actual = `${JSON.stringify(rest, null, 2)}\n`;
-    const expectedPath = join(dir, 'expected.json');
-    if (update || !existsSync(expectedPath)) writeFileSync(expectedPath, actual);
-    assert.equal(actual, readFileSync(expectedPath, 'utf8'));
+    assertGolden(join(dir, 'expected.json'), actual);
     const raw = parse(text) ?? {};
     assert.ok(validate(raw), `the JSON Schema rejects a valid manifest: ${ajv.errorsText(validate.errors)}`);
   });
@@ -84,10 +80,7 @@ for (const name of cases('errors')) {
     }
     assert.ok(error instanceof LocatedError, `expected a located error, got ${String(error)}`);
     assert.ok(!error.message.includes('\n'), 'one line');
-    const expectedPath = join(dir, 'expected-error.txt');
-    const message = error.message.replaceAll(repo, '<repo>');
-    if (update || !existsSync(expectedPath)) writeFileSync(expectedPath, `${message}\n`);
-    assert.equal(message, readFileSync(expectedPath, 'utf8').trimEnd());
+    assertGolden(join(dir, 'expected-error.txt'), `${error.message.replaceAll(repo, '<repo>')}\n`);
     let raw: unknown;
     try {
       raw = parse(readFileSync(join(dir, 'devtool.yml'), 'utf8'));

@@ -9,6 +9,7 @@ import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { assertGolden } from '../../test/golden.ts';
 import { firstPassSummary, fsLookup, keepLocal, modifiedNs, planFirstPass, type LocalEntry } from './first-pass.ts';
 import type { NeedItem } from './rest.ts';
 
@@ -28,9 +29,7 @@ test('the plan of a need list (golden)', () => {
     NOW,
   );
   const text = `${JSON.stringify(plan, null, 2)}\n`;
-  const file = join(data, 'expected.json');
-  if (process.env.UPDATE_GOLDEN === '1') writeFileSync(file, text);
-  assert.equal(text, readFileSync(file, 'utf8'));
+  assertGolden(join(data, 'expected.json'), text);
 });
 
 test('RFC 3339 times with nanoseconds and offsets', () => {

@@ -1,0 +1,80 @@
+// The layers of src/, checked by dependency-cruiser in `npm run lint` (docs/architecture.md, Layers).
+// One ordered list, ground floor first. A layer may import itself and the layers below it, never a
+// layer above. Folders of one layer may import each other in one direction only: no folder loop.
+// An entry is a folder of src/ or a file (a file inside a folder belongs to its own entry's layer,
+// not to its folder's: cli/errors.ts until it moves to base/). Only production code is checked:
+// tests (*.test.ts) may reach across layers, nothing imports them.
+'use strict';
+
+const layers = [
+  ['base', 'cli/errors.ts', 'cli/duration.ts'], // the two cli/ files until they move to base/
+  ['io', 'log', 'yaml', 'binaries', 'home.ts', 'version.ts'],
+  ['analytics', 'service', 'context'],
+  ['kube'],
+  ['factory.ts'], // what a command gets: built from the layers below
+  ['cli'], // the command machinery (spec, parse, help); cli/run.ts wires the commands in
+  ['compose'],
+  ['manifest'],
+  ['image', 'build'], // build/ until its rename to image/
+  ['deploy'],
+  ['dev', 'sync', 'doctor', 'init'],
+  ['commands'],
+  ['main.ts'],
+];
+
+/** A path pattern for entries of the list: a folder's files, or the file itself. */
+const under = (entries) => `^src/(${entries.map((e) => e.replaceAll('.', '\\.')).join('|')})(/|$)`;
+
+const all = layers.flat();
+const below = (i) => layers.slice(0, i + 1).flat();
+const above = (i) => layers.slice(i + 1).flat();
+
+module.exports = {
+  forbidden: [
+    ...layers.slice(0, -1).map((layer, i) => ({
+      name: 'layers',
+      comment: `${layer.join(', ')} may not import a higher layer (${above(i).join(', ')})`,
+      severity: 'error',
+      from: { path: under(layer), pathNot: under(all.filter((e) => !layer.includes(e))) },
+      to: { path: under(above(i)), pathNot: under(below(i)) },
+    })),
+    ...layers
+      .filter((layer) => layer.length > 1)
+      .map((layer) => ({
+        name: 'folder-loop',
+        comment: `folders of one layer (${layer.join(', ')}) import each other: one direction must go`,
+        severity: 'error',
+        scope: 'folder',
+        from: { path: under(layer) },
+        to: { path: under(layer), circular: true },
+      })),
+    {
+      name: 'module-loop',
+      comment: 'modules import each other round a loop: which one initializes first depends on the entry point',
+      severity: 'error',
+      from: {},
+      // a type-only import is erased, and a lazy import() runs after both modules have initialized
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only', 'dynamic-import'] } },
+    },
+    {
+      name: 'unlisted',
+      comment: `every folder and top-level file of src/ has a place in the layer list of .dependency-cruiser.cjs`,
+      severity: 'error',
+      from: { path: '^src/', pathNot: under(all) },
+      to: {},
+    },
+    {
+      name: 'test-code',
+      comment: 'production code may not import tests or test helpers',
+      severity: 'error',
+      from: {},
+      to: { path: ['^test/', '\\.test\\.ts$'] },
+    },
+  ],
+  options: {
+    exclude: { path: ['\\.test\\.ts$', '/testdata/'] },
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+  },
+};
