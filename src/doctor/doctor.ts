@@ -120,8 +120,7 @@ async function collectCluster(f: Factory, context: ResolvedContext, namespace: s
   const out: Record<string, RemoteCollection> = {};
   let client;
   try {
-    const { KubeClient } = await import('../kube/client.ts');
-    client = await KubeClient.create(context, f.env, namespace);
+    client = await f.kube({ context, namespace });
     secrets.push(...secretValuesIn({ user: client.kc.getCurrentUser() }));
   } catch (err) {
     notes.push(`no remote logs: ${(err as Error).message}`);

@@ -23,8 +23,7 @@ export const runDeploy: CommandHandler = async (f, inv) => {
     f.io.stdout.write(objectsToYaml(translation.objects));
     return;
   }
-  const { KubeClient } = await import('../../kube/client.ts');
-  const client = await KubeClient.create(context, f.env, namespace);
+  const client = await f.kube({ context, namespace });
   const progress = new Progress(f.io.stderr, f.now, f.log);
   const { endpoints } = await deployEnvironment(
     { client, namespace, contextName: context.name, ...(domain ? { endpointDomain: domain } : {}), env: f.env, dependenciesDir: f.home.dependenciesDir, builds: buildSetup(context, f.env, f.cwd), progress, now: f.now },

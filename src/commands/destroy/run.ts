@@ -15,8 +15,7 @@ export const runDestroy: CommandHandler = async (f, inv) => {
   const manifestPath = join(f.cwd, DEFAULT_MANIFEST);
   const manifest = existsSync(manifestPath) ? loadManifest(manifestPath, { cwd: f.cwd, env: f.env }) : undefined;
   const environment = environmentName(inv.string('name') ?? manifest?.name, f.cwd);
-  const { KubeClient } = await import('../../kube/client.ts');
-  const client = await KubeClient.create(context, f.env, namespace);
+  const client = await f.kube({ context, namespace });
   const progress = new Progress(f.io.stderr, f.now, f.log);
   const timeoutMs = inv.duration('timeout')!;
   // External resources first: the commands may need what is still in the cluster.

@@ -6,8 +6,7 @@ import { devState, devTarget } from '../../dev/target.ts';
 
 export const runDown: CommandHandler = async (f, inv) => {
   const t = await devTarget(f, inv);
-  const { KubeClient } = await import('../../kube/client.ts');
-  const client = await KubeClient.create(t.context, f.env, t.namespace);
+  const client = await f.kube(t);
   const progress = new Progress(f.io.stderr, f.now, f.log);
   const found = await deactivate(client, t, {
     volumes: inv.bool('volumes'),
