@@ -7,13 +7,14 @@
  */
 import type { Writable } from 'node:stream';
 import { Analytics } from './analytics/analytics.ts';
-import { ContextStore, type ResolvedContext } from './context/store.ts';
+import { ContextStore } from './context/store.ts';
 import { DevtoolHome } from './home.ts';
 import { Logger, type LogLevel } from './log/logger.ts';
 import { secretEnvironmentValues } from './log/redact.ts';
 import { TerminalPrompter, type Prompter } from './io/prompt.ts';
 // Types only: the client module (and @kubernetes/client-node, ~14 MB) loads when kube() is called.
 import type { KubeClient } from './kube/client.ts';
+import type { KubeTarget } from './kube/target.ts';
 import { VERSION } from './version.ts';
 
 export interface IOStreams {
@@ -42,12 +43,6 @@ export interface Factory {
   kube(target: KubeTarget): Promise<KubeClient>;
   // The devtool service's client joins here, as a lazy member like kube(), when it exists
   // (service/require-service.ts says why service commands cannot run until then).
-}
-
-/** Which cluster, as which user, and in which namespace a Kubernetes client talks to. */
-export interface KubeTarget {
-  context: ResolvedContext;
-  namespace?: string;
 }
 
 export interface FactoryOptions {

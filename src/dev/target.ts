@@ -7,15 +7,16 @@ import { basename, dirname, resolve } from 'node:path';
 import { DevtoolError, UsageError } from '../cli/errors.ts';
 import type { Invocation } from '../cli/invocation.ts';
 import { defaultComposeFileNames } from '../compose/find.ts';
-import type { ResolvedContext } from '../context/store.ts';
+import type { ContextStore, ResolvedContext } from '../context/store.ts';
 import type { LoadedSource } from '../deploy/environment-deploy.ts';
 import { environmentName } from '../deploy/name.ts';
 import { isComposeFileName } from '../deploy/source.ts';
-import type { Factory } from '../factory.ts';
 import { clusterTarget } from '../kube/target.ts';
 import { loadManifest } from '../manifest/load.ts';
 import { DEFAULT_MANIFEST_FILE, type DevService, type Manifest } from '../manifest/model.ts';
 import { projectScope } from '../manifest/project-scope.ts';
+import type { DevtoolHome } from '../home.ts';
+import type { Logger } from '../log/logger.ts';
 import { composeDevServices } from './compose-services.ts';
 import { DevState } from './local-state.ts';
 import { devKey, folderHash } from './names.ts';
@@ -38,9 +39,18 @@ export interface DevTarget {
   deploy: { source: LoadedSource; environment: string };
 }
 
+/** What finding a dev container needs from outside (the command's factory passes itself). */
+export interface DevTargetEnv {
+  readonly cwd: string;
+  readonly env: Readonly<NodeJS.ProcessEnv>;
+  readonly home: Pick<DevtoolHome, 'devDir'>;
+  readonly log: Pick<Logger, 'warn'>;
+  readonly contexts: Pick<ContextStore, 'requireCurrent'>;
+}
+
 const EXAMPLE = 'e.g. "services: {api: {sync: [\'.:/app\']}}" where api is the Deployment to develop';
 
-export async function devTarget(f: Factory, inv: Invocation): Promise<DevTarget> {
+export async function devTarget(f: DevTargetEnv, inv: Invocation): Promise<DevTarget> {
   const { file, manifest, names, source, fromCompose, skipped } = await devManifest(f, inv);
   const wanted = inv.args[0];
   let devName: string;
@@ -62,7 +72,7 @@ export async function devTarget(f: Factory, inv: Invocation): Promise<DevTarget>
 }
 
 /** Every dev container of the manifest (for commands that act on all of them by default). */
-export async function allDevTargets(f: Factory, inv: Invocation): Promise<DevTarget[]> {
+export async function allDevTargets(f: DevTargetEnv, inv: Invocation): Promise<DevTarget[]> {
   const { manifest, names, source, skipped } = await devManifest(f, inv);
   return Promise.all(names.map((name) => devTargetFor(f, inv, manifest, name, source, skipped)));
 }
@@ -83,7 +93,7 @@ interface DevManifest {
  * or found when there is no devtool.yml. Where no `services` section says which dev containers
  * there are, the Compose services with host-path volumes are (compose-services.ts).
  */
-async function devManifest(f: Factory, inv: Invocation): Promise<DevManifest> {
+async function devManifest(f: DevTargetEnv, inv: Invocation): Promise<DevManifest> {
   const explicit = inv.has('file') ? inv.string('file')! : undefined;
   const file = explicit ?? DEFAULT_MANIFEST_FILE;
   const composeFile = explicit !== undefined ? (isComposeFileName(explicit) ? explicit : undefined) : existsSync(resolve(f.cwd, file)) ? undefined : defaultComposeFileNames.find((n) => existsSync(resolve(f.cwd, n)));
@@ -148,7 +158,7 @@ function isDirectory(path: string): boolean {
   }
 }
 
-async function devTargetFor(f: Factory, inv: Invocation, manifest: Manifest, devName: string, source: LoadedSource, skipped: Record<string, string[]>): Promise<DevTarget> {
+async function devTargetFor(f: DevTargetEnv, inv: Invocation, manifest: Manifest, devName: string, source: LoadedSource, skipped: Record<string, string[]>): Promise<DevTarget> {
   const { context, namespace } = await clusterTarget(f, inv.string('namespace'));
   return {
     manifest,
@@ -166,12 +176,12 @@ async function devTargetFor(f: Factory, inv: Invocation, manifest: Manifest, dev
 }
 
 /** The local state of the dev container `devName` of `folder` (local-state.ts), existing or not. */
-export function devState(f: Factory, folder: string, context: string, namespace: string, devName: string): DevState {
+export function devState(f: { readonly home: Pick<DevtoolHome, 'devDir'> }, folder: string, context: string, namespace: string, devName: string): DevState {
   return new DevState(f.home.devDir(devKey(folder, context, namespace, devName)));
 }
 
 /** The devtool-bin image the init container copies the agent from (agent/README.md). */
-export function agentImage(f: Factory, context: ResolvedContext): string {
+export function agentImage(f: { readonly env: Readonly<NodeJS.ProcessEnv>; readonly version: string }, context: ResolvedContext): string {
   const explicit = f.env.DEVTOOL_BIN_IMAGE?.trim();
   if (explicit) return explicit;
   if (context.registry) return `${context.registry.replace(/\/+$/, '')}/devtool-bin:${f.version}`;
