@@ -1,7 +1,9 @@
 /**
  * The one place where a command's dependencies are made: streams, environment, home directory,
- * clock, logger, prompts, the context store and (lazily) Kubernetes clients. Commands take a
- * Factory and nothing global, so a test builds one with its own streams and temporary home.
+ * clock, logger, prompts, the context store and (lazily) the clients of outside systems: the
+ * Kubernetes cluster (`kube`) and, once it exists, the devtool service. Commands take a Factory and
+ * nothing global, so a test builds one with its own streams and temporary home (and its own `kube`).
+ * Below the commands, code receives narrow interfaces or plain values, never the Factory.
  */
 import type { Writable } from 'node:stream';
 import { Analytics } from './analytics/analytics.ts';
@@ -10,6 +12,9 @@ import { DevtoolHome } from './home.ts';
 import { Logger, type LogLevel } from './log/logger.ts';
 import { secretEnvironmentValues } from './log/redact.ts';
 import { TerminalPrompter, type Prompter } from './io/prompt.ts';
+// Types only: the client module (and @kubernetes/client-node, ~14 MB) loads when kube() is called.
+import type { KubeClient } from './kube/client.ts';
+import type { KubeTarget } from './kube/target.ts';
 import { VERSION } from './version.ts';
 
 export interface IOStreams {
@@ -31,6 +36,13 @@ export interface Factory {
   now(): Date;
   /** True when stdin and stdout are terminals: prompts and spinners are allowed. */
   readonly interactive: boolean;
+  /**
+   * A Kubernetes client for a context, bound to `namespace` (default: the context's). Made when
+   * asked for: the client library is loaded then, never by commands that do not ask.
+   */
+  kube(target: KubeTarget): Promise<KubeClient>;
+  // The devtool service's client joins here, as a lazy member like kube(), when it exists
+  // (service/require-service.ts says why service commands cannot run until then).
 }
 
 export interface FactoryOptions {
@@ -66,5 +78,9 @@ export function createFactory(opts: FactoryOptions): Factory {
     },
     now,
     interactive,
+    async kube({ context, namespace = context.namespace }) {
+      const { KubeClient } = await import('./kube/client.ts');
+      return KubeClient.create(context, opts.env, namespace);
+    },
   };
 }

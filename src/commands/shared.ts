@@ -45,7 +45,7 @@ export const devContainerOptions = [manifestFile(), namespace('current namespace
 
 /** Which dev container the command line of a command with devContainerOptions names (src/dev/target.ts). */
 export function devTargetQuery(inv: CommandInput<typeof devContainerOptions>): DevTargetQuery {
-  return { devName: inv.args[0], file: inv.given.file, namespace: inv.opts.namespace, commandName: inv.commandName };
+  return { devName: inv.args[0], file: inv.given.file, namespace: inv.opts.namespace, context: inv.opts.context, commandName: inv.commandName };
 }
 
 /**

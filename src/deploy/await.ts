@@ -4,6 +4,7 @@
  * the deploy's deadline. A hard failure (image pull error, crash loop, failed Job, failing probe)
  * ends the wait at once with the reason, instead of running out the clock.
  */
+import type { V1Pod } from '@kubernetes/client-node';
 import type { RolloutStep } from '../compose/translate.ts';
 import type { DependsCondition } from '../compose/model.ts';
 import { DevtoolError } from '../cli/errors.ts';
@@ -13,6 +14,34 @@ import { podAcceptsTcp } from '../kube/port-check.ts';
 import { workloadsByLabel, workloadState, type WorkloadRef, type WorkloadState } from '../kube/workloads.ts';
 import { formatDuration } from '../cli/duration.ts';
 import type { Progress } from './progress.ts';
+
+/**
+ * What the waits read from the cluster, and nothing more: the loops below decide from these answers
+ * alone, so a test drives them with an in-memory fake. `rolloutReader` is the real one.
+ */
+export interface RolloutReader {
+  /** The workload's state (kube/workloads.ts: ready, progressing, failed and why, missing). */
+  state(ref: WorkloadRef): Promise<WorkloadState>;
+  /** The pods a label selector selects. */
+  pods(labelSelector: string): Promise<V1Pod[]>;
+  /** Whether the Service `service` routes to at least one ready endpoint. */
+  serviceHasReadyEndpoint(service: string): Promise<boolean>;
+  /** Whether `pod` accepts a TCP connection on `port`. */
+  acceptsTcp(pod: string, port: number): Promise<boolean>;
+  /** The workloads carrying the labels of `labelSelector`. */
+  workloadsByLabel(labelSelector: string): Promise<(WorkloadRef & { labels: Record<string, string> })[]>;
+}
+
+/** The RolloutReader of a client's namespace. */
+export function rolloutReader(client: KubeClient): RolloutReader {
+  return {
+    state: (ref) => workloadState(client, ref),
+    pods: async (labelSelector) => (await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector })).items,
+    serviceHasReadyEndpoint: (service) => serviceHasReadyEndpoint(client, service),
+    acceptsTcp: (pod, port) => podAcceptsTcp(client, pod, port),
+    workloadsByLabel: (labelSelector) => workloadsByLabel(client, labelSelector),
+  };
+}
 
 export class Deadline {
   constructor(
@@ -65,13 +94,13 @@ const describe: Record<DependsCondition, string> = {
 };
 
 /** Waits until `step` meets `condition`, or throws naming the service and what was awaited. */
-export async function awaitCondition(client: KubeClient, environment: string, step: RolloutStep, condition: DependsCondition, deadline: Deadline): Promise<void> {
+export async function awaitCondition(client: RolloutReader, environment: string, step: RolloutStep, condition: DependsCondition, deadline: Deadline): Promise<void> {
   const ref = workloadRef(environment, step);
   if (condition === 'service_completed_successfully' && step.kind !== 'Job') {
     throw new DevtoolError(`service "${step.service}" is awaited to complete successfully, but it is a long-running service; give it restart: "no" to make it a one-off job`);
   }
   for (;;) {
-    const state = await poll(() => workloadState(client, ref));
+    const state = await poll(() => client.state(ref));
     if (state) {
       failIfFailed({ ref, what: `service "${step.service}"`, service: step.service }, state);
       if (await poll(() => met(client, step, ref, condition, state))) return;
@@ -91,17 +120,17 @@ const STABLE_POLLS = 3;
  * Waits until a service is ready (long-running: rolled out, every container running, for
  * STABLE_POLLS polls in a row) or completed (one-off).
  */
-export async function awaitReady(client: KubeClient, environment: string, step: RolloutStep, deadline: Deadline): Promise<void> {
+export async function awaitReady(client: RolloutReader, environment: string, step: RolloutStep, deadline: Deadline): Promise<void> {
   await awaitWorkloadReady(client, { ref: workloadRef(environment, step), what: `service "${step.service}"`, service: step.service }, deadline);
 }
 
 /** awaitReady for any workload; returns early, quietly, once `stop` is aborted (another one failed). */
-export async function awaitWorkloadReady(client: KubeClient, w: AwaitedWorkload, deadline: Deadline, stop?: AbortSignal): Promise<void> {
+export async function awaitWorkloadReady(client: RolloutReader, w: AwaitedWorkload, deadline: Deadline, stop?: AbortSignal): Promise<void> {
   const { ref } = w;
   let streak = 0;
   for (;;) {
     if (stop?.aborted) return;
-    const state = await poll(() => workloadState(client, ref));
+    const state = await poll(() => client.state(ref));
     if (state) failIfFailed(w, state);
     if (state?.state === 'completed') return;
     const ready = state?.state === 'ready' && ref.kind !== 'Job' && (await poll(() => allContainersRunning(client, ref)));
@@ -120,8 +149,8 @@ export async function awaitWorkloadReady(client: KubeClient, w: AwaitedWorkload,
  * (Deployments, StatefulSets, DaemonSets, Jobs; those `skip` accepts are awaited elsewhere), all at
  * once. The first failure ends the wait, naming the workload, with its log tail.
  */
-export async function awaitEnvironmentWorkloads(client: KubeClient, environment: string, deadline: Deadline, progress: Progress, skip: (labels: Record<string, string>) => boolean = () => false): Promise<void> {
-  const found = (await workloadsByLabel(client, environmentSelector(environment))).filter((w) => !skip(w.labels));
+export async function awaitEnvironmentWorkloads(client: RolloutReader, environment: string, deadline: Deadline, progress: Progress, skip: (labels: Record<string, string>) => boolean = () => false): Promise<void> {
+  const found = (await client.workloadsByLabel(environmentSelector(environment))).filter((w) => !skip(w.labels));
   if (found.length === 0) {
     progress.step('--wait: no Deployment, StatefulSet, DaemonSet or Job of the environment to wait for');
     return;
@@ -148,8 +177,8 @@ export async function awaitEnvironmentWorkloads(client: KubeClient, environment:
   }
 }
 
-async function allContainersRunning(client: KubeClient, ref: WorkloadRef): Promise<boolean> {
-  const pods = (await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: ref.podSelector })).items.filter((p) => !p.metadata?.deletionTimestamp);
+async function allContainersRunning(client: RolloutReader, ref: WorkloadRef): Promise<boolean> {
+  const pods = (await client.pods(ref.podSelector)).filter((p) => !p.metadata?.deletionTimestamp);
   return pods.length > 0 && pods.every((p) => (p.status?.containerStatuses ?? []).every((c) => c.state?.running && c.ready));
 }
 
@@ -158,12 +187,12 @@ function failIfFailed(w: AwaitedWorkload, state: WorkloadState): void {
   throw w.service !== undefined ? new ServiceFailure(w.service, state.reason, state.logTail) : new WorkloadFailure(w.what, state.reason, state.logTail);
 }
 
-async function met(client: KubeClient, step: RolloutStep, ref: WorkloadRef, condition: DependsCondition, state: WorkloadState): Promise<boolean> {
+async function met(client: RolloutReader, step: RolloutStep, ref: WorkloadRef, condition: DependsCondition, state: WorkloadState): Promise<boolean> {
   if (!(await workloadMet(client, step, ref, condition, state))) return false;
   // Dependents reach a long-running service through its Service, whose endpoints trail pod
   // readiness: started or healthy also means the Service routes to a ready pod.
   if (condition === 'service_completed_successfully' || step.kind === 'Job' || step.tcpPorts.length === 0) return true;
-  return serviceHasReadyEndpoint(client, step.name);
+  return client.serviceHasReadyEndpoint(step.name);
 }
 
 async function serviceHasReadyEndpoint(client: KubeClient, service: string): Promise<boolean> {
@@ -172,7 +201,7 @@ async function serviceHasReadyEndpoint(client: KubeClient, service: string): Pro
   return slices.items.some((slice) => slice.endpoints.some((e) => e.conditions?.ready === true && e.addresses.length > 0));
 }
 
-async function workloadMet(client: KubeClient, step: RolloutStep, ref: WorkloadRef, condition: DependsCondition, state: WorkloadState): Promise<boolean> {
+async function workloadMet(client: RolloutReader, step: RolloutStep, ref: WorkloadRef, condition: DependsCondition, state: WorkloadState): Promise<boolean> {
   if (state.state === 'missing') return false;
   if (state.state === 'ready' || state.state === 'completed') {
     // A ready workload without a healthcheck still has to accept connections to count as healthy.
@@ -188,16 +217,16 @@ async function workloadMet(client: KubeClient, step: RolloutStep, ref: WorkloadR
       const pods = await runningPods(client, ref);
       if (step.tcpPorts.length === 0) return pods.length > 0;
       for (const pod of pods) {
-        for (const port of step.tcpPorts) if (await podAcceptsTcp(client, pod, port)) return true;
+        for (const port of step.tcpPorts) if (await client.acceptsTcp(pod, port)) return true;
       }
       return false;
     }
   }
 }
 
-async function runningPods(client: KubeClient, ref: WorkloadRef): Promise<string[]> {
-  const pods = await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: ref.podSelector });
-  return pods.items.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp).map((p) => p.metadata!.name!);
+async function runningPods(client: RolloutReader, ref: WorkloadRef): Promise<string[]> {
+  const pods = await client.pods(ref.podSelector);
+  return pods.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp).map((p) => p.metadata!.name!);
 }
 
 /** One poll; undefined when the API server had a transient failure (the loop just polls again). */

@@ -18,7 +18,7 @@ import { isNotFound, type KubeClient } from '../kube/client.ts';
 import { describeKubeError } from '../kube/config.ts';
 import { ENVIRONMENT_LABEL, environmentSelector } from '../kube/labels.ts';
 import type { KubeObject } from '../kube/objects.ts';
-import { awaitCondition, awaitReady, Deadline, ServiceFailure } from './await.ts';
+import { awaitCondition, awaitReady, Deadline, rolloutReader, ServiceFailure } from './await.ts';
 import type { Progress } from './progress.ts';
 import { writeEnvironment, type EnvironmentRecord } from './state.ts';
 
@@ -95,7 +95,7 @@ export async function deployCompose(client: KubeClient, opts: ComposeDeployOptio
       // Every service is awaited at once: a deploy takes as long as its slowest service.
       await Promise.all(
         translation.rollout.map(async (step) => {
-          await awaitReady(client, opts.environment, step, deadline);
+          await awaitReady(rolloutReader(client), opts.environment, step, deadline);
           progress.done(`${step.service} ${step.kind === 'Job' ? 'completed' : 'ready'}`);
         }),
       );
@@ -126,7 +126,7 @@ async function rollOut(client: KubeClient, environment: string, t: Translation, 
       if (!target) continue;
       progress.step(`${step.service}: waiting for ${dep.service} (${dep.condition})`);
       try {
-        await awaitCondition(client, environment, target, dep.condition, deadline);
+        await awaitCondition(rolloutReader(client), environment, target, dep.condition, deadline);
       } catch (err) {
         if (dep.required) throw err;
         progress.warn(`${step.service}: optional dependency ${dep.service} not met: ${(err as Error).message}`);

@@ -18,7 +18,7 @@ import type { Command, Manifest } from '../manifest/model.ts';
 import { deployImages } from '../build/deploy-images.ts';
 import type { BuildSetup } from '../build/select.ts';
 import { SERVICE_LABEL } from '../kube/labels.ts';
-import { awaitEnvironmentWorkloads, Deadline } from './await.ts';
+import { awaitEnvironmentWorkloads, Deadline, rolloutReader } from './await.ts';
 import { deployCompose, ensureNamespace } from './compose-deploy.ts';
 import { startLabelProxy } from './label-proxy.ts';
 import type { Progress } from './progress.ts';
@@ -88,7 +88,7 @@ export async function deployManifest(client: KubeClient, opts: ManifestDeployOpt
     }
     // --wait: what the commands created (Compose services were awaited by deployCompose).
     if (opts.wait && manifest.deploy.commands.length > 0) {
-      await awaitEnvironmentWorkloads(client, opts.environment, new Deadline(opts.timeoutMs, deadline - opts.timeoutMs), progress, (labels) => compose !== undefined && SERVICE_LABEL in labels);
+      await awaitEnvironmentWorkloads(rolloutReader(client), opts.environment, new Deadline(opts.timeoutMs, deadline - opts.timeoutMs), progress, (labels) => compose !== undefined && SERVICE_LABEL in labels);
     }
   } catch (err) {
     await writeEnvironment(client, { ...record, status: 'error', error: (err as Error).message, output: progress.transcript(), updated: now().toISOString() }).catch(() => undefined);

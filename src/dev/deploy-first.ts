@@ -11,11 +11,19 @@ import { DevtoolError } from '../cli/errors.ts';
 import { buildSetup } from '../build/select.ts';
 import { deployEnvironment } from '../deploy/environment-deploy.ts';
 import type { Progress } from '../deploy/progress.ts';
-import type { Factory } from '../factory.ts';
+import type { DevtoolHome } from '../home.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { endpointDomain } from '../kube/target.ts';
 import { findOriginal } from './original.ts';
 import type { DevTarget } from './target.ts';
+
+/** What the deploy step needs from outside (the command's factory passes itself). */
+export interface DeployFirstEnv {
+  readonly cwd: string;
+  readonly env: Readonly<NodeJS.ProcessEnv>;
+  readonly home: Pick<DevtoolHome, 'dependenciesDir'>;
+  now(): Date;
+}
 
 /** The reference's wait default for deploys. */
 const DEPLOY_TIMEOUT_MS = 5 * 60_000;
@@ -27,12 +35,12 @@ export function hasDeploy(t: DevTarget): boolean {
 }
 
 /** --deploy with nothing to deploy is bad input: said before anything is done. */
-export function checkDeployFlag(f: Factory, t: DevTarget, force: boolean): void {
+export function checkDeployFlag(f: { readonly cwd: string }, t: DevTarget, force: boolean): void {
   if (force && !hasDeploy(t)) throw new DevtoolError(`--deploy: ${relative(f.cwd, t.manifest.file) || t.manifest.file} has no deploy section to run`);
 }
 
 /** Deploys when asked (--deploy) or needed, saying which and why. */
-export async function deployIfNeeded(f: Factory, t: DevTarget, client: KubeClient, force: boolean, progress: Progress): Promise<void> {
+export async function deployIfNeeded(f: DeployFirstEnv, t: DevTarget, client: KubeClient, force: boolean, progress: Progress): Promise<void> {
   const { source, environment } = t.deploy;
   if (!hasDeploy(t)) return;
   if (!force) {

@@ -18,6 +18,9 @@
  * The watch is a client-node Watch on the one object (a name field selector), re-listed and
  * re-watched whenever it ends: the server's timeout, a 410 Gone, a dropped connection or an API
  * server restart, with a backoff while the API server is away.
+ *
+ * The watcher reaches the cluster only through DeploymentWatchApi (deploymentWatchApi(client) is
+ * the real one), so its decisions are unit-tested against an in-memory Deployment.
  */
 import * as k8s from '@kubernetes/client-node';
 import { DevtoolError } from '../cli/errors.ts';
@@ -29,8 +32,47 @@ import type { DevObjects } from './mirror.ts';
 import { FOLDER_ANNOTATION, ORIGINAL_ANNOTATION, SPEC_HASH_ANNOTATION } from './names.ts';
 import { recordAnnotations, recorded } from './original.ts';
 
+/** The Deployment API the watcher uses, in the dev container's namespace, and nothing more. */
+export interface DeploymentWatchApi {
+  /** The Deployments named `name` (none or one), and the resourceVersion of the list to watch from. */
+  list(name: string): Promise<{ items: k8s.V1Deployment[]; resourceVersion?: string }>;
+  /**
+   * Watches the Deployment `name`: `event` for each change (ERROR carries a Status), then `done`
+   * once, with the error or undefined when the server ended the watch. Resolves once the watch is
+   * open, with how to end it.
+   */
+  watch(
+    name: string,
+    query: { resourceVersion?: string; timeoutSeconds: number },
+    event: (type: string, object: k8s.V1Deployment | k8s.V1Status) => void,
+    done: (err: unknown) => void,
+  ): Promise<{ abort(): void }>;
+  read(name: string): Promise<k8s.V1Deployment>;
+  /** A JSON merge patch. */
+  mergePatch(name: string, body: object): Promise<unknown>;
+  /** A replace: carries the body's resourceVersion, so a 409 if it changed, and never creates. */
+  replace(name: string, body: k8s.V1Deployment): Promise<unknown>;
+}
+
+/** The DeploymentWatchApi of a client's namespace. */
+export function deploymentWatchApi(client: KubeClient): DeploymentWatchApi {
+  const namespace = client.namespace;
+  const path = `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/deployments`;
+  return {
+    list: async (name) => {
+      const list = await client.apps.listNamespacedDeployment({ namespace, fieldSelector: `metadata.name=${name}` });
+      return { items: list.items, resourceVersion: list.metadata?.resourceVersion };
+    },
+    watch: (name, { resourceVersion, timeoutSeconds }, event, done) =>
+      new k8s.Watch(client.kc).watch(path, { fieldSelector: `metadata.name=${name}`, allowWatchBookmarks: true, timeoutSeconds, ...(resourceVersion ? { resourceVersion } : {}) }, event, done),
+    read: (name) => client.apps.readNamespacedDeployment({ name, namespace }),
+    mergePatch: (name, body) => client.apps.patchNamespacedDeployment({ name, namespace, body }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch)),
+    replace: (name, body) => client.apps.replaceNamespacedDeployment({ name, namespace, body }),
+  };
+}
+
 export interface OriginalWatchOptions {
-  client: KubeClient;
+  deployments: DeploymentWatchApi;
   /** folderHash of the folder `up` runs from: what marks the original and the mirror as ours. */
   folder: string;
   /** The same folder in words (origin.ts), recorded with it. */
@@ -41,7 +83,9 @@ export interface OriginalWatchOptions {
   rebuild(original: DeploymentObject): DevObjects;
   /** One-line notices for the user. */
   notice(message: string): void;
-  log: Logger;
+  log: Pick<Logger, 'debug'>;
+  /** The wait before a re-list, doubled on each failure up to `max` (tests shorten it). */
+  backoffMs?: { min: number; max: number };
 }
 
 /** The server ends a watch after this long; it is then re-listed and watched anew. */
@@ -79,24 +123,21 @@ export class OriginalWatch {
     }
   }
 
-  private get path(): string {
-    return `/apis/apps/v1/namespaces/${encodeURIComponent(this.o.client.namespace)}/deployments`;
-  }
-
   private async loop(): Promise<void> {
-    let delay = BACKOFF_MIN_MS;
+    const { min, max } = this.o.backoffMs ?? { min: BACKOFF_MIN_MS, max: BACKOFF_MAX_MS };
+    let delay = min;
     while (!this.stopped) {
       let healthy = false;
       try {
-        const list = await withTimeout(this.o.client.apps.listNamespacedDeployment({ namespace: this.o.client.namespace, fieldSelector: `metadata.name=${this.name}` }), 30_000, `reading deployment ${this.name}`);
+        const list = await withTimeout(this.o.deployments.list(this.name), 30_000, `reading deployment ${this.name}`);
         this.enqueue(list.items[0] ? asObject(list.items[0]) : undefined);
-        healthy = await this.watchFrom(list.metadata?.resourceVersion);
+        healthy = await this.watchFrom(list.resourceVersion);
       } catch (err) {
         this.o.log.debug(`original watch of ${this.name}: ${describeKubeError(err)}`);
       }
       // A watch the server ended (its timeout, a 410) is re-listed at once; failures (API server
       // away) back off. The re-list catches up on anything missed meanwhile either way.
-      delay = healthy ? BACKOFF_MIN_MS : Math.min(delay * 2, BACKOFF_MAX_MS);
+      delay = healthy ? min : Math.min(delay * 2, max);
       if (!this.stopped) {
         await new Promise<void>((wake) => (this.sleeping = { timer: setTimeout(wake, delay), wake }));
         this.sleeping = undefined;
@@ -108,7 +149,7 @@ export class OriginalWatch {
   private watchFrom(resourceVersion: string | undefined): Promise<boolean> {
     if (this.stopped) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
-      let controller: AbortController | undefined;
+      let controller: { abort(): void } | undefined;
       let ended = false;
       const end = (why: string, healthy = false) => {
         if (ended) return;
@@ -121,11 +162,10 @@ export class OriginalWatch {
       // A connection that died without a word (no RST) would leave the watch silent forever.
       const watchdog = setTimeout(() => end('no end from the server in time'), (WATCH_SECONDS + 30) * 1000);
       this.abortWatch = () => end('stopped');
-      const query = { fieldSelector: `metadata.name=${this.name}`, allowWatchBookmarks: true, timeoutSeconds: WATCH_SECONDS, ...(resourceVersion ? { resourceVersion } : {}) };
-      new k8s.Watch(this.o.client.kc)
+      this.o.deployments
         .watch(
-          this.path,
-          query,
+          this.name,
+          { ...(resourceVersion ? { resourceVersion } : {}), timeoutSeconds: WATCH_SECONDS },
           (type: string, object: k8s.V1Deployment | k8s.V1Status) => {
             // ERROR carries a Status, typically 410 Gone (the resourceVersion is too old): re-list.
             if (type === 'ERROR') return end(`error event: ${(object as k8s.V1Status).code ?? ''} ${(object as k8s.V1Status).message ?? ''}`, (object as k8s.V1Status).code === 410);
@@ -205,18 +245,11 @@ export class OriginalWatch {
     }
     const replicas = original.spec?.replicas ?? 1;
     if (replicas === 0 && ours) return true;
-    await this.o.client.apps.patchNamespacedDeployment(
-      {
-        name: this.name,
-        namespace: this.o.client.namespace,
-        body: {
-          // A precondition: the write fails with 409 if anyone (`down`) changed the original since.
-          metadata: { resourceVersion: original.metadata.resourceVersion, annotations: recordAnnotations(this.o, original) },
-          spec: { replicas: 0 },
-        },
-      },
-      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-    );
+    await this.o.deployments.mergePatch(this.name, {
+      // A precondition: the write fails with 409 if anyone (`down`) changed the original since.
+      metadata: { resourceVersion: original.metadata.resourceVersion, annotations: recordAnnotations(this.o, original) },
+      spec: { replicas: 0 },
+    });
     this.uid = original.metadata.uid;
     this.o.notice(`deployment ${this.name} was ${recreated ? 'recreated' : 'redeployed'} with ${replicas} replica${replicas === 1 ? '' : 's'}: scaled back to 0 while the dev container is active ('devtool down' restores ${replicas})`);
     return true;
@@ -231,7 +264,7 @@ export class OriginalWatch {
     for (let attempt = 1; ; attempt++) {
       let live: k8s.V1Deployment;
       try {
-        live = await this.o.client.apps.readNamespacedDeployment({ name, namespace: this.o.client.namespace });
+        live = await this.o.deployments.read(name);
       } catch (err) {
         if (isNotFound(err)) return; // removed by `down`: it stays removed
         throw err;
@@ -244,7 +277,7 @@ export class OriginalWatch {
       };
       try {
         // A replace carries the resourceVersion just read: a 409 if it changed, never a create.
-        await this.o.client.apps.replaceNamespacedDeployment({ name, namespace: this.o.client.namespace, body });
+        await this.o.deployments.replace(name, body);
         break;
       } catch (err) {
         const code = (err as { code?: number }).code;
@@ -258,7 +291,7 @@ export class OriginalWatch {
 
   private async read(): Promise<DeploymentObject | undefined> {
     try {
-      return asObject(await this.o.client.apps.readNamespacedDeployment({ name: this.name, namespace: this.o.client.namespace }));
+      return asObject(await this.o.deployments.read(this.name));
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -271,6 +304,6 @@ function asObject(d: k8s.V1Deployment): DeploymentObject {
 }
 
 /** Starts following the original of an activated dev container; `stop()` it when `up` ends. */
-export function watchOriginal(o: OriginalWatchOptions): OriginalWatch {
-  return new OriginalWatch(o);
+export function watchOriginal({ client, ...o }: Omit<OriginalWatchOptions, 'deployments'> & { client: KubeClient }): OriginalWatch {
+  return new OriginalWatch({ ...o, deployments: deploymentWatchApi(client) });
 }

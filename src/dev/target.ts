@@ -6,15 +6,16 @@ import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { DevtoolError, UsageError } from '../cli/errors.ts';
 import { defaultComposeFileNames } from '../compose/find.ts';
-import type { ResolvedContext } from '../context/store.ts';
+import type { ContextStore, ResolvedContext } from '../context/store.ts';
 import type { LoadedSource } from '../deploy/environment-deploy.ts';
 import { environmentName } from '../deploy/name.ts';
 import { isComposeFileName } from '../deploy/source.ts';
-import type { Factory } from '../factory.ts';
 import { clusterTarget } from '../kube/target.ts';
 import { loadManifest } from '../manifest/load.ts';
 import { DEFAULT_MANIFEST_FILE, type DevService, type Manifest } from '../manifest/model.ts';
 import { projectScope } from '../manifest/project-scope.ts';
+import type { DevtoolHome } from '../home.ts';
+import type { Logger } from '../log/logger.ts';
 import { composeDevServices } from './compose-services.ts';
 import { DevState } from './local-state.ts';
 import { devKey, folderHash } from './names.ts';
@@ -47,11 +48,22 @@ export interface DevTargetQuery {
   namespace: string | undefined;
   /** The command, for messages ('devtool up api'). */
   commandName: string;
+  /** --context; undefined: the current context. */
+  context: string | undefined;
+}
+
+/** What finding a dev container needs from outside (the command's factory passes itself). */
+export interface DevTargetEnv {
+  readonly cwd: string;
+  readonly env: Readonly<NodeJS.ProcessEnv>;
+  readonly home: Pick<DevtoolHome, 'devDir'>;
+  readonly log: Pick<Logger, 'warn'>;
+  readonly contexts: Pick<ContextStore, 'select'>;
 }
 
 const EXAMPLE = 'e.g. "services: {api: {sync: [\'.:/app\']}}" where api is the Deployment to develop';
 
-export async function devTarget(f: Factory, q: DevTargetQuery): Promise<DevTarget> {
+export async function devTarget(f: DevTargetEnv, q: DevTargetQuery): Promise<DevTarget> {
   const { file, manifest, names, source, fromCompose, skipped } = await devManifest(f, q.file);
   const wanted = q.devName;
   let devName: string;
@@ -69,13 +81,13 @@ export async function devTarget(f: Factory, q: DevTargetQuery): Promise<DevTarge
   } else {
     throw new UsageError(`${file} defines several dev containers (${names.join(', ')}): name one, e.g. 'devtool ${q.commandName} ${names[0]}'`);
   }
-  return devTargetFor(f, q.namespace, manifest, devName, source, skipped);
+  return devTargetFor(f, q, manifest, devName, source, skipped);
 }
 
 /** Every dev container of the manifest (for commands that act on all of them by default). */
-export async function allDevTargets(f: Factory, q: DevTargetQuery): Promise<DevTarget[]> {
+export async function allDevTargets(f: DevTargetEnv, q: DevTargetQuery): Promise<DevTarget[]> {
   const { manifest, names, source, skipped } = await devManifest(f, q.file);
-  return Promise.all(names.map((name) => devTargetFor(f, q.namespace, manifest, name, source, skipped)));
+  return Promise.all(names.map((name) => devTargetFor(f, q, manifest, name, source, skipped)));
 }
 
 interface DevManifest {
@@ -94,7 +106,7 @@ interface DevManifest {
  * or found when there is no devtool.yml. Where no `services` section says which dev containers
  * there are, the Compose services with host-path volumes are (compose-services.ts).
  */
-async function devManifest(f: Factory, explicit: string | undefined): Promise<DevManifest> {
+async function devManifest(f: DevTargetEnv, explicit: string | undefined): Promise<DevManifest> {
   const file = explicit ?? DEFAULT_MANIFEST_FILE;
   const composeFile = explicit !== undefined ? (isComposeFileName(explicit) ? explicit : undefined) : existsSync(resolve(f.cwd, file)) ? undefined : defaultComposeFileNames.find((n) => existsSync(resolve(f.cwd, n)));
   if (composeFile === undefined && !existsSync(resolve(f.cwd, file))) {
@@ -158,8 +170,8 @@ function isDirectory(path: string): boolean {
   }
 }
 
-async function devTargetFor(f: Factory, namespaceFlag: string | undefined, manifest: Manifest, devName: string, source: LoadedSource, skipped: Record<string, string[]>): Promise<DevTarget> {
-  const { context, namespace } = await clusterTarget(f, namespaceFlag);
+async function devTargetFor(f: DevTargetEnv, q: DevTargetQuery, manifest: Manifest, devName: string, source: LoadedSource, skipped: Record<string, string[]>): Promise<DevTarget> {
+  const { context, namespace } = await clusterTarget(f, q);
   return {
     manifest,
     devName,
@@ -176,12 +188,12 @@ async function devTargetFor(f: Factory, namespaceFlag: string | undefined, manif
 }
 
 /** The local state of the dev container `devName` of `folder` (local-state.ts), existing or not. */
-export function devState(f: Factory, folder: string, context: string, namespace: string, devName: string): DevState {
+export function devState(f: { readonly home: Pick<DevtoolHome, 'devDir'> }, folder: string, context: string, namespace: string, devName: string): DevState {
   return new DevState(f.home.devDir(devKey(folder, context, namespace, devName)));
 }
 
 /** The devtool-bin image the init container copies the agent from (agent/README.md). */
-export function agentImage(f: Factory, context: ResolvedContext): string {
+export function agentImage(f: { readonly env: Readonly<NodeJS.ProcessEnv>; readonly version: string }, context: ResolvedContext): string {
   const explicit = f.env.DEVTOOL_BIN_IMAGE?.trim();
   if (explicit) return explicit;
   if (context.registry) return `${context.registry.replace(/\/+$/, '')}/devtool-bin:${f.version}`;

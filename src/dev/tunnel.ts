@@ -7,6 +7,7 @@
  * Peers' forwards die with the pod and never come back; here the SSH connection is redialled with
  * backoff whenever it drops (pod restart, port-forward or API server gone), against whatever dev pod
  * is current, and local forward listeners stay open throughout, so they work again by themselves.
+ * When to redial, and who gets which connection, is reconnect.ts's (unit-tested with fakes).
  */
 import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -19,6 +20,7 @@ import { readyDevPod, readyDevPodObject } from './activate.ts';
 import { blobOfPublicKey } from './keys.ts';
 import type { ExecCapture, StdinWriter } from '../kube/exec.ts';
 import { AGENT_SSH_PORT, devContainerName } from './mirror.ts';
+import { Reconnector } from './reconnect.ts';
 
 export interface TunnelOptions {
   client: KubeClient;
@@ -32,24 +34,24 @@ export interface TunnelOptions {
   notice?(message: string): void;
 }
 
-const BACKOFF_MIN_MS = 250;
-const BACKOFF_MAX_MS = 5000;
-
 export class DevTunnel {
   private pfServer?: Server;
   private pfPort = 0;
   private listeners: Server[] = [];
-  private current?: ssh2.Client;
-  /** Callers of connection() waiting for the next SSH connection: resolved by it, failed by close(). */
-  private waiters: { done(c: ssh2.Client): void; fail(err: Error): void }[] = [];
+  /** The SSH connection, redialled whenever it drops. */
+  private readonly link: Reconnector<ssh2.Client>;
   /** A connection still in its handshake (up to its 30 s ready timeout). */
   private connecting?: ssh2.Client;
-  private closed = false;
-  private everConnected = false;
-  private lastError = '';
   private readonly sockets = new Set<Socket | Duplex>();
 
-  constructor(private readonly o: TunnelOptions) {}
+  constructor(private readonly o: TunnelOptions) {
+    this.link = new Reconnector({
+      dial: () => this.connectOnce().finally(() => (this.connecting = undefined)),
+      connected: (c) => this.reverse(c),
+      notice: (m) => this.o.notice?.(m),
+      log: o.log,
+    });
+  }
 
   /** Opens the listeners and waits for the first SSH connection (or fails after `timeoutMs`). */
   async start(timeoutMs = 60_000): Promise<void> {
@@ -64,7 +66,7 @@ export class DevTunnel {
       }
       this.listeners.push(server);
     }
-    void this.loop();
+    this.link.start();
     await this.connection(timeoutMs);
   }
 
@@ -94,25 +96,7 @@ export class DevTunnel {
 
   /** The live SSH connection, waiting for a reconnect if there is none right now. */
   connection(timeoutMs = 30_000): Promise<ssh2.Client> {
-    if (this.current) return Promise.resolve(this.current);
-    if (this.closed) return Promise.reject(new DevtoolError('the connection to the dev container is closed'));
-    return new Promise((resolve, reject) => {
-      const waiter = {
-        done: (c: ssh2.Client) => {
-          clearTimeout(timer);
-          resolve(c);
-        },
-        fail: (err: Error) => {
-          clearTimeout(timer);
-          reject(err);
-        },
-      };
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((w) => w !== waiter);
-        reject(new DevtoolError(`cannot reach the dev container's SSH server${this.lastError ? `: ${this.lastError}` : ''}`));
-      }, timeoutMs);
-      this.waiters.push(waiter);
-    });
+    return this.link.connection(timeoutMs);
   }
 
   /**
@@ -121,41 +105,12 @@ export class DevTunnel {
    * `down` had removed the dev pod and the tunnel was reconnecting.)
    */
   close(): void {
-    this.closed = true;
     for (const s of this.listeners) s.close();
     this.pfServer?.close();
-    this.current?.end();
+    // Ends the live connection and fails the waiters (their timers cleared).
+    this.link.close();
     this.connecting?.end();
     for (const s of this.sockets) s.destroy();
-    for (const w of this.waiters.splice(0)) w.fail(new DevtoolError('the connection to the dev container is closed'));
-  }
-
-  private async loop(): Promise<void> {
-    let delay = BACKOFF_MIN_MS;
-    while (!this.closed) {
-      const started = Date.now();
-      try {
-        const c = await this.connectOnce().finally(() => (this.connecting = undefined));
-        if (this.closed) {
-          c.end();
-          break;
-        }
-        if (this.everConnected) this.o.notice?.('reconnected to the dev container');
-        this.everConnected = true;
-        this.current = c;
-        this.reverse(c);
-        for (const w of this.waiters.splice(0)) w.done(c);
-        await new Promise<void>((resolve) => c.once('close', () => resolve()));
-        this.current = undefined;
-        if (!this.closed) this.o.notice?.('connection to the dev container lost; reconnecting');
-      } catch (err) {
-        this.lastError = (err as Error).message;
-        this.o.log.debug(`dev tunnel: ${this.lastError}`);
-      }
-      // A connection that lasted resets the backoff; quick failures double it.
-      delay = Date.now() - started > 10_000 ? BACKOFF_MIN_MS : Math.min(delay * 2, BACKOFF_MAX_MS);
-      if (!this.closed) await new Promise((r) => setTimeout(r, delay));
-    }
   }
 
   private connectOnce(): Promise<ssh2.Client> {
@@ -194,7 +149,7 @@ export class DevTunnel {
       socket?.on('close', () => sock.destroy());
       sock.on('close', () => socket?.close());
     } catch (err) {
-      this.lastError = (err as Error).message;
+      this.link.lastError = (err as Error).message;
       sock.destroy();
     }
   }

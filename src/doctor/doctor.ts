@@ -19,8 +19,10 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { arch, platform, release, type as osType } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError } from '../cli/errors.ts';
-import type { ResolvedContext } from '../context/store.ts';
-import type { Factory } from '../factory.ts';
+import type { ContextStore, ResolvedContext } from '../context/store.ts';
+import type { DevtoolHome } from '../home.ts';
+import type { KubeClient } from '../kube/client.ts';
+import type { KubeTarget } from '../kube/target.ts';
 import { writeFileAtomic } from '../io/atomic-file.ts';
 import { loadManifest } from '../manifest/load.ts';
 import type { Manifest } from '../manifest/model.ts';
@@ -39,6 +41,17 @@ export interface DoctorOptions {
   step(message: string): void;
 }
 
+/** What doctor reads and reaches (the command's factory passes itself; a test, its own). */
+export interface DoctorEnv {
+  readonly cwd: string;
+  readonly env: Readonly<NodeJS.ProcessEnv>;
+  readonly home: Pick<DevtoolHome, 'contextsFile' | 'devDir' | 'logFile' | 'doctorDir'>;
+  readonly version: string;
+  readonly contexts: Pick<ContextStore, 'requireCurrent'>;
+  now(): Date;
+  kube(target: KubeTarget): Promise<KubeClient>;
+}
+
 export interface DoctorResult {
   path: string;
   entries: string[];
@@ -46,7 +59,7 @@ export interface DoctorResult {
   notes: string[];
 }
 
-export async function writeDoctorFile(f: Factory, o: DoctorOptions): Promise<DoctorResult> {
+export async function writeDoctorFile(f: DoctorEnv, o: DoctorOptions): Promise<DoctorResult> {
   const notes: string[] = [];
   const secrets: string[] = [];
   const files: CollectedFile[] = [];
@@ -103,7 +116,7 @@ export async function writeDoctorFile(f: Factory, o: DoctorOptions): Promise<Doc
   return { path, entries: entries.map(([name]) => name), notes };
 }
 
-function readManifest(f: Factory, file: string, notes: string[]): Manifest | undefined {
+function readManifest(f: DoctorEnv, file: string, notes: string[]): Manifest | undefined {
   if (!existsSync(resolve(f.cwd, file))) {
     notes.push(`no manifest ${file} in ${f.cwd}: no manifest summary`);
     return undefined;
@@ -116,12 +129,11 @@ function readManifest(f: Factory, file: string, notes: string[]): Manifest | und
   }
 }
 
-async function collectCluster(f: Factory, context: ResolvedContext, namespace: string, devNames: string[], folder: string, step: (m: string) => void, notes: string[], secrets: string[]): Promise<Record<string, RemoteCollection>> {
+async function collectCluster(f: DoctorEnv, context: ResolvedContext, namespace: string, devNames: string[], folder: string, step: (m: string) => void, notes: string[], secrets: string[]): Promise<Record<string, RemoteCollection>> {
   const out: Record<string, RemoteCollection> = {};
   let client;
   try {
-    const { KubeClient } = await import('../kube/client.ts');
-    client = await KubeClient.create(context, f.env, namespace);
+    client = await f.kube({ context, namespace });
     secrets.push(...secretValuesIn({ user: client.kc.getCurrentUser() }));
   } catch (err) {
     notes.push(`no remote logs: ${(err as Error).message}`);
@@ -143,7 +155,7 @@ async function collectCluster(f: Factory, context: ResolvedContext, namespace: s
   return out;
 }
 
-function metadata(f: Factory, context: ResolvedContext | undefined, namespace: string | undefined, file: string, devContainers: Record<string, unknown>, notes: string[]): Record<string, unknown> {
+function metadata(f: DoctorEnv, context: ResolvedContext | undefined, namespace: string | undefined, file: string, devContainers: Record<string, unknown>, notes: string[]): Record<string, unknown> {
   return {
     createdAt: f.now().toISOString(),
     devtool: { version: f.version },

@@ -1,6 +1,5 @@
-/** The cluster and namespace a command acts on: the current context, with --namespace overriding. */
-import type { ResolvedContext } from '../context/store.ts';
-import type { Factory } from '../factory.ts';
+/** The cluster and namespace a command acts on: --context or the current context, with --namespace overriding. */
+import type { ContextStore, ResolvedContext } from '../context/store.ts';
 import { checkNamespaceName } from './naming.ts';
 
 export interface ClusterTarget {
@@ -8,13 +7,30 @@ export interface ClusterTarget {
   namespace: string;
 }
 
-export async function clusterTarget(f: Factory, namespaceFlag: string | undefined): Promise<ClusterTarget> {
-  const context = await f.contexts.requireCurrent();
-  const namespace = namespaceFlag !== undefined ? checkNamespaceName(namespaceFlag) : context.namespace;
+/** What a Kubernetes client is made for (the factory's kube()): the namespace defaults to the context's. */
+export interface KubeTarget {
+  context: ResolvedContext;
+  namespace?: string;
+}
+
+/** Where contexts come from (the command's factory passes itself). */
+export interface ContextSource {
+  readonly contexts: Pick<ContextStore, 'select'>;
+}
+
+/** What the command line says about the cluster: --context and --namespace, each undefined when not given. */
+export interface ClusterFlags {
+  context?: string | undefined;
+  namespace?: string | undefined;
+}
+
+export async function clusterTarget(d: ContextSource, flags: ClusterFlags): Promise<ClusterTarget> {
+  const context = await d.contexts.select(flags.context);
+  const namespace = flags.namespace !== undefined ? checkNamespaceName(flags.namespace) : context.namespace;
   return { context, namespace };
 }
 
 /** The domain public endpoints are served under: DEVTOOL_ENDPOINT_DOMAIN, else the context's setting. */
-export function endpointDomain(f: Factory, context: ResolvedContext): string | undefined {
-  return f.env.DEVTOOL_ENDPOINT_DOMAIN?.trim() || context.endpointDomain || undefined;
+export function endpointDomain(d: { readonly env: Readonly<NodeJS.ProcessEnv> }, context: ResolvedContext): string | undefined {
+  return d.env.DEVTOOL_ENDPOINT_DOMAIN?.trim() || context.endpointDomain || undefined;
 }

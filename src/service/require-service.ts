@@ -5,9 +5,9 @@
  */
 import { UnavailableError } from '../cli/errors.ts';
 import type { CommandHandler } from '../cli/spec.ts';
-import type { Factory } from '../factory.ts';
+import type { ContextStore } from '../context/store.ts';
 
-export async function requireServiceContext(f: Factory, command: string, feature: string): Promise<never> {
+export async function requireServiceContext(f: { readonly contexts: Pick<ContextStore, 'requireCurrent'>; readonly version: string }, command: string, feature: string): Promise<never> {
   const ctx = await f.contexts.requireCurrent();
   if (!ctx.isDevtool) {
     throw new UnavailableError(

@@ -8,7 +8,7 @@ import { DevtoolError } from '../cli/errors.ts';
 import { showPath } from '../manifest/project-scope.ts';
 import { AGENT_PATH } from '../dev/mirror.ts';
 import type { DevTarget } from '../dev/target.ts';
-import type { Factory } from '../factory.ts';
+import type { Logger } from '../log/logger.ts';
 import { remoteSyncthing, syncFolderPairs, type SyncFolderPair } from './contract.ts';
 import type { SyncKeys } from './keys.ts';
 import { SyncSession, type FirstSync, type SyncTunnel } from './session.ts';
@@ -23,7 +23,7 @@ export interface SyncPlan {
 }
 
 /** Undefined when the dev container syncs no folder. */
-export async function prepareSync(f: Factory, t: DevTarget): Promise<SyncPlan | undefined> {
+export async function prepareSync(f: { readonly env: Readonly<NodeJS.ProcessEnv> }, t: DevTarget): Promise<SyncPlan | undefined> {
   const folders = syncFolderPairs(t.devName, t.manifest.folder, t.dev.sync, t.dev.trustContainer);
   if (folders.length === 0) return undefined;
   for (const x of folders) {
@@ -36,7 +36,7 @@ export async function prepareSync(f: Factory, t: DevTarget): Promise<SyncPlan | 
   return { folders, keys, remoteSection: remoteSyncthing(keys, folders), agentBinary, syncthingBinary };
 }
 
-export async function startSync(f: Factory, t: DevTarget, plan: SyncPlan, tunnel: SyncTunnel, o: { reset: boolean; notice(m: string): void }): Promise<{ session: SyncSession; firstSync: FirstSync[] }> {
+export async function startSync(f: { readonly log: Logger }, t: DevTarget, plan: SyncPlan, tunnel: SyncTunnel, o: { reset: boolean; notice(m: string): void }): Promise<{ session: SyncSession; firstSync: FirstSync[] }> {
   const session = new SyncSession({
     tunnel,
     keys: plan.keys,

@@ -12,7 +12,7 @@ import type { deployOptions } from './spec.ts';
 
 export const runDeploy: CommandHandler<typeof deployOptions> = async (f, inv) => {
   const variables = parseVariables(inv.opts.var);
-  const { context, namespace } = await clusterTarget(f, inv.opts.namespace);
+  const { context, namespace } = await clusterTarget(f, { namespace: inv.opts.namespace });
   // --var values are variables of the manifest and of Compose files too, above the shell's.
   const source = loadSource(f.cwd, inv.given.file, { ...f.env, ...variables });
   const domain = endpointDomain(f, context);
@@ -24,8 +24,7 @@ export const runDeploy: CommandHandler<typeof deployOptions> = async (f, inv) =>
     f.io.stdout.write(objectsToYaml(translation.objects));
     return;
   }
-  const { KubeClient } = await import('../../kube/client.ts');
-  const client = await KubeClient.create(context, f.env, namespace);
+  const client = await f.kube({ context, namespace });
   const progress = new Progress(f.io.stderr, f.now, f.log);
   const { endpoints } = await deployEnvironment(
     { client, namespace, contextName: context.name, ...(domain ? { endpointDomain: domain } : {}), env: f.env, dependenciesDir: f.home.dependenciesDir, builds: buildSetup(context, f.env, f.cwd), progress, now: f.now },

@@ -11,13 +11,12 @@ import { loadManifest } from '../../manifest/load.ts';
 import type { destroyOptions } from './spec.ts';
 
 export const runDestroy: CommandHandler<typeof destroyOptions> = async (f, inv) => {
-  const { context, namespace } = await clusterTarget(f, inv.opts.namespace);
+  const { context, namespace } = await clusterTarget(f, { namespace: inv.opts.namespace });
   // The manifest of the folder, when there is one: its destroy commands and its environment name.
   const manifestPath = join(f.cwd, DEFAULT_MANIFEST);
   const manifest = existsSync(manifestPath) ? loadManifest(manifestPath, { cwd: f.cwd, env: f.env }) : undefined;
   const environment = environmentName(inv.opts.name ?? manifest?.name, f.cwd);
-  const { KubeClient } = await import('../../kube/client.ts');
-  const client = await KubeClient.create(context, f.env, namespace);
+  const client = await f.kube({ context, namespace });
   const progress = new Progress(f.io.stderr, f.now, f.log);
   const timeoutMs = inv.opts.timeout;
   // External resources first: the commands may need what is still in the cluster.

@@ -8,8 +8,7 @@ import type { downOptions } from './spec.ts';
 
 export const runDown: CommandHandler<typeof downOptions> = async (f, inv) => {
   const t = await devTarget(f, devTargetQuery(inv));
-  const { KubeClient } = await import('../../kube/client.ts');
-  const client = await KubeClient.create(t.context, f.env, t.namespace);
+  const client = await f.kube(t);
   const progress = new Progress(f.io.stderr, f.now, f.log);
   const found = await deactivate(client, t, {
     volumes: inv.opts.volumes,

@@ -5,10 +5,9 @@ import { clusterTarget } from '../../kube/target.ts';
 import type { endpointsOptions } from './spec.ts';
 
 export const runEndpoints: CommandHandler<typeof endpointsOptions> = async (f, inv) => {
-  const { context, namespace } = await clusterTarget(f, inv.opts.namespace);
+  const { context, namespace } = await clusterTarget(f, { namespace: inv.opts.namespace });
   const environment = environmentName(inv.opts.name, f.cwd);
-  const { KubeClient } = await import('../../kube/client.ts');
-  const client = await KubeClient.create(context, f.env, namespace);
+  const client = await f.kube({ context, namespace });
   const urls = await environmentUrls(client, environment);
   const format = inv.opts.output;
   if (!format && urls.length === 0) f.io.stderr.write(`No public endpoints for environment ${environment} in namespace ${namespace}\n`);

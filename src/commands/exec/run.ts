@@ -14,8 +14,8 @@ export const runExec: CommandHandler<typeof devContainerOptions> = async (f, inv
   const keys = t.state.readKeys();
   if (!keys) throw inactive();
   f.log.debug(`exec: keys in ${t.state.dir}`);
-  const { KubeClient, isNotFound } = await import('../../kube/client.ts');
-  const client = await KubeClient.create(t.context, f.env, t.namespace);
+  const { isNotFound } = await import('../../kube/client.ts');
+  const client = await f.kube(t);
   const original = await findOriginal(client, t.devName, t.dev);
   try {
     const mirror = await client.apps.readNamespacedDeployment({ name: mirrorName(original?.metadata.name ?? t.devName), namespace: t.namespace });

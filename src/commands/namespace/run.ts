@@ -16,8 +16,8 @@ export const runNamespacePrompt: CommandHandler = async (f) => {
   if (!f.interactive) throw new UsageError(`no terminal to prompt on: ${USE_HINT}`);
   const ctx = await f.contexts.requireCurrent();
   if (ctx.isDevtool) await requireServiceContext(f, 'namespace', 'namespace management');
-  const { KubeClient, withTimeout } = await import('../../kube/client.ts');
-  const client = await KubeClient.create(ctx, f.env);
+  const { withTimeout } = await import('../../kube/client.ts');
+  const client = await f.kube({ context: ctx });
   let names: string[];
   try {
     names = (await withTimeout(client.core.listNamespace(), 15_000, `listing the namespaces of ${ctx.name}`)).items.map((n) => n.metadata?.name ?? '').filter(Boolean);

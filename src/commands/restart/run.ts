@@ -8,8 +8,7 @@ import { devTargetQuery, type devContainerOptions } from '../shared.ts';
 /** `restart devName` restarts that dev container; `restart` alone, every one active from this folder. */
 export const runRestart: CommandHandler<typeof devContainerOptions> = async (f, inv) => {
   const targets = inv.args[0] !== undefined ? [await devTarget(f, devTargetQuery(inv))] : await allDevTargets(f, devTargetQuery(inv));
-  const { KubeClient } = await import('../../kube/client.ts');
-  const client = await KubeClient.create(targets[0]!.context, f.env, targets[0]!.namespace);
+  const client = await f.kube(targets[0]!);
   const chosen = [];
   for (const t of targets) if (targets.length === 1 || (await isDevContainerActive(client, t.devName, t.folder))) chosen.push(t);
   if (chosen.length === 0) {

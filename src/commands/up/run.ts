@@ -26,8 +26,7 @@ export const runUp: CommandHandler<typeof upOptions> = async (f, inv) => {
   try {
     const image = agentImage(f, t.context);
     const keys = t.state.keys();
-    const { KubeClient } = await import('../../kube/client.ts');
-    const client = await KubeClient.create(t.context, f.env, t.namespace);
+    const client = await f.kube(t);
     const progress = new Progress(f.io.stderr, f.now, f.log);
     const syncPlan = await prepareSync(f, t);
     // What is synchronized, and what is not, is said before anything happens.

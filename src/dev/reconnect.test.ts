@@ -1,0 +1,176 @@
+/**
+ * The tunnel's reconnect decisions with fake connections: reconnecting after a drop, the backoff
+ * while the dev container is unreachable, waiting callers and their timeout, and close().
+ */
+import { afterEach, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
+import { BACKOFF_MAX_MS, BACKOFF_MIN_MS, nextBackoff, Reconnector, STABLE_MS } from './reconnect.ts';
+
+class FakeConnection extends EventEmitter {
+  ended = false;
+  constructor(readonly id: number) {
+    super();
+  }
+  end(): void {
+    this.ended = true;
+    this.drop();
+  }
+  /** The pod restarts, the port-forward dies: the connection closes. */
+  drop(): void {
+    setImmediate(() => this.emit('close'));
+  }
+}
+
+/** A dev container that is reachable or not; every dial says so, and the waits between them are recorded. */
+class FakeDevContainer {
+  reachable = true;
+  dials = 0;
+  readonly connections: FakeConnection[] = [];
+  readonly waits: number[] = [];
+  readonly notices: string[] = [];
+  readonly connected: number[] = [];
+  /** The fake clock: each dial takes `dialMs`, each connection lives `livesMs`. */
+  clock = 0;
+  dialMs = 10;
+  livesMs = 0;
+
+  reconnector(): Reconnector<FakeConnection> {
+    return new Reconnector<FakeConnection>({
+      dial: async () => {
+        this.dials++;
+        this.clock += this.dialMs;
+        if (!this.reachable) throw new Error('no ready dev pod');
+        const c = new FakeConnection(this.connections.length + 1);
+        c.once('close', () => (this.clock += this.livesMs));
+        this.connections.push(c);
+        return c;
+      },
+      connected: (c) => this.connected.push(c.id),
+      notice: (m) => this.notices.push(m),
+      log: { debug: () => undefined },
+      now: () => this.clock,
+      // The real wait is recorded, not waited: a macrotask keeps the loop from spinning.
+      sleep: (ms) => {
+        this.waits.push(ms);
+        return new Promise((r) => setTimeout(r, 1));
+      },
+    });
+  }
+}
+
+const open: Reconnector<FakeConnection>[] = [];
+afterEach(() => {
+  for (const r of open.splice(0)) r.close();
+});
+
+function started(d: FakeDevContainer): Reconnector<FakeConnection> {
+  const r = d.reconnector();
+  open.push(r);
+  r.start();
+  return r;
+}
+
+async function eventually(what: string, check: () => boolean, ms = 3000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > until) assert.fail(`not within ${ms} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+test('after a drop it reconnects, says so, asks for the reverse forwards again, and callers get the new connection', async () => {
+  const d = new FakeDevContainer();
+  const r = started(d);
+  const first = await r.connection(1000);
+  assert.equal(first.id, 1);
+  assert.deepEqual(d.notices, [], 'the first connection is not news');
+  first.drop();
+  await eventually('the drop is noticed', () => d.notices.length === 1);
+  const second = await r.connection(1000);
+  assert.equal(second.id, 2);
+  assert.deepEqual(d.notices, ['connection to the dev container lost; reconnecting', 'reconnected to the dev container']);
+  assert.deepEqual(d.connected, [1, 2], 'connected() runs for every connection');
+  assert.equal(await r.connection(), second, 'a live connection is handed out at once');
+});
+
+test('while the dev container is unreachable, the wait doubles from 500 ms up to 5 s; a connection that lasted starts it again at the minimum', async () => {
+  const d = new FakeDevContainer();
+  d.reachable = false;
+  const r = started(d);
+  await eventually('seven attempts', () => d.dials >= 7);
+  assert.deepEqual(d.waits.slice(0, 6), [500, 1000, 2000, 4000, 5000, 5000]);
+  d.reachable = true;
+  const c = await r.connection(1000);
+  d.livesMs = STABLE_MS + 1;
+  const before = d.waits.length;
+  c.drop();
+  await eventually('reconnected', () => d.connections.length === 2);
+  assert.equal(d.waits[before], BACKOFF_MIN_MS, 'reset after a connection of more than 10 s');
+});
+
+test('a connection that drops at once does not reset the backoff', async () => {
+  const d = new FakeDevContainer();
+  const r = started(d);
+  for (let i = 1; i <= 4; i++) {
+    const c = await r.connection(1000);
+    assert.equal(c.id, i);
+    c.drop();
+    await eventually(`connection ${i} noticed lost`, () => d.waits.length === i);
+  }
+  assert.deepEqual(d.waits, [500, 1000, 2000, 4000]);
+});
+
+test('a caller gives up after its timeout, naming why the last attempt failed; the reconnector keeps trying', async () => {
+  const d = new FakeDevContainer();
+  d.reachable = false;
+  const r = started(d);
+  const t0 = Date.now();
+  await assert.rejects(r.connection(150), { message: "cannot reach the dev container's SSH server: no ready dev pod" });
+  assert.ok(Date.now() - t0 >= 140);
+  const dials = d.dials;
+  d.reachable = true;
+  const c = await r.connection(1000);
+  assert.ok(d.dials > dials, 'still dialling after the caller gave up');
+  assert.equal(c.id, 1);
+});
+
+test('close() fails the waiting callers at once, ends the live connection, and nothing is dialled after it', async () => {
+  const d = new FakeDevContainer();
+  d.reachable = false;
+  const r = started(d);
+  await eventually('dialling', () => d.dials >= 1);
+  const waiting = r.connection(60_000);
+  const t0 = Date.now();
+  r.close();
+  await assert.rejects(waiting, { message: 'the connection to the dev container is closed' });
+  assert.ok(Date.now() - t0 < 1000, 'not held until the 60 s timeout');
+  await assert.rejects(r.connection(), { message: 'the connection to the dev container is closed' });
+  const dials = d.dials;
+  await new Promise((res) => setTimeout(res, 30));
+  assert.equal(d.dials, dials);
+
+  const d2 = new FakeDevContainer();
+  const r2 = started(d2);
+  const live = await r2.connection(1000);
+  r2.close();
+  assert.equal(live.ended, true);
+  await new Promise((res) => setTimeout(res, 30));
+  assert.deepEqual([d2.dials, d2.notices], [1, []], 'a close is not a drop: no reconnect, no notice');
+});
+
+test('a dial that completes after close() is ended, not handed out', async () => {
+  let finish: (c: FakeConnection) => void = () => undefined;
+  const r = new Reconnector<FakeConnection>({ dial: () => new Promise((res) => (finish = res)), log: { debug: () => undefined } });
+  r.start();
+  r.close();
+  const late = new FakeConnection(1);
+  finish(late);
+  await eventually('the late connection is ended', () => late.ended);
+});
+
+test('nextBackoff: doubling, capped, reset by a stable connection', () => {
+  assert.equal(nextBackoff(BACKOFF_MIN_MS, 0), 500);
+  assert.equal(nextBackoff(4000, 9_999), BACKOFF_MAX_MS);
+  assert.equal(nextBackoff(BACKOFF_MAX_MS, STABLE_MS + 1), BACKOFF_MIN_MS);
+});

@@ -1,0 +1,113 @@
+/**
+ * The tunnel's reconnect decisions (tunnel.ts), apart from SSH and the cluster: keep one connection
+ * to the dev container, dial again with backoff whenever it drops or a dial fails, hand the current
+ * one to whoever asks (waiting for the next one when there is none), say when it is lost and back,
+ * and end everything at once on close(). `dial` is the only way out, so a test drives it with fakes.
+ */
+import { DevtoolError } from '../cli/errors.ts';
+import type { Logger } from '../log/logger.ts';
+
+/** What the reconnector needs of a connection: to end it, and to hear when it has closed. */
+export interface Connection {
+  end(): void;
+  once(event: 'close', listener: () => void): unknown;
+}
+
+export interface ReconnectOptions<C extends Connection> {
+  /** One connection attempt: resolves once the connection is ready, rejects when it fails. */
+  dial(): Promise<C>;
+  /** Each new connection, before anyone gets it (the tunnel asks for its reverse forwards here). */
+  connected?(c: C): void;
+  /** One-line notices for the user (connection lost, back). */
+  notice?(message: string): void;
+  log: Pick<Logger, 'debug'>;
+  /** Tests replace the clock and the waits between attempts. */
+  now?(): number;
+  sleep?(ms: number): Promise<void>;
+}
+
+export const BACKOFF_MIN_MS = 250;
+export const BACKOFF_MAX_MS = 5000;
+/** A connection that lasted longer than this resets the backoff. */
+export const STABLE_MS = 10_000;
+
+/** The wait before the next attempt: quick failures double it (up to the maximum), a connection that lasted resets it. */
+export function nextBackoff(previousMs: number, lastedMs: number): number {
+  return lastedMs > STABLE_MS ? BACKOFF_MIN_MS : Math.min(previousMs * 2, BACKOFF_MAX_MS);
+}
+
+export class Reconnector<C extends Connection> {
+  private current?: C;
+  /** Callers of connection() waiting for the next connection: resolved by it, failed by close(). */
+  private waiters: { done(c: C): void; fail(err: Error): void }[] = [];
+  private closed = false;
+  private everConnected = false;
+  /** Why the last attempt failed (the tunnel adds its port-forward's failures): said on a timeout. */
+  lastError = '';
+
+  constructor(private readonly o: ReconnectOptions<C>) {}
+
+  /** Starts dialling, and keeps at it until close(). */
+  start(): void {
+    void this.loop();
+  }
+
+  /** The live connection, waiting for a reconnect if there is none right now. */
+  connection(timeoutMs = 30_000): Promise<C> {
+    if (this.current) return Promise.resolve(this.current);
+    if (this.closed) return Promise.reject(new DevtoolError('the connection to the dev container is closed'));
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        done: (c: C) => {
+          clearTimeout(timer);
+          resolve(c);
+        },
+        fail: (err: Error) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        reject(new DevtoolError(`cannot reach the dev container's SSH server${this.lastError ? `: ${this.lastError}` : ''}`));
+      }, timeoutMs);
+      this.waiters.push(waiter);
+    });
+  }
+
+  /** Ends the current connection and fails every waiter, at once; nothing is dialled after it. */
+  close(): void {
+    this.closed = true;
+    this.current?.end();
+    for (const w of this.waiters.splice(0)) w.fail(new DevtoolError('the connection to the dev container is closed'));
+  }
+
+  private async loop(): Promise<void> {
+    const now = this.o.now ?? Date.now;
+    const sleep = this.o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    let delay = BACKOFF_MIN_MS;
+    while (!this.closed) {
+      const started = now();
+      try {
+        const c = await this.o.dial();
+        if (this.closed) {
+          c.end();
+          break;
+        }
+        if (this.everConnected) this.o.notice?.('reconnected to the dev container');
+        this.everConnected = true;
+        this.current = c;
+        this.o.connected?.(c);
+        for (const w of this.waiters.splice(0)) w.done(c);
+        await new Promise<void>((resolve) => c.once('close', () => resolve()));
+        this.current = undefined;
+        if (!this.closed) this.o.notice?.('connection to the dev container lost; reconnecting');
+      } catch (err) {
+        this.lastError = (err as Error).message;
+        this.o.log.debug(`dev tunnel: ${this.lastError}`);
+      }
+      delay = nextBackoff(delay, now() - started);
+      if (!this.closed) await sleep(delay);
+    }
+  }
+}
