@@ -6,7 +6,7 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ExitCode } from '../../src/cli/errors.ts';
@@ -232,6 +232,20 @@ describe('contexts', () => {
     assert.deepEqual(shown, { name: 'https://svc.example', token: 'REDACTED', namespace: 'default', builder: 'docker', registry: '-', isDevtool: true });
     assert.equal(showContext(sb).name, 'beta', 'nothing was stored');
     assert.match(fails(run(sb, ['namespace', 'use', 'x'], env), ExitCode.failure, 'namespace use with DEVTOOL_URL'), /DEVTOOL_URL\/DEVTOOL_TOKEN/);
+  });
+
+  test('--context picks the cluster of a dev-container command for one run; an unknown one is a usage error naming the flag', () => {
+    const sb = createSandbox();
+    const project = join(sb.env.HOME!, 'project');
+    mkdirSync(project);
+    writeFileSync(join(project, 'devtool.yml'), 'services:\n  api:\n    sync: [".:/app"]\n');
+    const run = (sb: Sandbox, args: string[]) => runDevtool(args, { env: sb.env, cwd: project });
+    // The fixture's clusters do not exist: which one a command tried to reach shows which it chose.
+    assert.match(fails(run(sb, ['down']), ExitCode.failure, 'down'), /alpha\.invalid.*namespaces\/default\//);
+    assert.match(fails(run(sb, ['down', '--context', 'beta']), ExitCode.failure, 'down --context beta'), /beta\.invalid.*namespaces\/team\//);
+    assert.match(fails(run(sb, ['restart', 'api', '-c', 'beta', '-n', 'n1']), ExitCode.failure, 'restart -c beta'), /beta\.invalid.*namespaces\/n1\//);
+    assert.equal(showContext(sb).name, 'alpha', 'the current context is left as it was');
+    assert.match(fails(run(sb, ['restart', '--context', 'gamma']), ExitCode.usage, 'restart --context gamma'), /--context: unknown context "gamma" \(known: alpha, beta\)/);
   });
 });
 
