@@ -19,6 +19,7 @@ import { readyDevPod, readyDevPodObject } from './activate.ts';
 import { blobOfPublicKey } from './keys.ts';
 import type { ExecCapture, StdinWriter } from '../kube/exec.ts';
 import { AGENT_SSH_PORT, devContainerName } from './mirror.ts';
+import { sleep } from '../base/wait.ts';
 
 export interface TunnelOptions {
   client: KubeClient;
@@ -154,7 +155,7 @@ export class DevTunnel {
       }
       // A connection that lasted resets the backoff; quick failures double it.
       delay = Date.now() - started > 10_000 ? BACKOFF_MIN_MS : Math.min(delay * 2, BACKOFF_MAX_MS);
-      if (!this.closed) await new Promise((r) => setTimeout(r, delay));
+      if (!this.closed) await sleep(delay);
     }
   }
 

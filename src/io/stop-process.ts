@@ -7,6 +7,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { sleep } from '../base/wait.ts';
 
 /** What stopping needs of the operating system; narrow, so tests give an in-memory one. */
 export interface ProcessTable {
@@ -91,5 +92,5 @@ export const systemProcesses: ProcessTable = {
     return state.startsWith('Z') ? undefined : args;
   },
   signal: (pid, signal) => process.kill(pid, signal),
-  sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+  sleep,
 };
