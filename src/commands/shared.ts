@@ -1,8 +1,9 @@
 /** Options shared by several commands, spelled once so their help reads the same everywhere. */
+import { MANIFEST_FILE } from '../app/folder.ts';
 import { UnavailableError } from '../cli/errors.ts';
 import type { CommandHandler, OptionSpec } from '../cli/spec.ts';
 
-export const manifestFile = (description = 'Manifest path', defaultValue: string | undefined = 'devtool.yml'): OptionSpec => ({
+export const manifestFile = (description = 'Manifest path', defaultValue: string | undefined = MANIFEST_FILE): OptionSpec => ({
   name: 'file',
   short: 'f',
   type: 'string',

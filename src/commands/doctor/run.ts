@@ -1,3 +1,4 @@
+import { MANIFEST_FILE } from '../../app/folder.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
 import { Progress } from '../../deploy/progress.ts';
 import { writeDoctorFile } from '../../doctor/doctor.ts';
@@ -5,7 +6,7 @@ import { writeDoctorFile } from '../../doctor/doctor.ts';
 export const runDoctor: CommandHandler = async (f, inv) => {
   const progress = new Progress(f.io.stderr, f.now, f.log);
   const r = await writeDoctorFile(f, {
-    file: inv.string('file') ?? 'devtool.yml',
+    file: inv.string('file') ?? MANIFEST_FILE,
     devName: inv.args[0],
     namespace: inv.string('namespace'),
     step: (m) => progress.step(m),
