@@ -38,4 +38,3 @@ export function findApp(folder: string, file?: string): AppSource | undefined {
   }
   return undefined;
 }
-
