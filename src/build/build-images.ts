@@ -10,7 +10,6 @@
  */
 import { formatDuration } from '../cli/duration.ts';
 import { DevtoolError } from '../cli/errors.ts';
-import type { Progress } from '../deploy/progress.ts';
 import type { BuildBackend } from './backend.ts';
 import { contentHash, contentTag } from './content-hash.ts';
 import { scanContext } from './context.ts';
@@ -22,6 +21,15 @@ import { buildVariables, type ImageOutcome } from './variables.ts';
 
 /** Image label holding the full content hash (the tag carries its first 24 digits). */
 export const CONTENT_HASH_LABEL = 'dev.devtool.content-hash';
+
+/** What a build reports, line by line (deploy/progress.ts's Progress is one: build does not depend on it). */
+export interface BuildProgress {
+  step(message: string): void;
+  done(message: string): void;
+  warn(message: string): void;
+  /** A line of the builder's own output. */
+  output(name: string, line: string): void;
+}
 
 export interface BuildImagesOptions {
   /** `always`: build every image (build, deploy --build); `missing`: only those not in the registry. */
@@ -35,7 +43,7 @@ export interface BuildImagesOptions {
   /** Opened on the first build only: a deploy with nothing to build never contacts the daemon. */
   readonly backend: () => Promise<BuildBackend>;
   readonly credentials: DockerCredentials;
-  readonly progress: Progress;
+  readonly progress: BuildProgress;
   readonly signal?: AbortSignal;
 }
 

@@ -11,6 +11,7 @@ import { createInterface } from 'node:readline';
 import { BUILDKIT, locateHostBinary } from '../binaries/host-binary.ts';
 import { DevtoolError, ExitCode } from '../cli/errors.ts';
 import type { BuildBackend, BuildLog, BuildRequest, BuildResult } from './backend.ts';
+import { oneLine } from '../base/text.ts';
 
 /** gRPC keepalive of the connection to the daemon; an absent field takes the reference's default. */
 export interface KeepaliveSettings {
@@ -208,8 +209,4 @@ export class BuildkitBackend implements BuildBackend {
   async close(): Promise<void> {
     for (const child of this.running) child.kill('SIGTERM');
   }
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ').trim();
 }

@@ -11,9 +11,8 @@
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import type { ComposeProject } from '../compose/model.ts';
-import type { Progress } from '../deploy/progress.ts';
 import { LocatedError, type Problem } from '../yaml/errors.ts';
-import { buildImages } from './build-images.ts';
+import { buildImages, type BuildProgress } from './build-images.ts';
 import type { ImageSpec } from './plan.ts';
 import type { BuildSetup } from './select.ts';
 
@@ -56,7 +55,7 @@ export function composeImageSpecs(project: ComposeProject): ImageSpec[] {
 }
 
 /** Service name -> image reference, for the translation's `images` option. */
-export async function composeImages(project: ComposeProject, environment: string, force: boolean, setup: BuildSetup, progress: Progress): Promise<Record<string, string>> {
+export async function composeImages(project: ComposeProject, environment: string, force: boolean, setup: BuildSetup, progress: BuildProgress): Promise<Record<string, string>> {
   const specs = composeImageSpecs(project);
   if (specs.length === 0) return {};
   const outcomes = await buildImages(specs, { mode: force ? 'always' : 'missing', ...setup, repositoryPrefix: `${environment}-`, progress });

@@ -4,14 +4,13 @@
  * Repositories default to `<context registry>/<environment>-<image>`, so two environments deployed
  * from one folder (--name) never push over each other.
  */
-import type { Progress } from '../deploy/progress.ts';
 import type { Manifest } from '../manifest/model.ts';
-import { buildImages } from './build-images.ts';
+import { buildImages, type BuildProgress } from './build-images.ts';
 import { manifestImages, selectImages } from './plan.ts';
 import type { BuildSetup } from './select.ts';
 import { buildVariables } from './variables.ts';
 
-export async function deployImages(manifest: Manifest, environment: string, force: boolean, setup: BuildSetup, progress: Progress): Promise<Record<string, string>> {
+export async function deployImages(manifest: Manifest, environment: string, force: boolean, setup: BuildSetup, progress: BuildProgress): Promise<Record<string, string>> {
   if (Object.keys(manifest.build).length === 0) return {};
   const specs = selectImages(manifestImages(manifest, setup.cwd), []);
   const outcomes = await buildImages(specs, { mode: force ? 'always' : 'missing', ...setup, repositoryPrefix: `${environment}-`, progress });

@@ -23,6 +23,7 @@ import { packContext, scanContext } from './context.ts';
 import { DockerCredentials, registryAuthHeader } from './docker-config.ts';
 import { newSessionId, serveSession, sessionHeaders, type Session } from './docker-session.ts';
 import { formatReference, parseReference } from './reference.ts';
+import { oneLine } from '../base/text.ts';
 
 type Modem = import('docker-modem');
 type ModemOptions = NonNullable<ConstructorParameters<typeof import('docker-modem')>[0]>;
@@ -284,8 +285,4 @@ function describeDialError(err: Error & { code?: string; statusCode?: number; js
   const json = err.json as { message?: string } | undefined;
   if (err.statusCode && json?.message) return `HTTP ${err.statusCode}: ${oneLine(json.message)}`;
   return oneLine(err.message);
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ').trim();
 }

@@ -10,7 +10,7 @@ import { UsageError } from '../cli/errors.ts';
 import type { Manifest } from '../manifest/model.ts';
 import { LocatedError, type Path, type Problem } from '../yaml/errors.ts';
 import { parseYaml } from '../yaml/parse.ts';
-import { didYouMean } from '../yaml/suggest.ts';
+import { didYouMean } from '../base/suggest.ts';
 import type { CliBuildOptions } from './options.ts';
 
 /** One image to build, with every path absolute. */

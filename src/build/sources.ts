@@ -5,10 +5,10 @@
  * images they depend on) when names are given.
  */
 import { relative, resolve } from 'node:path';
+import { findApp, MANIFEST_FILE } from '../app/folder.ts';
 import { DevtoolError, UsageError } from '../cli/errors.ts';
 import { loadCompose } from '../compose/load.ts';
-import { environmentName } from '../deploy/name.ts';
-import { resolveDeploySource, type DeploySource } from '../deploy/source.ts';
+import { environmentName } from '../app/name.ts';
 import { loadManifest } from '../manifest/load.ts';
 import { composeImageSpecs } from './compose-images.ts';
 import { dockerfileImage, isDockerfilePath, manifestImages, selectImages, type ImageSpec } from './plan.ts';
@@ -25,12 +25,10 @@ export function buildSources(cwd: string, file: string | undefined, names: reado
     if (names.length > 0) throw new UsageError(`image names (${names.join(', ')}) cannot be combined with -f ${file}: a Dockerfile builds one image`);
     return { specs: [dockerfileImage(file, cwd)], repositoryPrefix: '', warnings: [] };
   }
-  let source: DeploySource;
-  try {
-    source = resolveDeploySource(cwd, file);
-  } catch (err) {
-    if (file !== undefined) throw err;
-    throw new DevtoolError(`nothing to build in ${cwd}: no devtool.yml and no Compose file; name one with --file, or a Dockerfile with -f Dockerfile`);
+  const source = findApp(cwd, file);
+  if (source === undefined) {
+    if (file !== undefined) throw new DevtoolError(`${file} not found`);
+    throw new DevtoolError(`nothing to build in ${cwd}: no ${MANIFEST_FILE} and no Compose file; name one with --file, or a Dockerfile with -f Dockerfile`);
   }
   const nothing = (what: string) => new DevtoolError(`nothing to build: ${what} (or build a Dockerfile with -f Dockerfile)`);
   if (source.kind === 'compose') {

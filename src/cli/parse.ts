@@ -5,6 +5,7 @@
  * `--` passthrough, durations with units, and `-v1` on init.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { didYouMean } from '../base/suggest.ts';
 import { parseDuration } from './duration.ts';
 import { UsageError } from './errors.ts';
 import { Invocation, type OptionValue } from './invocation.ts';
@@ -83,7 +84,7 @@ function resolveCommand(words: string[], root: CommandSpec) {
       continue;
     }
     if (descending && spec === root) {
-      throw new UsageError(`unknown command "${word}" for 'devtool'${suggest(word, root.subcommands ?? [])}`, "run 'devtool --help' for usage");
+      throw new UsageError(`unknown command "${word}" for 'devtool'${didYouMean(word, (root.subcommands ?? []).map((c) => c.name))}`, "run 'devtool --help' for usage");
     }
     descending = false;
     remaining.push(word);
@@ -170,7 +171,7 @@ function checkArguments(spec: CommandSpec, label: string, hint: string, position
   const variadic = args.some((a) => a.variadic);
   if (!variadic && positionals.length > args.length) {
     const extra = positionals[args.length]!;
-    const what = spec.subcommands?.length ? `unknown command "${extra}" for '${label}'${suggest(extra, spec.subcommands)}` : `unexpected argument "${extra}" for '${label}'`;
+    const what = spec.subcommands?.length ? `unknown command "${extra}" for '${label}'${didYouMean(extra, spec.subcommands.map((c) => c.name))}` : `unexpected argument "${extra}" for '${label}'`;
     throw new UsageError(what, hint);
   }
   if (spec.passthrough?.required && rest.length === 0) {
@@ -186,7 +187,7 @@ function translateParseError(err: unknown, label: string, hint: string, options:
   const quoted = /'(-[^']*)'/.exec(e.message ?? '')?.[1] ?? '';
   switch (e.code) {
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
-      return new UsageError(`unknown flag ${quoted} for '${label}'${suggest(quoted.replace(/^-+/, ''), options.map((o) => ({ name: o.name })), '--')}`, hint);
+      return new UsageError(`unknown flag ${quoted} for '${label}'${didYouMean(quoted.replace(/^-+/, ''), options.map((o) => o.name), '--')}`, hint);
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE': {
       const name = /--([\w-]+)/.exec(e.message ?? '')?.[1];
       const opt = options.find((o) => o.name === name);
@@ -196,29 +197,4 @@ function translateParseError(err: unknown, label: string, hint: string, options:
     default:
       return new UsageError(e.message ?? String(err), hint);
   }
-}
-
-/** " (did you mean "up"?)" for a close match, by edit distance. */
-function suggest(word: string, candidates: readonly { name: string }[], prefix = ''): string {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const c of candidates) {
-    const d = editDistance(word, c.name);
-    if (d < bestDistance) [best, bestDistance] = [c.name, d];
-  }
-  return best ? ` (did you mean "${prefix}${best}"?)` : '';
-}
-
-function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diagonal = above;
-    }
-  }
-  return row[b.length]!;
 }

@@ -11,6 +11,7 @@ import { DevtoolError, ExitCode } from './errors.ts';
 import { commandHelp, rootHelp } from './help.ts';
 import { parseCommandLine, type ParsedCommandLine } from './parse.ts';
 import { globalOptions } from './spec.ts';
+import { oneLine } from '../base/text.ts';
 
 export async function runCli(argv: readonly string[], opts: FactoryOptions): Promise<number> {
   let parsed: ParsedCommandLine;
@@ -75,11 +76,6 @@ function asDevtoolError(err: unknown): (DevtoolError & { hint?: string }) | unde
   if (err instanceof DevtoolError) return err as DevtoolError & { hint?: string };
   const e = err as { exitCode?: unknown; message?: unknown } | null;
   return e && typeof e.exitCode === 'number' && typeof e.message === 'string' ? (e as DevtoolError & { hint?: string }) : undefined;
-}
-
-/** Errors are one line; details go to devtool.log. */
-function oneLine(message: string): string {
-  return message.replace(/\s*\n\s*/g, ' ').trim();
 }
 
 function isPromptCancel(err: unknown): boolean {

@@ -2,6 +2,7 @@
  * Options shared by several commands, spelled once so their help reads the same everywhere.
  * Each is `as const`, so a command's option list keeps its literal names and types (OptionValues).
  */
+import { MANIFEST_FILE } from '../app/folder.ts';
 import { UnavailableError } from '../cli/errors.ts';
 import type { CommandHandler, CommandInput, OptionSpec } from '../cli/spec.ts';
 import type { DevTargetQuery } from '../dev/target.ts';
@@ -10,7 +11,7 @@ export const manifestFile = (description = 'Manifest path') => ({
   name: 'file',
   short: 'f',
   type: 'string',
-  default: 'devtool.yml',
+  default: MANIFEST_FILE,
   description,
 }) as const satisfies OptionSpec;
 

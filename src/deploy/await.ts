@@ -7,9 +7,11 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { RolloutStep } from '../compose/translate.ts';
 import type { DependsCondition } from '../compose/model.ts';
+import { waitUntil } from '../base/wait.ts';
 import { DevtoolError } from '../cli/errors.ts';
 import { isTransient, type KubeClient } from '../kube/client.ts';
 import { ENVIRONMENT_LABEL, environmentSelector, SERVICE_LABEL } from '../kube/labels.ts';
+import { POLL_MS } from '../kube/poll.ts';
 import { podAcceptsTcp } from '../kube/port-check.ts';
 import { workloadsByLabel, workloadState, type WorkloadRef, type WorkloadState } from '../kube/workloads.ts';
 import { formatDuration } from '../cli/duration.ts';
@@ -99,18 +101,21 @@ export async function awaitCondition(client: RolloutReader, environment: string,
   if (condition === 'service_completed_successfully' && step.kind !== 'Job') {
     throw new DevtoolError(`service "${step.service}" is awaited to complete successfully, but it is a long-running service; give it restart: "no" to make it a one-off job`);
   }
-  for (;;) {
-    const state = await poll(() => client.state(ref));
-    if (state) {
-      failIfFailed({ ref, what: `service "${step.service}"`, service: step.service }, state);
-      if (await poll(() => met(client, step, ref, condition, state))) return;
-    }
-    if (deadline.remaining() <= 0) {
+  let state: WorkloadState | undefined;
+  const check = async () => {
+    state = await poll(() => client.state(ref));
+    if (!state) return false;
+    failIfFailed({ ref, what: `service "${step.service}"`, service: step.service }, state);
+    return (await poll(() => met(client, step, ref, condition, state!))) === true;
+  };
+  await waitUntil(check, {
+    timeoutMs: deadline.remaining(),
+    intervalMs: POLL_MS,
+    timedOut: () => {
       const detail = state?.state === 'progressing' ? ` (${state.detail})` : state ? '' : ' (the API server does not answer)';
-      throw new DevtoolError(`timed out after ${formatDuration(deadline.timeoutMs)} waiting for service "${step.service}" ${describe[condition]}${detail}`);
-    }
-    await sleep(Math.min(500, Math.max(0, deadline.remaining())));
-  }
+      return new DevtoolError(`timed out after ${formatDuration(deadline.timeoutMs)} waiting for service "${step.service}" ${describe[condition]}${detail}`);
+    },
+  });
 }
 
 /** Ready must hold this many polls in a row: a container that crashes at once looks ready for a moment. */
@@ -128,20 +133,24 @@ export async function awaitReady(client: RolloutReader, environment: string, ste
 export async function awaitWorkloadReady(client: RolloutReader, w: AwaitedWorkload, deadline: Deadline, stop?: AbortSignal): Promise<void> {
   const { ref } = w;
   let streak = 0;
-  for (;;) {
-    if (stop?.aborted) return;
-    const state = await poll(() => client.state(ref));
+  let state: WorkloadState | undefined;
+  const check = async () => {
+    if (stop?.aborted) return true;
+    state = await poll(() => client.state(ref));
     if (state) failIfFailed(w, state);
-    if (state?.state === 'completed') return;
+    if (state?.state === 'completed') return true;
     const ready = state?.state === 'ready' && ref.kind !== 'Job' && (await poll(() => allContainersRunning(client, ref)));
     streak = ready ? streak + 1 : 0;
-    if (streak >= STABLE_POLLS) return;
-    if (deadline.remaining() <= 0) {
+    return streak >= STABLE_POLLS;
+  };
+  await waitUntil(check, {
+    timeoutMs: deadline.remaining(),
+    intervalMs: POLL_MS,
+    timedOut: () => {
       const detail = state?.state === 'progressing' ? ` (${state.detail})` : state ? '' : ' (the API server does not answer)';
-      throw new DevtoolError(`timed out after ${formatDuration(deadline.timeoutMs)} waiting for ${w.what} to be ${ref.kind === 'Job' ? 'complete' : 'ready'}${detail}`);
-    }
-    await sleep(Math.min(500, Math.max(0, deadline.remaining())));
-  }
+      return new DevtoolError(`timed out after ${formatDuration(deadline.timeoutMs)} waiting for ${w.what} to be ${ref.kind === 'Job' ? 'complete' : 'ready'}${detail}`);
+    },
+  });
 }
 
 /**
@@ -237,8 +246,4 @@ async function poll<T>(read: () => Promise<T>): Promise<T | undefined> {
     if (isTransient(err)) return undefined;
     throw err;
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -7,6 +7,7 @@
  * cluster at each stage.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { waitUntil } from '../base/wait.ts';
 import { composeImages } from '../build/compose-images.ts';
 import type { BuildSetup } from '../build/select.ts';
 import { loadCompose } from '../compose/load.ts';
@@ -153,16 +154,16 @@ async function replaceFinishedJob(client: KubeClient, object: KubeObject): Promi
     if (isNotFound(err)) return;
     throw new DevtoolError(`cannot replace Job ${object.metadata.name}: ${describeKubeError(err)}`);
   }
-  for (let i = 0; i < 120; i++) {
+  const gone = async () => {
     try {
       await client.batch.readNamespacedJob({ name: object.metadata.name, namespace: client.namespace });
+      return false;
     } catch (err) {
-      if (isNotFound(err)) return;
+      if (isNotFound(err)) return true;
       throw err;
     }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new DevtoolError(`the previous Job ${object.metadata.name} is still being deleted after 30s`);
+  };
+  await waitUntil(gone, { timeoutMs: 30_000, intervalMs: 250, timedOut: () => new DevtoolError(`the previous Job ${object.metadata.name} is still being deleted after 30s`) });
 }
 
 const PRUNED_KINDS = [

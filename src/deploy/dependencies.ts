@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { DevtoolError } from '../cli/errors.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { Dependency, Manifest } from '../manifest/model.ts';
-import { sanitizeName } from './name.ts';
+import { sanitizeName } from '../app/name.ts';
 import type { Progress } from './progress.ts';
 import { readEnvironment } from './state.ts';
 

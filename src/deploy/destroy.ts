@@ -3,6 +3,7 @@
  * serves (found through discovery, so objects made by kubectl or helm in deploy commands go too).
  * Persistent volume claims are kept unless asked: data is never deleted by default.
  */
+import { waitUntil } from '../base/wait.ts';
 import { formatDuration } from '../cli/duration.ts';
 import { DevtoolError } from '../cli/errors.ts';
 import { deleteObject, listByLabel, type LabeledObject } from '../kube/apply.ts';
@@ -51,16 +52,15 @@ export async function destroyEnvironment(client: KubeClient, opts: DestroyOption
 }
 
 async function awaitGone(client: KubeClient, opts: DestroyOptions, progress: Progress): Promise<void> {
-  const until = Date.now() + opts.timeoutMs;
-  for (;;) {
-    const left = (await listByLabel(client, environmentSelector(opts.environment))).filter((o) => opts.volumes || o.kind.kind !== 'PersistentVolumeClaim');
-    if (left.length === 0) {
-      progress.done('every object is gone');
-      return;
-    }
-    if (Date.now() >= until) {
-      throw new DevtoolError(`timed out after ${formatDuration(opts.timeoutMs)} waiting for ${left.length} objects to go: ${left.slice(0, 5).map((o) => `${o.kind.kind}/${o.name}`).join(', ')}`);
-    }
-    await new Promise((r) => setTimeout(r, 1000));
-  }
+  let left: LabeledObject[] = [];
+  const gone = async () => {
+    left = (await listByLabel(client, environmentSelector(opts.environment))).filter((o) => opts.volumes || o.kind.kind !== 'PersistentVolumeClaim');
+    return left.length === 0;
+  };
+  await waitUntil(gone, {
+    timeoutMs: opts.timeoutMs,
+    intervalMs: 1000,
+    timedOut: () => new DevtoolError(`timed out after ${formatDuration(opts.timeoutMs)} waiting for ${left.length} objects to go: ${left.slice(0, 5).map((o) => `${o.kind.kind}/${o.name}`).join(', ')}`),
+  });
+  progress.done('every object is gone');
 }

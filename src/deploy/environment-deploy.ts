@@ -4,7 +4,10 @@
  * `devtool deploy` and every dependency go through here, so a dependency is deployed exactly as
  * `devtool deploy` in its repository would deploy it.
  */
+import { findApp, MANIFEST_FILE, type AppSource } from '../app/folder.ts';
 import type { BuildSetup } from '../build/select.ts';
+import { DevtoolError } from '../cli/errors.ts';
+import { defaultComposeFileNames } from '../compose/find.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { loadManifest } from '../manifest/load.ts';
 import type { Manifest } from '../manifest/model.ts';
@@ -12,16 +15,23 @@ import { deployCompose } from './compose-deploy.ts';
 import { deployDependencies, type DependencyRun, type DeployFolder } from './dependencies.ts';
 import { deployManifest } from './manifest-deploy.ts';
 import type { Progress } from './progress.ts';
-import { resolveDeploySource } from './source.ts';
 
 /** What is deployed, loaded and checked (bad input fails here, before the cluster is touched). */
 export type LoadedSource = { kind: 'manifest'; manifest: Manifest } | { kind: 'compose'; files: string[]; folder: string };
 
 /** `file`: --file (or a dependency's `manifest`), relative to `folder`; else devtool.yml, else a Compose file. */
 export function loadSource(folder: string, file: string | undefined, env: Readonly<NodeJS.ProcessEnv>): LoadedSource {
-  const source = resolveDeploySource(folder, file);
+  const source = deploySource(folder, file);
   if (source.kind === 'compose') return source;
   return { kind: 'manifest', manifest: loadManifest(source.file, { cwd: folder, env }) };
+}
+
+/** What `deploy` deploys (app/folder.ts decides), or why there is nothing. */
+function deploySource(folder: string, file: string | undefined): AppSource {
+  const app = findApp(folder, file);
+  if (app) return app;
+  if (file !== undefined) throw new DevtoolError(`${file} not found`);
+  throw new DevtoolError(`nothing to deploy in ${folder}: no ${MANIFEST_FILE} and no Compose file (${defaultComposeFileNames.join(', ')}); name one with --file`);
 }
 
 /** Where and with what an environment is deployed: the same for an application and its dependencies. */

@@ -3,6 +3,7 @@
  * Secret, claim and mirror, and wait for the dev pod. Safe to re-run: a second `up` from the same
  * folder re-applies the same objects (nothing rolls unless the dev spec changed).
  */
+import { waitUntil } from '../base/wait.ts';
 import { DevtoolError } from '../cli/errors.ts';
 import { formatDuration } from '../cli/duration.ts';
 import { applyObject } from '../kube/apply.ts';
@@ -10,9 +11,10 @@ import { isNotFound, isTransient, type KubeClient } from '../kube/client.ts';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { DeploymentObject } from '../kube/objects.ts';
 import { claimProblem } from '../kube/claims.ts';
+import { POLL_MS } from '../kube/poll.ts';
 import { workloadState } from '../kube/workloads.ts';
 import { buildDevObjects, type DevObjects } from './mirror.ts';
-import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName } from './names.ts';
+import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName, SPEC_HASH_ANNOTATION } from './names.ts';
 import { originOf } from './origin.ts';
 import { findOriginal, notFoundMessage, recordAndScaleDown } from './original.ts';
 import type { DevTarget } from './target.ts';
@@ -78,34 +80,29 @@ export async function readyDevPodObject(client: KubeClient, devName: string, spe
     (p) =>
       !p.metadata?.deletionTimestamp &&
       p.status?.phase === 'Running' &&
-      (specHash === undefined || p.metadata?.annotations?.['devtool.dev/dev-spec-hash'] === specHash) &&
+      (specHash === undefined || p.metadata?.annotations?.[SPEC_HASH_ANNOTATION] === specHash) &&
       (p.status.containerStatuses ?? []).every((c) => c.ready),
   );
 }
 
 /** Waits for the dev pod of this spec, failing early with the reason a `kubectl describe` would show. */
 async function waitForDevPod(client: KubeClient, devName: string, objects: DevObjects, timeoutMs: number): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  const specHash = objects.deployment.metadata.annotations?.['devtool.dev/dev-spec-hash'];
+  const specHash = objects.deployment.metadata.annotations?.[SPEC_HASH_ANNOTATION];
   const ref = { kind: 'Deployment' as const, name: objects.deployment.metadata.name, podSelector: `${DEV_POD_LABEL}=${devName}` };
   let detail = 'starting';
   const startedAt = Date.now();
-  for (;;) {
-    try {
-      const pod = await readyDevPod(client, devName, specHash);
-      if (pod) return pod;
-      const state = await workloadState(client, ref);
-      if (state.state === 'failed') throw new DevtoolError(`dev container ${ref.name} failed: ${state.reason}${state.logTail ? ` (last log line: ${state.logTail.split('\n').at(-1)})` : ''}`);
-      if (state.state === 'progressing') detail = state.detail;
-      // A claim that does not bind keeps the pod Pending forever: say why instead of timing out.
-      if (objects.claim && Date.now() - startedAt > 5000) {
-        const problem = await claimProblem(client, objects.claim.metadata.name);
-        if (problem) throw new DevtoolError(`dev container ${ref.name} cannot start: persistent volume claim ${objects.claim.metadata.name} is Pending: ${problem}; set services.<name>.persistentVolume.storageClass, or persistentVolume.enabled: false`);
-      }
-    } catch (err) {
-      if (!isTransient(err)) throw err;
+  const check = async (): Promise<string | undefined> => {
+    const pod = await readyDevPod(client, devName, specHash);
+    if (pod) return pod;
+    const state = await workloadState(client, ref);
+    if (state.state === 'failed') throw new DevtoolError(`dev container ${ref.name} failed: ${state.reason}${state.logTail ? ` (last log line: ${state.logTail.split('\n').at(-1)})` : ''}`);
+    if (state.state === 'progressing') detail = state.detail;
+    // A claim that does not bind keeps the pod Pending forever: say why instead of timing out.
+    if (objects.claim && Date.now() - startedAt > 5000) {
+      const problem = await claimProblem(client, objects.claim.metadata.name);
+      if (problem) throw new DevtoolError(`dev container ${ref.name} cannot start: persistent volume claim ${objects.claim.metadata.name} is Pending: ${problem}; set services.<name>.persistentVolume.storageClass, or persistentVolume.enabled: false`);
     }
-    if (Date.now() > deadline) throw new DevtoolError(`timed out after ${formatDuration(timeoutMs)} waiting for dev container ${ref.name} (${detail})`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
+    return undefined;
+  };
+  return waitUntil(check, { timeoutMs, intervalMs: POLL_MS, retry: isTransient, timedOut: () => new DevtoolError(`timed out after ${formatDuration(timeoutMs)} waiting for dev container ${ref.name} (${detail})`) });
 }

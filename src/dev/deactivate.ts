@@ -13,6 +13,7 @@ import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName } from './names.ts';
 import { originOf } from './origin.ts';
 import { findOriginal, originalSpecHash, recorded, restoreOriginal } from './original.ts';
 import type { DevTarget } from './target.ts';
+import { sleep } from '../base/wait.ts';
 
 export interface DeactivateOptions {
   volumes: boolean;
@@ -95,7 +96,7 @@ async function withRetry<T>(call: () => Promise<T>, attempts = 10): Promise<T> {
       return await call();
     } catch (err) {
       if (i >= attempts || !isTransient(err)) throw err;
-      await new Promise((r) => setTimeout(r, Math.min(500 * i, 3000)));
+      await sleep(Math.min(500 * i, 3000));
     }
   }
 }

@@ -3,11 +3,12 @@
  * environment (the client's private key never leaves the machine; the host key's public half is
  * what `exec` pins) and the PID file that stops a second `up` of the same dev container.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DevtoolError } from '../cli/errors.ts';
 import { writeFileAtomic } from '../io/atomic-file.ts';
-import { stopProcess, type ProcessTable, type StopResult } from '../io/stop-process.ts';
+import { PidFile } from '../io/pid-file.ts';
+import type { ProcessTable, StopResult } from '../io/stop-process.ts';
 import { generateDevKeys, type DevKeys } from './keys.ts';
 import { generateSyncKeys, parseSyncKeys, type SyncKeys } from '../sync/keys.ts';
 
@@ -71,30 +72,19 @@ export class DevState {
     if (holder !== undefined && holder !== pid) {
       throw new DevtoolError(`'devtool up' is already running for ${devName} from this folder (pid ${holder}); use that session, or stop it first`);
     }
-    writeFileAtomic(this.pidFile, `${pid}\n`, 0o644);
-    return () => {
-      if (this.holder() === pid) rmSync(this.pidFile, { force: true });
-    };
+    const file = this.upPidFile();
+    file.write(pid);
+    return () => file.release(pid);
   }
 
   /** The PID the PID file names, whether or not it still runs. */
   recordedPid(): number | undefined {
-    if (!existsSync(this.pidFile)) return undefined;
-    const pid = Number(readFileSync(this.pidFile, 'utf8').trim());
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+    return this.upPidFile().read();
   }
 
   /** The PID of a live `up` holding the PID file, if any. */
   holder(): number | undefined {
-    const pid = this.recordedPid();
-    if (pid === undefined) return undefined;
-    try {
-      process.kill(pid, 0);
-      return pid;
-    } catch (err) {
-      // EPERM: alive but not ours to signal; still a live holder.
-      return (err as NodeJS.ErrnoException).code === 'EPERM' ? pid : undefined;
-    }
+    return this.upPidFile().live();
   }
 
   /**
@@ -105,9 +95,11 @@ export class DevState {
    * `up` (reused after a crash or a reboot) is not signalled.
    */
   async stopHolder(o: { graceMs?: number; processes?: ProcessTable } = {}): Promise<({ pid: number } & StopResult) | undefined> {
-    const pid = this.recordedPid();
-    if (pid === undefined || pid === process.pid) return undefined;
-    return { pid, ...(await stopProcess(pid, { isOurs: isDevtoolUp, graceMs: o.graceMs ?? STOP_GRACE_MS, processes: o.processes })) };
+    return this.upPidFile(o.processes).stop({ graceMs: o.graceMs ?? STOP_GRACE_MS, except: process.pid });
+  }
+
+  private upPidFile(processes?: ProcessTable): PidFile {
+    return new PidFile(this.pidFile, { isOurs: isDevtoolUp, processes });
   }
 
   /** `down`: forget the keys (the next `up` makes new ones) and any stale PID file. */

@@ -11,7 +11,8 @@ import type { V1Container, V1EnvVar, V1Secret, V1VolumeMount, V1ObjectMeta } fro
 import { DevtoolError } from '../cli/errors.ts';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../kube/labels.ts';
 import type { DeploymentObject, PersistentVolumeClaimObject } from '../kube/objects.ts';
-import { DEV_LABEL, DEV_POD_LABEL, FOLDER_ANNOTATION, ORIGINAL_ANNOTATION, SPEC_HASH_ANNOTATION, mirrorName, sha256, stableJson } from './names.ts';
+import { DEV_LABEL, DEV_POD_LABEL, FOLDER_ANNOTATION, ORIGINAL_ANNOTATION, SPEC_HASH_ANNOTATION, mirrorName, stableJson } from './names.ts';
+import { sha256 } from '../base/hash.ts';
 import type { DevService } from '../manifest/model.ts';
 
 export type SecretObject = V1Secret & { apiVersion: 'v1'; kind: 'Secret'; metadata: V1ObjectMeta & { name: string } };

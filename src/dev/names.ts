@@ -3,8 +3,8 @@
  * `up` ran from. Everything `down` needs is recorded in the cluster under these names, so it can
  * restore the original even when the `up` that changed it was killed.
  */
-import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
+import { sha256 } from '../base/hash.ts';
 
 /** On the mirror, its pods and its Secret/PVC: the dev name (the manifest's `services` key). */
 export const DEV_LABEL = 'devtool.dev/dev';
@@ -43,10 +43,6 @@ export function folderHash(folder: string, host = hostname()): string {
 /** The local state directory key (f.home.devDir) of one dev container of one folder. */
 export function devKey(folder: string, context: string, namespace: string, devName: string): string {
   return sha256(JSON.stringify([folder, context, namespace, devName])).slice(0, 20);
-}
-
-export function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
 }
 
 /** JSON with object keys sorted, so equal values always hash the same. */

@@ -10,7 +10,8 @@ import { isNotFound, type KubeClient } from '../kube/client.ts';
 import { describeKubeError } from '../kube/config.ts';
 import type { DeploymentObject } from '../kube/objects.ts';
 import type { DevService } from '../manifest/model.ts';
-import { DEV_ANNOTATIONS_ON_ORIGINAL, DEV_LABEL, FOLDER_ANNOTATION, ORIGIN_ANNOTATION, ORIGINAL_HASH_ANNOTATION, REPLICAS_ANNOTATION, sha256, stableJson } from './names.ts';
+import { DEV_ANNOTATIONS_ON_ORIGINAL, DEV_LABEL, FOLDER_ANNOTATION, ORIGIN_ANNOTATION, ORIGINAL_HASH_ANNOTATION, REPLICAS_ANNOTATION, stableJson } from './names.ts';
+import { sha256 } from '../base/hash.ts';
 
 /** The original by the dev name, or by the manifest's `selector`; undefined when there is none. */
 export async function findOriginal(client: KubeClient, devName: string, dev: DevService): Promise<DeploymentObject | undefined> {

@@ -4,6 +4,7 @@
  * one to whoever asks (waiting for the next one when there is none), say when it is lost and back,
  * and end everything at once on close(). `dial` is the only way out, so a test drives it with fakes.
  */
+import { sleep } from '../base/wait.ts';
 import { DevtoolError } from '../cli/errors.ts';
 import type { Logger } from '../log/logger.ts';
 
@@ -84,7 +85,7 @@ export class Reconnector<C extends Connection> {
 
   private async loop(): Promise<void> {
     const now = this.o.now ?? Date.now;
-    const sleep = this.o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    const pause = this.o.sleep ?? sleep;
     let delay = BACKOFF_MIN_MS;
     while (!this.closed) {
       const started = now();
@@ -107,7 +108,7 @@ export class Reconnector<C extends Connection> {
         this.o.log.debug(`dev tunnel: ${this.lastError}`);
       }
       delay = nextBackoff(delay, now() - started);
-      if (!this.closed) await sleep(delay);
+      if (!this.closed) await pause(delay);
     }
   }
 }

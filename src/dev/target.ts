@@ -2,17 +2,16 @@
  * Which dev container a command acts on: the manifest's `services` entry (by the devName argument,
  * or the only one), the cluster and namespace, the folder identity and the local state of it.
  */
-import { existsSync, statSync } from 'node:fs';
-import { basename, dirname, resolve } from 'node:path';
+import { statSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { findApp, MANIFEST_FILE } from '../app/folder.ts';
 import { DevtoolError, UsageError } from '../cli/errors.ts';
-import { defaultComposeFileNames } from '../compose/find.ts';
 import type { ContextStore, ResolvedContext } from '../context/store.ts';
 import type { LoadedSource } from '../deploy/environment-deploy.ts';
-import { environmentName } from '../deploy/name.ts';
-import { isComposeFileName } from '../deploy/source.ts';
+import { environmentName } from '../app/name.ts';
 import { clusterTarget } from '../kube/target.ts';
 import { loadManifest } from '../manifest/load.ts';
-import { DEFAULT_MANIFEST_FILE, type DevService, type Manifest } from '../manifest/model.ts';
+import type { DevService, Manifest } from '../manifest/model.ts';
 import { projectScope } from '../manifest/project-scope.ts';
 import type { DevtoolHome } from '../home.ts';
 import type { Logger } from '../log/logger.ts';
@@ -107,22 +106,22 @@ interface DevManifest {
  * there are, the Compose services with host-path volumes are (compose-services.ts).
  */
 async function devManifest(f: DevTargetEnv, explicit: string | undefined): Promise<DevManifest> {
-  const file = explicit ?? DEFAULT_MANIFEST_FILE;
-  const composeFile = explicit !== undefined ? (isComposeFileName(explicit) ? explicit : undefined) : existsSync(resolve(f.cwd, file)) ? undefined : defaultComposeFileNames.find((n) => existsSync(resolve(f.cwd, n)));
-  if (composeFile === undefined && !existsSync(resolve(f.cwd, file))) {
+  const file = explicit ?? MANIFEST_FILE;
+  const app = findApp(f.cwd, explicit);
+  if (app === undefined) {
     throw new DevtoolError(`no manifest ${file} in ${f.cwd}: create one with a services entry for your dev container, ${EXAMPLE} (or run up next to a Compose file whose service mounts a host folder)`);
   }
   let manifest: Manifest;
   let source: LoadedSource;
-  if (composeFile !== undefined) {
-    const path = resolve(f.cwd, composeFile);
-    manifest = composeAsManifest(path);
-    source = { kind: 'compose', files: [path], folder: dirname(path) };
+  if (app.kind === 'compose') {
+    manifest = composeAsManifest(app.files[0]!);
+    source = app;
   } else {
     manifest = loadManifest(file, { cwd: f.cwd, env: f.env });
     source = { kind: 'manifest', manifest };
   }
-  let display = composeFile ?? file;
+  // A Compose application is named by its files below (it has no services section of its own).
+  let display = file;
   const compose = manifest.deploy.compose;
   const fromCompose = Object.keys(manifest.services).length === 0 && compose !== undefined;
   let skipped: Record<string, string[]> = {};

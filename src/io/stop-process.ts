@@ -7,6 +7,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { sleep } from '../base/wait.ts';
 
 /** What stopping needs of the operating system; narrow, so tests give an in-memory one. */
 export interface ProcessTable {
@@ -69,27 +70,53 @@ export async function stopProcess(pid: number, o: StopOptions): Promise<StopResu
   return { outcome: 'still-running', reason: `it was still there ${KILL_WAIT_MS / 1000}s after SIGKILL` };
 }
 
+/** What `ps -o stat= -o args= -p PID` printed, with its exit status; `error` when it could not run. */
+export interface PsOutput {
+  status: number | null;
+  stdout: string;
+  error?: Error;
+}
+
+function runPs(pid: number): PsOutput {
+  return spawnSync('ps', ['-o', 'stat=', '-o', 'args=', '-p', String(pid)], { encoding: 'utf8' });
+}
+
+/** Command lines read from /proc (Linux); `procRoot` is another folder laid out like it in tests. */
+export function procCommandLine(procRoot = '/proc'): ProcessTable['commandLine'] {
+  return (pid) => {
+    try {
+      const stat = readFileSync(`${procRoot}/${pid}/stat`, 'utf8');
+      // "PID (COMMAND) STATE ...": the command may hold spaces and parentheses.
+      const state = stat.slice(stat.lastIndexOf(')') + 2)[0];
+      if (state === 'Z' || state === 'X') return undefined;
+      return readFileSync(`${procRoot}/${pid}/cmdline`, 'utf8').split('\0').filter((a) => a !== '');
+    } catch {
+      return undefined;
+    }
+  };
+}
+
+/**
+ * Command lines from `ps`, on a system without /proc (macOS, the BSDs). Null (cannot tell) when ps
+ * cannot run or fails otherwise than "no such process"; `ps` is replaced in tests.
+ */
+export function psCommandLine(ps: (pid: number) => PsOutput = runPs): ProcessTable['commandLine'] {
+  return (pid) => {
+    const out = ps(pid);
+    if (out.error) return null;
+    const [state, ...args] = out.stdout.trim().split(/\s+/);
+    // ps exits 1 and prints nothing for a PID that does not exist.
+    if (out.status !== 0 || !state) return out.status === 1 ? undefined : null;
+    return state.startsWith('Z') ? undefined : args;
+  };
+}
+
+const fromProc = procCommandLine();
+const fromPs = psCommandLine();
+
 /** This machine's processes: /proc on Linux, `ps` elsewhere. */
 export const systemProcesses: ProcessTable = {
-  commandLine(pid) {
-    if (existsSync('/proc/self/stat')) {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        // "PID (COMMAND) STATE ...": the command may hold spaces and parentheses.
-        const state = stat.slice(stat.lastIndexOf(')') + 2)[0];
-        if (state === 'Z' || state === 'X') return undefined;
-        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((a) => a !== '');
-      } catch {
-        return undefined;
-      }
-    }
-    const ps = spawnSync('ps', ['-o', 'stat=', '-o', 'args=', '-p', String(pid)], { encoding: 'utf8' });
-    if (ps.error) return null;
-    const [state, ...args] = ps.stdout.trim().split(/\s+/);
-    // ps exits 1 and prints nothing for a PID that does not exist.
-    if (ps.status !== 0 || !state) return ps.status === 1 ? undefined : null;
-    return state.startsWith('Z') ? undefined : args;
-  },
+  commandLine: (pid) => (existsSync('/proc/self/stat') ? fromProc(pid) : fromPs(pid)),
   signal: (pid, signal) => process.kill(pid, signal),
-  sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+  sleep,
 };

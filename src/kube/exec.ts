@@ -8,6 +8,7 @@ import { PassThrough, Writable } from 'node:stream';
 import { DevtoolError } from '../cli/errors.ts';
 import type { ClientOptions } from 'ws';
 import type { KubeClient } from './client.ts';
+import { sleep } from '../base/wait.ts';
 
 export interface ExecCapture {
   /** The exit code; -1 when the command did not run (no such executable, container not running). */
@@ -113,7 +114,7 @@ export function framedSender(ws: { bufferedAmount: number; readyState: number; s
     ws.send(message);
     if (ws.bufferedAmount <= STDIN_HIGH_WATER) return;
     while (ws.bufferedAmount > STDIN_LOW_WATER) {
-      await new Promise((r) => setTimeout(r, 1));
+      await sleep(1);
       open();
     }
   };

@@ -1,3 +1,4 @@
+import { waitUntil } from '../base/wait.ts';
 import { DevtoolError } from '../cli/errors.ts';
 import { isTransient } from './client.ts';
 
@@ -7,14 +8,8 @@ import { isTransient } from './client.ts';
  * anything else `done` throws ends the wait at once.
  */
 export async function pollUntil(timeoutMs: number, what: string, done: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      if (await done()) return;
-    } catch (err) {
-      if (!isTransient(err)) throw err;
-    }
-    if (Date.now() > deadline) throw new DevtoolError(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
+  await waitUntil(done, { timeoutMs, intervalMs: POLL_MS, retry: isTransient, timedOut: () => new DevtoolError(`timed out waiting for ${what}`) });
 }
+
+/** How often the waits on the cluster ask. */
+export const POLL_MS = 500;

@@ -6,6 +6,7 @@
  */
 import { PassThrough } from 'node:stream';
 import type { KubeClient } from './client.ts';
+import { sleep } from '../base/wait.ts';
 
 export async function podAcceptsTcp(client: KubeClient, pod: string, port: number, listenMs = 1500): Promise<boolean> {
   const { PortForward } = await import('@kubernetes/client-node');
@@ -22,7 +23,7 @@ export async function podAcceptsTcp(client: KubeClient, pod: string, port: numbe
   try {
     const opened = await forward.portForward(client.namespace, pod, [port], output, errors, input);
     socket = typeof opened === 'function' ? (opened() ?? undefined) : opened;
-    await new Promise((resolve) => setTimeout(resolve, listenMs));
+    await sleep(listenMs);
     return !refused;
   } catch {
     return false;

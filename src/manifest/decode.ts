@@ -12,7 +12,7 @@ import { InterpolationError, interpolate, type Lookup } from '../compose/interpo
 import { formatPath as pathText, type Path, type Problem } from '../yaml/errors.ts';
 import type { SourceMap } from '../yaml/parse.ts';
 import type { ProjectScope } from './project-scope.ts';
-import { didYouMean } from '../yaml/suggest.ts';
+import { didYouMean } from '../base/suggest.ts';
 
 export type JsonSchema = Record<string, unknown>;
 

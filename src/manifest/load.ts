@@ -10,7 +10,7 @@ import { DevtoolError } from '../cli/errors.ts';
 import { readInputFile } from '../io/input-file.ts';
 import { LocatedError } from '../yaml/errors.ts';
 import { parseYaml } from '../yaml/parse.ts';
-import { didYouMean } from '../yaml/suggest.ts';
+import { didYouMean } from '../base/suggest.ts';
 import { Cursor, isMap, typeName } from './decode.ts';
 import type { Manifest } from './model.ts';
 import { projectScope } from './project-scope.ts';

@@ -4,7 +4,6 @@
  * consumers never look at raw YAML. docs/manifest.md is the user-facing reference of these fields.
  */
 
-export const DEFAULT_MANIFEST_FILE = 'devtool.yml';
 /** Used when a dependency does not say how long `wait` may take (the reference's wait default). */
 export const DEFAULT_DEPENDENCY_TIMEOUT_MS = 5 * 60_000;
 /** Okteto's own default, which is what users of dev containers expect. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { localContract, remoteSyncthing, syncFolderPairs } from './contract.ts';
 import type { SyncKeys } from './keys.ts';
-import { describeFolder } from './up.ts';
+import { describeFolder } from '../dev/up-sync.ts';
 
 const identity = (name: string) => ({ certificate: `${name}-cert`, key: `${name}-key`, deviceID: `${name}-ID`, apiKey: `${name}-k`, password: `${name}-p` });
 const keys: SyncKeys = { local: identity('local'), remote: identity('remote') };

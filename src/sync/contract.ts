@@ -11,7 +11,7 @@
  * a new volume is being filled (bootstrap.ts).
  */
 import { isAbsolute, resolve } from 'node:path';
-import { sha256 } from '../dev/names.ts';
+import { sha256 } from '../base/hash.ts';
 import type { SyncFolder as ManifestSyncFolder, SyncMode } from '../manifest/model.ts';
 import type { SyncKeys } from './keys.ts';
 

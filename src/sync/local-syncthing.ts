@@ -12,13 +12,14 @@
  * start and kept in `address` (local-address.ts says why).
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { promisify } from 'node:util';
 import { DevtoolError } from '../cli/errors.ts';
 import { writeFileAtomic } from '../io/atomic-file.ts';
-import { stopProcess, type ProcessTable } from '../io/stop-process.ts';
+import { PidFile } from '../io/pid-file.ts';
+import type { ProcessTable } from '../io/stop-process.ts';
 import type { Logger } from '../log/logger.ts';
 import { guiPortFromLog, isLocalSyncthingOf, removeAddressFile, writeAddressFile, type LocalAddress } from './local-address.ts';
 
@@ -53,13 +54,13 @@ export class LocalSyncthing {
   private spawns = 0;
   readonly home: string;
   readonly logFile: string;
-  private readonly pidFile: string;
+  private readonly pidFile: PidFile;
   private readonly contractFile: string;
 
   constructor(private readonly o: LocalSyncthingOptions) {
     this.home = join(o.stateDir, 'syncthing');
     this.logFile = join(o.stateDir, 'syncthing.log');
-    this.pidFile = join(o.stateDir, 'syncthing.pid');
+    this.pidFile = syncthingPidFile(o.stateDir);
     this.contractFile = join(o.stateDir, 'syncthing-contract.json');
   }
 
@@ -97,7 +98,7 @@ export class LocalSyncthing {
         );
         closeSync(logFd); // the child has its own copy
         this.child = child;
-        if (child.pid) writeFileAtomic(this.pidFile, `${child.pid}\n`, 0o644);
+        if (child.pid) this.pidFile.write(child.pid);
         if (child.pid) this.stopFollowing = this.followLog(child.pid, logStart);
         if (++this.spawns > 1) this.o.restarted?.();
         child.once('exit', (code, signal) => {
@@ -192,7 +193,7 @@ export class LocalSyncthing {
       await exited;
       clearTimeout(timer);
     }
-    rmSync(this.pidFile, { force: true });
+    this.pidFile.remove();
   }
 }
 
@@ -209,19 +210,12 @@ function openLog(path: string): number {
   return openSync(path, 'a', 0o600);
 }
 
-/** Stops a Syncthing left running on this state folder by an `up` that was killed. */
+/** Stops a Syncthing left running on this state folder by an `up` that was killed (its PID file is kept while it may still run: the next `up` or `down` tries again). */
 export async function stopStaleSyncthing(stateDir: string, processes?: ProcessTable): Promise<void> {
-  const pidFile = join(stateDir, 'syncthing.pid');
-  let pid: number;
-  try {
-    pid = Number(readFileSync(pidFile, 'utf8').trim());
-  } catch {
-    return;
-  }
-  if (Number.isInteger(pid) && pid > 0) {
-    const result = await stopProcess(pid, { isOurs: isLocalSyncthingOf(stateDir), graceMs: 5_000, processes });
-    // Left in place, the next `up` or `down` tries again.
-    if (result.outcome === 'still-running') return;
-  }
-  rmSync(pidFile, { force: true });
+  await syncthingPidFile(stateDir, processes).stop({ graceMs: 5_000 });
+}
+
+/** The local Syncthing's PID file: it names a Syncthing of this state folder, or it is stale. */
+function syncthingPidFile(stateDir: string, processes?: ProcessTable): PidFile {
+  return new PidFile(join(stateDir, 'syncthing.pid'), { isOurs: isLocalSyncthingOf(stateDir), processes });
 }

@@ -2,6 +2,7 @@
  * The few calls of Syncthing's REST API that devtool makes, on either end (the remote one through
  * the SSH tunnel). Every call is bounded: a stuck tunnel must not hang `up` or `status`.
  */
+import { waitUntil } from '../base/wait.ts';
 
 export interface Completion {
   /** 0-100 */
@@ -92,18 +93,16 @@ export class SyncthingApi {
 
   /** Resolves once the API answers, retrying until `timeoutMs`. */
   async waitReady(timeoutMs: number): Promise<void> {
-    const until = Date.now() + timeoutMs;
-    let last = '';
-    while (Date.now() < until) {
-      try {
-        await this.request('GET', '/rest/system/ping', undefined, 2_000);
-        return;
-      } catch (err) {
-        last = (err as Error).message;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
-    throw new Error(`the sync service at ${this.baseUrl} did not answer within ${Math.round(timeoutMs / 1000)}s${last ? ` (${last})` : ''}`);
+    const ping = async () => {
+      await this.request('GET', '/rest/system/ping', undefined, 2_000);
+      return true;
+    };
+    await waitUntil(ping, {
+      timeoutMs,
+      intervalMs: 200,
+      retry: () => true,
+      timedOut: (last) => new Error(`the sync service at ${this.baseUrl} did not answer within ${Math.round(timeoutMs / 1000)}s${last ? ` (${(last as Error).message})` : ''}`),
+    });
   }
 
   /** How much of the folder's global state `device` has (default: this end). */

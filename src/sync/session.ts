@@ -25,6 +25,7 @@ import { prepareRemoteFolder, type PreparedFolder } from './bootstrap.ts';
 import { ContainerGuard } from './container-guard.ts';
 import { indexesExchanged, readSettled, scanAndExchange, type SyncEnds } from './exchange.ts';
 import { firstPassSummary, fsLookup, keepLocal, planFirstPass } from './first-pass.ts';
+import { sleep } from '../base/wait.ts';
 
 export interface SyncTunnel {
   /** A local port forwarded (over SSH) to host:port in the dev container; stable across reconnects. */
@@ -208,7 +209,7 @@ export class SyncSession {
     for (const api of [this.localApi!, this.remoteApi!]) {
       await api.request('POST', '/rest/system/reset').catch(() => undefined);
     }
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(1000);
     await Promise.all([this.localApi!.waitReady(60_000), this.remoteApi!.waitReady(60_000)]);
     // The reset restarts the local Syncthing from its contract: its folders are set up again first.
     await this.restoring;
@@ -226,7 +227,7 @@ export class SyncSession {
       localDevice: this.o.keys.local.deviceID,
       remoteDevice: this.o.keys.remote.deviceID,
       closed: () => this.closed,
-      sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+      sleep,
       now: () => Date.now(),
     };
   }
@@ -273,7 +274,7 @@ export class SyncSession {
         last = (err as Error).message;
       }
       if (Date.now() > deadline) throw new Error(`the first sync of ${f.local} did not finish in time (${last})`);
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
   }
 
@@ -306,7 +307,7 @@ export class SyncSession {
           }
         }
       } catch {
-        if (!this.closed) await new Promise((r) => setTimeout(r, 2000));
+        if (!this.closed) await sleep(2000);
       }
     }
   }

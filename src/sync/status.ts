@@ -7,11 +7,18 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DevtoolError } from '../cli/errors.ts';
-import type { DevState } from '../dev/local-state.ts';
 import { parseSyncKeys, type SyncKeys } from './keys.ts';
 import { LocalSyncthingApi, recordedAddress } from './local-address.ts';
 import { SyncthingApi } from './rest.ts';
 import { RUNTIME_FILE, type SyncRuntime } from './session.ts';
+
+/** What status reads of a dev container's local state (dev/local-state.ts's DevState). */
+export interface SyncStateFiles {
+  readonly dir: string;
+  readonly syncKeysFile: string;
+  /** The PID of the live `up` holding the dev container, if any. */
+  holder(): number | undefined;
+}
 
 export interface SyncStatus {
   /** 0-100 */
@@ -22,7 +29,7 @@ export interface SyncStatus {
   localUrl: string;
 }
 
-export function readRuntime(state: DevState, devName: string): { runtime: SyncRuntime; keys: SyncKeys } {
+export function readRuntime(state: SyncStateFiles, devName: string): { runtime: SyncRuntime; keys: SyncKeys } {
   const notRunning = new DevtoolError(`file sync is not running for ${devName} from this folder: start it with 'devtool up ${devName}'`);
   let runtime: SyncRuntime;
   let keys: SyncKeys;
@@ -36,7 +43,7 @@ export function readRuntime(state: DevState, devName: string): { runtime: SyncRu
   return { runtime, keys };
 }
 
-export async function syncStatus(state: DevState, devName: string): Promise<SyncStatus> {
+export async function syncStatus(state: SyncStateFiles, devName: string): Promise<SyncStatus> {
   const { runtime, keys } = readRuntime(state, devName);
   const local = new LocalSyncthingApi(() => recordedAddress(state.dir), keys.local.apiKey);
   const remote = new SyncthingApi(runtime.remoteUrl, keys.remote.apiKey);

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DevtoolError } from '../cli/errors.ts';
 import { formatPath, LocatedError } from './errors.ts';
-import { didYouMean, suggest } from './suggest.ts';
 
 test('paths read like the YAML they point into', () => {
   assert.equal(formatPath(['services', 'web', 'ports', 0]), 'services.web.ports[0]');
@@ -20,12 +19,4 @@ test('a located error is one line, the first problem in file order, exit code 1'
   assert.equal(err.exitCode, 1);
   assert.equal(err.message, 'a.yaml:3:5: field services.web: first\\nwith a newline');
   assert.deepEqual(err.lines(), ['a.yaml:3:5: field services.web: first\\nwith a newline', 'a.yaml:9:1: second', 'b.yaml:1:1: other file']);
-});
-
-test('suggestions for likely typos only', () => {
-  assert.equal(suggest('imgae', ['image', 'build', 'ports']), 'image');
-  assert.equal(suggest('servics', ['services', 'volumes']), 'services');
-  assert.equal(suggest('zzz', ['image', 'build']), undefined);
-  assert.equal(didYouMean('portz', ['ports']), ' (did you mean "ports"?)');
-  assert.equal(didYouMean('x', ['ports']), '');
 });

@@ -3,7 +3,7 @@ import { buildSetup } from '../../build/select.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
 import { prepareCompose } from '../../deploy/compose-deploy.ts';
 import { deployEnvironment, loadSource } from '../../deploy/environment-deploy.ts';
-import { environmentName } from '../../deploy/name.ts';
+import { environmentName } from '../../app/name.ts';
 import { Progress } from '../../deploy/progress.ts';
 import { parseVariables } from '../../deploy/variables.ts';
 import { objectsToYaml } from '../../kube/manifest-yaml.ts';

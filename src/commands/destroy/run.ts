@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import type { CommandHandler } from '../../cli/spec.ts';
 import { destroyEnvironment } from '../../deploy/destroy.ts';
 import { runDestroyCommands } from '../../deploy/manifest-deploy.ts';
-import { environmentName, sanitizeName } from '../../deploy/name.ts';
+import { MANIFEST_FILE } from '../../app/folder.ts';
+import { environmentName, sanitizeName } from '../../app/name.ts';
 import { Progress } from '../../deploy/progress.ts';
-import { DEFAULT_MANIFEST } from '../../deploy/source.ts';
 import { clusterTarget } from '../../kube/target.ts';
 import { loadManifest } from '../../manifest/load.ts';
 import type { destroyOptions } from './spec.ts';
@@ -13,7 +13,7 @@ import type { destroyOptions } from './spec.ts';
 export const runDestroy: CommandHandler<typeof destroyOptions> = async (f, inv) => {
   const { context, namespace } = await clusterTarget(f, { namespace: inv.opts.namespace });
   // The manifest of the folder, when there is one: its destroy commands and its environment name.
-  const manifestPath = join(f.cwd, DEFAULT_MANIFEST);
+  const manifestPath = join(f.cwd, MANIFEST_FILE);
   const manifest = existsSync(manifestPath) ? loadManifest(manifestPath, { cwd: f.cwd, env: f.env }) : undefined;
   const environment = environmentName(inv.opts.name ?? manifest?.name, f.cwd);
   const client = await f.kube({ context, namespace });

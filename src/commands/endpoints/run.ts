@@ -1,6 +1,6 @@
 import type { CommandHandler } from '../../cli/spec.ts';
 import { environmentUrls, formatUrls } from '../../deploy/endpoints.ts';
-import { environmentName } from '../../deploy/name.ts';
+import { environmentName } from '../../app/name.ts';
 import { clusterTarget } from '../../kube/target.ts';
 import type { endpointsOptions } from './spec.ts';
 

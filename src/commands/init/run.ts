@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { MANIFEST_FILE } from '../../app/folder.ts';
 import { DevtoolError, UsageError } from '../../cli/errors.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
 import type { Factory } from '../../factory.ts';
@@ -38,7 +39,7 @@ export const runInit: CommandHandler<typeof initOptions> = async (f, inv) => {
   f.io.stdout.write(`✓ ${shown} created (${describeMethod(answers.deploy)}; dev container "${answers.service}" forwarding ${answers.port})\n`);
   if (wroteIgnore) f.io.stdout.write(`✓ ${relative(f.cwd, ignorePath) || ignorePath} created: files 'devtool up' never synchronizes\n`);
   const target = [context ? `--context ${context}` : '', namespace ? `--namespace ${namespace}` : ''].filter(Boolean).join(' ');
-  f.io.stdout.write(`  next: devtool deploy${target ? ` ${target}` : ''}${file !== 'devtool.yml' ? ` --file ${file}` : ''}, then devtool up\n`);
+  f.io.stdout.write(`  next: devtool deploy${target ? ` ${target}` : ''}${file !== MANIFEST_FILE ? ` --file ${file}` : ''}, then devtool up\n`);
 };
 
 async function ask(f: Factory, i: Inspection, name: string): Promise<Answers> {

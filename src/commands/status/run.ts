@@ -1,6 +1,7 @@
 import type { CommandHandler } from '../../cli/spec.ts';
 import { devTarget } from '../../dev/target.ts';
 import { formatPercent, syncStatus } from '../../sync/status.ts';
+import { sleep } from '../../base/wait.ts';
 import { devTargetQuery } from '../shared.ts';
 import type { statusOptions } from './spec.ts';
 
@@ -29,7 +30,7 @@ export const runStatus: CommandHandler<typeof statusOptions> = async (f, inv) =>
   process.once('SIGTERM', onSignal);
   try {
     while (!stop) {
-      await new Promise((r) => setTimeout(r, 1000));
+      await sleep(1000);
       if (stop) break;
       const now = formatPercent((await syncStatus(t.state, t.devName)).percent);
       if (now !== last) f.io.stdout.write(`Synchronization status: ${now}\n`);

@@ -7,7 +7,7 @@ import { parseEnvList } from '../../dev/spec.ts';
 import { agentImage, devTarget } from '../../dev/target.ts';
 import { DevTunnel } from '../../dev/tunnel.ts';
 import { watchOriginal, type OriginalWatch } from '../../dev/original-watch.ts';
-import { checkWatchLimits, describeFolder, firstSyncSummary, prepareSync, startSync, syncingHow } from '../../sync/up.ts';
+import { checkWatchLimits, describeFolder, firstSyncSummary, prepareSync, startSync, syncingHow } from '../../dev/up-sync.ts';
 import type { SyncSession } from '../../sync/session.ts';
 import { devTargetQuery } from '../shared.ts';
 import type { upOptions } from './spec.ts';

@@ -3,7 +3,7 @@
  */
 import { isQualifiedName } from '../../kube/naming.ts';
 import type { Path } from '../../yaml/errors.ts';
-import { didYouMean } from '../../yaml/suggest.ts';
+import { didYouMean } from '../../base/suggest.ts';
 import type { Healthcheck, ResourceAmounts, Resources, RestartPolicy } from '../model.ts';
 import { ShellwordsError, splitShellwords } from '../shellwords.ts';
 import { get, isObj, keyValues, show, type NormalizeContext, type Obj } from './context.ts';

@@ -4,7 +4,7 @@
  * service declares.
  */
 import type { Path } from '../../yaml/errors.ts';
-import { didYouMean } from '../../yaml/suggest.ts';
+import { didYouMean } from '../../base/suggest.ts';
 import type { ComposeService, Endpoint, EndpointRule } from '../model.ts';
 import { get, isObj, show, type NormalizeContext, type Obj } from './context.ts';
 import { sortedMap } from './environment.ts';

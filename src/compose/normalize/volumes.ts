@@ -8,7 +8,7 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Path } from '../../yaml/errors.ts';
-import { didYouMean } from '../../yaml/suggest.ts';
+import { didYouMean } from '../../base/suggest.ts';
 import type { ComposeVolume, ServiceVolume } from '../model.ts';
 import { get, isObj, show, type NormalizeContext, type Obj } from './context.ts';
 import { annotations } from './fields.ts';

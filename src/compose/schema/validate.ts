@@ -12,7 +12,7 @@ import type { ErrorObject } from 'ajv';
 import type { Path, Problem } from '../../yaml/errors.ts';
 import { formatPath } from '../../yaml/errors.ts';
 import type { SourceMap } from '../../yaml/parse.ts';
-import { didYouMean } from '../../yaml/suggest.ts';
+import { didYouMean } from '../../base/suggest.ts';
 import { schemaForValidation } from './compile.ts';
 import type { JsonSchema } from './extend.ts';
 // Precompiled by scripts/compile-compose-schema.ts (compiling at run time costs 300-400 ms).

@@ -1,4 +1,4 @@
-/** "Did you mean ...?" for misspelt field names and values. */
+/** "Did you mean ...?" for misspelt names: commands, flags, fields, values. Ground floor: imports nothing from src/. */
 
 /** Edit distance (insertions, deletions, substitutions, and swaps of two neighbours). */
 export function editDistance(a: string, b: string): number {
@@ -18,19 +18,22 @@ export function editDistance(a: string, b: string): number {
 }
 
 /**
- * The closest candidate to `word`, when it is close enough to be a likely typo: at most a third of
- * the word's length in edits (and at least one), case ignored. Ties go to the first candidate.
+ * The closest candidate to `word` when it is a likely typo, case ignored: at most a third of the
+ * word's length in edits (and at least one), or the word is the start of the candidate (an
+ * abbreviation: "u" for "use"). The fewest edits win; ties go to the first candidate.
  */
 export function suggest(word: string, candidates: Iterable<string>): string | undefined {
-  if (word.length > 64) return undefined;
+  if (word.length === 0 || word.length > 64) return undefined;
   const lower = word.toLowerCase();
   const limit = Math.max(1, Math.floor(word.length / 3));
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const c of candidates) {
-    if (Math.abs(c.length - word.length) > limit) continue;
-    const dist = editDistance(lower, c.toLowerCase());
-    if (dist <= limit && dist < bestDistance) {
+    const candidate = c.toLowerCase();
+    const abbreviation = candidate.startsWith(lower);
+    if (!abbreviation && Math.abs(c.length - word.length) > limit) continue;
+    const dist = editDistance(lower, candidate);
+    if ((dist <= limit || abbreviation) && dist < bestDistance) {
       best = c;
       bestDistance = dist;
     }
@@ -38,8 +41,8 @@ export function suggest(word: string, candidates: Iterable<string>): string | un
   return best;
 }
 
-/** ` (did you mean "image"?)`, or nothing. */
-export function didYouMean(word: string, candidates: Iterable<string>): string {
+/** ` (did you mean "image"?)` (with `prefix` before the name: `"--namespace"`), or nothing. */
+export function didYouMean(word: string, candidates: Iterable<string>, prefix = ''): string {
   const s = suggest(word, candidates);
-  return s === undefined ? '' : ` (did you mean ${JSON.stringify(s)}?)`;
+  return s === undefined ? '' : ` (did you mean ${JSON.stringify(prefix + s)}?)`;
 }

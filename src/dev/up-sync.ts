@@ -6,13 +6,13 @@ import { existsSync, statSync } from 'node:fs';
 import { AGENT, locateHostBinary, SYNCTHING } from '../binaries/host-binary.ts';
 import { DevtoolError } from '../cli/errors.ts';
 import { showPath } from '../manifest/project-scope.ts';
-import { AGENT_PATH } from '../dev/mirror.ts';
-import type { DevTarget } from '../dev/target.ts';
 import type { Logger } from '../log/logger.ts';
-import { remoteSyncthing, syncFolderPairs, type SyncFolderPair } from './contract.ts';
-import type { SyncKeys } from './keys.ts';
-import { SyncSession, type FirstSync, type SyncTunnel } from './session.ts';
-import { countWatchedFolders, LIMIT_FILE, parseLimit, readLocalLimit, watchLimitWarnings } from './watch-limits.ts';
+import { remoteSyncthing, syncFolderPairs, type SyncFolderPair } from '../sync/contract.ts';
+import type { SyncKeys } from '../sync/keys.ts';
+import { SyncSession, type FirstSync, type SyncTunnel } from '../sync/session.ts';
+import { countWatchedFolders, LIMIT_FILE, parseLimit, readLocalLimit, watchLimitWarnings } from '../sync/watch-limits.ts';
+import { AGENT_PATH } from './mirror.ts';
+import type { DevTarget } from './target.ts';
 
 export interface SyncPlan {
   folders: SyncFolderPair[];

@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { sleep, waitUntil, type WaitClock } from './wait.ts';
+
+function fakeClock(): WaitClock & { slept: number[] } {
+  let now = 1_000;
+  const slept: number[] = [];
+  return {
+    slept,
+    now: () => now,
+    sleep: async (ms) => {
+      slept.push(ms);
+      now += ms;
+    },
+  };
+}
+
+test('sleep waits about the time asked, and a negative time not at all', async () => {
+  const start = Date.now();
+  await sleep(20);
+  assert.ok(Date.now() - start >= 15);
+  await sleep(-5);
+});
+
+test('waitUntil returns the first answer that is neither undefined nor false, checking at once', async () => {
+  const clock = fakeClock();
+  const answers = [undefined, false, 'pod-1'];
+  const got = await waitUntil(() => answers.shift(), { timeoutMs: 10_000, intervalMs: 500, clock, timedOut: () => new Error('late') });
+  assert.equal(got, 'pod-1');
+  assert.deepEqual(clock.slept, [500, 500]);
+});
+
+test('waitUntil checks one last time at the deadline, then throws its timeout error', async () => {
+  const clock = fakeClock();
+  let checks = 0;
+  await assert.rejects(
+    waitUntil(
+      () => {
+        checks++;
+        return false;
+      },
+      { timeoutMs: 1_200, intervalMs: 500, clock, timedOut: () => new Error('timed out waiting for the pod') },
+    ),
+    /timed out waiting for the pod/,
+  );
+  // 0, 500, 1000, and 1200 (the deadline): the last pause is cut to what is left.
+  assert.equal(checks, 4);
+  assert.deepEqual(clock.slept, [500, 500, 200]);
+});
+
+test('waitUntil asks again after a failure retry accepts, ends at once on any other, and reports the last accepted one', async () => {
+  const clock = fakeClock();
+  const transient = Object.assign(new Error('ECONNRESET'), { code: 'ECONNRESET' });
+  const retry = (err: unknown) => (err as { code?: string }).code === 'ECONNRESET';
+  let n = 0;
+  const value = await waitUntil(
+    () => {
+      if (++n < 3) throw transient;
+      return true;
+    },
+    { timeoutMs: 5_000, intervalMs: 100, retry, clock, timedOut: () => new Error('late') },
+  );
+  assert.equal(value, true);
+
+  await assert.rejects(
+    waitUntil(
+      () => {
+        throw new Error('forbidden');
+      },
+      { timeoutMs: 5_000, intervalMs: 100, retry, clock, timedOut: () => new Error('late') },
+    ),
+    /forbidden/,
+  );
+
+  await assert.rejects(
+    waitUntil(
+      () => {
+        throw transient;
+      },
+      { timeoutMs: 300, intervalMs: 100, retry, clock, timedOut: (last) => new Error(`no answer (${(last as Error).message})`) },
+    ),
+    /no answer \(ECONNRESET\)/,
+  );
+});
