@@ -7,15 +7,16 @@
 'use strict';
 
 const layers = [
-  ['base', 'cli/errors.ts', 'cli/duration.ts'], // the two cli/ files until they move to base/
+  ['base'],
   ['io', 'log', 'yaml', 'binaries', 'home.ts', 'version.ts'],
   ['analytics', 'service', 'context'],
   ['kube'],
   ['factory.ts'], // what a command gets: built from the layers below
   ['cli'], // the command machinery (spec, parse, help); cli/run.ts wires the commands in
   ['compose'],
+  ['app'], // the application in a folder: manifest or Compose, its environment name
   ['manifest'],
-  ['image', 'build'], // build/ until its rename to image/
+  ['image'],
   ['deploy'],
   ['dev', 'sync', 'doctor', 'init'],
   ['commands'],

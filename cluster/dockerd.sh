@@ -15,7 +15,7 @@
 #   its own containerd (own socket, root, state; CRI plugin off), never the cluster's;
 #   its own data root, exec root, pid file and config file (/etc/docker is not read).
 # Build steps still reach the network: devtool builds with the Engine API's networkmode=host
-# (src/build/docker-engine.ts). Base images come from localhost:5000, which dockerd pulls over
+# (src/image/docker-engine.ts). Base images come from localhost:5000, which dockerd pulls over
 # plain HTTP (loopback registries are insecure registries by default).
 #
 # Environment: DEVTOOL_DOCKER_STATE (default /var/lib/devtool-docker: data root, logs, config;

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { UnavailableError } from './cli/errors.ts';
+import { UnavailableError } from './base/errors.ts';
 import { createFactory } from './factory.ts';
 
 const KUBECONFIG = `apiVersion: v1

@@ -5,7 +5,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import { UsageError } from '../cli/errors.ts';
+import { UsageError } from '../base/errors.ts';
 import { toDnsLabel } from '../kube/naming.ts';
 
 export function environmentName(explicit: string | undefined, folder: string): string {

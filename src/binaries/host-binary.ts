@@ -12,7 +12,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 
 export interface HostBinary {
   /** File name, and the NAME of DEVTOOL_<NAME>_BIN upper-cased. */
@@ -26,7 +26,7 @@ export interface HostBinary {
 export const SYNCTHING: HostBinary = { name: 'syncthing', buildScript: ['agent/build.sh', 'syncthing-path'] };
 /** For its `keygen` and `syncthing-config` subcommands: the local sync end is configured like the remote one. */
 export const AGENT: HostBinary = { name: 'devtool-agent', variable: 'DEVTOOL_AGENT_BIN', buildScript: ['agent/build.sh', 'agent-path'] };
-/** The BuildKit client `devtool build` runs when the builder is a BuildKit daemon (src/build/buildkit.ts). */
+/** The BuildKit client `devtool build` runs when the builder is a BuildKit daemon (src/image/buildkit.ts). */
 export const BUILDKIT: HostBinary = { name: 'devtool-buildkit', variable: 'DEVTOOL_BUILDKIT_BIN', buildScript: ['buildkit/build.sh', 'client-path'] };
 
 const GOARCH: Record<string, string> = { x64: 'amd64', arm64: 'arm64' };

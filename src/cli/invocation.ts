@@ -2,7 +2,7 @@
  * The parsed and checked command line, options by name as the parser knows them. Only src/cli
  * reads it: a handler receives `input(spec.options)`, its options typed from its spec.
  */
-import { UsageError } from './errors.ts';
+import { UsageError } from '../base/errors.ts';
 import { optionKey, type CommandInput, type OptionSpec } from './spec.ts';
 
 export type OptionValue = string | boolean | string[] | number;

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rootCommand } from '../commands/index.ts';
-import { UsageError } from './errors.ts';
+import { UsageError } from '../base/errors.ts';
 import { parseCommandLine } from './parse.ts';
 
 const parse = (...argv: string[]) => parseCommandLine(argv, rootCommand);

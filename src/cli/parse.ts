@@ -6,8 +6,8 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { didYouMean } from '../base/suggest.ts';
-import { parseDuration } from './duration.ts';
-import { UsageError } from './errors.ts';
+import { parseDuration } from '../base/duration.ts';
+import { UsageError } from '../base/errors.ts';
 import { Invocation, type OptionValue } from './invocation.ts';
 import { globalOptions, type CommandSpec, type OptionSpec } from './spec.ts';
 

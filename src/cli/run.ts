@@ -1,19 +1,19 @@
 /**
  * Runs one command line: parse, build the factory, run the handler, map errors to one line on
- * stderr and an exit code. Everything a command needs comes in through `opts`, so tests call this
- * with their own streams and environment.
+ * stderr and an exit code. The command tree (commands/index.ts) and everything a command needs
+ * come in as arguments (main.ts passes them), so tests call this with their own streams and
+ * environment, and cli/ stays below commands/.
  */
-import { rootCommand } from '../commands/index.ts';
 import { createFactory, type Factory, type FactoryOptions } from '../factory.ts';
 import type { LogLevel } from '../log/logger.ts';
 import { commandLineForLog } from './command-line.ts';
-import { DevtoolError, ExitCode } from './errors.ts';
+import { DevtoolError, ExitCode } from '../base/errors.ts';
 import { commandHelp, rootHelp } from './help.ts';
 import { parseCommandLine, type ParsedCommandLine } from './parse.ts';
-import { globalOptions } from './spec.ts';
+import { globalOptions, type CommandSpec } from './spec.ts';
 import { oneLine } from '../base/text.ts';
 
-export async function runCli(argv: readonly string[], opts: FactoryOptions): Promise<number> {
+export async function runCli(argv: readonly string[], rootCommand: CommandSpec, opts: FactoryOptions): Promise<number> {
   let parsed: ParsedCommandLine;
   try {
     parsed = parseCommandLine(argv, rootCommand);

@@ -3,7 +3,7 @@
  * Each is `as const`, so a command's option list keeps its literal names and types (OptionValues).
  */
 import { MANIFEST_FILE } from '../app/folder.ts';
-import { UnavailableError } from '../cli/errors.ts';
+import { UnavailableError } from '../base/errors.ts';
 import type { CommandHandler, CommandInput, OptionSpec } from '../cli/spec.ts';
 import type { DevTargetQuery } from '../dev/target.ts';
 

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { parse, stringify } from 'yaml';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { isDnsLabel } from '../kube/naming.ts';
 import { LocatedError } from '../yaml/errors.ts';
 import { loadComposeTexts } from './load.ts';

@@ -12,7 +12,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { assertGolden } from '../../test/golden.ts';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { LocatedError } from '../yaml/errors.ts';
 import { render, runFixture, testdata } from './testing.ts';
 

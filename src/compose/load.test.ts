@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { LocatedError } from '../yaml/errors.ts';
 import { loadCompose, type LoadOptions } from './load.ts';
 import type { ComposeProject } from './model.ts';

@@ -5,7 +5,7 @@
  * step that failed; nothing is half-loaded.
  */
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { readInputFile } from '../io/input-file.ts';
 import { LocatedError, type Path, type Problem } from '../yaml/errors.ts';
 import { parseYaml, SourceMap } from '../yaml/parse.ts';

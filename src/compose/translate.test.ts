@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { ENVIRONMENT_LABEL, MANAGED_BY_LABEL, SERVICE_LABEL } from '../kube/labels.ts';
 import { objectsToYaml } from '../kube/manifest-yaml.ts';
 import { LocatedError } from '../yaml/errors.ts';

@@ -8,7 +8,7 @@
  * per endpoint. Every object carries the environment labels; a service's objects and pods also
  * carry the service label, which their selectors use.
  */
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { isDnsLabel, toDnsLabel } from '../kube/naming.ts';
 import { sortObjects, type KubeObject } from '../kube/objects.ts';
 import { LocatedError, type Problem } from '../yaml/errors.ts';

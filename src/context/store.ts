@@ -9,7 +9,7 @@
  * user's `kubectl` setup works with no `context use` at all.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { DevtoolError, UsageError } from '../cli/errors.ts';
+import { DevtoolError, UsageError } from '../base/errors.ts';
 import type { DevtoolHome } from '../home.ts';
 import { writeFileAtomic } from '../io/atomic-file.ts';
 import { CLOUD_URL, looksLikeUrl, normalizeServiceUrl } from '../service/cloud.ts';

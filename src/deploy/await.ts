@@ -8,13 +8,13 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { RolloutStep } from '../compose/translate.ts';
 import type { DependsCondition } from '../compose/model.ts';
 import { waitUntil } from '../base/wait.ts';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { isTransient, type KubeClient } from '../kube/client.ts';
 import { ENVIRONMENT_LABEL, environmentSelector, SERVICE_LABEL } from '../kube/labels.ts';
 import { POLL_MS } from '../kube/poll.ts';
 import { podAcceptsTcp } from '../kube/port-check.ts';
 import { workloadsByLabel, workloadState, type WorkloadRef, type WorkloadState } from '../kube/workloads.ts';
-import { formatDuration } from '../cli/duration.ts';
+import { formatDuration } from '../base/duration.ts';
 import type { Progress } from './progress.ts';
 
 /**

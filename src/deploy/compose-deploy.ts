@@ -8,12 +8,12 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { waitUntil } from '../base/wait.ts';
-import { composeImages } from '../build/compose-images.ts';
-import type { BuildSetup } from '../build/select.ts';
+import { composeImages } from '../image/compose-images.ts';
+import type { BuildSetup } from '../image/select.ts';
 import { loadCompose } from '../compose/load.ts';
 import type { ComposeProject } from '../compose/model.ts';
 import { translateCompose, type Translation } from '../compose/translate.ts';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { applyObject, deleteObject, listByLabel } from '../kube/apply.ts';
 import { isNotFound, type KubeClient } from '../kube/client.ts';
 import { describeKubeError } from '../kube/config.ts';

@@ -12,7 +12,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { Dependency, Manifest } from '../manifest/model.ts';
 import { sanitizeName } from '../app/name.ts';

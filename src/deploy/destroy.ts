@@ -4,8 +4,8 @@
  * Persistent volume claims are kept unless asked: data is never deleted by default.
  */
 import { waitUntil } from '../base/wait.ts';
-import { formatDuration } from '../cli/duration.ts';
-import { DevtoolError } from '../cli/errors.ts';
+import { formatDuration } from '../base/duration.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { deleteObject, listByLabel, type LabeledObject } from '../kube/apply.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { environmentSelector } from '../kube/labels.ts';

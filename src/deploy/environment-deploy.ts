@@ -5,8 +5,8 @@
  * `devtool deploy` in its repository would deploy it.
  */
 import { findApp, MANIFEST_FILE, type AppSource } from '../app/folder.ts';
-import type { BuildSetup } from '../build/select.ts';
-import { DevtoolError } from '../cli/errors.ts';
+import type { BuildSetup } from '../image/select.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { defaultComposeFileNames } from '../compose/find.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { loadManifest } from '../manifest/load.ts';

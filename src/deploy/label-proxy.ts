@@ -16,7 +16,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { writeFileAtomic } from '../io/atomic-file.ts';
 import { isNamespacedWrite, labelBody, labelledBodyFormat } from './labels-inject.ts';
 

@@ -5,7 +5,7 @@
  * pruning and destroying the environment's objects never removes the record by accident.
  */
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { FIELD_MANAGER, isNotFound, type KubeClient } from '../kube/client.ts';
 import { describeKubeError } from '../kube/config.ts';
 

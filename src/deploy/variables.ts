@@ -1,4 +1,4 @@
-import { UsageError } from '../cli/errors.ts';
+import { UsageError } from '../base/errors.ts';
 
 /**
  * `--var KEY=VALUE` flags to a map; a later flag wins. The value may contain '=' and be empty.

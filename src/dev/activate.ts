@@ -4,8 +4,8 @@
  * folder re-applies the same objects (nothing rolls unless the dev spec changed).
  */
 import { waitUntil } from '../base/wait.ts';
-import { DevtoolError } from '../cli/errors.ts';
-import { formatDuration } from '../cli/duration.ts';
+import { DevtoolError } from '../base/errors.ts';
+import { formatDuration } from '../base/duration.ts';
 import { applyObject } from '../kube/apply.ts';
 import { isNotFound, isTransient, type KubeClient } from '../kube/client.ts';
 import type { V1Pod } from '@kubernetes/client-node';

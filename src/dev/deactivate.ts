@@ -5,7 +5,7 @@
  * killed. Re-running it is harmless. A dev container activated from a folder of this machine that
  * no longer exists (deleted, moved) is taken over: nobody could end it from there.
  */
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { deleteObject } from '../kube/apply.ts';
 import { isNotFound, isTransient, type KubeClient } from '../kube/client.ts';
 import { pollUntil } from '../kube/poll.ts';

@@ -7,8 +7,8 @@
  * the state recorded in the cluster.
  */
 import { relative } from 'node:path';
-import { DevtoolError } from '../cli/errors.ts';
-import { buildSetup } from '../build/select.ts';
+import { DevtoolError } from '../base/errors.ts';
+import { buildSetup } from '../image/select.ts';
 import { deployEnvironment } from '../deploy/environment-deploy.ts';
 import type { Progress } from '../deploy/progress.ts';
 import type { DevtoolHome } from '../home.ts';

@@ -5,7 +5,7 @@
  */
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { writeFileAtomic } from '../io/atomic-file.ts';
 import { PidFile } from '../io/pid-file.ts';
 import type { ProcessTable, StopResult } from '../io/stop-process.ts';

@@ -8,7 +8,7 @@
  * container is changed. Pure: the same input always gives the same objects (golden tests).
  */
 import type { V1Container, V1EnvVar, V1Secret, V1VolumeMount, V1ObjectMeta } from '@kubernetes/client-node';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../kube/labels.ts';
 import type { DeploymentObject, PersistentVolumeClaimObject } from '../kube/objects.ts';
 import { DEV_LABEL, DEV_POD_LABEL, FOLDER_ANNOTATION, ORIGINAL_ANNOTATION, SPEC_HASH_ANNOTATION, mirrorName, stableJson } from './names.ts';

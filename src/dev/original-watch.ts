@@ -23,7 +23,7 @@
  * the real one), so its decisions are unit-tested against an in-memory Deployment.
  */
 import * as k8s from '@kubernetes/client-node';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { isNotFound, isTransient, withTimeout, type KubeClient } from '../kube/client.ts';
 import { describeKubeError } from '../kube/config.ts';
 import type { DeploymentObject } from '../kube/objects.ts';

@@ -5,7 +5,7 @@
  * original (and none of its field ownership) changes.
  */
 import * as k8s from '@kubernetes/client-node';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { isNotFound, type KubeClient } from '../kube/client.ts';
 import { describeKubeError } from '../kube/config.ts';
 import type { DeploymentObject } from '../kube/objects.ts';

@@ -5,7 +5,7 @@
  * and end everything at once on close(). `dial` is the only way out, so a test drives it with fakes.
  */
 import { sleep } from '../base/wait.ts';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import type { Logger } from '../log/logger.ts';
 
 /** What the reconnector needs of a connection: to end it, and to hear when it has closed. */

@@ -5,7 +5,7 @@
  * `up`'s tunnel reconnects to the new pod by itself.
  */
 import * as k8s from '@kubernetes/client-node';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { pollUntil } from '../kube/poll.ts';
 import { workloadState } from '../kube/workloads.ts';

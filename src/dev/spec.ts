@@ -1,5 +1,5 @@
 /** Small helpers around the manifest's `services` entries (src/manifest/ owns their loading). */
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 
 /** KEY=VALUE words of --env. */
 export function parseEnvList(words: readonly string[], what = '--env'): Record<string, string> {

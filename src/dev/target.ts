@@ -5,7 +5,7 @@
 import { statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { findApp, MANIFEST_FILE } from '../app/folder.ts';
-import { DevtoolError, UsageError } from '../cli/errors.ts';
+import { DevtoolError, UsageError } from '../base/errors.ts';
 import type { ContextStore, ResolvedContext } from '../context/store.ts';
 import type { LoadedSource } from '../deploy/environment-deploy.ts';
 import { environmentName } from '../app/name.ts';

@@ -12,7 +12,7 @@
 import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import ssh2 from 'ssh2';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Forward, Reverse } from '../manifest/model.ts';

@@ -4,7 +4,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { AGENT, locateHostBinary, SYNCTHING } from '../binaries/host-binary.ts';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { showPath } from '../manifest/project-scope.ts';
 import type { Logger } from '../log/logger.ts';
 import { remoteSyncthing, syncFolderPairs, type SyncFolderPair } from '../sync/contract.ts';

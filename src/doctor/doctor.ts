@@ -18,7 +18,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { arch, platform, release, type as osType } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { UsageError } from '../cli/errors.ts';
+import { UsageError } from '../base/errors.ts';
 import type { ContextStore, ResolvedContext } from '../context/store.ts';
 import type { DevtoolHome } from '../home.ts';
 import type { KubeClient } from '../kube/client.ts';

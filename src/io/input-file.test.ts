@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { scanContext } from '../build/context.ts';
+import { scanContext } from '../image/context.ts';
 import { loadCompose } from '../compose/load.ts';
 import { loadManifest } from '../manifest/load.ts';
 import { formatSize, INPUT_LIMITS, readInputFile } from './input-file.ts';

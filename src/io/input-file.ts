@@ -5,7 +5,7 @@
  * largest Compose files seen are a few hundred KB); docs/manifest.md and docs/compose.md list them.
  */
 import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 
 const MiB = 1024 * 1024;
 

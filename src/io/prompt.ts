@@ -3,7 +3,7 @@
  * names the flag or argument to pass instead, so nothing ever waits for input in CI.
  * @inquirer/prompts is loaded only when a prompt is really shown.
  */
-import { NeedsInputError } from '../cli/errors.ts';
+import { NeedsInputError } from '../base/errors.ts';
 
 export interface Choice {
   name: string;

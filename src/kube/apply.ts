@@ -5,7 +5,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { FIELD_MANAGER, isNotFound, type KubeClient } from './client.ts';
 import { describeKubeError } from './config.ts';
 import { namespacedDeletableKinds, type ResourceKind } from './discovery.ts';

@@ -6,7 +6,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { request as httpRequest } from 'node:http';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import type { ResolvedContext } from '../context/store.ts';
 import { describeKubeError, kubeConfigFor } from './config.ts';
 

@@ -4,7 +4,7 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
-import { DevtoolError, UnavailableError } from '../cli/errors.ts';
+import { DevtoolError, UnavailableError } from '../base/errors.ts';
 import { kubeconfigPaths } from '../context/kubeconfig.ts';
 import type { ResolvedContext } from '../context/store.ts';
 

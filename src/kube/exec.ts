@@ -5,7 +5,7 @@
  * machinery is what is broken.
  */
 import { PassThrough, Writable } from 'node:stream';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import type { ClientOptions } from 'ws';
 import type { KubeClient } from './client.ts';
 import { sleep } from '../base/wait.ts';

@@ -1,4 +1,4 @@
-import { UsageError } from '../cli/errors.ts';
+import { UsageError } from '../base/errors.ts';
 
 /**
  * Kubernetes naming rules, and turning free-form names (Compose service and volume names) into

@@ -1,5 +1,5 @@
 import { waitUntil } from '../base/wait.ts';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { isTransient } from './client.ts';
 
 /**

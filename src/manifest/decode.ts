@@ -7,7 +7,7 @@
  * A decoder returns undefined when it recorded a problem; callers keep going so that one load
  * reports every mistake, and the first (in file order) becomes the error line.
  */
-import { parseDuration } from '../cli/duration.ts';
+import { parseDuration } from '../base/duration.ts';
 import { InterpolationError, interpolate, type Lookup } from '../compose/interpolate.ts';
 import { formatPath as pathText, type Path, type Problem } from '../yaml/errors.ts';
 import type { SourceMap } from '../yaml/parse.ts';

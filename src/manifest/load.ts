@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { readInputFile } from '../io/input-file.ts';
 import { LocatedError } from '../yaml/errors.ts';
 import { parseYaml } from '../yaml/parse.ts';

@@ -7,7 +7,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 
 export interface SyncIdentity {
   readonly certificate: string;

@@ -16,7 +16,7 @@ import { closeSync, fstatSync, mkdirSync, openSync, readSync, renameSync, statSy
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { promisify } from 'node:util';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { writeFileAtomic } from '../io/atomic-file.ts';
 import { PidFile } from '../io/pid-file.ts';
 import type { ProcessTable } from '../io/stop-process.ts';

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { parseSyncKeys, type SyncKeys } from './keys.ts';
 import { LocalSyncthingApi, recordedAddress } from './local-address.ts';
 import { SyncthingApi } from './rest.ts';

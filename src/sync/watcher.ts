@@ -8,7 +8,7 @@
  * are not watched: they would only cost inotify watches, the scarce resource of big trees.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { readInputFile } from '../io/input-file.ts';
 import { basename, relative, sep } from 'node:path';
 import type { FSWatcher } from 'chokidar';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { formatPath, LocatedError } from './errors.ts';
 
 test('paths read like the YAML they point into', () => {

@@ -2,7 +2,7 @@
  * Errors that point into a source file. Every problem a user can fix in a YAML file is reported as
  * FILE:LINE:COL so editors and terminals can jump to it, and in one line, like every devtool error.
  */
-import { DevtoolError, ExitCode } from '../cli/errors.ts';
+import { DevtoolError, ExitCode } from '../base/errors.ts';
 
 /** A position in a source file; line and column count from 1. */
 export interface SourcePos {

@@ -2,7 +2,7 @@
  * Issue 5, `devtool build` on a BuildKit daemon, end to end: the built CLI with BUILDKIT_HOST
  * (HOST:PORT, as the reference spells it) or a context's `tcp://` builder, the local buildkitd
  * (buildkit/buildkitd.sh) and the local cluster's registry. The backend's own details (secrets,
- * cache, keepalive on the wire, interruption) are in src/build/buildkit.e2e.test.ts.
+ * cache, keepalive on the wire, interruption) are in src/image/buildkit.e2e.test.ts.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

@@ -9,7 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { ExitCode } from '../../src/cli/errors.ts';
+import { ExitCode } from '../../src/base/errors.ts';
 import type { CommandSpec } from '../../src/cli/spec.ts';
 import { globalOptions, visibleCommands } from '../../src/cli/spec.ts';
 import { rootCommand } from '../../src/commands/index.ts';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ExitCode } from '../../src/cli/errors.ts';
+import { ExitCode } from '../../src/base/errors.ts';
 import { createSandbox, runDevtool } from './cli.ts';
 
 const PASSWORD = 's3cr3t-value';

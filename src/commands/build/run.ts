@@ -3,13 +3,13 @@
  * which), always (a deploy is what skips images already pushed). Progress goes to stderr; the
  * pushed references go to stdout, one per line.
  */
-import { UsageError } from '../../cli/errors.ts';
+import { UsageError } from '../../base/errors.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
-import { buildImages } from '../../build/build-images.ts';
-import { parseCliBuildOptions } from '../../build/options.ts';
-import { withCliOptions } from '../../build/plan.ts';
-import { buildSetup } from '../../build/select.ts';
-import { buildSources } from '../../build/sources.ts';
+import { buildImages } from '../../image/build-images.ts';
+import { parseCliBuildOptions } from '../../image/options.ts';
+import { withCliOptions } from '../../image/plan.ts';
+import { buildSetup } from '../../image/select.ts';
+import { buildSources } from '../../image/sources.ts';
 import { Progress } from '../../deploy/progress.ts';
 import type { buildOptions } from './spec.ts';
 

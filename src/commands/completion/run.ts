@@ -1,4 +1,4 @@
-import { UsageError } from '../../cli/errors.ts';
+import { UsageError } from '../../base/errors.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
 import { bashCompletion, zshCompletion } from '../../cli/completion.ts';
 import { rootCommand } from '../index.ts';

@@ -1,4 +1,4 @@
-import { DevtoolError, UnavailableError, UsageError } from '../../cli/errors.ts';
+import { DevtoolError, UnavailableError, UsageError } from '../../base/errors.ts';
 import type { CommandHandler, OptionValues } from '../../cli/spec.ts';
 import type { ResolvedContext, StoredContext } from '../../context/store.ts';
 import type { Factory } from '../../factory.ts';

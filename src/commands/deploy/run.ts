@@ -1,5 +1,5 @@
-import { UsageError } from '../../cli/errors.ts';
-import { buildSetup } from '../../build/select.ts';
+import { UsageError } from '../../base/errors.ts';
+import { buildSetup } from '../../image/select.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
 import { prepareCompose } from '../../deploy/compose-deploy.ts';
 import { deployEnvironment, loadSource } from '../../deploy/environment-deploy.ts';

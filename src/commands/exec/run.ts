@@ -1,4 +1,4 @@
-import { DevtoolError } from '../../cli/errors.ts';
+import { DevtoolError } from '../../base/errors.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
 import { readyDevPod } from '../../dev/activate.ts';
 import { FOLDER_ANNOTATION, mirrorName } from '../../dev/names.ts';

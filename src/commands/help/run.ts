@@ -1,4 +1,4 @@
-import { UsageError } from '../../cli/errors.ts';
+import { UsageError } from '../../base/errors.ts';
 import { commandHelp, fullHelp } from '../../cli/help.ts';
 import type { CommandHandler, CommandSpec } from '../../cli/spec.ts';
 import { rootCommand } from '../index.ts';

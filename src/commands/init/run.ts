@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { MANIFEST_FILE } from '../../app/folder.ts';
-import { DevtoolError, UsageError } from '../../cli/errors.ts';
+import { DevtoolError, UsageError } from '../../base/errors.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
 import type { Factory } from '../../factory.ts';
 import { inspectFolder, type Inspection } from '../../init/inspect.ts';

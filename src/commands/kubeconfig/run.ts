@@ -1,6 +1,6 @@
 import type { CommandHandler } from '../../cli/spec.ts';
 import { updateKubeconfigContext } from '../../context/kubeconfig.ts';
-import { requireServiceContext } from '../../service/require-service.ts';
+import { requireServiceContext } from '../require-service.ts';
 
 export const runKubeconfig: CommandHandler = async (f) => {
   const ctx = await f.contexts.requireCurrent();

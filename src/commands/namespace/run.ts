@@ -1,9 +1,9 @@
-import { DevtoolError, UsageError } from '../../cli/errors.ts';
+import { DevtoolError, UsageError } from '../../base/errors.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
 import type { Factory } from '../../factory.ts';
 import { describeKubeError } from '../../kube/config.ts';
 import { checkNamespaceName } from '../../kube/naming.ts';
-import { requireServiceContext } from '../../service/require-service.ts';
+import { requireServiceContext } from '../require-service.ts';
 
 const USE_HINT = 'pass the namespace: devtool namespace use <NAMESPACE>';
 

@@ -1,7 +1,7 @@
 import type { CommandSpec } from '../../cli/spec.ts';
 import { manifestFileWithoutDefault, timeout, vars, wait } from '../shared.ts';
 
-const requiresService = async () => (await import('../../service/require-service.ts')).serviceCommandHandler('preview environments');
+const requiresService = async () => (await import('../require-service.ts')).serviceCommandHandler('preview environments');
 
 export const previewCommand: CommandSpec = {
   name: 'preview',

@@ -1,4 +1,4 @@
-import { DevtoolError } from '../../cli/errors.ts';
+import { DevtoolError } from '../../base/errors.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
 import { Progress } from '../../deploy/progress.ts';
 import { isDevContainerActive, restartDevContainer } from '../../dev/restart.ts';

@@ -4,7 +4,7 @@
  * schema has let the tree through, but after interpolation many fields may be strings ("3" for a
  * number), and a reader must never throw on an odd value: it records a located problem instead.
  */
-import { parseDuration } from '../../cli/duration.ts';
+import { parseDuration } from '../../base/duration.ts';
 import type { Path, Problem, SourcePos } from '../../yaml/errors.ts';
 import type { SourceMap } from '../../yaml/parse.ts';
 import type { Lookup } from '../interpolate.ts';

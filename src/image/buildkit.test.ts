@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import { BuildkitBackend, buildkitAddress, keepaliveSettings } from './buildkit.ts';
 
 test('BUILDKIT_HOST as the reference spells it, HOST:PORT, means tcp://HOST:PORT', () => {

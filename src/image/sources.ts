@@ -6,7 +6,7 @@
  */
 import { relative, resolve } from 'node:path';
 import { findApp, MANIFEST_FILE } from '../app/folder.ts';
-import { DevtoolError, UsageError } from '../cli/errors.ts';
+import { DevtoolError, UsageError } from '../base/errors.ts';
 import { loadCompose } from '../compose/load.ts';
 import { environmentName } from '../app/name.ts';
 import { loadManifest } from '../manifest/load.ts';

@@ -8,8 +8,8 @@
  * Image references: the image's `image` field when given (pushed under its own tag too, when it
  * has one), else `<context registry>/<prefix><name>`; the content tag is always pushed.
  */
-import { formatDuration } from '../cli/duration.ts';
-import { DevtoolError } from '../cli/errors.ts';
+import { formatDuration } from '../base/duration.ts';
+import { DevtoolError } from '../base/errors.ts';
 import type { BuildBackend } from './backend.ts';
 import { contentHash, contentTag } from './content-hash.ts';
 import { scanContext } from './context.ts';

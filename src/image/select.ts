@@ -6,7 +6,7 @@
  *   4. otherwise the local Docker daemon (DOCKER_HOST, else /var/run/docker.sock).
  * The backend is opened only when an image must really be built.
  */
-import { UnavailableError } from '../cli/errors.ts';
+import { UnavailableError } from '../base/errors.ts';
 import type { ResolvedContext } from '../context/store.ts';
 import type { BuildBackend } from './backend.ts';
 import { buildkitAddress as defaultBuildkitAddress } from './buildkit.ts';

@@ -9,7 +9,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { BUILDKIT, locateHostBinary } from '../binaries/host-binary.ts';
-import { DevtoolError, ExitCode } from '../cli/errors.ts';
+import { DevtoolError, ExitCode } from '../base/errors.ts';
 import type { BuildBackend, BuildLog, BuildRequest, BuildResult } from './backend.ts';
 import { oneLine } from '../base/text.ts';
 

@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, relative, resolve } from 'node:path';
-import { UsageError } from '../cli/errors.ts';
+import { UsageError } from '../base/errors.ts';
 import type { Manifest } from '../manifest/model.ts';
 import { LocatedError, type Path, type Problem } from '../yaml/errors.ts';
 import { parseYaml } from '../yaml/parse.ts';

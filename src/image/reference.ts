@@ -3,7 +3,7 @@
  * path component is a registry when it has a `.` or a `:` or is `localhost` (else the registry is
  * Docker Hub, and a one-component repository lives under `library/`).
  */
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 
 export const DOCKER_HUB = 'docker.io';
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { UnavailableError } from '../cli/errors.ts';
+import { UnavailableError } from '../base/errors.ts';
 import { dockerEndpoint } from './docker-engine.ts';
 import { DockerCredentials } from './docker-config.ts';
 import { chooseBuilder, openBackend } from './select.ts';

@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { Duplex, Readable } from 'node:stream';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import type { BuildBackend, BuildLog, BuildRequest, BuildResult } from './backend.ts';
 import { BuildkitProgress, decodeStatus, dockerfileLine, exitCodeOf } from './buildkit-status.ts';
 import { packContext, scanContext } from './context.ts';

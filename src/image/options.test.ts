@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { UsageError } from '../cli/errors.ts';
+import { UsageError } from '../base/errors.ts';
 import { parseCliBuildOptions, parseSecretFlag } from './options.ts';
 import { withCliOptions, type ImageSpec } from './plan.ts';
 

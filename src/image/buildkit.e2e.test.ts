@@ -15,7 +15,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ensureBuildkit } from '../../buildkit/test-buildkit.ts';
 import { crane, ensureCluster, REGISTRY } from '../../cluster/test-cluster.ts';
-import { DevtoolError } from '../cli/errors.ts';
+import { DevtoolError } from '../base/errors.ts';
 import type { BuildRequest } from './backend.ts';
 import { BuildkitBackend } from './buildkit.ts';
 

@@ -3,7 +3,7 @@
  * They check the current context and say clearly why they cannot run: on a plain cluster because
  * the service is not installed there; on a service context because this build has no service client.
  */
-import { UnavailableError } from '../cli/errors.ts';
+import { UnavailableError } from '../base/errors.ts';
 import type { CommandHandler } from '../cli/spec.ts';
 import type { ContextStore } from '../context/store.ts';
 

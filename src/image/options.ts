@@ -6,7 +6,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { UsageError } from '../cli/errors.ts';
+import { UsageError } from '../base/errors.ts';
 
 export interface CliBuildOptions {
   readonly noCache: boolean;
