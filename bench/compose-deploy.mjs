@@ -28,7 +28,10 @@ function timed(fn) {
   return Number(process.hrtime.bigint() - start) / 1e6;
 }
 
-const kubeconfig = run('bash', [join(root, 'cluster/cluster.sh'), 'up'], { stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop();
+const kubeconfig = run('bash', [join(root, 'cluster/cluster.sh'), 'up'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  .trim()
+  .split('\n')
+  .pop();
 run(process.execPath, [join(root, 'scripts/build.mjs')]);
 const dir = mkdtempSync(join(tmpdir(), 'bench-deploy-'));
 const compose = ['services:'];
@@ -63,5 +66,17 @@ const median = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
 const d = median(results.devtool);
 const k = median(results.kubectl);
 console.log(
-  JSON.stringify({ services, rounds, medianMs: { devtool: Math.round(d), kubectl: Math.round(k) }, runsMs: results, ratio: +(d / k).toFixed(2), target: 1.2, pass: d / k <= 1.2 }, null, 2),
+  JSON.stringify(
+    {
+      services,
+      rounds,
+      medianMs: { devtool: Math.round(d), kubectl: Math.round(k) },
+      runsMs: results,
+      ratio: +(d / k).toFixed(2),
+      target: 1.2,
+      pass: d / k <= 1.2,
+    },
+    null,
+    2,
+  ),
 );

@@ -35,7 +35,12 @@ function generate(n) {
     lines.push(`  ${name}:`, '    <<: *common');
     if (i % 4 === 0) lines.push('    build:', `      context: ./services/${name}`, '      args:', '        VERSION: ${VERSION:-dev}');
     else lines.push(`    image: registry.example.com/team/${name}:\${TAG:-latest}`);
-    lines.push('    environment:', '      <<: *env', `      SERVICE_NAME: ${name}`, `      DATABASE_URL: postgres://app:\${DB_PASSWORD:-secret}@db-${i % 10}:5432/app`);
+    lines.push(
+      '    environment:',
+      '      <<: *env',
+      `      SERVICE_NAME: ${name}`,
+      `      DATABASE_URL: postgres://app:\${DB_PASSWORD:-secret}@db-${i % 10}:5432/app`,
+    );
     if (i % 3 === 0) lines.push('    ports:', `      - "${10000 + i}:8080"`, '      - 9090');
     else lines.push('    expose: [8080]');
     if (i % 5 === 0) {
@@ -43,8 +48,16 @@ function generate(n) {
       volumes.push(`  data-${i}:`, '    driver_opts:', '      size: 2Gi');
     }
     if (i > 0) lines.push('    depends_on:', `      svc-${String(i - 1).padStart(3, '0')}:`, '        condition: service_started');
-    if (i % 2 === 0) lines.push('    healthcheck:', '      test: ["CMD", "curl", "-f", "http://localhost:8080/health"]', '      interval: 10s', '      timeout: 2s', '      retries: 3');
-    if (i % 7 === 0) lines.push('    deploy:', '      resources:', '        limits: {cpus: "0.5", memory: 256m}', '        reservations: {cpus: "0.1", memory: 64m}');
+    if (i % 2 === 0)
+      lines.push(
+        '    healthcheck:',
+        '      test: ["CMD", "curl", "-f", "http://localhost:8080/health"]',
+        '      interval: 10s',
+        '      timeout: 2s',
+        '      retries: 3',
+      );
+    if (i % 7 === 0)
+      lines.push('    deploy:', '      resources:', '        limits: {cpus: "0.5", memory: 256m}', '        reservations: {cpus: "0.1", memory: 64m}');
     if (i % 20 === 19) lines.push('    restart: "no"');
     lines.push('    command: ["serve", "--port", "8080"]', '    stop_grace_period: 15s');
   }

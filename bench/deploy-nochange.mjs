@@ -45,7 +45,14 @@ symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'));
 const app = join(work, 'bench-app');
 cpSync(join(root, 'test/e2e/fixtures/build-app'), app, { recursive: true });
 writeFileSync(join(app, 'run-id'), `${Date.now().toString(36)}\n`);
-const env = { ...process.env, KUBECONFIG: kubeconfig, DOCKER_HOST: dockerHost, DEVTOOL_HOME: join(work, 'home'), DEVTOOL_DISABLE_ANALYTICS: '1', GREETING: 'bench' };
+const env = {
+  ...process.env,
+  KUBECONFIG: kubeconfig,
+  DOCKER_HOST: dockerHost,
+  DEVTOOL_HOME: join(work, 'home'),
+  DEVTOOL_DISABLE_ANALYTICS: '1',
+  GREETING: 'bench',
+};
 const devtool = (args) => run(process.execPath, [join(work, 'dist/devtool.cjs'), ...args], { cwd: app, env });
 const namespace = `bench-nochange-${Date.now().toString(36)}`;
 run('kubectl', ['--kubeconfig', kubeconfig, 'create', 'namespace', namespace], { env });
@@ -93,7 +100,13 @@ try {
       {
         rounds,
         image,
-        medianMs: { devtool: Math.round(d), devtoolWithoutBuildSection: Math.round(n), baseline: Math.round(b), buildSkip: Math.round(d - n), overhead: Math.round(d - b) },
+        medianMs: {
+          devtool: Math.round(d),
+          devtoolWithoutBuildSection: Math.round(n),
+          baseline: Math.round(b),
+          buildSkip: Math.round(d - n),
+          overhead: Math.round(d - b),
+        },
         ratio: +(d / b).toFixed(2),
         runsMs: Object.fromEntries(Object.entries(results).map(([k, v]) => [k, v.map(Math.round)])),
       },

@@ -35,9 +35,15 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const round1 = (x) => Math.round(x * 10) / 10;
 
-const kubeconfig = run('bash', [join(root, 'cluster/cluster.sh'), 'up'], { stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop();
+const kubeconfig = run('bash', [join(root, 'cluster/cluster.sh'), 'up'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  .trim()
+  .split('\n')
+  .pop();
 run(process.execPath, [join(root, 'scripts/build.mjs')]);
-const agentImage = run('bash', [join(root, 'agent/build.sh'), 'localhost:5000'], { stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop();
+const agentImage = run('bash', [join(root, 'agent/build.sh'), 'localhost:5000'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  .trim()
+  .split('\n')
+  .pop();
 const dir = mkdtempSync(join(tmpdir(), 'bench-sync-'));
 const ns = `bench-sync-${Date.now().toString(36)}`;
 const env = { ...process.env, KUBECONFIG: kubeconfig, DEVTOOL_HOME: join(dir, 'home'), DEVTOOL_DISABLE_ANALYTICS: '1', DEVTOOL_BIN_IMAGE: agentImage };
@@ -104,8 +110,24 @@ const upMs = session.readyMs;
 // another a writer that writes each line it reads and prints "<content> <time>".
 const pod = kubectl(['get', 'pods', '-l', 'devtool.dev/dev-pod=api', '-o', 'jsonpath={.items[0].metadata.name}']);
 const script = (s) => ['exec', '-i', pod, '--', 'node', '-e', s];
-const watcher = spawn('kubectl', ['--kubeconfig', kubeconfig, '-n', ns, ...script(`const fs=require('fs');let last='';setInterval(()=>{let v='';try{v=fs.readFileSync('/app/lat/to-remote.txt','utf8')}catch{};if(v&&v!==last){last=v;console.log(v+' '+Date.now())}},2)`)]);
-const writer = spawn('kubectl', ['--kubeconfig', kubeconfig, '-n', ns, ...script(`const fs=require('fs');require('readline').createInterface({input:process.stdin}).on('line',l=>{fs.writeFileSync('/app/lat/to-local.txt',l);console.log(l+' '+Date.now())})`)]);
+const watcher = spawn('kubectl', [
+  '--kubeconfig',
+  kubeconfig,
+  '-n',
+  ns,
+  ...script(
+    `const fs=require('fs');let last='';setInterval(()=>{let v='';try{v=fs.readFileSync('/app/lat/to-remote.txt','utf8')}catch{};if(v&&v!==last){last=v;console.log(v+' '+Date.now())}},2)`,
+  ),
+]);
+const writer = spawn('kubectl', [
+  '--kubeconfig',
+  kubeconfig,
+  '-n',
+  ns,
+  ...script(
+    `const fs=require('fs');require('readline').createInterface({input:process.stdin}).on('line',l=>{fs.writeFileSync('/app/lat/to-local.txt',l);console.log(l+' '+Date.now())})`,
+  ),
+]);
 const seen = new Map();
 createInterface({ input: watcher.stdout }).on('line', (l) => {
   const [v, at] = l.split(' ');
@@ -202,7 +224,10 @@ for (let r = 0; r < rounds; r++) {
   const settledMs = session.bootstrapped ? await settled(session) : syncMs;
   settle();
   t0 = performance.now();
-  run('sh', ['-c', `tar -C '${big}' -cf - . | kubectl --kubeconfig '${kubeconfig}' -n ${ns} exec -i ${pod2} -- sh -c 'mkdir -p /tmp/tarcopy && tar -C /tmp/tarcopy -xf -'`]);
+  run('sh', [
+    '-c',
+    `tar -C '${big}' -cf - . | kubectl --kubeconfig '${kubeconfig}' -n ${ns} exec -i ${pod2} -- sh -c 'mkdir -p /tmp/tarcopy && tar -C /tmp/tarcopy -xf -'`,
+  ]);
   const tarMs = performance.now() - t0;
   // The next round's copies must not run into this round's deletions (see settle): the baseline's
   // tree is removed now, not whenever the runtime removes the old container, and the volume's
@@ -211,10 +236,21 @@ for (let r = 0; r < rounds; r++) {
   await stop(session.proc);
   devtool(['down', '--volumes']);
   await volumesGone();
-  roundsOut.push({ bootstrapped: session.bootstrapped, filesInContainerAtReady: filesAtReady, syncMs: Math.round(syncMs), settledMs: Math.round(settledMs), baselineTarOverExecMs: Math.round(tarMs), ratio: Math.round((syncMs / tarMs) * 100) / 100 });
+  roundsOut.push({
+    bootstrapped: session.bootstrapped,
+    filesInContainerAtReady: filesAtReady,
+    syncMs: Math.round(syncMs),
+    settledMs: Math.round(settledMs),
+    baselineTarOverExecMs: Math.round(tarMs),
+    ratio: Math.round((syncMs / tarMs) * 100) / 100,
+  });
 }
 run('kubectl', ['--kubeconfig', kubeconfig, 'delete', 'namespace', ns, '--wait=false']);
-const median = (key) => pct(roundsOut.map((x) => x[key]), 50);
+const median = (key) =>
+  pct(
+    roundsOut.map((x) => x[key]),
+    50,
+  );
 
 console.log(
   JSON.stringify(

@@ -145,27 +145,41 @@ describe('local cluster', () => {
           template: {
             metadata: { labels: { app: 'web' } },
             spec: {
-              containers: [{ name: 'main', image: `${registry}/nginx:1`, ports: [{ containerPort: 80 }], readinessProbe: { httpGet: { path: '/', port: 80 }, periodSeconds: 1 } }],
+              containers: [
+                {
+                  name: 'main',
+                  image: `${registry}/nginx:1`,
+                  ports: [{ containerPort: 80 }],
+                  readinessProbe: { httpGet: { path: '/', port: 80 }, periodSeconds: 1 },
+                },
+              ],
             },
           },
         },
       },
     });
-    await core.createNamespacedService({ namespace: ns, body: { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 80 }] } } });
+    await core.createNamespacedService({
+      namespace: ns,
+      body: { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 80 }] } },
+    });
   });
 
   after(async () => {
     if (!core) return;
     await core.deleteNamespace({ name: ns }).catch(() => undefined);
     // The namespace controller deletes everything in it (and the PV through the provisioner).
-    await waitFor(`namespace ${ns} to be deleted`, async () => {
-      try {
-        await core.readNamespace({ name: ns });
-        return undefined;
-      } catch (e) {
-        return e instanceof k8s.ApiException && e.code === 404 ? true : undefined;
-      }
-    }, 120_000).catch((e: unknown) => console.error(`warning: ${String(e)}`));
+    await waitFor(
+      `namespace ${ns} to be deleted`,
+      async () => {
+        try {
+          await core.readNamespace({ name: ns });
+          return undefined;
+        } catch (e) {
+          return e instanceof k8s.ApiException && e.code === 404 ? true : undefined;
+        }
+      },
+      120_000,
+    ).catch((e: unknown) => console.error(`warning: ${String(e)}`));
   });
 
   test('the node is Ready', async () => {
@@ -180,10 +194,15 @@ describe('local cluster', () => {
     let abort: AbortController | undefined;
     const added = new Promise<void>((resolve, reject) => {
       new k8s.Watch(kc)
-        .watch(`/api/v1/namespaces/${ns}/configmaps`, { labelSelector: 'smoke=watch' }, (phase, obj: k8s.V1ConfigMap) => {
-          seen.push(`${phase} ${obj.metadata?.name}`);
-          if (seen.length === 2) resolve();
-        }, (err: unknown) => (err ? reject(err as Error) : undefined))
+        .watch(
+          `/api/v1/namespaces/${ns}/configmaps`,
+          { labelSelector: 'smoke=watch' },
+          (phase, obj: k8s.V1ConfigMap) => {
+            seen.push(`${phase} ${obj.metadata?.name}`);
+            if (seen.length === 2) resolve();
+          },
+          (err: unknown) => (err ? reject(err as Error) : undefined),
+        )
         .then((controller) => (abort = controller), reject);
     });
     await waitFor('the watch to start', async () => abort, 30_000);
@@ -201,15 +220,21 @@ describe('local cluster', () => {
   });
 
   test('a Deployment of a locally built image becomes Ready', TIMEOUT, async () => {
-    await waitFor('deployment web to be ready', async () => ((await apps.readNamespacedDeployment({ name: 'web', namespace: ns })).status?.readyReplicas === 1 ? true : undefined));
+    await waitFor('deployment web to be ready', async () =>
+      (await apps.readNamespacedDeployment({ name: 'web', namespace: ns })).status?.readyReplicas === 1 ? true : undefined,
+    );
   });
 
   test('a Service answers on its ClusterIP from the node', TIMEOUT, async () => {
     const svc = await core.readNamespacedService({ name: 'web', namespace: ns });
-    const { status, body } = await waitFor('the web Service from the node', async () => {
-      const r = await httpGet(`http://${svc.spec!.clusterIP}/`);
-      return r.status === 200 ? r : undefined;
-    }, 60_000);
+    const { status, body } = await waitFor(
+      'the web Service from the node',
+      async () => {
+        const r = await httpGet(`http://${svc.spec!.clusterIP}/`);
+        return r.status === 200 ? r : undefined;
+      },
+      60_000,
+    );
     assert.equal(status, 200);
     assert.match(body, /Welcome to nginx!/);
   });
@@ -289,7 +314,13 @@ describe('local cluster', () => {
       }).then(async (r) => console.log(JSON.stringify({ status: r.status, user: (await r.json()).status?.userInfo?.username })))
         .catch((e) => { console.error(e); process.exit(1); });`;
     const log = await runToCompletion(
-      pod('sa-client', `${registry}/node:20`, ['node', '-e', script], {}, { env: [{ name: 'NODE_EXTRA_CA_CERTS', value: '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt' }] }),
+      pod(
+        'sa-client',
+        `${registry}/node:20`,
+        ['node', '-e', script],
+        {},
+        { env: [{ name: 'NODE_EXTRA_CA_CERTS', value: '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt' }] },
+      ),
     );
     assert.deepEqual(JSON.parse(log.trim().split('\n').pop()!), { status: 201, user: `system:serviceaccount:${ns}:default` });
   });

@@ -26,7 +26,8 @@ export function ensureDocker(): Promise<LocalDocker> {
     child.on('close', (code, signal) => {
       const dockerHost = stdout.trim().split('\n').pop()?.trim() ?? '';
       if (code !== 0) reject(new Error(`dockerd.sh up failed (exit ${code ?? signal}); its log lines are above`));
-      else if (!/^(unix|tcp):\/\//.test(dockerHost)) reject(new Error(`dockerd.sh up did not print a DOCKER_HOST value as its last line: ${JSON.stringify(stdout)}`));
+      else if (!/^(unix|tcp):\/\//.test(dockerHost))
+        reject(new Error(`dockerd.sh up did not print a DOCKER_HOST value as its last line: ${JSON.stringify(stdout)}`));
       else resolve({ dockerHost });
     });
   });

@@ -129,7 +129,8 @@ test('the spool stays bounded', () => {
   const home = newHome();
   mkdirSync(home.root, { recursive: true });
   // Fill the spool past its limit with old records.
-  const old = JSON.stringify({ action: 'old', timestamp: '2020-01-01T00:00:00.000Z', version: '0.0.1', os: 'x', machineId: 'm', actionId: 'a', success: true }) + '\n';
+  const old =
+    JSON.stringify({ action: 'old', timestamp: '2020-01-01T00:00:00.000Z', version: '0.0.1', os: 'x', machineId: 'm', actionId: 'a', success: true }) + '\n';
   writeFileSync(home.analyticsSpool, old.repeat(Math.ceil((SPOOL_MAX_BYTES * 1.5) / old.length)));
   assert.ok(statSync(home.analyticsSpool).size > SPOOL_MAX_BYTES);
 

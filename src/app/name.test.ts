@@ -14,7 +14,10 @@ test('sanitizes to a DNS-1123 label', () => {
 test('uses the origin remote name, from a nested folder too', () => {
   const root = mkdtempSync(join(tmpdir(), 'name-'));
   mkdirSync(join(root, '.git'));
-  writeFileSync(join(root, '.git', 'config'), '[core]\n\tbare = false\n[remote "upstream"]\n\turl = x/other.git\n[remote "origin"]\n\turl = git@github.com:acme/Movies-App.git\n');
+  writeFileSync(
+    join(root, '.git', 'config'),
+    '[core]\n\tbare = false\n[remote "upstream"]\n\turl = x/other.git\n[remote "origin"]\n\turl = git@github.com:acme/Movies-App.git\n',
+  );
   mkdirSync(join(root, 'sub', 'dir'), { recursive: true });
   assert.equal(repositoryName(join(root, 'sub', 'dir')), 'Movies-App');
   assert.equal(environmentName(undefined, join(root, 'sub', 'dir')), 'movies-app');

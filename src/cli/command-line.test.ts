@@ -15,7 +15,10 @@ const options: OptionSpec[] = [
 const logged = (argv: string[]) => commandLineForLog(argv, options);
 
 test('sensitive options: whole values, or the values of KEY=VALUE, in every spelling', () => {
-  assert.equal(logged(['deploy', '--var', 'DB_PASSWORD=s3cr3t', '--var=MODE=local', '--wait', '-n', 'ns1']).text, 'deploy --var DB_PASSWORD=*** --var=MODE=*** --wait -n ns1');
+  assert.equal(
+    logged(['deploy', '--var', 'DB_PASSWORD=s3cr3t', '--var=MODE=local', '--wait', '-n', 'ns1']).text,
+    'deploy --var DB_PASSWORD=*** --var=MODE=*** --wait -n ns1',
+  );
   assert.equal(logged(['up', '-e', 'API_KEY=k', '-eB=2', '--env', 'C=3']).text, 'up -e API_KEY=*** -eB=*** --env C=***');
   assert.equal(logged(['context', 'use', 'x.example', '--token', 't0k']).text, 'context use x.example --token ***');
   assert.equal(logged(['context', 'use', 'x.example', '--token=t0k']).text, 'context use x.example --token=***');
@@ -36,11 +39,29 @@ test('the command after --: KEY=VALUE words, assignments inside words, the value
 });
 
 test('the patterns of redact.ts apply to the rest: a password in a URL, a bearer token', () => {
-  assert.equal(logged(['pipeline', 'deploy', '--name', 'https://bob:pa55@git.example/x.git']).text, 'pipeline deploy --name https://bob:REDACTED@git.example/x.git');
+  assert.equal(
+    logged(['pipeline', 'deploy', '--name', 'https://bob:pa55@git.example/x.git']).text,
+    'pipeline deploy --name https://bob:REDACTED@git.example/x.git',
+  );
   assert.equal(logged(['exec', '--', 'curl', '-H', 'Authorization: Bearer abc.def-123']).text, 'exec -- curl -H Authorization: Bearer REDACTED');
 });
 
 test('the secret-looking values are returned for the logger to hide in later lines; others are not', () => {
-  const { secrets } = logged(['deploy', '--var', 'DB_PASSWORD=s3cr3t', '--var', 'MODE=local', '--token', 'tok', '--', 'env', 'GH_TOKEN="x y"', 'A=b', 'x', '--api-key', 'k3y']);
+  const { secrets } = logged([
+    'deploy',
+    '--var',
+    'DB_PASSWORD=s3cr3t',
+    '--var',
+    'MODE=local',
+    '--token',
+    'tok',
+    '--',
+    'env',
+    'GH_TOKEN="x y"',
+    'A=b',
+    'x',
+    '--api-key',
+    'k3y',
+  ]);
   assert.deepEqual(secrets.sort(), ['k3y', 's3cr3t', 'tok', 'x y'].sort());
 });

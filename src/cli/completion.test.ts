@@ -27,7 +27,12 @@ const hasZsh = spawnSync('zsh', ['-fc', 'true'], { env }).status === 0;
 /** What bash completion offers for the words typed so far (the last one is being completed). */
 function complete(...words: string[]): string[] {
   const script = `source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMP_LINE="$*"; _devtool; printf '%s\\n' "\${COMPREPLY[@]}"`;
-  const r = spawnSync('bash', ['--norc', '--noprofile', '-c', script, 'bash', bashScript, 'devtool', ...words], { cwd: work, env, encoding: 'utf8', timeout: 10_000 });
+  const r = spawnSync('bash', ['--norc', '--noprofile', '-c', script, 'bash', bashScript, 'devtool', ...words], {
+    cwd: work,
+    env,
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
   assert.equal(r.stderr, '', `bash stderr for "devtool ${words.join(' ')}"`);
   assert.equal(r.status, 0);
   return r.stdout.split('\n').filter(Boolean).sort();
@@ -48,7 +53,11 @@ test('the zsh script is valid zsh', (t) => {
 
 test('the zsh script registers _devtool with compinit', (t) => {
   if (!hasZsh) return t.skip('zsh is not installed');
-  const r = spawnSync('zsh', ['-fc', `autoload -Uz compinit && compinit -u -D && source "$1" && print -r -- "$_comps[devtool]"`, 'zsh', zshScript], { env, encoding: 'utf8', timeout: 10_000 });
+  const r = spawnSync('zsh', ['-fc', `autoload -Uz compinit && compinit -u -D && source "$1" && print -r -- "$_comps[devtool]"`, 'zsh', zshScript], {
+    env,
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
   assert.equal(r.stderr, '');
   assert.equal(r.stdout.trim(), '_devtool');
 });

@@ -24,7 +24,39 @@ function optionLine(help: string, o: OptionSpec): string {
 
 test('there are commands to check', () => {
   const paths = allCommands().map((c) => c.path.join(' '));
-  for (const p of ['analytics', 'build', 'context', 'context use', 'context list', 'context show', 'context delete', 'deploy', 'destroy', 'doctor', 'down', 'endpoints', 'exec', 'help', 'init', 'kubeconfig', 'namespace', 'namespace create', 'namespace delete', 'namespace list', 'namespace use', 'pipeline deploy', 'pipeline destroy', 'preview deploy', 'preview destroy', 'preview endpoints', 'preview list', 'restart', 'status', 'up', 'version']) {
+  for (const p of [
+    'analytics',
+    'build',
+    'context',
+    'context use',
+    'context list',
+    'context show',
+    'context delete',
+    'deploy',
+    'destroy',
+    'doctor',
+    'down',
+    'endpoints',
+    'exec',
+    'help',
+    'init',
+    'kubeconfig',
+    'namespace',
+    'namespace create',
+    'namespace delete',
+    'namespace list',
+    'namespace use',
+    'pipeline deploy',
+    'pipeline destroy',
+    'preview deploy',
+    'preview destroy',
+    'preview endpoints',
+    'preview list',
+    'restart',
+    'status',
+    'up',
+    'version',
+  ]) {
     assert.ok(paths.includes(p), p);
   }
 });

@@ -54,7 +54,8 @@ export class Invocation {
     const opts: Record<string, OptionValue | undefined> = {};
     const given: Record<string, OptionValue | undefined> = {};
     for (const o of options) {
-      const value = o.type === 'bool' ? this.bool(o.name) : o.type === 'list' ? this.list(o.name) : o.type === 'duration' ? this.duration(o.name) : this.string(o.name);
+      const value =
+        o.type === 'bool' ? this.bool(o.name) : o.type === 'list' ? this.list(o.name) : o.type === 'duration' ? this.duration(o.name) : this.string(o.name);
       opts[optionKey(o.name)] = value;
       if (this.has(o.name)) given[optionKey(o.name)] = value;
     }

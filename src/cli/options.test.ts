@@ -8,7 +8,7 @@ import { rootCommand } from '../commands/index.ts';
 import type { buildOptions } from '../commands/build/spec.ts';
 import { deployOptions } from '../commands/deploy/spec.ts';
 import { endpointsOptions } from '../commands/endpoints/spec.ts';
-import { initOptions } from '../commands/init/spec.ts';
+import type { initOptions } from '../commands/init/spec.ts';
 import { upOptions } from '../commands/up/spec.ts';
 import { parseCommandLine } from './parse.ts';
 import { command, optionKey, type CommandHandler, type OptionValues } from './spec.ts';
@@ -22,7 +22,10 @@ test('a handler reads each option under its camelCase key, with its type', () =>
   const vars: string[] = opts.var;
   const file: string = opts.file;
   const name: string | undefined = opts.name;
-  assert.deepEqual({ dryRun, timeout, vars, file, name, namespace: opts.namespace, wait: opts.wait }, { dryRun: true, timeout: 90_000, vars: ['A=1'], file: 'devtool.yml', name: undefined, namespace: 'dev', wait: false });
+  assert.deepEqual(
+    { dryRun, timeout, vars, file, name, namespace: opts.namespace, wait: opts.wait },
+    { dryRun: true, timeout: 90_000, vars: ['A=1'], file: 'devtool.yml', name: undefined, namespace: 'dev', wait: false },
+  );
   assert.deepEqual(args, []);
   // `given` holds only what was typed: --file keeps its default in opts, and is absent here.
   assert.deepEqual(given, { dryRun: true, var: ['A=1'], timeout: 90_000, namespace: 'dev' });

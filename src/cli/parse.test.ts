@@ -98,7 +98,10 @@ test('lists are repeatable and default to empty', () => {
   assert.deepEqual(p.invocation.list('var'), ['A=1', 'B=2', 'C=3']);
   assert.deepEqual(parse('deploy').invocation.list('var'), []);
   assert.deepEqual(parse('up', '-e', 'X=1', '--env', 'Y=2').invocation.list('env'), ['X=1', 'Y=2']);
-  assert.deepEqual(parse('build', '--secret', 'id=a,src=/tmp/a', '--secret', 'id=b,src=/tmp/b').invocation.list('secret'), ['id=a,src=/tmp/a', 'id=b,src=/tmp/b']);
+  assert.deepEqual(parse('build', '--secret', 'id=a,src=/tmp/a', '--secret', 'id=b,src=/tmp/b').invocation.list('secret'), [
+    'id=a,src=/tmp/a',
+    'id=b,src=/tmp/b',
+  ]);
 });
 
 test('durations: parsed to milliseconds, default 5m0s, units required', () => {

@@ -77,14 +77,20 @@ function resolveCommand(words: string[], root: CommandSpec) {
       if (opt && opt.type !== 'bool' && !attached && i + 1 < words.length) remaining.push(words[++i]!);
       continue;
     }
-    const sub = descending ? spec.subcommands?.find((c) => c.name === word && !c.hidden) ?? spec.subcommands?.find((c) => c.name === word) : undefined;
+    const sub = descending ? (spec.subcommands?.find((c) => c.name === word && !c.hidden) ?? spec.subcommands?.find((c) => c.name === word)) : undefined;
     if (sub) {
       path.push(word);
       spec = sub;
       continue;
     }
     if (descending && spec === root) {
-      throw new UsageError(`unknown command "${word}" for 'devtool'${didYouMean(word, (root.subcommands ?? []).map((c) => c.name))}`, "run 'devtool --help' for usage");
+      throw new UsageError(
+        `unknown command "${word}" for 'devtool'${didYouMean(
+          word,
+          (root.subcommands ?? []).map((c) => c.name),
+        )}`,
+        "run 'devtool --help' for usage",
+      );
     }
     descending = false;
     remaining.push(word);
@@ -171,7 +177,12 @@ function checkArguments(spec: CommandSpec, label: string, hint: string, position
   const variadic = args.some((a) => a.variadic);
   if (!variadic && positionals.length > args.length) {
     const extra = positionals[args.length]!;
-    const what = spec.subcommands?.length ? `unknown command "${extra}" for '${label}'${didYouMean(extra, spec.subcommands.map((c) => c.name))}` : `unexpected argument "${extra}" for '${label}'`;
+    const what = spec.subcommands?.length
+      ? `unknown command "${extra}" for '${label}'${didYouMean(
+          extra,
+          spec.subcommands.map((c) => c.name),
+        )}`
+      : `unexpected argument "${extra}" for '${label}'`;
     throw new UsageError(what, hint);
   }
   if (spec.passthrough?.required && rest.length === 0) {
@@ -187,7 +198,14 @@ function translateParseError(err: unknown, label: string, hint: string, options:
   const quoted = /'(-[^']*)'/.exec(e.message ?? '')?.[1] ?? '';
   switch (e.code) {
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
-      return new UsageError(`unknown flag ${quoted} for '${label}'${didYouMean(quoted.replace(/^-+/, ''), options.map((o) => o.name), '--')}`, hint);
+      return new UsageError(
+        `unknown flag ${quoted} for '${label}'${didYouMean(
+          quoted.replace(/^-+/, ''),
+          options.map((o) => o.name),
+          '--',
+        )}`,
+        hint,
+      );
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE': {
       const name = /--([\w-]+)/.exec(e.message ?? '')?.[1];
       const opt = options.find((o) => o.name === name);

@@ -7,7 +7,11 @@ import { UnavailableError } from '../base/errors.ts';
 import type { CommandHandler } from '../cli/spec.ts';
 import type { ContextStore } from '../context/store.ts';
 
-export async function requireServiceContext(f: { readonly contexts: Pick<ContextStore, 'requireCurrent'>; readonly version: string }, command: string, feature: string): Promise<never> {
+export async function requireServiceContext(
+  f: { readonly contexts: Pick<ContextStore, 'requireCurrent'>; readonly version: string },
+  command: string,
+  feature: string,
+): Promise<never> {
   const ctx = await f.contexts.requireCurrent();
   if (!ctx.isDevtool) {
     throw new UnavailableError(
@@ -15,7 +19,9 @@ export async function requireServiceContext(f: { readonly contexts: Pick<Context
     );
   }
   if (!ctx.token) {
-    throw new UnavailableError(`'devtool ${command}' requires a logged-in user: log in with 'devtool context use ${ctx.name} --token <API_TOKEN>' or set DEVTOOL_TOKEN`);
+    throw new UnavailableError(
+      `'devtool ${command}' requires a logged-in user: log in with 'devtool context use ${ctx.name} --token <API_TOKEN>' or set DEVTOOL_TOKEN`,
+    );
   }
   throw new UnavailableError(`'devtool ${command}' cannot reach ${ctx.name}: the devtool service client (${feature}) is not built in devtool ${f.version} yet`);
 }

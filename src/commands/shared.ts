@@ -7,24 +7,26 @@ import { UnavailableError } from '../base/errors.ts';
 import type { CommandHandler, CommandInput, OptionSpec } from '../cli/spec.ts';
 import type { DevTargetQuery } from '../dev/target.ts';
 
-export const manifestFile = (description = 'Manifest path') => ({
-  name: 'file',
-  short: 'f',
-  type: 'string',
-  default: MANIFEST_FILE,
-  description,
-}) as const satisfies OptionSpec;
+export const manifestFile = (description = 'Manifest path') =>
+  ({
+    name: 'file',
+    short: 'f',
+    type: 'string',
+    default: MANIFEST_FILE,
+    description,
+  }) as const satisfies OptionSpec;
 
 /** --file without a default: the command finds what to read when it is not given. */
 export const manifestFileWithoutDefault = (description: string) => ({ name: 'file', short: 'f', type: 'string', description }) as const satisfies OptionSpec;
 
-export const namespace = (defaultText = 'current context namespace', description = 'Namespace') => ({
-  name: 'namespace',
-  short: 'n',
-  type: 'string',
-  defaultText,
-  description,
-}) as const satisfies OptionSpec;
+export const namespace = (defaultText = 'current context namespace', description = 'Namespace') =>
+  ({
+    name: 'namespace',
+    short: 'n',
+    type: 'string',
+    defaultText,
+    description,
+  }) as const satisfies OptionSpec;
 
 export const context = { name: 'context', short: 'c', type: 'string', defaultText: 'current context', description: 'Context' } as const satisfies OptionSpec;
 
@@ -32,14 +34,16 @@ export const timeout = (description: string) => ({ name: 'timeout', type: 'durat
 
 export const wait = (description: string) => ({ name: 'wait', type: 'bool', default: 'false', description }) as const satisfies OptionSpec;
 
-export const vars = (description: string) => ({ name: 'var', type: 'list', sensitive: 'assignments', description: `${description} (KEY=VALUE); repeatable` }) as const satisfies OptionSpec;
+export const vars = (description: string) =>
+  ({ name: 'var', type: 'list', sensitive: 'assignments', description: `${description} (KEY=VALUE); repeatable` }) as const satisfies OptionSpec;
 
-export const envName = (defaultText = 'repository or folder name', description = 'Environment name') => ({
-  name: 'name',
-  type: 'string',
-  defaultText,
-  description,
-}) as const satisfies OptionSpec;
+export const envName = (defaultText = 'repository or folder name', description = 'Environment name') =>
+  ({
+    name: 'name',
+    type: 'string',
+    defaultText,
+    description,
+  }) as const satisfies OptionSpec;
 
 /** The usual trio of a command that acts on a development container. */
 export const devContainerOptions = [manifestFile(), namespace('current namespace'), context] as const satisfies readonly OptionSpec[];

@@ -15,7 +15,7 @@ test('the dotenv syntax Docker Compose documents', () => {
     'EMPTY=',
     'INLINE=value # comment',
     'HASH=value#not-a-comment',
-    'SINGLE=\'literal $PLAIN \\n\'',
+    "SINGLE='literal $PLAIN \\n'",
     'DOUBLE="expanded ${PLAIN}\\tand\\nnewline \\"quoted\\" \\$PLAIN"',
     'DQ_COMMENT="a # b" # comment',
     'MULTI="line 1',
@@ -51,9 +51,18 @@ test('the environment wins over earlier lines of the file in references', () => 
 });
 
 test('errors point at the line', () => {
-  assert.deepEqual(parse('OK=1\nBAD KEY=2\n').problems.map((p) => [p.pos.line, p.message]), [[2, 'unexpected character "K" in env file (expected KEY=VALUE)']]);
-  assert.deepEqual(parse('A="open\n').problems.map((p) => [p.pos.line, p.pos.col, p.message]), [[1, 3, 'unterminated quoted value for A']]);
-  assert.deepEqual(parse('\n\nA=${NEEDED:?set it}\n').problems.map((p) => [p.pos.line, p.message]), [[3, 'required variable NEEDED is not set: set it']]);
+  assert.deepEqual(
+    parse('OK=1\nBAD KEY=2\n').problems.map((p) => [p.pos.line, p.message]),
+    [[2, 'unexpected character "K" in env file (expected KEY=VALUE)']],
+  );
+  assert.deepEqual(
+    parse('A="open\n').problems.map((p) => [p.pos.line, p.pos.col, p.message]),
+    [[1, 3, 'unterminated quoted value for A']],
+  );
+  assert.deepEqual(
+    parse('\n\nA=${NEEDED:?set it}\n').problems.map((p) => [p.pos.line, p.message]),
+    [[3, 'required variable NEEDED is not set: set it']],
+  );
 });
 
 test('raw format takes values literally', () => {

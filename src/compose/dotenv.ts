@@ -83,7 +83,10 @@ export function parseDotenv(text: string, file: string, options: DotenvOptions =
     const sep = text[i];
     if (key === '' || (sep !== undefined && sep !== '\n' && sep !== '=' && !(sep === ':' && options.format !== 'raw'))) {
       const bad = sep === undefined || key === '' ? text.slice(statement, lineEnd(statement)) : sep;
-      fail(i < n && key !== '' ? i : statement, `unexpected ${key === '' ? 'line' : 'character'} ${JSON.stringify(bad.trim())} in env file (expected KEY=VALUE)`);
+      fail(
+        i < n && key !== '' ? i : statement,
+        `unexpected ${key === '' ? 'line' : 'character'} ${JSON.stringify(bad.trim())} in env file (expected KEY=VALUE)`,
+      );
       i = lineEnd(i) + 1;
       continue;
     }

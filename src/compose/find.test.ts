@@ -30,7 +30,11 @@ test('--file, repeatable, relative to the working directory, in order', () => {
 
 test('clear errors when nothing is found', () => {
   withDir([], (dir) => {
-    assert.throws(() => findComposeFiles({ cwd: dir }), (e: unknown) => e instanceof DevtoolError && /no Compose file in .*compose\.yaml, compose\.yml, docker-compose\.yaml, docker-compose\.yml/.test(e.message));
+    assert.throws(
+      () => findComposeFiles({ cwd: dir }),
+      (e: unknown) =>
+        e instanceof DevtoolError && /no Compose file in .*compose\.yaml, compose\.yml, docker-compose\.yaml, docker-compose\.yml/.test(e.message),
+    );
     assert.throws(() => findComposeFiles({ cwd: dir, files: ['nope.yaml'] }), /Compose file nope\.yaml not found/);
     mkdirSync(join(dir, 'sub'));
     assert.throws(() => findComposeFiles({ cwd: dir, files: ['sub'] }), /is a folder/);

@@ -29,17 +29,28 @@ function error(files: Record<string, string>, options: Partial<LoadOptions> = {}
 test('several files merge as Docker Compose merges them', () => {
   const p = load(
     {
-      'compose.yaml': 'services:\n  web:\n    image: a\n    command: [x, y]\n    environment: [A=1, B=1]\n    ports: ["80"]\n    volumes: ["data:/data", "/cache"]\n    depends_on: [db]\n  db: {image: pg}\nvolumes: {data: {}, other: {}}\n',
-      'override.yaml': 'services:\n  web:\n    command: [z]\n    environment: {B: 2, C: 3}\n    ports: ["80", "81"]\n    volumes: ["other:/data"]\n    depends_on: {cache: {condition: service_started}}\n  cache: {image: redis}\n',
+      'compose.yaml':
+        'services:\n  web:\n    image: a\n    command: [x, y]\n    environment: [A=1, B=1]\n    ports: ["80"]\n    volumes: ["data:/data", "/cache"]\n    depends_on: [db]\n  db: {image: pg}\nvolumes: {data: {}, other: {}}\n',
+      'override.yaml':
+        'services:\n  web:\n    command: [z]\n    environment: {B: 2, C: 3}\n    ports: ["80", "81"]\n    volumes: ["other:/data"]\n    depends_on: {cache: {condition: service_started}}\n  cache: {image: redis}\n',
     },
     { files: ['compose.yaml', 'override.yaml'] },
   );
   const web = p.services.find((s) => s.name === 'web')!;
   assert.deepEqual(web.command, ['z']);
   assert.deepEqual(Object.fromEntries(web.environment), { A: '1', B: '2', C: '3' });
-  assert.deepEqual(web.ports.map((x) => x.container), [80, 81]);
-  assert.deepEqual(web.volumes.map((v) => `${v.kind}:${v.target}`), ['anonymous:/cache', 'named:/data']);
-  assert.deepEqual(web.dependsOn.map((d) => d.service), ['db', 'cache']);
+  assert.deepEqual(
+    web.ports.map((x) => x.container),
+    [80, 81],
+  );
+  assert.deepEqual(
+    web.volumes.map((v) => `${v.kind}:${v.target}`),
+    ['anonymous:/cache', 'named:/data'],
+  );
+  assert.deepEqual(
+    web.dependsOn.map((d) => d.service),
+    ['db', 'cache'],
+  );
   assert.deepEqual(p.files, ['/p/compose.yaml', '/p/override.yaml']);
 });
 
@@ -71,12 +82,18 @@ test('a missing env_file is an error unless not required', () => {
 test('unset variables are warnings; a missing file is a plain error', () => {
   const p = load({ 'compose.yaml': 'services:\n  a:\n    image: "x:${TAG}"\n' });
   assert.deepEqual(p.warnings, ['variable TAG is not set: using an empty string']);
-  assert.throws(() => load({}, { files: ['nope.yaml'] }), (e: unknown) => e instanceof DevtoolError && e.message === 'Compose file nope.yaml not found');
+  assert.throws(
+    () => load({}, { files: ['nope.yaml'] }),
+    (e: unknown) => e instanceof DevtoolError && e.message === 'Compose file nope.yaml not found',
+  );
 });
 
 test('an empty file is an empty project; a non-map is an error', () => {
   assert.deepEqual(load({ 'compose.yaml': '' }).services, []);
-  assert.equal(error({ 'compose.yaml': '- a\n' }).message, 'compose.yaml:1:1: a Compose file must be a map of top-level keys (services, volumes...), not a list');
+  assert.equal(
+    error({ 'compose.yaml': '- a\n' }).message,
+    'compose.yaml:1:1: a Compose file must be a map of top-level keys (services, volumes...), not a list',
+  );
 });
 
 test('the project name and folder', () => {

@@ -100,7 +100,10 @@ export function loadComposeTexts(inputs: readonly ComposeText[], options: LoadOp
       tree = empty;
     }
     if (!isObj(tree)) {
-      problems.push({ pos: { file: parsed.file, line: 1, col: 1 }, message: `a Compose file must be a map of top-level keys (services, volumes...), not ${show(tree)}` });
+      problems.push({
+        pos: { file: parsed.file, line: 1, col: 1 },
+        message: `a Compose file must be a map of top-level keys (services, volumes...), not ${show(tree)}`,
+      });
       continue;
     }
     const fileProblems = interpolateTree(tree, sources, { lookup, localLookup, pathUsesLocal: isBuildArg, onUnset });

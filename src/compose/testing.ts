@@ -46,11 +46,7 @@ export function render({ project, translation: t }: { project: ComposeProject; t
     if (!s.build) continue;
     const b = s.build;
     const context = relative(project.projectDir, b.context) || '.';
-    const extra = [
-      `dockerfile=${b.dockerfile}`,
-      ...(b.target ? [`target=${b.target}`] : []),
-      ...[...b.args].map(([k, v]) => `arg ${k}=${v}`),
-    ];
+    const extra = [`dockerfile=${b.dockerfile}`, ...(b.target ? [`target=${b.target}`] : []), ...[...b.args].map(([k, v]) => `arg ${k}=${v}`)];
     header.push(`# build: ${s.name} context=${context} ${extra.join(' ')}`);
   }
   for (const step of t.rollout) {
@@ -61,4 +57,3 @@ export function render({ project, translation: t }: { project: ComposeProject; t
   for (const w of t.warnings) header.push(`# warning: ${w}`);
   return `${header.join('\n')}\n${objectsToYaml(t.objects)}`;
 }
-

@@ -51,14 +51,20 @@ test('every object carries the environment labels; the objects and pods of a ser
     t.objects.map((o) => `${o.kind}/${o.metadata.name}`),
     ['PersistentVolumeClaim/data', 'Service/db', 'Service/web', 'StatefulSet/db', 'StatefulSet/web', 'Job/migrate', 'Ingress/api', 'Ingress/web'],
   );
-  assert.deepEqual(t.rollout.map((r) => r.service), ['db', 'migrate', 'web']);
-  assert.deepEqual(t.endpoints.map((e) => e.url), ['https://api-ns.example.com', 'https://web-ns.example.com']);
+  assert.deepEqual(
+    t.rollout.map((r) => r.service),
+    ['db', 'migrate', 'web'],
+  );
+  assert.deepEqual(
+    t.endpoints.map((e) => e.url),
+    ['https://api-ns.example.com', 'https://web-ns.example.com'],
+  );
 });
 
 test('the same file always gives the same objects, whatever the order of its services', () => {
   const a = objectsToYaml(translateCompose(project(sample), { ...options, images: { web: 'w' } }).objects);
   const b = objectsToYaml(translateCompose(project(sample), { ...options, images: { web: 'w' } }).objects);
-  const reordered = sample.replace(/  web:\n(    .*\n)+/, '').replace('  migrate:', `${/  web:\n(    .*\n)+/.exec(sample)![0]}  migrate:`);
+  const reordered = sample.replace(/ {2}web:\n( {4}.*\n)+/, '').replace('  migrate:', `${/ {2}web:\n( {4}.*\n)+/.exec(sample)![0]}  migrate:`);
   assert.notEqual(reordered, sample);
   const c = objectsToYaml(translateCompose(project(reordered), { ...options, images: { web: 'w' } }).objects);
   assert.equal(a, b);
@@ -73,7 +79,10 @@ test('a service with a build needs the image built for it', () => {
 });
 
 test('the environment name and namespace must be DNS labels', () => {
-  assert.throws(() => translateCompose(project('services: {}\n'), { ...options, name: 'My_App' }), (e: unknown) => e instanceof DevtoolError && /invalid environment name "My_App"/.test(e.message));
+  assert.throws(
+    () => translateCompose(project('services: {}\n'), { ...options, name: 'My_App' }),
+    (e: unknown) => e instanceof DevtoolError && /invalid environment name "My_App"/.test(e.message),
+  );
   assert.throws(() => translateCompose(project('services: {}\n'), { ...options, namespace: '' }), DevtoolError);
 });
 
@@ -81,12 +90,18 @@ test('the endpoint domain is needed only for public endpoints, and may be writte
   const privateOnly = project('services:\n  a: {image: a, ports: [80]}\n');
   assert.equal(translateCompose(privateOnly, { name: 'e', namespace: 'n' }).objects.length, 2);
   const t = translateCompose(project('services:\n  a: {image: a, ports: ["80:80"]}\n'), { ...options, endpointDomain: '.example.com.' });
-  assert.deepEqual(t.endpoints.map((e) => e.url), ['https://a-ns.example.com']);
+  assert.deepEqual(
+    t.endpoints.map((e) => e.url),
+    ['https://a-ns.example.com'],
+  );
 });
 
 test('two public endpoints of the same name are an error', () => {
   const text = 'services:\n  web: {image: a, ports: ["80:80"]}\nendpoints:\n  web: [{path: /, service: web, port: 80}]\n';
-  assert.throws(() => translateCompose(project(text), options), (e: unknown) => e instanceof LocatedError && /the public endpoint "web" is defined twice \(also at compose\.yaml:4:3\)/.test(e.message));
+  assert.throws(
+    () => translateCompose(project(text), options),
+    (e: unknown) => e instanceof LocatedError && /the public endpoint "web" is defined twice \(also at compose\.yaml:4:3\)/.test(e.message),
+  );
 });
 
 test('long hosts are refused before the API server would', () => {
@@ -95,9 +110,22 @@ test('long hosts are refused before the API server would', () => {
 });
 
 test('rollout says how each service is awaited', () => {
-  const t = translateCompose(project('services:\n  a: {image: a, ports: [80, "53/udp"], healthcheck: {test: "true"}}\n  b: {image: b, expose: [9000], depends_on: {a: {condition: service_healthy}}}\n'), options);
+  const t = translateCompose(
+    project(
+      'services:\n  a: {image: a, ports: [80, "53/udp"], healthcheck: {test: "true"}}\n  b: {image: b, expose: [9000], depends_on: {a: {condition: service_healthy}}}\n',
+    ),
+    options,
+  );
   assert.deepEqual(t.rollout, [
     { service: 'a', kind: 'Deployment', name: 'a', replicas: 1, dependsOn: [], healthyBy: 'probe', tcpPorts: [80] },
-    { service: 'b', kind: 'Deployment', name: 'b', replicas: 1, dependsOn: [{ service: 'a', condition: 'service_healthy', required: true }], healthyBy: 'tcp', tcpPorts: [9000] },
+    {
+      service: 'b',
+      kind: 'Deployment',
+      name: 'b',
+      replicas: 1,
+      dependsOn: [{ service: 'a', condition: 'service_healthy', required: true }],
+      healthyBy: 'tcp',
+      tcpPorts: [9000],
+    },
   ]);
 });

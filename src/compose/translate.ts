@@ -52,7 +52,9 @@ export interface Translation {
 
 export function translateCompose(project: ComposeProject, options: TranslateOptions): Translation {
   if (!isDnsLabel(options.name)) {
-    throw new DevtoolError(`invalid environment name "${options.name}": use at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit`);
+    throw new DevtoolError(
+      `invalid environment name "${options.name}": use at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit`,
+    );
   }
   if (!isDnsLabel(options.namespace)) throw new DevtoolError(`invalid namespace "${options.namespace}"`);
   const problems: Problem[] = [];
@@ -144,7 +146,13 @@ function rollout(ctx: TranslateContext): RolloutStep[] {
   const order: ComposeService[] = [];
   while (order.length < services.length) {
     const next = services.find((s) => waiting.get(s.name)?.size === 0 && !order.includes(s));
-    if (!next) throw new DevtoolError(`dependency cycle among ${services.filter((s) => !order.includes(s)).map((s) => s.name).join(', ')}`);
+    if (!next)
+      throw new DevtoolError(
+        `dependency cycle among ${services
+          .filter((s) => !order.includes(s))
+          .map((s) => s.name)
+          .join(', ')}`,
+      );
     order.push(next);
     for (const deps of waiting.values()) deps.delete(next.name);
   }

@@ -43,7 +43,12 @@ type Entry = Record<string, unknown>;
 interface RawFile {
   path: string;
   doc: Document;
-  data: { contexts?: { name: string; context?: Entry }[]; clusters?: { name: string; cluster?: Entry }[]; users?: { name: string; user?: Entry }[]; 'current-context'?: string };
+  data: {
+    contexts?: { name: string; context?: Entry }[];
+    clusters?: { name: string; cluster?: Entry }[];
+    users?: { name: string; user?: Entry }[];
+    'current-context'?: string;
+  };
 }
 
 type YamlModule = typeof import('yaml');
@@ -115,7 +120,11 @@ export async function loadKubeconfig(env: Readonly<NodeJS.ProcessEnv>): Promise<
  * Sets the namespace of a context (and, with `makeCurrent`, the current-context) in the file that
  * defines it. Returns that file. Everything else in the file is kept as it was.
  */
-export async function updateKubeconfigContext(env: Readonly<NodeJS.ProcessEnv>, contextName: string, change: { namespace?: string; makeCurrent?: boolean }): Promise<string> {
+export async function updateKubeconfigContext(
+  env: Readonly<NodeJS.ProcessEnv>,
+  contextName: string,
+  change: { namespace?: string; makeCurrent?: boolean },
+): Promise<string> {
   const { isMap, isSeq, parseDocument, YAMLMap } = await yaml();
   const merged = await loadKubeconfig(env);
   const ctx = merged.contexts.find((c) => c.name === contextName);

@@ -163,7 +163,7 @@ test('no context anywhere: requireCurrent says how to choose one', async () => {
 test('a stored current context that left the kubeconfig is an error naming it', async () => {
   const { store, kc } = setup();
   await store().use('beta', { isDevtool: false });
-  writeFileSync(kc, KUBECONFIG.replace(/- name: beta\n  context:\n    cluster: beta-cluster\n    user: beta-user\n    namespace: team\n/, ''));
+  writeFileSync(kc, KUBECONFIG.replace(/- name: beta\n {2}context:\n {4}cluster: beta-cluster\n {4}user: beta-user\n {4}namespace: team\n/, ''));
   await assert.rejects(store().requireCurrent(), /the current context "beta" is no longer in the kubeconfig/);
 });
 
@@ -172,7 +172,10 @@ test('a corrupt contexts.json is an error naming the file', async () => {
   assert.deepEqual(store().read(), { contexts: {} }, 'no home yet: nothing stored');
   await store().use('alpha', { isDevtool: false, namespace: 'x' });
   writeFileSync(home.contextsFile, '{"current": "alpha", ');
-  assert.throws(() => store().read(), (err: Error) => err.message.startsWith(`${home.contextsFile}: cannot read the devtool contexts`));
+  assert.throws(
+    () => store().read(),
+    (err: Error) => err.message.startsWith(`${home.contextsFile}: cannot read the devtool contexts`),
+  );
   await assert.rejects(store().requireCurrent(), /cannot read the devtool contexts/);
 });
 
@@ -196,5 +199,8 @@ test('select: the context --context names, whichever is current; none named: the
   assert.equal((await store().select('beta')).namespace, 'team');
   assert.equal((await store().requireCurrent()).name, 'alpha', 'the current context is left as it was');
   assert.equal((await store().select(undefined)).name, 'alpha');
-  await assert.rejects(store().select('gamma'), (err: Error) => err.name === 'UsageError' && /^--context: unknown context "gamma" \(known: alpha, beta\)/.test(err.message));
+  await assert.rejects(
+    store().select('gamma'),
+    (err: Error) => err.name === 'UsageError' && /^--context: unknown context "gamma" \(known: alpha, beta\)/.test(err.message),
+  );
 });

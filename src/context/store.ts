@@ -100,7 +100,9 @@ export class ContextStore {
       if (stored?.isDevtool) return this.resolve(stored.name, stored, undefined, 'stored');
       const kube = kc.contexts.find((c) => c.name === data.current);
       if (!kube) {
-        throw new DevtoolError(`the current context "${data.current}" is no longer in the kubeconfig (${kc.files.join(', ')}); run 'devtool context use' to pick another`);
+        throw new DevtoolError(
+          `the current context "${data.current}" is no longer in the kubeconfig (${kc.files.join(', ')}); run 'devtool context use' to pick another`,
+        );
       }
       return this.resolve(kube.name, stored, kube, 'stored');
     }
@@ -112,7 +114,9 @@ export class ContextStore {
   async requireCurrent(): Promise<ResolvedContext> {
     const ctx = await this.current();
     if (!ctx) {
-      throw new DevtoolError(`no current context: no devtool context is selected and the kubeconfig (${(await this.kubeconfig()).files.join(', ')}) has no current-context; run 'devtool context use <URL_OR_CLUSTER_CONTEXT>'`);
+      throw new DevtoolError(
+        `no current context: no devtool context is selected and the kubeconfig (${(await this.kubeconfig()).files.join(', ')}) has no current-context; run 'devtool context use <URL_OR_CLUSTER_CONTEXT>'`,
+      );
     }
     return ctx;
   }
@@ -126,7 +130,8 @@ export class ContextStore {
     const known = await this.list();
     const byUrl = looksLikeUrl(name) ? safeNormalize(name) : name;
     const found = known.find((c) => c.name === name || c.name === byUrl);
-    if (!found) throw new UsageError(`--context: unknown context "${name}" (known: ${known.map((c) => c.name).join(', ') || 'none'}); 'devtool context list' shows them`);
+    if (!found)
+      throw new UsageError(`--context: unknown context "${name}" (known: ${known.map((c) => c.name).join(', ') || 'none'}); 'devtool context list' shows them`);
     return found;
   }
 

@@ -32,7 +32,12 @@ function apiError(code: number): Error {
 
 const runningPod = (name: string, running = true): V1Pod => ({
   metadata: { name },
-  status: { phase: 'Running', containerStatuses: [{ name: 'c', image: 'x', imageID: '', restartCount: 0, ready: running, state: running ? { running: {} } : { waiting: { reason: 'CrashLoopBackOff' } } }] },
+  status: {
+    phase: 'Running',
+    containerStatuses: [
+      { name: 'c', image: 'x', imageID: '', restartCount: 0, ready: running, state: running ? { running: {} } : { waiting: { reason: 'CrashLoopBackOff' } } },
+    ],
+  },
 });
 
 /** A reader of one namespace's workloads; what each call answers is set by the test. */
@@ -57,7 +62,15 @@ function progressLines(): { progress: Progress; lines: string[] } {
 
 test('a workload is ready once its containers have run for three polls in a row: a crash in between starts the count again', async () => {
   // ready, ready, crashed, ready, ready, ready: the wait ends on the sixth poll, not the third.
-  const pods = script([[runningPod('w')], [runningPod('w')], [runningPod('w', false)], [runningPod('w')], [runningPod('w')], [runningPod('w')], new Error('polled after it was ready')]);
+  const pods = script([
+    [runningPod('w')],
+    [runningPod('w')],
+    [runningPod('w', false)],
+    [runningPod('w')],
+    [runningPod('w')],
+    [runningPod('w')],
+    new Error('polled after it was ready'),
+  ]);
   await awaitWorkloadReady(fakeReader({ pods: pods.next }), { ref: web, what: 'Deployment/web' }, new Deadline(60_000));
   assert.equal(pods.calls, 6);
 });
@@ -65,7 +78,9 @@ test('a workload is ready once its containers have run for three polls in a row:
 test('a failing probe ends the wait at once with the reason and the log tail, long before the deadline', async () => {
   const failed: WorkloadState = { state: 'failed', reason: 'readiness probe failed: connection refused on port 8080', logTail: 'listening on 9090' };
   const started = Date.now();
-  const err = await awaitWorkloadReady(fakeReader({ state: async () => failed }), { ref: web, what: 'Deployment/web' }, new Deadline(60_000)).catch((e: unknown) => e);
+  const err = await awaitWorkloadReady(fakeReader({ state: async () => failed }), { ref: web, what: 'Deployment/web' }, new Deadline(60_000)).catch(
+    (e: unknown) => e,
+  );
   assert.ok(err instanceof WorkloadFailure, `${String(err)}`);
   assert.equal(err.message, 'Deployment/web failed: readiness probe failed: connection refused on port 8080');
   assert.equal(err.logTail, 'listening on 9090');
@@ -74,12 +89,20 @@ test('a failing probe ends the wait at once with the reason and the log tail, lo
 
 test('a workload that never becomes ready times out, saying how far it got', async () => {
   const state = script<WorkloadState>([{ state: 'progressing', detail: '0/2 available' }]);
-  await assert.rejects(awaitWorkloadReady(fakeReader({ state: state.next }), { ref: web, what: 'Deployment/web' }, new Deadline(200)), /^DevtoolError: timed out after .* waiting for Deployment\/web to be ready \(0\/2 available\)$/);
+  await assert.rejects(
+    awaitWorkloadReady(fakeReader({ state: state.next }), { ref: web, what: 'Deployment/web' }, new Deadline(200)),
+    /^DevtoolError: timed out after .* waiting for Deployment\/web to be ready \(0\/2 available\)$/,
+  );
   assert.ok(state.calls >= 1);
 });
 
 test('the API server going away is waited out; any other error ends the wait', async () => {
-  const flaky = script<WorkloadState>([apiError(503), apiError(500), Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), { state: 'completed' }]);
+  const flaky = script<WorkloadState>([
+    apiError(503),
+    apiError(500),
+    Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }),
+    { state: 'completed' },
+  ]);
   await awaitWorkloadReady(fakeReader({ state: flaky.next }), { ref: { ...web, kind: 'Job' }, what: 'Job/migrate' }, new Deadline(60_000));
   assert.equal(flaky.calls, 4);
 
@@ -91,19 +114,29 @@ test('the API server going away is waited out; any other error ends the wait', a
 test('service_healthy without a healthcheck waits until a running pod accepts a connection and the Service routes to it', async () => {
   const tcp = script([false, false, true]);
   const routed = script([false, true]);
-  const reader = fakeReader({ state: async () => ({ state: 'progressing', detail: '0/1 available' }), acceptsTcp: tcp.next, serviceHasReadyEndpoint: routed.next });
+  const reader = fakeReader({
+    state: async () => ({ state: 'progressing', detail: '0/1 available' }),
+    acceptsTcp: tcp.next,
+    serviceHasReadyEndpoint: routed.next,
+  });
   await awaitCondition(reader, 'shop', step(), 'service_healthy', new Deadline(60_000));
   assert.deepEqual([tcp.calls, routed.calls], [4, 2], 'a TCP check per poll; the Service is asked only once a pod accepts');
 });
 
 test('service_healthy with a healthcheck is the probe: a pod accepting connections is not enough', async () => {
   const reader = fakeReader({ state: async () => ({ state: 'progressing', detail: '0/1 ready' }) });
-  await assert.rejects(awaitCondition(reader, 'shop', step({ healthyBy: 'probe' }), 'service_healthy', new Deadline(200)), /timed out after .* waiting for service "web" to be healthy \(0\/1 ready\)/);
+  await assert.rejects(
+    awaitCondition(reader, 'shop', step({ healthyBy: 'probe' }), 'service_healthy', new Deadline(200)),
+    /timed out after .* waiting for service "web" to be healthy \(0\/1 ready\)/,
+  );
 });
 
 test('a long-running service awaited to complete successfully is refused without polling', async () => {
   const state = script<WorkloadState>([{ state: 'ready' }]);
-  await assert.rejects(awaitCondition(fakeReader({ state: state.next }), 'shop', step(), 'service_completed_successfully', new Deadline(60_000)), /is a long-running service; give it restart: "no"/);
+  await assert.rejects(
+    awaitCondition(fakeReader({ state: state.next }), 'shop', step(), 'service_completed_successfully', new Deadline(60_000)),
+    /is a long-running service; give it restart: "no"/,
+  );
   assert.equal(state.calls, 0);
 });
 
@@ -118,13 +151,25 @@ test('--wait on what deploy commands made: the first failure is reported with it
     workloadsByLabel: async () => workloads,
     state: async (ref) => {
       asked.push(`${ref.kind}/${ref.name} ${ref.podSelector}`);
-      return ref.kind === 'Job' ? { state: 'failed', reason: 'job failed: BackoffLimitExceeded', logTail: 'relation "users" does not exist' } : { state: 'progressing', detail: '0/1 available' };
+      return ref.kind === 'Job'
+        ? { state: 'failed', reason: 'job failed: BackoffLimitExceeded', logTail: 'relation "users" does not exist' }
+        : { state: 'progressing', detail: '0/1 available' };
     },
   });
   const { progress, lines } = progressLines();
-  await assert.rejects(awaitEnvironmentWorkloads(reader, 'shop', new Deadline(60_000), progress, (labels) => 'devtool.dev/service' in labels), /Job\/migrate failed: job failed: BackoffLimitExceeded/);
-  assert.deepEqual(lines, ['• waiting for Deployment/api, Job/migrate', '✗ Job/migrate failed: job failed: BackoffLimitExceeded', '    relation "users" does not exist']);
-  assert.ok(asked.includes('Job/migrate devtool.dev/environment=shop'), `a workload without a selector is awaited through its environment's pods: ${asked.join('; ')}`);
+  await assert.rejects(
+    awaitEnvironmentWorkloads(reader, 'shop', new Deadline(60_000), progress, (labels) => 'devtool.dev/service' in labels),
+    /Job\/migrate failed: job failed: BackoffLimitExceeded/,
+  );
+  assert.deepEqual(lines, [
+    '• waiting for Deployment/api, Job/migrate',
+    '✗ Job/migrate failed: job failed: BackoffLimitExceeded',
+    '    relation "users" does not exist',
+  ]);
+  assert.ok(
+    asked.includes('Job/migrate devtool.dev/environment=shop'),
+    `a workload without a selector is awaited through its environment's pods: ${asked.join('; ')}`,
+  );
   assert.ok(!asked.some((a) => a.startsWith('Deployment/skipped')), 'what skip accepts is not awaited');
   const polls = asked.length;
   await new Promise((r) => setTimeout(r, 800));

@@ -96,10 +96,18 @@ const describe: Record<DependsCondition, string> = {
 };
 
 /** Waits until `step` meets `condition`, or throws naming the service and what was awaited. */
-export async function awaitCondition(client: RolloutReader, environment: string, step: RolloutStep, condition: DependsCondition, deadline: Deadline): Promise<void> {
+export async function awaitCondition(
+  client: RolloutReader,
+  environment: string,
+  step: RolloutStep,
+  condition: DependsCondition,
+  deadline: Deadline,
+): Promise<void> {
   const ref = workloadRef(environment, step);
   if (condition === 'service_completed_successfully' && step.kind !== 'Job') {
-    throw new DevtoolError(`service "${step.service}" is awaited to complete successfully, but it is a long-running service; give it restart: "no" to make it a one-off job`);
+    throw new DevtoolError(
+      `service "${step.service}" is awaited to complete successfully, but it is a long-running service; give it restart: "no" to make it a one-off job`,
+    );
   }
   let state: WorkloadState | undefined;
   const check = async () => {
@@ -148,7 +156,9 @@ export async function awaitWorkloadReady(client: RolloutReader, w: AwaitedWorklo
     intervalMs: POLL_MS,
     timedOut: () => {
       const detail = state?.state === 'progressing' ? ` (${state.detail})` : state ? '' : ' (the API server does not answer)';
-      return new DevtoolError(`timed out after ${formatDuration(deadline.timeoutMs)} waiting for ${w.what} to be ${ref.kind === 'Job' ? 'complete' : 'ready'}${detail}`);
+      return new DevtoolError(
+        `timed out after ${formatDuration(deadline.timeoutMs)} waiting for ${w.what} to be ${ref.kind === 'Job' ? 'complete' : 'ready'}${detail}`,
+      );
     },
   });
 }
@@ -158,7 +168,13 @@ export async function awaitWorkloadReady(client: RolloutReader, w: AwaitedWorklo
  * (Deployments, StatefulSets, DaemonSets, Jobs; those `skip` accepts are awaited elsewhere), all at
  * once. The first failure ends the wait, naming the workload, with its log tail.
  */
-export async function awaitEnvironmentWorkloads(client: RolloutReader, environment: string, deadline: Deadline, progress: Progress, skip: (labels: Record<string, string>) => boolean = () => false): Promise<void> {
+export async function awaitEnvironmentWorkloads(
+  client: RolloutReader,
+  environment: string,
+  deadline: Deadline,
+  progress: Progress,
+  skip: (labels: Record<string, string>) => boolean = () => false,
+): Promise<void> {
   const found = (await client.workloadsByLabel(environmentSelector(environment))).filter((w) => !skip(w.labels));
   if (found.length === 0) {
     progress.step('--wait: no Deployment, StatefulSet, DaemonSet or Job of the environment to wait for');
@@ -206,7 +222,9 @@ async function met(client: RolloutReader, step: RolloutStep, ref: WorkloadRef, c
 
 async function serviceHasReadyEndpoint(client: KubeClient, service: string): Promise<boolean> {
   const { DiscoveryV1Api } = await import('@kubernetes/client-node');
-  const slices = await client.kc.makeApiClient(DiscoveryV1Api).listNamespacedEndpointSlice({ namespace: client.namespace, labelSelector: `kubernetes.io/service-name=${service}` });
+  const slices = await client.kc
+    .makeApiClient(DiscoveryV1Api)
+    .listNamespacedEndpointSlice({ namespace: client.namespace, labelSelector: `kubernetes.io/service-name=${service}` });
   return slices.items.some((slice) => slice.endpoints.some((e) => e.conditions?.ready === true && e.addresses.length > 0));
 }
 

@@ -56,7 +56,11 @@ function loadProject(opts: PrepareOptions): ComposeProject {
  * Loads and translates; pure apart from reading the files. Throws located errors on bad input.
  * `images`: the built image of each service with a `build` (service name -> reference).
  */
-export function prepareCompose(opts: PrepareOptions, project = loadProject(opts), images?: Readonly<Record<string, string>>): { translation: Translation; manifest: string } {
+export function prepareCompose(
+  opts: PrepareOptions,
+  project = loadProject(opts),
+  images?: Readonly<Record<string, string>>,
+): { translation: Translation; manifest: string } {
   const translation = translateCompose(project, {
     name: opts.environment,
     namespace: opts.namespace,
@@ -106,7 +110,13 @@ export async function deployCompose(client: KubeClient, opts: ComposeDeployOptio
       progress.fail(err.message);
       if (err.logTail) progress.detail(err.logTail);
     }
-    await writeEnvironment(client, { ...record, status: 'error', error: (err as Error).message, output: progress.transcript(), updated: now().toISOString() }).catch(() => undefined);
+    await writeEnvironment(client, {
+      ...record,
+      status: 'error',
+      error: (err as Error).message,
+      output: progress.transcript(),
+      updated: now().toISOString(),
+    }).catch(() => undefined);
     throw err;
   }
   await writeEnvironment(client, { ...record, status: 'deployed', output: progress.transcript(), updated: now().toISOString() });
@@ -163,7 +173,11 @@ async function replaceFinishedJob(client: KubeClient, object: KubeObject): Promi
       throw err;
     }
   };
-  await waitUntil(gone, { timeoutMs: 30_000, intervalMs: 250, timedOut: () => new DevtoolError(`the previous Job ${object.metadata.name} is still being deleted after 30s`) });
+  await waitUntil(gone, {
+    timeoutMs: 30_000,
+    intervalMs: 250,
+    timedOut: () => new DevtoolError(`the previous Job ${object.metadata.name} is still being deleted after 30s`),
+  });
 }
 
 const PRUNED_KINDS = [
@@ -193,7 +207,11 @@ async function checkOwnership(client: KubeClient, environment: string, objects: 
   const conflicts = await Promise.all(
     objects.map(async (o) => {
       try {
-        const existing = await client.objects.read({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.metadata.name, namespace: client.namespace } });
+        const existing = await client.objects.read({
+          apiVersion: o.apiVersion,
+          kind: o.kind,
+          metadata: { name: o.metadata.name, namespace: client.namespace },
+        });
         const owner = existing.metadata?.labels?.[ENVIRONMENT_LABEL];
         if (owner === environment) return undefined;
         return `${o.kind}/${o.metadata.name} ${owner ? `belongs to environment "${owner}"` : 'exists and was not deployed by devtool'}`;
@@ -220,4 +238,3 @@ export async function ensureNamespace(client: KubeClient, progress: Progress): P
     progress.step(`created namespace ${client.namespace}`);
   }
 }
-

@@ -27,9 +27,13 @@ test('cache folders: per name and URL', () => {
 });
 
 test("git's reason in one line", () => {
-  const notRepo = "fatal: '/tmp/nope' does not appear to be a git repository\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\nand the repository exists.\n";
+  const notRepo =
+    "fatal: '/tmp/nope' does not appear to be a git repository\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\nand the repository exists.\n";
   assert.equal(gitReason(notRepo, 128), "'/tmp/nope' does not appear to be a git repository");
-  assert.equal(gitReason('warning: Could not find remote branch x to clone.\nfatal: Remote branch x not found in upstream origin\n', 128), 'Remote branch x not found in upstream origin');
+  assert.equal(
+    gitReason('warning: Could not find remote branch x to clone.\nfatal: Remote branch x not found in upstream origin\n', 128),
+    'Remote branch x not found in upstream origin',
+  );
   assert.equal(gitReason('', 1), 'git exited with code 1');
 });
 
@@ -39,7 +43,12 @@ test('cycles name the path', () => {
   assert.equal(cycle(['app', 'auth', 'db'], 'auth'), 'auth -> db -> auth');
 });
 
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' } });
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' },
+  });
 
 function repo(name: string): string {
   const dir = join(work, name);
@@ -79,10 +88,12 @@ test('a local repository: cloned shallow, then updated to its new commits, branc
 
 test('a repository that cannot be cloned: the dependency and git reason, nothing left behind', async () => {
   const ctx = { progress: new Progress({ write: () => true }, () => new Date(0)), cacheRoot: join(work, 'cache2'), env: process.env };
-  await assert.rejects(
-    fetchRepository(ctx, 'auth', { repository: join(work, 'missing'), variables: {}, wait: false, timeoutMs: 60_000 }, work),
-    (err: Error) => /^dependency "auth": cannot clone \/.*\/missing: '\/.*\/missing' does not appear to be a git repository$/.test(err.message),
+  await assert.rejects(fetchRepository(ctx, 'auth', { repository: join(work, 'missing'), variables: {}, wait: false, timeoutMs: 60_000 }, work), (err: Error) =>
+    /^dependency "auth": cannot clone \/.*\/missing: '\/.*\/missing' does not appear to be a git repository$/.test(err.message),
   );
-  await assert.rejects(fetchRepository(ctx, 'auth', { repository: join(work, 'origin'), branch: 'nope', variables: {}, wait: false, timeoutMs: 60_000 }, work), /cannot clone .*\(branch nope\): Remote branch nope not found in upstream origin/);
+  await assert.rejects(
+    fetchRepository(ctx, 'auth', { repository: join(work, 'origin'), branch: 'nope', variables: {}, wait: false, timeoutMs: 60_000 }, work),
+    /cannot clone .*\(branch nope\): Remote branch nope not found in upstream origin/,
+  );
   assert.deepEqual(existsSync(ctx.cacheRoot) ? execFileSync('ls', ['-A', ctx.cacheRoot], { encoding: 'utf8' }) : '', '');
 });

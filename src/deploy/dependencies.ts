@@ -66,7 +66,14 @@ export async function deployDependencies(ctx: DependencyContext, manifest: Manif
     try {
       await deployFolder(
         folder,
-        { ...(dep.manifest !== undefined ? { file: dep.manifest } : {}), environment, variables: dep.variables, wait: dep.wait, timeoutMs: dep.timeoutMs, progress: progress.child(name) },
+        {
+          ...(dep.manifest !== undefined ? { file: dep.manifest } : {}),
+          environment,
+          variables: dep.variables,
+          wait: dep.wait,
+          timeoutMs: dep.timeoutMs,
+          progress: progress.child(name),
+        },
         run,
       );
     } catch (err) {
@@ -105,13 +112,21 @@ export function cacheFolder(root: string, name: string, url: string): string {
 
 /** git's own reason, in one line: its first `fatal:` or `error:` line, else its last line. */
 export function gitReason(stderr: string, code: number): string {
-  const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   const line = lines.find((l) => /^(fatal|error):/.test(l)) ?? lines.at(-1);
   return line ? line.replace(/^(fatal|error):\s*/, '') : `git exited with code ${code}`;
 }
 
 /** Clones (or updates the cached clone of) a dependency; returns its folder. */
-export async function fetchRepository(ctx: Pick<DependencyContext, 'progress' | 'cacheRoot' | 'env'>, name: string, dep: Dependency, manifestFolder: string): Promise<string> {
+export async function fetchRepository(
+  ctx: Pick<DependencyContext, 'progress' | 'cacheRoot' | 'env'>,
+  name: string,
+  dep: Dependency,
+  manifestFolder: string,
+): Promise<string> {
   const url = repositoryUrl(dep.repository, manifestFolder, ctx.env.HOME);
   const dir = cacheFolder(ctx.cacheRoot, name, url);
   const what = `${dep.repository}${dep.branch ? ` (branch ${dep.branch})` : ''}`;
@@ -167,7 +182,11 @@ function git(args: string[], env: Readonly<NodeJS.ProcessEnv>, timeoutMs: number
     }, timeoutMs);
     child.on('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      reject(new DevtoolError(err.code === 'ENOENT' ? 'dependencies are cloned with git, which is not installed (or not on PATH)' : `cannot run git: ${err.message}`));
+      reject(
+        new DevtoolError(
+          err.code === 'ENOENT' ? 'dependencies are cloned with git, which is not installed (or not on PATH)' : `cannot run git: ${err.message}`,
+        ),
+      );
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);

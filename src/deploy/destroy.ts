@@ -60,7 +60,13 @@ async function awaitGone(client: KubeClient, opts: DestroyOptions, progress: Pro
   await waitUntil(gone, {
     timeoutMs: opts.timeoutMs,
     intervalMs: 1000,
-    timedOut: () => new DevtoolError(`timed out after ${formatDuration(opts.timeoutMs)} waiting for ${left.length} objects to go: ${left.slice(0, 5).map((o) => `${o.kind.kind}/${o.name}`).join(', ')}`),
+    timedOut: () =>
+      new DevtoolError(
+        `timed out after ${formatDuration(opts.timeoutMs)} waiting for ${left.length} objects to go: ${left
+          .slice(0, 5)
+          .map((o) => `${o.kind.kind}/${o.name}`)
+          .join(', ')}`,
+      ),
   });
   progress.done('every object is gone');
 }

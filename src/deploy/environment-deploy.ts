@@ -31,7 +31,9 @@ function deploySource(folder: string, file: string | undefined): AppSource {
   const app = findApp(folder, file);
   if (app) return app;
   if (file !== undefined) throw new DevtoolError(`${file} not found`);
-  throw new DevtoolError(`nothing to deploy in ${folder}: no ${MANIFEST_FILE} and no Compose file (${defaultComposeFileNames.join(', ')}); name one with --file`);
+  throw new DevtoolError(
+    `nothing to deploy in ${folder}: no ${MANIFEST_FILE} and no Compose file (${defaultComposeFileNames.join(', ')}); name one with --file`,
+  );
 }
 
 /** Where and with what an environment is deployed: the same for an application and its dependencies. */
@@ -88,7 +90,11 @@ export async function deployEnvironment(target: DeployTarget, req: EnvironmentRe
     return { endpoints: translation.endpoints.map((e) => e.url) };
   }
   const { manifest } = source;
-  const run: DependencyRun = { path: [...(outer?.path ?? []), req.environment], deployed: outer?.deployed ?? new Set(), force: outer?.force ?? req.forceDependencies };
+  const run: DependencyRun = {
+    path: [...(outer?.path ?? []), req.environment],
+    deployed: outer?.deployed ?? new Set(),
+    force: outer?.force ?? req.forceDependencies,
+  };
   const hasDependencies = Object.keys(manifest.dependencies).length > 0;
   await deployManifest(
     target.client,
@@ -105,7 +111,15 @@ export async function deployEnvironment(target: DeployTarget, req: EnvironmentRe
       build: req.build,
       builds: target.builds,
       ...(hasDependencies
-        ? { deployDependencies: () => deployDependencies({ client: target.client, progress: target.progress, cacheRoot: target.dependenciesDir, env: target.env }, manifest, run, dependencyDeployer(target)) }
+        ? {
+            deployDependencies: () =>
+              deployDependencies(
+                { client: target.client, progress: target.progress, cacheRoot: target.dependenciesDir, env: target.env },
+                manifest,
+                run,
+                dependencyDeployer(target),
+              ),
+          }
         : {}),
     },
     target.progress,
@@ -121,7 +135,15 @@ function dependencyDeployer(target: DeployTarget): DeployFolder {
     const source = loadSource(folder, opts.file, { ...target.env, ...opts.variables });
     await deployEnvironment(
       { ...target, progress: opts.progress },
-      { source, environment: opts.environment, variables: opts.variables, timeoutMs: opts.timeoutMs, wait: opts.wait, build: false, forceDependencies: run.force },
+      {
+        source,
+        environment: opts.environment,
+        variables: opts.variables,
+        timeoutMs: opts.timeoutMs,
+        wait: opts.wait,
+        build: false,
+        forceDependencies: run.force,
+      },
       run,
     );
   };

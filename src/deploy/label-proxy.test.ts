@@ -13,7 +13,11 @@ const joined = (server: string, path: string): string => {
 test('the target keeps the API server path and appends the request path', () => {
   assert.equal(joined('https://10.0.0.1:6443', '/api/v1/pods?watch=1'), 'https://10.0.0.1:6443/api/v1/pods?watch=1');
   assert.equal(joined('https://rancher.example/k8s/clusters/c-abc', '/api/v1/namespaces'), 'https://rancher.example/k8s/clusters/c-abc/api/v1/namespaces');
-  assert.equal(joined('https://rancher.example/k8s/clusters/c-abc/', '/apis/apps/v1'), 'https://rancher.example/k8s/clusters/c-abc/apis/apps/v1', 'no double slash');
+  assert.equal(
+    joined('https://rancher.example/k8s/clusters/c-abc/', '/apis/apps/v1'),
+    'https://rancher.example/k8s/clusters/c-abc/apis/apps/v1',
+    'no double slash',
+  );
   assert.equal(joined('https://rancher.example/k8s/clusters/c-abc', '/'), 'https://rancher.example/k8s/clusters/c-abc/');
   assert.equal(joined('http://127.0.0.1:8001', '/version'), 'http://127.0.0.1:8001/version');
 });
@@ -56,7 +60,12 @@ function send(proxy: LabelProxy, path: string, headers: Record<string, string> =
       let body = '';
       res.on('data', (c: Buffer) => (body += c.toString()));
       // The reason: the message of a Kubernetes Status, or the plain text of a refused upgrade.
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: res.headers['content-type'] === 'application/json' ? (JSON.parse(body) as { message: string }).message : body }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          body: res.headers['content-type'] === 'application/json' ? (JSON.parse(body) as { message: string }).message : body,
+        }),
+      );
     });
     req.on('error', reject);
     req.end();
@@ -111,7 +120,11 @@ test('an API server under a path prefix receives the prefix, with the user token
   assert.equal((await send(proxy, `/${proxy.token}?timeout=5s`, { authorization: '' })).status, 200);
   assert.deepEqual(
     apiServer.seen.map((s) => s.url),
-    ['/k8s/clusters/c-abc/api/v1/namespaces/ns/configmaps?limit=5', '/k8s/clusters/c-abc/apis/apps/v1/namespaces/ns/deployments', '/k8s/clusters/c-abc/?timeout=5s'],
+    [
+      '/k8s/clusters/c-abc/api/v1/namespaces/ns/configmaps?limit=5',
+      '/k8s/clusters/c-abc/apis/apps/v1/namespaces/ns/deployments',
+      '/k8s/clusters/c-abc/?timeout=5s',
+    ],
   );
   for (const s of apiServer.seen) assert.equal(s.headers.authorization, 'Bearer the-users-token');
   assert.deepEqual(otherServer.seen, []);

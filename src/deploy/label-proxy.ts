@@ -31,7 +31,18 @@ export interface LabelProxy {
 }
 
 /** Headers that describe one connection, never forwarded (RFC 9110 7.6.1), plus our own credentials. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host', 'authorization', 'content-length']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'host',
+  'authorization',
+  'content-length',
+]);
 const MAX_BODY = 32 * 1024 * 1024;
 
 export async function startLabelProxy(kc: KubeConfig, opts: { environment: string; namespace: string; contextName: string }): Promise<LabelProxy> {
@@ -71,27 +82,52 @@ export async function startLabelProxy(kc: KubeConfig, opts: { environment: strin
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (!authorized(req)) {
-      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'devtool proxy: missing or wrong token', reason: 'Unauthorized', code: 401 }));
+      res.writeHead(401, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          message: 'devtool proxy: missing or wrong token',
+          reason: 'Unauthorized',
+          code: 401,
+        }),
+      );
       return;
     }
     const target = upstreamUrl(upstream, req.url ?? '/');
     if (typeof target === 'string') {
-      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: `devtool proxy: refused: ${target}`, reason: 'BadRequest', code: 400 }));
+      res.writeHead(400, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          message: `devtool proxy: refused: ${target}`,
+          reason: 'BadRequest',
+          code: 400,
+        }),
+      );
       return;
     }
     const format = labelledBodyFormat(req.method ?? 'GET', req.url ?? '/', req.headers['content-type']);
     let body: Buffer | undefined;
     // A write this proxy cannot read (JSON patch, CBOR): forwarded as sent, and reported.
-    if (!format && isNamespacedWrite(req.method ?? 'GET', req.url ?? '/')) unlabelled.push(`${req.method} ${req.url?.split('?')[0]} (${req.headers['content-type'] ?? 'no content type'})`);
+    if (!format && isNamespacedWrite(req.method ?? 'GET', req.url ?? '/'))
+      unlabelled.push(`${req.method} ${req.url?.split('?')[0]} (${req.headers['content-type'] ?? 'no content type'})`);
     if (format) {
       const raw = await readBody(req);
       // The protobuf reader (~140 KB) is loaded only when kubectl sends protobuf.
       const labelled =
-        format === 'protobuf' ? (await import('./labels-protobuf.ts')).labelProtobufBody(raw, opts.environment) : labelBody(raw.toString('utf8'), format, opts.environment, parseYaml);
+        format === 'protobuf'
+          ? (await import('./labels-protobuf.ts')).labelProtobufBody(raw, opts.environment)
+          : labelBody(raw.toString('utf8'), format, opts.environment, parseYaml);
       if (labelled === undefined) unlabelled.push(`${req.method} ${req.url}`);
       body = labelled === undefined ? raw : Buffer.from(labelled);
     }
-    const extra: OutgoingHttpHeaders = body ? { 'content-length': String(body.length) } : req.headers['content-length'] ? { 'content-length': req.headers['content-length'] } : {};
+    const extra: OutgoingHttpHeaders = body
+      ? { 'content-length': String(body.length) }
+      : req.headers['content-length']
+        ? { 'content-length': req.headers['content-length'] }
+        : {};
     if (!body && req.headers['transfer-encoding']) extra['transfer-encoding'] = req.headers['transfer-encoding'];
     const up = send(target, await upstreamOptions(req, extra), (upRes) => {
       const headers: OutgoingHttpHeaders = {};
@@ -133,7 +169,8 @@ export async function startLabelProxy(kc: KubeConfig, opts: { environment: strin
     // The API server answered without upgrading (403, 404...): pass its answer on and close.
     up.on('response', (upRes) => {
       const lines = [`HTTP/1.1 ${upRes.statusCode} ${upRes.statusMessage}`];
-      for (let i = 0; i < upRes.rawHeaders.length; i += 2) if (!/^(connection|transfer-encoding)$/i.test(upRes.rawHeaders[i]!)) lines.push(`${upRes.rawHeaders[i]}: ${upRes.rawHeaders[i + 1]}`);
+      for (let i = 0; i < upRes.rawHeaders.length; i += 2)
+        if (!/^(connection|transfer-encoding)$/i.test(upRes.rawHeaders[i]!)) lines.push(`${upRes.rawHeaders[i]}: ${upRes.rawHeaders[i + 1]}`);
       socket.write(`${lines.join('\r\n')}\r\nconnection: close\r\n\r\n`);
       upRes.pipe(socket);
     });
@@ -225,5 +262,7 @@ function fail(res: ServerResponse, err: unknown): void {
     return;
   }
   const message = `devtool proxy: cannot reach the API server: ${(err as Error).message}`;
-  res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message, reason: 'ServiceUnavailable', code: 502 }));
+  res
+    .writeHead(502, { 'content-type': 'application/json' })
+    .end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message, reason: 'ServiceUnavailable', code: 502 }));
 }

@@ -28,7 +28,12 @@ test('which requests carry an object to label', () => {
 });
 
 test('objects and their pod templates get the label; other labels stay', () => {
-  const d = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', labels: { app: 'web' } }, spec: { selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: {} } } };
+  const d = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web', labels: { app: 'web' } },
+    spec: { selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: {} } },
+  };
   assert.ok(injectEnvironmentLabel(d, 'shop'));
   assert.deepEqual(d.metadata.labels, { app: 'web', [L]: 'shop' });
   assert.deepEqual(d.spec.template.metadata.labels, { app: 'web', [L]: 'shop' });

@@ -37,7 +37,10 @@ export const TEMPLATE_PATHS: Readonly<Record<string, readonly (readonly number[]
   ReplicaSet: [[2, 3]],
   DaemonSet: [[2, 2]],
   Job: [[2, 6]],
-  CronJob: [[2, 5], [2, 5, 2, 6]],
+  CronJob: [
+    [2, 5],
+    [2, 5, 2, 6],
+  ],
   ReplicationController: [[2, 3]],
   PodTemplate: [[2]],
 };
@@ -95,7 +98,9 @@ function concat(...parts: Uint8Array[]): Uint8Array {
 export function appendInside(message: Uint8Array, path: readonly number[], tail: Uint8Array, createFrom = 0): Uint8Array | undefined {
   if (path.length === 0) return concat(message, tail);
   const [no, ...rest] = path as [number, ...number[]];
-  const field = fields(message).filter((f) => f.no === no && f.wireType === WireType.LengthDelimited).at(-1);
+  const field = fields(message)
+    .filter((f) => f.no === no && f.wireType === WireType.LengthDelimited)
+    .at(-1);
   if (!field) {
     if (createFrom > 0) return undefined;
     return concat(message, lengthDelimited(no, appendInside(new Uint8Array(), rest, tail, 0)!));

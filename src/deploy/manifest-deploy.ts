@@ -49,7 +49,15 @@ export async function deployManifest(client: KubeClient, opts: ManifestDeployOpt
   for (const w of manifest.warnings) progress.warn(w);
 
   await ensureNamespace(client, progress);
-  const record: EnvironmentRecord = { name: opts.environment, status: 'progressing', source: 'manifest', manifest: manifest.text, variables: opts.variables, output: '', updated: now().toISOString() };
+  const record: EnvironmentRecord = {
+    name: opts.environment,
+    status: 'progressing',
+    source: 'manifest',
+    manifest: manifest.text,
+    variables: opts.variables,
+    output: '',
+    updated: now().toISOString(),
+  };
   await writeEnvironment(client, record);
   try {
     // Dependencies (a clone that fails included) record this environment's failure too.
@@ -88,10 +96,22 @@ export async function deployManifest(client: KubeClient, opts: ManifestDeployOpt
     }
     // --wait: what the commands created (Compose services were awaited by deployCompose).
     if (opts.wait && manifest.deploy.commands.length > 0) {
-      await awaitEnvironmentWorkloads(rolloutReader(client), opts.environment, new Deadline(opts.timeoutMs, deadline - opts.timeoutMs), progress, (labels) => compose !== undefined && SERVICE_LABEL in labels);
+      await awaitEnvironmentWorkloads(
+        rolloutReader(client),
+        opts.environment,
+        new Deadline(opts.timeoutMs, deadline - opts.timeoutMs),
+        progress,
+        (labels) => compose !== undefined && SERVICE_LABEL in labels,
+      );
     }
   } catch (err) {
-    await writeEnvironment(client, { ...record, status: 'error', error: (err as Error).message, output: progress.transcript(), updated: now().toISOString() }).catch(() => undefined);
+    await writeEnvironment(client, {
+      ...record,
+      status: 'error',
+      error: (err as Error).message,
+      output: progress.transcript(),
+      updated: now().toISOString(),
+    }).catch(() => undefined);
     throw err;
   }
   await writeEnvironment(client, { ...record, status: 'deployed', output: progress.transcript(), updated: now().toISOString() });
@@ -102,14 +122,20 @@ export async function deployManifest(client: KubeClient, opts: ManifestDeployOpt
  * cluster, so a destroy from another machine or without --var removes the same external
  * resources). A failure stops the destroy before any cluster object is deleted: retrying is safe.
  */
-export async function runDestroyCommands(client: KubeClient, opts: Omit<ManifestDeployOptions, 'wait' | 'build' | 'builds' | 'variables' | 'endpointDomain'>, progress: Progress, now: () => Date): Promise<void> {
+export async function runDestroyCommands(
+  client: KubeClient,
+  opts: Omit<ManifestDeployOptions, 'wait' | 'build' | 'builds' | 'variables' | 'endpointDomain'>,
+  progress: Progress,
+  now: () => Date,
+): Promise<void> {
   if (opts.manifest.destroy.length === 0) return;
   const record = await readEnvironment(client, opts.environment);
   const variables = record?.variables ?? {};
   try {
     await runCommands(client, opts.manifest.destroy, { ...opts, variables, extraEnv: {}, deadline: Date.now() + opts.timeoutMs, what: 'destroy' }, progress);
   } catch (err) {
-    if (record) await writeEnvironment(client, { ...record, status: 'error', error: (err as Error).message, updated: now().toISOString() }).catch(() => undefined);
+    if (record)
+      await writeEnvironment(client, { ...record, status: 'error', error: (err as Error).message, updated: now().toISOString() }).catch(() => undefined);
     throw err;
   }
 }
@@ -143,12 +169,14 @@ async function runCommands(client: KubeClient, commands: readonly Command[], opt
     for (const command of commands) {
       progress.step(`running ${command.name}`);
       const code = await runOne(command, opts.manifest.folder, env, opts.deadline, progress);
-      if (code === 'timeout') throw new DevtoolError(`${opts.what} command "${command.name}" did not finish within ${formatDuration(opts.timeoutMs)} (--timeout); it was stopped`);
+      if (code === 'timeout')
+        throw new DevtoolError(`${opts.what} command "${command.name}" did not finish within ${formatDuration(opts.timeoutMs)} (--timeout); it was stopped`);
       if (code !== 0) throw new DevtoolError(`${opts.what} command "${command.name}" failed with exit code ${code}`);
       progress.done(command.name);
     }
   } finally {
-    if (proxy.unlabelled.length) progress.warn(`could not label ${proxy.unlabelled.length} request(s), so destroy may miss their objects: ${proxy.unlabelled.slice(0, 3).join(', ')}`);
+    if (proxy.unlabelled.length)
+      progress.warn(`could not label ${proxy.unlabelled.length} request(s), so destroy may miss their objects: ${proxy.unlabelled.slice(0, 3).join(', ')}`);
     await proxy.close();
   }
 }
@@ -171,14 +199,17 @@ function runOne(command: Command, cwd: string, env: NodeJS.ProcessEnv, deadline:
     forward(child.stdout);
     forward(child.stderr);
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      try {
-        process.kill(-child.pid!, 'SIGTERM');
-      } catch {
-        /* already gone */
-      }
-    }, Math.max(0, deadline - Date.now()));
+    const timer = setTimeout(
+      () => {
+        timedOut = true;
+        try {
+          process.kill(-child.pid!, 'SIGTERM');
+        } catch {
+          /* already gone */
+        }
+      },
+      Math.max(0, deadline - Date.now()),
+    );
     child.on('error', (err) => {
       clearTimeout(timer);
       reject(new DevtoolError(`cannot run "${command.name}": ${err.message}`));

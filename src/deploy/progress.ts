@@ -23,7 +23,17 @@ export class Progress {
    * (and are in this transcript), while its own transcript holds only its lines, for its record.
    */
   child(prefix: string): Progress {
-    return new Progress({ write: (text: string) => text.replace(/\n$/, '').split('\n').forEach((line) => this.write(`[${prefix}] ${line}`)) }, this.now, this.log);
+    return new Progress(
+      {
+        write: (text: string) =>
+          text
+            .replace(/\n$/, '')
+            .split('\n')
+            .forEach((line) => this.write(`[${prefix}] ${line}`)),
+      },
+      this.now,
+      this.log,
+    );
   }
 
   step(message: string): void {

@@ -37,7 +37,12 @@ export function stateConfigMapName(envName: string): string {
 
 export function tail(text: string, bytes = OUTPUT_TAIL_BYTES): string {
   const buf = Buffer.from(text, 'utf8');
-  return buf.length <= bytes ? text : buf.subarray(buf.length - bytes).toString('utf8').replace(/^[^\n]*\n/, '');
+  return buf.length <= bytes
+    ? text
+    : buf
+        .subarray(buf.length - bytes)
+        .toString('utf8')
+        .replace(/^[^\n]*\n/, '');
 }
 
 export async function readEnvironment(client: KubeClient, envName: string): Promise<EnvironmentRecord | undefined> {
@@ -65,7 +70,11 @@ export async function writeEnvironment(client: KubeClient, record: EnvironmentRe
   const cm: V1ConfigMap = {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name: stateConfigMapName(record.name), namespace: client.namespace, labels: { [STATE_LABEL]: record.name, 'app.kubernetes.io/managed-by': 'devtool' } },
+    metadata: {
+      name: stateConfigMapName(record.name),
+      namespace: client.namespace,
+      labels: { [STATE_LABEL]: record.name, 'app.kubernetes.io/managed-by': 'devtool' },
+    },
     data: {
       name: record.name,
       status: record.status,

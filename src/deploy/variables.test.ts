@@ -12,7 +12,10 @@ test('rejects entries without a valid key, naming the flag', () => {
 
 test('an error names the key, never the value (errors reach devtool.log)', () => {
   for (const bad of ['DB-PASSWORD=s3cr3t-value', 's3cr3t-value']) {
-    assert.throws(() => parseVariables([bad]), (err: Error) => !err.message.includes('s3cr3t-value') && /--var/.test(err.message));
+    assert.throws(
+      () => parseVariables([bad]),
+      (err: Error) => !err.message.includes('s3cr3t-value') && /--var/.test(err.message),
+    );
   }
   assert.throws(() => parseVariables(['DB-PASSWORD=x']), /"DB-PASSWORD=\.\.\."/);
 });

@@ -44,9 +44,22 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
   if (activeFrom && activeFrom !== t.folder) {
     const other = originOf(original);
     const next = other.gone ? `run 'devtool down' here to take it over` : `run 'devtool down' there first`;
-    throw new DevtoolError(`${t.devName} is already in development from ${other.where} (deployment ${mirrorName(original.metadata.name)} in namespace ${t.namespace}); ${next}`);
+    throw new DevtoolError(
+      `${t.devName} is already in development from ${other.where} (deployment ${mirrorName(original.metadata.name)} in namespace ${t.namespace}); ${next}`,
+    );
   }
-  const rebuild = (from: DeploymentObject) => buildDevObjects({ original: from, devName: t.devName, dev: t.dev, extraEnv: o.extraEnv, agentImage: o.agentImage, folder: t.folder, hostPrivateKey: o.hostPrivateKey, clientPublicKey: o.clientPublicKey, syncthing: o.syncthing });
+  const rebuild = (from: DeploymentObject) =>
+    buildDevObjects({
+      original: from,
+      devName: t.devName,
+      dev: t.dev,
+      extraEnv: o.extraEnv,
+      agentImage: o.agentImage,
+      folder: t.folder,
+      hostPrivateKey: o.hostPrivateKey,
+      clientPublicKey: o.clientPublicKey,
+      syncthing: o.syncthing,
+    });
   const objects = rebuild(original);
   o.step(`scaling deployment ${original.metadata.name} to 0 (its replicas are recorded for 'devtool down')`);
   await recordAndScaleDown(client, original, t);
@@ -95,14 +108,25 @@ async function waitForDevPod(client: KubeClient, devName: string, objects: DevOb
     const pod = await readyDevPod(client, devName, specHash);
     if (pod) return pod;
     const state = await workloadState(client, ref);
-    if (state.state === 'failed') throw new DevtoolError(`dev container ${ref.name} failed: ${state.reason}${state.logTail ? ` (last log line: ${state.logTail.split('\n').at(-1)})` : ''}`);
+    if (state.state === 'failed')
+      throw new DevtoolError(
+        `dev container ${ref.name} failed: ${state.reason}${state.logTail ? ` (last log line: ${state.logTail.split('\n').at(-1)})` : ''}`,
+      );
     if (state.state === 'progressing') detail = state.detail;
     // A claim that does not bind keeps the pod Pending forever: say why instead of timing out.
     if (objects.claim && Date.now() - startedAt > 5000) {
       const problem = await claimProblem(client, objects.claim.metadata.name);
-      if (problem) throw new DevtoolError(`dev container ${ref.name} cannot start: persistent volume claim ${objects.claim.metadata.name} is Pending: ${problem}; set services.<name>.persistentVolume.storageClass, or persistentVolume.enabled: false`);
+      if (problem)
+        throw new DevtoolError(
+          `dev container ${ref.name} cannot start: persistent volume claim ${objects.claim.metadata.name} is Pending: ${problem}; set services.<name>.persistentVolume.storageClass, or persistentVolume.enabled: false`,
+        );
     }
     return undefined;
   };
-  return waitUntil(check, { timeoutMs, intervalMs: POLL_MS, retry: isTransient, timedOut: () => new DevtoolError(`timed out after ${formatDuration(timeoutMs)} waiting for dev container ${ref.name} (${detail})`) });
+  return waitUntil(check, {
+    timeoutMs,
+    intervalMs: POLL_MS,
+    retry: isTransient,
+    timedOut: () => new DevtoolError(`timed out after ${formatDuration(timeoutMs)} waiting for dev container ${ref.name} (${detail})`),
+  });
 }

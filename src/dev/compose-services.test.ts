@@ -32,7 +32,11 @@ test('a service mounting host folders is a dev container: folders synced, publis
   assert.equal(api.workdir, '/app');
   assert.deepEqual(api.command, ['sh']);
   assert.equal(api.persistentVolume.enabled, true);
-  assert.deepEqual(skipped, { 'api-server': ['./config.json (-> /app/config.json) is not synchronized: it is not a folder, and only folders are'] }, 'up says it');
+  assert.deepEqual(
+    skipped,
+    { 'api-server': ['./config.json (-> /app/config.json) is not synchronized: it is not a folder, and only folders are'] },
+    'up says it',
+  );
   assert.deepEqual(notes, []);
 });
 
@@ -85,11 +89,15 @@ test('host folders outside the project are not synced, and each is said with how
 });
 
 test('the root, the home directory and a folder holding the project are never synced; a service left with nothing is said', () => {
-  const { services, notes } = derive(`services:
+  const { services, notes } = derive(
+    `services:
   api:
     image: node
     volumes: ["~:/root", "/:/host", "..:/w"]
-`, [], '/w/p');
+`,
+    [],
+    '/w/p',
+  );
   assert.deepEqual(services, {});
   assert.deepEqual(notes, [
     `service api: ~ (-> /root) is not synchronized: it is the home directory, which is never synchronized (it holds SSH keys and cloud credentials)`,
@@ -108,5 +116,8 @@ test(':ro binds, short and long syntax, are sent only; read_only: false and :rw 
       - {type: bind, source: ./shared, target: /shared, read_only: false}
       - ./shared:/rw:rw
 `);
-  assert.deepEqual(services['api']!.sync.map((x) => `${x.remote} ${x.mode}`), ['/app/src send-only', '/web send-only', '/shared two-way', '/rw two-way']);
+  assert.deepEqual(
+    services['api']!.sync.map((x) => `${x.remote} ${x.mode}`),
+    ['/app/src send-only', '/web send-only', '/shared two-way', '/rw two-way'],
+  );
 });

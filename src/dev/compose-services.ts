@@ -49,7 +49,10 @@ export function composeDevServices(project: ComposeProject, host: HostFolders): 
       const said = `${showPath(b.source, host.scope.folder)} (-> ${b.target}) is not synchronized`;
       const refusal = syncRefusal(host.scope, b.source, false);
       if (refusal) {
-        const optIn = refusal.kind === 'outside' ? `; to synchronize it anyway, give ${devName} a services entry in devtool.yml with ${SYNC_OUTSIDE_FIELD}: true (docs/manifest.md#services)` : '';
+        const optIn =
+          refusal.kind === 'outside'
+            ? `; to synchronize it anyway, give ${devName} a services entry in devtool.yml with ${SYNC_OUTSIDE_FIELD}: true (docs/manifest.md#services)`
+            : '';
         const it = refusal.resolved ? `it resolves to ${refusal.resolved}, which` : 'it';
         notSynced.push(`${said}: ${it} ${refusal.reason}${optIn}`);
       } else if (!host.isDirectory(b.source)) {

@@ -51,7 +51,11 @@ export async function deactivate(client: KubeClient, t: DevTarget, o: Deactivate
   }
   found = (await remove(client, 'apps/v1', 'Deployment', 'deployments', name)) || found;
   found = (await remove(client, 'v1', 'Secret', 'secrets', name)) || found;
-  await pollUntil(o.timeoutMs, `the dev pods of ${name} to end`, async () => (await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: `${DEV_POD_LABEL}=${t.devName}` })).items.length === 0);
+  await pollUntil(
+    o.timeoutMs,
+    `the dev pods of ${name} to end`,
+    async () => (await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: `${DEV_POD_LABEL}=${t.devName}` })).items.length === 0,
+  );
   if (o.volumes) {
     // The claim is only freed once no pod uses it: the delete is accepted at once and finishes then.
     if (await remove(client, 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', name)) {

@@ -51,7 +51,17 @@ export async function deployIfNeeded(f: DeployFirstEnv, t: DevTarget, client: Ku
   }
   const domain = endpointDomain(f, t.context);
   const { endpoints } = await deployEnvironment(
-    { client, namespace: t.namespace, contextName: t.context.name, ...(domain ? { endpointDomain: domain } : {}), env: f.env, dependenciesDir: f.home.dependenciesDir, builds: buildSetup(t.context, f.env, f.cwd), progress, now: f.now },
+    {
+      client,
+      namespace: t.namespace,
+      contextName: t.context.name,
+      ...(domain ? { endpointDomain: domain } : {}),
+      env: f.env,
+      dependenciesDir: f.home.dependenciesDir,
+      builds: buildSetup(t.context, f.env, f.cwd),
+      progress,
+      now: f.now,
+    },
     // No --wait: the Deployment to develop is scaled to zero right after, and depends_on is awaited anyway.
     { source, environment, variables: {}, timeoutMs: DEPLOY_TIMEOUT_MS, wait: false, build: false, forceDependencies: false },
   );

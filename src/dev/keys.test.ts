@@ -22,4 +22,3 @@ test('generated ed25519 keys parse as OpenSSH keys and the halves belong togethe
 test('each call makes a new key', () => {
   assert.notEqual(ed25519KeyPair('a').publicKey.split(' ')[1], ed25519KeyPair('a').publicKey.split(' ')[1]);
 });
-

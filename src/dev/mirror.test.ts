@@ -41,13 +41,35 @@ for (const name of readdirSync(dir)) {
 test('the original object is not modified', () => {
   const original = parse(readFileSync(join(dir, 'sidecar', 'original.yaml'), 'utf8')) as DeploymentObject;
   const before = JSON.stringify(original);
-  buildDevObjects({ original, devName: 'api', dev: service({ container: 'api' }), extraEnv: {}, agentImage: 'i', folder: 'f', hostPrivateKey: 'h', clientPublicKey: 'c' });
+  buildDevObjects({
+    original,
+    devName: 'api',
+    dev: service({ container: 'api' }),
+    extraEnv: {},
+    agentImage: 'i',
+    folder: 'f',
+    hostPrivateKey: 'h',
+    clientPublicKey: 'c',
+  });
   assert.equal(JSON.stringify(original), before);
 });
 
 test('a missing container is named with the ones that exist', () => {
   const original = parse(readFileSync(join(dir, 'sidecar', 'original.yaml'), 'utf8')) as DeploymentObject;
-  assert.throws(() => buildDevObjects({ original, devName: 'api', dev: service({ container: 'nope' }), extraEnv: {}, agentImage: 'i', folder: 'f', hostPrivateKey: 'h', clientPublicKey: 'c' }), /no container "nope" \(it has proxy, api\)/);
+  assert.throws(
+    () =>
+      buildDevObjects({
+        original,
+        devName: 'api',
+        dev: service({ container: 'nope' }),
+        extraEnv: {},
+        agentImage: 'i',
+        folder: 'f',
+        hostPrivateKey: 'h',
+        clientPublicKey: 'c',
+      }),
+    /no container "nope" \(it has proxy, api\)/,
+  );
 });
 
 test('the spec hash follows the dev spec', () => {
@@ -55,7 +77,16 @@ test('the spec hash follows the dev spec', () => {
   const b = build('minimal').deployment.metadata.annotations!['devtool.dev/dev-spec-hash'];
   assert.equal(a, b);
   const original = parse(readFileSync(join(dir, 'minimal', 'original.yaml'), 'utf8')) as DeploymentObject;
-  const c = buildDevObjects({ original, devName: 'web', dev: service({ image: 'nginx:2' }), extraEnv: {}, agentImage: 'localhost:5000/devtool-bin:0.1.0', folder: 'f', hostPrivateKey: 'h', clientPublicKey: 'c' });
+  const c = buildDevObjects({
+    original,
+    devName: 'web',
+    dev: service({ image: 'nginx:2' }),
+    extraEnv: {},
+    agentImage: 'localhost:5000/devtool-bin:0.1.0',
+    folder: 'f',
+    hostPrivateKey: 'h',
+    clientPublicKey: 'c',
+  });
   assert.notEqual(c.deployment.metadata.annotations!['devtool.dev/dev-spec-hash'], a);
 });
 
@@ -68,5 +99,18 @@ test('the agent contract carries the keys and nothing the agent would reject', (
 });
 
 function service(over: Partial<DevService>): DevService {
-  return { command: ["sh"], sync: [], syncOutsideProject: false, trustContainer: false, forward: [], reverse: [], environment: {}, resources: { requests: {}, limits: {} }, selector: {}, persistentVolume: { enabled: true, size: '5Gi' }, autocreate: false, ...over };
+  return {
+    command: ['sh'],
+    sync: [],
+    syncOutsideProject: false,
+    trustContainer: false,
+    forward: [],
+    reverse: [],
+    environment: {},
+    resources: { requests: {}, limits: {} },
+    selector: {},
+    persistentVolume: { enabled: true, size: '5Gi' },
+    autocreate: false,
+    ...over,
+  };
 }

@@ -80,16 +80,18 @@ export function buildDevObjects(input: MirrorInput): DevObjects {
     data: { [AGENT_CONFIG_FILE]: Buffer.from(agentConfig).toString('base64') },
   };
 
-  const claim: PersistentVolumeClaimObject | undefined = !dev.persistentVolume.enabled ? undefined : {
-    apiVersion: 'v1',
-    kind: 'PersistentVolumeClaim',
-    metadata: { name, labels },
-    spec: {
-      accessModes: ['ReadWriteOnce'],
-      resources: { requests: { storage: dev.persistentVolume.size } },
-      ...(dev.persistentVolume.storageClass ? { storageClassName: dev.persistentVolume.storageClass } : {}),
-    },
-  };
+  const claim: PersistentVolumeClaimObject | undefined = !dev.persistentVolume.enabled
+    ? undefined
+    : {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name, labels },
+        spec: {
+          accessModes: ['ReadWriteOnce'],
+          resources: { requests: { storage: dev.persistentVolume.size } },
+          ...(dev.persistentVolume.storageClass ? { storageClassName: dev.persistentVolume.storageClass } : {}),
+        },
+      };
 
   const spec = structuredClone(original.spec);
   if (!spec?.template.spec) throw new DevtoolError(`deployment ${original.metadata.name} has no pod template`);
@@ -114,7 +116,11 @@ export function buildDevObjects(input: MirrorInput): DevObjects {
   pod.terminationGracePeriodSeconds = Math.min(pod.terminationGracePeriodSeconds ?? 5, 5);
 
   const podLabels = { ...spec.template.metadata?.labels, [DEV_POD_LABEL]: devName };
-  spec.template.metadata = { ...spec.template.metadata, labels: podLabels, annotations: { ...spec.template.metadata?.annotations, [SPEC_HASH_ANNOTATION]: specHash } };
+  spec.template.metadata = {
+    ...spec.template.metadata,
+    labels: podLabels,
+    annotations: { ...spec.template.metadata?.annotations, [SPEC_HASH_ANNOTATION]: specHash },
+  };
   // Same selector plus the dev label: existing Services (which select on pod labels) reach the dev
   // pod, while the original's and the mirror's pods stay apart for the two controllers.
   spec.selector = { ...spec.selector, matchLabels: { ...spec.selector.matchLabels, [DEV_POD_LABEL]: devName } };
@@ -146,7 +152,10 @@ export function agentContract(hostPrivateKey: string, clientPublicKey: string, s
 function devContainerIndex(containers: V1Container[], wanted: string | undefined, deployment: string): number {
   if (wanted === undefined) return 0;
   const i = containers.findIndex((c) => c.name === wanted);
-  if (i < 0) throw new DevtoolError(`deployment ${deployment} has no container "${wanted}" (it has ${containers.map((c) => c.name).join(', ')}); fix "container" in the manifest`);
+  if (i < 0)
+    throw new DevtoolError(
+      `deployment ${deployment} has no container "${wanted}" (it has ${containers.map((c) => c.name).join(', ')}); fix "container" in the manifest`,
+    );
   return i;
 }
 
@@ -170,12 +179,19 @@ function devContainer(c: V1Container, input: MirrorInput): V1Container {
   const workdir = dev.workdir ?? dev.sync[0]?.remote;
   if (workdir) out.workingDir = workdir;
   if (Object.keys(dev.resources.requests).length > 0 || Object.keys(dev.resources.limits).length > 0) {
-    out.resources = { ...(Object.keys(dev.resources.requests).length ? { requests: { ...dev.resources.requests } } : {}), ...(Object.keys(dev.resources.limits).length ? { limits: { ...dev.resources.limits } } : {}) };
+    out.resources = {
+      ...(Object.keys(dev.resources.requests).length ? { requests: { ...dev.resources.requests } } : {}),
+      ...(Object.keys(dev.resources.limits).length ? { limits: { ...dev.resources.limits } } : {}),
+    };
   }
   const sc = dev.securityContext;
   if (sc) {
     const { fsGroup: _podLevel, capabilities, ...rest } = sc;
-    out.securityContext = { ...out.securityContext, ...rest, ...(capabilities ? { capabilities: { add: [...capabilities.add], drop: [...capabilities.drop] } } : {}) };
+    out.securityContext = {
+      ...out.securityContext,
+      ...rest,
+      ...(capabilities ? { capabilities: { add: [...capabilities.add], drop: [...capabilities.drop] } } : {}),
+    };
   }
   // The agent is PID 1: it runs SSH and Syncthing and keeps the container up. The
   // manifest's command is what `up` runs in its terminal session, not here, so it does not run twice.

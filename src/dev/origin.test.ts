@@ -5,11 +5,19 @@ import { formatOrigin, otherOrigin } from './origin.ts';
 const here = (existing: string[]) => ({ host: 'laptop', exists: (p: string) => existing.includes(p) });
 
 test('an origin on this machine whose folder exists names the folder and may not be taken over', () => {
-  assert.deepEqual(otherOrigin(formatOrigin('/home/ann/shop', 'laptop'), here(['/home/ann/shop'])), { where: 'folder /home/ann/shop', gone: false, localFolder: '/home/ann/shop' });
+  assert.deepEqual(otherOrigin(formatOrigin('/home/ann/shop', 'laptop'), here(['/home/ann/shop'])), {
+    where: 'folder /home/ann/shop',
+    gone: false,
+    localFolder: '/home/ann/shop',
+  });
 });
 
 test('an origin on this machine whose folder is gone may be taken over', () => {
-  assert.deepEqual(otherOrigin('laptop:/tmp/old clone', here([])), { where: 'folder /tmp/old clone (which no longer exists)', gone: true, localFolder: '/tmp/old clone' });
+  assert.deepEqual(otherOrigin('laptop:/tmp/old clone', here([])), {
+    where: 'folder /tmp/old clone (which no longer exists)',
+    gone: true,
+    localFolder: '/tmp/old clone',
+  });
 });
 
 test('an origin on another machine is never taken over, whatever exists here', () => {

@@ -75,7 +75,10 @@ class FakeDeployments implements DeploymentWatchApi {
     return structuredClone(d);
   }
 
-  async mergePatch(name: string, body: { metadata?: { resourceVersion?: string; annotations?: Record<string, string> }; spec?: { replicas?: number } }): Promise<unknown> {
+  async mergePatch(
+    name: string,
+    body: { metadata?: { resourceVersion?: string; annotations?: Record<string, string> }; spec?: { replicas?: number } },
+  ): Promise<unknown> {
     this.calls.push(`patch ${name}`);
     const d = this.objects.get(name);
     if (!d) throw Object.assign(new Error('not found'), { code: 404 });
@@ -83,7 +86,11 @@ class FakeDeployments implements DeploymentWatchApi {
       if (this.conflicts > 0) this.conflicts--;
       throw Object.assign(new Error('conflict'), { code: 409 });
     }
-    this.put({ ...d, metadata: { ...d.metadata, annotations: { ...d.metadata!.annotations, ...body.metadata?.annotations } }, spec: { ...d.spec!, ...body.spec } });
+    this.put({
+      ...d,
+      metadata: { ...d.metadata, annotations: { ...d.metadata!.annotations, ...body.metadata?.annotations } },
+      spec: { ...d.spec!, ...body.spec },
+    });
     return undefined;
   }
 
@@ -107,7 +114,11 @@ function original(o: { image?: string; replicas?: number; uid?: string; ours?: b
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name: 'web', uid: o.uid ?? 'uid-1', annotations },
-    spec: { replicas: o.replicas ?? 0, selector: { matchLabels: { app: 'web' } }, template: { spec: { containers: [{ name: 'web', image: o.image ?? 'web:1' }] } } },
+    spec: {
+      replicas: o.replicas ?? 0,
+      selector: { matchLabels: { app: 'web' } },
+      template: { spec: { containers: [{ name: 'web', image: o.image ?? 'web:1' }] } },
+    },
   };
 }
 
@@ -117,7 +128,11 @@ function mirrorFor(d: V1Deployment): DeploymentObject {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name: MIRROR, labels: { dev: 'yes' }, annotations: { [FOLDER_ANNOTATION]: FOLDER, [ORIGINAL_ANNOTATION]: 'web', [SPEC_HASH_ANNOTATION]: `hash-${image}` } },
+    metadata: {
+      name: MIRROR,
+      labels: { dev: 'yes' },
+      annotations: { [FOLDER_ANNOTATION]: FOLDER, [ORIGINAL_ANNOTATION]: 'web', [SPEC_HASH_ANNOTATION]: `hash-${image}` },
+    },
     spec: { replicas: 1, selector: { matchLabels: { app: 'web-dev' } }, template: { spec: { containers: [{ name: 'dev', image }] } } },
   };
 }

@@ -64,9 +64,15 @@ export function deploymentWatchApi(client: KubeClient): DeploymentWatchApi {
       return { items: list.items, resourceVersion: list.metadata?.resourceVersion };
     },
     watch: (name, { resourceVersion, timeoutSeconds }, event, done) =>
-      new k8s.Watch(client.kc).watch(path, { fieldSelector: `metadata.name=${name}`, allowWatchBookmarks: true, timeoutSeconds, ...(resourceVersion ? { resourceVersion } : {}) }, event, done),
+      new k8s.Watch(client.kc).watch(
+        path,
+        { fieldSelector: `metadata.name=${name}`, allowWatchBookmarks: true, timeoutSeconds, ...(resourceVersion ? { resourceVersion } : {}) },
+        event,
+        done,
+      ),
     read: (name) => client.apps.readNamespacedDeployment({ name, namespace }),
-    mergePatch: (name, body) => client.apps.patchNamespacedDeployment({ name, namespace, body }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch)),
+    mergePatch: (name, body) =>
+      client.apps.patchNamespacedDeployment({ name, namespace, body }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch)),
     replace: (name, body) => client.apps.replaceNamespacedDeployment({ name, namespace, body }),
   };
 }
@@ -168,7 +174,11 @@ export class OriginalWatch {
           { ...(resourceVersion ? { resourceVersion } : {}), timeoutSeconds: WATCH_SECONDS },
           (type: string, object: k8s.V1Deployment | k8s.V1Status) => {
             // ERROR carries a Status, typically 410 Gone (the resourceVersion is too old): re-list.
-            if (type === 'ERROR') return end(`error event: ${(object as k8s.V1Status).code ?? ''} ${(object as k8s.V1Status).message ?? ''}`, (object as k8s.V1Status).code === 410);
+            if (type === 'ERROR')
+              return end(
+                `error event: ${(object as k8s.V1Status).code ?? ''} ${(object as k8s.V1Status).message ?? ''}`,
+                (object as k8s.V1Status).code === 410,
+              );
             if (type === 'BOOKMARK') return;
             this.enqueue(type === 'DELETED' ? undefined : asObject(object as k8s.V1Deployment));
           },
@@ -251,7 +261,9 @@ export class OriginalWatch {
       spec: { replicas: 0 },
     });
     this.uid = original.metadata.uid;
-    this.o.notice(`deployment ${this.name} was ${recreated ? 'recreated' : 'redeployed'} with ${replicas} replica${replicas === 1 ? '' : 's'}: scaled back to 0 while the dev container is active ('devtool down' restores ${replicas})`);
+    this.o.notice(
+      `deployment ${this.name} was ${recreated ? 'recreated' : 'redeployed'} with ${replicas} replica${replicas === 1 ? '' : 's'}: scaled back to 0 while the dev container is active ('devtool down' restores ${replicas})`,
+    );
     return true;
   }
 

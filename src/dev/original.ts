@@ -10,18 +10,31 @@ import { isNotFound, type KubeClient } from '../kube/client.ts';
 import { describeKubeError } from '../kube/config.ts';
 import type { DeploymentObject } from '../kube/objects.ts';
 import type { DevService } from '../manifest/model.ts';
-import { DEV_ANNOTATIONS_ON_ORIGINAL, DEV_LABEL, FOLDER_ANNOTATION, ORIGIN_ANNOTATION, ORIGINAL_HASH_ANNOTATION, REPLICAS_ANNOTATION, stableJson } from './names.ts';
+import {
+  DEV_ANNOTATIONS_ON_ORIGINAL,
+  DEV_LABEL,
+  FOLDER_ANNOTATION,
+  ORIGIN_ANNOTATION,
+  ORIGINAL_HASH_ANNOTATION,
+  REPLICAS_ANNOTATION,
+  stableJson,
+} from './names.ts';
 import { sha256 } from '../base/hash.ts';
 
 /** The original by the dev name, or by the manifest's `selector`; undefined when there is none. */
 export async function findOriginal(client: KubeClient, devName: string, dev: DevService): Promise<DeploymentObject | undefined> {
   const ns = client.namespace;
   if (Object.keys(dev.selector).length > 0) {
-    const labelSelector = Object.entries(dev.selector).map(([k, v]) => `${k}=${v}`).join(',');
+    const labelSelector = Object.entries(dev.selector)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
     const list = await client.apps.listNamespacedDeployment({ namespace: ns, labelSelector });
     // A mirror copies the original's labels: never pick it as an original.
     const found = list.items.filter((d) => !d.metadata?.labels?.[DEV_LABEL]);
-    if (found.length > 1) throw new DevtoolError(`services.${devName}.selector (${labelSelector}) matches ${found.length} deployments in namespace ${ns} (${found.map((d) => d.metadata?.name).join(', ')}): make it select one`);
+    if (found.length > 1)
+      throw new DevtoolError(
+        `services.${devName}.selector (${labelSelector}) matches ${found.length} deployments in namespace ${ns} (${found.map((d) => d.metadata?.name).join(', ')}): make it select one`,
+      );
     return found[0] ? asObject(found[0]) : undefined;
   }
   try {
@@ -58,7 +71,11 @@ export function recorded(d: DeploymentObject): Recorded | undefined {
   const a = d.metadata.annotations ?? {};
   const replicas = a[REPLICAS_ANNOTATION];
   if (replicas === undefined || !/^\d+$/.test(replicas)) return undefined;
-  return { replicas: Number(replicas), ...(a[ORIGINAL_HASH_ANNOTATION] ? { hash: a[ORIGINAL_HASH_ANNOTATION] } : {}), ...(a[FOLDER_ANNOTATION] ? { folder: a[FOLDER_ANNOTATION] } : {}) };
+  return {
+    replicas: Number(replicas),
+    ...(a[ORIGINAL_HASH_ANNOTATION] ? { hash: a[ORIGINAL_HASH_ANNOTATION] } : {}),
+    ...(a[FOLDER_ANNOTATION] ? { folder: a[FOLDER_ANNOTATION] } : {}),
+  };
 }
 
 /**
@@ -95,7 +112,10 @@ export async function restoreOriginal(client: KubeClient, d: DeploymentObject, r
 
 async function mergePatch(client: KubeClient, name: string, body: object): Promise<void> {
   try {
-    await client.apps.patchNamespacedDeployment({ name, namespace: client.namespace, body }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+    await client.apps.patchNamespacedDeployment(
+      { name, namespace: client.namespace, body },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
   } catch (err) {
     throw new DevtoolError(`cannot update deployment ${name} in namespace ${client.namespace}: ${describeKubeError(err)}`);
   }

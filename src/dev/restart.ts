@@ -22,7 +22,12 @@ export async function isDevContainerActive(client: KubeClient, devName: string, 
 }
 
 /** Restarts the dev pod of `devName` active from `folder`, and waits until the new one is ready. */
-export async function restartDevContainer(client: KubeClient, devName: string, folder: string, opts: { now: () => Date; timeoutMs: number; step?: (message: string) => void }): Promise<string> {
+export async function restartDevContainer(
+  client: KubeClient,
+  devName: string,
+  folder: string,
+  opts: { now: () => Date; timeoutMs: number; step?: (message: string) => void },
+): Promise<string> {
   const mirrors = await mirrorsOf(client, devName);
   const mirror = mirrors.find((d) => d.metadata?.annotations?.[FOLDER_ANNOTATION] === folder);
   if (!mirror) {
@@ -46,5 +51,8 @@ export async function restartDevContainer(client: KubeClient, devName: string, f
 
 async function onlyNewPods(client: KubeClient, selector: string, stamp: string): Promise<boolean> {
   const pods = (await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: selector })).items;
-  return pods.length > 0 && pods.every((p) => p.metadata?.annotations?.[RESTARTED_AT_ANNOTATION] === stamp && p.status?.phase === 'Running' && !p.metadata.deletionTimestamp);
+  return (
+    pods.length > 0 &&
+    pods.every((p) => p.metadata?.annotations?.[RESTARTED_AT_ANNOTATION] === stamp && p.status?.phase === 'Running' && !p.metadata.deletionTimestamp)
+  );
 }

@@ -109,7 +109,9 @@ async function devManifest(f: DevTargetEnv, explicit: string | undefined): Promi
   const file = explicit ?? MANIFEST_FILE;
   const app = findApp(f.cwd, explicit);
   if (app === undefined) {
-    throw new DevtoolError(`no manifest ${file} in ${f.cwd}: create one with a services entry for your dev container, ${EXAMPLE} (or run up next to a Compose file whose service mounts a host folder)`);
+    throw new DevtoolError(
+      `no manifest ${file} in ${f.cwd}: create one with a services entry for your dev container, ${EXAMPLE} (or run up next to a Compose file whose service mounts a host folder)`,
+    );
   }
   let manifest: Manifest;
   let source: LoadedSource;
@@ -136,7 +138,9 @@ async function devManifest(f: DevTargetEnv, explicit: string | undefined): Promi
     display = compose.files.map((x) => basename(x)).join(', ');
     if (Object.keys(derived.services).length === 0) {
       // The notes (warnings above) say why each host path is left out; the error says what to do.
-      const what = derived.notes.length ? 'no service mounts a folder of the project that up can synchronize (the warnings above say why)' : 'no service mounts a host folder, so there is nothing for up to synchronize';
+      const what = derived.notes.length
+        ? 'no service mounts a folder of the project that up can synchronize (the warnings above say why)'
+        : 'no service mounts a host folder, so there is nothing for up to synchronize';
       throw new DevtoolError(`${display}: ${what}: mount one (e.g. volumes: ['./src:/app/src']), or write a devtool.yml with a services entry, ${EXAMPLE}`);
     }
   }
@@ -169,7 +173,14 @@ function isDirectory(path: string): boolean {
   }
 }
 
-async function devTargetFor(f: DevTargetEnv, q: DevTargetQuery, manifest: Manifest, devName: string, source: LoadedSource, skipped: Record<string, string[]>): Promise<DevTarget> {
+async function devTargetFor(
+  f: DevTargetEnv,
+  q: DevTargetQuery,
+  manifest: Manifest,
+  devName: string,
+  source: LoadedSource,
+  skipped: Record<string, string[]>,
+): Promise<DevTarget> {
   const { context, namespace } = await clusterTarget(f, q);
   return {
     manifest,
@@ -196,5 +207,7 @@ export function agentImage(f: { readonly env: Readonly<NodeJS.ProcessEnv>; reado
   const explicit = f.env.DEVTOOL_BIN_IMAGE?.trim();
   if (explicit) return explicit;
   if (context.registry) return `${context.registry.replace(/\/+$/, '')}/devtool-bin:${f.version}`;
-  throw new DevtoolError(`no registry for the devtool-bin image: set one with 'devtool context use ${context.name} --registry HOST' (where agent/build.sh pushed it), or set DEVTOOL_BIN_IMAGE`);
+  throw new DevtoolError(
+    `no registry for the devtool-bin image: set one with 'devtool context use ${context.name} --registry HOST' (where agent/build.sh pushed it), or set DEVTOOL_BIN_IMAGE`,
+  );
 }

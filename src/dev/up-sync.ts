@@ -36,7 +36,13 @@ export async function prepareSync(f: { readonly env: Readonly<NodeJS.ProcessEnv>
   return { folders, keys, remoteSection: remoteSyncthing(keys, folders), agentBinary, syncthingBinary };
 }
 
-export async function startSync(f: { readonly log: Logger }, t: DevTarget, plan: SyncPlan, tunnel: SyncTunnel, o: { reset: boolean; notice(m: string): void }): Promise<{ session: SyncSession; firstSync: FirstSync[] }> {
+export async function startSync(
+  f: { readonly log: Logger },
+  t: DevTarget,
+  plan: SyncPlan,
+  tunnel: SyncTunnel,
+  o: { reset: boolean; notice(m: string): void },
+): Promise<{ session: SyncSession; firstSync: FirstSync[] }> {
   const session = new SyncSession({
     tunnel,
     keys: plan.keys,
@@ -81,7 +87,11 @@ export function firstSyncSummary(firstSync: readonly FirstSync[], seconds: strin
  * Warns when this machine's or the dev container's inotify limit is too low for the synchronized
  * tree (watch-limits.ts). `readRemote` runs a command in the dev container (undefined on failure).
  */
-export async function checkWatchLimits(plan: SyncPlan, readRemote: (command: string) => Promise<string | undefined>, notice: (m: string) => void): Promise<void> {
+export async function checkWatchLimits(
+  plan: SyncPlan,
+  readRemote: (command: string) => Promise<string | undefined>,
+  notice: (m: string) => void,
+): Promise<void> {
   const folders = plan.folders.reduce((n, x) => n + countWatchedFolders(x.local), 0);
   const remote = parseLimit(await readRemote(`cat ${LIMIT_FILE}`));
   for (const w of watchLimitWarnings(folders, { local: readLocalLimit(), remote })) notice(w);

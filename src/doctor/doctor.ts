@@ -72,8 +72,17 @@ export async function writeDoctorFile(f: DoctorEnv, o: DoctorOptions): Promise<D
   }
   const devNames = o.devName !== undefined ? [o.devName] : names;
   if (manifest && names.length === 0) notes.push(`${o.file} has no services section: no dev container to look at`);
-  for (const dev of Object.values(manifest?.services ?? {})) secrets.push(...Object.entries(dev.environment).filter(([k]) => isSecretName(k)).map(([, v]) => v));
-  secrets.push(...Object.entries(f.env).filter(([k, v]) => v && isSecretName(k)).map(([, v]) => v!));
+  for (const dev of Object.values(manifest?.services ?? {}))
+    secrets.push(
+      ...Object.entries(dev.environment)
+        .filter(([k]) => isSecretName(k))
+        .map(([, v]) => v),
+    );
+  secrets.push(
+    ...Object.entries(f.env)
+      .filter(([k, v]) => v && isSecretName(k))
+      .map(([, v]) => v!),
+  );
   secrets.push(...secretsOfFile(f.home.contextsFile));
 
   let context: ResolvedContext | undefined;
@@ -129,7 +138,16 @@ function readManifest(f: DoctorEnv, file: string, notes: string[]): Manifest | u
   }
 }
 
-async function collectCluster(f: DoctorEnv, context: ResolvedContext, namespace: string, devNames: string[], folder: string, step: (m: string) => void, notes: string[], secrets: string[]): Promise<Record<string, RemoteCollection>> {
+async function collectCluster(
+  f: DoctorEnv,
+  context: ResolvedContext,
+  namespace: string,
+  devNames: string[],
+  folder: string,
+  step: (m: string) => void,
+  notes: string[],
+  secrets: string[],
+): Promise<Record<string, RemoteCollection>> {
   const out: Record<string, RemoteCollection> = {};
   let client;
   try {
@@ -155,7 +173,14 @@ async function collectCluster(f: DoctorEnv, context: ResolvedContext, namespace:
   return out;
 }
 
-function metadata(f: DoctorEnv, context: ResolvedContext | undefined, namespace: string | undefined, file: string, devContainers: Record<string, unknown>, notes: string[]): Record<string, unknown> {
+function metadata(
+  f: DoctorEnv,
+  context: ResolvedContext | undefined,
+  namespace: string | undefined,
+  file: string,
+  devContainers: Record<string, unknown>,
+  notes: string[],
+): Record<string, unknown> {
   return {
     createdAt: f.now().toISOString(),
     devtool: { version: f.version },
@@ -213,5 +238,9 @@ function secretsOfFile(path: string): string[] {
 
 /** 2025-06-14T10:15:02.123Z -> 20250614-101502 (UTC, sorts by time). */
 function stamp(d: Date): string {
-  return d.toISOString().replace(/\.\d+Z$/, '').replace(/[-:]/g, '').replace('T', '-');
+  return d
+    .toISOString()
+    .replace(/\.\d+Z$/, '')
+    .replace(/[-:]/g, '')
+    .replace('T', '-');
 }

@@ -44,11 +44,15 @@ export async function collectRemote(client: KubeClient, devName: string, folder:
   const dir = `remote/${devName}`;
   const api = <T>(call: Promise<T>, what: string) => withTimeout(call, API_TIMEOUT_MS, what);
 
-  const mirrors = (await api(client.apps.listNamespacedDeployment({ namespace: client.namespace, labelSelector: `${DEV_LABEL}=${devName}` }), 'listing dev containers')).items;
+  const mirrors = (
+    await api(client.apps.listNamespacedDeployment({ namespace: client.namespace, labelSelector: `${DEV_LABEL}=${devName}` }), 'listing dev containers')
+  ).items;
   const mirror = mirrors.find((d) => d.metadata?.annotations?.[FOLDER_ANNOTATION] === folder);
   if (!mirror) {
     out.state = mirrors.length > 0 ? 'active from another folder' : 'not active';
-    out.notes.push(`${devName}: no remote logs: ${mirrors.length > 0 ? 'its dev container was activated from another folder or machine' : `no dev container is active in namespace ${client.namespace}`}`);
+    out.notes.push(
+      `${devName}: no remote logs: ${mirrors.length > 0 ? 'its dev container was activated from another folder or machine' : `no dev container is active in namespace ${client.namespace}`}`,
+    );
     return out;
   }
   out.state = 'active';
@@ -63,22 +67,36 @@ export async function collectRemote(client: KubeClient, devName: string, folder:
     out.notes.push(`${devName}: cannot read Secret ${name} (its values are redacted by pattern only): ${describeKubeError(err)}`);
   }
 
-  const pods = (await api(client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: `${DEV_POD_LABEL}=${devName}` }), 'listing dev pods')).items;
+  const pods = (await api(client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: `${DEV_POD_LABEL}=${devName}` }), 'listing dev pods'))
+    .items;
   const pod = newest(pods.filter((p) => !p.metadata?.deletionTimestamp)) ?? newest(pods);
   if (!pod) {
     out.notes.push(`${devName}: no remote logs: deployment ${name} has no pod`);
-    out.files.push({ path: `${dir}/pod.json`, text: JSON.stringify({ deployment: name, pod: null, events: await events(client, 'Deployment', name) }, null, 2) });
+    out.files.push({
+      path: `${dir}/pod.json`,
+      text: JSON.stringify({ deployment: name, pod: null, events: await events(client, 'Deployment', name) }, null, 2),
+    });
     return out;
   }
   const podName = pod.metadata!.name!;
   out.pod = podName;
   const container = devContainerName(pod);
-  out.files.push({ path: `${dir}/pod.json`, text: JSON.stringify({ deployment: name, ...podState(pod), events: [...(await events(client, 'Pod', podName)), ...(await events(client, 'Deployment', name))] }, null, 2) });
+  out.files.push({
+    path: `${dir}/pod.json`,
+    text: JSON.stringify(
+      { deployment: name, ...podState(pod), events: [...(await events(client, 'Pod', podName)), ...(await events(client, 'Deployment', name))] },
+      null,
+      2,
+    ),
+  });
 
   const status = pod.status?.containerStatuses?.find((c) => c.name === container);
   for (const previous of status && status.restartCount > 0 ? [false, true] : [false]) {
     try {
-      const text = await api(client.core.readNamespacedPodLog({ name: podName, namespace: client.namespace, container, previous, limitBytes: 1024 * 1024 }), 'reading the container log');
+      const text = await api(
+        client.core.readNamespacedPodLog({ name: podName, namespace: client.namespace, container, previous, limitBytes: 1024 * 1024 }),
+        'reading the container log',
+      );
       out.files.push({ path: `${dir}/container${previous ? '.previous' : ''}.log`, text: String(text) });
     } catch (err) {
       out.notes.push(`${devName}: no ${previous ? 'previous ' : ''}output of container ${container}: ${describeKubeError(err)}`);
@@ -90,9 +108,17 @@ export async function collectRemote(client: KubeClient, devName: string, folder:
     return out;
   }
   const logDir = `${AGENT_STATE_DIR}/logs`;
-  const list = await execCapture(client, podName, container, ['sh', '-c', 'for f in "$1"/*.log*; do [ -f "$f" ] && printf "%s\\n" "$f"; done; exit 0', 'sh', logDir], { timeoutMs: EXEC_TIMEOUT_MS, maxBytes: 64 * 1024 });
+  const list = await execCapture(
+    client,
+    podName,
+    container,
+    ['sh', '-c', 'for f in "$1"/*.log*; do [ -f "$f" ] && printf "%s\\n" "$f"; done; exit 0', 'sh', logDir],
+    { timeoutMs: EXEC_TIMEOUT_MS, maxBytes: 64 * 1024 },
+  );
   if (list.code !== 0) {
-    out.notes.push(`${devName}: no agent logs: cannot list ${logDir} in pod ${podName} (${list.message ?? list.stderr.trim()}${list.message?.includes('executable file not found') ? '; the image has no sh' : ''})`);
+    out.notes.push(
+      `${devName}: no agent logs: cannot list ${logDir} in pod ${podName} (${list.message ?? list.stderr.trim()}${list.message?.includes('executable file not found') ? '; the image has no sh' : ''})`,
+    );
     return out;
   }
   const files = list.stdout.toString('utf8').split('\n').filter(Boolean);
@@ -123,14 +149,33 @@ function podState(pod: V1Pod): Record<string, unknown> {
     reason: pod.status?.reason,
     message: pod.status?.message,
     conditions: pod.status?.conditions?.map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message })),
-    containers: containers.map((c) => ({ name: c.name, init: 'init' in c || undefined, image: c.image, ready: c.ready, restartCount: c.restartCount, state: c.state, lastState: c.lastState })),
+    containers: containers.map((c) => ({
+      name: c.name,
+      init: 'init' in c || undefined,
+      image: c.image,
+      ready: c.ready,
+      restartCount: c.restartCount,
+      state: c.state,
+      lastState: c.lastState,
+    })),
   };
 }
 
 async function events(client: KubeClient, kind: string, name: string): Promise<Record<string, unknown>[]> {
   try {
-    const list = await withTimeout(client.core.listNamespacedEvent({ namespace: client.namespace, fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${name}` }), API_TIMEOUT_MS, 'listing events');
-    return list.items.map((e) => ({ object: `${kind}/${name}`, type: e.type, reason: e.reason, message: e.message, count: e.count, last: e.lastTimestamp ?? e.eventTime }));
+    const list = await withTimeout(
+      client.core.listNamespacedEvent({ namespace: client.namespace, fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${name}` }),
+      API_TIMEOUT_MS,
+      'listing events',
+    );
+    return list.items.map((e) => ({
+      object: `${kind}/${name}`,
+      type: e.type,
+      reason: e.reason,
+      message: e.message,
+      count: e.count,
+      last: e.lastTimestamp ?? e.eventTime,
+    }));
   } catch (err) {
     if (isNotFound(err)) return [];
     return [{ object: `${kind}/${name}`, error: describeKubeError(err) }];

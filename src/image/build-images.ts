@@ -62,10 +62,19 @@ export async function buildImages(specs: readonly ImageSpec[], opts: BuildImages
   try {
     for (const spec of specs) {
       const target = targets.get(spec.name)!;
-      const depArgs = Object.assign({}, ...spec.dependsOn.map((d) => (outcomes.has(d) ? buildVariables(outcomes.get(d)!, false) : {}))) as Record<string, string>;
+      const depArgs = Object.assign({}, ...spec.dependsOn.map((d) => (outcomes.has(d) ? buildVariables(outcomes.get(d)!, false) : {}))) as Record<
+        string,
+        string
+      >;
       const args = { ...depArgs, ...spec.args };
       const scanned = await scanContext(spec.contextDir, spec.dockerfile, { hash: true });
-      const hash = contentHash({ dockerfile: scanned.dockerfile.text, entries: scanned.entries, args, ...(spec.target ? { target: spec.target } : {}), secretIds: Object.keys(spec.secrets) });
+      const hash = contentHash({
+        dockerfile: scanned.dockerfile.text,
+        entries: scanned.entries,
+        args,
+        ...(spec.target ? { target: spec.target } : {}),
+        secretIds: Object.keys(spec.secrets),
+      });
       const tag = contentTag(hash);
       const contentRef = formatReference({ registry: target.registry, repository: target.repository, tag });
       const image = target.userTag ? formatReference({ registry: target.registry, repository: target.repository, tag: target.userTag }) : contentRef;

@@ -35,7 +35,18 @@ before(async () => {
 after(() => rmSync(work, { recursive: true, force: true }));
 
 function request(over: Partial<BuildRequest>): BuildRequest {
-  return { contextDir: app, dockerfile: join(app, 'Dockerfile'), args: {}, secrets: {}, noCache: false, cacheFrom: [], exportCache: [], tags: [], labels: {}, ...over };
+  return {
+    contextDir: app,
+    dockerfile: join(app, 'Dockerfile'),
+    args: {},
+    secrets: {},
+    noCache: false,
+    cacheFrom: [],
+    exportCache: [],
+    tags: [],
+    labels: {},
+    ...over,
+  };
 }
 
 function collect(): { lines: string[]; line(text: string): void } {
@@ -57,7 +68,14 @@ test('builds with args, a secret, a target, labels and .dockerignore; pushes eve
   const backend = new BuildkitBackend({ address, env: {} });
   const log = collect();
   const result = await backend.build(
-    request({ target: 'base', args: { GREETING: `hi ${run}` }, secrets: { token: secretFile }, tags, labels: { 'dev.devtool.e2e': run }, exportCache: [cacheRef] }),
+    request({
+      target: 'base',
+      args: { GREETING: `hi ${run}` },
+      secrets: { token: secretFile },
+      tags,
+      labels: { 'dev.devtool.e2e': run },
+      exportCache: [cacheRef],
+    }),
     log,
   );
   await backend.close();
@@ -76,7 +94,10 @@ test('builds with args, a secret, a target, labels and .dockerignore; pushes eve
   assert.equal(fileInImage(tags[0]!, 'app/ignored.txt'), undefined, '.dockerignore');
 
   // Progress: BuildKit's plain lines, steps named as in the Dockerfile; the broken stage not built.
-  assert.ok(log.lines.some((l) => /^#\d+ \[base 2\/5\] COPY app\/ \/app\/$/.test(l)), log.lines.join('\n'));
+  assert.ok(
+    log.lines.some((l) => /^#\d+ \[base 2\/5\] COPY app\/ \/app\/$/.test(l)),
+    log.lines.join('\n'),
+  );
   assert.ok(!log.lines.some((l) => l.includes('about to fail')));
   assert.ok(!log.lines.some((l) => l.includes(secret)), 'the secret never appears in the log');
 
@@ -85,25 +106,41 @@ test('builds with args, a secret, a target, labels and .dockerignore; pushes eve
   assert.ok(cacheManifest.config?.mediaType === 'application/vnd.buildkit.cacheconfig.v0' || cacheManifest.manifests, JSON.stringify(cacheManifest));
   const log2 = collect();
   const again = await new BuildkitBackend({ address, env: {} }).build(
-    request({ target: 'base', args: { GREETING: `hi ${run}` }, secrets: { token: secretFile }, tags: [`${repo}:${run}-c`], labels: { 'dev.devtool.e2e': run }, cacheFrom: [cacheRef] }),
+    request({
+      target: 'base',
+      args: { GREETING: `hi ${run}` },
+      secrets: { token: secretFile },
+      tags: [`${repo}:${run}-c`],
+      labels: { 'dev.devtool.e2e': run },
+      cacheFrom: [cacheRef],
+    }),
     log2,
   );
   assert.equal(again.digest, result.digest, 'same inputs, same image');
-  assert.ok(log2.lines.some((l) => l.includes(`importing cache manifest from ${cacheRef}`)), log2.lines.join('\n'));
+  assert.ok(
+    log2.lines.some((l) => l.includes(`importing cache manifest from ${cacheRef}`)),
+    log2.lines.join('\n'),
+  );
 });
 
 test('a failing step is a one-line error naming the image, the step, its Dockerfile line and exit code', async () => {
   const tag = `${repo}:${run}-broken`;
   const log = collect();
-  await assert.rejects(new BuildkitBackend({ address, env: {} }).build(request({ target: 'broken', secrets: { token: secretFile }, tags: [tag] }), log), (err: Error) => {
-    assert.ok(err instanceof DevtoolError);
-    assert.equal(
-      err.message,
-      `building ${tag} failed: [broken 1/1] RUN echo "about to fail" && exit 7 (Dockerfile:13): process "/bin/sh -c echo \\"about to fail\\" && exit 7" did not complete successfully: exit code: 7`,
-    );
-    return true;
-  });
-  assert.ok(log.lines.some((l) => /^#\d+ [0-9.]+ about to fail$/.test(l)), 'the step output is in the log');
+  await assert.rejects(
+    new BuildkitBackend({ address, env: {} }).build(request({ target: 'broken', secrets: { token: secretFile }, tags: [tag] }), log),
+    (err: Error) => {
+      assert.ok(err instanceof DevtoolError);
+      assert.equal(
+        err.message,
+        `building ${tag} failed: [broken 1/1] RUN echo "about to fail" && exit 7 (Dockerfile:13): process "/bin/sh -c echo \\"about to fail\\" && exit 7" did not complete successfully: exit code: 7`,
+      );
+      return true;
+    },
+  );
+  assert.ok(
+    log.lines.some((l) => /^#\d+ [0-9.]+ about to fail$/.test(l)),
+    'the step output is in the log',
+  );
   assert.equal(pushed(tag), false, 'nothing pushed');
 });
 
@@ -154,10 +191,13 @@ test('keepalive: with DEVTOOL_KEEPALIVE_CLIENT_TIME_MS a silent connection fails
   const withKeepalive = await freezingProxy(address);
   try {
     const env = { DEVTOOL_KEEPALIVE_CLIENT_TIME_MS: '1', DEVTOOL_KEEPALIVE_CLIENT_TIMEOUT_MS: '2000' };
-    await assert.rejects(new BuildkitBackend({ address: withKeepalive.address, env }).build(slow('ka'), freezeWhenRunning(withKeepalive, 'ka')), (err: Error) => {
-      assert.match(err.message, new RegExp(`^building ${repo}:${run}-ka failed: .*keepalive`));
-      return true;
-    });
+    await assert.rejects(
+      new BuildkitBackend({ address: withKeepalive.address, env }).build(slow('ka'), freezeWhenRunning(withKeepalive, 'ka')),
+      (err: Error) => {
+        assert.match(err.message, new RegExp(`^building ${repo}:${run}-ka failed: .*keepalive`));
+        return true;
+      },
+    );
     const silentFor = Date.now() - withKeepalive.frozenAt();
     // 1 ms is raised to 10 s of silence, then 2 s without the ping's answer.
     // (Not less than 10 s: the 1 ms asked for would have failed it within 2 s; the upper bound
@@ -171,7 +211,13 @@ test('keepalive: with DEVTOOL_KEEPALIVE_CLIENT_TIME_MS a silent connection fails
   const controller = new AbortController();
   try {
     const build = new BuildkitBackend({ address: without.address, env: {} }).build(slow('noka'), freezeWhenRunning(without, 'noka'), controller.signal);
-    const outcome = await Promise.race([build.then(() => 'done', (e: Error) => e.message), new Promise((r) => setTimeout(r, 22000, 'waiting'))]);
+    const outcome = await Promise.race([
+      build.then(
+        () => 'done',
+        (e: Error) => e.message,
+      ),
+      new Promise((r) => setTimeout(r, 22000, 'waiting')),
+    ]);
     assert.equal(outcome, 'waiting', 'no keepalive: still waiting after 22 s');
     assert.ok(without.frozenAt() > 0 && Date.now() - without.frozenAt() > 20000, 'silent for longer than the keepalive case took at most');
     controller.abort();
@@ -191,7 +237,11 @@ test('an interrupted build stops at once and pushes nothing', async () => {
   };
   const started = Date.now();
   await assert.rejects(
-    new BuildkitBackend({ address, env: {} }).build(request({ dockerfile: join(app, 'Dockerfile.slow'), args: { RUN_ID: `${run}-interrupted` }, tags: [tag] }), log, controller.signal),
+    new BuildkitBackend({ address, env: {} }).build(
+      request({ dockerfile: join(app, 'Dockerfile.slow'), args: { RUN_ID: `${run}-interrupted` }, tags: [tag] }),
+      log,
+      controller.signal,
+    ),
     { message: `building ${tag} was interrupted` },
   );
   assert.ok(controller.signal.aborted, 'the step started');
@@ -245,7 +295,10 @@ async function freezingProxy(target: string): Promise<FreezingProxy> {
   const server = createServer((client) => {
     const upstream = connect(Number(url.port), url.hostname);
     sockets.add(client).add(upstream);
-    for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
+    for (const [from, to] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
       from.on('data', (chunk: Buffer) => {
         if (!frozenAt) to.write(chunk);
       });

@@ -37,12 +37,15 @@ test('malformed addresses are one-line errors naming their source', () => {
     ['tcp://host:1234/path', 'unexpected text after the port'],
     ['unix://', 'no socket path'],
   ] as const) {
-    assert.throws(() => buildkitAddress({ BUILDKIT_HOST: value }), (e: Error) => {
-      assert.ok(e instanceof DevtoolError);
-      assert.match(e.message, new RegExp(`^invalid BUILDKIT_HOST "${value.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}": ${why}; expected HOST:PORT`));
-      assert.doesNotMatch(e.message, /\n/);
-      return true;
-    });
+    assert.throws(
+      () => buildkitAddress({ BUILDKIT_HOST: value }),
+      (e: Error) => {
+        assert.ok(e instanceof DevtoolError);
+        assert.match(e.message, new RegExp(`^invalid BUILDKIT_HOST "${value.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}": ${why}; expected HOST:PORT`));
+        assert.doesNotMatch(e.message, /\n/);
+        return true;
+      },
+    );
   }
   assert.throws(() => buildkitAddress({}, 'tcp://builder'), /^DevtoolError: invalid builder "tcp:\/\/builder" in the current context: no port/);
 });
@@ -54,10 +57,17 @@ test('keepalive: nothing set leaves every default to the client (infinity, 20 s,
 
 test('keepalive: values are read from the environment given', () => {
   assert.deepEqual(
-    keepaliveSettings({ DEVTOOL_KEEPALIVE_CLIENT_TIME_MS: '5000', DEVTOOL_KEEPALIVE_CLIENT_TIMEOUT_MS: '3000', DEVTOOL_KEEPALIVE_CLIENT_PERMIT_WITHOUT_STREAM: 'TRUE' }),
+    keepaliveSettings({
+      DEVTOOL_KEEPALIVE_CLIENT_TIME_MS: '5000',
+      DEVTOOL_KEEPALIVE_CLIENT_TIMEOUT_MS: '3000',
+      DEVTOOL_KEEPALIVE_CLIENT_PERMIT_WITHOUT_STREAM: 'TRUE',
+    }),
     { timeMs: 5000, timeoutMs: 3000, permitWithoutStream: true },
   );
-  assert.deepEqual(keepaliveSettings({ DEVTOOL_KEEPALIVE_CLIENT_TIME_MS: '0', DEVTOOL_KEEPALIVE_CLIENT_PERMIT_WITHOUT_STREAM: '0' }), { timeMs: 0, permitWithoutStream: false });
+  assert.deepEqual(keepaliveSettings({ DEVTOOL_KEEPALIVE_CLIENT_TIME_MS: '0', DEVTOOL_KEEPALIVE_CLIENT_PERMIT_WITHOUT_STREAM: '0' }), {
+    timeMs: 0,
+    permitWithoutStream: false,
+  });
 });
 
 test('keepalive: a malformed value is an error naming the variable', () => {
@@ -70,7 +80,11 @@ test('keepalive: a malformed value is an error naming the variable', () => {
     ['DEVTOOL_KEEPALIVE_CLIENT_PERMIT_WITHOUT_STREAM', 'maybe', /^invalid DEVTOOL_KEEPALIVE_CLIENT_PERMIT_WITHOUT_STREAM "maybe": expected true or false$/],
   ];
   for (const [name, value, message] of cases) {
-    assert.throws(() => keepaliveSettings({ [name]: value }), (e: Error) => e instanceof DevtoolError && message.test(e.message), `${name}=${value}`);
+    assert.throws(
+      () => keepaliveSettings({ [name]: value }),
+      (e: Error) => e instanceof DevtoolError && message.test(e.message),
+      `${name}=${value}`,
+    );
     // The backend checks them when it is made, before anything is built.
     assert.throws(() => new BuildkitBackend({ address: 'tcp://127.0.0.1:1234', env: { [name]: value } }), DevtoolError);
   }

@@ -38,20 +38,27 @@ test('services with a build become images: context, dockerfile, target, args, ca
 });
 
 test('`image` names where to push only when it names a registry; a bare name is local in Compose', () => {
-  const { project: p } = project('services:\n  a:\n    build: .\n    image: localhost:5000/team/a:dev\n  b:\n    build: .\n    image: myapp:latest\n', { Dockerfile: 'FROM x' });
+  const { project: p } = project('services:\n  a:\n    build: .\n    image: localhost:5000/team/a:dev\n  b:\n    build: .\n    image: myapp:latest\n', {
+    Dockerfile: 'FROM x',
+  });
   const [a, b] = composeImageSpecs(p);
   assert.equal(a!.image, 'localhost:5000/team/a:dev');
   assert.equal(b!.image, undefined);
 });
 
 test('a missing Dockerfile and a remote context are located in the Compose file', () => {
-  const { project: p } = project('services:\n  a:\n    build: ./nope\n  b:\n    build:\n      context: .\n      dockerfile: Missing.Dockerfile\n  c:\n    build: https://github.com/acme/c.git\n');
-  assert.throws(() => composeImageSpecs(p), (e: Error & { lines(): string[] }) => {
-    const l = e.lines();
-    assert.equal(l.length, 3);
-    assert.match(l[0]!, /^compose\.yaml:3:12: service "a": build context nope is not a folder$/);
-    assert.match(l[1]!, /^compose\.yaml:6:7: service "b": Dockerfile Missing\.Dockerfile not found$/);
-    assert.match(l[2]!, /^compose\.yaml:9:12: service "c": remote build contexts \(https:\/\/github\.com\/acme\/c\.git\) are not supported/);
-    return true;
-  });
+  const { project: p } = project(
+    'services:\n  a:\n    build: ./nope\n  b:\n    build:\n      context: .\n      dockerfile: Missing.Dockerfile\n  c:\n    build: https://github.com/acme/c.git\n',
+  );
+  assert.throws(
+    () => composeImageSpecs(p),
+    (e: Error & { lines(): string[] }) => {
+      const l = e.lines();
+      assert.equal(l.length, 3);
+      assert.match(l[0]!, /^compose\.yaml:3:12: service "a": build context nope is not a folder$/);
+      assert.match(l[1]!, /^compose\.yaml:6:7: service "b": Dockerfile Missing\.Dockerfile not found$/);
+      assert.match(l[2]!, /^compose\.yaml:9:12: service "c": remote build contexts \(https:\/\/github\.com\/acme\/c\.git\) are not supported/);
+      return true;
+    },
+  );
 });

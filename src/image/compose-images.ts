@@ -55,7 +55,13 @@ export function composeImageSpecs(project: ComposeProject): ImageSpec[] {
 }
 
 /** Service name -> image reference, for the translation's `images` option. */
-export async function composeImages(project: ComposeProject, environment: string, force: boolean, setup: BuildSetup, progress: BuildProgress): Promise<Record<string, string>> {
+export async function composeImages(
+  project: ComposeProject,
+  environment: string,
+  force: boolean,
+  setup: BuildSetup,
+  progress: BuildProgress,
+): Promise<Record<string, string>> {
   const specs = composeImageSpecs(project);
   if (specs.length === 0) return {};
   const outcomes = await buildImages(specs, { mode: force ? 'always' : 'missing', ...setup, repositoryPrefix: `${environment}-`, progress });

@@ -74,7 +74,15 @@ test('the Dockerfile, args, target and secret ids are inputs; secret contents ar
 });
 
 test('ignore patterns follow Docker: parent folders, ! exceptions, root-only globs', async () => {
-  const dir = folder({ Dockerfile: 'FROM x', 'a.log': '', 'sub/b.log': '', 'build/out': '', 'build/keep.txt': '', 'node_modules/m/index.js': '', '.dockerignore': '*.log\nbuild\n!build/keep.txt\nnode_modules\n' });
+  const dir = folder({
+    Dockerfile: 'FROM x',
+    'a.log': '',
+    'sub/b.log': '',
+    'build/out': '',
+    'build/keep.txt': '',
+    'node_modules/m/index.js': '',
+    '.dockerignore': '*.log\nbuild\n!build/keep.txt\nnode_modules\n',
+  });
   const s = await scanContext(dir, join(dir, 'Dockerfile'), { hash: false });
   assert.deepEqual(
     s.entries.map((e) => `${e.type[0]} ${e.path}`),
@@ -83,7 +91,13 @@ test('ignore patterns follow Docker: parent folders, ! exceptions, root-only glo
 });
 
 test('<Dockerfile>.dockerignore next to the Dockerfile replaces .dockerignore', async () => {
-  const dir = folder({ 'docker/app.Dockerfile': 'FROM x', 'docker/app.Dockerfile.dockerignore': 'secret.txt\n', 'secret.txt': 's', 'a.log': '', '.dockerignore': '*.log\n' });
+  const dir = folder({
+    'docker/app.Dockerfile': 'FROM x',
+    'docker/app.Dockerfile.dockerignore': 'secret.txt\n',
+    'secret.txt': 's',
+    'a.log': '',
+    '.dockerignore': '*.log\n',
+  });
   const s = await scanContext(dir, join(dir, 'docker/app.Dockerfile'), { hash: false });
   const paths = s.entries.map((e) => e.path);
   assert.ok(!paths.includes('secret.txt'));

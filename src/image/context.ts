@@ -109,7 +109,6 @@ async function walk(root: string, rel: string, keep: (p: string) => boolean, has
       if (kept) out.push({ ...common, type: 'directory', size: 0 });
       if (kept || hasExceptions) await walk(root, path, keep, hasExceptions, out);
     } else if (!kept) {
-      continue;
     } else if (st.isFile()) {
       out.push({ ...common, type: 'file', size: st.size });
     } else if (st.isSymbolicLink()) {
@@ -157,7 +156,11 @@ export async function packContext(ctx: ScannedContext): Promise<NodeJS.ReadableS
       else await addFile(pack, { ...header, type: 'file', size: e.size }, join(ctx.dir, e.path));
     }
     if (!ctx.dockerfile.inContext) {
-      await addEntry(pack, { name: ctx.dockerfile.nameInContext, mode: 0o644, mtime: new Date(0), size: ctx.dockerfile.text.length, ...owner }, ctx.dockerfile.text);
+      await addEntry(
+        pack,
+        { name: ctx.dockerfile.nameInContext, mode: 0o644, mtime: new Date(0), size: ctx.dockerfile.text.length, ...owner },
+        ctx.dockerfile.text,
+      );
     }
     pack.finalize();
   })().catch((err: unknown) => pack.destroy(err instanceof Error ? err : new Error(String(err))));
@@ -179,7 +182,9 @@ async function addFile(pack: Pack, header: Header, path: string): Promise<void> 
   let done!: Promise<void>;
   const sink = await new Promise<ReturnType<Pack['entry']>>((resolveSink) => {
     done = new Promise((resolve, reject) => {
-      resolveSink(pack.entry(header, (err) => (err ? reject(new DevtoolError(`cannot send ${path}: ${err.message} (did it change during the build?)`)) : resolve())));
+      resolveSink(
+        pack.entry(header, (err) => (err ? reject(new DevtoolError(`cannot send ${path}: ${err.message} (did it change during the build?)`)) : resolve())),
+      );
     });
   });
   try {

@@ -10,7 +10,13 @@ import { manifestImages, selectImages } from './plan.ts';
 import type { BuildSetup } from './select.ts';
 import { buildVariables } from './variables.ts';
 
-export async function deployImages(manifest: Manifest, environment: string, force: boolean, setup: BuildSetup, progress: BuildProgress): Promise<Record<string, string>> {
+export async function deployImages(
+  manifest: Manifest,
+  environment: string,
+  force: boolean,
+  setup: BuildSetup,
+  progress: BuildProgress,
+): Promise<Record<string, string>> {
   if (Object.keys(manifest.build).length === 0) return {};
   const specs = selectImages(manifestImages(manifest, setup.cwd), []);
   const outcomes = await buildImages(specs, { mode: force ? 'always' : 'missing', ...setup, repositoryPrefix: `${environment}-`, progress });

@@ -29,12 +29,22 @@ test('credentials come from $DOCKER_CONFIG/config.json; no file means anonymous'
   assert.equal(await creds.forRegistry('localhost:5000'), undefined);
   assert.equal(await DockerCredentials.load({ HOME: join(dir, 'nowhere') }).forRegistry('ghcr.io'), undefined);
   // A credential helper that is not installed falls back to the auths entry.
-  writeFileSync(join(dir, 'cfg', 'config.json'), JSON.stringify({ credsStore: 'devtool-test-absent', auths: { 'ghcr.io': { auth: Buffer.from('me:pw').toString('base64') } } }));
-  assert.deepEqual(await DockerCredentials.load({ DOCKER_CONFIG: join(dir, 'cfg'), PATH: '/nonexistent' }).forRegistry('ghcr.io'), { username: 'me', password: 'pw' });
+  writeFileSync(
+    join(dir, 'cfg', 'config.json'),
+    JSON.stringify({ credsStore: 'devtool-test-absent', auths: { 'ghcr.io': { auth: Buffer.from('me:pw').toString('base64') } } }),
+  );
+  assert.deepEqual(await DockerCredentials.load({ DOCKER_CONFIG: join(dir, 'cfg'), PATH: '/nonexistent' }).forRegistry('ghcr.io'), {
+    username: 'me',
+    password: 'pw',
+  });
 });
 
 test('X-Registry-Auth: {} for anonymous access, else the credentials with the server address', () => {
   assert.deepEqual(registryAuthHeader('localhost:5000', undefined), {});
-  assert.deepEqual(registryAuthHeader('docker.io', { username: 'me', password: 'pw' }), { username: 'me', password: 'pw', serveraddress: 'https://index.docker.io/v1/' });
+  assert.deepEqual(registryAuthHeader('docker.io', { username: 'me', password: 'pw' }), {
+    username: 'me',
+    password: 'pw',
+    serveraddress: 'https://index.docker.io/v1/',
+  });
   assert.deepEqual(registryAuthHeader('ghcr.io', { identityToken: 't' }), { identitytoken: 't', serveraddress: 'ghcr.io' });
 });

@@ -36,7 +36,16 @@ export interface DockerEndpoint {
 
 /** Where the daemon is: DOCKER_HOST, else the usual socket. Every transport field is set explicitly. */
 export function dockerEndpoint(env: Readonly<NodeJS.ProcessEnv>): DockerEndpoint {
-  const none = { host: undefined, port: undefined, socketPath: undefined, protocol: undefined, ca: undefined, cert: undefined, key: undefined, timeout: undefined } as const;
+  const none = {
+    host: undefined,
+    port: undefined,
+    socketPath: undefined,
+    protocol: undefined,
+    ca: undefined,
+    cert: undefined,
+    key: undefined,
+    timeout: undefined,
+  } as const;
   const raw = env.DOCKER_HOST?.trim();
   if (!raw || raw.startsWith('unix://')) {
     const socketPath = raw ? raw.slice('unix://'.length) || '/var/run/docker.sock' : '/var/run/docker.sock';
@@ -51,10 +60,18 @@ export function dockerEndpoint(env: Readonly<NodeJS.ProcessEnv>): DockerEndpoint
   if (url.protocol === 'ssh:') {
     return {
       display: raw,
-      options: { ...none, protocol: 'ssh', host: url.hostname, port: url.port || 22, username: decodeURIComponent(url.username), sshOptions: env.SSH_AUTH_SOCK ? { agent: env.SSH_AUTH_SOCK } : {} },
+      options: {
+        ...none,
+        protocol: 'ssh',
+        host: url.hostname,
+        port: url.port || 22,
+        username: decodeURIComponent(url.username),
+        sshOptions: env.SSH_AUTH_SOCK ? { agent: env.SSH_AUTH_SOCK } : {},
+      },
     };
   }
-  if (url.protocol !== 'tcp:' && url.protocol !== 'http:' && url.protocol !== 'https:') throw new DevtoolError(`DOCKER_HOST=${raw}: ${url.protocol.slice(0, -1)} is not supported (unix, tcp or ssh)`);
+  if (url.protocol !== 'tcp:' && url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new DevtoolError(`DOCKER_HOST=${raw}: ${url.protocol.slice(0, -1)} is not supported (unix, tcp or ssh)`);
   const tls = env.DOCKER_TLS_VERIFY === '1' || url.protocol === 'https:' || url.port === '2376';
   const certDir = env.DOCKER_CERT_PATH || join(env.HOME || homedir(), '.docker');
   const read = (name: string) => {
@@ -65,7 +82,17 @@ export function dockerEndpoint(env: Readonly<NodeJS.ProcessEnv>): DockerEndpoint
     }
   };
   const certs = tls && (env.DOCKER_TLS_VERIFY === '1' || env.DOCKER_CERT_PATH) ? { ca: read('ca.pem'), cert: read('cert.pem'), key: read('key.pem') } : {};
-  return { display: raw, options: { ...none, protocol: tls ? 'https' : 'http', host: url.hostname, port: url.port || (tls ? 2376 : 2375), ...certs, ...({ pathPrefix: '/' } as object) } };
+  return {
+    display: raw,
+    options: {
+      ...none,
+      protocol: tls ? 'https' : 'http',
+      host: url.hostname,
+      port: url.port || (tls ? 2376 : 2375),
+      ...certs,
+      ...({ pathPrefix: '/' } as object),
+    },
+  };
 }
 
 interface StreamMessage {
@@ -138,7 +165,9 @@ export class DockerEngineBackend implements BuildBackend {
   }
 
   private unreachable(why: string): DevtoolError {
-    return new DevtoolError(`cannot reach the Docker daemon at ${this.endpoint.display} (${why}): start Docker or set DOCKER_HOST, or set BUILDKIT_HOST to build with a BuildKit daemon`);
+    return new DevtoolError(
+      `cannot reach the Docker daemon at ${this.endpoint.display} (${why}): start Docker or set DOCKER_HOST, or set BUILDKIT_HOST to build with a BuildKit daemon`,
+    );
   }
 
   /** A BuildKit session for secrets and registry credentials (see docker-session.ts). */
@@ -146,12 +175,16 @@ export class DockerEngineBackend implements BuildBackend {
     const modem = await this.getModem();
     const id = newSessionId();
     const socket = await new Promise<Duplex>((resolve, reject) => {
-      modem.dial({ path: '/session', method: 'POST', hijack: true, headers: sessionHeaders(id) as never, statusCodes: { 101: true, 200: true, 500: 'server error' } }, (err, sock) =>
-        err ? reject(err) : resolve(sock as Duplex),
+      modem.dial(
+        { path: '/session', method: 'POST', hijack: true, headers: sessionHeaders(id) as never, statusCodes: { 101: true, 200: true, 500: 'server error' } },
+        (err, sock) => (err ? reject(err) : resolve(sock as Duplex)),
       );
     }).catch((err: Error) => {
       // Without a session the build still runs, but secrets and private base images cannot.
-      if (Object.keys(request.secrets).length > 0) throw new DevtoolError(`cannot open a BuildKit session with the Docker daemon at ${this.endpoint.display} for build secrets: ${describeDialError(err)}`);
+      if (Object.keys(request.secrets).length > 0)
+        throw new DevtoolError(
+          `cannot open a BuildKit session with the Docker daemon at ${this.endpoint.display} for build secrets: ${describeDialError(err)}`,
+        );
       return undefined;
     });
     if (!socket) return undefined;
@@ -159,7 +192,13 @@ export class DockerEngineBackend implements BuildBackend {
     return serveSession(socket, id, provider);
   }
 
-  private async runBuild(request: BuildRequest, scanned: Awaited<ReturnType<typeof scanContext>>, session: Session | undefined, log: BuildLog, signal?: AbortSignal): Promise<void> {
+  private async runBuild(
+    request: BuildRequest,
+    scanned: Awaited<ReturnType<typeof scanContext>>,
+    session: Session | undefined,
+    log: BuildLog,
+    signal?: AbortSignal,
+  ): Promise<void> {
     const modem = await this.getModem();
     const image = request.tags[0]!;
     const args = { ...request.args, ...(request.exportCache.length > 0 ? { BUILDKIT_INLINE_CACHE: '1' } : {}) };
@@ -180,7 +219,16 @@ export class DockerEngineBackend implements BuildBackend {
     const body = await packContext(scanned);
     const response = await new Promise<Readable>((resolve, reject) => {
       modem.dial(
-        { path: '/build?', method: 'POST', options, file: body, isStream: true, headers: { 'Content-Type': 'application/x-tar' }, statusCodes: { 200: true, 400: 'bad parameter', 500: 'server error' }, ...(signal ? { abortSignal: signal } : {}) },
+        {
+          path: '/build?',
+          method: 'POST',
+          options,
+          file: body,
+          isStream: true,
+          headers: { 'Content-Type': 'application/x-tar' },
+          statusCodes: { 200: true, 400: 'bad parameter', 500: 'server error' },
+          ...(signal ? { abortSignal: signal } : {}),
+        },
         (err, res) => (err ? reject(err) : resolve(res as Readable)),
       );
     }).catch((err: Error) => {
@@ -201,7 +249,10 @@ export class DockerEngineBackend implements BuildBackend {
       const where = line !== undefined ? ` (${basename(request.dockerfile)}:${line})` : '';
       throw new DevtoolError(`building ${image} failed: step "${failed.step}"${where} exited with code ${code}`);
     }
-    if (/no active session/.test(error)) throw new DevtoolError(`building ${image} failed: the build needs a BuildKit session (secrets), which the Docker daemon at ${this.endpoint.display} refused`);
+    if (/no active session/.test(error))
+      throw new DevtoolError(
+        `building ${image} failed: the build needs a BuildKit session (secrets), which the Docker daemon at ${this.endpoint.display} refused`,
+      );
     throw new DevtoolError(`building ${image} failed${failed ? ` at step "${failed.step}"` : ''}: ${oneLine(error)}`);
   }
 

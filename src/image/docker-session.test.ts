@@ -30,7 +30,10 @@ test('health checks answer SERVING', async () => {
 
 test('secrets are read from their files; an unknown id or an unreadable file is NOT_FOUND', async () => {
   assert.deepEqual(fields(await answer('/moby.buildkit.secrets.v1.Secrets/GetSecret', request(1, 'npm'), provider)), { 1: 'token=abc' });
-  await assert.rejects(answer('/moby.buildkit.secrets.v1.Secrets/GetSecret', request(1, 'other'), provider), (e: { code: number; message: string }) => e.code === 5 && /--secret id=other/.test(e.message));
+  await assert.rejects(
+    answer('/moby.buildkit.secrets.v1.Secrets/GetSecret', request(1, 'other'), provider),
+    (e: { code: number; message: string }) => e.code === 5 && /--secret id=other/.test(e.message),
+  );
   await assert.rejects(answer('/moby.buildkit.secrets.v1.Secrets/GetSecret', request(1, 'gone'), provider), (e: { code: number }) => e.code === 5);
 });
 

@@ -65,7 +65,10 @@ export async function answer(method: string, request: Uint8Array, provider: Sess
         // BuildKit's auth provider takes an identity token as Secret with an empty Username.
         w.tag(2, WireType.LengthDelimited).string(creds.identityToken);
       } else if (creds) {
-        w.tag(1, WireType.LengthDelimited).string(creds.username ?? '').tag(2, WireType.LengthDelimited).string(creds.password ?? '');
+        w.tag(1, WireType.LengthDelimited)
+          .string(creds.username ?? '')
+          .tag(2, WireType.LengthDelimited)
+          .string(creds.password ?? '');
       }
       return w.finish();
     }
@@ -104,7 +107,10 @@ function serve(stream: ServerHttp2Stream, method: string, provider: SessionProvi
       (err: unknown) => {
         if (stream.destroyed) return;
         const code = err instanceof GrpcError ? err.code : INTERNAL;
-        stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(code), 'grpc-message': encodeURIComponent((err as Error).message) }, { endStream: true });
+        stream.respond(
+          { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(code), 'grpc-message': encodeURIComponent((err as Error).message) },
+          { endStream: true },
+        );
       },
     );
   });

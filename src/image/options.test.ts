@@ -27,16 +27,30 @@ test('a bad --secret is a usage error naming the flag and the problem', () => {
     ['id=a,src=missing', /file missing not found/],
   ];
   for (const [value, message] of cases) {
-    assert.throws(() => parseSecretFlag(value, cwd), (e: unknown) => e instanceof UsageError && e.message.includes('--secret') && message.test(e.message), value);
+    assert.throws(
+      () => parseSecretFlag(value, cwd),
+      (e: unknown) => e instanceof UsageError && e.message.includes('--secret') && message.test(e.message),
+      value,
+    );
   }
 });
 
 test('command-line options over an image: --no-cache wins, secrets by id, cache sources first, export replaced', () => {
   const spec: ImageSpec = {
-    name: 'api', contextDir: '/c', dockerfile: '/c/Dockerfile', args: {}, secrets: { npm: '/manifest/npmrc', other: '/o' },
-    noCache: false, cacheFrom: ['reg/api:cache'], exportCache: ['reg/api:cache'], dependsOn: [],
+    name: 'api',
+    contextDir: '/c',
+    dockerfile: '/c/Dockerfile',
+    args: {},
+    secrets: { npm: '/manifest/npmrc', other: '/o' },
+    noCache: false,
+    cacheFrom: ['reg/api:cache'],
+    exportCache: ['reg/api:cache'],
+    dependsOn: [],
   };
-  const cli = parseCliBuildOptions({ noCache: true, secrets: ['id=npm,src=npmrc'], exportCache: 'reg/api:buildcache', cacheFrom: ['reg/api:main', 'reg/api:cache'] }, cwd);
+  const cli = parseCliBuildOptions(
+    { noCache: true, secrets: ['id=npm,src=npmrc'], exportCache: 'reg/api:buildcache', cacheFrom: ['reg/api:main', 'reg/api:cache'] },
+    cwd,
+  );
   const merged = withCliOptions(spec, cli);
   assert.equal(merged.noCache, true);
   assert.deepEqual(merged.secrets, { npm: join(cwd, 'npmrc'), other: '/o' });

@@ -43,7 +43,10 @@ export function parseSecretFlag(value: string, cwd: string): { id: string; path:
   return { id: fields.id, path };
 }
 
-export function parseCliBuildOptions(opts: { noCache: boolean; secrets: readonly string[]; exportCache?: string | undefined; cacheFrom: readonly string[] }, cwd: string): CliBuildOptions {
+export function parseCliBuildOptions(
+  opts: { noCache: boolean; secrets: readonly string[]; exportCache?: string | undefined; cacheFrom: readonly string[] },
+  cwd: string,
+): CliBuildOptions {
   const secrets: Record<string, string> = {};
   for (const s of opts.secrets) {
     const { id, path } = parseSecretFlag(s, cwd);

@@ -18,7 +18,10 @@ function project(manifest: string, files: Record<string, string> = {}) {
 }
 
 test('paths resolve from the manifest folder: context, dockerfile in the context, secrets', () => {
-  const p = project('build:\n  api:\n    context: api\n    dockerfile: docker/Dockerfile\n    secrets: {npm: .npmrc}\n', { 'api/docker/Dockerfile': 'FROM x', '.npmrc': 't' });
+  const p = project('build:\n  api:\n    context: api\n    dockerfile: docker/Dockerfile\n    secrets: {npm: .npmrc}\n', {
+    'api/docker/Dockerfile': 'FROM x',
+    '.npmrc': 't',
+  });
   const [api] = manifestImages(p.load(), p.dir);
   assert.equal(api!.contextDir, join(p.dir, 'api'));
   assert.equal(api!.dockerfile, join(p.dir, 'api/docker/Dockerfile'));
@@ -32,7 +35,9 @@ test('build args: $VAR resolves from the environment; a bare KEY takes its value
 });
 
 test('a missing Dockerfile, context or secret file is located in devtool.yml (every one reported)', () => {
-  const p = project('build:\n  api:\n    dockerfile: nope/Dockerfile\n  web:\n    context: web\n  db:\n    secrets:\n      pw: missing.txt\n', { Dockerfile: 'FROM x' });
+  const p = project('build:\n  api:\n    dockerfile: nope/Dockerfile\n  web:\n    context: web\n  db:\n    secrets:\n      pw: missing.txt\n', {
+    Dockerfile: 'FROM x',
+  });
   let err: unknown;
   try {
     manifestImages(p.load(), p.dir);
@@ -55,9 +60,18 @@ test('a missing default Dockerfile points at the image', () => {
 test('named images come with what they depend on, dependencies first', () => {
   const p = project('build:\n  web: {depends_on: [base]}\n  api: {depends_on: [base, web]}\n  base: {}\n  other: {}\n', { Dockerfile: 'FROM x' });
   const specs = manifestImages(p.load(), p.dir);
-  assert.deepEqual(selectImages(specs, []).map((s) => s.name), ['base', 'web', 'api', 'other']);
-  assert.deepEqual(selectImages(specs, ['api']).map((s) => s.name), ['base', 'web', 'api']);
-  assert.deepEqual(selectImages(specs, ['other', 'web']).map((s) => s.name), ['other', 'base', 'web']);
+  assert.deepEqual(
+    selectImages(specs, []).map((s) => s.name),
+    ['base', 'web', 'api', 'other'],
+  );
+  assert.deepEqual(
+    selectImages(specs, ['api']).map((s) => s.name),
+    ['base', 'web', 'api'],
+  );
+  assert.deepEqual(
+    selectImages(specs, ['other', 'web']).map((s) => s.name),
+    ['other', 'base', 'web'],
+  );
   assert.throws(() => selectImages(specs, ['wbe']), /unknown image "wbe" \(did you mean "web"\?\): the build section has web, api, base, other/);
 });
 

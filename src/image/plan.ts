@@ -87,7 +87,9 @@ export function selectImages(specs: readonly ImageSpec[], names: readonly string
     if (!byName.has(n)) {
       const known = [...byName.keys()];
       throw new UsageError(
-        known.length === 0 ? `unknown image "${n}": the manifest's build section is empty` : `unknown image "${n}"${didYouMean(n, known)}: the build section has ${known.join(', ')}`,
+        known.length === 0
+          ? `unknown image "${n}": the manifest's build section is empty`
+          : `unknown image "${n}"${didYouMean(n, known)}: the build section has ${known.join(', ')}`,
       );
     }
   }

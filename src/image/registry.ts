@@ -64,7 +64,13 @@ async function authorize(challenge: string, repository: string, creds: RegistryC
   tokenUrl.searchParams.set('scope', params.scope ?? `repository:${repository}:pull`);
   let res: Response;
   if (creds?.identityToken) {
-    const body = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: creds.identityToken, service: params.service ?? '', scope: tokenUrl.searchParams.get('scope')!, client_id: 'devtool' });
+    const body = new URLSearchParams({
+      grant_type: 'refresh_token',
+      refresh_token: creds.identityToken,
+      service: params.service ?? '',
+      scope: tokenUrl.searchParams.get('scope')!,
+      client_id: 'devtool',
+    });
     res = await fetch(params.realm, { method: 'POST', body, signal });
   } else {
     res = await fetch(tokenUrl, { headers: basic ? { Authorization: basic } : {}, signal });
@@ -78,6 +84,7 @@ async function authorize(challenge: string, repository: string, creds: RegistryC
 /** `realm="https://auth.docker.io/token",service="registry.docker.io",scope="..."` -> fields. */
 export function parseChallenge(text: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const m of text.matchAll(/([A-Za-z_]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^,\s]*))/g)) out[m[1]!.toLowerCase()] = (m[2] ?? m[3] ?? '').replace(/\\(.)/g, '$1');
+  for (const m of text.matchAll(/([A-Za-z_]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^,\s]*))/g))
+    out[m[1]!.toLowerCase()] = (m[2] ?? m[3] ?? '').replace(/\\(.)/g, '$1');
   return out;
 }

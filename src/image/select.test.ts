@@ -15,11 +15,18 @@ test('builder: BUILDKIT_HOST, else the service, else a tcp:// context builder, e
   assert.deepEqual(chooseBuilder({ ...cluster, builder: 'tcp://10.0.0.5:1234' }, {}), { kind: 'buildkit', address: 'tcp://10.0.0.5:1234' });
   assert.deepEqual(chooseBuilder(cluster, { BUILDKIT_HOST: 'buildkitd:1234' }), { kind: 'buildkit', address: 'tcp://buildkitd:1234' });
   assert.deepEqual(chooseBuilder(service, {}), { kind: 'service', url: 'https://devtool.example.com' });
-  assert.deepEqual(chooseBuilder(service, { BUILDKIT_HOST: 'buildkitd:1234' }), { kind: 'buildkit', address: 'tcp://buildkitd:1234' }, "BUILDKIT_HOST wins, and the service's builder is not used");
+  assert.deepEqual(
+    chooseBuilder(service, { BUILDKIT_HOST: 'buildkitd:1234' }),
+    { kind: 'buildkit', address: 'tcp://buildkitd:1234' },
+    "BUILDKIT_HOST wins, and the service's builder is not used",
+  );
 });
 
 test('a service context cannot build here: exit code 3 and what to do instead', async () => {
-  await assert.rejects(openBackend({ kind: 'service', url: service.name }, {}, new DockerCredentials({})), (e: unknown) => e instanceof UnavailableError && e.exitCode === 3 && /BUILDKIT_HOST/.test(e.message));
+  await assert.rejects(
+    openBackend({ kind: 'service', url: service.name }, {}, new DockerCredentials({})),
+    (e: unknown) => e instanceof UnavailableError && e.exitCode === 3 && /BUILDKIT_HOST/.test(e.message),
+  );
 });
 
 test('DOCKER_HOST: unix sockets, tcp (TLS on 2376 or DOCKER_TLS_VERIFY), ssh; default /var/run/docker.sock', () => {
@@ -31,7 +38,10 @@ test('DOCKER_HOST: unix sockets, tcp (TLS on 2376 or DOCKER_TLS_VERIFY), ssh; de
   const tcp = dockerEndpoint({ DOCKER_HOST: 'tcp://10.0.0.2:2375' });
   assert.deepEqual([tcp.options.protocol, tcp.options.host, tcp.options.port, tcp.options.socketPath], ['http', '10.0.0.2', '2375', undefined]);
   assert.equal(dockerEndpoint({ DOCKER_HOST: 'tcp://10.0.0.2:2376' }).options.protocol, 'https');
-  assert.throws(() => dockerEndpoint({ DOCKER_HOST: 'tcp://10.0.0.2:2376', DOCKER_TLS_VERIFY: '1', DOCKER_CERT_PATH: '/nonexistent' }), /ca\.pem cannot be read \(set DOCKER_CERT_PATH\)/);
+  assert.throws(
+    () => dockerEndpoint({ DOCKER_HOST: 'tcp://10.0.0.2:2376', DOCKER_TLS_VERIFY: '1', DOCKER_CERT_PATH: '/nonexistent' }),
+    /ca\.pem cannot be read \(set DOCKER_CERT_PATH\)/,
+  );
   const ssh = dockerEndpoint({ DOCKER_HOST: 'ssh://me@build.example' });
   assert.deepEqual([ssh.options.protocol, ssh.options.host, ssh.options.username], ['ssh', 'build.example', 'me']);
   assert.throws(() => dockerEndpoint({ DOCKER_HOST: 'npipe:////./pipe/docker' }), /npipe is not supported/);

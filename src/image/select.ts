@@ -12,12 +12,19 @@ import type { BuildBackend } from './backend.ts';
 import { buildkitAddress as defaultBuildkitAddress } from './buildkit.ts';
 import { DockerCredentials } from './docker-config.ts';
 
-export type BuilderChoice = { readonly kind: 'docker' } | { readonly kind: 'buildkit'; readonly address: string } | { readonly kind: 'service'; readonly url: string };
+export type BuilderChoice =
+  | { readonly kind: 'docker' }
+  | { readonly kind: 'buildkit'; readonly address: string }
+  | { readonly kind: 'service'; readonly url: string };
 
 /** buildkit.ts's rule for BUILDKIT_HOST and `tcp://` builders; a parameter so tests can pass their own. */
 export type BuildkitAddressFn = (env: Readonly<NodeJS.ProcessEnv>, contextBuilder?: string) => string | undefined;
 
-export function chooseBuilder(context: Pick<ResolvedContext, 'name' | 'isDevtool' | 'builder'>, env: Readonly<NodeJS.ProcessEnv>, buildkitAddress: BuildkitAddressFn = defaultBuildkitAddress): BuilderChoice {
+export function chooseBuilder(
+  context: Pick<ResolvedContext, 'name' | 'isDevtool' | 'builder'>,
+  env: Readonly<NodeJS.ProcessEnv>,
+  buildkitAddress: BuildkitAddressFn = defaultBuildkitAddress,
+): BuilderChoice {
   if (context.isDevtool && !env.BUILDKIT_HOST?.trim()) return { kind: 'service', url: context.name };
   const address = buildkitAddress(env, context.isDevtool ? undefined : context.builder);
   return address ? { kind: 'buildkit', address } : { kind: 'docker' };

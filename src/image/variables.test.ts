@@ -8,7 +8,15 @@ test('variable names: NAME upper-cased, other characters than letters and digits
 });
 
 test('an image gives IMAGE, REGISTRY, REPOSITORY, TAG and SHA', () => {
-  const o = { name: 'api', image: 'localhost:5000/shop-api:devtool-abc', registry: 'localhost:5000', repository: 'shop-api', tag: 'devtool-abc', digest: 'sha256:0123', skipped: true };
+  const o = {
+    name: 'api',
+    image: 'localhost:5000/shop-api:devtool-abc',
+    registry: 'localhost:5000',
+    repository: 'shop-api',
+    tag: 'devtool-abc',
+    digest: 'sha256:0123',
+    skipped: true,
+  };
   assert.deepEqual(buildVariables(o), {
     DEVTOOL_BUILD_API_IMAGE: 'localhost:5000/shop-api:devtool-abc',
     DEVTOOL_BUILD_API_REGISTRY: 'localhost:5000',

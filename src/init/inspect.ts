@@ -58,17 +58,19 @@ export function inspectFolder(folder: string): Inspection {
     .map((p) => ({ path: rel(p), dir: rel(dirname(p)), exposed: exposedPorts(read(p)) }))
     .sort(byDepth((d) => d.path));
   const composeFiles = files.filter((p) => dirname(p) === folder && (defaultComposeFileNames as readonly string[]).includes(basename(p))).map(rel);
-  const charts = files.filter((p) => basename(p) === 'Chart.yaml').map((p) => rel(dirname(p))).sort(byDepth((d) => d));
+  const charts = files
+    .filter((p) => basename(p) === 'Chart.yaml')
+    .map((p) => rel(dirname(p)))
+    .sort(byDepth((d) => d));
   const inChart = (p: string) => charts.some((c) => c === '.' || rel(p).startsWith(`${c}/`));
   const manifestDirs = [
     ...new Set(
-      files
-        .filter((p) => /\.ya?ml$/i.test(p) && !inChart(p) && !composeFiles.includes(rel(p)) && isKubernetesManifest(read(p)))
-        .map((p) => rel(dirname(p))),
+      files.filter((p) => /\.ya?ml$/i.test(p) && !inChart(p) && !composeFiles.includes(rel(p)) && isKubernetesManifest(read(p))).map((p) => rel(dirname(p))),
     ),
   ].sort(byDepth((d) => d));
   const top = new Set(readdirSafe(folder));
-  const language = MARKERS.find(([marker]) => top.has(marker))?.[1] ?? (top.has('global.json') || [...top].some((n) => n.endsWith('.csproj')) ? 'dotnet' : undefined);
+  const language =
+    MARKERS.find(([marker]) => top.has(marker))?.[1] ?? (top.has('global.json') || [...top].some((n) => n.endsWith('.csproj')) ? 'dotnet' : undefined);
   return { folder, dockerfiles, composeFiles, manifestDirs, charts, ...(language ? { language } : {}) };
 }
 

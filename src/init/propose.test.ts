@@ -35,8 +35,14 @@ test('inspection: Dockerfiles shallow first, manifests outside charts and node_m
   assert.equal(go.language, 'go');
   assert.deepEqual(go.charts, ['chart']);
   assert.deepEqual(go.manifestDirs, [], 'chart templates are not plain manifests');
-  assert.deepEqual(go.dockerfiles.map((d) => d.path), ['cmd/api/Dockerfile', 'cmd/api/worker.Dockerfile']);
-  assert.deepEqual(deployMethods(go).map((m) => m.kind), ['helm', 'none']);
+  assert.deepEqual(
+    go.dockerfiles.map((d) => d.path),
+    ['cmd/api/Dockerfile', 'cmd/api/worker.Dockerfile'],
+  );
+  assert.deepEqual(
+    deployMethods(go).map((m) => m.kind),
+    ['helm', 'none'],
+  );
   const py = inspectFolder(join(testdata, 'compose-python'));
   assert.equal(py.language, 'python');
   assert.deepEqual(py.composeFiles, ['compose.yaml']);

@@ -135,9 +135,6 @@ export function stignore(i: Inspection): string {
 }
 
 export function renderManifest(manifest: Record<string, unknown>, note: string): string {
-  const header = [
-    "# devtool manifest: every field is described in devtool's docs/manifest.md and schema/devtool-manifest.schema.json",
-    `# ${note}`,
-  ];
+  const header = ["# devtool manifest: every field is described in devtool's docs/manifest.md and schema/devtool-manifest.schema.json", `# ${note}`];
   return `${header.join('\n')}\n${stringify(manifest, { lineWidth: 0 })}`;
 }

@@ -23,9 +23,14 @@ test('a file at the limit is read; one byte over is refused before it is read', 
   const limit = INPUT_LIMITS.env.bytes;
   assert.equal(readInputFile(fileOfSize(join(dir, 'at'), limit), 'env')?.length, limit);
   const started = performance.now();
-  assert.throws(() => readInputFile(fileOfSize(join(dir, 'big.env'), 59 * MiB), 'env', 'big.env'), { name: 'DevtoolError', message: 'big.env is 59 MiB: an env file may be at most 1 MiB' });
+  assert.throws(() => readInputFile(fileOfSize(join(dir, 'big.env'), 59 * MiB), 'env', 'big.env'), {
+    name: 'DevtoolError',
+    message: 'big.env is 59 MiB: an env file may be at most 1 MiB',
+  });
   assert.ok(performance.now() - started < 100, 'refused from its size, not read');
-  assert.throws(() => readInputFile(fileOfSize(join(dir, 'over'), limit + 1), 'env', 'over'), { message: 'over is 1048577 bytes: an env file may be at most 1 MiB' });
+  assert.throws(() => readInputFile(fileOfSize(join(dir, 'over'), limit + 1), 'env', 'over'), {
+    message: 'over is 1048577 bytes: an env file may be at most 1 MiB',
+  });
 });
 
 test('no regular file is no text: missing, a folder (a virtualenv named .env), a named pipe', () => {
@@ -64,5 +69,7 @@ test('every file devtool parses is capped: manifest, Compose files, .env, env_fi
 
   writeFileSync(join(dir, 'Dockerfile'), 'FROM scratch\n');
   fileOfSize(join(dir, '.dockerignore'), 2 * MiB);
-  await assert.rejects(scanContext(dir, join(dir, 'Dockerfile'), { hash: false }), { message: `${join(dir, '.dockerignore')} is 2 MiB: a .dockerignore file may be at most 1 MiB` });
+  await assert.rejects(scanContext(dir, join(dir, 'Dockerfile'), { hash: false }), {
+    message: `${join(dir, '.dockerignore')} is 2 MiB: a .dockerignore file may be at most 1 MiB`,
+  });
 });

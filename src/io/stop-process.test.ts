@@ -71,7 +71,10 @@ test('where the system cannot tell what runs under the PID, nothing is signalled
 
 test('a process not ours to signal is reported, not called stopped', async () => {
   const p = fakeProcesses({ 47: { args: UP, refuse: 'EPERM' } });
-  assert.deepEqual(await stopProcess(47, { isOurs: isDevtoolUp, graceMs: 5000, processes: p.table }), { outcome: 'still-running', reason: 'SIGTERM failed (EPERM)' });
+  assert.deepEqual(await stopProcess(47, { isOurs: isDevtoolUp, graceMs: 5000, processes: p.table }), {
+    outcome: 'still-running',
+    reason: 'SIGTERM failed (EPERM)',
+  });
 });
 
 test('the PID file of the dev environment: its own process or no file is nothing to stop', async () => {
@@ -84,7 +87,9 @@ test('the PID file of the dev environment: its own process or no file is nothing
   assert.deepEqual(await state.stopHolder({ processes: p.table }), { pid: 48, outcome: 'stopped', killed: false });
 });
 
-test('on this machine: a process that has exited but whose parent has not reaped it counts as gone', { skip: process.platform !== 'linux' && 'Linux /proc' }, async (t) => {
+test('on this machine: a process that has exited but whose parent has not reaped it counts as gone', {
+  skip: process.platform !== 'linux' && 'Linux /proc',
+}, async (t) => {
   // The shell starts `sleep 30` and becomes `sleep 60`, which never reaps it: once ended, it stays
   // a zombie, which process.kill(pid, 0) still finds.
   const parent = spawn('sh', ['-c', 'sleep 30 & echo $!; exec sleep 60']);

@@ -57,7 +57,10 @@ export async function stopProcess(pid: number, o: StopOptions): Promise<StopResu
     }
     return gone();
   };
-  for (const [signal, waitMs] of [['SIGTERM', o.graceMs], ['SIGKILL', KILL_WAIT_MS]] as const) {
+  for (const [signal, waitMs] of [
+    ['SIGTERM', o.graceMs],
+    ['SIGKILL', KILL_WAIT_MS],
+  ] as const) {
     try {
       processes.signal(pid, signal);
     } catch (err) {
@@ -89,7 +92,9 @@ export function procCommandLine(procRoot = '/proc'): ProcessTable['commandLine']
       // "PID (COMMAND) STATE ...": the command may hold spaces and parentheses.
       const state = stat.slice(stat.lastIndexOf(')') + 2)[0];
       if (state === 'Z' || state === 'X') return undefined;
-      return readFileSync(`${procRoot}/${pid}/cmdline`, 'utf8').split('\0').filter((a) => a !== '');
+      return readFileSync(`${procRoot}/${pid}/cmdline`, 'utf8')
+        .split('\0')
+        .filter((a) => a !== '');
     } catch {
       return undefined;
     }

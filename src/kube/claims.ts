@@ -24,12 +24,19 @@ export function waitsForClaims(pod: V1Pod): boolean {
 export async function claimProblem(client: KubeClient, name: string): Promise<string | undefined> {
   const pvc = await client.core.readNamespacedPersistentVolumeClaim({ name, namespace: client.namespace });
   if (pvc.status?.phase !== 'Pending') return undefined;
-  const events = await client.core.listNamespacedEvent({ namespace: client.namespace, fieldSelector: `involvedObject.kind=PersistentVolumeClaim,involvedObject.name=${name}` });
-  const warning = events.items.filter((e) => e.type === 'Warning').sort((a, b) => new Date(a.lastTimestamp ?? 0).getTime() - new Date(b.lastTimestamp ?? 0).getTime()).at(-1);
+  const events = await client.core.listNamespacedEvent({
+    namespace: client.namespace,
+    fieldSelector: `involvedObject.kind=PersistentVolumeClaim,involvedObject.name=${name}`,
+  });
+  const warning = events.items
+    .filter((e) => e.type === 'Warning')
+    .sort((a, b) => new Date(a.lastTimestamp ?? 0).getTime() - new Date(b.lastTimestamp ?? 0).getTime())
+    .at(-1);
   if (!pvc.spec?.storageClassName) {
     const classes = await client.kc.makeApiClient(k8s.StorageV1Api).listStorageClass();
     const isDefault = classes.items.some((c) => c.metadata?.annotations?.['storageclass.kubernetes.io/is-default-class'] === 'true');
-    if (!isDefault) return `the cluster has no default StorageClass; name one for the volume (available: ${classes.items.map((c) => c.metadata?.name).join(', ') || 'none'})`;
+    if (!isDefault)
+      return `the cluster has no default StorageClass; name one for the volume (available: ${classes.items.map((c) => c.metadata?.name).join(', ') || 'none'})`;
   }
   return warning ? (warning.message ?? warning.reason ?? '').trim() : undefined;
 }

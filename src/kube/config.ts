@@ -10,7 +10,9 @@ import type { ResolvedContext } from '../context/store.ts';
 
 export async function kubeConfigFor(ctx: ResolvedContext, env: Readonly<NodeJS.ProcessEnv>): Promise<KubeConfig> {
   if (ctx.isDevtool) {
-    throw new UnavailableError(`the context "${ctx.name}" is a devtool service, and the service client is not built yet; select a cluster with 'devtool context use <CLUSTER_CONTEXT>'`);
+    throw new UnavailableError(
+      `the context "${ctx.name}" is a devtool service, and the service client is not built yet; select a cluster with 'devtool context use <CLUSTER_CONTEXT>'`,
+    );
   }
   const k8s = await import('@kubernetes/client-node');
   const kc = new k8s.KubeConfig();

@@ -22,14 +22,19 @@ interface APIGroupList {
 }
 
 /** Kinds that are only derived state or would be recreated by their owners; never deleted directly. */
-const SKIPPED = new Set(['v1/Event', 'events.k8s.io/v1/Event', 'v1/Binding', 'discovery.k8s.io/v1/EndpointSlice', 'v1/Endpoints', 'coordination.k8s.io/v1/Lease']);
+const SKIPPED = new Set([
+  'v1/Event',
+  'events.k8s.io/v1/Event',
+  'v1/Binding',
+  'discovery.k8s.io/v1/EndpointSlice',
+  'v1/Endpoints',
+  'coordination.k8s.io/v1/Lease',
+]);
 
 export async function namespacedDeletableKinds(client: KubeClient): Promise<ResourceKind[]> {
   const groups = await client.getJson<APIGroupList>('/apis');
   const groupVersions = ['v1', ...groups.groups.map((g) => g.preferredVersion?.groupVersion).filter((v): v is string => Boolean(v))];
-  const lists = await Promise.all(
-    groupVersions.map((gv) => client.getJson<APIResourceList>(gv === 'v1' ? '/api/v1' : `/apis/${gv}`).catch(() => undefined)),
-  );
+  const lists = await Promise.all(groupVersions.map((gv) => client.getJson<APIResourceList>(gv === 'v1' ? '/api/v1' : `/apis/${gv}`).catch(() => undefined)));
   const kinds: ResourceKind[] = [];
   for (const list of lists) {
     if (!list) continue; // an aggregated API that is down must not block destroy

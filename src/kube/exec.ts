@@ -27,7 +27,13 @@ export interface ExecOptions {
   maxBytes: number;
 }
 
-export async function execCapture(client: KubeClient, pod: string, container: string, command: string[], o: ExecOptions & { stdin?: StdinWriter }): Promise<ExecCapture> {
+export async function execCapture(
+  client: KubeClient,
+  pod: string,
+  container: string,
+  command: string[],
+  o: ExecOptions & { stdin?: StdinWriter },
+): Promise<ExecCapture> {
   const { Exec } = await import('@kubernetes/client-node');
   const exec = new Exec(client.kc, o.stdin ? await unmaskedSockets(client) : undefined);
   type Socket = Awaited<ReturnType<InstanceType<typeof Exec>['exec']>>;
@@ -66,12 +72,22 @@ export async function execCapture(client: KubeClient, pod: string, container: st
         (ws) => {
           socket = ws;
           // Ending `stdin` makes client-node send the end of standard input, after what was sent.
-          if (o.stdin && stdin) o.stdin(framedSender(ws)).then(() => stdin.end(), (err: Error) => ws.close(1011, err.message.slice(0, 100)));
+          if (o.stdin && stdin)
+            o.stdin(framedSender(ws)).then(
+              () => stdin.end(),
+              (err: Error) => ws.close(1011, err.message.slice(0, 100)),
+            );
           ws.on('close', () => {
             clearTimeout(timer);
             const exit = status?.details?.causes?.find((c) => c.reason === 'ExitCode')?.message;
             const code = status?.status === 'Success' ? 0 : exit !== undefined ? Number(exit) : truncated ? 0 : -1;
-            resolve({ code, stdout: Buffer.concat(chunks), stderr, truncated, ...(status?.message && status.status !== 'Success' ? { message: status.message } : {}) });
+            resolve({
+              code,
+              stdout: Buffer.concat(chunks),
+              stderr,
+              truncated,
+              ...(status?.message && status.status !== 'Success' ? { message: status.message } : {}),
+            });
           });
         },
         (err: unknown) => {
@@ -129,5 +145,8 @@ export function framedSender(ws: { bufferedAmount: number; readyState: number; s
  */
 async function unmaskedSockets(client: KubeClient) {
   const [{ WebSocketHandler }, { default: WebSocket }] = await Promise.all([import('@kubernetes/client-node/dist/web-socket-handler.js'), import('ws')]);
-  return new WebSocketHandler(client.kc, (uri: string, protocols: string[], opts: ClientOptions) => new WebSocket(uri, protocols, { ...opts, generateMask: (mask: Buffer) => void mask.fill(0) }));
+  return new WebSocketHandler(
+    client.kc,
+    (uri: string, protocols: string[], opts: ClientOptions) => new WebSocket(uri, protocols, { ...opts, generateMask: (mask: Buffer) => void mask.fill(0) }),
+  );
 }

@@ -24,7 +24,11 @@ test('label and annotation names', () => {
 
 test('the labels of an environment and of its services', () => {
   assert.deepEqual(environmentLabels('shop'), { 'devtool.dev/environment': 'shop', 'app.kubernetes.io/managed-by': 'devtool' });
-  assert.deepEqual(serviceLabels('shop', 'web'), { 'devtool.dev/environment': 'shop', 'app.kubernetes.io/managed-by': 'devtool', 'devtool.dev/service': 'web' });
+  assert.deepEqual(serviceLabels('shop', 'web'), {
+    'devtool.dev/environment': 'shop',
+    'app.kubernetes.io/managed-by': 'devtool',
+    'devtool.dev/service': 'web',
+  });
   assert.deepEqual(serviceSelector('shop', 'web'), { 'devtool.dev/environment': 'shop', 'devtool.dev/service': 'web' });
   assert.equal(environmentSelector('shop'), 'devtool.dev/environment=shop');
 });

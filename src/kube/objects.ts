@@ -3,15 +3,7 @@
  * the client is loaded at run time by importing this). Every object has its apiVersion, kind and
  * name set, which server-side apply needs.
  */
-import type {
-  V1Deployment,
-  V1Ingress,
-  V1Job,
-  V1ObjectMeta,
-  V1PersistentVolumeClaim,
-  V1Service,
-  V1StatefulSet,
-} from '@kubernetes/client-node';
+import type { V1Deployment, V1Ingress, V1Job, V1ObjectMeta, V1PersistentVolumeClaim, V1Service, V1StatefulSet } from '@kubernetes/client-node';
 
 type Named<T> = T & { apiVersion: string; kind: string; metadata: V1ObjectMeta & { name: string } };
 

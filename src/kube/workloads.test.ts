@@ -6,13 +6,40 @@ import { labelSelectorString, podFailure } from './workloads.ts';
 const pod = (status: V1Pod['status']): V1Pod => ({ metadata: { name: 'p' }, status });
 
 test('image pull errors are failures, named with the image', () => {
-  const f = podFailure(pod({ containerStatuses: [{ name: 'web', image: 'localhost:5000/nope:1', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: 'not found' } } }] }), false);
+  const f = podFailure(
+    pod({
+      containerStatuses: [
+        {
+          name: 'web',
+          image: 'localhost:5000/nope:1',
+          imageID: '',
+          ready: false,
+          restartCount: 0,
+          state: { waiting: { reason: 'ImagePullBackOff', message: 'not found' } },
+        },
+      ],
+    }),
+    false,
+  );
   assert.match(f!.reason, /image pull error for localhost:5000\/nope:1: not found/);
   assert.equal(f!.logs, false);
 });
 
 test('a crash loop is a failure from the second restart, with the previous log', () => {
-  const status = (restartCount: number) => pod({ containerStatuses: [{ name: 'web', image: 'x', imageID: '', ready: false, restartCount, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { exitCode: 3, containerID: '' } } }] });
+  const status = (restartCount: number) =>
+    pod({
+      containerStatuses: [
+        {
+          name: 'web',
+          image: 'x',
+          imageID: '',
+          ready: false,
+          restartCount,
+          state: { waiting: { reason: 'CrashLoopBackOff' } },
+          lastState: { terminated: { exitCode: 3, containerID: '' } },
+        },
+      ],
+    });
   assert.equal(podFailure(status(1), false), undefined, 'one restart is tolerated');
   const f = podFailure(status(2), false);
   assert.match(f!.reason, /crash loop: container web keeps exiting \(exit code 3\)/);
@@ -20,7 +47,9 @@ test('a crash loop is a failure from the second restart, with the previous log',
 });
 
 test('a non-zero exit is the reason once the Job has failed, not before (retries); a running container is fine', () => {
-  const terminated = pod({ containerStatuses: [{ name: 'm', image: 'x', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 1, containerID: '' } } }] });
+  const terminated = pod({
+    containerStatuses: [{ name: 'm', image: 'x', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 1, containerID: '' } } }],
+  });
   assert.match(podFailure(terminated, true)!.reason, /exited with code 1/);
   assert.equal(podFailure(terminated, false), undefined);
   const running = pod({ phase: 'Running', containerStatuses: [{ name: 'm', image: 'x', imageID: '', ready: true, restartCount: 0, state: { running: {} } }] });
@@ -28,19 +57,35 @@ test('a non-zero exit is the reason once the Job has failed, not before (retries
 });
 
 test('an unschedulable pod says why', () => {
-  const f = podFailure(pod({ conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/1 nodes are available: 1 Insufficient cpu.' }] }), false);
+  const f = podFailure(
+    pod({ conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/1 nodes are available: 1 Insufficient cpu.' }] }),
+    false,
+  );
   assert.match(f!.reason, /cannot be scheduled: 0\/1 nodes are available: 1 Insufficient cpu/);
 });
 
 test('a pod waiting for its claims to bind is not failing (the provisioner is at work)', () => {
-  const message = '0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.';
+  const message =
+    '0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.';
   assert.equal(podFailure(pod({ conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }] }), false), undefined);
-  const unseen = '0/1 nodes are available: persistentvolumeclaim "api-devtool" not found. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.';
-  assert.equal(podFailure(pod({ conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: unseen }] }), false), undefined, 'a claim applied just before the pod');
+  const unseen =
+    '0/1 nodes are available: persistentvolumeclaim "api-devtool" not found. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.';
+  assert.equal(
+    podFailure(pod({ conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: unseen }] }), false),
+    undefined,
+    'a claim applied just before the pod',
+  );
 });
 
 test('init containers count too', () => {
-  const f = podFailure(pod({ initContainerStatuses: [{ name: 'init', image: 'i', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ErrImagePull', message: 'denied' } } }] }), false);
+  const f = podFailure(
+    pod({
+      initContainerStatuses: [
+        { name: 'init', image: 'i', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ErrImagePull', message: 'denied' } } },
+      ],
+    }),
+    false,
+  );
   assert.match(f!.reason, /image pull error for i/);
 });
 

@@ -32,7 +32,12 @@ export async function workloadState(client: KubeClient, ref: WorkloadRef): Promi
       const s = d.status ?? {};
       const progressFailed = s.conditions?.find((c) => c.type === 'Progressing' && c.status === 'False' && c.reason === 'ProgressDeadlineExceeded');
       if (progressFailed) return failedOrDiagnosed(client, ref, `rollout stalled: ${progressFailed.message ?? 'progress deadline exceeded'}`);
-      if ((s.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0) && (s.updatedReplicas ?? 0) >= want && (s.availableReplicas ?? 0) >= want && (s.replicas ?? 0) <= want) {
+      if (
+        (s.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0) &&
+        (s.updatedReplicas ?? 0) >= want &&
+        (s.availableReplicas ?? 0) >= want &&
+        (s.replicas ?? 0) <= want
+      ) {
         return { state: 'ready' };
       }
       return diagnoseOr(client, ref, `${s.availableReplicas ?? 0}/${want} available`);
@@ -41,7 +46,13 @@ export async function workloadState(client: KubeClient, ref: WorkloadRef): Promi
       const st = await client.apps.readNamespacedStatefulSet({ name: ref.name, namespace: ns });
       const want = st.spec?.replicas ?? 1;
       const s = st.status;
-      if (s && (s.observedGeneration ?? 0) >= (st.metadata?.generation ?? 0) && (s.readyReplicas ?? 0) >= want && (s.updatedReplicas ?? want) >= want && (!s.updateRevision || s.currentRevision === s.updateRevision)) {
+      if (
+        s &&
+        (s.observedGeneration ?? 0) >= (st.metadata?.generation ?? 0) &&
+        (s.readyReplicas ?? 0) >= want &&
+        (s.updatedReplicas ?? want) >= want &&
+        (!s.updateRevision || s.currentRevision === s.updateRevision)
+      ) {
         return { state: 'ready' };
       }
       return diagnoseOr(client, ref, `${s?.readyReplicas ?? 0}/${want} ready`);
@@ -115,7 +126,12 @@ export function podFailure(pod: V1Pod, jobFailed: boolean): PodFailure | undefin
     // One restart is common while a dependency comes up; a loop is a loop after the second.
     if (waiting?.reason === 'CrashLoopBackOff' && (c.restartCount ?? 0) >= 2) {
       const exit = c.lastState?.terminated?.exitCode;
-      return { reason: `crash loop: container ${c.name} keeps exiting${exit !== undefined ? ` (exit code ${exit})` : ''}`, container: c.name, logs: true, previous: true };
+      return {
+        reason: `crash loop: container ${c.name} keeps exiting${exit !== undefined ? ` (exit code ${exit})` : ''}`,
+        container: c.name,
+        logs: true,
+        previous: true,
+      };
     }
     if (waiting && ['CreateContainerConfigError', 'CreateContainerError', 'RunContainerError'].includes(waiting.reason ?? '')) {
       return { reason: `container ${c.name} cannot start: ${waiting.message ?? waiting.reason}`, container: c.name, logs: false, previous: false };
@@ -152,7 +168,13 @@ function time(t: Date | string | undefined): number {
 
 export async function podLogTail(client: KubeClient, pod: string, container: string | undefined, previous: boolean, lines = 20): Promise<string | undefined> {
   try {
-    const text = await client.core.readNamespacedPodLog({ name: pod, namespace: client.namespace, ...(container ? { container } : {}), tailLines: lines, previous });
+    const text = await client.core.readNamespacedPodLog({
+      name: pod,
+      namespace: client.namespace,
+      ...(container ? { container } : {}),
+      tailLines: lines,
+      previous,
+    });
     return String(text).trimEnd() || undefined;
   } catch {
     return undefined;
@@ -189,5 +211,10 @@ export async function workloadsByLabel(client: KubeClient, labelSelector: string
     items
       .filter((o) => !o.metadata?.ownerReferences?.some((r) => r.controller) && !o.metadata?.deletionTimestamp)
       .map((o) => ({ kind, name: o.metadata?.name ?? '', podSelector: labelSelectorString(o.spec?.selector), labels: o.metadata?.labels ?? {} }));
-  return [...refs('Deployment', deployments.items), ...refs('StatefulSet', statefulSets.items), ...refs('DaemonSet', daemonSets.items), ...refs('Job', jobs.items)];
+  return [
+    ...refs('Deployment', deployments.items),
+    ...refs('StatefulSet', statefulSets.items),
+    ...refs('DaemonSet', daemonSets.items),
+    ...refs('Job', jobs.items),
+  ];
 }

@@ -80,7 +80,7 @@ test('the log file is appended to across loggers', () => {
   again.close();
   const lines = readFileSync(file, 'utf8').trim().split('\n');
   assert.equal(lines.length, 2);
-  assert.match(lines[1]!, /WARN  second$/);
+  assert.match(lines[1]!, /WARN {2}second$/);
   assert.deepEqual(readdirSync(dir), ['devtool.log']);
 });
 
@@ -109,7 +109,7 @@ test('a file already past maxBytes is rotated when a new logger opens it', () =>
   log.warn('fresh');
   log.close();
   assert.deepEqual(readdirSync(dir).sort(), ['devtool.log', 'devtool.log.1', 'devtool.log.2']);
-  assert.match(readFileSync(file, 'utf8'), /^\S+ WARN  fresh\n$/);
+  assert.match(readFileSync(file, 'utf8'), /^\S+ WARN {2}fresh\n$/);
   assert.equal(readFileSync(`${file}.1`, 'utf8'), 'old\n'.repeat(50));
   assert.equal(readFileSync(`${file}.2`, 'utf8'), 'older\n');
 });
@@ -136,7 +136,7 @@ test('an unwritable log file never breaks the command', () => {
   assert.equal(existsSync(join(blocker, 'devtool.log')), false);
 });
 
-test('hidden values never reach the file, whichever line repeats them; the terminal is the user\'s own', () => {
+test("hidden values never reach the file, whichever line repeats them; the terminal is the user's own", () => {
   const { log, file, terminal } = setup({ hidden: ['env-token-value'] });
   log.hide(['s3cr3t-value', 'short']);
   log.fileOnly(`error: cannot connect with env-token-value: ${new Error('password s3cr3t-value rejected').stack}`);

@@ -4,10 +4,44 @@ import { ed25519KeyPair } from '../dev/keys.ts';
 import { isSecretName, redactEnvironment, Redactor, REDACTED, secretEnvironmentValues, secretValuesIn } from './redact.ts';
 
 test('secret names are recognized part by part', () => {
-  for (const n of ['PASSWORD', 'DB_PASSWORD', 'API_TOKEN', 'apiKey', 'guiPassword', 'X-API-Key', 'AWS_SECRET_ACCESS_KEY', 'SYNCTHING_APIKEY', 'githubToken', 'client-key-data', 'Authorization', 'SESSION_SECRET', 'db.pass', 'privateKey', 'hostKey', 'key']) {
+  for (const n of [
+    'PASSWORD',
+    'DB_PASSWORD',
+    'API_TOKEN',
+    'apiKey',
+    'guiPassword',
+    'X-API-Key',
+    'AWS_SECRET_ACCESS_KEY',
+    'SYNCTHING_APIKEY',
+    'githubToken',
+    'client-key-data',
+    'Authorization',
+    'SESSION_SECRET',
+    'db.pass',
+    'privateKey',
+    'hostKey',
+    'key',
+  ]) {
     assert.ok(isSecretName(n), n);
   }
-  for (const n of ['author', 'AUTHOR_NAME', 'tokenizer', 'MONKEY', 'KEYBOARD_LAYOUT', 'passthrough', 'publicKey', 'clientPublicKey', 'TOKEN_FILE', 'keyPath', 'PATH', 'HOME', 'deviceID', 'certificate', 'tokenCount', 'NODE_ENV']) {
+  for (const n of [
+    'author',
+    'AUTHOR_NAME',
+    'tokenizer',
+    'MONKEY',
+    'KEYBOARD_LAYOUT',
+    'passthrough',
+    'publicKey',
+    'clientPublicKey',
+    'TOKEN_FILE',
+    'keyPath',
+    'PATH',
+    'HOME',
+    'deviceID',
+    'certificate',
+    'tokenCount',
+    'NODE_ENV',
+  ]) {
     assert.ok(!isSecretName(n), n);
   }
 });
@@ -33,9 +67,15 @@ test('assignments in log lines: env style, JSON, YAML, headers, logfmt, query st
 
 test('Kubernetes env entries: name/value pairs whose name looks secret', () => {
   const r = new Redactor();
-  assert.equal(r.text('{"name":"DB_PASSWORD","value":"s3cret"},{"name":"MODE","value":"dev"}'), `{"name":"DB_PASSWORD","value":"${REDACTED}"},{"name":"MODE","value":"dev"}`);
+  assert.equal(
+    r.text('{"name":"DB_PASSWORD","value":"s3cret"},{"name":"MODE","value":"dev"}'),
+    `{"name":"DB_PASSWORD","value":"${REDACTED}"},{"name":"MODE","value":"dev"}`,
+  );
   assert.equal(r.text('{Name:API_TOKEN Value:abcdef ValueFrom:nil}'), `{Name:API_TOKEN Value:${REDACTED} ValueFrom:nil}`);
-  assert.equal(r.text('- name: SECRET_KEY\n  value: xyz123\n- name: PORT\n  value: "8080"'), `- name: SECRET_KEY\n  value: ${REDACTED}\n- name: PORT\n  value: "8080"`);
+  assert.equal(
+    r.text('- name: SECRET_KEY\n  value: xyz123\n- name: PORT\n  value: "8080"'),
+    `- name: SECRET_KEY\n  value: ${REDACTED}\n- name: PORT\n  value: "8080"`,
+  );
 });
 
 test('bearer tokens, JWTs, passwords in URLs, XML elements', () => {
@@ -44,7 +84,10 @@ test('bearer tokens, JWTs, passwords in URLs, XML elements', () => {
   const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ1c2VyIn0.c2lnbmF0dXJl';
   assert.equal(r.text(`token was ${jwt} ok`), `token was ${REDACTED} ok`);
   assert.equal(r.text('dial postgres://app:pa55word@db:5432/app failed'), `dial postgres://app:${REDACTED}@db:5432/app failed`);
-  assert.equal(r.text('<gui><user>devtool</user><password>pw123456</password><apikey>ak-987654</apikey></gui>'), `<gui><user>devtool</user><password>${REDACTED}</password><apikey>${REDACTED}</apikey></gui>`);
+  assert.equal(
+    r.text('<gui><user>devtool</user><password>pw123456</password><apikey>ak-987654</apikey></gui>'),
+    `<gui><user>devtool</user><password>${REDACTED}</password><apikey>${REDACTED}</apikey></gui>`,
+  );
   assert.equal(r.text('see https://example.com:8443/path'), 'see https://example.com:8443/path');
 });
 
@@ -71,13 +114,22 @@ test('known values are replaced wherever they appear, also JSON-escaped and base
 });
 
 test('secretValuesIn collects strings under secret-looking keys, at any depth', () => {
-  const contract = { version: 1, ssh: { hostKey: 'HOSTKEY', authorizedKeys: ['ssh-ed25519 AAA'] }, syncthing: { apiKey: 'API', guiPassword: 'PW', certificate: 'CERT', key: 'STKEY', peer: { deviceID: 'ID' } } };
+  const contract = {
+    version: 1,
+    ssh: { hostKey: 'HOSTKEY', authorizedKeys: ['ssh-ed25519 AAA'] },
+    syncthing: { apiKey: 'API', guiPassword: 'PW', certificate: 'CERT', key: 'STKEY', peer: { deviceID: 'ID' } },
+  };
   assert.deepEqual(secretValuesIn(contract).sort(), ['API', 'HOSTKEY', 'PW', 'STKEY', 'ssh-ed25519 AAA'].sort());
   assert.deepEqual(secretValuesIn({ user: { token: 't', 'client-certificate-data': 'c', 'client-key-data': 'k' } }).sort(), ['k', 't']);
 });
 
 test('redactEnvironment hides the values of secret-named variables only', () => {
-  assert.deepEqual(redactEnvironment({ API_TOKEN: 'x', DB_PASSWORD: 'y', MODE: 'dev', EMPTY_SECRET: '' }), { API_TOKEN: REDACTED, DB_PASSWORD: REDACTED, MODE: 'dev', EMPTY_SECRET: '' });
+  assert.deepEqual(redactEnvironment({ API_TOKEN: 'x', DB_PASSWORD: 'y', MODE: 'dev', EMPTY_SECRET: '' }), {
+    API_TOKEN: REDACTED,
+    DB_PASSWORD: REDACTED,
+    MODE: 'dev',
+    EMPTY_SECRET: '',
+  });
 });
 
 // Lines as devtool, Syncthing, the agent and common tools write them: nothing in them is secret.
@@ -151,5 +203,8 @@ test('values devtool.log already hid (***) are left for the reader to see they w
 });
 
 test('secretEnvironmentValues: the values of secret-named variables that are set', () => {
-  assert.deepEqual(secretEnvironmentValues({ DEVTOOL_TOKEN: 'tok', GITHUB_TOKEN: '', HOME: '/home/u', PATH: '/bin', AWS_SECRET_ACCESS_KEY: 'k' }).sort(), ['k', 'tok']);
+  assert.deepEqual(secretEnvironmentValues({ DEVTOOL_TOKEN: 'tok', GITHUB_TOKEN: '', HOME: '/home/u', PATH: '/bin', AWS_SECRET_ACCESS_KEY: 'k' }).sort(), [
+    'k',
+    'tok',
+  ]);
 });

@@ -20,12 +20,49 @@ export const NOT_LOGGED = '***';
  * `passthrough` stay readable.
  */
 const SECRET_PARTS = new Set([
-  'password', 'passwd', 'pwd', 'pass', 'passphrase', 'secret', 'secrets', 'token', 'tokens', 'apikey', 'key', 'keys',
-  'privatekey', 'accesskey', 'credential', 'credentials', 'creds', 'auth', 'authorization', 'cookie', 'sessionid', 'signature', 'pat',
+  'password',
+  'passwd',
+  'pwd',
+  'pass',
+  'passphrase',
+  'secret',
+  'secrets',
+  'token',
+  'tokens',
+  'apikey',
+  'key',
+  'keys',
+  'privatekey',
+  'accesskey',
+  'credential',
+  'credentials',
+  'creds',
+  'auth',
+  'authorization',
+  'cookie',
+  'sessionid',
+  'signature',
+  'pat',
 ]);
 
 /** A last part that makes a secret-sounding name describe the secret, not hold it (`tokenFile`). */
-const DESCRIBING_PARTS = new Set(['file', 'path', 'dir', 'name', 'type', 'length', 'size', 'count', 'ttl', 'expiry', 'expires', 'expiration', 'ref', 'public', 'publickey']);
+const DESCRIBING_PARTS = new Set([
+  'file',
+  'path',
+  'dir',
+  'name',
+  'type',
+  'length',
+  'size',
+  'count',
+  'ttl',
+  'expiry',
+  'expires',
+  'expiration',
+  'ref',
+  'public',
+  'publickey',
+]);
 
 /** The parts of a name: split at `_`, `-`, `.`, spaces and camelCase humps, lower-cased. */
 export function nameParts(name: string): string[] {
@@ -112,7 +149,21 @@ const TOKEN_SHAPES = new RegExp(
  * they are read as prose when the value is a plain word ("first pass: local files", "key: none",
  * "token: expired"), and as a secret otherwise ("key: 9f8e7d6c", Go's `{Key:abc}`).
  */
-const PROSE_NAMES = new Set(['pass', 'key', 'keys', 'token', 'tokens', 'secret', 'secrets', 'auth', 'signature', 'cookie', 'credential', 'credentials', 'creds']);
+const PROSE_NAMES = new Set([
+  'pass',
+  'key',
+  'keys',
+  'token',
+  'tokens',
+  'secret',
+  'secrets',
+  'auth',
+  'signature',
+  'cookie',
+  'credential',
+  'credentials',
+  'creds',
+]);
 
 /**
  * `first pass: local files`: an everyday word with a colon in the middle of a sentence, followed
@@ -187,8 +238,12 @@ export function redactPatterns(input: string): string {
   out = out.replace(TOKEN_SHAPES, REDACTED);
   out = out.replace(URL_PASSWORD, (_m, scheme: string, user: string) => `${scheme}${user}:${REDACTED}@`);
   out = out.replace(AUTH_HEADER, (m, head: string, value: string) => (isNoValue(value) ? m : `${head}${REDACTED}`));
-  out = out.replace(AUTH_SCHEME, (m, scheme: string, space: string, value: string) => (isPlainWord(value) || isNoValue(value) ? m : `${scheme}${space}${REDACTED}`));
-  out = out.replace(NAME_VALUE_PAIR, (m, head: string, name: string, value: string) => (isSecretName(name) && !isNoValue(value) ? `${head}${replaceValue(value)}` : m));
+  out = out.replace(AUTH_SCHEME, (m, scheme: string, space: string, value: string) =>
+    isPlainWord(value) || isNoValue(value) ? m : `${scheme}${space}${REDACTED}`,
+  );
+  out = out.replace(NAME_VALUE_PAIR, (m, head: string, name: string, value: string) =>
+    isSecretName(name) && !isNoValue(value) ? `${head}${replaceValue(value)}` : m,
+  );
   out = out.replace(XML_ELEMENT, (m, tag: string) => (isSecretName(tag) ? `<${tag}>${REDACTED}</${tag}>` : m));
   out = out.replace(EQUALS_ASSIGNMENT, (m, q: string, name: string, sep: string, value: string) => {
     if (!isSecretName(name) || isNoValue(value)) return m;

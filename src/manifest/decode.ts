@@ -88,7 +88,15 @@ export interface StringOptions {
 export function str(opts: StringOptions = {}): Decoder<string> {
   const type = opts.scalars ? ['string', 'number', 'boolean'] : 'string';
   return {
-    schema: withDescription({ type, ...(opts.enum ? { enum: [...opts.enum] } : {}), ...(opts.pattern ? { pattern: opts.pattern } : {}), ...(opts.examples ? { examples: [...opts.examples] } : {}) }, opts.description),
+    schema: withDescription(
+      {
+        type,
+        ...(opts.enum ? { enum: [...opts.enum] } : {}),
+        ...(opts.pattern ? { pattern: opts.pattern } : {}),
+        ...(opts.examples ? { examples: [...opts.examples] } : {}),
+      },
+      opts.description,
+    ),
     expected: opts.enum ? `one of ${opts.enum.map((e) => JSON.stringify(e)).join(', ')}` : 'a string',
     decode(value, path, c) {
       let text: string;
@@ -97,7 +105,8 @@ export function str(opts: StringOptions = {}): Decoder<string> {
       else return mismatch('a string', value, path, c);
       const expanded = opts.expand === false ? text : c.expand(text, path);
       if (expanded === undefined) return undefined;
-      if (opts.enum && !opts.enum.includes(expanded)) return c.fail(path, `must be ${this.expected}, not ${JSON.stringify(expanded)}${didYouMean(expanded, opts.enum)}`);
+      if (opts.enum && !opts.enum.includes(expanded))
+        return c.fail(path, `must be ${this.expected}, not ${JSON.stringify(expanded)}${didYouMean(expanded, opts.enum)}`);
       const problem = opts.check?.(expanded);
       return problem ? c.fail(path, problem) : expanded;
     },
@@ -123,7 +132,10 @@ export function bool(description?: string): Decoder<boolean> {
 
 export function int(opts: { description?: string; min?: number; max?: number } = {}): Decoder<number> {
   return {
-    schema: withDescription({ type: 'integer', ...(opts.min !== undefined ? { minimum: opts.min } : {}), ...(opts.max !== undefined ? { maximum: opts.max } : {}) }, opts.description),
+    schema: withDescription(
+      { type: 'integer', ...(opts.min !== undefined ? { minimum: opts.min } : {}), ...(opts.max !== undefined ? { maximum: opts.max } : {}) },
+      opts.description,
+    ),
     expected: 'an integer',
     decode(value, path, c) {
       if (typeof value !== 'number' || !Number.isInteger(value)) return mismatch('an integer', value, path, c);
@@ -170,7 +182,9 @@ export function list<T>(item: Decoder<T>, description?: string): Decoder<T[]> {
 export function record<T>(value: Decoder<T>, opts: { description?: string; keyPattern?: RegExp; keyRule?: string } = {}): Decoder<Record<string, T>> {
   return {
     schema: withDescription(
-      opts.keyPattern ? { type: 'object', propertyNames: { pattern: opts.keyPattern.source }, additionalProperties: value.schema } : { type: 'object', additionalProperties: value.schema },
+      opts.keyPattern
+        ? { type: 'object', propertyNames: { pattern: opts.keyPattern.source }, additionalProperties: value.schema }
+        : { type: 'object', additionalProperties: value.schema },
       opts.description,
     ),
     expected: 'a map',
@@ -179,7 +193,12 @@ export function record<T>(value: Decoder<T>, opts: { description?: string; keyPa
       const out: Record<string, T> = {};
       for (const [k, v] of Object.entries(input)) {
         if (opts.keyPattern && !opts.keyPattern.test(k)) {
-          c.fail([...path, k], `invalid name ${JSON.stringify(k)} in ${pathText(path)}: ${opts.keyRule ?? `must match ${opts.keyPattern.source}`}`, 'key', true);
+          c.fail(
+            [...path, k],
+            `invalid name ${JSON.stringify(k)} in ${pathText(path)}: ${opts.keyRule ?? `must match ${opts.keyPattern.source}`}`,
+            'key',
+            true,
+          );
           continue;
         }
         const d = value.decode(v, [...path, k], c);
@@ -201,7 +220,10 @@ type Decoded<F extends Record<string, FieldSpec>> = { [K in keyof F]?: F[K]['dec
  * A map with known fields: an unknown field is a problem pointing at its key, with the closest
  * known name suggested; a missing required field points at the map.
  */
-export function object<F extends Record<string, FieldSpec>>(fields: F, opts: { description?: string; title?: string } = {}): Decoder<Decoded<F>> & { readonly fields: F } {
+export function object<F extends Record<string, FieldSpec>>(
+  fields: F,
+  opts: { description?: string; title?: string } = {},
+): Decoder<Decoded<F>> & { readonly fields: F } {
   const required = Object.keys(fields).filter((k) => fields[k]!.required);
   return {
     fields,
@@ -243,20 +265,31 @@ export function object<F extends Record<string, FieldSpec>>(fields: F, opts: { d
 }
 
 /** One of several shapes, told apart by the value's type (a string, a list or a map). */
-export function shapes<T>(branches: { string?: Decoder<T>; list?: Decoder<T>; map?: Decoder<T>; boolean?: Decoder<T>; number?: Decoder<T> }, description?: string): Decoder<T> {
+export function shapes<T>(
+  branches: { string?: Decoder<T>; list?: Decoder<T>; map?: Decoder<T>; boolean?: Decoder<T>; number?: Decoder<T> },
+  description?: string,
+): Decoder<T> {
   const all = Object.values(branches) as Decoder<T>[];
-  const expected = all.map((b) => b.expected).join(' or ').replace(/ or (?=[^]* or )/g, ', ');
+  const expected = all
+    .map((b) => b.expected)
+    .join(' or ')
+    .replace(/ or (?=[^]* or )/g, ', ');
   return {
     schema: withDescription({ oneOf: all.map((b) => b.schema) }, description),
     expected,
     decode(value, path, c) {
       const branch =
-        typeof value === 'string' ? branches.string
-        : Array.isArray(value) ? branches.list
-        : isMap(value) ? branches.map
-        : typeof value === 'boolean' ? branches.boolean
-        : typeof value === 'number' ? branches.number
-        : undefined;
+        typeof value === 'string'
+          ? branches.string
+          : Array.isArray(value)
+            ? branches.list
+            : isMap(value)
+              ? branches.map
+              : typeof value === 'boolean'
+                ? branches.boolean
+                : typeof value === 'number'
+                  ? branches.number
+                  : undefined;
       return branch ? branch.decode(value, path, c) : mismatch(expected, value, path, c);
     },
   };
@@ -264,7 +297,14 @@ export function shapes<T>(branches: { string?: Decoder<T>; list?: Decoder<T>; ma
 
 /** A decoder whose result is transformed (normalized shapes, defaults). */
 export function map<A, B>(d: Decoder<A>, f: (a: A, path: Path, c: Cursor) => B | undefined): Decoder<B> {
-  return { schema: d.schema, expected: d.expected, decode: (v, p, c) => { const a = d.decode(v, p, c); return a === undefined ? undefined : f(a, p, c); } };
+  return {
+    schema: d.schema,
+    expected: d.expected,
+    decode: (v, p, c) => {
+      const a = d.decode(v, p, c);
+      return a === undefined ? undefined : f(a, p, c);
+    },
+  };
 }
 
 /** `KEY: value` maps, or lists of `KEY=value` (Compose and Okteto accept both for environments and args). */
@@ -286,4 +326,3 @@ export function keyValues(description: string): Decoder<Record<string, string>> 
 export function isMap(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
-

@@ -26,7 +26,10 @@ const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
 const validate = ajv.compile(manifestJsonSchema());
 
 function cases(kind: 'valid' | 'errors'): string[] {
-  return readdirSync(join(testdata, kind), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+  return readdirSync(join(testdata, kind), { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
 }
 
 function envOf(dir: string): Record<string, string> {
@@ -48,7 +51,7 @@ test('every field of the schema has a description (editors show them)', () => {
       walk(v, `${at}.${k}`);
     }
     for (const key of ['items', 'additionalProperties']) walk((node as Record<string, unknown>)[key], `${at}[]`);
-    for (const key of ['oneOf', 'anyOf']) for (const b of ((node as Record<string, unknown[]>)[key] ?? [])) walk(b, at);
+    for (const key of ['oneOf', 'anyOf']) for (const b of (node as Record<string, unknown[]>)[key] ?? []) walk(b, at);
   };
   walk(manifestJsonSchema(), '');
   assert.deepEqual(missing, []);

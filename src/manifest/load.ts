@@ -39,7 +39,10 @@ export function loadManifestText(text: string, path: string, opts: ManifestLoadO
   // An empty file is a manifest with nothing in it (init's starting point), as in Okteto.
   const root = parsed.value === null ? {} : parsed.value;
   if (parsed.value !== null && !isMap(root)) {
-    throw new LocatedError({ pos: { file: display, line: 1, col: 1 }, message: `a manifest must be a map of sections (build, deploy, dependencies, destroy, services), not ${typeName(root)}` });
+    throw new LocatedError({
+      pos: { file: display, line: 1, col: 1 },
+      message: `a manifest must be a map of sections (build, deploy, dependencies, destroy, services), not ${typeName(root)}`,
+    });
   }
   const lookup = (name: string) => (Object.hasOwn(opts.env, name) ? opts.env[name] : undefined);
   const c = new Cursor(root, parsed.sources, lookup, projectScope(dirname(path), opts.home));
@@ -61,7 +64,11 @@ function checkReferences(m: DecodedManifest, c: Cursor): void {
   const images = Object.keys(m.build);
   for (const [name, image] of Object.entries(m.build)) {
     image.dependsOn.forEach((dep, i) => {
-      if (!Object.hasOwn(m.build, dep)) c.fail(['build', name, 'depends_on', i], `unknown image ${JSON.stringify(dep)}${didYouMean(dep, images)}: depends_on names images of the build section`);
+      if (!Object.hasOwn(m.build, dep))
+        c.fail(
+          ['build', name, 'depends_on', i],
+          `unknown image ${JSON.stringify(dep)}${didYouMean(dep, images)}: depends_on names images of the build section`,
+        );
     });
   }
   const visiting = new Set<string>();

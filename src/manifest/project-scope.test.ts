@@ -72,9 +72,17 @@ test('symlinks are resolved: a link inside the project to the home directory or 
     symlinkSync(join(r, 'app/src'), join(r, 'app/link-to-src'));
   });
   const app = join(root, 'app');
-  assert.deepEqual(refused(app, home, './link-to-home', true), { kind: 'never', reason: 'is the home directory, which is never synchronized (it holds SSH keys and cloud credentials)', resolved: home });
+  assert.deepEqual(refused(app, home, './link-to-home', true), {
+    kind: 'never',
+    reason: 'is the home directory, which is never synchronized (it holds SSH keys and cloud credentials)',
+    resolved: home,
+  });
   assert.deepEqual(refused(app, home, './link-to-etc'), { kind: 'outside', reason: `is outside the project (${app})`, resolved: join(root, 'etc') });
-  assert.deepEqual(refused(app, home, './link-to-etc/sub'), { kind: 'outside', reason: `is outside the project (${app})`, resolved: join(root, 'etc/sub') }, 'below a link, not existing');
+  assert.deepEqual(
+    refused(app, home, './link-to-etc/sub'),
+    { kind: 'outside', reason: `is outside the project (${app})`, resolved: join(root, 'etc/sub') },
+    'below a link, not existing',
+  );
   assert.equal(refused(app, home, './link-to-src'), undefined, 'a link within the project stays inside');
   // The manifest folder reached through a link is the same project.
   symlinkSync(app, join(root, 'app-link'));

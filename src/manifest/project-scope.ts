@@ -44,11 +44,13 @@ export function projectScope(folder: string, home: string = homedir()): ProjectS
 /** Why `local` (relative to the scope's folder, or absolute) may not be synchronized; undefined when it may. */
 export function syncRefusal(scope: ProjectScope, local: string, allowOutside: boolean): SyncRefusal | undefined {
   const real = realPath(resolve(scope.folder, local));
-  const refuse = (kind: SyncRefusal['kind'], reason: string): SyncRefusal => (real === resolve(realPath(scope.folder), local) ? { kind, reason } : { kind, reason, resolved: real });
+  const refuse = (kind: SyncRefusal['kind'], reason: string): SyncRefusal =>
+    real === resolve(realPath(scope.folder), local) ? { kind, reason } : { kind, reason, resolved: real };
   if (real === sep) return refuse('never', 'is the root of the file system, which is never synchronized');
   if (real === scope.home) return refuse('never', 'is the home directory, which is never synchronized (it holds SSH keys and cloud credentials)');
   if (isWithin(scope.home, real)) return refuse('never', 'holds the home directory, which is never synchronized');
-  if (scope.root === undefined) return allowOutside ? undefined : refuse('outside', 'is outside any project: the manifest is in the home directory, which is no project');
+  if (scope.root === undefined)
+    return allowOutside ? undefined : refuse('outside', 'is outside any project: the manifest is in the home directory, which is no project');
   if (isWithin(real, scope.root)) return undefined;
   if (isWithin(scope.root, real)) return refuse('never', `holds the whole project (${scope.root}): synchronize the folders the container needs`);
   return allowOutside ? undefined : refuse('outside', `is outside the project (${scope.root})`);

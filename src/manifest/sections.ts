@@ -4,7 +4,15 @@
  * Each decoder normalizes shorthands and fills defaults; descriptions become the JSON Schema's.
  */
 import { bool, duration, keyValues, list, map, NAME_PATTERN, NAME_RULE, object, record, shapes, str, type Decoder } from './decode.ts';
-import { DEFAULT_DEPENDENCY_TIMEOUT_MS, type BuildImage, type Command, type ComposeReference, type DeploySection, type Dependency, type Manifest } from './model.ts';
+import {
+  DEFAULT_DEPENDENCY_TIMEOUT_MS,
+  type BuildImage,
+  type Command,
+  type ComposeReference,
+  type DeploySection,
+  type Dependency,
+  type Manifest,
+} from './model.ts';
 import { servicesDecoder } from './services.ts';
 
 const stringOrList = (description: string): Decoder<string[]> => shapes({ string: map(str(), (s) => [s]), list: list(str()) }, description);
@@ -16,10 +24,19 @@ const buildImage: Decoder<BuildImage> = map(
       dockerfile: { decoder: str({ description: 'Dockerfile path, relative to the context. Default "Dockerfile".' }) },
       target: { decoder: str({ description: 'Build stage to stop at (multi-stage Dockerfiles).' }) },
       args: { decoder: keyValues('Build arguments: a map, or a list of KEY=VALUE. $VAR and ${VAR} resolve from the environment.') },
-      secrets: { decoder: record(str(), { description: 'Build secrets: secret id -> local file path (relative to the manifest folder), passed as --secret id=ID,src=PATH.' }) },
+      secrets: {
+        decoder: record(str(), {
+          description: 'Build secrets: secret id -> local file path (relative to the manifest folder), passed as --secret id=ID,src=PATH.',
+        }),
+      },
       cache_from: { decoder: stringOrList('Images to use as cache sources.') },
       export_cache: { decoder: stringOrList('Images to export the build cache to.') },
-      image: { decoder: str({ description: 'Image reference to tag and push. Default: chosen by `devtool build` in the context registry; exported to deploy commands as DEVTOOL_BUILD_<NAME>_IMAGE.' }) },
+      image: {
+        decoder: str({
+          description:
+            'Image reference to tag and push. Default: chosen by `devtool build` in the context registry; exported to deploy commands as DEVTOOL_BUILD_<NAME>_IMAGE.',
+        }),
+      },
       depends_on: { decoder: stringOrList('Other images of this section to build first.') },
     },
     { description: 'An image to build.' },
@@ -47,7 +64,10 @@ const command: Decoder<Command> = shapes(
       object(
         {
           name: { decoder: str({ description: 'Shown in progress lines and before each line of output. Default: the command.' }) },
-          command: { decoder: commandText('Run with sh -c from the manifest folder. $VAR is expanded by the shell, with the deploy variables set.'), required: true },
+          command: {
+            decoder: commandText('Run with sh -c from the manifest folder. $VAR is expanded by the shell, with the deploy variables set.'),
+            required: true,
+          },
         },
         { description: 'A named command.' },
       ),
@@ -70,17 +90,25 @@ function intLike(): Decoder<number> {
   return {
     schema: { type: 'integer' },
     expected: 'a port number',
-    decode: (v, p, c) => (typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 65535 ? v : c.fail(p, `must be a port number (1-65535), not ${JSON.stringify(v)}`)),
+    decode: (v, p, c) =>
+      typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 65535 ? v : c.fail(p, `must be a port number (1-65535), not ${JSON.stringify(v)}`),
   };
 }
 
 /** The three notations of Compose `endpoints`, kept as written: the Compose loader reads them. */
 const endpoints: Decoder<unknown> = (() => {
   const routes = list(route);
-  const withRules = object({ labels: { decoder: record(str({ scalars: true }), { description: 'Labels of the endpoint objects.' }) }, rules: { decoder: list(route, 'The routes of the endpoint.'), required: true } });
+  const withRules = object({
+    labels: { decoder: record(str({ scalars: true }), { description: 'Labels of the endpoint objects.' }) },
+    rules: { decoder: list(route, 'The routes of the endpoint.'), required: true },
+  });
   const named = record(routes, { keyPattern: NAME_PATTERN, keyRule: NAME_RULE });
   return {
-    schema: { description: 'Public HTTPS routes, as the Compose `endpoints` extension writes them: a list of routes, a map of endpoint name to routes, or {labels, rules}.', anyOf: [routes.schema, withRules.schema, named.schema] },
+    schema: {
+      description:
+        'Public HTTPS routes, as the Compose `endpoints` extension writes them: a list of routes, a map of endpoint name to routes, or {labels, rules}.',
+      anyOf: [routes.schema, withRules.schema, named.schema],
+    },
     expected: 'a list or a map',
     decode(v, p, c) {
       if (Array.isArray(v)) return routes.decode(v, p, c) && v;
@@ -113,7 +141,9 @@ const deploy: Decoder<DeploySection> = shapes(
       ),
       (d, path, c) => {
         if (d.endpoints !== undefined && d.compose === undefined) return c.fail([...path, 'endpoints'], 'endpoints need a compose file in deploy.compose');
-        const compose: ComposeReference | undefined = d.compose ? { files: d.compose, ...(d.endpoints !== undefined ? { endpoints: d.endpoints } : {}) } : undefined;
+        const compose: ComposeReference | undefined = d.compose
+          ? { files: d.compose, ...(d.endpoints !== undefined ? { endpoints: d.endpoints } : {}) }
+          : undefined;
         return { commands: d.commands ?? [], ...(compose ? { compose } : {}) };
       },
     ),
@@ -123,7 +153,13 @@ const deploy: Decoder<DeploySection> = shapes(
 
 /** The repository's name from its URL or path: the dependency's default name. */
 export function repositoryBaseName(url: string): string {
-  return url.replace(/[/\\]+$/, '').split(/[/:\\]/).pop()!.replace(/\.git$/, '') || 'dependency';
+  return (
+    url
+      .replace(/[/\\]+$/, '')
+      .split(/[/:\\]/)
+      .pop()!
+      .replace(/\.git$/, '') || 'dependency'
+  );
 }
 
 const dependency: Decoder<Dependency> = map(
@@ -151,8 +187,10 @@ const dependency: Decoder<Dependency> = map(
 const dependencies: Decoder<Record<string, Dependency>> = shapes(
   {
     map: record(dependency, { keyPattern: NAME_PATTERN, keyRule: NAME_RULE }),
-    list: map(list(str({ description: 'Git URL or local path of a repository.' })), (urls): Record<string, Dependency> =>
-      Object.fromEntries(urls.map((u) => [repositoryBaseName(u), { repository: u, variables: {}, wait: false, timeoutMs: DEFAULT_DEPENDENCY_TIMEOUT_MS }])),
+    list: map(
+      list(str({ description: 'Git URL or local path of a repository.' })),
+      (urls): Record<string, Dependency> =>
+        Object.fromEntries(urls.map((u) => [repositoryBaseName(u), { repository: u, variables: {}, wait: false, timeoutMs: DEFAULT_DEPENDENCY_TIMEOUT_MS }])),
     ),
   },
   'Repositories deployed before this application when not deployed yet: a map of name -> {repository, ...}, or a list of repository URLs.',
@@ -164,7 +202,12 @@ export const manifestDecoder = object(
     build: { decoder: record(buildImage, { description: 'Images to build: image name -> build settings.', keyPattern: NAME_PATTERN, keyRule: NAME_RULE }) },
     deploy: { decoder: deploy },
     dependencies: { decoder: dependencies },
-    destroy: { decoder: list(command, 'Commands run by `devtool destroy` before the cluster objects are removed, to remove external resources (buckets, DNS records...).') },
+    destroy: {
+      decoder: list(
+        command,
+        'Commands run by `devtool destroy` before the cluster objects are removed, to remove external resources (buckets, DNS records...).',
+      ),
+    },
     services: { decoder: servicesDecoder },
   },
   { title: 'devtool manifest (devtool.yml)', description: 'Build, deploy and develop an application on Kubernetes with devtool.' },

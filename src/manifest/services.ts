@@ -6,7 +6,16 @@
 import { splitShellwords } from '../compose/shellwords.ts';
 import { formatPath, type Path } from '../yaml/errors.ts';
 import { bool, int, keyValues, list, map, NAME_PATTERN, NAME_RULE, object, record, shapes, str, type Cursor, type Decoder } from './decode.ts';
-import { DEFAULT_DEV_COMMAND, DEFAULT_VOLUME_SIZE, type DevService, type Forward, type Reverse, type SecurityContext, type SyncFolder, type SyncMode } from './model.ts';
+import {
+  DEFAULT_DEV_COMMAND,
+  DEFAULT_VOLUME_SIZE,
+  type DevService,
+  type Forward,
+  type Reverse,
+  type SecurityContext,
+  type SyncFolder,
+  type SyncMode,
+} from './model.ts';
 import { SYNC_OUTSIDE_FIELD, syncRefusal } from './project-scope.ts';
 
 function port(text: string): number | undefined {
@@ -25,17 +34,26 @@ interface WrittenSync {
 
 const sync: Decoder<WrittenSync> = map(
   str({
-    description: 'LOCAL:REMOTE[:MODE]: a folder of the project (relative to the manifest folder) and an absolute path in the container. MODE rw (default): both ways; ro: sent to the container only, its changes there are never written back here.',
+    description:
+      'LOCAL:REMOTE[:MODE]: a folder of the project (relative to the manifest folder) and an absolute path in the container. MODE rw (default): both ways; ro: sent to the container only, its changes there are never written back here.',
     examples: ['.:/app', './config:/etc/app:ro'],
     pattern: '^.+:/[^:]*(:(rw|ro))?$',
   }),
   (s, path, c) => {
     // The greedy LOCAL keeps a Windows local path ("C:\src") whole; REMOTE is absolute, so it starts with "/".
     const m = /^(.+):(\/[^:]*)(?::([^:]*))?$/.exec(s);
-    if (!m) return c.fail(path, `must be LOCAL:REMOTE or LOCAL:REMOTE:MODE with an absolute remote path, such as ".:/app" or "./config:/etc/app:ro", not ${JSON.stringify(s)}`);
+    if (!m)
+      return c.fail(
+        path,
+        `must be LOCAL:REMOTE or LOCAL:REMOTE:MODE with an absolute remote path, such as ".:/app" or "./config:/etc/app:ro", not ${JSON.stringify(s)}`,
+      );
     const [, local, remote, modeText = 'rw'] = m;
     const mode = Object.hasOwn(SYNC_MODES, modeText) ? SYNC_MODES[modeText] : undefined;
-    if (!mode) return c.fail(path, `unknown mode ${JSON.stringify(modeText)} in ${JSON.stringify(s)}: use rw (both ways, the default) or ro (sent to the container only)`);
+    if (!mode)
+      return c.fail(
+        path,
+        `unknown mode ${JSON.stringify(modeText)} in ${JSON.stringify(s)}: use rw (both ways, the default) or ro (sent to the container only)`,
+      );
     return { folder: { local: local!, remote: remote!, mode }, at: path };
   },
 );
@@ -46,7 +64,8 @@ function scopedSync(written: readonly WrittenSync[], allowOutside: boolean, serv
   for (const { folder, at } of written) {
     const refusal = c.scope && syncRefusal(c.scope, folder.local, allowOutside);
     if (!refusal) continue;
-    const optIn = refusal.kind === 'outside' ? `: set ${formatPath([...service, SYNC_OUTSIDE_FIELD])}: true to synchronize it anyway (docs/manifest.md#services)` : '';
+    const optIn =
+      refusal.kind === 'outside' ? `: set ${formatPath([...service, SYNC_OUTSIDE_FIELD])}: true to synchronize it anyway (docs/manifest.md#services)` : '';
     const resolved = refusal.resolved ? ` (which resolves to ${refusal.resolved})` : '';
     c.fail(at, `${folder.local}${resolved} ${refusal.reason}${optIn}`);
     ok = false;
@@ -57,29 +76,43 @@ function scopedSync(written: readonly WrittenSync[], allowOutside: boolean, serv
 const forward: Decoder<Forward> = shapes(
   {
     number: map(int({ min: 1, max: 65535 }), (p) => ({ local: p, remote: p })),
-    string: map(str({ description: 'LOCAL:REMOTE, or LOCAL:SERVICE:REMOTE to reach another service.', examples: ['8080:8080', '5432:db:5432'], pattern: '^[0-9]{1,5}(:[^:]+)?:[0-9]{1,5}$' }), (s, path, c) => {
-      const parts = s.split(':');
-      const local = port(parts[0] ?? '');
-      const remote = port(parts[parts.length - 1] ?? '');
-      if ((parts.length === 2 || parts.length === 3) && local && remote && (parts.length === 2 || parts[1])) {
-        return { local, remote, ...(parts.length === 3 ? { service: parts[1]! } : {}) };
-      }
-      return c.fail(path, `must be LOCAL:REMOTE or LOCAL:SERVICE:REMOTE with ports 1-65535, such as "8080:8080", not ${JSON.stringify(s)}`);
-    }),
+    string: map(
+      str({
+        description: 'LOCAL:REMOTE, or LOCAL:SERVICE:REMOTE to reach another service.',
+        examples: ['8080:8080', '5432:db:5432'],
+        pattern: '^[0-9]{1,5}(:[^:]+)?:[0-9]{1,5}$',
+      }),
+      (s, path, c) => {
+        const parts = s.split(':');
+        const local = port(parts[0] ?? '');
+        const remote = port(parts[parts.length - 1] ?? '');
+        if ((parts.length === 2 || parts.length === 3) && local && remote && (parts.length === 2 || parts[1])) {
+          return { local, remote, ...(parts.length === 3 ? { service: parts[1]! } : {}) };
+        }
+        return c.fail(path, `must be LOCAL:REMOTE or LOCAL:SERVICE:REMOTE with ports 1-65535, such as "8080:8080", not ${JSON.stringify(s)}`);
+      },
+    ),
   },
   'A port forwarded from this machine to the dev container (or to another service).',
 );
 
-const reverse: Decoder<Reverse> = map(str({ description: 'REMOTE:LOCAL: a port of the dev container forwarded to this machine.', examples: ['9000:9000'], pattern: '^[0-9]{1,5}:[0-9]{1,5}$' }), (s, path, c) => {
-  const [r, l, ...rest] = s.split(':');
-  const remote = port(r ?? '');
-  const local = port(l ?? '');
-  if (rest.length === 0 && remote && local) return { remote, local };
-  return c.fail(path, `must be REMOTE:LOCAL with ports 1-65535, such as "9000:9000", not ${JSON.stringify(s)}`);
-});
+const reverse: Decoder<Reverse> = map(
+  str({ description: 'REMOTE:LOCAL: a port of the dev container forwarded to this machine.', examples: ['9000:9000'], pattern: '^[0-9]{1,5}:[0-9]{1,5}$' }),
+  (s, path, c) => {
+    const [r, l, ...rest] = s.split(':');
+    const remote = port(r ?? '');
+    const local = port(l ?? '');
+    if (rest.length === 0 && remote && local) return { remote, local };
+    return c.fail(path, `must be REMOTE:LOCAL with ports 1-65535, such as "9000:9000", not ${JSON.stringify(s)}`);
+  },
+);
 
 const quantities = (description: string) =>
-  record(str({ scalars: true }), { description, keyPattern: /^(cpu|memory|ephemeral-storage|[a-z0-9.-]+\/[a-z0-9.-]+)$/, keyRule: 'use cpu, memory, ephemeral-storage or an extended resource (vendor/name)' });
+  record(str({ scalars: true }), {
+    description,
+    keyPattern: /^(cpu|memory|ephemeral-storage|[a-z0-9.-]+\/[a-z0-9.-]+)$/,
+    keyRule: 'use cpu, memory, ephemeral-storage or an extended resource (vendor/name)',
+  });
 
 const resources = map(
   object(
@@ -93,7 +126,10 @@ const resources = map(
 );
 
 const capabilities = map(
-  object({ add: { decoder: list(str(), 'Linux capabilities to add.') }, drop: { decoder: list(str(), 'Linux capabilities to drop.') } }, { description: 'Linux capabilities added to or dropped from the defaults.' }),
+  object(
+    { add: { decoder: list(str(), 'Linux capabilities to add.') }, drop: { decoder: list(str(), 'Linux capabilities to drop.') } },
+    { description: 'Linux capabilities added to or dropped from the defaults.' },
+  ),
   (c) => ({ add: c.add ?? [], drop: c.drop ?? [] }),
 );
 
@@ -113,7 +149,13 @@ const persistentVolume = map(
   object(
     {
       enabled: { decoder: bool('Keep synchronized files, the sync database and shell history on a volume across restarts. Default true.') },
-      size: { decoder: str({ scalars: true, description: `Size of the volume. Default "${DEFAULT_VOLUME_SIZE}".`, check: (s) => (/^\d+(\.\d+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/.test(s) ? undefined : `must be a quantity such as "5Gi", not ${JSON.stringify(s)}`) }) },
+      size: {
+        decoder: str({
+          scalars: true,
+          description: `Size of the volume. Default "${DEFAULT_VOLUME_SIZE}".`,
+          check: (s) => (/^\d+(\.\d+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/.test(s) ? undefined : `must be a quantity such as "5Gi", not ${JSON.stringify(s)}`),
+        }),
+      },
       storageClass: { decoder: str({ description: "Storage class of the volume. Default: the cluster's default class." }) },
     },
     { description: 'The volume of the dev container.' },
@@ -142,15 +184,25 @@ const devService: Decoder<DevService> = map(
       command: { decoder: command },
       workdir: { decoder: str({ description: "Working directory in the dev container. Default: the first sync folder's remote path." }) },
       sync: { decoder: list(sync, 'Folders synchronized between this machine and the dev container: both ways, or sent only (":ro").') },
-      syncOutsideProject: { decoder: bool('Allow sync folders outside the project (the git repository or the manifest folder). Default false. The root, the home directory and folders holding it or the project are refused anyway.') },
+      syncOutsideProject: {
+        decoder: bool(
+          'Allow sync folders outside the project (the git repository or the manifest folder). Default false. The root, the home directory and folders holding it or the project are refused anyway.',
+        ),
+      },
       trustContainer: {
-        decoder: bool('Let the dev container write .git, set execute bits and make links pointing out of the synced folder on this machine. Default false: those stay in the container.'),
+        decoder: bool(
+          'Let the dev container write .git, set execute bits and make links pointing out of the synced folder on this machine. Default false: those stay in the container.',
+        ),
       },
       forward: { decoder: list(forward, 'Ports forwarded from this machine to the dev container or another service.') },
       reverse: { decoder: list(reverse, 'Ports of the dev container forwarded back to this machine.') },
       environment: { decoder: keyValues('Environment variables of the dev container: a map, or a list of KEY=VALUE.') },
       resources: { decoder: resources },
-      selector: { decoder: record(str({ scalars: true }), { description: 'Labels selecting the Deployment or StatefulSet to replace. Default: the one named like the service.' }) },
+      selector: {
+        decoder: record(str({ scalars: true }), {
+          description: 'Labels selecting the Deployment or StatefulSet to replace. Default: the one named like the service.',
+        }),
+      },
       container: { decoder: str({ description: 'Container to replace in a multi-container pod. Default: the first.' }) },
       persistentVolume: { decoder: persistentVolume },
       securityContext: { decoder: securityContext },

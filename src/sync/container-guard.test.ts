@@ -93,7 +93,7 @@ test('a script edited in the container gets back the execute bits of the version
   assert.deepEqual(guard.trash(f), { type: 'trashcan', fsPath: trash, fsType: 'basic', params: { cleanoutDays: '14' }, cleanupIntervalS: 3600 });
 });
 
-test("a chmod +x here of a file whose entry has no bits moves its modification time on, so it is sent", async (t) => {
+test('a chmod +x here of a file whose entry has no bits moves its modification time on, so it is sent', async (t) => {
   const bare = guarded(t, true);
   writeFileSync(join(bare.f.local, 'after.txt'), 'x\n', { mode: 0o755 });
   writeFileSync(join(bare.f.local, 'plain.txt'), 'x\n', { mode: 0o644 });

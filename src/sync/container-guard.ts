@@ -140,7 +140,9 @@ export class ContainerGuard {
     this.refused.add(f.id, path);
     await this.s.pushIgnores(f);
     rmSync(join(f.local, path), { force: true });
-    this.s.notice(`the dev container made the link ${path} -> ${target} in ${f.local}, which points out of the folder: not created here (the container keeps it; 'trustContainer: true' in the manifest allows such links)`);
+    this.s.notice(
+      `the dev container made the link ${path} -> ${target} in ${f.local}, which points out of the folder: not created here (the container keeps it; 'trustContainer: true' in the manifest allows such links)`,
+    );
   }
 
   /**

@@ -16,23 +16,43 @@ type Folders = { syncthing?: { folders: { path: string; type: string }[] }; fold
 
 test('a send-only folder is receive-only in the container, so its changes there never come back', () => {
   const remote = remoteSyncthing(keys, folders) as Folders;
-  assert.deepEqual(remote.folders!.map((f) => [f.path, f.type]), [['/app/src', 'sendreceive'], ['/etc/app', 'receiveonly']]);
+  assert.deepEqual(
+    remote.folders!.map((f) => [f.path, f.type]),
+    [
+      ['/app/src', 'sendreceive'],
+      ['/etc/app', 'receiveonly'],
+    ],
+  );
 });
 
 test('every local folder starts send-only, whatever its mode', () => {
   const local = localContract(keys, folders, 3) as Folders;
-  assert.deepEqual(local.syncthing!.folders.map((f) => [f.path, f.type]), [['/p/src', 'sendonly'], ['/p/config', 'sendonly']]);
+  assert.deepEqual(
+    local.syncthing!.folders.map((f) => [f.path, f.type]),
+    [
+      ['/p/src', 'sendonly'],
+      ['/p/config', 'sendonly'],
+    ],
+  );
 });
 
 test('what up says of each folder', () => {
-  assert.deepEqual(folders.map((x) => describeFolder(x, '/p')), ['./src <-> /app/src (both ways)', './config -> /etc/app (sent only)']);
+  assert.deepEqual(
+    folders.map((x) => describeFolder(x, '/p')),
+    ['./src <-> /app/src (both ways)', './config -> /etc/app (sent only)'],
+  );
 });
 
 test("the container's folders ignore permission bits, the laptop's keep them; a trusted container's keep them too", () => {
   const remote = remoteSyncthing(keys, folders) as { folders: { id: string; ignorePerms?: boolean }[] };
-  assert.deepEqual(remote.folders.map((f) => f.ignorePerms), [true, true]);
+  assert.deepEqual(
+    remote.folders.map((f) => f.ignorePerms),
+    [true, true],
+  );
   const local = localContract(keys, folders, 3) as { syncthing: { folders: { ignorePerms?: boolean }[] } };
   for (const f of local.syncthing.folders) assert.notEqual(f.ignorePerms, true, 'the laptop decides the bits: it must keep them');
-  const trusted = remoteSyncthing(keys, syncFolderPairs('api', '/p', [{ local: '.', remote: '/app', mode: 'two-way' }], true)) as { folders: { ignorePerms?: boolean }[] };
+  const trusted = remoteSyncthing(keys, syncFolderPairs('api', '/p', [{ local: '.', remote: '/app', mode: 'two-way' }], true)) as {
+    folders: { ignorePerms?: boolean }[];
+  };
   assert.equal(trusted.folders[0]!.ignorePerms, false);
 });

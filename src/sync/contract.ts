@@ -59,7 +59,13 @@ export function remoteSyncthing(keys: SyncKeys, folders: readonly SyncFolderPair
     // are never announced, so nothing of them can reach this machine. ignorePerms: the container's
     // permission bits (a planted `chmod +x`) never reach the laptop; the agent still applies the
     // laptop's bits there (docs/sync.md, "Permission bits"). A trusted container keeps them.
-    folders: folders.map((f) => ({ id: f.id, path: f.remote, label: f.remote, type: f.mode === 'send-only' ? 'receiveonly' : 'sendreceive', ignorePerms: !f.trustContainer })),
+    folders: folders.map((f) => ({
+      id: f.id,
+      path: f.remote,
+      label: f.remote,
+      type: f.mode === 'send-only' ? 'receiveonly' : 'sendreceive',
+      ignorePerms: !f.trustContainer,
+    })),
   };
 }
 

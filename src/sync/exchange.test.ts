@@ -143,7 +143,12 @@ test('readSettled: an index update between two pages made the read skip entries;
   assert.ok(!once.includes('f10') && !once.includes('f11'), `the list read once skips the entries that moved over the page boundary: ${once.join(' ')}`);
 
   const w = world();
-  const settled = await readSettled(ends(w.local, new FakeEnd(0, LOCAL), () => undefined), 'f', w.read, 10_000);
+  const settled = await readSettled(
+    ends(w.local, new FakeEnd(0, LOCAL), () => undefined),
+    'f',
+    w.read,
+    10_000,
+  );
   assert.deepEqual(settled, w.list, 'read again from one state: every entry');
   assert.ok(settled.includes('f10') && settled.includes('f11'));
 });
@@ -155,5 +160,13 @@ test('readSettled fails past the deadline when the list never holds still, and s
     local.sequence++;
     return ['a'];
   };
-  await assert.rejects(readSettled(ends(local, remote, () => undefined), 'f', read, 1_000), /file lists of folder f kept changing while read \(\d+ reads\)/);
+  await assert.rejects(
+    readSettled(
+      ends(local, remote, () => undefined),
+      'f',
+      read,
+      1_000,
+    ),
+    /file lists of folder f kept changing while read \(\d+ reads\)/,
+  );
 });

@@ -89,7 +89,8 @@ export async function readSettled<T>(e: SyncEnds, folder: string, read: () => Pr
     const items = await read();
     const after = await mark();
     if (before === after) return items;
-    if (e.now() > deadline) throw new Error(`the file lists of folder ${folder} kept changing while read (${reads} reads): the container's files change without a pause`);
+    if (e.now() > deadline)
+      throw new Error(`the file lists of folder ${folder} kept changing while read (${reads} reads): the container's files change without a pause`);
     await e.sleep(POLL_MS);
   }
 }

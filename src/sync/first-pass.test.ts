@@ -18,7 +18,10 @@ const NOW = Date.parse('2026-11-24T08:50:00Z');
 
 test('the plan of a need list (golden)', () => {
   const need = JSON.parse(readFileSync(join(data, 'need.json'), 'utf8')) as NeedItem[];
-  const local = JSON.parse(readFileSync(join(data, 'local.json'), 'utf8')) as Record<string, (Omit<LocalEntry, 'mtimeNs'> & { mtimeNs: string }) | 'unreachable'>;
+  const local = JSON.parse(readFileSync(join(data, 'local.json'), 'utf8')) as Record<
+    string,
+    (Omit<LocalEntry, 'mtimeNs'> & { mtimeNs: string }) | 'unreachable'
+  >;
   const plan = planFirstPass(
     need,
     (rel) => {
@@ -57,7 +60,12 @@ test('keepLocal: new versions to scan, content, modes and link targets unchanged
   ] as const;
   const seen: { paths: string[]; dirMode: number; rel: string; abs: string }[] = [];
   await keepLocal(root, keep, async (paths) => {
-    seen.push({ paths, dirMode: lstatSync(join(root, 'dir')).mode & 0o777, rel: readlinkSync(join(root, 'rel-link')), abs: readlinkSync(join(root, 'abs-link')) });
+    seen.push({
+      paths,
+      dirMode: lstatSync(join(root, 'dir')).mode & 0o777,
+      rel: readlinkSync(join(root, 'rel-link')),
+      abs: readlinkSync(join(root, 'abs-link')),
+    });
   });
   // First scan: everything, the directory's mode and the links' spelling changed (a version each).
   assert.deepEqual(seen[0], { paths: ['dir/file.txt', 'dir', 'rel-link', 'abs-link'], dirMode: 0o751, rel: './dir/file.txt', abs: '/./etc/hostname' });
@@ -105,7 +113,14 @@ test('fsLookup: entries, absent paths, and paths below a link or a file are unre
 });
 
 test('the summary line counts what the container changed and deleted', () => {
-  const plan = { keep: [{ path: 'a', how: 'touch', mtimeMs: 0, container: 'changed' }, { path: 'b', how: 'touch', mtimeMs: 0, container: 'deleted' }, { path: 'c', how: 'flip-mode', mtimeMs: 0, container: 'deleted' }], arriving: [] } as const;
+  const plan = {
+    keep: [
+      { path: 'a', how: 'touch', mtimeMs: 0, container: 'changed' },
+      { path: 'b', how: 'touch', mtimeMs: 0, container: 'deleted' },
+      { path: 'c', how: 'flip-mode', mtimeMs: 0, container: 'deleted' },
+    ],
+    arriving: [],
+  } as const;
   assert.equal(
     firstPassSummary('/home/ann/shop', { keep: [...plan.keep], arriving: [] }),
     "first sync of /home/ann/shop: while no 'devtool up' ran, the dev container changed 1 path(s) and deleted 2 path(s) that this machine has: kept this machine's version; the container's versions come back as *.sync-conflict-* copies next to them (paths in devtool.log)",

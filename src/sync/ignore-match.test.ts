@@ -7,7 +7,10 @@ import { globToRegex, leaveOutMatcher } from './ignore-match.ts';
 import { readIgnoreLines } from './watcher.ts';
 
 /** Written by Syncthing's own matcher: testdata/stignore-golden/main.go. */
-const golden = JSON.parse(readFileSync(new URL('./testdata/stignore-cases.json', import.meta.url), 'utf8')) as { lines: string[]; ignored: Record<string, boolean> }[];
+const golden = JSON.parse(readFileSync(new URL('./testdata/stignore-cases.json', import.meta.url), 'utf8')) as {
+  lines: string[];
+  ignored: Record<string, boolean>;
+}[];
 
 function matcherFor(lines: string[]) {
   const dir = mkdtempSync(join(tmpdir(), 'ignore-match-'));

@@ -38,7 +38,15 @@ test('the local Syncthing binds its own port, and it is read again after every r
   const log = new Logger({ file: join(stateDir, 'devtool.log'), terminal: new Writable({ write: (_c, _e, d) => d() }), level: 'error', now: () => new Date() });
   const notices: string[] = [];
   let restarts = 0;
-  const local = new LocalSyncthing({ stateDir, syncthingBinary: fake, agentBinary: fake, contract: {}, log, notice: (m) => notices.push(m), restarted: () => restarts++ });
+  const local = new LocalSyncthing({
+    stateDir,
+    syncthingBinary: fake,
+    agentBinary: fake,
+    contract: {},
+    log,
+    notice: (m) => notices.push(m),
+    restarted: () => restarts++,
+  });
   t.after(() => local.stop());
   const api = new LocalSyncthingApi(() => local.address, KEY);
   await local.start();

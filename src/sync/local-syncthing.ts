@@ -84,7 +84,17 @@ export class LocalSyncthing {
         if (this.stopped) return;
         // Without its monitor process (STMONITORED below) Syncthing writes no log file of its own
         // (`--logfile` is the monitor's): its output goes to our log file instead.
-        const serve = [this.o.syncthingBinary, 'serve', `--home=${this.home}`, '--no-browser', '--no-restart', '--no-upgrade', '--no-default-folder', '--skip-port-probing', '--logflags=3'];
+        const serve = [
+          this.o.syncthingBinary,
+          'serve',
+          `--home=${this.home}`,
+          '--no-browser',
+          '--no-restart',
+          '--no-upgrade',
+          '--no-default-folder',
+          '--skip-port-probing',
+          '--logflags=3',
+        ];
         // On Linux through the agent's with-parent (it execs Syncthing, same PID): the kernel ends
         // Syncthing when this process ends, even by SIGKILL, so a killed `up` leaves none behind.
         const [program, ...args] = process.platform === 'linux' ? [this.o.agentBinary, 'with-parent', String(process.pid), '--', ...serve] : serve;

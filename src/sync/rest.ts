@@ -101,7 +101,8 @@ export class SyncthingApi {
       timeoutMs,
       intervalMs: 200,
       retry: () => true,
-      timedOut: (last) => new Error(`the sync service at ${this.baseUrl} did not answer within ${Math.round(timeoutMs / 1000)}s${last ? ` (${(last as Error).message})` : ''}`),
+      timedOut: (last) =>
+        new Error(`the sync service at ${this.baseUrl} did not answer within ${Math.round(timeoutMs / 1000)}s${last ? ` (${(last as Error).message})` : ''}`),
     });
   }
 
@@ -123,7 +124,12 @@ export class SyncthingApi {
     const all: NeedItem[] = [];
     for (let page = 1; ; page++) {
       const q = new URLSearchParams({ folder, page: String(page), perpage: String(NEED_PAGE) });
-      const r = await this.request<{ progress: NeedItem[] | null; queued: NeedItem[] | null; rest: NeedItem[] | null }>('GET', `/rest/db/need?${q}`, undefined, 60_000);
+      const r = await this.request<{ progress: NeedItem[] | null; queued: NeedItem[] | null; rest: NeedItem[] | null }>(
+        'GET',
+        `/rest/db/need?${q}`,
+        undefined,
+        60_000,
+      );
       const items = [...(r.progress ?? []), ...(r.queued ?? []), ...(r.rest ?? [])];
       all.push(...items);
       if (items.length < NEED_PAGE) return all;

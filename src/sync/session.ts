@@ -117,7 +117,9 @@ export class SyncSession {
       log: o.log,
       notice: o.notice,
       restarted: () => {
-        this.restoring = this.restoreFolders().catch((err: Error) => o.notice(`the local sync service restarted, and its folders could not be set up again: ${err.message}`));
+        this.restoring = this.restoreFolders().catch((err: Error) =>
+          o.notice(`the local sync service restarted, and its folders could not be set up again: ${err.message}`),
+        );
       },
     });
     this.local = local;
@@ -133,7 +135,15 @@ export class SyncSession {
     const results: FirstSync[] = [];
     for (const folder of o.folders) {
       const extraIgnores = this.guard.ignoreLines(folder, []);
-      const prepared = await prepareRemoteFolder({ api: this.remoteApi, tunnel: o.tunnel, folder, agentPath: o.remoteAgent, notice: o.notice, log: o.log, extraIgnores });
+      const prepared = await prepareRemoteFolder({
+        api: this.remoteApi,
+        tunnel: o.tunnel,
+        folder,
+        agentPath: o.remoteAgent,
+        notice: o.notice,
+        log: o.log,
+        extraIgnores,
+      });
       results.push({ folder, ...prepared });
     }
     phases.mark(results.some((r) => r.copied) ? 'copy' : 'folders prepared');
@@ -145,7 +155,8 @@ export class SyncSession {
     for (const r of results) if (!r.settle) await this.firstPass(r.folder, deadline);
     this.watcher = new LocalWatcher(o.folders, {
       scan: (id, subs) => this.scanLocal(id, subs),
-      ignoresChanged: (f) => void this.pushIgnores(f).catch((err: Error) => o.notice(`cannot send the new .stignore of ${f.local} to the dev container: ${err.message}`)),
+      ignoresChanged: (f) =>
+        void this.pushIgnores(f).catch((err: Error) => o.notice(`cannot send the new .stignore of ${f.local} to the dev container: ${err.message}`)),
       warn: o.notice,
     });
     this.settled = (async () => {
@@ -174,7 +185,16 @@ export class SyncSession {
 
   private writeRuntime(firstSyncDone: boolean): void {
     const { o } = this;
-    const runtime: SyncRuntime = { pid: process.pid, localUrl: this.localApi!.baseUrl, remoteUrl: this.remoteApi!.baseUrl, user: GUI_USER, localDevice: o.keys.local.deviceID, remoteDevice: o.keys.remote.deviceID, folders: [...o.folders], firstSyncDone };
+    const runtime: SyncRuntime = {
+      pid: process.pid,
+      localUrl: this.localApi!.baseUrl,
+      remoteUrl: this.remoteApi!.baseUrl,
+      user: GUI_USER,
+      localDevice: o.keys.local.deviceID,
+      remoteDevice: o.keys.remote.deviceID,
+      folders: [...o.folders],
+      firstSyncDone,
+    };
     writeFileAtomic(join(o.stateDir, RUNTIME_FILE), JSON.stringify(runtime, null, 2), 0o600);
   }
 
@@ -252,7 +272,10 @@ export class SyncSession {
       this.o.log.info(`first sync of ${f.local}: kept this machine's version of ${list.length} path(s): ${list.join(', ')}`);
       this.o.notice(firstPassSummary(f.local, plan)!);
     }
-    if (plan.arriving.length > 0) this.o.log.info(`first sync of ${f.local}: ${plan.arriving.length} path(s) only the container has arrive here: ${plan.arriving.slice(0, 20).join(', ')}${plan.arriving.length > 20 ? ', ...' : ''}`);
+    if (plan.arriving.length > 0)
+      this.o.log.info(
+        `first sync of ${f.local}: ${plan.arriving.length} path(s) only the container has arrive here: ${plan.arriving.slice(0, 20).join(', ')}${plan.arriving.length > 20 ? ', ...' : ''}`,
+      );
     this.twoWay.add(f.id);
     await local.setFolderType(f.id, 'sendreceive');
   }
@@ -269,7 +292,8 @@ export class SyncSession {
       try {
         const [c, ls, rs] = await Promise.all([local.completion(f.id, this.o.keys.remote.deviceID), local.status(f.id), remote.status(f.id)]);
         last = `remote ${c.completion.toFixed(2)}%, local ${ls.state}, remote ${rs.state}`;
-        if (c.completion >= 100 && c.needItems === 0 && ls.state === 'idle' && rs.state === 'idle' && (await local.connected(this.o.keys.remote.deviceID))) return;
+        if (c.completion >= 100 && c.needItems === 0 && ls.state === 'idle' && rs.state === 'idle' && (await local.connected(this.o.keys.remote.deviceID)))
+          return;
       } catch (err) {
         last = (err as Error).message;
       }
@@ -296,7 +320,9 @@ export class SyncSession {
           const folder = this.o.folders.find((f) => f.id === e.data.folder);
           if (e.type === 'ItemFinished' && e.data.action === 'update' && !e.data.error && folder) {
             const item = String(e.data.item);
-            await this.guard.pulled(folder, item, String(e.data.type)).catch((err: Error) => this.o.notice(`cannot check ${item}, which came from the container: ${err.message}`));
+            await this.guard
+              .pulled(folder, item, String(e.data.type))
+              .catch((err: Error) => this.o.notice(`cannot check ${item}, which came from the container: ${err.message}`));
           }
           const names = [e.data.item, ...((e.data.filenames as unknown[]) ?? [])].filter((n): n is string => typeof n === 'string');
           for (const name of names) {

@@ -17,7 +17,11 @@ test('closing the watcher during its initial walk of a big tree leaves no watch 
     writeFileSync(join(root, `d${d}`, 'sub', 'f.txt'), 'x');
   }
   const before = watchHandles();
-  const watcher = new LocalWatcher([{ id: 'f', local: root, remote: '/app', mode: 'two-way' }], { scan: async () => undefined, ignoresChanged: () => undefined, warn: () => undefined });
+  const watcher = new LocalWatcher([{ id: 'f', local: root, remote: '/app', mode: 'two-way' }], {
+    scan: async () => undefined,
+    ignoresChanged: () => undefined,
+    warn: () => undefined,
+  });
   const started = watcher.start();
   started.catch(() => undefined);
   // Close once the walk has begun (its first directory watched), long before it is ready.

@@ -54,7 +54,9 @@ export class LocalWatcher {
       w.on('error', (err) => {
         const code = (err as NodeJS.ErrnoException).code;
         if (code === 'ENOSPC' || code === 'EMFILE') {
-          this.o.warn(`the local file watcher ran out of inotify watches for ${folder.local}: raise fs.inotify.max_user_watches (sysctl), or ignore big folders in .stignore; changes are still found by the periodic rescan`);
+          this.o.warn(
+            `the local file watcher ran out of inotify watches for ${folder.local}: raise fs.inotify.max_user_watches (sysctl), or ignore big folders in .stignore; changes are still found by the periodic rescan`,
+          );
         }
       });
       // Kept before it is ready: a close() during the initial walk of a big tree must close it
@@ -103,7 +105,9 @@ export function plainIgnores(folder: string): Set<string> {
     text
       .split('\n')
       .map((l) => l.trim().replace(/\/+$/, ''))
-      .filter((l) => l && !l.startsWith('//') && !l.startsWith('#') && !l.startsWith('!') && !l.startsWith('(') && !/[*?[\]{}]/.test(l) && !l.slice(1).includes('/')),
+      .filter(
+        (l) => l && !l.startsWith('//') && !l.startsWith('#') && !l.startsWith('!') && !l.startsWith('(') && !/[*?[\]{}]/.test(l) && !l.slice(1).includes('/'),
+      ),
   );
 }
 
@@ -112,5 +116,8 @@ export function readIgnoreLines(folder: string): string[] {
   const file = `${folder}/.stignore`;
   const text = readInputFile(file, 'stignore');
   if (text === undefined && existsSync(file)) throw new DevtoolError(`cannot read ${file}: the dev container's end must get its patterns`);
-  return (text ?? '').split('\n').map((l) => l.replace(/\r$/, '')).filter((l) => l.trim() !== '');
+  return (text ?? '')
+    .split('\n')
+    .map((l) => l.replace(/\r$/, ''))
+    .filter((l) => l.trim() !== '');
 }

@@ -80,9 +80,7 @@ export function sortProblems(problems: readonly Problem[], files: readonly strin
   // name: the caller's order (first file first), then the order they were met in, is meaningful.
   const fileOrder = new Map<string, number>(files.map((f, i) => [f, i]));
   for (const p of out) if (!fileOrder.has(p.pos.file)) fileOrder.set(p.pos.file, fileOrder.size);
-  return out.sort(
-    (a, b) => fileOrder.get(a.pos.file)! - fileOrder.get(b.pos.file)! || a.pos.line - b.pos.line || a.pos.col - b.pos.col,
-  );
+  return out.sort((a, b) => fileOrder.get(a.pos.file)! - fileOrder.get(b.pos.file)! || a.pos.line - b.pos.line || a.pos.col - b.pos.col);
 }
 
 /** Collects problems while a pass goes on, then throws them all at once. */

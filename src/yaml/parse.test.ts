@@ -23,16 +23,7 @@ test('values keep the position they were written at', () => {
 });
 
 test('merge keys: explicit keys win wherever written, earlier sources win over later ones', () => {
-  const text = [
-    'a: &a {x: 1, y: 1}',
-    'b: &b {x: 2, y: 2, z: 2}',
-    'c:',
-    '  x: 0',
-    '  <<: [*a, *b]',
-    'd:',
-    '  <<: *a',
-    '  y: 3',
-  ].join('\n');
+  const text = ['a: &a {x: 1, y: 1}', 'b: &b {x: 2, y: 2, z: 2}', 'c:', '  x: 0', '  <<: [*a, *b]', 'd:', '  <<: *a', '  y: 3'].join('\n');
   const { value } = parseYaml(text, 'f.yaml');
   assert.deepEqual((value as Record<string, unknown>)['c'], { x: 0, y: 1, z: 2 });
   assert.deepEqual((value as Record<string, unknown>)['d'], { x: 1, y: 3 });
@@ -67,7 +58,10 @@ test('hostile documents end in located errors, not hangs or crashes', () => {
   assert.equal(errorOf('a: &a [*a]\n'), 'f.yaml:1:8: alias *a refers to itself');
   assert.match(errorOf('a: &x {<<: *x}\n'), /alias \*x refers to itself/);
   let bomb = 'l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n';
-  for (let i = 1; i < 10; i++) bomb += `l${i}: &l${i} [${Array(10).fill(`*l${i - 1}`).join(', ')}]\n`;
+  for (let i = 1; i < 10; i++)
+    bomb += `l${i}: &l${i} [${Array(10)
+      .fill(`*l${i - 1}`)
+      .join(', ')}]\n`;
   const start = Date.now();
   assert.match(errorOf(bomb), /expands to more than/);
   assert.ok(Date.now() - start < 2000);

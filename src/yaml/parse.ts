@@ -148,7 +148,10 @@ export function parseYaml(text: string, file: string, options: ParseOptions = {}
 function describeYamlError(code: string, message: string): string {
   if (code === 'MULTIPLE_DOCS') return 'invalid YAML: the file holds several documents (---); it must hold one';
   if (/call stack/i.test(message)) return 'the YAML is nested too deeply to be read';
-  const first = message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '').trim();
+  const first = message
+    .split('\n')[0]!
+    .replace(/ at line \d+, column \d+:?$/, '')
+    .trim();
   return `invalid YAML: ${first.charAt(0).toLowerCase()}${first.slice(1)}`;
 }
 

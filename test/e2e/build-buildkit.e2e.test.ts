@@ -31,7 +31,9 @@ before(async () => {
   writeFileSync(join(app, 'token.txt'), `token ${runId}`);
   writeFileSync(
     join(app, 'devtool.yml'),
-    ['build:', '  app:', '    target: base', '    args:', `      GREETING: from the manifest ${runId}`, '    secrets:', '      token: token.txt', ''].join('\n'),
+    ['build:', '  app:', '    target: base', '    args:', `      GREETING: from the manifest ${runId}`, '    secrets:', '      token: token.txt', ''].join(
+      '\n',
+    ),
   );
   const use = devtool(['context', 'use', 'devtool-local', '--registry', 'localhost:5000']);
   assert.equal(use.code, 0, use.stderr);
@@ -72,7 +74,10 @@ test('a failing RUN: one line naming the image, the step, its Dockerfile line an
   // -f builds the last stage, `broken`.
   const r = devtool(['build', '-f', 'Dockerfile', '--secret', 'id=token,src=token.txt'], { BUILDKIT_HOST: address });
   assert.equal(r.code, 1, r.stderr);
-  assert.match(lastLine(r.stderr), /^Error: .*localhost:5000\/bkapp-[0-9a-z]+:devtool-[0-9a-f]{24}.*\[broken 1\/1\] RUN echo "about to fail" && exit 7 \(Dockerfile:13\): .*exit code: 7$/);
+  assert.match(
+    lastLine(r.stderr),
+    /^Error: .*localhost:5000\/bkapp-[0-9a-z]+:devtool-[0-9a-f]{24}.*\[broken 1\/1\] RUN echo "about to fail" && exit 7 \(Dockerfile:13\): .*exit code: 7$/,
+  );
   assert.match(r.stderr, /#\d+ [0-9.]+ about to fail/, 'the step output is shown');
   assert.equal(r.stdout, '');
 });
@@ -89,7 +94,10 @@ test('malformed keepalive settings and an unreachable BUILDKIT_HOST are one-line
   const started = Date.now();
   const down = devtool(['build'], { BUILDKIT_HOST: '127.0.0.1:1' });
   assert.equal(down.code, 1, down.stderr);
-  assert.match(lastLine(down.stderr), /^Error: .*cannot reach the BuildKit daemon at tcp:\/\/127\.0\.0\.1:1: dial tcp 127\.0\.0\.1:1: connect: connection refused$/);
+  assert.match(
+    lastLine(down.stderr),
+    /^Error: .*cannot reach the BuildKit daemon at tcp:\/\/127\.0\.0\.1:1: dial tcp 127\.0\.0\.1:1: connect: connection refused$/,
+  );
   assert.ok(Date.now() - started < 15_000, `took ${Date.now() - started} ms`);
 });
 

@@ -170,7 +170,12 @@ test('a failing RUN: its output, then one line naming the image, the step and th
   const r = devtool(['deploy', '-f', 'devtool-fail.yml', '--name', `failing-${runId}`, '--namespace', s.namespace]);
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stderr, /\[build app\] #\d+ about to fail/, 'the log tail is shown');
-  assert.match(lastLine(r.stderr), new RegExp(`^Error: building localhost:5000/failing-${runId}-app:devtool-[0-9a-f]{24} failed: step "\\[3/3\\] RUN echo about to fail && exit 3" \\(Dockerfile\\.fail:3\\) exited with code 3$`));
+  assert.match(
+    lastLine(r.stderr),
+    new RegExp(
+      `^Error: building localhost:5000/failing-${runId}-app:devtool-[0-9a-f]{24} failed: step "\\[3/3\\] RUN echo about to fail && exit 3" \\(Dockerfile\\.fail:3\\) exited with code 3$`,
+    ),
+  );
   assert.doesNotMatch(r.stderr, /running never/);
   const st = await state(`failing-${runId}`);
   assert.equal(st['status'], 'error');

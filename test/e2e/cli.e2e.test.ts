@@ -21,7 +21,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 before(() => ensureBuilt());
 
 /** Runs devtool in a sandbox. */
-const run = (sb: Sandbox, args: string[], env: NodeJS.ProcessEnv = {}, input?: string) => runDevtool(args, { env: { ...sb.env, ...env }, ...(input !== undefined ? { input } : {}) });
+const run = (sb: Sandbox, args: string[], env: NodeJS.ProcessEnv = {}, input?: string) =>
+  runDevtool(args, { env: { ...sb.env, ...env }, ...(input !== undefined ? { input } : {}) });
 
 function ok(r: RunResult, what: string): RunResult {
   assert.equal(r.code, 0, `${what}: exit ${r.code}, stderr: ${r.stderr}`);
@@ -167,10 +168,19 @@ describe('contexts', () => {
   test('`context use` stores builder and registry, and validates them', () => {
     const sb = createSandbox();
     ok(run(sb, ['context', 'use', 'alpha', '--builder', 'tcp://buildkit.local:1234', '--registry', 'localhost:5000']), 'context use');
-    assert.deepEqual(contextRows(run(sb, ['context', 'list']).stdout)[0], { name: 'alpha', current: true, namespace: 'default', builder: 'tcp://buildkit.local:1234', registry: 'localhost:5000' });
+    assert.deepEqual(contextRows(run(sb, ['context', 'list']).stdout)[0], {
+      name: 'alpha',
+      current: true,
+      namespace: 'default',
+      builder: 'tcp://buildkit.local:1234',
+      registry: 'localhost:5000',
+    });
     assert.match(fails(run(sb, ['context', 'use', 'alpha', '--builder', 'buildkit']), ExitCode.usage, 'bad builder'), /--builder/);
     assert.match(fails(run(sb, ['context', 'use', 'alpha', '--namespace', 'Not_Valid']), ExitCode.usage, 'bad namespace'), /invalid namespace "Not_Valid"/);
-    assert.match(fails(run(sb, ['context', 'use', 'alpha', '--token', 'x']), ExitCode.usage, '--token on a cluster'), /--token is for devtool service contexts/);
+    assert.match(
+      fails(run(sb, ['context', 'use', 'alpha', '--token', 'x']), ExitCode.usage, '--token on a cluster'),
+      /--token is for devtool service contexts/,
+    );
   });
 
   test('a service URL context is stored and listed, its token never shown, and logging in fails clearly', () => {
@@ -245,7 +255,10 @@ describe('contexts', () => {
     assert.match(fails(run(sb, ['down', '--context', 'beta']), ExitCode.failure, 'down --context beta'), /beta\.invalid.*namespaces\/team\//);
     assert.match(fails(run(sb, ['restart', 'api', '-c', 'beta', '-n', 'n1']), ExitCode.failure, 'restart -c beta'), /beta\.invalid.*namespaces\/n1\//);
     assert.equal(showContext(sb).name, 'alpha', 'the current context is left as it was');
-    assert.match(fails(run(sb, ['restart', '--context', 'gamma']), ExitCode.usage, 'restart --context gamma'), /--context: unknown context "gamma" \(known: alpha, beta\)/);
+    assert.match(
+      fails(run(sb, ['restart', '--context', 'gamma']), ExitCode.usage, 'restart --context gamma'),
+      /--context: unknown context "gamma" \(known: alpha, beta\)/,
+    );
   });
 });
 
@@ -263,7 +276,11 @@ describe('namespaces and kubeconfig', () => {
 
   test('create, delete and list need the devtool service: on a plain cluster they say so', () => {
     const sb = createSandbox();
-    for (const args of [['namespace', 'list'], ['namespace', 'create', 'feature'], ['namespace', 'delete', 'feature']]) {
+    for (const args of [
+      ['namespace', 'list'],
+      ['namespace', 'create', 'feature'],
+      ['namespace', 'delete', 'feature'],
+    ]) {
       const line = fails(run(sb, args), ExitCode.unavailable, args.join(' '));
       assert.match(line, new RegExp(`'devtool ${args.slice(0, 2).join(' ')}' needs the devtool service.*"alpha" is a plain Kubernetes cluster`));
     }
@@ -409,7 +426,9 @@ describe('analytics', () => {
     assert.equal(ok(run(sb, ['analytics']), 'analytics').stdout, 'Analytics collection is enabled\n');
     ok(run(sb, ['version']), 'version');
     assert.deepEqual(
-      spoolRecords(sb).slice(3).map((r) => r.action),
+      spoolRecords(sb)
+        .slice(3)
+        .map((r) => r.action),
       ['analytics', 'version'],
     );
     assert.equal(spoolRecords(sb).at(-1)!.machineId, settings.machineId);
@@ -439,7 +458,10 @@ describe('logging', () => {
     assert.ok(debugLines.includes('debug: exit 0'), loud.stderr);
 
     const log = lines(readFileSync(join(sb.devtoolHome, 'devtool.log'), 'utf8'));
-    assert.ok(log.some((l) => / DEBUG devtool \S+: version$/.test(l)), 'the run without --loglevel is in the log');
+    assert.ok(
+      log.some((l) => / DEBUG devtool \S+: version$/.test(l)),
+      'the run without --loglevel is in the log',
+    );
     assert.ok(log.some((l) => / DEBUG devtool \S+: --loglevel debug version$/.test(l)));
     assert.equal(log.filter((l) => / DEBUG exit 0$/.test(l)).length, 2);
     assert.equal(statSync(join(sb.devtoolHome, 'devtool.log')).mode & 0o777, 0o600);
@@ -459,13 +481,19 @@ describe('unbuilt features never pretend to work', () => {
     const args = [...path, ...(spec.args ?? []).filter((a) => a.required).map(() => 'x'), ...(spec.passthrough?.required ? ['--', 'true'] : [])];
     test(`devtool ${args.join(' ')} exits 3 with one line`, () => {
       const r = runDevtool(args);
-      assert.match(fails(r, ExitCode.unavailable, args.join(' ')), new RegExp(`^Error: 'devtool ${path.join(' ')}' is not available yet: devtool ${pkg.version.replace(/\./g, '\\.')} does not include `));
+      assert.match(
+        fails(r, ExitCode.unavailable, args.join(' ')),
+        new RegExp(`^Error: 'devtool ${path.join(' ')}' is not available yet: devtool ${pkg.version.replace(/\./g, '\\.')} does not include `),
+      );
       assert.equal(r.stdout, '');
     });
   }
   test('options given to an unbuilt command do not change that', () => {
     const sb = createSandbox();
-    for (const args of [['up', 'api', '--namespace', 'dev'], ['exec', 'api', '--', 'npm', 'test']]) {
+    for (const args of [
+      ['up', 'api', '--namespace', 'dev'],
+      ['exec', 'api', '--', 'npm', 'test'],
+    ]) {
       const [command] = args;
       if (!unbuilt.some(({ path }) => path.join(' ') === command)) continue;
       const r = run(sb, args);
@@ -476,7 +504,14 @@ describe('unbuilt features never pretend to work', () => {
 
   test('pipeline and preview commands exit 3 saying they need the service', () => {
     const sb = createSandbox();
-    for (const args of [['pipeline', 'deploy'], ['pipeline', 'destroy'], ['preview', 'deploy'], ['preview', 'destroy'], ['preview', 'endpoints'], ['preview', 'list']]) {
+    for (const args of [
+      ['pipeline', 'deploy'],
+      ['pipeline', 'destroy'],
+      ['preview', 'deploy'],
+      ['preview', 'destroy'],
+      ['preview', 'endpoints'],
+      ['preview', 'list'],
+    ]) {
       const r = run(sb, args);
       assert.match(fails(r, ExitCode.unavailable, args.join(' ')), new RegExp(`'devtool ${args.join(' ')}' needs the devtool service`));
       assert.equal(r.stdout, '');
@@ -491,7 +526,10 @@ describe('exit codes', () => {
   test('0 ok, 1 failure, 2 usage, 3 unavailable', () => {
     assert.deepEqual(ExitCode, { ok: 0, failure: 1, usage: 2, unavailable: 3, interrupted: 130 });
     assert.equal(runDevtool(['version']).code, 0);
-    assert.match(fails(runDevtool(['context', 'use', 'no-such-context'], { env: createSandbox().env }), 1, 'unknown context'), /context "no-such-context" not found/);
+    assert.match(
+      fails(runDevtool(['context', 'use', 'no-such-context'], { env: createSandbox().env }), 1, 'unknown context'),
+      /context "no-such-context" not found/,
+    );
     assert.equal(runDevtool(['up', '--nope']).code, 2);
     assert.equal(runDevtool(['pipeline', 'deploy'], { env: createSandbox().env }).code, 3);
   });

@@ -31,7 +31,11 @@ function newestSource(dir: string): number {
 /** Builds dist/ when it is missing or older than src/, package.json or the build script. */
 export function ensureBuilt(): void {
   if (built) return;
-  const inputs = Math.max(newestSource(join(repoRoot, 'src')), statSync(join(repoRoot, 'package.json')).mtimeMs, statSync(join(repoRoot, 'scripts', 'build.mjs')).mtimeMs);
+  const inputs = Math.max(
+    newestSource(join(repoRoot, 'src')),
+    statSync(join(repoRoot, 'package.json')).mtimeMs,
+    statSync(join(repoRoot, 'scripts', 'build.mjs')).mtimeMs,
+  );
   if (!existsSync(cliPath) || statSync(cliPath).mtimeMs < inputs) {
     const r = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: repoRoot, encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`build failed:\n${r.stdout}${r.stderr}`);

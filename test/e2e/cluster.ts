@@ -60,7 +60,13 @@ export async function createSleepingDeployment(s: ClusterSandbox, name: string, 
 }
 
 /** Runs a command in a pod's container; returns its output and exit code. */
-export async function execInPod(kc: k8s.KubeConfig, namespace: string, pod: string, command: string[], container?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function execInPod(
+  kc: k8s.KubeConfig,
+  namespace: string,
+  pod: string,
+  command: string[],
+  container?: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const exec = new k8s.Exec(kc);
   const stdout = new PassThrough();
   const stderr = new PassThrough();
@@ -89,7 +95,11 @@ export async function runningPod(core: k8s.CoreV1Api, namespace: string, labelSe
  * listed are installed into /app/node_modules first (from the npm registry, cached by version).
  */
 export function imageFromFolder(name: string, folder: string, base: string, npmPackages: string[] = []): string {
-  const hash = createHash('sha256').update(JSON.stringify([base, npmPackages])).update(readFileSync(join(folder, 'server.js'))).digest('hex').slice(0, 12);
+  const hash = createHash('sha256')
+    .update(JSON.stringify([base, npmPackages]))
+    .update(readFileSync(join(folder, 'server.js')))
+    .digest('hex')
+    .slice(0, 12);
   const ref = `${REGISTRY}/${name}:${hash}`;
   try {
     crane(['digest', '--insecure', ref]);

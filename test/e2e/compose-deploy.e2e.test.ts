@@ -73,7 +73,8 @@ test('deploy --wait brings up every service, in dependency order', { timeout: 60
 
 test('the web service answers through its Service and its Ingress rule, using the database by name', { timeout: 120_000 }, async () => {
   const pod = await runningPod(s.core, s.namespace, 'devtool.dev/service=web');
-  const fetchJson = (url: string) => execInPod(s.kc, s.namespace, pod, ['node', '-e', `fetch(${JSON.stringify(url)}).then(r => r.text()).then(t => console.log(t))`]);
+  const fetchJson = (url: string) =>
+    execInPod(s.kc, s.namespace, pod, ['node', '-e', `fetch(${JSON.stringify(url)}).then(r => r.text()).then(t => console.log(t))`]);
   const viaService = await fetchJson('http://web:8080/visit');
   assert.equal(viaService.code, 0, viaService.stderr);
   assert.equal(JSON.parse(viaService.stdout).web, 1, viaService.stdout);

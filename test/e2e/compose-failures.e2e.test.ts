@@ -56,7 +56,11 @@ test('a missing image fails fast with the image pull error, and the state says e
 
 test('a volume that can never bind fails fast, naming the claim and why, instead of timing out', { timeout: 300_000 }, async () => {
   const started = Date.now();
-  const r = deployText('noclass', `services:\n  db:\n    image: ${REGISTRY}/redis:7\n    volumes: ["data:/data"]\nvolumes:\n  data:\n    driver_opts: {class: no-such-class}\n`, ['--wait']);
+  const r = deployText(
+    'noclass',
+    `services:\n  db:\n    image: ${REGISTRY}/redis:7\n    volumes: ["data:/data"]\nvolumes:\n  data:\n    driver_opts: {class: no-such-class}\n`,
+    ['--wait'],
+  );
   assert.equal(r.code, 1, r.stderr);
   assert.match(lines(r.stderr).at(-1)!, /service "db" failed: pod cannot be scheduled: persistent volume claim data is Pending: .*no-such-class.* not found/);
   assert.ok(Date.now() - started < 120_000, 'well before the 3m timeout');
@@ -67,14 +71,21 @@ test('an object of another environment is never taken over', { timeout: 120_000 
   // "pull" (above) owns Deployment/api in this namespace.
   const r = deployText('other', `services:\n  api:\n    image: ${REGISTRY}/nginx:1\n`);
   assert.equal(r.code, 1, r.stderr);
-  assert.match(lines(r.stderr).at(-1)!, /^Error: cannot deploy environment "other" in namespace .*: Deployment\/api belongs to environment "pull"\. Deploy to another namespace/);
+  assert.match(
+    lines(r.stderr).at(-1)!,
+    /^Error: cannot deploy environment "other" in namespace .*: Deployment\/api belongs to environment "pull"\. Deploy to another namespace/,
+  );
   const apps = s.kc.makeApiClient(k8s.AppsV1Api);
   const api = await apps.readNamespacedDeployment({ name: 'api', namespace: s.namespace });
   assert.equal(api.metadata?.labels?.['devtool.dev/environment'], 'pull');
 });
 
 test('a crash loop is reported with the last lines of the log', { timeout: 300_000 }, async () => {
-  const r = deployText('crash', `services:\n  worker:\n    image: ${REGISTRY}/debian:bookworm\n    entrypoint: ["sh", "-c", "echo cannot reach the config server; exit 3"]\n`, ['--wait']);
+  const r = deployText(
+    'crash',
+    `services:\n  worker:\n    image: ${REGISTRY}/debian:bookworm\n    entrypoint: ["sh", "-c", "echo cannot reach the config server; exit 3"]\n`,
+    ['--wait'],
+  );
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stderr, /service "worker" failed: crash loop: container worker keeps exiting \(exit code 3\)/);
   assert.match(r.stderr, /cannot reach the config server/);

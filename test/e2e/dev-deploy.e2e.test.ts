@@ -127,7 +127,10 @@ test('a Compose application: up deploys it and develops the service that mounts 
   // The sync runs while up does: start it again and make a change in the container.
   const again = await startUp(['-n', s.namespace], { env, cwd });
   assert.equal(exec('echo from the container > /code/src/made-there.txt').code, 0);
-  await waitFor('container file locally', () => existsSync(join(cwd, 'src/made-there.txt')) && readFileSync(join(cwd, 'src/made-there.txt'), 'utf8') === 'from the container\n');
+  await waitFor(
+    'container file locally',
+    () => existsSync(join(cwd, 'src/made-there.txt')) && readFileSync(join(cwd, 'src/made-there.txt'), 'utf8') === 'from the container\n',
+  );
   await again.stop();
 
   // In a terminal, up opens a shell in the dev container, in the service's working_dir; leaving it keeps the dev container.
@@ -143,7 +146,10 @@ test('a Compose application: up deploys it and develops the service that mounts 
   // A service that mounts no folder is no dev container, and the error says what makes one.
   const wrong = runDevtool(['up', 'cache', '-n', s.namespace], { env, cwd, timeoutMs: 60_000 });
   assert.equal(wrong.code, 2);
-  assert.equal(wrong.stderr.trim(), `Error: compose.yaml has no dev container "cache": the services that mount a host folder are api (a service becomes one by mounting a folder, e.g. volumes: ['./src:/app/src'])`);
+  assert.equal(
+    wrong.stderr.trim(),
+    `Error: compose.yaml has no dev container "cache": the services that mount a host folder are api (a service becomes one by mounting a folder, e.g. volumes: ['./src:/app/src'])`,
+  );
 
   const down = runDevtool(['down', '-n', s.namespace], { env, cwd, timeoutMs: 120_000 });
   assert.equal(down.code, 0, down.stderr);

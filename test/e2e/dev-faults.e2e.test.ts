@@ -63,7 +63,11 @@ function forwardAnswer(): Promise<string> {
 
 /** After a fault: what was written locally during it arrives, a container write comes back, the forward answers. */
 async function checkRecovered(fault: string, writtenDuring: string): Promise<void> {
-  await waitFor(`${fault}: the local change made during the fault in the container`, () => inContainer(`cat /app/${writtenDuring} 2>/dev/null`).stdout === `${fault}\n`, 180_000);
+  await waitFor(
+    `${fault}: the local change made during the fault in the container`,
+    () => inContainer(`cat /app/${writtenDuring} 2>/dev/null`).stdout === `${fault}\n`,
+    180_000,
+  );
   const remoteName = `${writtenDuring}.from-container`;
   assert.equal(inContainer(`echo '${fault} in the container' > /app/${remoteName}`).code, 0);
   await waitFor(`${fault}: the container's change locally`, () => readLocal(remoteName) === `${fault} in the container\n`, 60_000);
@@ -86,7 +90,11 @@ test('the dev pod is killed: up reconnects to the new pod, sync and forwards res
 });
 
 test('the local Syncthing dies: up restarts it with its folders two-way again, nothing lost', { timeout: 300_000 }, async () => {
-  const pids = () => spawnSync('pgrep', ['-f', `syncthing serve --home=${env.DEVTOOL_HOME}/dev/`], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean);
+  const pids = () =>
+    spawnSync('pgrep', ['-f', `syncthing serve --home=${env.DEVTOOL_HOME}/dev/`], { encoding: 'utf8' })
+      .stdout.trim()
+      .split('\n')
+      .filter(Boolean);
   const [old] = pids();
   assert.ok(old, 'the local Syncthing of this up runs');
   process.kill(Number(old), 'SIGKILL');
@@ -124,7 +132,11 @@ test('the API server restarts: up rides it out, sync resumes', { timeout: 420_00
     restartCluster();
   }
   await checkRecovered('API server restart', 'during-restart.txt');
-  await waitFor('status 100.00%', () => runDevtool(['status', '-n', s.namespace], { env, cwd: folder, timeoutMs: 30_000 }).stdout.trim() === 'Synchronization status: 100.00%', 60_000);
+  await waitFor(
+    'status 100.00%',
+    () => runDevtool(['status', '-n', s.namespace], { env, cwd: folder, timeoutMs: 30_000 }).stdout.trim() === 'Synchronization status: 100.00%',
+    60_000,
+  );
 });
 
 test('status --watch follows up until it ends; up --reset starts both ends afresh and loses nothing', { timeout: 420_000 }, async () => {

@@ -56,7 +56,10 @@ test('permission bits: the laptop decides', { timeout: 600_000 }, async () => {
 
   // Made executable in the container: arrives here without exec bits.
   assert.equal(inContainer('mkdir -p /app/hooks && printf "#!/bin/sh\\nid\\n" > /app/hooks/pre-commit && chmod 755 /app/hooks/pre-commit').code, 0);
-  await waitFor('pre-commit here', () => existsSync(join(folder, 'hooks/pre-commit')) && readFileSync(join(folder, 'hooks/pre-commit'), 'utf8') === '#!/bin/sh\nid\n');
+  await waitFor(
+    'pre-commit here',
+    () => existsSync(join(folder, 'hooks/pre-commit')) && readFileSync(join(folder, 'hooks/pre-commit'), 'utf8') === '#!/bin/sh\nid\n',
+  );
   assert.equal(statSync(join(folder, 'hooks/pre-commit')).mode & 0o111, 0, `pre-commit arrived as ${modeHere('hooks/pre-commit')}`);
 
   // chmod +x in the container of a file from here: nothing changes here. A file written after it
@@ -65,7 +68,7 @@ test('permission bits: the laptop decides', { timeout: 600_000 }, async () => {
   await waitFor('after.txt here', () => existsSync(join(folder, 'after.txt')));
   await waitFor('status 100.00%', () => dev(['status']).stdout.trim() === 'Synchronization status: 100.00%');
   assert.equal(modeHere('data.txt'), '644');
-  assert.equal(modeInContainer('/app/data.txt'), '755', "the container keeps its own bits; they are only not sent");
+  assert.equal(modeInContainer('/app/data.txt'), '755', 'the container keeps its own bits; they are only not sent');
 
   // A script of this machine's edited in the container (a formatter there): its content comes
   // here, its execute bits stay (the replaced version's, from the environment's trash).

@@ -72,7 +72,10 @@ test('two-way sync: first pass keeps local files, writes and deletes cross both 
   assert.match(out(), /copied \d+ files \([\d.]+ MB\) into the new volume/);
   assert.equal(inContainer('echo early > /app/early.txt').code, 0);
   await waitFor('first sync settled', () => /first sync settled in/.test(out()), 60_000);
-  await waitFor('a file written before the sync settled, locally', () => existsSync(join(folder, 'early.txt')) && readFileSync(join(folder, 'early.txt'), 'utf8') === 'early\n');
+  await waitFor(
+    'a file written before the sync settled, locally',
+    () => existsSync(join(folder, 'early.txt')) && readFileSync(join(folder, 'early.txt'), 'utf8') === 'early\n',
+  );
   assert.equal(inContainer('test -e /app/certs/key.pem && echo yes || echo no').stdout.trim(), 'no', 'a file .stignore leaves out by a wildcard is not copied');
   assert.equal(readFileSync(join(folder, 'src/nested/keep.txt'), 'utf8'), 'precious local work\n');
   assert.equal(statSync(join(folder, 'src/nested/keep.txt')).mtimeMs, keptStat.mtimeMs, 'the first pass did not touch the local file');
@@ -84,7 +87,10 @@ test('two-way sync: first pass keeps local files, writes and deletes cross both 
   await waitFor('local file in the container', () => inContainer('cat /app/hello.txt 2>/dev/null').stdout === 'from the laptop\n');
   // Container -> local, and the remote end honours .stignore too.
   assert.equal(inContainer('mkdir -p /app/out && echo built > /app/out/result.txt && echo x > /app/ignored-here').code, 0);
-  await waitFor('container file locally', () => existsSync(join(folder, 'out/result.txt')) && readFileSync(join(folder, 'out/result.txt'), 'utf8') === 'built\n');
+  await waitFor(
+    'container file locally',
+    () => existsSync(join(folder, 'out/result.txt')) && readFileSync(join(folder, 'out/result.txt'), 'utf8') === 'built\n',
+  );
   assert.equal(readFileSync(join(folder, 'ignored-here'), 'utf8'), 'never leaves this machine\n');
   // Deletes, both ways.
   rmSync(join(folder, 'hello.txt'));
@@ -116,7 +122,11 @@ test('two-way sync: first pass keeps local files, writes and deletes cross both 
   writeFileSync(join(folder, 'shared.txt'), 'laptop-edit\n');
 
   const again = await startUp(['-n', s.namespace], { env, cwd: folder });
-  await waitFor('conflict copy of the container version', () => readdirSync(folder).some((n) => n.startsWith('shared.sync-conflict-') && readFileSync(join(folder, n), 'utf8') === 'container-edit\n'), 60_000);
+  await waitFor(
+    'conflict copy of the container version',
+    () => readdirSync(folder).some((n) => n.startsWith('shared.sync-conflict-') && readFileSync(join(folder, n), 'utf8') === 'container-edit\n'),
+    60_000,
+  );
   assert.equal(readFileSync(join(folder, 'shared.txt'), 'utf8'), 'laptop-edit\n');
   await waitFor('local version in the container', () => inContainer('cat /app/shared.txt').stdout === 'laptop-edit\n');
   again.proc.kill('SIGTERM');
@@ -133,7 +143,7 @@ test('an up cut off before its first sync settled: the next up settles it, nothi
   first.proc.kill('SIGKILL');
   await new Promise((r) => (first.proc.exitCode !== null || first.proc.signalCode !== null ? r(null) : first.proc.once('exit', r)));
   // The kernel ends the local Syncthing with its `up` (devtool-agent with-parent), SIGKILL or not.
-  await waitFor('the killed up\'s local Syncthing to end', () => localSyncthings() === '', 10_000);
+  await waitFor("the killed up's local Syncthing to end", () => localSyncthings() === '', 10_000);
 
   // The volume is not empty now: no second copy; the receive-only folder left behind is settled.
   const again = await startUp(['-n', s.namespace], { env, cwd: project });
@@ -142,12 +152,20 @@ test('an up cut off before its first sync settled: the next up settles it, nothi
   assert.match(log, /first sync of \S*project-cut was cut off before it settled: settling it now/);
   assert.equal(inWeb('find /app -name "f*.txt" | wc -l').stdout.trim(), '3000');
   assert.equal(readFileSync(join(project, 'd29/f99.txt'), 'utf8'), 'file 29/99\n');
-  await waitFor('status 100.00%', () => runDevtool(['status', '-n', s.namespace], { env, cwd: project }).stdout.trim() === 'Synchronization status: 100.00%', 60_000);
+  await waitFor(
+    'status 100.00%',
+    () => runDevtool(['status', '-n', s.namespace], { env, cwd: project }).stdout.trim() === 'Synchronization status: 100.00%',
+    60_000,
+  );
   assert.equal(inWeb('echo from web > /app/back.txt').code, 0);
   await waitFor('a container file locally', () => existsSync(join(project, 'back.txt')) && readFileSync(join(project, 'back.txt'), 'utf8') === 'from web\n');
   writeFileSync(join(project, 'there.txt'), 'from the laptop\n');
   await waitFor('a local file in the container', () => inWeb('cat /app/there.txt 2>/dev/null').stdout === 'from the laptop\n');
-  assert.deepEqual(readdirSync(project).filter((n) => n.includes('.sync-conflict-')), [], 'no conflict copies');
+  assert.deepEqual(
+    readdirSync(project).filter((n) => n.includes('.sync-conflict-')),
+    [],
+    'no conflict copies',
+  );
   await again.stop();
 });
 
@@ -176,12 +194,18 @@ test('the container cannot plant .git or links out of the folder here; trustCont
   const session = await startUp(['-n', s.namespace], { env, cwd: folder });
   assert.equal(inContainer('test -e /app/.git/config && echo yes || echo no').stdout.trim(), 'no', "this machine's .git is not sent either");
   assert.equal(
-    inContainer('mkdir -p /app/.git/hooks && printf "#!/bin/sh\\necho pwned\\n" > /app/.git/hooks/pre-commit && chmod +x /app/.git/hooks/pre-commit && ln -s /root/.ssh /app/ssh-link && ln -s ../../etc /app/src/etc-link && ln -s nested/keep.txt /app/src/inside-link && echo done > /app/planted.txt').code,
+    inContainer(
+      'mkdir -p /app/.git/hooks && printf "#!/bin/sh\\necho pwned\\n" > /app/.git/hooks/pre-commit && chmod +x /app/.git/hooks/pre-commit && ln -s /root/.ssh /app/ssh-link && ln -s ../../etc /app/src/etc-link && ln -s nested/keep.txt /app/src/inside-link && echo done > /app/planted.txt',
+    ).code,
     0,
   );
   await waitFor('a plain file from the container', () => existsSync(join(folder, 'planted.txt')));
   await waitFor('a link inside the folder from the container', () => existsSync(join(folder, 'src/inside-link')));
-  await waitFor('up refuses both links', () => session.output().includes('ssh-link -> /root/.ssh') && session.output().includes('src/etc-link -> ../../etc'), 60_000);
+  await waitFor(
+    'up refuses both links',
+    () => session.output().includes('ssh-link -> /root/.ssh') && session.output().includes('src/etc-link -> ../../etc'),
+    60_000,
+  );
   // Give a wrongly synced file every chance to land: a full rescan on both ends, then look.
   await new Promise((r) => setTimeout(r, 3000));
   assert.equal(existsSync(join(folder, '.git/hooks/pre-commit')), false, 'a hook from the container never lands here');

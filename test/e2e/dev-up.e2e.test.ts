@@ -38,16 +38,32 @@ before(async () => {
         selector: { matchLabels: { app: 'web' } },
         template: {
           metadata: { labels: { app: 'web' } },
-          spec: { containers: [{ name: 'web', image: `${REGISTRY}/node:20`, command: ['node', '-e', server('original', 8080)], env: [{ name: 'FROM_ORIGINAL', value: 'yes' }], readinessProbe: { tcpSocket: { port: 8080 } } }] },
+          spec: {
+            containers: [
+              {
+                name: 'web',
+                image: `${REGISTRY}/node:20`,
+                command: ['node', '-e', server('original', 8080)],
+                env: [{ name: 'FROM_ORIGINAL', value: 'yes' }],
+                readinessProbe: { tcpSocket: { port: 8080 } },
+              },
+            ],
+          },
         },
       },
     },
   });
-  await s.core.createNamespacedService({ namespace: s.namespace, body: { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 8080 }] } } });
+  await s.core.createNamespacedService({
+    namespace: s.namespace,
+    body: { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 8080 }] } },
+  });
   before_ = await apps.readNamespacedDeployment({ name: 'web', namespace: s.namespace });
   folder = join(s.root, 'project');
   mkdirSync(folder);
-  writeFileSync(join(folder, 'devtool.yml'), `services:\n  web:\n    forward: ["${FORWARD}:8080"]\n    reverse: ["9000:${REVERSE_LOCAL}"]\n    environment: {FROM_MANIFEST: "1"}\n`);
+  writeFileSync(
+    join(folder, 'devtool.yml'),
+    `services:\n  web:\n    forward: ["${FORWARD}:8080"]\n    reverse: ["9000:${REVERSE_LOCAL}"]\n    environment: {FROM_MANIFEST: "1"}\n`,
+  );
   env = { ...s.env, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
 });
 
@@ -172,7 +188,8 @@ test('up ends at once on SIGTERM while it is reconnecting to a dev pod that is g
   // No dev pod to come back to (as when `down` has removed it before it stops this `up`): the
   // tunnel keeps reconnecting, and the local Syncthing keeps dialing through it.
   await apps.deleteNamespacedDeployment({ name: 'web-devtool', namespace: s.namespace });
-  for (let i = 0; i < 300 && !session.output().includes('connection to the dev container lost; reconnecting'); i++) await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 300 && !session.output().includes('connection to the dev container lost; reconnecting'); i++)
+    await new Promise((r) => setTimeout(r, 100));
   assert.match(session.output(), /connection to the dev container lost; reconnecting/);
   // A client of the forwarded port meanwhile: it waits for the next connection (up to 30 s).
   const client = connect(FORWARD, '127.0.0.1');
@@ -187,7 +204,10 @@ test('up ends at once on SIGTERM while it is reconnecting to a dev pod that is g
   assert.equal(dev(['down', '--volumes'], 120_000).code, 0);
 });
 
-test('down kills an up that does not end on SIGTERM, and says so only once it is gone', { timeout: 300_000, skip: process.platform !== 'linux' && 'reads /proc' }, async () => {
+test('down kills an up that does not end on SIGTERM, and says so only once it is gone', {
+  timeout: 300_000,
+  skip: process.platform !== 'linux' && 'reads /proc',
+}, async () => {
   const { proc } = await startUp(['-n', s.namespace], { env, cwd: folder });
   const exited = new Promise<NodeJS.Signals | null>((resolve) => proc.once('exit', (_code, signal) => resolve(signal)));
   // Stopped, it cannot act on SIGTERM (as an `up` stuck in its clean-up would not end).

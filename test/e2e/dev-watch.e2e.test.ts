@@ -30,7 +30,9 @@ before(async () => {
         selector: { matchLabels: { app: 'api' } },
         template: {
           metadata: { labels: { app: 'api' } },
-          spec: { containers: [{ name: 'api', image: `${REGISTRY}/debian:bookworm`, command: ['sleep', 'infinity'], env: [{ name: 'FROM_ORIGINAL', value: 'yes' }] }] },
+          spec: {
+            containers: [{ name: 'api', image: `${REGISTRY}/debian:bookworm`, command: ['sleep', 'infinity'], env: [{ name: 'FROM_ORIGINAL', value: 'yes' }] }],
+          },
         },
       },
     },
@@ -71,7 +73,27 @@ test('up follows the original: set env reaches the dev pod, a redeploy is scaled
   // What `kubectl set env deployment/api FOO=bar FROM_MANIFEST=from-original` sends: a strategic
   // merge patch of the container's env (merged by name).
   await apps.patchNamespacedDeployment(
-    { name: 'api', namespace: s.namespace, body: { spec: { template: { spec: { containers: [{ name: 'api', env: [{ name: 'FOO', value: 'bar' }, { name: 'FROM_MANIFEST', value: 'from-original' }] }] } } } } },
+    {
+      name: 'api',
+      namespace: s.namespace,
+      body: {
+        spec: {
+          template: {
+            spec: {
+              containers: [
+                {
+                  name: 'api',
+                  env: [
+                    { name: 'FOO', value: 'bar' },
+                    { name: 'FROM_MANIFEST', value: 'from-original' },
+                  ],
+                },
+              ],
+            },
+          },
+        },
+      },
+    },
     k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch),
   );
   await waitFor('a new dev pod with FOO=bar', async () => {
@@ -86,11 +108,22 @@ test('up follows the original: set env reaches the dev pod, a redeploy is scaled
   assert.equal((await original()).spec?.replicas, 0, 'the original stays scaled down');
 
   // A redeploy: the user's deploy applies the original with replicas: 2.
-  await apps.patchNamespacedDeployment({ name: 'api', namespace: s.namespace, body: { spec: { replicas: 2 } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
-  await waitFor('the original scaled back to 0 with 2 recorded, and a notice', async () => {
-    const o = await original();
-    return o.spec?.replicas === 0 && o.metadata?.annotations?.['devtool.dev/dev-replicas'] === '2' && out().includes('! deployment api was redeployed with 2 replicas');
-  }, 60_000);
+  await apps.patchNamespacedDeployment(
+    { name: 'api', namespace: s.namespace, body: { spec: { replicas: 2 } } },
+    k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+  );
+  await waitFor(
+    'the original scaled back to 0 with 2 recorded, and a notice',
+    async () => {
+      const o = await original();
+      return (
+        o.spec?.replicas === 0 &&
+        o.metadata?.annotations?.['devtool.dev/dev-replicas'] === '2' &&
+        out().includes('! deployment api was redeployed with 2 replicas')
+      );
+    },
+    60_000,
+  );
   assert.match(out(), /! deployment api was redeployed with 2 replicas: scaled back to 0 while the dev container is active \('devtool down' restores 2\)/);
   // The dev pod was not touched by a change of replicas only.
   const pod = await soleReadyDevPod();
@@ -104,8 +137,14 @@ test('up follows the original: set env reaches the dev pod, a redeploy is scaled
   await new Promise((r) => setTimeout(r, 3000));
   const restored = await original();
   assert.equal(restored.spec?.replicas, 2);
-  assert.deepEqual(Object.keys(restored.metadata?.annotations ?? {}).filter((k) => k.startsWith('devtool.dev/')), []);
-  assert.ok(restored.spec?.template.spec?.containers[0]?.env?.some((x) => x.name === 'FOO' && x.value === 'bar'), 'the original keeps its own change');
+  assert.deepEqual(
+    Object.keys(restored.metadata?.annotations ?? {}).filter((k) => k.startsWith('devtool.dev/')),
+    [],
+  );
+  assert.ok(
+    restored.spec?.template.spec?.containers[0]?.env?.some((x) => x.name === 'FOO' && x.value === 'bar'),
+    'the original keeps its own change',
+  );
   await assert.rejects(apps.readNamespacedDeployment({ name: 'api-devtool', namespace: s.namespace }));
 });
 
@@ -129,7 +168,9 @@ test('a down while the watcher keeps running: the original keeps the replicas do
   assert.equal(await exited, 0);
 });
 
-test('a dev container of another folder: up and down there are refused naming it; once that folder is deleted, down here takes over', { timeout: 420_000 }, async () => {
+test('a dev container of another folder: up and down there are refused naming it; once that folder is deleted, down here takes over', {
+  timeout: 420_000,
+}, async () => {
   const oldClone = join(s.root, 'old-clone');
   mkdirSync(oldClone);
   writeFileSync(join(oldClone, 'devtool.yml'), 'services:\n  api: {}\n');
@@ -142,7 +183,12 @@ test('a dev container of another folder: up and down there are refused naming it
   assert.match(refusedDown.stderr, new RegExp(`api was activated from folder ${oldClone}: run 'devtool down' there`));
   const refusedUp = dev(['up'], 120_000);
   assert.notEqual(refusedUp.code, 0);
-  assert.match(refusedUp.stderr, new RegExp(`api is already in development from folder ${oldClone} \\(deployment api-devtool in namespace ${s.namespace}\\); run 'devtool down' there first`));
+  assert.match(
+    refusedUp.stderr,
+    new RegExp(
+      `api is already in development from folder ${oldClone} \\(deployment api-devtool in namespace ${s.namespace}\\); run 'devtool down' there first`,
+    ),
+  );
   assert.equal((await original()).spec?.replicas, 0, 'nothing changed');
 
   // The clone is deleted while its `up` still runs (as a terminal left open in it would).
@@ -156,6 +202,9 @@ test('a dev container of another folder: up and down there are refused naming it
   assert.equal(await exited, 0, "the deleted folder's up was ended");
   const o = await original();
   assert.equal(String(o.spec?.replicas), replicas, 'the recorded replicas are back');
-  assert.deepEqual(Object.keys(o.metadata?.annotations ?? {}).filter((k) => k.startsWith('devtool.dev/')), []);
+  assert.deepEqual(
+    Object.keys(o.metadata?.annotations ?? {}).filter((k) => k.startsWith('devtool.dev/')),
+    [],
+  );
   await assert.rejects(apps.readNamespacedDeployment({ name: 'api-devtool', namespace: s.namespace }));
 });

@@ -50,7 +50,11 @@ function doctor(cwd: string, runEnv: NodeJS.ProcessEnv, args: string[] = []): { 
   assert.match(path!, new RegExp(`^${runEnv.DEVTOOL_HOME}/doctor/devtool-doctor-\\d{8}-\\d{6}\\.zip$`));
   assert.ok(r.stderr.includes(path!), `the path is in the output: ${r.stderr}`);
   assert.equal(statSync(dirname(path!)).mode & 0o777, 0o700);
-  assert.deepEqual(readdirSync(cwd).filter((f) => f.startsWith('devtool-doctor-')), [], 'nothing written to the current folder');
+  assert.deepEqual(
+    readdirSync(cwd).filter((f) => f.startsWith('devtool-doctor-')),
+    [],
+    'nothing written to the current folder',
+  );
   const zip = unzipSync(readFileSync(path!));
   return { entries: Object.fromEntries(Object.entries(zip).map(([name, data]) => [name, strFromU8(data)])), stderr: r.stderr };
 }
@@ -59,14 +63,23 @@ test('doctor with an active dev container: logs from both ends, metadata, manife
   await startUp(['-n', s.namespace], { env, cwd: folder });
   // The agent contract as the cluster holds it: the secrets that must not leak.
   const secret = await s.core.readNamespacedSecret({ name: 'web-devtool', namespace: s.namespace });
-  const contract = JSON.parse(Buffer.from(secret.data!['agent.json']!, 'base64').toString('utf8')) as { ssh: { hostKey: string }; syncthing: { apiKey: string; guiPassword: string } };
+  const contract = JSON.parse(Buffer.from(secret.data!['agent.json']!, 'base64').toString('utf8')) as {
+    ssh: { hostKey: string };
+    syncthing: { apiKey: string; guiPassword: string };
+  };
   const { apiKey, guiPassword } = contract.syncthing;
   assert.ok(apiKey && guiPassword, 'file sync is on: the contract has Syncthing credentials');
   const hostKeyLine = contract.ssh.hostKey.split('\n')[1]!;
 
   // Secrets where a careless tool would leak them: a log line in the container, written by a
   // process that knows them, and the CLI's own log.
-  const probe = dev(['exec', '--', 'sh', '-c', `echo "probe-start token=$API_TOKEN raw ${guiPassword} X-API-Key: ${apiKey} probe-end" > /var/devtool/logs/probe.log`]);
+  const probe = dev([
+    'exec',
+    '--',
+    'sh',
+    '-c',
+    `echo "probe-start token=$API_TOKEN raw ${guiPassword} X-API-Key: ${apiKey} probe-end" > /var/devtool/logs/probe.log`,
+  ]);
   assert.equal(probe.code, 0, probe.stderr);
   const withEnv = dev(['exec', '--', 'env', `TOKEN=${EXEC_TOKEN}`, 'MODE=local', 'true']);
   assert.equal(withEnv.code, 0, withEnv.stderr);
@@ -80,7 +93,18 @@ test('doctor with an active dev container: logs from both ends, metadata, manife
 
   const { entries, stderr } = doctor(folder, env, ['-n', s.namespace]);
   const names = Object.keys(entries).sort();
-  for (const want of ['metadata.json', 'manifest-summary.yml', 'devtool.log', 'remote/web/supervisor.log', 'remote/web/ssh.log', 'remote/web/syncthing.log', 'remote/web/probe.log', 'remote/web/pod.json', 'remote/web/container.log', 'local/web/syncthing.log']) {
+  for (const want of [
+    'metadata.json',
+    'manifest-summary.yml',
+    'devtool.log',
+    'remote/web/supervisor.log',
+    'remote/web/ssh.log',
+    'remote/web/syncthing.log',
+    'remote/web/probe.log',
+    'remote/web/pod.json',
+    'remote/web/container.log',
+    'local/web/syncthing.log',
+  ]) {
     assert.ok(names.includes(want), `${want} in ${names.join(', ')}`);
   }
   assert.match(stderr, /✓ doctor file written with \d+ files, secrets redacted/);
@@ -110,7 +134,14 @@ test('doctor with an active dev container: logs from both ends, metadata, manife
   assert.equal(JSON.parse(entries['remote/web/pod.json']!).phase, 'Running');
 
   for (const [name, text] of Object.entries(entries)) {
-    for (const [what, value] of [['API_TOKEN', API_TOKEN], ['Syncthing password', guiPassword], ['Syncthing API key', apiKey], ['SSH host key', hostKeyLine], ['bearer token', BEARER], ['exec TOKEN', EXEC_TOKEN]] as const) {
+    for (const [what, value] of [
+      ['API_TOKEN', API_TOKEN],
+      ['Syncthing password', guiPassword],
+      ['Syncthing API key', apiKey],
+      ['SSH host key', hostKeyLine],
+      ['bearer token', BEARER],
+      ['exec TOKEN', EXEC_TOKEN],
+    ] as const) {
       assert.ok(!text.includes(value), `${what} leaked in ${name}`);
     }
   }
@@ -120,7 +151,10 @@ test('doctor with nothing active still writes the local part and says what it co
   const down = dev(['down', '--volumes'], 120_000);
   assert.equal(down.code, 0, down.stderr);
   const { entries, stderr } = doctor(folder, env, ['web', '-n', s.namespace]);
-  assert.deepEqual(Object.keys(entries).filter((n) => n.startsWith('remote/')), []);
+  assert.deepEqual(
+    Object.keys(entries).filter((n) => n.startsWith('remote/')),
+    [],
+  );
   assert.ok(entries['devtool.log'] && entries['manifest-summary.yml']);
   const meta = JSON.parse(entries['metadata.json']!) as Record<string, any>;
   assert.equal(meta.devContainers.web.state, 'not active');

@@ -26,7 +26,11 @@ export function firstPassRounds(how: 'stopped' | 'killed'): void {
   before(() => setUp(`first-pass-${how}`));
   after(() => tearDownDev(s, env, [folder]));
   for (const n of [1, 999, 1001, 5000]) {
-    test(`first pass, ${n} file(s) changed and deleted in the container while up was ${how}: nothing local overwritten or deleted, nothing lost`, { timeout: 420_000 }, () => round(`r${n}`, n, how));
+    test(
+      `first pass, ${n} file(s) changed and deleted in the container while up was ${how}: nothing local overwritten or deleted, nothing lost`,
+      { timeout: 420_000 },
+      () => round(`r${n}`, n, how),
+    );
   }
 }
 
@@ -56,7 +60,15 @@ async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms 
 
 const SMALL = 5;
 /** Categories with a fixed few files: what each side does while no `up` runs. */
-const FEW = ['both', 'local-deleted', 'local-changed', 'container-renamed', 'local-renamed', 'container-deleted-local-changed', 'local-deleted-container-changed'] as const;
+const FEW = [
+  'both',
+  'local-deleted',
+  'local-changed',
+  'container-renamed',
+  'local-renamed',
+  'container-deleted-local-changed',
+  'local-deleted-container-changed',
+] as const;
 
 function writeFiles(dir: string, count: number, content: (i: number) => string): void {
   mkdirSync(dir, { recursive: true });
@@ -89,7 +101,13 @@ async function round(r: string, n: number, how: 'stopped' | 'killed'): Promise<v
   writeFileSync(join(root, 'target-b.txt'), 'b\n');
   symlinkSync('target-a.txt', join(root, 'link'));
   const inC = (p: string) => `/app/${r}/${p}`;
-  await waitFor(`${r}: the files in the container`, () => inContainer(`find /app/${r} -type f 2>/dev/null | wc -l; test -L ${inC('link')} && test -d ${inC('empty-dir')} && echo ok || true`).trim() === `${2 * n + FEW.length * SMALL + 2}\nok`, 300_000);
+  await waitFor(
+    `${r}: the files in the container`,
+    () =>
+      inContainer(`find /app/${r} -type f 2>/dev/null | wc -l; test -L ${inC('link')} && test -d ${inC('empty-dir')} && echo ok || true`).trim() ===
+      `${2 * n + FEW.length * SMALL + 2}\nok`,
+    300_000,
+  );
 
   await stopOrKill(how);
 
@@ -146,12 +164,23 @@ async function round(r: string, n: number, how: 'stopped' | 'killed'): Promise<v
   assert.ok([n + 7, n + 8].includes(Number(said[2])), said[0]);
 
   // Then, both ways: each side ends with every version, the container's as conflict copies.
-  await waitFor(`${r}: conflict copies of the container's edits`, () => conflictCopies(join(root, 'container-changed')).length === n && conflictCopies(join(root, 'both')).length === SMALL && conflictCopies(join(root, 'created-both')).length === SMALL, 300_000);
+  await waitFor(
+    `${r}: conflict copies of the container's edits`,
+    () =>
+      conflictCopies(join(root, 'container-changed')).length === n &&
+      conflictCopies(join(root, 'both')).length === SMALL &&
+      conflictCopies(join(root, 'created-both')).length === SMALL,
+    300_000,
+  );
   const copy = conflictCopies(join(root, 'container-changed')).find((c) => c.startsWith('f0.'))!;
   assert.equal(read(`container-changed/${copy}`), 'container edit of container-changed/f0.txt\n');
   for (let i = 0; i < SMALL; i++) {
     assert.ok(existsSync(join(root, 'container-renamed', `g${i}.txt`)), 'a file the container renamed arrives under its new name');
-    assert.equal(read(`local-deleted-container-changed/f${i}.txt`), `container edit of local-deleted-container-changed/f${i}.txt\n`, 'a file deleted here but changed there comes back');
+    assert.equal(
+      read(`local-deleted-container-changed/f${i}.txt`),
+      `container edit of local-deleted-container-changed/f${i}.txt\n`,
+      'a file deleted here but changed there comes back',
+    );
   }
   await waitFor(`${r}: files created in the container, locally`, () => [0, 1, 2, 3, 4].every((i) => existsSync(join(root, 'container-created', `f${i}.txt`))));
   const container = () =>
@@ -182,5 +211,9 @@ async function round(r: string, n: number, how: 'stopped' | 'killed'): Promise<v
   ].join('\n');
   await waitFor(`${r}: the container has this machine's versions`, () => container().trim() === expected, 300_000);
   // Settled before the next round, which would otherwise wait on this one's traffic.
-  await waitFor(`${r}: sync settled`, () => runDevtool(['status', '-n', s.namespace], { env, cwd: folder }).stdout.trim() === 'Synchronization status: 100.00%', 300_000);
+  await waitFor(
+    `${r}: sync settled`,
+    () => runDevtool(['status', '-n', s.namespace], { env, cwd: folder }).stdout.trim() === 'Synchronization status: 100.00%',
+    300_000,
+  );
 }

@@ -48,7 +48,11 @@ test('the manifest init writes from typed answers deploys: image built and pushe
 
   const r = runDevtool(['deploy', '--wait'], { cwd: app, env: { ...s.env, DOCKER_HOST: dockerHost }, timeoutMs: 280_000 });
   assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
-  assert.match(r.stderr, new RegExp(`✓ image \\S+ built and pushed in [^:]+: localhost:5000/${basename(app)}-\\S+:devtool-[0-9a-f]{24}`), 'the image was built and pushed under its content tag');
+  assert.match(
+    r.stderr,
+    new RegExp(`✓ image \\S+ built and pushed in [^:]+: localhost:5000/${basename(app)}-\\S+:devtool-[0-9a-f]{24}`),
+    'the image was built and pushed under its content tag',
+  );
   const apps = s.kc.makeApiClient(k8s.AppsV1Api);
   const hello = await apps.readNamespacedDeployment({ name: 'hello', namespace: s.namespace });
   assert.equal(hello.metadata?.labels?.['devtool.dev/environment'], basename(app));

@@ -42,7 +42,10 @@ test('interactive init in a terminal: the answers typed end up in the manifest',
   assert.equal(code, 0, pty.output());
   assert.match(pty.output(), /devtool\.yml created/);
   const m = loadManifest('devtool.yml', { cwd: dir, env: {} });
-  assert.deepEqual(m.deploy.commands.map((c) => c.command), ['kubectl apply -f k8s']);
+  assert.deepEqual(
+    m.deploy.commands.map((c) => c.command),
+    ['kubectl apply -f k8s'],
+  );
   assert.deepEqual(Object.keys(m.services), ['web']);
   assert.deepEqual(m.services['web']!.forward, [{ local: 8081, remote: 8081 }]);
   assert.deepEqual(m.services['web']!.sync, [{ local: '.', remote: '/app', mode: 'two-way' }]);
@@ -80,7 +83,10 @@ test('with no terminal, init fails at once naming -v1; -v1 writes the guessed ma
     const ok = runDevtool(['init', flag], { cwd: dir });
     assert.equal(ok.code, 0, ok.stderr);
     const m = loadManifest('devtool.yml', { cwd: dir, env: {} });
-    assert.deepEqual(m.deploy.commands.map((c) => c.command), ['kubectl apply -f k8s']);
+    assert.deepEqual(
+      m.deploy.commands.map((c) => c.command),
+      ['kubectl apply -f k8s'],
+    );
   }
 });
 

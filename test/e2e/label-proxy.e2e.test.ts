@@ -55,7 +55,11 @@ after(async () => {
 test('deploy through the labelling proxy to an API server under a path prefix', { timeout: 240_000 }, async () => {
   const project = mkdtempSync(join(tmpdir(), 'devtool-prefix-'));
   writeFileSync(join(project, 'devtool.yml'), 'deploy:\n  - kubectl create configmap behind-gateway --from-literal=mode=prefixed\n');
-  const r = runDevtool(['deploy', '--name', 'gateway-app', '--namespace', s.namespace], { cwd: project, env: { ...s.env, KUBECONFIG: gatewayKubeconfig }, timeoutMs: 200_000 });
+  const r = runDevtool(['deploy', '--name', 'gateway-app', '--namespace', s.namespace], {
+    cwd: project,
+    env: { ...s.env, KUBECONFIG: gatewayKubeconfig },
+    timeoutMs: 200_000,
+  });
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /configmap\/behind-gateway created/);
   const cm = await s.core.readNamespacedConfigMap({ name: 'behind-gateway', namespace: s.namespace });

@@ -17,7 +17,10 @@ function project() {
   const sb = createSandbox();
   const folder = join(sb.root, 'shop');
   mkdirSync(folder);
-  writeFileSync(join(folder, 'docker-compose.yml'), 'services:\n  api:\n    image: nginx:1\n    environment:\n      DB_PASSWORD: ${DB_PASSWORD}\n      MODE: ${MODE}\n');
+  writeFileSync(
+    join(folder, 'docker-compose.yml'),
+    'services:\n  api:\n    image: nginx:1\n    environment:\n      DB_PASSWORD: ${DB_PASSWORD}\n      MODE: ${MODE}\n',
+  );
   const log = () => readFileSync(join(sb.devtoolHome, 'devtool.log'), 'utf8');
   return { sb, folder, log };
 }

@@ -27,7 +27,13 @@ let external: string;
 let work: string;
 let backendRepo: string;
 
-const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 'e2e', GIT_AUTHOR_EMAIL: 'e2e@example.com', GIT_COMMITTER_NAME: 'e2e', GIT_COMMITTER_EMAIL: 'e2e@example.com' };
+const gitEnv = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'e2e',
+  GIT_AUTHOR_EMAIL: 'e2e@example.com',
+  GIT_COMMITTER_NAME: 'e2e',
+  GIT_COMMITTER_EMAIL: 'e2e@example.com',
+};
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: gitEnv, encoding: 'utf8' });
 
 /** A git repository in the temporary folder, with `files` (a fixture folder, or name -> text) committed. */
@@ -57,7 +63,11 @@ after(async () => {
 });
 
 function devtool(args: string[], opts: { timeoutMs?: number; cwd?: string } = {}) {
-  return runDevtool(args, { cwd: opts.cwd ?? fixture, timeoutMs: opts.timeoutMs ?? 240_000, env: { ...s.env, APP_TOKEN: 's3cret', BACKEND_REPO: backendRepo } });
+  return runDevtool(args, {
+    cwd: opts.cwd ?? fixture,
+    timeoutMs: opts.timeoutMs ?? 240_000,
+    env: { ...s.env, APP_TOKEN: 's3cret', BACKEND_REPO: backendRepo },
+  });
 }
 
 async function labelled(env: string): Promise<string[]> {
@@ -78,8 +88,15 @@ async function labelled(env: string): Promise<string[]> {
 /** Every object of every namespaced kind the cluster serves that carries the environment label. */
 function everyLabelled(env: string): string[] {
   const kc = s.cluster.kubeconfigPath;
-  const kinds = execFileSync('kubectl', ['--kubeconfig', kc, 'api-resources', '--namespaced', '--verbs=list', '-o', 'name'], { encoding: 'utf8' }).trim().split('\n').filter((k) => !k.startsWith('events'));
-  const out = execFileSync('kubectl', ['--kubeconfig', kc, 'get', kinds.join(','), '-n', s.namespace, '-l', `${LABEL}=${env}`, '-o', 'name', '--ignore-not-found'], { encoding: 'utf8' });
+  const kinds = execFileSync('kubectl', ['--kubeconfig', kc, 'api-resources', '--namespaced', '--verbs=list', '-o', 'name'], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .filter((k) => !k.startsWith('events'));
+  const out = execFileSync(
+    'kubectl',
+    ['--kubeconfig', kc, 'get', kinds.join(','), '-n', s.namespace, '-l', `${LABEL}=${env}`, '-o', 'name', '--ignore-not-found'],
+    { encoding: 'utf8' },
+  );
   return out.trim().split('\n').filter(Boolean);
 }
 
@@ -107,13 +124,15 @@ test('deploy: the dependency first (cloned from a local git path), then the comm
   assert.match(r.stderr, /\[apply\] deployment\.apps\/web created/);
   assert.match(r.stderr, /\[secret\] secret\/app-token created/);
   assert.match(r.stderr, /\[server-side\] job\.batch\/migrate serverside-applied/);
-  for (const w of ['Deployment/web ready', 'Deployment/worker ready', 'Job/migrate completed']) assert.match(r.stderr, new RegExp(`✓ ${w}`), '--wait waited for every workload the commands created');
+  for (const w of ['Deployment/web ready', 'Deployment/worker ready', 'Job/migrate completed'])
+    assert.match(r.stderr, new RegExp(`✓ ${w}`), '--wait waited for every workload the commands created');
   assert.doesNotMatch(r.stderr, /could not label/);
   assert.match(r.stderr, /✓ environment manifest-app deployed/);
   assert.equal(readFileSync(join(external, 'resource'), 'utf8'), `${ENV} in ${s.namespace}\n`, 'the documented variables reach the commands');
 
   const objects = await labelled(ENV);
-  for (const o of ['Deployment/web', 'Service/web', 'ConfigMap/web-config', 'ConfigMap/server-side-config', 'Job/migrate']) assert.ok(objects.includes(o), `${o} carries the label; labelled: ${objects.join(', ')}`);
+  for (const o of ['Deployment/web', 'Service/web', 'ConfigMap/web-config', 'ConfigMap/server-side-config', 'Job/migrate'])
+    assert.ok(objects.includes(o), `${o} carries the label; labelled: ${objects.join(', ')}`);
   const apps = s.kc.makeApiClient(k8s.AppsV1Api);
   const web = await apps.readNamespacedDeployment({ name: 'web', namespace: s.namespace });
   assert.equal(web.spec?.template.metadata?.labels?.[LABEL], ENV, 'pod templates are labelled too');
@@ -216,7 +235,11 @@ test('destroy runs the destroy commands, then removes every object of the enviro
   await assert.rejects(state(ENV), 'the state record is gone');
   // By name too: an object that escaped the label (a protobuf create) would not show above.
   const apps = s.kc.makeApiClient(k8s.AppsV1Api);
-  const gone = async (read: () => Promise<unknown>) => read().then(() => false, (err: { code?: number }) => err.code === 404);
+  const gone = async (read: () => Promise<unknown>) =>
+    read().then(
+      () => false,
+      (err: { code?: number }) => err.code === 404,
+    );
   for (const [what, read] of [
     ['Secret/app-token', () => s.core.readNamespacedSecret({ name: 'app-token', namespace: s.namespace })],
     ['Deployment/worker', () => apps.readNamespacedDeployment({ name: 'worker', namespace: s.namespace })],

@@ -43,7 +43,12 @@ export function runInPty(args: readonly string[], opts: { cwd: string; env: Node
       return new Promise((resolve, reject) => {
         const check = () => {
           const rest = plain().slice(consumed);
-          const m = typeof text === 'string' ? (rest.includes(text) ? { index: rest.indexOf(text), length: text.length } : undefined) : ((r) => r && { index: r.index, length: r[0].length })(text.exec(rest));
+          const m =
+            typeof text === 'string'
+              ? rest.includes(text)
+                ? { index: rest.indexOf(text), length: text.length }
+                : undefined
+              : ((r) => r && { index: r.index, length: r[0].length })(text.exec(rest));
           if (!m) return false;
           consumed += m.index + m.length;
           listeners.delete(check as () => void);

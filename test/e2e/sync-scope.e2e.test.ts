@@ -26,7 +26,10 @@ test('up refuses host folders outside the project before it contacts anything', 
   homeWithSecrets(sandbox);
   const app = join(sandbox.root, 'app');
   mkdirSync(app);
-  writeFileSync(join(app, 'compose.yaml'), 'services:\n  api:\n    image: node\n    volumes: ["~/.ssh:/root/.ssh:ro", "~/.aws:/root/.aws:ro", "../outside:/data"]\n');
+  writeFileSync(
+    join(app, 'compose.yaml'),
+    'services:\n  api:\n    image: node\n    volumes: ["~/.ssh:/root/.ssh:ro", "~/.aws:/root/.aws:ro", "../outside:/data"]\n',
+  );
   const r = runDevtool(['up'], { env: sandbox.env, cwd: app });
   assert.equal(r.code, 1, r.stderr);
   const optIn = 'to synchronize it anyway, give api a services entry in devtool.yml with syncOutsideProject: true (docs/manifest.md#services)';
@@ -54,7 +57,10 @@ test('up refuses host folders outside the project before it contacts anything', 
     manifest('services:\n  api:\n    syncOutsideProject: true\n    sync: ["./home-link:/root"]\n'),
     `Error: devtool.yml:4:12: field services.api.sync[0]: ./home-link (which resolves to ${sandbox.home}) is the home directory, which is never synchronized (it holds SSH keys and cloud credentials)`,
   );
-  assert.equal(manifest('services:\n  api:\n    syncOutsideProject: true\n    sync: ["/:/host"]\n'), 'Error: devtool.yml:4:12: field services.api.sync[0]: / is the root of the file system, which is never synchronized');
+  assert.equal(
+    manifest('services:\n  api:\n    syncOutsideProject: true\n    sync: ["/:/host"]\n'),
+    'Error: devtool.yml:4:12: field services.api.sync[0]: / is the root of the file system, which is never synchronized',
+  );
 });
 
 let s: ClusterSandbox | undefined;
@@ -97,7 +103,12 @@ test('up says what it syncs: project folders both ways or sent only, the home fo
   const { app, up } = running;
   const said = lines(up.output());
   const outside = `is not synchronized: it is outside the project (${app}); to synchronize it anyway, give api a services entry in devtool.yml with syncOutsideProject: true (docs/manifest.md#services)`;
-  for (const line of ['• sync ./src <-> /app/src (both ways)', '• sync ./config -> /etc/app (sent only)', `! ~/.ssh (-> /root/.ssh) ${outside}`, `! ${join(s!.root, 'outside')} (-> /outside) ${outside}`]) {
+  for (const line of [
+    '• sync ./src <-> /app/src (both ways)',
+    '• sync ./config -> /etc/app (sent only)',
+    `! ~/.ssh (-> /root/.ssh) ${outside}`,
+    `! ${join(s!.root, 'outside')} (-> /outside) ${outside}`,
+  ]) {
     assert.ok(said.includes(line), `up says ${JSON.stringify(line)}:\n${up.output()}`);
   }
   assert.match(up.stdout(), new RegExp(`sync +${join(app, 'config')} -> /etc/app\n`));
@@ -109,7 +120,13 @@ test('up says what it syncs: project folders both ways or sent only, the home fo
 test('a :ro folder is sent only: what the container writes there stays there', { timeout: 300_000 }, async () => {
   assert.ok(running, 'the previous test started up');
   const { app } = running;
-  assert.equal(exec(app, 'echo from the container > /app/src/made-there.txt && echo from the container > /etc/app/made-there.txt && echo "setting = container" > /etc/app/app.conf').code, 0);
+  assert.equal(
+    exec(
+      app,
+      'echo from the container > /app/src/made-there.txt && echo from the container > /etc/app/made-there.txt && echo "setting = container" > /etc/app/app.conf',
+    ).code,
+    0,
+  );
   await waitFor('the two-way folder brings the container file back', () => existsSync(join(app, 'src/made-there.txt')));
   // The two-way file came back, so the send-only one would have too: give it as long again.
   await new Promise((r) => setTimeout(r, 5_000));

@@ -14,11 +14,16 @@ import { Progress } from '../../deploy/progress.ts';
 import type { buildOptions } from './spec.ts';
 
 export const runBuild: CommandHandler<typeof buildOptions> = async (f, inv) => {
-  const cli = parseCliBuildOptions({ noCache: inv.opts.noCache, secrets: inv.opts.secret, exportCache: inv.opts.exportCache, cacheFrom: inv.opts.cacheFrom }, f.cwd);
+  const cli = parseCliBuildOptions(
+    { noCache: inv.opts.noCache, secrets: inv.opts.secret, exportCache: inv.opts.exportCache, cacheFrom: inv.opts.cacheFrom },
+    f.cwd,
+  );
   const sources = buildSources(f.cwd, inv.opts.file, inv.args, f.env);
   const specs = sources.specs.map((s) => withCliOptions(s, cli));
   if (cli.exportCache !== undefined && specs.length > 1) {
-    throw new UsageError(`--export-cache names one image reference, and ${specs.length} images would be built (${specs.map((s) => s.name).join(', ')}): build one image, or set export_cache per image in the manifest`);
+    throw new UsageError(
+      `--export-cache names one image reference, and ${specs.length} images would be built (${specs.map((s) => s.name).join(', ')}): build one image, or set export_cache per image in the manifest`,
+    );
   }
   const progress = new Progress(f.io.stderr, f.now, f.log);
   for (const w of sources.warnings) progress.warn(w);

@@ -59,8 +59,17 @@ function builderOf(c: ResolvedContext): string {
 async function promptForContext(f: Factory): Promise<string> {
   if (!f.interactive) throw new UsageError(`no terminal to prompt on: ${USE_HINT}`);
   const current = (await f.contexts.current())?.name;
-  const choices = (await f.contexts.list()).map((c) => ({ name: c.name === current ? `${c.name} *` : c.name, value: c.name, description: `${c.host || 'no host'} (namespace ${c.namespace})` }));
-  const picked = await f.prompter.select('Select the context to use', [...choices, { name: 'Create a new context (devtool service URL)', value: CREATE }], USE_HINT, current);
+  const choices = (await f.contexts.list()).map((c) => ({
+    name: c.name === current ? `${c.name} *` : c.name,
+    value: c.name,
+    description: `${c.host || 'no host'} (namespace ${c.namespace})`,
+  }));
+  const picked = await f.prompter.select(
+    'Select the context to use',
+    [...choices, { name: 'Create a new context (devtool service URL)', value: CREATE }],
+    USE_HINT,
+    current,
+  );
   if (picked !== CREATE) return picked;
   return f.prompter.input('URL of the devtool service', USE_HINT, (v) => (looksLikeUrl(v) ? true : 'enter a URL, like https://devtool.example.com'));
 }
@@ -81,18 +90,23 @@ async function selectContext(f: Factory, opts: OptionValues<typeof contextOption
 
   const kube = await f.contexts.findKubeContext(target);
   if (kube) {
-    if (opts.token !== undefined) throw new UsageError(`--token is for devtool service contexts; "${target}" is a kubeconfig context whose credentials come from ${kube.file}`);
+    if (opts.token !== undefined)
+      throw new UsageError(`--token is for devtool service contexts; "${target}" is a kubeconfig context whose credentials come from ${kube.file}`);
     const ctx = await f.contexts.use(target, { ...settings, isDevtool: false });
     f.io.stdout.write(`Using context ${ctx.name}: namespace "${ctx.namespace}" @ ${ctx.host || 'unknown host'}\n`);
     return;
   }
   if (!looksLikeUrl(target)) {
     const known = (await f.contexts.list()).map((c) => c.name);
-    throw new DevtoolError(`context "${target}" not found: it is neither a kubeconfig context nor a URL${known.length ? `; known contexts: ${known.join(', ')}` : ''}`);
+    throw new DevtoolError(
+      `context "${target}" not found: it is neither a kubeconfig context nor a URL${known.length ? `; known contexts: ${known.join(', ')}` : ''}`,
+    );
   }
   const url = normalizeServiceUrl(target);
   const token = opts.token;
   const ctx = await f.contexts.use(url, { ...settings, isDevtool: true, ...(token ? { token } : {}) });
   f.io.stdout.write(`Stored context ${ctx.name}: namespace "${ctx.namespace}" @ ${ctx.host}\n`);
-  throw new UnavailableError(`cannot log in to ${url}: the devtool service client is not built in devtool ${f.version} yet (the context is stored and selected; 'devtool context delete ${url}' removes it)`);
+  throw new UnavailableError(
+    `cannot log in to ${url}: the devtool service client is not built in devtool ${f.version} yet (the context is stored and selected; 'devtool context delete ${url}' removes it)`,
+  );
 }

@@ -20,14 +20,31 @@ export const runDeploy: CommandHandler<typeof deployOptions> = async (f, inv) =>
     source.kind === 'manifest' ? environmentName(inv.opts.name ?? source.manifest.name, source.manifest.folder) : environmentName(inv.opts.name, source.folder);
   if (inv.opts.dryRun) {
     if (source.kind === 'manifest') throw new UsageError('--dry-run applies to Compose files only: the commands of a manifest cannot be previewed');
-    const { translation } = prepareCompose({ cwd: source.folder, files: source.files, environment, namespace, ...(domain ? { endpointDomain: domain } : {}), env: { ...f.env, ...variables } });
+    const { translation } = prepareCompose({
+      cwd: source.folder,
+      files: source.files,
+      environment,
+      namespace,
+      ...(domain ? { endpointDomain: domain } : {}),
+      env: { ...f.env, ...variables },
+    });
     f.io.stdout.write(objectsToYaml(translation.objects));
     return;
   }
   const client = await f.kube({ context, namespace });
   const progress = new Progress(f.io.stderr, f.now, f.log);
   const { endpoints } = await deployEnvironment(
-    { client, namespace, contextName: context.name, ...(domain ? { endpointDomain: domain } : {}), env: f.env, dependenciesDir: f.home.dependenciesDir, builds: buildSetup(context, f.env, f.cwd), progress, now: f.now },
+    {
+      client,
+      namespace,
+      contextName: context.name,
+      ...(domain ? { endpointDomain: domain } : {}),
+      env: f.env,
+      dependenciesDir: f.home.dependenciesDir,
+      builds: buildSetup(context, f.env, f.cwd),
+      progress,
+      now: f.now,
+    },
     { source, environment, variables, timeoutMs: inv.opts.timeout, wait: inv.opts.wait, build: inv.opts.build, forceDependencies: inv.opts.dependencies },
   );
   progress.done(`environment ${environment} deployed in namespace ${namespace}`);

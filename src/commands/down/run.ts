@@ -18,13 +18,19 @@ export const runDown: CommandHandler<typeof downOptions> = async (f, inv) => {
     // The session of a folder that is gone keeps its state under the same key it had there.
     takeOver: async (folder) => {
       const left = await endLocalSession(devState(f, folder, t.context.name, t.namespace, t.devName), progress);
-      if (left) progress.warn(`'devtool up' (pid ${left.pid}) of ${folder} may still be running: ${left.reason}; end it with Ctrl-C where it runs, then run 'devtool down' again`);
+      if (left)
+        progress.warn(
+          `'devtool up' (pid ${left.pid}) of ${folder} may still be running: ${left.reason}; end it with Ctrl-C where it runs, then run 'devtool down' again`,
+        );
     },
   });
   const left = await endLocalSession(t.state, progress);
   if (found) progress.done(`dev container ${t.devName} deactivated`);
   else progress.done(`no dev container ${t.devName} was active in namespace ${t.namespace}`);
-  if (left) progress.warn(`'devtool up' (pid ${left.pid}) for ${t.devName} may still be running: ${left.reason}; end it with Ctrl-C where it runs, then run 'devtool down' again`);
+  if (left)
+    progress.warn(
+      `'devtool up' (pid ${left.pid}) for ${t.devName} may still be running: ${left.reason}; end it with Ctrl-C where it runs, then run 'devtool down' again`,
+    );
 };
 
 /**
@@ -34,7 +40,8 @@ export const runDown: CommandHandler<typeof downOptions> = async (f, inv) => {
 async function endLocalSession(state: DevState, progress: Progress): Promise<{ pid: number; reason: string } | undefined> {
   const up = await state.stopHolder();
   if (up?.outcome === 'still-running') return up;
-  if (up?.outcome === 'stopped') progress.step(`stopped 'devtool up' (pid ${up.pid})${up.killed ? `: it had not ended ${STOP_GRACE_MS / 1000}s after SIGTERM, so it was killed` : ''}`);
+  if (up?.outcome === 'stopped')
+    progress.step(`stopped 'devtool up' (pid ${up.pid})${up.killed ? `: it had not ended ${STOP_GRACE_MS / 1000}s after SIGTERM, so it was killed` : ''}`);
   // A local sync service left by an `up` that was killed (SIGKILL) still holds its database.
   const { stopStaleSyncthing } = await import('../../sync/local-syncthing.ts');
   await stopStaleSyncthing(state.dir);

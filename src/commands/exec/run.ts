@@ -27,7 +27,8 @@ export const runExec: CommandHandler<typeof devContainerOptions> = async (f, inv
     if (isNotFound(err)) throw inactive();
     throw err;
   }
-  if (!(await readyDevPod(client, t.devName))) throw new DevtoolError(`dev container ${t.devName} has no running pod right now (restarting?); try again, or 'devtool up ${t.devName}'`);
+  if (!(await readyDevPod(client, t.devName)))
+    throw new DevtoolError(`dev container ${t.devName} has no running pod right now (restarting?); try again, or 'devtool up ${t.devName}'`);
   const tunnel = new DevTunnel({ client, devName: t.devName, hostPublicKey: keys.host.publicKey, clientPrivateKey: keys.client.privateKey, log: f.log });
   try {
     await tunnel.start(30_000);

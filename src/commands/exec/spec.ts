@@ -4,7 +4,8 @@ import { devContainerOptions } from '../shared.ts';
 export const execCommand = command({
   name: 'exec',
   summary: 'Run a command in the development container',
-  description: 'Runs COMMAND in the development container started by `up` from this folder; its exit code is devtool\'s. Fails when no development container is active for the current folder.',
+  description:
+    "Runs COMMAND in the development container started by `up` from this folder; its exit code is devtool's. Fails when no development container is active for the current folder.",
   args: [{ name: 'devName' }],
   options: devContainerOptions,
   passthrough: { name: 'COMMAND', required: true },

@@ -20,7 +20,9 @@ export const runNamespacePrompt: CommandHandler = async (f) => {
   const client = await f.kube({ context: ctx });
   let names: string[];
   try {
-    names = (await withTimeout(client.core.listNamespace(), 15_000, `listing the namespaces of ${ctx.name}`)).items.map((n) => n.metadata?.name ?? '').filter(Boolean);
+    names = (await withTimeout(client.core.listNamespace(), 15_000, `listing the namespaces of ${ctx.name}`)).items
+      .map((n) => n.metadata?.name ?? '')
+      .filter(Boolean);
   } catch (err) {
     throw new DevtoolError(`cannot list the namespaces of ${ctx.name}: ${describeKubeError(err)}; ${USE_HINT}`);
   }

@@ -33,7 +33,9 @@ export const previewCommand: CommandSpec = {
       name: 'endpoints',
       summary: 'List the endpoints of a preview environment',
       args: [{ name: 'name' }],
-      options: [{ name: 'output', short: 'o', type: 'string', allowed: ['json'], description: 'Output format: json, for parsing endpoints into a pull-request layout' }],
+      options: [
+        { name: 'output', short: 'o', type: 'string', allowed: ['json'], description: 'Output format: json, for parsing endpoints into a pull-request layout' },
+      ],
       load: requiresService,
     },
     { name: 'list', summary: 'Show status and scope of your preview environments', load: requiresService },

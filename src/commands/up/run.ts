@@ -63,14 +63,21 @@ export const runUp: CommandHandler<typeof upOptions> = async (f, inv) => {
       progress.step(firstSyncSummary(firstSync, ((Date.now() - started) / 1000).toFixed(1)));
       if (firstSync.some((r) => r.copied)) {
         // Said on stderr only without a shell, where it would land in the middle of the prompt.
-        void session.settled.then(() => {
-          const line = `first sync settled in ${((Date.now() - started) / 1000).toFixed(1)}s; ${syncingHow(syncPlan.folders)}`;
-          if (f.interactive) f.log.info(line);
-          else progress.step(line);
-        }, () => undefined);
+        void session.settled.then(
+          () => {
+            const line = `first sync settled in ${((Date.now() - started) / 1000).toFixed(1)}s; ${syncingHow(syncPlan.folders)}`;
+            if (f.interactive) f.log.info(line);
+            else progress.step(line);
+          },
+          () => undefined,
+        );
       }
       const ssh = await tunnel.connection();
-      await checkWatchLimits(syncPlan, (command) => captureOutput(ssh, command), (m) => progress.warn(m));
+      await checkWatchLimits(
+        syncPlan,
+        (command) => captureOutput(ssh, command),
+        (m) => progress.warn(m),
+      );
     }
     // The state, on stdout: what a script (or a test) waits for.
     const lines = [`dev container ${objects.deployment.metadata.name} is ready (pod ${pod}, namespace ${t.namespace})`];

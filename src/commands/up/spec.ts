@@ -3,7 +3,12 @@ import { devContainerOptions } from '../shared.ts';
 
 export const upOptions = [
   ...devContainerOptions,
-  { name: 'deploy', type: 'bool', default: 'false', description: 'Force execution of the manifest deploy commands (they also run when the application is not deployed yet)' },
+  {
+    name: 'deploy',
+    type: 'bool',
+    default: 'false',
+    description: 'Force execution of the manifest deploy commands (they also run when the application is not deployed yet)',
+  },
   { name: 'reset', type: 'bool', default: 'false', description: 'Reset the file synchronization service' },
   { name: 'env', short: 'e', type: 'list', sensitive: 'assignments', description: 'Environment variable set in the dev container (KEY=VALUE); repeatable' },
 ] as const satisfies readonly OptionSpec[];

@@ -207,7 +207,12 @@ export function annotations(ctx: NormalizeContext, value: unknown, path: Path): 
   const out = new Map<string, string>();
   for (const [k, v, at] of keyValues(ctx, value, path)) {
     if (isQualifiedName(k)) out.set(k, v ?? '');
-    else ctx.fail(at, `${show(k)} cannot be a Kubernetes annotation name (an optional DNS prefix and "/", then at most 63 letters, digits, "-", "_" and ".")`, 'key');
+    else
+      ctx.fail(
+        at,
+        `${show(k)} cannot be a Kubernetes annotation name (an optional DNS prefix and "/", then at most 63 letters, digits, "-", "_" and ".")`,
+        'key',
+      );
   }
   return sortedMap(out);
 }

@@ -69,7 +69,9 @@ function checkDependencies(ctx: NormalizeContext, services: readonly ComposeServ
       else if (d.condition === 'service_healthy' && !target.healthcheck && target.ports.length === 0) {
         problem(`${show(d.service)} has no healthcheck and no port, so "service_healthy" cannot be checked; add a healthcheck or use service_started`);
       } else if (d.condition === 'service_completed_successfully' && target.workload !== 'one-off') {
-        problem(`${show(d.service)} runs until removed (restart: ${target.restart}), so it never completes; give it restart: "no" or on-failure, or use service_started`);
+        problem(
+          `${show(d.service)} runs until removed (restart: ${target.restart}), so it never completes; give it restart: "no" or on-failure, or use service_started`,
+        );
       }
     }
   }
@@ -119,13 +121,24 @@ function normalizeEndpoints(ctx: NormalizeContext, value: unknown, services: Rea
   if (Array.isArray(value)) return [{ labels: new Map(), rules: rules(ctx, value, path, services), pos: ctx.at(path) }];
   if (!isObj(value)) return [];
   const keys = Object.keys(value);
-  const isObjectNotation = keys.includes('rules') && keys.every((k) => k === 'rules' || k === 'labels') && (get(value, 'labels') === undefined || isObj(get(value, 'labels')));
+  const isObjectNotation =
+    keys.includes('rules') && keys.every((k) => k === 'rules' || k === 'labels') && (get(value, 'labels') === undefined || isObj(get(value, 'labels')));
   if (isObjectNotation) {
-    return [{ labels: endpointLabels(ctx, get(value, 'labels'), [...path, 'labels']), rules: rules(ctx, get(value, 'rules'), [...path, 'rules'], services), pos: ctx.at(path) }];
+    return [
+      {
+        labels: endpointLabels(ctx, get(value, 'labels'), [...path, 'labels']),
+        rules: rules(ctx, get(value, 'rules'), [...path, 'rules'], services),
+        pos: ctx.at(path),
+      },
+    ];
   }
   return keys.map((name) => {
     if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name) || name.length > 63) {
-      ctx.fail([...path, name], `endpoint name ${show(name)} must be a DNS label: lowercase letters, digits and "-", starting and ending with a letter or digit`, 'key');
+      ctx.fail(
+        [...path, name],
+        `endpoint name ${show(name)} must be a DNS label: lowercase letters, digits and "-", starting and ending with a letter or digit`,
+        'key',
+      );
     }
     return { name, labels: new Map(), rules: rules(ctx, value[name], [...path, name], services), pos: ctx.at([...path, name], 'key') };
   });
@@ -173,7 +186,10 @@ function endpointLabels(ctx: NormalizeContext, value: unknown, path: Path): Map<
     if (!labelKey.test(key) || name.length > 63 || key.length > 317) {
       ctx.fail([...path, key], `${show(key)} is not a valid Kubernetes label name`, 'key');
     } else if (!labelValue.test(v) || v.length > 63) {
-      ctx.fail([...path, key], `${show(v)} is not a valid Kubernetes label value (at most 63 letters, digits, "-", "_" and ".", starting and ending with a letter or digit)`);
+      ctx.fail(
+        [...path, key],
+        `${show(v)} is not a valid Kubernetes label value (at most 63 letters, digits, "-", "_" and ".", starting and ending with a letter or digit)`,
+      );
     } else {
       out.set(key, v);
     }

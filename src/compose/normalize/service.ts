@@ -138,7 +138,8 @@ function replicas(ctx: NormalizeContext, s: Obj, path: Path): number {
   const scaleRaw = get(s, 'scale');
   const replicasRaw = get(get(s, 'deploy'), 'replicas');
   const scale = scaleRaw === undefined || scaleRaw === null ? undefined : ctx.int(scaleRaw, [...path, 'scale'], 'a whole number', 0, 1000);
-  const deployReplicas = replicasRaw === undefined || replicasRaw === null ? undefined : ctx.int(replicasRaw, [...path, 'deploy', 'replicas'], 'a whole number', 0, 1000);
+  const deployReplicas =
+    replicasRaw === undefined || replicasRaw === null ? undefined : ctx.int(replicasRaw, [...path, 'deploy', 'replicas'], 'a whole number', 0, 1000);
   if (scale !== undefined && deployReplicas !== undefined && scale !== deployReplicas) {
     ctx.fail([...path, 'scale'], `scale (${scale}) and deploy.replicas (${deployReplicas}) disagree; set one of them`);
   }

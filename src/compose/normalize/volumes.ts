@@ -35,7 +35,8 @@ export function topLevelVolumes(ctx: NormalizeContext, value: unknown): ComposeV
     }
     const storageClass = get(opts, 'class');
     for (const key of Object.keys(isObj(opts) ? opts : {})) {
-      if (key !== 'size' && key !== 'class') ctx.warn(`volumes.${name}.driver_opts.${key} is ignored: devtool reads only driver_opts.size and driver_opts.class`);
+      if (key !== 'size' && key !== 'class')
+        ctx.warn(`volumes.${name}.driver_opts.${key} is ignored: devtool reads only driver_opts.size and driver_opts.class`);
     }
     if (get(spec, 'driver') !== undefined) ctx.warn(`volumes.${name}.driver is ignored: on Kubernetes the storage class decides (driver_opts.class)`);
     const external = get(spec, 'external');

@@ -112,7 +112,13 @@ function toCandidate(e: ErrorObject, root: unknown, rootSchema: JsonSchema): Can
       const fieldPath = [...path, prop];
       const namePattern = entityPattern(parent);
       if (namePattern) {
-        return { ...base, path: fieldPath, pointAtKey: true, namesField: true, message: `invalid name ${JSON.stringify(prop)} in ${formatPath(path)}: use letters, digits, ".", "_" and "-"` };
+        return {
+          ...base,
+          path: fieldPath,
+          pointAtKey: true,
+          namesField: true,
+          message: `invalid name ${JSON.stringify(prop)} in ${formatPath(path)}: use letters, digits, ".", "_" and "-"`,
+        };
       }
       const where = path.length === 0 ? 'unknown top-level key' : 'unknown field';
       const inPart = path.length === 0 ? '' : ` in ${formatPath(path)}`;
@@ -126,7 +132,7 @@ function toCandidate(e: ErrorObject, root: unknown, rootSchema: JsonSchema): Can
       return { ...base, path, types, message: `must be ${describeTypes(types)}` };
     }
     case 'enum': {
-      const allowed = (params['allowedValues'] as unknown[] | undefined ?? []).map(String);
+      const allowed = ((params['allowedValues'] as unknown[] | undefined) ?? []).map(String);
       const value = valueAt(root, path);
       const hint = typeof value === 'string' ? didYouMean(value, allowed) : '';
       return { ...base, path, message: `must be one of ${allowed.join(', ')}${hint}` };

@@ -18,29 +18,43 @@ import type { TranslateContext } from './context.ts';
 /** Ports never made public by a `ports` entry (the reference's table; RethinkDB per ruling 2). */
 export const neverPublicPorts: ReadonlySet<number> = new Set([
   3306, // MySQL
-  1521, 1830, // OracleDB
+  1521,
+  1830, // OracleDB
   5432, // PostgreSQL
-  1433, 1434, // SQL Server
+  1433,
+  1434, // SQL Server
   7210, // MaxDB
   7473, // Neo4j
   8529, // ArangoDB
-  7000, 7001, 9042, // Cassandra
+  7000,
+  7001,
+  9042, // Cassandra
   8086, // InfluxDB
-  9200, 9300, // Elasticsearch
+  9200,
+  9300, // Elasticsearch
   5984, // CouchDB
-  27017, 27018, 27019, 28017, // MongoDB
+  27017,
+  27018,
+  27019,
+  28017, // MongoDB
   6379, // Redis
-  8087, 8088, // Riak
-  28015, 29015, // RethinkDB
-  7574, 8983, // Solr
+  8087,
+  8088, // Riak
+  28015,
+  29015, // RethinkDB
+  7574,
+  8983, // Solr
   2345, // Go debugger
-  5858, 9229, // Node debugger
+  5858,
+  9229, // Node debugger
   5005, // Java debugger
   1234, // Ruby debugger
-  4444, 5678, // Python debugger
+  4444,
+  5678, // Python debugger
 ]);
 
-export const endpointDomainMissing = 'public endpoints need an endpoint domain: set DEVTOOL_ENDPOINT_DOMAIN or `devtool context use <ctx> --endpoint-domain <domain>`';
+export const endpointDomainMissing =
+  'public endpoints need an endpoint domain: set DEVTOOL_ENDPOINT_DOMAIN or `devtool context use <ctx> --endpoint-domain <domain>`';
 
 /** A public URL of the environment, with what serves it. */
 export interface PublicEndpoint {
@@ -96,7 +110,9 @@ export function publicPorts(ctx: TranslateContext, service: ComposeService): Por
   for (const p of [...service.ports].sort((a, b) => a.container - b.container || (a.published ?? 0) - (b.published ?? 0))) {
     if (p.published === undefined || isLoopback(p.hostIp) || neverPublicPorts.has(p.container)) continue;
     if (p.protocol !== 'TCP') {
-      ctx.warnings.push(`services.${service.name}: ${p.published}:${p.container}/${p.protocol.toLowerCase()} stays private: only TCP ports can be public endpoints`);
+      ctx.warnings.push(
+        `services.${service.name}: ${p.published}:${p.container}/${p.protocol.toLowerCase()} stays private: only TCP ports can be public endpoints`,
+      );
       continue;
     }
     if (seen.has(p.published)) continue;
@@ -156,12 +172,18 @@ export function ingresses(ctx: TranslateContext, routes: readonly Route[], domai
   for (const r of routes) {
     const other = seen.get(r.name);
     if (other) {
-      ctx.problems.push({ pos: r.pos, message: `the public endpoint "${r.name}" is defined twice (also at ${other.pos.file}:${other.pos.line}:${other.pos.col}); rename the endpoint` });
+      ctx.problems.push({
+        pos: r.pos,
+        message: `the public endpoint "${r.name}" is defined twice (also at ${other.pos.file}:${other.pos.line}:${other.pos.col}); rename the endpoint`,
+      });
       continue;
     }
     seen.set(r.name, r);
     if (r.hostLabel.length > 63) {
-      ctx.problems.push({ pos: r.pos, message: `the endpoint host "${r.hostLabel}" is longer than 63 characters; use a shorter endpoint, environment or namespace name` });
+      ctx.problems.push({
+        pos: r.pos,
+        message: `the endpoint host "${r.hostLabel}" is longer than 63 characters; use a shorter endpoint, environment or namespace name`,
+      });
       continue;
     }
     const host = `${r.hostLabel}.${domain}`;

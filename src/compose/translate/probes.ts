@@ -8,8 +8,7 @@ import type { V1Probe } from '@kubernetes/client-node';
 import type { Healthcheck } from '../model.ts';
 
 export function readinessProbe(h: Healthcheck): V1Probe {
-  const probe: V1Probe =
-    h.test.kind === 'http' ? { httpGet: { path: h.test.path, port: h.test.port } } : { exec: { command: [...h.test.command] } };
+  const probe: V1Probe = h.test.kind === 'http' ? { httpGet: { path: h.test.path, port: h.test.port } } : { exec: { command: [...h.test.command] } };
   // Kubernetes wants at least 1 for period, timeout and failure threshold.
   if (h.startPeriodSeconds !== undefined) probe.initialDelaySeconds = h.startPeriodSeconds;
   if (h.intervalSeconds !== undefined) probe.periodSeconds = Math.max(1, h.intervalSeconds);
