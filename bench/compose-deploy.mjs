@@ -36,7 +36,7 @@ run(process.execPath, [join(root, 'scripts/build.mjs')]);
 const dir = mkdtempSync(join(tmpdir(), 'bench-deploy-'));
 const compose = ['services:'];
 for (let i = 0; i < services; i++) compose.push(`  svc${i}:`, '    image: localhost:5000/nginx:1', '    ports: ["80"]');
-writeFileSync(join(dir, 'compose.yaml'), compose.join('\n') + '\n');
+writeFileSync(join(dir, 'compose.yaml'), `${compose.join('\n')}\n`);
 const env = { ...process.env, KUBECONFIG: kubeconfig, DEVTOOL_HOME: join(dir, 'home'), DEVTOOL_DISABLE_ANALYTICS: '1' };
 const kubectl = (args) => run('kubectl', ['--kubeconfig', kubeconfig, ...args], { env });
 const devtool = (args) => run(process.execPath, [join(root, 'dist/devtool.cjs'), ...args], { cwd: dir, env });

@@ -79,7 +79,7 @@ try {
     target: TARGET,
     pass: ratio <= TARGET,
   };
-  process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 } finally {
   rmSync(home, { recursive: true, force: true });
 }

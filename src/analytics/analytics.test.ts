@@ -129,8 +129,8 @@ test('the spool stays bounded', () => {
   const home = newHome();
   mkdirSync(home.root, { recursive: true });
   // Fill the spool past its limit with old records.
-  const old =
-    JSON.stringify({ action: 'old', timestamp: '2020-01-01T00:00:00.000Z', version: '0.0.1', os: 'x', machineId: 'm', actionId: 'a', success: true }) + '\n';
+  const oldRecord = { action: 'old', timestamp: '2020-01-01T00:00:00.000Z', version: '0.0.1', os: 'x', machineId: 'm', actionId: 'a', success: true };
+  const old = `${JSON.stringify(oldRecord)}\n`;
   writeFileSync(home.analyticsSpool, old.repeat(Math.ceil((SPOOL_MAX_BYTES * 1.5) / old.length)));
   assert.ok(statSync(home.analyticsSpool).size > SPOOL_MAX_BYTES);
 
@@ -145,7 +145,7 @@ test('the spool stays bounded', () => {
   // Keep writing: the spool never grows much past the limit.
   const line = readFileSync(home.analyticsSpool, 'utf8').split('\n')[0]!;
   for (let i = 0; i < 50; i++) {
-    appendFileSync(home.analyticsSpool, (line + '\n').repeat(Math.ceil(SPOOL_MAX_BYTES / 10 / line.length)));
+    appendFileSync(home.analyticsSpool, `${line}\n`.repeat(Math.ceil(SPOOL_MAX_BYTES / 10 / line.length)));
     a.track(`new ${i}`, true);
     assert.ok(statSync(home.analyticsSpool).size <= SPOOL_MAX_BYTES + 1000, `round ${i}: ${statSync(home.analyticsSpool).size} bytes`);
   }

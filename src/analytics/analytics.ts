@@ -73,7 +73,7 @@ export class Analytics {
   setEnabled(enabled: boolean): void {
     const s = this.load();
     this.settings = { ...s, enabled };
-    writeFileAtomic(this.home.analyticsFile, JSON.stringify(this.settings, null, 2) + '\n', 0o600);
+    writeFileAtomic(this.home.analyticsFile, `${JSON.stringify(this.settings, null, 2)}\n`, 0o600);
   }
 
   /** Appends one record to the spool, if analytics is enabled. Never throws. */
@@ -91,7 +91,7 @@ export class Analytics {
         ...(userId ? { userId } : {}),
       };
       this.trimSpool();
-      appendFileSync(this.home.analyticsSpool, JSON.stringify(record) + '\n', { mode: 0o600 });
+      appendFileSync(this.home.analyticsSpool, `${JSON.stringify(record)}\n`, { mode: 0o600 });
     } catch (err) {
       this.log.fileOnly(`analytics: record not written: ${(err as Error).message}`);
     }
@@ -128,7 +128,7 @@ export class Analytics {
       this.settings = s as Settings;
     } else {
       this.settings = { enabled: s.enabled ?? true, machineId: s.machineId || secureUUID() };
-      writeFileAtomic(file, JSON.stringify(this.settings, null, 2) + '\n', 0o600);
+      writeFileAtomic(file, `${JSON.stringify(this.settings, null, 2)}\n`, 0o600);
     }
     return this.settings;
   }
@@ -138,6 +138,6 @@ export class Analytics {
     const file = this.home.analyticsSpool;
     if (!existsSync(file) || statSync(file).size < SPOOL_MAX_BYTES) return;
     const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
-    writeFileAtomic(file, lines.slice(Math.floor(lines.length / 2)).join('\n') + '\n', 0o600);
+    writeFileAtomic(file, `${lines.slice(Math.floor(lines.length / 2)).join('\n')}\n`, 0o600);
   }
 }

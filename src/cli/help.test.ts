@@ -13,11 +13,11 @@ function find(path: string[]): CommandSpec {
   return spec;
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The help line of one option: flag, type and, when it has one, the default. */
 function optionLine(help: string, o: OptionSpec): string {
-  const line = help.split('\n').find((l) => new RegExp(`^ {2}(-${o.short}, )?\\s*--${escape(o.name)} ${o.type}\\s`).test(l));
+  const line = help.split('\n').find((l) => new RegExp(`^ {2}(-${o.short}, )?\\s*--${escapeRegExp(o.name)} ${o.type}\\s`).test(l));
   assert.ok(line, `--${o.name} ${o.type} is listed`);
   return line;
 }
@@ -76,7 +76,7 @@ test("every command's help lists each of its options with type, default and mean
       if (o.short) assert.ok(line.includes(`-${o.short}, --${o.name}`), `${where}: -${o.short}`);
     }
     for (const sub of spec.subcommands ?? []) {
-      if (!sub.hidden) assert.match(help, new RegExp(`^ {2}${sub.name} +${escape(sub.summary)}$`, 'm'), `${where}: lists ${sub.name}`);
+      if (!sub.hidden) assert.match(help, new RegExp(`^ {2}${sub.name} +${escapeRegExp(sub.summary)}$`, 'm'), `${where}: lists ${sub.name}`);
     }
   }
 });
@@ -205,7 +205,7 @@ test('the synopsis shows optional parameters in square brackets and required one
 
 test('the root help lists every command; full help has every command and subcommand', () => {
   const root = rootHelp(rootCommand);
-  for (const c of rootCommand.subcommands ?? []) assert.match(root, new RegExp(`^ {2}${c.name} +${escape(c.summary)}$`, 'm'), c.name);
+  for (const c of rootCommand.subcommands ?? []) assert.match(root, new RegExp(`^ {2}${c.name} +${escapeRegExp(c.summary)}$`, 'm'), c.name);
   assert.match(root, /--loglevel string +Amount of information output \(default: warn\)/);
   const full = fullHelp(rootCommand);
   assert.ok(full.startsWith(root));

@@ -15,7 +15,7 @@ export function commandHelp(path: readonly string[], spec: CommandSpec): string 
   lines.push('', 'Global options:', ...optionLines(globalOptions));
   if (spec.examples?.length) lines.push('', 'Examples:', ...spec.examples.map((e) => `  ${e}`));
   if (subs.length) lines.push('', `Run 'devtool ${[...path, '<command>'].join(' ')} --help' for more about a command.`);
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }
 
 export function rootHelp(root: CommandSpec): string {

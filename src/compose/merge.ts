@@ -91,8 +91,12 @@ function concat(base: readonly unknown[], over: readonly unknown[], sources: Sou
     sources.copyEntry(from, i, out, out.length);
     out.push(from[i]);
   };
-  base.forEach((_, i) => add(base, i));
-  over.forEach((_, i) => add(over, i));
+  base.forEach((_, i) => {
+    add(base, i);
+  });
+  over.forEach((_, i) => {
+    add(over, i);
+  });
   return out;
 }
 

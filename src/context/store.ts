@@ -69,7 +69,7 @@ export class ContextStore {
   }
 
   private write(data: ContextsFile): void {
-    writeFileAtomic(this.home.contextsFile, JSON.stringify(data, null, 2) + '\n', 0o600);
+    writeFileAtomic(this.home.contextsFile, `${JSON.stringify(data, null, 2)}\n`, 0o600);
   }
 
   /** Every known context: stored ones and every kubeconfig context, current first marked by the caller. */

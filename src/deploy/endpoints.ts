@@ -16,7 +16,7 @@ export async function environmentUrls(client: KubeClient, environment: string): 
 }
 
 export function formatUrls(urls: readonly string[], format: string | undefined): string {
-  if (format === 'json') return JSON.stringify(urls, null, 2) + '\n';
-  if (format === 'md') return urls.length ? urls.map((u) => `- [${u}](${u})`).join('\n') + '\n' : '_No public endpoints._\n';
-  return urls.length ? urls.join('\n') + '\n' : '';
+  if (format === 'json') return `${JSON.stringify(urls, null, 2)}\n`;
+  if (format === 'md') return urls.length ? `${urls.map((u) => `- [${u}](${u})`).join('\n')}\n` : '_No public endpoints._\n';
+  return urls.length ? `${urls.join('\n')}\n` : '';
 }

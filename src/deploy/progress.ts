@@ -25,11 +25,9 @@ export class Progress {
   child(prefix: string): Progress {
     return new Progress(
       {
-        write: (text: string) =>
-          text
-            .replace(/\n$/, '')
-            .split('\n')
-            .forEach((line) => this.write(`[${prefix}] ${line}`)),
+        write: (text: string) => {
+          for (const line of text.replace(/\n$/, '').split('\n')) this.write(`[${prefix}] ${line}`);
+        },
       },
       this.now,
       this.log,

@@ -111,7 +111,7 @@ export async function writeDoctorFile(f: DoctorEnv, o: DoctorOptions): Promise<D
 
   const redactor = new Redactor(secrets);
   const entries: [string, string][] = [];
-  entries.push(['metadata.json', JSON.stringify(metadata(f, context, namespace, o.file, devState, notes), null, 2) + '\n']);
+  entries.push(['metadata.json', `${JSON.stringify(metadata(f, context, namespace, o.file, devState, notes), null, 2)}\n`]);
   if (manifest) entries.push(['manifest-summary.yml', await manifestSummary(manifest, f.cwd)]);
   for (const file of logFiles(f.home.logFile)) entries.push([basename(file), readText(file)]);
   for (const file of files) entries.push([file.path, file.text]);
@@ -149,7 +149,7 @@ async function collectCluster(
   secrets: string[],
 ): Promise<Record<string, RemoteCollection>> {
   const out: Record<string, RemoteCollection> = {};
-  let client;
+  let client: KubeClient;
   try {
     client = await f.kube({ context, namespace });
     secrets.push(...secretValuesIn({ user: client.kc.getCurrentUser() }));

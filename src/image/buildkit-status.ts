@@ -56,9 +56,13 @@ function decodeVertex(buf: Uint8Array): Vertex {
     if (field === 1 && wire === WireType.LengthDelimited) v.digest = r.string();
     else if (field === 3 && wire === WireType.LengthDelimited) v.name = r.string();
     else if (field === 4 && wire === WireType.Varint) v.cached = r.bool();
-    else if (field === 5 && wire === WireType.LengthDelimited) r.bytes(), (v.started = true);
-    else if (field === 6 && wire === WireType.LengthDelimited) r.bytes(), (v.completed = true);
-    else if (field === 7 && wire === WireType.LengthDelimited) v.error = r.string();
+    else if (field === 5 && wire === WireType.LengthDelimited) {
+      r.bytes();
+      v.started = true;
+    } else if (field === 6 && wire === WireType.LengthDelimited) {
+      r.bytes();
+      v.completed = true;
+    } else if (field === 7 && wire === WireType.LengthDelimited) v.error = r.string();
     else return false;
     return true;
   });

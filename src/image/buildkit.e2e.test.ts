@@ -164,7 +164,7 @@ test('a daemon that accepts but never answers: fails after the 10 s dial timeout
       message: `building ${repo}:${run}-x failed: cannot reach the BuildKit daemon at tcp://127.0.0.1:${port}: no answer within 10s`,
     });
   } finally {
-    sockets.forEach((s) => s.destroy());
+    for (const s of sockets) s.destroy();
     silent.close();
   }
   const took = Date.now() - started;
@@ -314,7 +314,7 @@ async function freezingProxy(target: string): Promise<FreezingProxy> {
     },
     frozenAt: () => frozenAt,
     close: async () => {
-      sockets.forEach((s) => s.destroy());
+      for (const s of sockets) s.destroy();
       await new Promise((r) => server.close(r));
     },
   };

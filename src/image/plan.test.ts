@@ -77,7 +77,10 @@ test('named images come with what they depend on, dependencies first', () => {
 
 test('-f tells a Dockerfile from a manifest by its name, else by its first line', () => {
   const dir = mkdtempSync(join(tmpdir(), 'build-f-'));
-  const write = (name: string, text: string) => (writeFileSync(join(dir, name), text), join(dir, name));
+  const write = (name: string, text: string) => {
+    writeFileSync(join(dir, name), text);
+    return join(dir, name);
+  };
   assert.ok(isDockerfilePath(write('Dockerfile', '')));
   assert.ok(isDockerfilePath(write('api.Dockerfile', '')));
   assert.ok(isDockerfilePath(write('Dockerfile.dev', '')));

@@ -4,7 +4,7 @@
  * Helm charts (Chart.yaml), the language from marker files, and ports from EXPOSE lines.
  * Read-only and bounded, so a huge repository never makes init slow.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, type Stats, statSync } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { defaultComposeFileNames } from '../compose/find.ts';
 
@@ -100,7 +100,7 @@ function walk(dir: string, depth: number, out: string[]): void {
   for (const name of readdirSafe(dir)) {
     if (SKIPPED.has(name) || (name.startsWith('.') && name !== '.devcontainer')) continue;
     const path = join(dir, name);
-    let st;
+    let st: Stats;
     try {
       st = statSync(path);
     } catch {

@@ -31,7 +31,9 @@ function fakeProcesses(procs: Record<number, { args: string[] | null; endsAfter?
       const after = p.endsAfter?.[signal];
       if (after !== undefined) endsAt.set(pid, Math.min(endsAt.get(pid) ?? Infinity, now + after));
     },
-    sleep: async (ms) => void (now += ms),
+    sleep: async (ms) => {
+      now += ms;
+    },
   };
   return { table, signals, now: () => now };
 }

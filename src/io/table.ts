@@ -6,5 +6,5 @@ export function formatTable(headers: readonly string[], rows: readonly (readonly
       .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]! + 3)))
       .join('')
       .trimEnd();
-  return [line(headers), ...rows.map(line)].join('\n') + '\n';
+  return `${[line(headers), ...rows.map(line)].join('\n')}\n`;
 }

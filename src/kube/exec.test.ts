@@ -4,7 +4,7 @@ import { framedSender, STDIN_HEADROOM } from './exec.ts';
 
 /** A socket that drains `perMs` bytes a millisecond of what is queued on it. */
 function fakeSocket(perMs: number) {
-  const ws = { bufferedAmount: 0, readyState: 1, sent: [] as Buffer[], maxQueued: 0, send(data: Buffer) {} };
+  const ws = { bufferedAmount: 0, readyState: 1, sent: [] as Buffer[], maxQueued: 0, send(_data: Buffer) {} };
   ws.send = (data: Buffer) => {
     ws.sent.push(data);
     ws.bufferedAmount += data.length;

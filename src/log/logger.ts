@@ -117,5 +117,5 @@ function rotate(file: string, keep: number): void {
 
 function formatDetails(details: unknown[]): string {
   if (details.length === 0) return '';
-  return ' ' + details.map((d) => (typeof d === 'string' ? d : inspect(d, { depth: 4, breakLength: Infinity }))).join(' ');
+  return ` ${details.map((d) => (typeof d === 'string' ? d : inspect(d, { depth: 4, breakLength: Infinity }))).join(' ')}`;
 }

@@ -108,7 +108,7 @@ export function redactEnvironment(env: Readonly<Record<string, string>>): Record
 }
 
 // A name, optionally quoted, then `=`, `:` or `": "`, then a value.
-const NAME = String.raw`[A-Za-z_][A-Za-z0-9_.-]*`;
+const NAME = '[A-Za-z_][A-Za-z0-9_.-]*';
 const QUOTED = String.raw`"(?:[^"\\\n]|\\.)*"|'[^'\n]*'`;
 // After `=` (env, logfmt, query strings) a value runs to a space, a quote or `&`: `a,b`, `{x}` and
 // `x;y` are all of it. After `:` (YAML, headers, Go structs) it stops at separators and brackets,

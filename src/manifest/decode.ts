@@ -273,7 +273,7 @@ export function shapes<T>(
   const expected = all
     .map((b) => b.expected)
     .join(' or ')
-    .replace(/ or (?=[^]* or )/g, ', ');
+    .replace(/ or (?=[\s\S]* or )/g, ', ');
   return {
     schema: withDescription({ oneOf: all.map((b) => b.schema) }, description),
     expected,

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { guiPortFromLog, listenerCheck, LocalSyncthingApi, recordedAddress } from './local-address.ts';
+import { guiPortFromLog, listenerCheck, LocalSyncthingApi } from './local-address.ts';
 
 const listenerHeldBy = (pid: number, port: number) => listenerCheck()(pid, port);
 

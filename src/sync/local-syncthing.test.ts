@@ -82,7 +82,10 @@ test('a Syncthing left by a killed up is stopped only when its PID file still na
   let ended = false;
   const processes: ProcessTable = {
     commandLine: (pid) => (pid === 500 && !ended ? ours : pid === 501 ? ['syncthing', 'serve', '--home=/elsewhere/syncthing'] : undefined),
-    signal: (pid, signal) => void (signals.push(`${signal} ${pid}`), (ended = pid === 500)),
+    signal: (pid, signal) => {
+      signals.push(`${signal} ${pid}`);
+      ended = pid === 500;
+    },
     sleep: async () => undefined,
   };
   const pidFile = join(stateDir, 'syncthing.pid');

@@ -263,7 +263,15 @@ export class SyncSession {
     const local = this.localApi!;
     await scanAndExchange(this.ends(), f.id, deadline);
     let reads = 0;
-    const need = await readSettled(this.ends(), f.id, () => (reads++, local.need(f.id)), deadline);
+    const need = await readSettled(
+      this.ends(),
+      f.id,
+      () => {
+        reads++;
+        return local.need(f.id);
+      },
+      deadline,
+    );
     if (reads > 1) this.o.log.debug(`first sync of ${f.local}: the need list changed while read; read ${reads} times`);
     const plan = planFirstPass(need, fsLookup(f.local), Date.now());
     if (plan.keep.length > 0) {

@@ -41,7 +41,9 @@ test('names past ustar limits (split, PAX path and linkpath, non-ASCII) read bac
 test('contents cross slab boundaries intact, every slab keeps its first byte free, and the archive ends with two zero blocks', async (t) => {
   const root = tempTree(t);
   const sizes = [0, 1, 511, 512, 513, 3000, 70_000, READ_WHOLE_MAX + 12_345];
-  sizes.forEach((n, i) => writeFileSync(join(root, `f${i}`), Buffer.alloc(n, 65 + i)));
+  sizes.forEach((n, i) => {
+    writeFileSync(join(root, `f${i}`), Buffer.alloc(n, 65 + i));
+  });
   // Slabs of 1 kB: most headers, files and paddings straddle one; the small files bigger than a
   // slab get a slab of their own.
   const { tar, slabs } = await writeTarToBuffer(root, listTree(root, keepAll), 1024);
@@ -49,7 +51,9 @@ test('contents cross slab boundaries intact, every slab keeps its first byte fre
   assert.equal(tar.length % 512, 0);
   assert.ok(tar.subarray(-1024).every((b) => b === 0));
   const seen = await readTar(tar);
-  sizes.forEach((n, i) => assert.ok(seen.get(`f${i}`)!.body.equals(Buffer.alloc(n, 65 + i)), `f${i} (${n} bytes)`));
+  sizes.forEach((n, i) => {
+    assert.ok(seen.get(`f${i}`)!.body.equals(Buffer.alloc(n, 65 + i)), `f${i} (${n} bytes)`);
+  });
 });
 
 test('a file changed since it was listed: a small one goes as it is now; a big one cut short fails the archive', async (t) => {

@@ -7,7 +7,7 @@
  * make most. So `up` counts the synchronized folders and says so at once when either limit is
  * too low, naming the setting and the fix.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { type Dirent, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { plainIgnores } from './watcher.ts';
 
@@ -25,7 +25,7 @@ export function countWatchedFolders(root: string, cap = COUNT_CAP): number {
   while (stack.length > 0 && count < cap) {
     const dir = stack.pop()!;
     count++;
-    let entries;
+    let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
     } catch {

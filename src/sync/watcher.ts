@@ -70,7 +70,10 @@ export class LocalWatcher {
     const rel = relative(folder.local, path).split(sep).join('/');
     if (rel === '.stignore') this.o.ignoresChanged(folder);
     let subs = this.pending.get(folder.id);
-    if (!subs) this.pending.set(folder.id, (subs = new Set()));
+    if (!subs) {
+      subs = new Set();
+      this.pending.set(folder.id, subs);
+    }
     subs.add(rel);
     this.timer ??= setTimeout(() => this.flush(), DEBOUNCE_MS);
   }

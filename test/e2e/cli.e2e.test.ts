@@ -10,7 +10,6 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import { delimiter, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ExitCode } from '../../src/base/errors.ts';
-import type { CommandSpec } from '../../src/cli/spec.ts';
 import { globalOptions, visibleCommands } from '../../src/cli/spec.ts';
 import { rootCommand } from '../../src/commands/index.ts';
 import { cliPath, createSandbox, ensureBuilt, FIXTURE_KUBECONFIG, lines, repoRoot, runDevtool, spawnDevtool, type RunResult, type Sandbox } from './cli.ts';

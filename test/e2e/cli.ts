@@ -98,7 +98,11 @@ export interface RunResult {
 }
 
 function envFor(opts: RunOptions): NodeJS.ProcessEnv {
-  const env = opts.env ?? (defaultSandbox ??= createSandbox()).env;
+  let env = opts.env;
+  if (env === undefined) {
+    defaultSandbox ??= createSandbox();
+    env = defaultSandbox.env;
+  }
   return { ...baseEnv(), ...env };
 }
 

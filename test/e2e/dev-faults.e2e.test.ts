@@ -54,10 +54,23 @@ const readLocal = (name: string) => (existsSync(join(folder, name)) ? readFileSy
 function forwardAnswer(): Promise<string> {
   return new Promise((resolve) => {
     const sock = connect(FORWARD_PORT, '127.0.0.1');
-    const timer = setTimeout(() => (sock.destroy(), resolve('')), 5000);
-    sock.once('data', (d) => (clearTimeout(timer), sock.destroy(), resolve(d.toString())));
-    sock.once('error', () => (clearTimeout(timer), resolve('')));
-    sock.once('close', () => (clearTimeout(timer), resolve('')));
+    const timer = setTimeout(() => {
+      sock.destroy();
+      resolve('');
+    }, 5000);
+    sock.once('data', (d) => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(d.toString());
+    });
+    sock.once('error', () => {
+      clearTimeout(timer);
+      resolve('');
+    });
+    sock.once('close', () => {
+      clearTimeout(timer);
+      resolve('');
+    });
   });
 }
 

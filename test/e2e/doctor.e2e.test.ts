@@ -39,6 +39,17 @@ after(() => tearDownDev(s, env, [folder]));
 
 const dev = ([cmd, ...args]: string[], timeoutMs = 60_000) => runDevtool([cmd!, '-n', s.namespace, ...args], { env, cwd: folder, timeoutMs });
 
+/** metadata.json in the doctor zip, the fields these tests read (src/doctor/doctor.ts writes it). */
+interface DoctorMetadata {
+  devtool: { version: string };
+  node: string;
+  os: { platform: string; arch: string };
+  context: string | null;
+  namespace: string | null;
+  devContainers: { web: { state: string } };
+  notCollected: string[];
+}
+
 /**
  * Runs doctor in `cwd`, checks it printed one zip path, in the devtool home's doctor folder and not
  * in `cwd` (a synced folder would carry it into the dev container), and returns the zip's entries.
@@ -109,7 +120,7 @@ test('doctor with an active dev container: logs from both ends, metadata, manife
   }
   assert.match(stderr, /✓ doctor file written with \d+ files, secrets redacted/);
 
-  const meta = JSON.parse(entries['metadata.json']!) as Record<string, any>;
+  const meta = JSON.parse(entries['metadata.json']!) as DoctorMetadata;
   assert.deepEqual({ platform: meta.os.platform, arch: meta.os.arch }, { platform: platform(), arch: arch() });
   assert.equal(meta.devtool.version, JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version);
   assert.equal(meta.node, process.version);
@@ -156,7 +167,7 @@ test('doctor with nothing active still writes the local part and says what it co
     [],
   );
   assert.ok(entries['devtool.log'] && entries['manifest-summary.yml']);
-  const meta = JSON.parse(entries['metadata.json']!) as Record<string, any>;
+  const meta = JSON.parse(entries['metadata.json']!) as DoctorMetadata;
   assert.equal(meta.devContainers.web.state, 'not active');
   assert.match(meta.notCollected.join('\n'), new RegExp(`web: no remote logs: no dev container is active in namespace ${s.namespace}`));
   assert.match(stderr, /! not collected: web: no remote logs: no dev container is active/);
@@ -176,7 +187,7 @@ current-context: gone
   mkdirSync(unreachable.devtoolHome, { recursive: true });
   writeFileSync(join(unreachable.devtoolHome, 'devtool.log'), 'used token kubeconfig-token-should-not-leak once\n', { flag: 'a' });
   const { entries } = doctor(project, unreachable.env);
-  const meta = JSON.parse(entries['metadata.json']!) as Record<string, any>;
+  const meta = JSON.parse(entries['metadata.json']!) as DoctorMetadata;
   assert.equal(meta.context, 'gone');
   assert.equal(meta.namespace, 'ns1');
   assert.match(meta.notCollected.join('\n'), /api: no remote logs: the cluster of context gone did not answer/);

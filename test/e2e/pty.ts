@@ -37,6 +37,7 @@ export function runInPty(args: readonly string[], opts: { cwd: string; env: Node
   child.stderr.on('data', (c: Buffer) => (out += c.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   // Prompts are drawn with colours and cursor moves; match on the text alone.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escape sequences start with ESC (\u001b), the character this strips.
   const plain = () => out.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '');
   return {
     waitFor(text, timeoutMs = 10_000) {

@@ -32,8 +32,13 @@ export function startUp(args: readonly string[], opts: { env: NodeJS.ProcessEnv;
   started.push(proc);
   let stdout = '';
   let output = '';
-  proc.stdout.on('data', (c: Buffer) => ((stdout += c.toString()), (output += c.toString())));
-  proc.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  proc.stdout.on('data', (c: Buffer) => {
+    stdout += c.toString();
+    output += c.toString();
+  });
+  proc.stderr.on('data', (c: Buffer) => {
+    output += c.toString();
+  });
   const session: UpSession = {
     proc,
     stdout: () => stdout,

@@ -36,7 +36,7 @@ export const runContextShow: CommandHandler = async (f) => {
     registry: c.registry || '-',
     isDevtool: c.isDevtool,
   };
-  f.io.stdout.write(JSON.stringify(shown, null, 2) + '\n');
+  f.io.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
 };
 
 export const runContextDelete: CommandHandler = async (f, inv) => {

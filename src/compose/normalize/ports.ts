@@ -18,7 +18,11 @@ interface Range {
 export function normalizePorts(ctx: NormalizeContext, service: Record<string, unknown>, path: Path): PortMapping[] {
   const out: PortMapping[] = [];
   const ports = get(service, 'ports');
-  if (Array.isArray(ports)) ports.forEach((p, i) => out.push(...portEntry(ctx, p, [...path, 'ports', i])));
+  if (Array.isArray(ports)) {
+    ports.forEach((p, i) => {
+      out.push(...portEntry(ctx, p, [...path, 'ports', i]));
+    });
+  }
   const expose = get(service, 'expose');
   if (Array.isArray(expose)) {
     expose.forEach((e, i) => {

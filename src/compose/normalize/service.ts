@@ -2,7 +2,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Path } from '../../yaml/errors.ts';
 import type { BuildSpec, ComposeService, DependsCondition, Dependency, Workload } from '../model.ts';
-import { get, isObj, keyValues, show, type NormalizeContext, type Obj } from './context.ts';
+import { get, isObj, show, type NormalizeContext, type Obj } from './context.ts';
 import { buildArgs, serviceEnvironment } from './environment.ts';
 import { annotations, healthcheck, resources, restartPolicy, words } from './fields.ts';
 import { normalizePorts } from './ports.ts';
