@@ -116,7 +116,8 @@ const watcher = spawn('kubectl', [
   '-n',
   ns,
   ...script(
-    `const fs=require('fs');let last='';setInterval(()=>{let v='';try{v=fs.readFileSync('/app/lat/to-remote.txt','utf8')}catch{};if(v&&v!==last){last=v;console.log(v+' '+Date.now())}},2)`,
+    `const fs=require('fs');let last='';setInterval(()=>{let ` +
+      `v='';try{v=fs.readFileSync('/app/lat/to-remote.txt','utf8')}catch{};if(v&&v!==last){last=v;console.log(v+' '+Date.now())}},2)`,
   ),
 ]);
 const writer = spawn('kubectl', [
@@ -125,7 +126,8 @@ const writer = spawn('kubectl', [
   '-n',
   ns,
   ...script(
-    `const fs=require('fs');require('readline').createInterface({input:process.stdin}).on('line',l=>{fs.writeFileSync('/app/lat/to-local.txt',l);console.log(l+' '+Date.now())})`,
+    `const fs=require('fs');require('readline').createInterface({input:process.stdin}).on('line',l=>{fs.writeFileSync('/app/lat/to-local.txt',l);` +
+      `console.log(l+' '+Date.now())})`,
   ),
 ]);
 const seen = new Map();

@@ -326,8 +326,10 @@ describe('local cluster', () => {
   });
 
   test('pods reach the Debian mirror and the npm registry', TIMEOUT, async () => {
-    const script = `
-      Promise.all(['http://deb.debian.org/debian/dists/bookworm/Release', 'https://registry.npmjs.org/yaml'].map((u) => fetch(u, { method: 'HEAD' }).then((r) => r.status)))
+    const script =
+      `
+      Promise.all(['http://deb.debian.org/debian/dists/bookworm/Release', 'https://registry.npmjs.org/yaml']` +
+      `.map((u) => fetch(u, { method: 'HEAD' }).then((r) => r.status)))
         .then((s) => console.log(JSON.stringify(s))).catch((e) => { console.error(e); process.exit(1); });`;
     const log = await runToCompletion(pod('egress', `${registry}/node:20`, ['node', '-e', script]));
     assert.deepEqual(JSON.parse(log.trim().split('\n').pop()!), [200, 200]);

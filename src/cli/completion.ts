@@ -61,7 +61,13 @@ _devtool() {
     esac
   done
   case "$prev" in
-${valueCases(all, (names, values) => `    ${names.join('|')}) ${values === 'files' ? 'COMPREPLY=($(compgen -f -- "$cur"))' : `COMPREPLY=($(compgen -W ${sq(values.join(' '))} -- "$cur"))`}; return ;;`).join('\n')}
+${valueCases(
+  all,
+  (names, values) =>
+    `    ${names.join('|')}) ${
+      values === 'files' ? 'COMPREPLY=($(compgen -f -- "$cur"))' : `COMPREPLY=($(compgen -W ${sq(values.join(' '))} -- "$cur"))`
+    }; return ;;`,
+).join('\n')}
   esac
   local words
   case "$cmdpath" in
@@ -91,10 +97,14 @@ _devtool() {
     esac
   done
   case "\${words[CURRENT-1]}" in
-${valueCases(all, (names, values) => `    (${names.join('|')}) ${values === 'files' ? '_files' : `compadd -- ${values.map(sq).join(' ')}`}; return ;;`).join('\n')}
+${valueCases(all, (names, values) => `    (${names.join('|')}) ${values === 'files' ? '_files' : `compadd -- ${values.map(sq).join(' ')}`}; return ;;`).join(
+  '\n',
+)}
   esac
   case "$cmdpath" in
-${all.map((n) => `    (${sq(n.path)}) commands=(${n.words.map((w) => zq(`${w.name}:${w.summary}`)).join(' ')}); opts=(${flags(n.options).map(sq).join(' ')}) ;;`).join('\n')}
+${all
+  .map((n) => `    (${sq(n.path)}) commands=(${n.words.map((w) => zq(`${w.name}:${w.summary}`)).join(' ')}); opts=(${flags(n.options).map(sq).join(' ')}) ;;`)
+  .join('\n')}
   esac
   if [[ "\${words[CURRENT]}" == -* ]]; then
     compadd -- $opts

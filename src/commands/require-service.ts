@@ -15,7 +15,8 @@ export async function requireServiceContext(
   const ctx = await f.contexts.requireCurrent();
   if (!ctx.isDevtool) {
     throw new UnavailableError(
-      `'devtool ${command}' needs the devtool service, and the current context "${ctx.name}" is a plain Kubernetes cluster without it (${feature} run on the service); select a service context with 'devtool context use <URL>'`,
+      `'devtool ${command}' needs the devtool service, and the current context "${ctx.name}" is a plain Kubernetes cluster without it (${feature} ` +
+        `run on the service); select a service context with 'devtool context use <URL>'`,
     );
   }
   if (!ctx.token) {

@@ -30,9 +30,11 @@ test('several files merge as Docker Compose merges them', () => {
   const p = load(
     {
       'compose.yaml':
-        'services:\n  web:\n    image: a\n    command: [x, y]\n    environment: [A=1, B=1]\n    ports: ["80"]\n    volumes: ["data:/data", "/cache"]\n    depends_on: [db]\n  db: {image: pg}\nvolumes: {data: {}, other: {}}\n',
+        'services:\n  web:\n    image: a\n    command: [x, y]\n    environment: [A=1, B=1]\n    ports: ["80"]\n' +
+        '    volumes: ["data:/data", "/cache"]\n    depends_on: [db]\n  db: {image: pg}\nvolumes: {data: {}, other: {}}\n',
       'override.yaml':
-        'services:\n  web:\n    command: [z]\n    environment: {B: 2, C: 3}\n    ports: ["80", "81"]\n    volumes: ["other:/data"]\n    depends_on: {cache: {condition: service_started}}\n  cache: {image: redis}\n',
+        'services:\n  web:\n    command: [z]\n    environment: {B: 2, C: 3}\n    ports: ["80", "81"]\n    volumes: ["other:/data"]\n' +
+        '    depends_on: {cache: {condition: service_started}}\n  cache: {image: redis}\n',
     },
     { files: ['compose.yaml', 'override.yaml'] },
   );

@@ -112,7 +112,8 @@ test('long hosts are refused before the API server would', () => {
 test('rollout says how each service is awaited', () => {
   const t = translateCompose(
     project(
-      'services:\n  a: {image: a, ports: [80, "53/udp"], healthcheck: {test: "true"}}\n  b: {image: b, expose: [9000], depends_on: {a: {condition: service_healthy}}}\n',
+      'services:\n  a: {image: a, ports: [80, "53/udp"], healthcheck: {test: "true"}}\n' +
+        '  b: {image: b, expose: [9000], depends_on: {a: {condition: service_healthy}}}\n',
     ),
     options,
   );

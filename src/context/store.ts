@@ -115,7 +115,8 @@ export class ContextStore {
     const ctx = await this.current();
     if (!ctx) {
       throw new DevtoolError(
-        `no current context: no devtool context is selected and the kubeconfig (${(await this.kubeconfig()).files.join(', ')}) has no current-context; run 'devtool context use <URL_OR_CLUSTER_CONTEXT>'`,
+        `no current context: no devtool context is selected and the kubeconfig (${(await this.kubeconfig()).files.join(', ')}) has no ` +
+          `current-context; run 'devtool context use <URL_OR_CLUSTER_CONTEXT>'`,
       );
     }
     return ctx;

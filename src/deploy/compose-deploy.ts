@@ -224,7 +224,8 @@ async function checkOwnership(client: KubeClient, environment: string, objects: 
   const found = conflicts.filter((c): c is string => c !== undefined);
   if (found.length > 0) {
     throw new DevtoolError(
-      `cannot deploy environment "${environment}" in namespace ${client.namespace}: ${found.join('; ')}. Deploy to another namespace (--namespace), or destroy the other environment first`,
+      `cannot deploy environment "${environment}" in namespace ${client.namespace}: ${found.join('; ')}. Deploy to another namespace ` +
+        `(--namespace), or destroy the other environment first`,
     );
   }
 }

@@ -28,7 +28,8 @@ test('cache folders: per name and URL', () => {
 
 test("git's reason in one line", () => {
   const notRepo =
-    "fatal: '/tmp/nope' does not appear to be a git repository\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\nand the repository exists.\n";
+    "fatal: '/tmp/nope' does not appear to be a git repository\nfatal: Could not read from remote repository.\n\n" +
+    'Please make sure you have the correct access rights\nand the repository exists.\n';
   assert.equal(gitReason(notRepo, 128), "'/tmp/nope' does not appear to be a git repository");
   assert.equal(
     gitReason('warning: Could not find remote branch x to clone.\nfatal: Remote branch x not found in upstream origin\n', 128),

@@ -118,7 +118,8 @@ async function waitForDevPod(client: KubeClient, devName: string, objects: DevOb
       const problem = await claimProblem(client, objects.claim.metadata.name);
       if (problem)
         throw new DevtoolError(
-          `dev container ${ref.name} cannot start: persistent volume claim ${objects.claim.metadata.name} is Pending: ${problem}; set services.<name>.persistentVolume.storageClass, or persistentVolume.enabled: false`,
+          `dev container ${ref.name} cannot start: persistent volume claim ${objects.claim.metadata.name} is Pending: ${problem}; set ` +
+            `services.<name>.persistentVolume.storageClass, or persistentVolume.enabled: false`,
         );
     }
     return undefined;

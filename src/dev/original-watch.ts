@@ -262,7 +262,8 @@ export class OriginalWatch {
     });
     this.uid = original.metadata.uid;
     this.o.notice(
-      `deployment ${this.name} was ${recreated ? 'recreated' : 'redeployed'} with ${replicas} replica${replicas === 1 ? '' : 's'}: scaled back to 0 while the dev container is active ('devtool down' restores ${replicas})`,
+      `deployment ${this.name} was ${recreated ? 'recreated' : 'redeployed'} with ${replicas} replica${replicas === 1 ? '' : 's'}: scaled back to ` +
+        `0 while the dev container is active ('devtool down' restores ${replicas})`,
     );
     return true;
   }

@@ -33,7 +33,8 @@ export async function findOriginal(client: KubeClient, devName: string, dev: Dev
     const found = list.items.filter((d) => !d.metadata?.labels?.[DEV_LABEL]);
     if (found.length > 1)
       throw new DevtoolError(
-        `services.${devName}.selector (${labelSelector}) matches ${found.length} deployments in namespace ${ns} (${found.map((d) => d.metadata?.name).join(', ')}): make it select one`,
+        `services.${devName}.selector (${labelSelector}) matches ${found.length} deployments in namespace ${ns} ` +
+          `(${found.map((d) => d.metadata?.name).join(', ')}): make it select one`,
       );
     return found[0] ? asObject(found[0]) : undefined;
   }
@@ -47,7 +48,10 @@ export async function findOriginal(client: KubeClient, devName: string, dev: Dev
 
 export function notFoundMessage(devName: string, dev: DevService, namespace: string): string {
   const what = Object.keys(dev.selector).length > 0 ? `matching services.${devName}.selector` : `named "${devName}"`;
-  return `no Deployment ${what} in namespace ${namespace}: deploy the application first ('devtool deploy'), or set services.${devName}.selector in the manifest to the labels of the Deployment to develop`;
+  return (
+    `no Deployment ${what} in namespace ${namespace}: deploy the application first ('devtool deploy'), or set services.${devName}.selector in ` +
+    `the manifest to the labels of the Deployment to develop`
+  );
 }
 
 function asObject(d: k8s.V1Deployment): DeploymentObject {

@@ -70,7 +70,8 @@ export async function devTarget(f: DevTargetEnv, q: DevTargetQuery): Promise<Dev
     if (!Object.hasOwn(manifest.services, wanted)) {
       throw new UsageError(
         fromCompose
-          ? `${file} has no dev container "${wanted}": the services that mount a host folder are ${names.join(', ')} (a service becomes one by mounting a folder, e.g. volumes: ['./src:/app/src'])`
+          ? `${file} has no dev container "${wanted}": the services that mount a host folder are ${names.join(', ')} (a service becomes one by ` +
+              `mounting a folder, e.g. volumes: ['./src:/app/src'])`
           : `${file} has no services entry "${wanted}" (it has ${names.join(', ')}); add services.${wanted} or pick one of those`,
       );
     }
@@ -110,7 +111,8 @@ async function devManifest(f: DevTargetEnv, explicit: string | undefined): Promi
   const app = findApp(f.cwd, explicit);
   if (app === undefined) {
     throw new DevtoolError(
-      `no manifest ${file} in ${f.cwd}: create one with a services entry for your dev container, ${EXAMPLE} (or run up next to a Compose file whose service mounts a host folder)`,
+      `no manifest ${file} in ${f.cwd}: create one with a services entry for your dev container, ${EXAMPLE} (or run up next to a Compose file ` +
+        `whose service mounts a host folder)`,
     );
   }
   let manifest: Manifest;
@@ -208,6 +210,7 @@ export function agentImage(f: { readonly env: Readonly<NodeJS.ProcessEnv>; reado
   if (explicit) return explicit;
   if (context.registry) return `${context.registry.replace(/\/+$/, '')}/devtool-bin:${f.version}`;
   throw new DevtoolError(
-    `no registry for the devtool-bin image: set one with 'devtool context use ${context.name} --registry HOST' (where agent/build.sh pushed it), or set DEVTOOL_BIN_IMAGE`,
+    `no registry for the devtool-bin image: set one with 'devtool context use ${context.name} --registry HOST' (where agent/build.sh pushed it), ` +
+      `or set DEVTOOL_BIN_IMAGE`,
   );
 }

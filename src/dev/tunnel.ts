@@ -63,7 +63,8 @@ export class DevTunnel {
         await listen(server, f.local);
       } catch (err) {
         throw new DevtoolError(
-          `cannot forward localhost:${f.local}: ${(err as NodeJS.ErrnoException).code === 'EADDRINUSE' ? 'the port is in use on this machine' : (err as Error).message}`,
+          `cannot forward localhost:${f.local}: ` +
+            `${(err as NodeJS.ErrnoException).code === 'EADDRINUSE' ? 'the port is in use on this machine' : (err as Error).message}`,
         );
       }
       this.listeners.push(server);

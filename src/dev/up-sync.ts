@@ -80,7 +80,10 @@ export function firstSyncSummary(firstSync: readonly FirstSync[], seconds: strin
   if (copied.length === 0) return `first sync done in ${seconds}s; ${syncingHow(firstSync.map((r) => r.folder))}`;
   const files = copied.reduce((n, s) => n + s.files, 0);
   const mb = copied.reduce((n, s) => n + s.bytes, 0) / 1e6;
-  return `copied ${files} files (${mb.toFixed(1)} MB) into the new volume in ${seconds}s; Syncthing is indexing them (two-way once settled, 'devtool status' shows it)`;
+  return (
+    `copied ${files} files (${mb.toFixed(1)} MB) into the new volume in ${seconds}s; Syncthing is indexing them (two-way once settled, ` +
+    `'devtool status' shows it)`
+  );
 }
 
 /**

@@ -199,7 +199,10 @@ async function manifestSummary(m: Manifest, cwd: string): Promise<string> {
   const { stringify } = await import('yaml');
   const services = Object.fromEntries(Object.entries(m.services).map(([name, dev]) => [name, { ...dev, environment: redactEnvironment(dev.environment) }]));
   const path = m.file.startsWith(`${cwd}/`) ? m.file.slice(cwd.length + 1) : m.file;
-  return `# ${path}, services section as devtool resolved it (defaults filled in, secrets redacted)\n${stringify({ ...(m.name ? { name: m.name } : {}), services })}`;
+  return (
+    `# ${path}, services section as devtool resolved it (defaults filled in, secrets redacted)\n` +
+    `${stringify({ ...(m.name ? { name: m.name } : {}), services })}`
+  );
 }
 
 /** devtool.log and its rotated files, oldest last. */

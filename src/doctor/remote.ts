@@ -51,7 +51,9 @@ export async function collectRemote(client: KubeClient, devName: string, folder:
   if (!mirror) {
     out.state = mirrors.length > 0 ? 'active from another folder' : 'not active';
     out.notes.push(
-      `${devName}: no remote logs: ${mirrors.length > 0 ? 'its dev container was activated from another folder or machine' : `no dev container is active in namespace ${client.namespace}`}`,
+      `${devName}: no remote logs: ${
+        mirrors.length > 0 ? 'its dev container was activated from another folder or machine' : `no dev container is active in namespace ${client.namespace}`
+      }`,
     );
     return out;
   }
@@ -117,7 +119,8 @@ export async function collectRemote(client: KubeClient, devName: string, folder:
   );
   if (list.code !== 0) {
     out.notes.push(
-      `${devName}: no agent logs: cannot list ${logDir} in pod ${podName} (${list.message ?? list.stderr.trim()}${list.message?.includes('executable file not found') ? '; the image has no sh' : ''})`,
+      `${devName}: no agent logs: cannot list ${logDir} in pod ${podName} ` +
+        `(${list.message ?? list.stderr.trim()}${list.message?.includes('executable file not found') ? '; the image has no sh' : ''})`,
     );
     return out;
   }

@@ -128,7 +128,8 @@ function targetOf(spec: ImageSpec, opts: BuildImagesOptions): Target {
   const registry = opts.registry?.trim().replace(/\/+$/, '');
   if (!registry) {
     throw new DevtoolError(
-      `image ${spec.name} has no image reference, and the context "${opts.contextName}" has no registry to push it to: set one with 'devtool context use ${opts.contextName} --registry HOST', or give the image an image reference`,
+      `image ${spec.name} has no image reference, and the context "${opts.contextName}" has no registry to push it to: set one with 'devtool ` +
+        `context use ${opts.contextName} --registry HOST', or give the image an image reference`,
     );
   }
   // A registry setting may carry a path (`ghcr.io/team`): it prefixes the repository.

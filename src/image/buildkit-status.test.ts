@@ -97,7 +97,8 @@ test('exit codes are read from both wordings of BuildKit', () => {
 
 test('the Dockerfile line of a failed step, continuation lines and comments included', () => {
   const dockerfile =
-    '# syntax=docker/dockerfile:1\nFROM debian AS base\n\nRUN apt-get update && \\\n    # a comment inside\n    apt-get install -y make\nFROM base\nRUN   make   all\n';
+    '# syntax=docker/dockerfile:1\nFROM debian AS base\n\nRUN apt-get update && \\\n    # a comment inside\n    apt-get install -y make\n' +
+    'FROM base\nRUN   make   all\n';
   assert.equal(dockerfileLine(dockerfile, '[base 2/2] RUN apt-get update && apt-get install -y make'), 4);
   assert.equal(dockerfileLine(dockerfile, '[stage-1 1/1] RUN make all'), 8);
   assert.equal(dockerfileLine(dockerfile, '[2/2] RUN echo "expanded arg"'), undefined);

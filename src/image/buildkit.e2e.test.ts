@@ -132,7 +132,8 @@ test('a failing step is a one-line error naming the image, the step, its Dockerf
       assert.ok(err instanceof DevtoolError);
       assert.equal(
         err.message,
-        `building ${tag} failed: [broken 1/1] RUN echo "about to fail" && exit 7 (Dockerfile:13): process "/bin/sh -c echo \\"about to fail\\" && exit 7" did not complete successfully: exit code: 7`,
+        `building ${tag} failed: [broken 1/1] RUN echo "about to fail" && exit 7 (Dockerfile:13): process "/bin/sh -c echo \\"about to fail\\" && ` +
+          `exit 7" did not complete successfully: exit code: 7`,
       );
       return true;
     },
@@ -149,7 +150,9 @@ test('no daemon at the address: fails at once, naming the address', async () => 
   const started = Date.now();
   await assert.rejects(new BuildkitBackend({ address: `tcp://127.0.0.1:${port}`, env: {} }).build(request({ tags: [`${repo}:${run}-x`] }), collect()), {
     name: 'DevtoolError',
-    message: `building ${repo}:${run}-x failed: cannot reach the BuildKit daemon at tcp://127.0.0.1:${port}: dial tcp 127.0.0.1:${port}: connect: connection refused`,
+    message:
+      `building ${repo}:${run}-x failed: cannot reach the BuildKit daemon at tcp://127.0.0.1:${port}: dial tcp 127.0.0.1:${port}: connect: ` +
+      `connection refused`,
   });
   assert.ok(Date.now() - started < 5000, `took ${Date.now() - started} ms`);
 });

@@ -18,7 +18,8 @@ function project(compose: string, files: Record<string, string> = {}) {
 
 test('services with a build become images: context, dockerfile, target, args, cache', () => {
   const { dir, project: p } = project(
-    'services:\n  api:\n    build:\n      context: api\n      dockerfile: docker/Dockerfile\n      target: prod\n      args: [VERSION=$TAG]\n      cache_from: [localhost:5000/api:cache]\n      export_cache: localhost:5000/api:cache\n  db:\n    image: postgres\n',
+    'services:\n  api:\n    build:\n      context: api\n      dockerfile: docker/Dockerfile\n      target: prod\n      args: [VERSION=$TAG]\n' +
+      '      cache_from: [localhost:5000/api:cache]\n      export_cache: localhost:5000/api:cache\n  db:\n    image: postgres\n',
     { 'api/docker/Dockerfile': 'FROM x' },
   );
   assert.deepEqual(composeImageSpecs(p), [
@@ -48,7 +49,8 @@ test('`image` names where to push only when it names a registry; a bare name is 
 
 test('a missing Dockerfile and a remote context are located in the Compose file', () => {
   const { project: p } = project(
-    'services:\n  a:\n    build: ./nope\n  b:\n    build:\n      context: .\n      dockerfile: Missing.Dockerfile\n  c:\n    build: https://github.com/acme/c.git\n',
+    'services:\n  a:\n    build: ./nope\n  b:\n    build:\n      context: .\n      dockerfile: Missing.Dockerfile\n  c:\n' +
+      '    build: https://github.com/acme/c.git\n',
   );
   assert.throws(
     () => composeImageSpecs(p),

@@ -166,7 +166,8 @@ export class DockerEngineBackend implements BuildBackend {
 
   private unreachable(why: string): DevtoolError {
     return new DevtoolError(
-      `cannot reach the Docker daemon at ${this.endpoint.display} (${why}): start Docker or set DOCKER_HOST, or set BUILDKIT_HOST to build with a BuildKit daemon`,
+      `cannot reach the Docker daemon at ${this.endpoint.display} (${why}): start Docker or set DOCKER_HOST, or set BUILDKIT_HOST to build with a ` +
+        `BuildKit daemon`,
     );
   }
 

@@ -34,7 +34,8 @@ export async function openBackend(choice: BuilderChoice, env: Readonly<NodeJS.Pr
   switch (choice.kind) {
     case 'service':
       throw new UnavailableError(
-        `images of a service context are built by the hosted build service of ${choice.url}, which this devtool cannot reach yet: set BUILDKIT_HOST to build with a BuildKit daemon, or select a cluster context`,
+        `images of a service context are built by the hosted build service of ${choice.url}, which this devtool cannot reach yet: set ` +
+          `BUILDKIT_HOST to build with a BuildKit daemon, or select a cluster context`,
       );
     case 'buildkit': {
       const { BuildkitBackend } = await import('./buildkit.ts');

@@ -34,7 +34,9 @@ export async function listByLabel(client: KubeClient, labelSelector: string, onl
   const kinds = only ?? (await namespacedDeletableKinds(client));
   const found = await Promise.all(
     kinds.map(async (kind) => {
-      const path = `${kind.apiVersion === 'v1' ? '/api/v1' : `/apis/${kind.apiVersion}`}/namespaces/${encodeURIComponent(client.namespace)}/${kind.resource}?labelSelector=${encodeURIComponent(labelSelector)}`;
+      const path =
+        `${kind.apiVersion === 'v1' ? '/api/v1' : `/apis/${kind.apiVersion}`}/namespaces/${encodeURIComponent(client.namespace)}/${kind.resource}` +
+        `?labelSelector=${encodeURIComponent(labelSelector)}`;
       try {
         const list = await client.getJson<{ items: { metadata: { name: string } }[] }>(path);
         return list.items.map((i) => ({ kind, name: i.metadata.name }));

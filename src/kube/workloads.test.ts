@@ -66,7 +66,8 @@ test('an unschedulable pod says why', () => {
 
 test('a pod waiting for its claims to bind is not failing (the provisioner is at work)', () => {
   const message =
-    '0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.';
+    '0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/1 nodes are available: 1 Preemption is not helpful ' +
+    'for scheduling.';
   assert.equal(podFailure(pod({ conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }] }), false), undefined);
   const unseen =
     '0/1 nodes are available: persistentvolumeclaim "api-devtool" not found. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.';

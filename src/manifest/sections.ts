@@ -34,7 +34,8 @@ const buildImage: Decoder<BuildImage> = map(
       image: {
         decoder: str({
           description:
-            'Image reference to tag and push. Default: chosen by `devtool build` in the context registry; exported to deploy commands as DEVTOOL_BUILD_<NAME>_IMAGE.',
+            'Image reference to tag and push. Default: chosen by `devtool build` in the context registry; exported to deploy commands as ' +
+            'DEVTOOL_BUILD_<NAME>_IMAGE.',
         }),
       },
       depends_on: { decoder: stringOrList('Other images of this section to build first.') },

@@ -35,7 +35,8 @@ interface WrittenSync {
 const sync: Decoder<WrittenSync> = map(
   str({
     description:
-      'LOCAL:REMOTE[:MODE]: a folder of the project (relative to the manifest folder) and an absolute path in the container. MODE rw (default): both ways; ro: sent to the container only, its changes there are never written back here.',
+      'LOCAL:REMOTE[:MODE]: a folder of the project (relative to the manifest folder) and an absolute path in the container. MODE rw (default): ' +
+      'both ways; ro: sent to the container only, its changes there are never written back here.',
     examples: ['.:/app', './config:/etc/app:ro'],
     pattern: '^.+:/[^:]*(:(rw|ro))?$',
   }),
@@ -186,12 +187,14 @@ const devService: Decoder<DevService> = map(
       sync: { decoder: list(sync, 'Folders synchronized between this machine and the dev container: both ways, or sent only (":ro").') },
       syncOutsideProject: {
         decoder: bool(
-          'Allow sync folders outside the project (the git repository or the manifest folder). Default false. The root, the home directory and folders holding it or the project are refused anyway.',
+          'Allow sync folders outside the project (the git repository or the manifest folder). Default false. The root, the home directory and ' +
+            'folders holding it or the project are refused anyway.',
         ),
       },
       trustContainer: {
         decoder: bool(
-          'Let the dev container write .git, set execute bits and make links pointing out of the synced folder on this machine. Default false: those stay in the container.',
+          'Let the dev container write .git, set execute bits and make links pointing out of the synced folder on this machine. Default false: ' +
+            'those stay in the container.',
         ),
       },
       forward: { decoder: list(forward, 'Ports forwarded from this machine to the dev container or another service.') },

@@ -190,7 +190,8 @@ export async function prepareRemoteFolder(o: {
   await api.patchFolder(f.id, { paused: false });
   const seconds = (ms: number) => `${(ms / 1000).toFixed(2)}s`;
   o.log.info(
-    `bootstrap of ${f.local}: ${JSON.stringify(result.stats)}, listed in ${seconds(result.listMs)}, sent in ${seconds(performance.now() - sendStart - result.listMs)}`,
+    `bootstrap of ${f.local}: ${JSON.stringify(result.stats)}, listed in ${seconds(result.listMs)}, sent in ` +
+      `${seconds(performance.now() - sendStart - result.listMs)}`,
   );
   return { copied: result.stats, settle: true };
 }

@@ -141,7 +141,8 @@ export class ContainerGuard {
     await this.s.pushIgnores(f);
     rmSync(join(f.local, path), { force: true });
     this.s.notice(
-      `the dev container made the link ${path} -> ${target} in ${f.local}, which points out of the folder: not created here (the container keeps it; 'trustContainer: true' in the manifest allows such links)`,
+      `the dev container made the link ${path} -> ${target} in ${f.local}, which points out of the folder: not created here (the container keeps ` +
+        `it; 'trustContainer: true' in the manifest allows such links)`,
     );
   }
 

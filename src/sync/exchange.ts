@@ -50,7 +50,9 @@ export async function indexesExchanged(e: SyncEnds, folder: string, deadline: nu
       goal ??= { local: l.sequence, remote: r.sequence };
       const localHas = receivedFrom(l, e.remoteDevice);
       const remoteHas = receivedFrom(r, e.localDevice);
-      last = `this machine has the container's changes up to ${localHas} of ${goal.remote}, the container has this machine's up to ${remoteHas} of ${goal.local}`;
+      last =
+        `this machine has the container's changes up to ${localHas} of ${goal.remote}, the container has this machine's up to ${remoteHas} of ` +
+        `${goal.local}`;
       if (localHas >= goal.remote && remoteHas >= goal.local && (await e.local.connected(e.remoteDevice))) return;
     } catch (err) {
       last = (err as Error).message;

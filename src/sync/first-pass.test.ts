@@ -123,7 +123,8 @@ test('the summary line counts what the container changed and deleted', () => {
   } as const;
   assert.equal(
     firstPassSummary('/home/ann/shop', { keep: [...plan.keep], arriving: [] }),
-    "first sync of /home/ann/shop: while no 'devtool up' ran, the dev container changed 1 path(s) and deleted 2 path(s) that this machine has: kept this machine's version; the container's versions come back as *.sync-conflict-* copies next to them (paths in devtool.log)",
+    "first sync of /home/ann/shop: while no 'devtool up' ran, the dev container changed 1 path(s) and deleted 2 path(s) that this machine has: " +
+      "kept this machine's version; the container's versions come back as *.sync-conflict-* copies next to them (paths in devtool.log)",
   );
   assert.equal(firstPassSummary('/x', { keep: [], arriving: ['n'] }), undefined);
 });

@@ -197,5 +197,8 @@ export function firstPassSummary(local: string, plan: FirstPassPlan): string | u
   if (plan.keep.length === 0) return undefined;
   const parts = [changed > 0 ? `changed ${changed} path(s)` : '', deleted > 0 ? `deleted ${deleted} path(s)` : ''].filter(Boolean).join(' and ');
   const copies = changed > 0 ? `; the container's versions come back as *.sync-conflict-* copies next to them` : '';
-  return `first sync of ${local}: while no 'devtool up' ran, the dev container ${parts} that this machine has: kept this machine's version${copies} (paths in devtool.log)`;
+  return (
+    `first sync of ${local}: while no 'devtool up' ran, the dev container ${parts} that this machine has: kept this machine's ` +
+    `version${copies} (paths in devtool.log)`
+  );
 }

@@ -220,7 +220,10 @@ function openLog(path: string): number {
   return openSync(path, 'a', 0o600);
 }
 
-/** Stops a Syncthing left running on this state folder by an `up` that was killed (its PID file is kept while it may still run: the next `up` or `down` tries again). */
+/**
+ * Stops a Syncthing left running on this state folder by an `up` that was killed
+ * (its PID file is kept while it may still run: the next `up` or `down` tries again).
+ */
 export async function stopStaleSyncthing(stateDir: string, processes?: ProcessTable): Promise<void> {
   await syncthingPidFile(stateDir, processes).stop({ graceMs: 5_000 });
 }

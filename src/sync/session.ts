@@ -282,7 +282,8 @@ export class SyncSession {
     }
     if (plan.arriving.length > 0)
       this.o.log.info(
-        `first sync of ${f.local}: ${plan.arriving.length} path(s) only the container has arrive here: ${plan.arriving.slice(0, 20).join(', ')}${plan.arriving.length > 20 ? ', ...' : ''}`,
+        `first sync of ${f.local}: ${plan.arriving.length} path(s) only the container has arrive here: ` +
+          `${plan.arriving.slice(0, 20).join(', ')}${plan.arriving.length > 20 ? ', ...' : ''}`,
       );
     this.twoWay.add(f.id);
     await local.setFolderType(f.id, 'sendreceive');

@@ -30,7 +30,10 @@ test('a warning per end whose limit is below two watches per folder, naming the 
   assert.equal(both.length, 2);
   assert.match(
     both[0]!,
-    /^this machine's inotify limit \(fs\.inotify\.max_user_watches = 8192\) is too low for the 5000 folders synchronized \(about 10000 watches\).*sysctl -w fs\.inotify\.max_user_watches=524288$/,
+    new RegExp(
+      String.raw`^this machine's inotify limit \(fs\.inotify\.max_user_watches = 8192\) is too low for the 5000 folders synchronized ` +
+        String.raw`\(about 10000 watches\).*sysctl -w fs\.inotify\.max_user_watches=524288$`,
+    ),
   );
   assert.match(both[1]!, /^the dev container's inotify limit \(fs\.inotify\.max_user_watches = 9000, set on its node\)/);
   assert.deepEqual(watchLimitWarnings(5000, { remote: 524288 }), [], 'an unknown local limit (not Linux) is not a warning');

@@ -61,12 +61,15 @@ export function watchLimitWarnings(folders: number, limits: { local?: number; re
   const advice = `changes there are only noticed by the periodic rescan; ignore big folders in .stignore (node_modules, build outputs), or raise the limit`;
   if (limits.local !== undefined && limits.local < needed) {
     out.push(
-      `this machine's inotify limit (fs.inotify.max_user_watches = ${limits.local}) is too low for the ${folders} folders synchronized (about ${needed} watches): ${advice}: sudo sysctl -w fs.inotify.max_user_watches=524288`,
+      `this machine's inotify limit (fs.inotify.max_user_watches = ${limits.local}) is too low for the ${folders} folders synchronized (about ` +
+        `${needed} watches): ${advice}: sudo sysctl -w fs.inotify.max_user_watches=524288`,
     );
   }
   if (limits.remote !== undefined && limits.remote < needed) {
     out.push(
-      `the dev container's inotify limit (fs.inotify.max_user_watches = ${limits.remote}, set on its node) is too low for the ${folders} folders synchronized (about ${needed} watches): ${advice} on the node (sysctl -w fs.inotify.max_user_watches=524288, e.g. from a privileged DaemonSet)`,
+      `the dev container's inotify limit (fs.inotify.max_user_watches = ${limits.remote}, set on its node) is too low for the ${folders} folders ` +
+        `synchronized (about ${needed} watches): ${advice} on the node (sysctl -w fs.inotify.max_user_watches=524288, e.g. from a privileged ` +
+        `DaemonSet)`,
     );
   }
   return out;

@@ -55,7 +55,8 @@ export class LocalWatcher {
         const code = (err as NodeJS.ErrnoException).code;
         if (code === 'ENOSPC' || code === 'EMFILE') {
           this.o.warn(
-            `the local file watcher ran out of inotify watches for ${folder.local}: raise fs.inotify.max_user_watches (sysctl), or ignore big folders in .stignore; changes are still found by the periodic rescan`,
+            `the local file watcher ran out of inotify watches for ${folder.local}: raise fs.inotify.max_user_watches (sysctl), or ignore big ` +
+              `folders in .stignore; changes are still found by the periodic rescan`,
           );
         }
       });

@@ -173,7 +173,8 @@ test('a failing RUN: its output, then one line naming the image, the step and th
   assert.match(
     lastLine(r.stderr),
     new RegExp(
-      `^Error: building localhost:5000/failing-${runId}-app:devtool-[0-9a-f]{24} failed: step "\\[3/3\\] RUN echo about to fail && exit 3" \\(Dockerfile\\.fail:3\\) exited with code 3$`,
+      `^Error: building localhost:5000/failing-${runId}-app:devtool-[0-9a-f]{24} failed: step "\\[3/3\\] RUN echo about to fail && exit 3" ` +
+        `\\(Dockerfile\\.fail:3\\) exited with code 3$`,
     ),
   );
   assert.doesNotMatch(r.stderr, /running never/);

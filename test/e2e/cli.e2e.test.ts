@@ -306,7 +306,8 @@ describe('namespaces and kubeconfig', () => {
     const second = join(sb.root, 'second.yaml');
     writeFileSync(
       second,
-      'apiVersion: v1\nkind: Config\nclusters:\n- name: gamma-cluster\n  cluster:\n    server: https://gamma.invalid\ncontexts:\n- name: gamma\n  context:\n    cluster: gamma-cluster\n    user: gamma-user\nusers:\n- name: gamma-user\n  user:\n    token: fake-gamma\n',
+      'apiVersion: v1\nkind: Config\nclusters:\n- name: gamma-cluster\n  cluster:\n    server: https://gamma.invalid\ncontexts:\n- name: gamma\n' +
+        '  context:\n    cluster: gamma-cluster\n    user: gamma-user\nusers:\n- name: gamma-user\n  user:\n    token: fake-gamma\n',
       { mode: 0o644 },
     );
     const env = { KUBECONFIG: [sb.kubeconfig, second].join(delimiter) };

@@ -148,7 +148,8 @@ test('a Compose application: up deploys it and develops the service that mounts 
   assert.equal(wrong.code, 2);
   assert.equal(
     wrong.stderr.trim(),
-    `Error: compose.yaml has no dev container "cache": the services that mount a host folder are api (a service becomes one by mounting a folder, e.g. volumes: ['./src:/app/src'])`,
+    `Error: compose.yaml has no dev container "cache": the services that mount a host folder are api (a service becomes one by mounting a folder, ` +
+      `e.g. volumes: ['./src:/app/src'])`,
   );
 
   const down = runDevtool(['down', '-n', s.namespace], { env, cwd, timeoutMs: 120_000 });

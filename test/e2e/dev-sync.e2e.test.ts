@@ -195,7 +195,9 @@ test('the container cannot plant .git or links out of the folder here; trustCont
   assert.equal(inContainer('test -e /app/.git/config && echo yes || echo no').stdout.trim(), 'no', "this machine's .git is not sent either");
   assert.equal(
     inContainer(
-      'mkdir -p /app/.git/hooks && printf "#!/bin/sh\\necho pwned\\n" > /app/.git/hooks/pre-commit && chmod +x /app/.git/hooks/pre-commit && ln -s /root/.ssh /app/ssh-link && ln -s ../../etc /app/src/etc-link && ln -s nested/keep.txt /app/src/inside-link && echo done > /app/planted.txt',
+      'mkdir -p /app/.git/hooks && printf "#!/bin/sh\\necho pwned\\n' +
+        '" > /app/.git/hooks/pre-commit && chmod +x /app/.git/hooks/pre-commit && ln -s /root/.ssh /app/ssh-link && ln -s ../../etc ' +
+        '/app/src/etc-link && ln -s nested/keep.txt /app/src/inside-link && echo done > /app/planted.txt',
     ).code,
     0,
   );

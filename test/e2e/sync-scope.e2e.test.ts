@@ -37,7 +37,9 @@ test('up refuses host folders outside the project before it contacts anything', 
     `warn: service api: ~/.ssh (-> /root/.ssh) is not synchronized: it is outside the project (${app}); ${optIn}`,
     `warn: service api: ~/.aws (-> /root/.aws) is not synchronized: it is outside the project (${app}); ${optIn}`,
     `warn: service api: ${join(sandbox.root, 'outside')} (-> /data) is not synchronized: it is outside the project (${app}); ${optIn}`,
-    `Error: compose.yaml: no service mounts a folder of the project that up can synchronize (the warnings above say why): mount one (e.g. volumes: ['./src:/app/src']), or write a devtool.yml with a services entry, e.g. "services: {api: {sync: ['.:/app']}}" where api is the Deployment to develop`,
+    `Error: compose.yaml: no service mounts a folder of the project that up can synchronize (the warnings above say why): mount one (e.g. volumes: ` +
+      `['./src:/app/src']), or write a devtool.yml with a services entry, e.g. "services: {api: {sync: ['.:/app']}}" where api is the Deployment ` +
+      `to develop`,
   ]);
   assert.ok(!existsSync(join(sandbox.devtoolHome, 'dev')), 'no dev state was made');
 
@@ -51,11 +53,13 @@ test('up refuses host folders outside the project before it contacts anything', 
   };
   assert.equal(
     manifest('services:\n  api:\n    sync: [".:/app", "../outside:/data"]\n'),
-    `Error: devtool.yml:3:22: field services.api.sync[1]: ../outside is outside the project (${app}): set services.api.syncOutsideProject: true to synchronize it anyway (docs/manifest.md#services)`,
+    `Error: devtool.yml:3:22: field services.api.sync[1]: ../outside is outside the project (${app}): set services.api.syncOutsideProject: true to ` +
+      `synchronize it anyway (docs/manifest.md#services)`,
   );
   assert.equal(
     manifest('services:\n  api:\n    syncOutsideProject: true\n    sync: ["./home-link:/root"]\n'),
-    `Error: devtool.yml:4:12: field services.api.sync[0]: ./home-link (which resolves to ${sandbox.home}) is the home directory, which is never synchronized (it holds SSH keys and cloud credentials)`,
+    `Error: devtool.yml:4:12: field services.api.sync[0]: ./home-link (which resolves to ${sandbox.home}) is the home directory, which is never ` +
+      `synchronized (it holds SSH keys and cloud credentials)`,
   );
   assert.equal(
     manifest('services:\n  api:\n    syncOutsideProject: true\n    sync: ["/:/host"]\n'),
@@ -80,7 +84,8 @@ async function composeApp(): Promise<{ app: string; up: UpSession }> {
   writeFileSync(join(app, 'config/app.conf'), 'setting = local\n');
   writeFileSync(
     join(app, 'compose.yaml'),
-    `services:\n  api:\n    image: ${REGISTRY}/debian:bookworm\n    command: [sleep, infinity]\n    volumes: ["./src:/app/src", "./config:/etc/app:ro", "~/.ssh:/root/.ssh:ro", "../outside:/outside"]\n`,
+    `services:\n  api:\n    image: ${REGISTRY}/debian:bookworm\n    command: [sleep, infinity]\n` +
+      `    volumes: ["./src:/app/src", "./config:/etc/app:ro", "~/.ssh:/root/.ssh:ro", "../outside:/outside"]\n`,
   );
   folders.push(app);
   return { app, up: await startUp(['-n', s.namespace], { env, cwd: app }, 300_000) };
@@ -102,7 +107,9 @@ test('up says what it syncs: project folders both ways or sent only, the home fo
   running = await composeApp();
   const { app, up } = running;
   const said = lines(up.output());
-  const outside = `is not synchronized: it is outside the project (${app}); to synchronize it anyway, give api a services entry in devtool.yml with syncOutsideProject: true (docs/manifest.md#services)`;
+  const outside =
+    `is not synchronized: it is outside the project (${app}); to synchronize it anyway, give api a services entry in devtool.yml ` +
+    `with syncOutsideProject: true (docs/manifest.md#services)`;
   for (const line of [
     '• sync ./src <-> /app/src (both ways)',
     '• sync ./config -> /etc/app (sent only)',
@@ -123,7 +130,8 @@ test('a :ro folder is sent only: what the container writes there stays there', {
   assert.equal(
     exec(
       app,
-      'echo from the container > /app/src/made-there.txt && echo from the container > /etc/app/made-there.txt && echo "setting = container" > /etc/app/app.conf',
+      'echo from the container > /app/src/made-there.txt && echo from the container > /etc/app/made-there.txt && echo "setting = container" > ' +
+        '/etc/app/app.conf',
     ).code,
     0,
   );

@@ -8,7 +8,8 @@ export const analyticsCommand = command({
   name: 'analytics',
   summary: 'Enable or disable analytics collection',
   description:
-    'Analytics collection is enabled by default. `devtool analytics --disable` switches it off for good; `devtool analytics` switches it back on.\nDEVTOOL_DISABLE_ANALYTICS=1 disables it for a single run.',
+    'Analytics collection is enabled by default. `devtool analytics --disable` switches it off for good; `devtool analytics` switches it back on.\n' +
+    'DEVTOOL_DISABLE_ANALYTICS=1 disables it for a single run.',
   options: analyticsOptions,
   load: async () => (await import('./run.ts')).runAnalytics,
 });

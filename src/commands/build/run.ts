@@ -22,7 +22,8 @@ export const runBuild: CommandHandler<typeof buildOptions> = async (f, inv) => {
   const specs = sources.specs.map((s) => withCliOptions(s, cli));
   if (cli.exportCache !== undefined && specs.length > 1) {
     throw new UsageError(
-      `--export-cache names one image reference, and ${specs.length} images would be built (${specs.map((s) => s.name).join(', ')}): build one image, or set export_cache per image in the manifest`,
+      `--export-cache names one image reference, and ${specs.length} images would be built (${specs.map((s) => s.name).join(', ')}): build one ` +
+        `image, or set export_cache per image in the manifest`,
     );
   }
   const progress = new Progress(f.io.stderr, f.now, f.log);

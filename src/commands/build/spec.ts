@@ -13,7 +13,11 @@ export const buildCommand = command({
   name: 'build',
   summary: 'Build and push the images of the manifest build section',
   description:
-    'Builds and pushes the images in the manifest `build` section, or only the named ones (with the images they depend on). When -f points to a Dockerfile, the manifest is ignored and that Dockerfile is built directly (context: its folder). Images are tagged with a hash of their content; the pushed references are printed, one per line.\nBuilder: BuildKit when BUILDKIT_HOST (HOST:PORT) is set; the hosted build service for a service context; BuildKit when the context has a tcp:// builder; otherwise the local Docker daemon (DOCKER_HOST).',
+    'Builds and pushes the images in the manifest `build` section, or only the named ones (with the images they depend on). When -f points to a ' +
+    'Dockerfile, the manifest is ignored and that Dockerfile is built directly (context: its folder). Images are tagged with a hash of their ' +
+    'content; the pushed references are printed, one per line.\n' +
+    'Builder: BuildKit when BUILDKIT_HOST (HOST:PORT) is set; the hosted build service for a service context; BuildKit when the context has a ' +
+    'tcp:// builder; otherwise the local Docker daemon (DOCKER_HOST).',
   args: [{ name: 'service', variadic: true }],
   options: buildOptions,
   load: async () => (await import('./run.ts')).runBuild,

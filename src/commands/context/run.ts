@@ -107,6 +107,7 @@ async function selectContext(f: Factory, opts: OptionValues<typeof contextOption
   const ctx = await f.contexts.use(url, { ...settings, isDevtool: true, ...(token ? { token } : {}) });
   f.io.stdout.write(`Stored context ${ctx.name}: namespace "${ctx.namespace}" @ ${ctx.host}\n`);
   throw new UnavailableError(
-    `cannot log in to ${url}: the devtool service client is not built in devtool ${f.version} yet (the context is stored and selected; 'devtool context delete ${url}' removes it)`,
+    `cannot log in to ${url}: the devtool service client is not built in devtool ${f.version} yet (the context is stored and selected; 'devtool ` +
+      `context delete ${url}' removes it)`,
   );
 }

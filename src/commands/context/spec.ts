@@ -13,7 +13,9 @@ export const contextCommand = command({
   name: 'context',
   summary: 'Manage the cluster and namespace devtool works on',
   description:
-    'A context is a cluster, a user and a namespace: the default for every command. It is either a kubeconfig context name or a devtool service URL.\nWithout a subcommand, prompts to select an existing context or create a new one.\nDEVTOOL_URL and DEVTOOL_TOKEN select a service context for one run.',
+    'A context is a cluster, a user and a namespace: the default for every command. It is either a kubeconfig context name or a devtool service ' +
+    'URL.\nWithout a subcommand, prompts to select an existing context or create a new one.\n' +
+    'DEVTOOL_URL and DEVTOOL_TOKEN select a service context for one run.',
   options: contextOptions,
   load: async () => (await import('./run.ts')).runContextPrompt,
   subcommands: [

@@ -17,7 +17,10 @@ export const deployCommand = command({
   name: 'deploy',
   summary: 'Deploy the application: run the manifest deploy commands, or deploy a Compose file',
   description:
-    'Runs the commands of the manifest `deploy` section, from the folder of the manifest. Missing images of the `build` section are built and pushed first; repositories of the `dependencies` section not yet deployed are deployed first.\nWith a Compose file (--file compose.yaml, or no devtool.yml in the folder), translates it to Kubernetes objects and applies them, services in depends_on order.',
+    'Runs the commands of the manifest `deploy` section, from the folder of the manifest. Missing images of the `build` section are built and ' +
+    'pushed first; repositories of the `dependencies` section not yet deployed are deployed first.\n' +
+    'With a Compose file (--file compose.yaml, or no devtool.yml in the folder), translates it to Kubernetes objects and applies them, services ' +
+    'in depends_on order.',
   options: deployOptions,
   load: async () => (await import('./run.ts')).runDeploy,
 });

@@ -31,7 +31,8 @@ export const runDestroy: CommandHandler<typeof destroyOptions> = async (f, inv) 
   const dependencies = Object.keys(manifest?.dependencies ?? {}).map(sanitizeName);
   if (dependencies.length)
     progress.step(
-      `dependencies are not destroyed: ${dependencies.join(', ')} (each is an environment of its own: run devtool destroy --name <it> in a checkout of its repository)`,
+      `dependencies are not destroyed: ${dependencies.join(', ')} (each is an environment of its own: run devtool destroy --name <it> in a ` +
+        `checkout of its repository)`,
     );
   if (result.keptVolumes.length)
     progress.warn(`kept ${result.keptVolumes.length} volume(s): ${result.keptVolumes.join(', ')}; 'devtool destroy --volumes' deletes them`);

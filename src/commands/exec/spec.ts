@@ -5,7 +5,8 @@ export const execCommand = command({
   name: 'exec',
   summary: 'Run a command in the development container',
   description:
-    "Runs COMMAND in the development container started by `up` from this folder; its exit code is devtool's. Fails when no development container is active for the current folder.",
+    "Runs COMMAND in the development container started by `up` from this folder; its exit code is devtool's. Fails when no development container " +
+    'is active for the current folder.',
   args: [{ name: 'devName' }],
   options: devContainerOptions,
   passthrough: { name: 'COMMAND', required: true },

@@ -13,7 +13,8 @@ export const initCommand = command({
   name: 'init',
   summary: 'Create a manifest (devtool.yml) with guessed defaults, interactively',
   description:
-    'Inspects the folder (Dockerfiles, Compose files, Kubernetes manifests, Helm charts, the language of the code) and writes a manifest covering common items with guessed defaults. Never overwrites a manifest without --replace.',
+    'Inspects the folder (Dockerfiles, Compose files, Kubernetes manifests, Helm charts, the language of the code) and writes a manifest covering ' +
+    'common items with guessed defaults. Never overwrites a manifest without --replace.',
   options: initOptions,
   acceptsSingleDashV1: true,
   load: async () => (await import('./run.ts')).runInit,

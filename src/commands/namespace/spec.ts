@@ -4,7 +4,8 @@ export const namespaceCommand: CommandSpec = {
   name: 'namespace',
   summary: 'Select, create, delete or list namespaces',
   description:
-    'Without a subcommand, prompts to select an existing namespace or create one.\n`create`, `delete` and `list` are cluster-only: they need a cluster with the devtool service installed.',
+    'Without a subcommand, prompts to select an existing namespace or create one.\n' +
+    '`create`, `delete` and `list` are cluster-only: they need a cluster with the devtool service installed.',
   load: async () => (await import('./run.ts')).runNamespacePrompt,
   subcommands: [
     {

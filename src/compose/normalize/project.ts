@@ -70,7 +70,8 @@ function checkDependencies(ctx: NormalizeContext, services: readonly ComposeServ
         problem(`${show(d.service)} has no healthcheck and no port, so "service_healthy" cannot be checked; add a healthcheck or use service_started`);
       } else if (d.condition === 'service_completed_successfully' && target.workload !== 'one-off') {
         problem(
-          `${show(d.service)} runs until removed (restart: ${target.restart}), so it never completes; give it restart: "no" or on-failure, or use service_started`,
+          `${show(d.service)} runs until removed (restart: ${target.restart}), so it never completes; give it restart: "no" or on-failure, or use ` +
+            `service_started`,
         );
       }
     }
