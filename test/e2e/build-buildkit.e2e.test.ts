@@ -14,7 +14,7 @@ import { ensureBuildkit } from '../../buildkit/test-buildkit.ts';
 import { crane, ensureCluster } from '../../cluster/test-cluster.ts';
 import { createSandbox, lines, repoRoot, runDevtool, type Sandbox } from './cli.ts';
 
-const fixture = join(repoRoot, 'src', 'build', 'testdata', 'buildkit-app');
+const fixture = join(repoRoot, 'src', 'image', 'testdata', 'buildkit-app');
 const runId = Date.now().toString(36);
 let sandbox: Sandbox;
 let work: string;
