@@ -8,15 +8,16 @@ import { DevtoolError } from '../base/errors.ts';
 import { formatDuration } from '../base/duration.ts';
 import { applyObject } from '../kube/apply.ts';
 import { isNotFound, isTransient, type KubeClient } from '../kube/client.ts';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import type { DeploymentObject } from '../kube/objects.ts';
 import { claimProblem } from '../kube/claims.ts';
 import { POLL_MS } from '../kube/poll.ts';
 import { workloadState } from '../kube/workloads.ts';
 import { buildDevObjects, type DevObjects } from './mirror.ts';
-import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName, SPEC_HASH_ANNOTATION } from './names.ts';
+import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName, ORIGIN_ANNOTATION, SPEC_HASH_ANNOTATION } from './names.ts';
 import { originOf } from './origin.ts';
 import { findOriginal, notFoundMessage, recordAndScaleDown } from './original.ts';
+import { AUTOCREATED_ANNOTATION, standaloneOriginal } from './standalone.ts';
 import type { DevTarget } from './target.ts';
 
 export interface ActivateOptions {
@@ -28,28 +29,37 @@ export interface ActivateOptions {
   syncthing?: Record<string, unknown>;
   timeoutMs: number;
   step(message: string): void;
+  /**
+   * The image of a standalone dev container (standalone.ts), asked only when there is no original
+   * to swap and the services entry says `autocreate: true`.
+   */
+  standaloneImage(): Promise<string>;
 }
 
 export interface Activated {
   objects: DevObjects;
   pod: string;
+  /** No original: `up` created a standalone dev Deployment (autocreate), which nothing follows. */
+  standalone: boolean;
   /** The dev objects for a changed original, from the same inputs (original-watch.ts keeps the mirror in step). */
   rebuild(original: DeploymentObject): DevObjects;
 }
 
 export async function activate(client: KubeClient, t: DevTarget, o: ActivateOptions): Promise<Activated> {
-  const original = await findOriginal(client, t.devName, t.dev);
-  if (!original) throw new DevtoolError(notFoundMessage(t.devName, t.dev, t.namespace));
-  const activeFrom = original.metadata.annotations?.[FOLDER_ANNOTATION] ?? (await mirrorFolder(client, mirrorName(original.metadata.name)));
+  const found = await findOriginal(client, t.devName, t.dev);
+  if (!found && !t.dev.autocreate) throw new DevtoolError(notFoundMessage(t.devName, t.dev, t.namespace));
+  const name = mirrorName(found?.metadata.name ?? t.devName);
+  // Whose dev container: recorded on the original, or, for a standalone one, on its own Deployment.
+  const owner = found?.metadata.annotations?.[FOLDER_ANNOTATION] ? found : asOwner(await readMirror(client, name));
+  const activeFrom = owner?.metadata.annotations?.[FOLDER_ANNOTATION];
   if (activeFrom && activeFrom !== t.folder) {
-    const other = originOf(original);
+    const other = originOf(owner);
     const next = other.gone ? `run 'devtool down' here to take it over` : `run 'devtool down' there first`;
-    throw new DevtoolError(
-      `${t.devName} is already in development from ${other.where} (deployment ${mirrorName(original.metadata.name)} in namespace ${t.namespace}); ${next}`,
-    );
+    throw new DevtoolError(`${t.devName} is already in development from ${other.where} (deployment ${name} in namespace ${t.namespace}); ${next}`);
   }
-  const rebuild = (from: DeploymentObject) =>
-    buildDevObjects({
+  const original = found ?? standaloneOriginal(t.devName, await o.standaloneImage());
+  const rebuild = (from: DeploymentObject) => {
+    const objects = buildDevObjects({
       original: from,
       devName: t.devName,
       dev: t.dev,
@@ -60,21 +70,37 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
       clientPublicKey: o.clientPublicKey,
       syncthing: o.syncthing,
     });
+    if (!found) {
+      // The folder in words too: another folder's `up` or `down` names it (there is no original to carry it).
+      objects.deployment.metadata.annotations = { ...objects.deployment.metadata.annotations, [AUTOCREATED_ANNOTATION]: 'true', [ORIGIN_ANNOTATION]: t.origin };
+    }
+    return objects;
+  };
   const objects = rebuild(original);
-  o.step(`scaling deployment ${original.metadata.name} to 0 (its replicas are recorded for 'devtool down')`);
-  await recordAndScaleDown(client, original, t);
+  if (found) {
+    o.step(`scaling deployment ${original.metadata.name} to 0 (its replicas are recorded for 'devtool down')`);
+    await recordAndScaleDown(client, original, t);
+  } else {
+    o.step(
+      `no deployment ${t.devName} to swap in namespace ${t.namespace}: creating the standalone dev deployment ${objects.deployment.metadata.name} (autocreate)`,
+    );
+  }
   await applyObject(client, objects.secret);
   if (objects.claim) await applyObject(client, objects.claim);
   await applyObject(client, objects.deployment);
   o.step(`starting dev container ${objects.deployment.metadata.name}`);
   const pod = await waitForDevPod(client, t.devName, objects, o.timeoutMs);
-  return { objects, pod, rebuild };
+  return { objects, pod, rebuild, standalone: !found };
 }
 
-async function mirrorFolder(client: KubeClient, name: string): Promise<string | undefined> {
+function asOwner(d: V1Deployment | undefined): { metadata: { annotations?: Record<string, string> } } | undefined {
+  return d ? { metadata: { annotations: d.metadata?.annotations ?? {} } } : undefined;
+}
+
+/** The dev Deployment (a mirror or a standalone one), if there is one. */
+export async function readMirror(client: KubeClient, name: string): Promise<V1Deployment | undefined> {
   try {
-    const d = await client.apps.readNamespacedDeployment({ name, namespace: client.namespace });
-    return d.metadata?.annotations?.[FOLDER_ANNOTATION];
+    return await client.apps.readNamespacedDeployment({ name, namespace: client.namespace });
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;

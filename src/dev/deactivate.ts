@@ -12,6 +12,8 @@ import { pollUntil } from '../kube/poll.ts';
 import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName } from './names.ts';
 import { originOf } from './origin.ts';
 import { findOriginal, originalSpecHash, recorded, restoreOriginal } from './original.ts';
+import { readMirror } from './activate.ts';
+import { AUTOCREATED_ANNOTATION } from './standalone.ts';
 import type { DevTarget } from './target.ts';
 import { sleep } from '../base/wait.ts';
 
@@ -30,9 +32,12 @@ export async function deactivate(client: KubeClient, t: DevTarget, o: Deactivate
   // Without the original (deleted meanwhile) the mirror is still named after the dev name's default.
   const name = mirrorName(original?.metadata.name ?? t.devName);
   const rec = original ? recorded(original) : undefined;
-  const activeFrom = original?.metadata.annotations?.[FOLDER_ANNOTATION];
+  // Without an original, a standalone dev Deployment (autocreate) records whose it is on itself.
+  const standalone = original ? undefined : await readMirror(client, name);
+  const owner = original ?? (standalone ? { metadata: { annotations: standalone.metadata?.annotations ?? {} } } : undefined);
+  const activeFrom = owner?.metadata.annotations?.[FOLDER_ANNOTATION];
   if (activeFrom && activeFrom !== t.folder) {
-    const other = originOf(original);
+    const other = originOf(owner);
     if (!other.gone) {
       throw new DevtoolError(`${t.devName} was activated from ${other.where}: run 'devtool down' there (the folder where 'devtool up' ran)`);
     }
@@ -49,7 +54,9 @@ export async function deactivate(client: KubeClient, t: DevTarget, o: Deactivate
     o.step(`deployment ${original.metadata.name} restored to ${rec.replicas} replica${rec.replicas === 1 ? '' : 's'}`);
     found = true;
   }
-  found = (await remove(client, 'apps/v1', 'Deployment', 'deployments', name)) || found;
+  const removed = await remove(client, 'apps/v1', 'Deployment', 'deployments', name);
+  if (removed && standalone?.metadata?.annotations?.[AUTOCREATED_ANNOTATION]) o.step(`standalone dev deployment ${name} deleted`);
+  found = removed || found;
   found = (await remove(client, 'v1', 'Secret', 'secrets', name)) || found;
   await pollUntil(
     o.timeoutMs,

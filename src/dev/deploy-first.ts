@@ -15,6 +15,7 @@ import type { DevtoolHome } from '../home.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { endpointDomain } from '../kube/target.ts';
 import { findOriginal } from './original.ts';
+import { environmentDeployed } from './standalone.ts';
 import type { DevTarget } from './target.ts';
 
 /** What the deploy step needs from outside (the command's factory passes itself). */
@@ -45,7 +46,13 @@ export async function deployIfNeeded(f: DeployFirstEnv, t: DevTarget, client: Ku
   if (!hasDeploy(t)) return;
   if (!force) {
     if (await findOriginal(client, t.devName, t.dev)) return;
-    progress.step(`${t.devName} is not deployed in namespace ${t.namespace} yet: deploying environment ${environment} first`);
+    if (t.dev.autocreate) {
+      // Its Deployment may never exist (a standalone dev container): the environment's record says whether it was deployed.
+      if (await environmentDeployed(client, environment)) return;
+      progress.step(`environment ${environment} is not deployed in namespace ${t.namespace} yet: deploying it first`);
+    } else {
+      progress.step(`${t.devName} is not deployed in namespace ${t.namespace} yet: deploying environment ${environment} first`);
+    }
   } else {
     progress.step(`deploying environment ${environment} (--deploy)`);
   }

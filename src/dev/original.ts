@@ -49,8 +49,8 @@ export async function findOriginal(client: KubeClient, devName: string, dev: Dev
 export function notFoundMessage(devName: string, dev: DevService, namespace: string): string {
   const what = Object.keys(dev.selector).length > 0 ? `matching services.${devName}.selector` : `named "${devName}"`;
   return (
-    `no Deployment ${what} in namespace ${namespace}: deploy the application first ('devtool deploy'), or set services.${devName}.selector in ` +
-    `the manifest to the labels of the Deployment to develop`
+    `no Deployment ${what} in namespace ${namespace}: deploy the application first ('devtool deploy'), set services.${devName}.selector in ` +
+    `the manifest to the labels of the Deployment to develop, or set services.${devName}.autocreate: true for a standalone dev container`
   );
 }
 

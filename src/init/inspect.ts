@@ -6,6 +6,7 @@
  */
 import { readdirSync, readFileSync, type Stats, statSync } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
+import { parseAllDocuments } from 'yaml';
 import { defaultComposeFileNames } from '../compose/find.ts';
 
 export type Language = 'node' | 'go' | 'python' | 'java' | 'rust' | 'ruby' | 'php' | 'dotnet';
@@ -26,6 +27,8 @@ export interface Inspection {
   readonly manifestDirs: string[];
   /** Folders (relative) holding a Chart.yaml. */
   readonly charts: string[];
+  /** Names of the Deployments those manifests define, shallowest folder first, then in file order. */
+  readonly deployments: string[];
   readonly language?: Language;
 }
 
@@ -68,10 +71,18 @@ export function inspectFolder(folder: string): Inspection {
       files.filter((p) => /\.ya?ml$/i.test(p) && !inChart(p) && !composeFiles.includes(rel(p)) && isKubernetesManifest(read(p))).map((p) => rel(dirname(p))),
     ),
   ].sort(byDepth((d) => d));
+  const deployments = [
+    ...new Set(
+      files
+        .filter((p) => manifestDirs.includes(rel(dirname(p))) && /\.ya?ml$/i.test(p) && !composeFiles.includes(rel(p)))
+        .sort(byDepth((p) => rel(p)))
+        .flatMap((p) => deploymentNames(read(p))),
+    ),
+  ];
   const top = new Set(readdirSafe(folder));
   const language =
     MARKERS.find(([marker]) => top.has(marker))?.[1] ?? (top.has('global.json') || [...top].some((n) => n.endsWith('.csproj')) ? 'dotnet' : undefined);
-  return { folder, dockerfiles, composeFiles, manifestDirs, charts, ...(language ? { language } : {}) };
+  return { folder, dockerfiles, composeFiles, manifestDirs, charts, deployments, ...(language ? { language } : {}) };
 }
 
 export function isDockerfileName(name: string): boolean {
@@ -81,6 +92,17 @@ export function isDockerfileName(name: string): boolean {
 /** A YAML document with top-level apiVersion and kind (any document of a multi-document file). */
 export function isKubernetesManifest(text: string): boolean {
   return /^apiVersion:\s*\S/m.test(text) && /^kind:\s*\S/m.test(text);
+}
+
+/** The names of the Deployments of a (multi-document) manifest file; a file that does not parse has none. */
+export function deploymentNames(text: string): string[] {
+  const names: string[] = [];
+  for (const doc of parseAllDocuments(text)) {
+    if (doc.errors.length) continue;
+    const d = doc.toJS() as { kind?: unknown; metadata?: { name?: unknown } } | null;
+    if (d && typeof d === 'object' && d.kind === 'Deployment' && typeof d.metadata?.name === 'string') names.push(d.metadata.name);
+  }
+  return names;
 }
 
 /** Ports of EXPOSE lines (`EXPOSE 8080 9229/tcp`); variables and ranges are skipped. */

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { assertGolden } from '../../test/golden.ts';
 import { loadManifestText } from '../manifest/load.ts';
-import { exposedPorts, inspectFolder, isKubernetesManifest } from './inspect.ts';
-import { appName, defaultAnswers, deployMethods, proposeManifest, renderManifest, stignore } from './propose.ts';
+import { deploymentNames, exposedPorts, inspectFolder, isKubernetesManifest } from './inspect.ts';
+import { appName, defaultAnswers, defaultService, deployMethods, nothingToSwap, proposedImage, proposeManifest, renderManifest, stignore } from './propose.ts';
 
 const testdata = join(import.meta.dirname, 'testdata');
 
@@ -74,4 +74,27 @@ test('ignore suggestions per language', () => {
   const text = stignore(inspectFolder(join(testdata, 'node-k8s')));
   assert.match(text, /^node_modules$/m);
   assert.match(text, /^\.git$/m);
+});
+
+test('the Deployments of Kubernetes manifests name the dev container; nothing to swap means autocreate and no public image', () => {
+  assert.deepEqual(deploymentNames('apiVersion: v1\nkind: Service\nmetadata: {name: s}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n'), [
+    'web',
+  ]);
+  assert.deepEqual(deploymentNames('kind: [unclosed\n'), []);
+  const k8s = inspectFolder(join(testdata, 'node-k8s'));
+  assert.deepEqual(k8s.deployments, ['web']);
+  const kubectl = deployMethods(k8s)[0]!;
+  assert.equal(defaultService(k8s, kubectl, 'node-k8s'), 'web');
+  assert.equal(nothingToSwap(k8s, kubectl), false);
+  const none = { kind: 'none' } as const;
+  assert.equal(defaultService(k8s, none, 'node-k8s'), 'node-k8s', 'without the manifests, the image names it');
+  assert.equal(nothingToSwap(k8s, none), true);
+  assert.equal(proposedImage(k8s, { deploy: none, service: 'node-k8s', port: 1 }, 'node-k8s'), undefined, 'up runs the image build.node-k8s builds');
+  const empty = inspectFolder(join(testdata, 'empty'));
+  assert.equal(proposedImage(empty, defaultAnswers(empty, 'empty'), 'empty'), 'debian:bookworm', 'nothing exists to run: the language image');
+  const services = proposeManifest(empty, defaultAnswers(empty, 'empty'), 'empty', 'localhost:5000/debian:bookworm')['services'] as Record<
+    string,
+    { image?: string }
+  >;
+  assert.equal(services['empty']!.image, 'localhost:5000/debian:bookworm', "the context registry's copy replaces the public image");
 });

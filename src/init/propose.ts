@@ -62,7 +62,39 @@ export function describeMethod(m: DeployMethod): string {
 }
 
 export function defaultAnswers(i: Inspection, name: string): Answers {
-  return { deploy: deployMethods(i)[0]!, service: defaultServiceName(i, name), port: defaultPort(i) };
+  const deploy = deployMethods(i)[0]!;
+  return { deploy, service: defaultService(i, deploy, name), port: defaultPort(i) };
+}
+
+/**
+ * The dev container's name: for Kubernetes manifests, a Deployment they define (the one named like
+ * the image, else the first), since `up` swaps the Deployment of that name; otherwise the image's.
+ */
+export function defaultService(i: Inspection, deploy: DeployMethod, app: string): string {
+  const guess = defaultServiceName(i, app);
+  if (deploy.kind === 'kubectl' && i.deployments.length && !i.deployments.includes(guess)) return i.deployments[0]!;
+  return guess;
+}
+
+/**
+ * Whether `up` will find no Deployment to swap, so that the dev container is created standalone
+ * (`autocreate: true`): no deploy method, or Kubernetes manifests that define no Deployment. A chart's
+ * and a Compose file's workloads are their own: there, a wrong name stays an error.
+ */
+export function nothingToSwap(i: Inspection, deploy: DeployMethod): boolean {
+  return deploy.kind === 'none' || (deploy.kind === 'kubectl' && i.deployments.length === 0);
+}
+
+/**
+ * The image a standalone dev container needs written in the manifest: none when the build section
+ * builds one for it (`up` runs that) or when it swaps a Deployment (`up` keeps the original's);
+ * otherwise the language's image.
+ */
+export function proposedImage(i: Inspection, answers: Answers, name: string): string | undefined {
+  if (!nothingToSwap(i, answers.deploy)) return undefined;
+  const built = Object.keys(buildSection(i, name));
+  if (built.includes(answers.service) || built.length === 1) return undefined;
+  return LANGUAGE_DEFAULTS[i.language ?? 'other'].image;
 }
 
 export function appName(i: Inspection): string {
@@ -88,8 +120,7 @@ export function defaultPort(i: Inspection): number {
   return i.dockerfiles.find((d) => d.exposed.length)?.exposed[0] ?? LANGUAGE_DEFAULTS[i.language ?? 'other'].port;
 }
 
-/** The manifest as a plain object, sections in the documented order. */
-export function proposeManifest(i: Inspection, answers: Answers, name = appName(i)): Record<string, unknown> {
+function buildSection(i: Inspection, name: string): Record<string, unknown> {
   const build: Record<string, unknown> = {};
   for (const d of i.dockerfiles) {
     const file = d.path.split('/').pop()!;
@@ -97,18 +128,30 @@ export function proposeManifest(i: Inspection, answers: Answers, name = appName(
     if (build[image]) continue;
     build[image] = { context: d.dir, ...(file !== 'Dockerfile' ? { dockerfile: file } : {}) };
   }
-  const lang = LANGUAGE_DEFAULTS[i.language ?? 'other'];
+  return build;
+}
+
+/**
+ * The manifest as a plain object, sections in the documented order. The dev container's image is
+ * left to `up` wherever something exists to run (the original's image, or the one the build section
+ * builds): never a public image the cluster may not reach. `image` replaces the language's image
+ * where one must be written (run.ts passes a copy the context's registry holds).
+ */
+export function proposeManifest(i: Inspection, answers: Answers, name = appName(i), image?: string): Record<string, unknown> {
+  const build = buildSection(i, name);
   const manifest: Record<string, unknown> = { name };
   if (Object.keys(build).length) manifest['build'] = build;
   const deploy = deploySection(answers.deploy, name);
   if (deploy) manifest['deploy'] = deploy;
+  const devImage = proposedImage(i, answers, name);
   manifest['services'] = {
     [answers.service]: {
-      image: lang.image,
+      ...(devImage ? { image: image ?? devImage } : {}),
       command: 'bash',
       workdir: '/app',
       sync: ['.:/app'],
       forward: [`${answers.port}:${answers.port}`],
+      ...(nothingToSwap(i, answers.deploy) ? { autocreate: true } : {}),
     },
   };
   return manifest;

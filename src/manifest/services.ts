@@ -181,7 +181,13 @@ const command: Decoder<string[]> = shapes(
 const devService: Decoder<DevService> = map(
   object(
     {
-      image: { decoder: str({ description: "Image of the dev container (tools, compilers). Default: the original container's image." }) },
+      image: {
+        decoder: str({
+          description:
+            "Image of the dev container (tools, compilers). Default: the original container's image; for a standalone one (autocreate), " +
+            'the image the build section builds for it.',
+        }),
+      },
       command: { decoder: command },
       workdir: { decoder: str({ description: "Working directory in the dev container. Default: the first sync folder's remote path." }) },
       sync: { decoder: list(sync, 'Folders synchronized between this machine and the dev container: both ways, or sent only (":ro").') },
@@ -209,7 +215,12 @@ const devService: Decoder<DevService> = map(
       container: { decoder: str({ description: 'Container to replace in a multi-container pod. Default: the first.' }) },
       persistentVolume: { decoder: persistentVolume },
       securityContext: { decoder: securityContext },
-      autocreate: { decoder: bool('Create a Deployment for the dev container when none matches. Default false.') },
+      autocreate: {
+        decoder: bool(
+          'When no Deployment matches, create a standalone dev Deployment (<name>-devtool) running the image (default: the build ' +
+            "section's image for this service) instead of failing; `down` deletes it. Default false: a name that matches nothing is an error.",
+        ),
+      },
     },
     { description: 'A development container, used by `devtool up`.' },
   ),

@@ -49,7 +49,8 @@ test('interactive init in a terminal: the answers typed end up in the manifest',
   assert.deepEqual(Object.keys(m.services), ['web']);
   assert.deepEqual(m.services['web']!.forward, [{ local: 8081, remote: 8081 }]);
   assert.deepEqual(m.services['web']!.sync, [{ local: '.', remote: '/app', mode: 'two-way' }]);
-  assert.equal(m.services['web']!.image, 'node:20');
+  assert.equal(m.services['web']!.image, undefined, "no public image: up keeps the swapped Deployment's");
+  assert.equal(m.services['web']!.autocreate, false, 'the manifests define the Deployment to swap');
   assert.deepEqual(Object.keys(m.build), [m.name]);
   assert.match(readFileSync(join(dir, '.stignore'), 'utf8'), /^node_modules$/m);
 });
@@ -67,7 +68,10 @@ test('choosing another deploy method with the arrow keys', { timeout: 60_000 }, 
   assert.equal(await pty.exit(), 0, pty.output());
   const m = loadManifest('other.yml', { cwd: dir, env: {} });
   assert.deepEqual(m.deploy.commands, []);
-  assert.deepEqual(m.services[Object.keys(m.services)[0]!]!.forward, [{ local: 4000, remote: 4000 }]);
+  const dev = m.services[Object.keys(m.services)[0]!]!;
+  assert.deepEqual(dev.forward, [{ local: 4000, remote: 4000 }]);
+  assert.equal(dev.autocreate, true, 'nothing deployed, nothing to swap: up creates the dev container');
+  assert.equal(dev.image, undefined, 'up runs the image the build section builds');
 });
 
 test('with no terminal, init fails at once naming -v1; -v1 writes the guessed manifest', () => {

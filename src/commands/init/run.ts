@@ -5,7 +5,20 @@ import { DevtoolError, UsageError } from '../../base/errors.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
 import type { Factory } from '../../factory.ts';
 import { inspectFolder, type Inspection } from '../../init/inspect.ts';
-import { appName, defaultAnswers, deployMethods, describeMethod, proposeManifest, renderManifest, stignore, type Answers } from '../../init/propose.ts';
+import { registryCopy } from '../../init/dev-image.ts';
+import {
+  appName,
+  defaultAnswers,
+  defaultService,
+  deployMethods,
+  describeMethod,
+  nothingToSwap,
+  proposedImage,
+  proposeManifest,
+  renderManifest,
+  stignore,
+  type Answers,
+} from '../../init/propose.ts';
 import { writeFileAtomic } from '../../io/atomic-file.ts';
 import { checkNamespaceName } from '../../kube/naming.ts';
 import { loadManifestText } from '../../manifest/load.ts';
@@ -26,7 +39,9 @@ export const runInit: CommandHandler<typeof initOptions> = async (f, inv) => {
   const inspection = inspectFolder(dirname(path));
   const name = appName(inspection);
   const answers = v1 ? defaultAnswers(inspection, name) : await ask(f, inspection, name);
-  const manifest = proposeManifest(inspection, answers, name);
+  const publicImage = proposedImage(inspection, answers, name);
+  const devImage = publicImage ? await imageCopy(f, publicImage, context) : undefined;
+  const manifest = proposeManifest(inspection, answers, name, devImage);
   const text = renderManifest(manifest, summary(inspection));
   // What init writes must load: a guess that the loader rejects is a bug, caught here, not at deploy.
   loadManifestText(text, path, { cwd: f.cwd, env: {} });
@@ -36,14 +51,30 @@ export const runInit: CommandHandler<typeof initOptions> = async (f, inv) => {
   if (wroteIgnore) writeFileAtomic(ignorePath, stignore(inspection), 0o644);
 
   const shown = relative(f.cwd, path) || path;
-  f.io.stdout.write(`✓ ${shown} created (${describeMethod(answers.deploy)}; dev container "${answers.service}" forwarding ${answers.port})\n`);
+  const standalone = nothingToSwap(inspection, answers.deploy) ? ', created by up (autocreate: nothing to swap)' : '';
+  f.io.stdout.write(`✓ ${shown} created (${describeMethod(answers.deploy)}; dev container "${answers.service}"${standalone} forwarding ${answers.port})\n`);
   if (wroteIgnore) f.io.stdout.write(`✓ ${relative(f.cwd, ignorePath) || ignorePath} created: files 'devtool up' never synchronizes\n`);
+  if (publicImage && !devImage)
+    f.io.stdout.write(`! dev container image ${publicImage} is a public image: if the cluster cannot pull it, set services.${answers.service}.image\n`);
   const target = [context ? `--context ${context}` : '', namespace ? `--namespace ${namespace}` : ''].filter(Boolean).join(' ');
-  f.io.stdout.write(`  next: devtool deploy${target ? ` ${target}` : ''}${file !== MANIFEST_FILE ? ` --file ${file}` : ''}, then devtool up\n`);
+  const flags = `${target ? ` ${target}` : ''}${file !== MANIFEST_FILE ? ` --file ${file}` : ''}`;
+  // Nothing to build or deploy: `deploy` would do nothing, `up` is the next step.
+  const deploys = manifest['build'] !== undefined || manifest['deploy'] !== undefined;
+  f.io.stdout.write(deploys ? `  next: devtool deploy${flags}, then devtool up${flags}\n` : `  next: devtool up${flags}\n`);
 };
 
+/** The context's copy of a public image (init/dev-image.ts); no context, no registry or no copy: none. */
+async function imageCopy(f: Factory, image: string, context: string | undefined): Promise<string | undefined> {
+  let registry: string | undefined;
+  try {
+    registry = (await f.contexts.select(context)).registry;
+  } catch {
+    return undefined; // init works without any context
+  }
+  return registryCopy(image, registry, f.env).catch(() => undefined);
+}
+
 async function ask(f: Factory, i: Inspection, name: string): Promise<Answers> {
-  const guess = defaultAnswers(i, name);
   const methods = deployMethods(i);
   const chosen = await f.prompter.select(
     'How is this application deployed?',
@@ -51,6 +82,9 @@ async function ask(f: Factory, i: Inspection, name: string): Promise<Answers> {
     NO_TTY,
     '0',
   );
+  const deploy = methods[Number(chosen)] ?? methods[0]!;
+  // The dev container's guess depends on the method: a Deployment of the chosen manifests.
+  const guess = { ...defaultAnswers(i, name), deploy, service: defaultService(i, deploy, name) };
   const service = await f.prompter.input(`Which service do you want to develop? (Enter for "${guess.service}")`, NO_TTY, (v) =>
     v.trim() === '' || /^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(v.trim()) ? true : 'use letters, digits, ".", "_" and "-"',
   );
@@ -58,7 +92,7 @@ async function ask(f: Factory, i: Inspection, name: string): Promise<Answers> {
     v.trim() === '' || (/^\d{1,5}$/.test(v.trim()) && Number(v) >= 1 && Number(v) <= 65535) ? true : 'a port number, 1-65535',
   );
   return {
-    deploy: methods[Number(chosen)] ?? guess.deploy,
+    deploy,
     service: service.trim() || guess.service,
     port: port.trim() ? Number(port.trim()) : guess.port,
   };

@@ -4,6 +4,7 @@ import { activate } from '../../dev/activate.ts';
 import { checkDeployFlag, deployIfNeeded } from '../../dev/deploy-first.ts';
 import { captureOutput, runSession, shellJoin } from '../../dev/session.ts';
 import { parseEnvList } from '../../dev/spec.ts';
+import { standaloneImage } from '../../dev/standalone.ts';
 import { agentImage, devTarget } from '../../dev/target.ts';
 import { DevTunnel } from '../../dev/tunnel.ts';
 import { watchOriginal, type OriginalWatch } from '../../dev/original-watch.ts';
@@ -33,7 +34,7 @@ export const runUp: CommandHandler<typeof upOptions> = async (f, inv) => {
     for (const x of syncPlan?.folders ?? []) progress.step(`sync ${describeFolder(x, t.manifest.folder)}`);
     for (const note of t.skipped) progress.warn(note);
     await deployIfNeeded(f, t, client, inv.opts.deploy, progress);
-    const { objects, pod, rebuild } = await activate(client, t, {
+    const { objects, pod, rebuild, standalone } = await activate(client, t, {
       syncthing: syncPlan?.remoteSection,
       extraEnv,
       agentImage: image,
@@ -41,9 +42,11 @@ export const runUp: CommandHandler<typeof upOptions> = async (f, inv) => {
       clientPublicKey: keys.client.publicKey,
       timeoutMs: READY_TIMEOUT_MS,
       step: (m) => progress.step(m),
+      standaloneImage: () => standaloneImage(f, t, progress),
     });
-    // Keeps the mirror in step with the original while `up` runs (src/dev/original-watch.ts).
-    originalWatch = watchOriginal({ client, folder: t.folder, origin: t.origin, objects, rebuild, notice: (m) => progress.warn(m), log: f.log });
+    // Keeps the mirror in step with the original while `up` runs (src/dev/original-watch.ts); a standalone one has none.
+    if (!standalone)
+      originalWatch = watchOriginal({ client, folder: t.folder, origin: t.origin, objects, rebuild, notice: (m) => progress.warn(m), log: f.log });
     tunnel = new DevTunnel({
       client,
       devName: t.devName,
@@ -90,7 +93,7 @@ export const runUp: CommandHandler<typeof upOptions> = async (f, inv) => {
       const c = await tunnel.connection();
       const command = t.dev.command.length > 0 ? shellJoin(t.dev.command) : undefined;
       await runSession(c, f.io, { command, pty: true, term: f.env.TERM });
-      f.io.stderr.write(`The dev container stays active: 'devtool down' restores ${t.devName}.\n`);
+      f.io.stderr.write(`The dev container stays active: 'devtool down' ${standalone ? 'removes it' : `restores ${t.devName}`}.\n`);
       return 0;
     }
     f.io.stdout.write(`Forwarding until interrupted (Ctrl-C); the dev container stays active until 'devtool down'.\n`);
