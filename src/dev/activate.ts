@@ -50,14 +50,15 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
   if (!found && !t.dev.autocreate) throw new DevtoolError(notFoundMessage(t.devName, t.dev, t.namespace));
   const name = mirrorName(found?.metadata.name ?? t.devName);
   // Whose dev container: recorded on the original, or, for a standalone one, on its own Deployment.
-  const owner = found?.metadata.annotations?.[FOLDER_ANNOTATION] ? found : asOwner(await readMirror(client, name));
+  const mirror = found?.metadata.annotations?.[FOLDER_ANNOTATION] ? undefined : await readMirror(client, name);
+  const owner = mirror ? asOwner(mirror) : found;
   const activeFrom = owner?.metadata.annotations?.[FOLDER_ANNOTATION];
   if (activeFrom && activeFrom !== t.folder) {
     const other = originOf(owner);
     const next = other.gone ? `run 'devtool down' here to take it over` : `run 'devtool down' there first`;
     throw new DevtoolError(`${t.devName} is already in development from ${other.where} (deployment ${name} in namespace ${t.namespace}); ${next}`);
   }
-  const original = found ?? standaloneOriginal(t.devName, await o.standaloneImage());
+  const original = found ?? standaloneOriginal(t.devName, t.dev.image ?? keptImage(mirror) ?? (await o.standaloneImage()));
   const rebuild = (from: DeploymentObject) => {
     const objects = buildDevObjects({
       original: from,
@@ -91,6 +92,16 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
   o.step(`starting dev container ${objects.deployment.metadata.name}`);
   const pod = await waitForDevPod(client, t.devName, objects, o.timeoutMs);
   return { objects, pod, rebuild, standalone: !found };
+}
+
+/**
+ * The image a standalone dev container of this folder already runs: kept by the next `up`, so that
+ * a source change (which changes the build's content tag) neither rebuilds the image nor restarts
+ * the pod; the sync brings the sources. `down` then `up` takes the manifest's image anew.
+ */
+function keptImage(mirror: V1Deployment | undefined): string | undefined {
+  if (!mirror?.metadata?.annotations?.[AUTOCREATED_ANNOTATION]) return undefined;
+  return mirror.spec?.template.spec?.containers[0]?.image;
 }
 
 function asOwner(d: V1Deployment | undefined): { metadata: { annotations?: Record<string, string> } } | undefined {

@@ -1,0 +1,99 @@
+/**
+ * The first run from `init`, for the kinds of project with nothing to swap (issue 15): a folder
+ * with a Dockerfile only, and a folder with nothing but code. init writes `autocreate: true`; `up`
+ * creates a standalone dev Deployment (`<name>-devtool`) running the image the manifest builds (or,
+ * with no Dockerfile, the language's image as the context's registry holds it); a file saved here
+ * reaches the container; a second `up` reuses the Deployment; `down` deletes it, and `down
+ * --volumes` leaves nothing of dev mode in the namespace. No Service is ever created.
+ */
+import * as k8s from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { ensureDocker } from '../../cluster/test-docker.ts';
+import { clusterSandbox, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
+import { assertSyncs, devLeftovers, down, firstRun, useNamespace, writeProject } from './first-run.ts';
+import { startUp, tearDownDev } from './up-session.ts';
+
+let s: ClusterSandbox;
+let env: NodeJS.ProcessEnv;
+let apps: k8s.AppsV1Api;
+const folders: string[] = [];
+
+before(async () => {
+  let dockerHost: string;
+  [{ dockerHost }, s] = await Promise.all([ensureDocker(), clusterSandbox('first-run-a')]);
+  apps = s.kc.makeApiClient(k8s.AppsV1Api);
+  env = { ...s.env, DOCKER_HOST: dockerHost, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
+  useNamespace(s, env);
+});
+
+after(() => tearDownDev(s, env, folders));
+
+const server = "require('node:http').createServer((_, res) => res.end('hello\\n')).listen(18731);\n";
+
+test('a Dockerfile only: init, deploy builds the image, up creates a standalone dev container running it, down deletes it', { timeout: 480_000 }, async () => {
+  const cwd = join(s.root, 'myapp');
+  folders.push(cwd);
+  writeProject(cwd, {
+    // New content each run: deploy builds and pushes, as on a first run.
+    'package.json': `{"name": "myapp", "version": "1.0.0", "main": "server.js", "description": "run ${Date.now()}"}\n`,
+    'server.js': server,
+    Dockerfile: `FROM ${REGISTRY}/node:20\nWORKDIR /app\nCOPY . .\nEXPOSE 18731\nCMD ["node", "server.js"]\n`,
+  });
+  const run = await firstRun(cwd, env);
+  const dev = run.manifest.services['myapp']!;
+  assert.equal(dev.autocreate, true, run.init);
+  assert.equal(dev.image, undefined, 'no public image: up runs the image the build section builds');
+  assert.match(run.init, /next: devtool deploy, then devtool up/);
+  const built = /image myapp built and pushed in [^:]+: (\S+)/.exec(run.outputs[0]!)?.[1];
+  assert.ok(built, run.outputs[0]);
+  assert.match(run.outputs[1]!, /no deployment myapp to swap in namespace \S+: creating the standalone dev deployment myapp-devtool \(autocreate\)/);
+  assert.match(run.outputs[1]!, /image myapp is up to date/, 'up reuses the image deploy pushed');
+
+  const d = await apps.readNamespacedDeployment({ name: 'myapp-devtool', namespace: s.namespace });
+  const container = d.spec!.template.spec!.containers[0]!;
+  assert.equal(container.image, built, "the dev container runs the manifest's built image");
+  assert.equal(d.metadata?.annotations?.['devtool.dev/dev-autocreated'], 'true');
+  await assertSyncs(cwd, env);
+  await run.up.stop();
+
+  // A second up reuses the standalone Deployment: the same object, nothing built again.
+  const again = await startUp([], { env, cwd }, 240_000);
+  assert.match(again.stdout(), /dev container myapp-devtool is ready/);
+  assert.doesNotMatch(again.output(), /building image/);
+  assert.equal((await apps.readNamespacedDeployment({ name: 'myapp-devtool', namespace: s.namespace })).metadata?.uid, d.metadata?.uid);
+  await assertSyncs(cwd, env, 'second.txt');
+  await again.stop();
+
+  const out = down(cwd, env);
+  assert.match(out, /standalone dev deployment myapp-devtool deleted/);
+  assert.deepEqual(await devLeftovers(s, 'myapp'), ['pvc/myapp-devtool'], 'only the claim of the synced files, as after any down without --volumes');
+  down(cwd, env, true);
+  assert.deepEqual(await devLeftovers(s, 'myapp'), [], 'down --volumes leaves nothing of dev mode');
+  const all = await apps.listNamespacedDeployment({ namespace: s.namespace });
+  assert.deepEqual(
+    all.items.map((x) => x.metadata?.name),
+    [],
+    'no Deployment at all: up created only the dev one',
+  );
+  assert.deepEqual((await s.core.listNamespacedService({ namespace: s.namespace })).items, [], 'no Service was created');
+});
+
+test('nothing but code (no Dockerfile, nothing to deploy): the dev container runs the registry copy of the language image', { timeout: 300_000 }, async () => {
+  const cwd = join(s.root, 'bare');
+  folders.push(cwd);
+  writeProject(cwd, { 'package.json': '{"name": "bare", "version": "1.0.0"}\n', 'server.js': server });
+  const run = await firstRun(cwd, env);
+  const dev = run.manifest.services['bare']!;
+  assert.equal(dev.autocreate, true);
+  assert.equal(dev.image, `${REGISTRY}/node:20`, "node:20 as the context's registry holds it: the cluster pulls from there");
+  assert.match(run.init, /next: devtool up$/m, 'nothing to build or deploy');
+  assert.doesNotMatch(run.init, /public image/);
+  const d = await apps.readNamespacedDeployment({ name: 'bare-devtool', namespace: s.namespace });
+  assert.equal(d.spec!.template.spec!.containers[0]!.image, `${REGISTRY}/node:20`);
+  await assertSyncs(cwd, env);
+  await run.up.stop();
+  down(cwd, env, true);
+  assert.deepEqual(await devLeftovers(s, 'bare'), []);
+});
