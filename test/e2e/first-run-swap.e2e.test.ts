@@ -1,0 +1,108 @@
+/**
+ * The first run from `init`, for the kinds of project that deploy a Deployment of their own, which
+ * `up` swaps (issue 15): Kubernetes manifests (init names the dev container after their Deployment
+ * and proposes `kubectl apply`), a Compose file, and a Helm chart (skipped where helm is not
+ * installed). init writes no image and no autocreate: the dev container runs the original's image,
+ * and a wrong name stays an error. After `down` the original runs again and no dev object is left.
+ */
+import * as k8s from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { ensureDocker } from '../../cluster/test-docker.ts';
+import { clusterSandbox, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
+import { assertSyncs, devLeftovers, down, firstRun, useNamespace, writeProject } from './first-run.ts';
+import { tearDownDev } from './up-session.ts';
+
+let s: ClusterSandbox;
+let env: NodeJS.ProcessEnv;
+let apps: k8s.AppsV1Api;
+const folders: string[] = [];
+
+before(async () => {
+  let dockerHost: string;
+  [{ dockerHost }, s] = await Promise.all([ensureDocker(), clusterSandbox('first-run-b')]);
+  apps = s.kc.makeApiClient(k8s.AppsV1Api);
+  env = { ...s.env, DOCKER_HOST: dockerHost, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
+  useNamespace(s, env);
+});
+
+after(() => tearDownDev(s, env, folders));
+
+const dockerfile = (port: number) => `FROM ${REGISTRY}/debian:bookworm\nCOPY . /srv/\nEXPOSE ${port}\nCMD ["sleep", "infinity"]\n`;
+const deployment = (name: string) => `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ${name}
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: ${name}}
+  template:
+    metadata:
+      labels: {app: ${name}}
+    spec:
+      containers:
+        - name: ${name}
+          image: ${REGISTRY}/debian:bookworm
+          command: [sleep, infinity]
+`;
+
+/** The first run, then checks shared by the kinds: the original swapped, a file synced, down restoring it. */
+async function swapRun(cwd: string, devName: string): Promise<{ image: string }> {
+  folders.push(cwd);
+  const run = await firstRun(cwd, env);
+  assert.deepEqual(Object.keys(run.manifest.services), [devName], run.init);
+  const dev = run.manifest.services[devName]!;
+  assert.equal(dev.autocreate, false, 'the deploy makes the Deployment to swap: a wrong name must stay an error');
+  assert.equal(dev.image, undefined, "no public image: the original's");
+  assert.match(run.init, /next: devtool deploy, then devtool up/);
+  const original = await apps.readNamespacedDeployment({ name: devName, namespace: s.namespace });
+  assert.equal(original.spec?.replicas, 0, 'swapped');
+  const mirror = await apps.readNamespacedDeployment({ name: `${devName}-devtool`, namespace: s.namespace });
+  const image = mirror.spec!.template.spec!.containers[0]!.image!;
+  assert.equal(image, original.spec!.template.spec!.containers[0]!.image, "the dev container runs the original's image");
+  await assertSyncs(cwd, env);
+  await run.up.stop();
+  down(cwd, env, true);
+  assert.equal((await apps.readNamespacedDeployment({ name: devName, namespace: s.namespace })).spec?.replicas, 1, 'down restores the original');
+  assert.deepEqual(await devLeftovers(s, devName), [], 'nothing of dev mode is left');
+  return { image };
+}
+
+test('Kubernetes manifests: init proposes kubectl apply and the Deployment they define; deploy, up swaps it, down restores it', {
+  timeout: 300_000,
+}, async () => {
+  const cwd = join(s.root, 'k8sapp');
+  writeProject(cwd, { Dockerfile: dockerfile(18741), 'hello.sh': 'echo hello\n', 'k8s/deployment.yaml': deployment('hello') });
+  const { image } = await swapRun(cwd, 'hello');
+  assert.equal(image, `${REGISTRY}/debian:bookworm`);
+});
+
+test('a Compose file: deploy builds and deploys it, up swaps the service for the dev container, down restores it', { timeout: 300_000 }, async () => {
+  // The dev container is named after the folder (init's guess from the Dockerfile), here also the Compose service's name.
+  const cwd = join(s.root, 'web');
+  writeProject(cwd, {
+    Dockerfile: dockerfile(18742),
+    'run-id': `${Date.now()}\n`,
+    'compose.yaml': 'services:\n  web:\n    build: .\n    command: [sleep, infinity]\n',
+  });
+  const { image } = await swapRun(cwd, 'web');
+  assert.match(image, new RegExp(`^${REGISTRY}/web-web:devtool-[0-9a-f]{24}$`), 'the image the Compose deploy built');
+});
+
+const helm = spawnSync('helm', ['version', '--short'], { encoding: 'utf8' }).status === 0;
+
+test('a Helm chart: deploy installs it, up swaps its Deployment, down restores it', {
+  timeout: 300_000,
+  skip: helm ? false : 'helm is not installed',
+}, async () => {
+  const cwd = join(s.root, 'chartapp');
+  writeProject(cwd, {
+    Dockerfile: dockerfile(18743),
+    'chart/Chart.yaml': 'apiVersion: v2\nname: chartapp\nversion: 0.1.0\n',
+    'chart/templates/deployment.yaml': deployment('{{ .Release.Name }}'),
+  });
+  await swapRun(cwd, 'chartapp');
+});
