@@ -97,3 +97,26 @@ test('nothing but code (no Dockerfile, nothing to deploy): the dev container run
   down(cwd, env, true);
   assert.deepEqual(await devLeftovers(s, 'bare'), []);
 });
+
+test('manifests that define no Deployment: deploy applies them, up creates the dev container without deploying again', { timeout: 300_000 }, async () => {
+  const cwd = join(s.root, 'cfgapp');
+  folders.push(cwd);
+  writeProject(cwd, {
+    Dockerfile: `FROM ${REGISTRY}/debian:bookworm\nCOPY . /srv/\nEXPOSE 18733\n`,
+    'k8s/config.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {mode: dev}\n',
+  });
+  const run = await firstRun(cwd, env);
+  assert.deepEqual(
+    run.manifest.deploy.commands.map((c) => c.command),
+    ['kubectl apply -f k8s'],
+  );
+  assert.equal(run.manifest.services['cfgapp']!.autocreate, true, 'the manifests hold nothing to swap');
+  assert.match(run.outputs[0]!, /configmap\/settings created/);
+  assert.doesNotMatch(run.outputs[1]!, /deploying/, 'the environment is deployed: up does not deploy it again');
+  assert.match(run.outputs[1]!, /creating the standalone dev deployment cfgapp-devtool/);
+  await assertSyncs(cwd, env);
+  await run.up.stop();
+  down(cwd, env, true);
+  assert.deepEqual(await devLeftovers(s, 'cfgapp'), []);
+  assert.ok(await s.core.readNamespacedConfigMap({ name: 'settings', namespace: s.namespace }), 'what deploy made stays');
+});

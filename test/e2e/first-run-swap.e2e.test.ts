@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { ensureDocker } from '../../cluster/test-docker.ts';
+import { runDevtool } from './cli.ts';
 import { clusterSandbox, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
 import { assertSyncs, devLeftovers, down, firstRun, useNamespace, writeProject } from './first-run.ts';
 import { tearDownDev } from './up-session.ts';
@@ -78,6 +79,13 @@ test('Kubernetes manifests: init proposes kubectl apply and the Deployment they 
   writeProject(cwd, { Dockerfile: dockerfile(18741), 'hello.sh': 'echo hello\n', 'k8s/deployment.yaml': deployment('hello') });
   const { image } = await swapRun(cwd, 'hello');
   assert.equal(image, `${REGISTRY}/debian:bookworm`);
+
+  // A name that matches no Deployment (a typo) is still an error without autocreate, naming the fixes; nothing is created.
+  writeProject(cwd, { 'typo.yml': 'services:\n  helo:\n    sync: [".:/app"]\n' });
+  const typo = runDevtool(['up', '--file', 'typo.yml'], { cwd, env, timeoutMs: 60_000 });
+  assert.equal(typo.code, 1, typo.stderr);
+  assert.match(typo.stderr, /no Deployment named "helo" in namespace \S+: .*or set services\.helo\.autocreate: true for a standalone dev container/);
+  assert.deepEqual(await devLeftovers(s, 'helo'), []);
 });
 
 test('a Compose file: deploy builds and deploys it, up swaps the service for the dev container, down restores it', { timeout: 300_000 }, async () => {
