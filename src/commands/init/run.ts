@@ -51,8 +51,8 @@ export const runInit: CommandHandler<typeof initOptions> = async (f, inv) => {
   if (wroteIgnore) writeFileAtomic(ignorePath, stignore(inspection), 0o644);
 
   const shown = relative(f.cwd, path) || path;
-  const standalone = nothingToSwap(inspection, answers.deploy) ? ', created by up (autocreate: nothing to swap)' : '';
-  f.io.stdout.write(`✓ ${shown} created (${describeMethod(answers.deploy)}; dev container "${answers.service}"${standalone} forwarding ${answers.port})\n`);
+  const standalone = nothingToSwap(inspection, answers.deploy) ? ': nothing to swap, up creates it (autocreate)' : '';
+  f.io.stdout.write(`✓ ${shown} created (${describeMethod(answers.deploy)}; dev container "${answers.service}" forwarding ${answers.port}${standalone})\n`);
   if (wroteIgnore) f.io.stdout.write(`✓ ${relative(f.cwd, ignorePath) || ignorePath} created: files 'devtool up' never synchronizes\n`);
   if (publicImage && !devImage)
     f.io.stdout.write(`! dev container image ${publicImage} is a public image: if the cluster cannot pull it, set services.${answers.service}.image\n`);
