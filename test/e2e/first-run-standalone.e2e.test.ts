@@ -8,9 +8,11 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { ensureDocker } from '../../cluster/test-docker.ts';
+import { runDevtool } from './cli.ts';
 import { clusterSandbox, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
 import { assertSyncs, devLeftovers, down, firstRun, useNamespace, writeProject } from './first-run.ts';
 import { startUp, tearDownDev } from './up-session.ts';
@@ -94,6 +96,18 @@ test('nothing but code (no Dockerfile, nothing to deploy): the dev container run
   assert.equal(d.spec!.template.spec!.containers[0]!.image, `${REGISTRY}/node:20`);
   await assertSyncs(cwd, env);
   await run.up.stop();
+
+  // Another folder with the same dev container: its up and down leave this folder's standalone one alone, naming where it runs.
+  const other = join(s.root, 'bare-clone');
+  writeProject(other, { 'devtool.yml': readFileSync(join(cwd, 'devtool.yml'), 'utf8') });
+  const refused = runDevtool(['up'], { cwd: other, env, timeoutMs: 60_000 });
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, new RegExp(`bare is already in development from folder ${cwd} \\(deployment bare-devtool in namespace`));
+  const notHere = runDevtool(['down'], { cwd: other, env, timeoutMs: 60_000 });
+  assert.equal(notHere.code, 1);
+  assert.match(notHere.stderr, new RegExp(`bare was activated from folder ${cwd}: run 'devtool down' there`));
+  assert.ok(await apps.readNamespacedDeployment({ name: 'bare-devtool', namespace: s.namespace }), 'still there');
+
   down(cwd, env, true);
   assert.deepEqual(await devLeftovers(s, 'bare'), []);
 });
