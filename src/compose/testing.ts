@@ -3,9 +3,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { objectsToYaml } from '../kube/manifest-yaml.ts';
+import { planHostVolumes } from './host-volumes.ts';
 import { loadCompose } from './load.ts';
 import type { ComposeProject } from './model.ts';
 import { translateCompose, type Translation } from './translate.ts';
+import { shownHostPath } from './translate/volumes.ts';
 
 export const testdata = fileURLToPath(new URL('./testdata/', import.meta.url));
 
@@ -25,7 +27,10 @@ export function readFixture(dir: string): Fixture {
   return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as Fixture) : {};
 }
 
-/** Load and translate a fixture folder with a hermetic environment (never the real shell's). */
+/**
+ * Load and translate a fixture folder with a hermetic environment (never the real shell's); host
+ * volumes are planned from the fixture's own files, as deploy plans them.
+ */
 export function runFixture(dir: string): { project: ComposeProject; translation: Translation } {
   const f = readFixture(dir);
   const project = loadCompose({ cwd: dir, ...(f.files ? { files: f.files } : {}), env: f.env ?? {}, secrets: f.secrets ?? {} });
@@ -35,6 +40,7 @@ export function runFixture(dir: string): { project: ComposeProject; translation:
     namespace: f.namespace ?? 'dev',
     ...(domain !== null ? { endpointDomain: domain } : {}),
     ...(f.images ? { images: f.images } : {}),
+    hostVolumes: planHostVolumes(project),
   });
   return { project, translation };
 }
@@ -48,6 +54,14 @@ export function render({ project, translation: t }: { project: ComposeProject; t
     const context = relative(project.projectDir, b.context) || '.';
     const extra = [`dockerfile=${b.dockerfile}`, ...(b.target ? [`target=${b.target}`] : []), ...[...b.args].map(([k, v]) => `arg ${k}=${v}`)];
     header.push(`# build: ${s.name} context=${context} ${extra.join(' ')}`);
+  }
+  const plan = planHostVolumes(project);
+  for (const s of project.services) {
+    for (const v of s.volumes) {
+      const use = v.kind === 'bind' ? plan[s.name]?.[v.target]?.use : undefined;
+      if (v.kind !== 'bind' || use === 'skip') continue;
+      header.push(`# host volume: ${s.name} ${shownHostPath(project.projectDir, v.source)}:${v.target} ${use === 'bake' ? 'baked into the image' : 'a claim'}`);
+    }
   }
   for (const step of t.rollout) {
     const deps = step.dependsOn.map((d) => `${d.service} ${d.condition}${d.required ? '' : ' (optional)'}`).join(', ');

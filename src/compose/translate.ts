@@ -15,7 +15,7 @@ import { LocatedError, type Problem } from '../yaml/errors.ts';
 import type { ComposeProject, ComposeService, DependsCondition } from './model.ts';
 import type { TranslateContext, TranslateOptions } from './translate/context.ts';
 import { clusterService, containerPorts, endpointDomainMissing, ingresses, publicRoutes, type PublicEndpoint } from './translate/network.ts';
-import { hostFolderWarning, ownsStorage, persistentVolumeClaims } from './translate/volumes.ts';
+import { hostFolderWarnings, ownsStorage, persistentVolumeClaims } from './translate/volumes.ts';
 import { workload } from './translate/workloads.ts';
 
 export type { TranslateOptions } from './translate/context.ts';
@@ -92,8 +92,7 @@ export function translateCompose(project: ComposeProject, options: TranslateOpti
   }
   if (problems.length > 0) throw new LocatedError(problems);
 
-  const hostFolders = hostFolderWarning(ctx);
-  if (hostFolders) warnings.push(hostFolders);
+  warnings.push(...hostFolderWarnings(ctx));
   return { objects: sortObjects(objects), rollout: rollout(ctx), endpoints, warnings: [...new Set(warnings)] };
 }
 

@@ -1,5 +1,6 @@
 /** What the translation steps share: options, the Kubernetes name of each service and volume, warnings. */
 import type { Problem } from '../../yaml/errors.ts';
+import type { HostVolumePlan } from '../host-volumes.ts';
 import type { ComposeProject } from '../model.ts';
 
 export interface TranslateOptions {
@@ -11,6 +12,11 @@ export interface TranslateOptions {
   readonly endpointDomain?: string;
   /** Images built for services with a `build` (service name to image reference); they win over `image`. */
   readonly images?: Readonly<Record<string, string>>;
+  /**
+   * What deploy does with each host volume (host-volumes.ts: baked into the image given in `images`,
+   * a claim of runtime data, or skipped). Absent: host volumes are not deployed, one warning says so.
+   */
+  readonly hostVolumes?: HostVolumePlan;
 }
 
 export interface TranslateContext {

@@ -2,7 +2,9 @@
  * Storage: top-level named volumes become PersistentVolumeClaims (created once, shared by the
  * services that mount them, kept by `destroy` unless --volumes); anonymous volumes become
  * per-pod claims (volumeClaimTemplates of the service's StatefulSet, so data follows the pod);
- * tmpfs becomes a memory-backed emptyDir; host folders are not deployed (`up` syncs them).
+ * tmpfs becomes a memory-backed emptyDir. Host volumes follow the deploy's plan (host-volumes.ts):
+ * baked ones are in the service's image already, runtime-data folders become a claim each (named
+ * after the service and the path), the rest are not deployed and each is named in a warning.
  */
 import type { V1PersistentVolumeClaim, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
@@ -10,13 +12,36 @@ import { relative } from 'node:path';
 import { environmentLabels } from '../../kube/labels.ts';
 import { toDnsLabel } from '../../kube/naming.ts';
 import type { PersistentVolumeClaimObject } from '../../kube/objects.ts';
+import type { HostVolumeUse } from '../host-volumes.ts';
 import type { ComposeService } from '../model.ts';
 import type { TranslateContext } from './context.ts';
 
+/** The size of the claim of a runtime-data host folder (the default of named volumes). */
+const HOST_CLAIM_SIZE = '1Gi';
+
 export function persistentVolumeClaims(ctx: TranslateContext): PersistentVolumeClaimObject[] {
-  return ctx.project.volumes
+  const claimOwners = new Map([...ctx.project.volumes].map((v) => [ctx.claimNames.get(v.name), v.name]));
+  const hostClaims: PersistentVolumeClaimObject[] = [];
+  for (const s of ctx.project.services) {
+    for (const v of s.volumes) {
+      if (v.kind !== 'bind' || hostUse(ctx, s, v.target)?.use !== 'claim') continue;
+      const name = hostClaimName(ctx, s, v.target);
+      const other = claimOwners.get(name);
+      if (other !== undefined) {
+        ctx.problems.push({ pos: v.pos, message: `the claim of this runtime-data folder would be named "${name}", like volume "${other}"; rename the volume` });
+        continue;
+      }
+      hostClaims.push({
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name, labels: environmentLabels(ctx.options.name) },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: HOST_CLAIM_SIZE } } },
+      });
+    }
+  }
+  const declared = ctx.project.volumes
     .filter((v) => !v.external)
-    .map((v) => {
+    .map((v): PersistentVolumeClaimObject => {
       const annotations = Object.fromEntries(v.labels);
       return {
         apiVersion: 'v1',
@@ -33,6 +58,29 @@ export function persistentVolumeClaims(ctx: TranslateContext): PersistentVolumeC
         },
       };
     });
+  return [...declared, ...hostClaims];
+}
+
+function hostUse(ctx: TranslateContext, service: ComposeService, target: string): HostVolumeUse | undefined {
+  const uses = ctx.options.hostVolumes?.[service.name];
+  return uses && Object.hasOwn(uses, target) ? uses[target] : undefined;
+}
+
+/** The claim of a runtime-data host folder: `<service>-<path>` ("db" and /var/lib/data: "db-var-lib-data"). */
+function hostClaimName(ctx: TranslateContext, service: ComposeService, target: string): string {
+  const base = `${ctx.serviceNames.get(service.name)!}-${toDnsLabel(target.replace(/^\/+/, '')) || 'root'}`;
+  if (base.length <= 63) return base;
+  const hash = createHash('sha256').update(target).digest('hex').slice(0, 8);
+  return `${base.slice(0, 54).replace(/-+$/, '')}-${hash}`;
+}
+
+/**
+ * Whether the service mounts a claim of runtime data from a host folder. It stays a Deployment
+ * (so `up` can still develop it), with the Recreate strategy: the old pod releases the
+ * ReadWriteOnce claim before the new one needs it.
+ */
+export function mountsHostClaims(ctx: TranslateContext, service: ComposeService): boolean {
+  return service.volumes.some((v) => v.kind === 'bind' && hostUse(ctx, service, v.target)?.use === 'claim');
 }
 
 /** Whether the service keeps data of its own (named or anonymous volumes): then it is a StatefulSet. */
@@ -58,7 +106,13 @@ export function podStorage(ctx: TranslateContext, service: ComposeService, perPo
   const claimTemplates: V1PersistentVolumeClaim[] = [];
   const used = new Set<string>();
   for (const v of service.volumes) {
-    if (v.kind === 'bind') continue;
+    if (v.kind === 'bind') {
+      if (hostUse(ctx, service, v.target)?.use !== 'claim') continue;
+      const name = unique(pathVolumeName(v.target), used);
+      volumes.push({ name, persistentVolumeClaim: { claimName: hostClaimName(ctx, service, v.target) } });
+      mounts.push({ name, mountPath: v.target, ...(v.readOnly ? { readOnly: true } : {}) });
+      continue;
+    }
     const readOnly = v.kind !== 'tmpfs' && v.readOnly ? { readOnly: true } : {};
     if (v.kind === 'named') {
       const claim = ctx.claimNames.get(v.volume)!;
@@ -103,17 +157,34 @@ function unique(name: string, used: Set<string>): string {
   return candidate;
 }
 
-/** One warning for every host folder of the file: they are not deployed, `up` synchronizes them. */
-export function hostFolderWarning(ctx: TranslateContext): string | undefined {
+/**
+ * The warnings about host volumes: with a plan, one per volume that is not deployed, naming it and
+ * why; without one (a translation that read no files), one for all of them.
+ */
+export function hostFolderWarnings(ctx: TranslateContext): string[] {
   const entries: string[] = [];
+  const warnings: string[] = [];
   for (const s of ctx.project.services) {
     for (const v of s.volumes) {
       if (v.kind !== 'bind') continue;
-      const rel = relative(ctx.project.projectDir, v.source);
-      const shown = rel === '' ? '.' : rel.startsWith('..') || rel.startsWith('/') ? v.source : `./${rel}`;
-      entries.push(`${s.name} ${shown}:${v.target}`);
+      const shown = shownHostPath(ctx.project.projectDir, v.source);
+      if (!ctx.options.hostVolumes) {
+        entries.push(`${s.name} ${shown}:${v.target}`);
+        continue;
+      }
+      const use = hostUse(ctx, s, v.target);
+      if (use?.use === 'skip') warnings.push(`service ${s.name}: host volume ${shown}:${v.target} is not deployed: ${use.reason}`);
     }
   }
-  if (entries.length === 0) return undefined;
-  return `host folders are not deployed (devtool up synchronizes them): ${entries.join(', ')}`;
+  if (entries.length > 0) warnings.push(`host folders are not deployed (devtool up synchronizes them): ${entries.join(', ')}`);
+  return warnings;
+}
+
+/** A host path as the file would write it: `./x` inside the project, `../x` beside it, else absolute. */
+export function shownHostPath(projectDir: string, source: string): string {
+  const rel = relative(projectDir, source);
+  if (rel === '') return '.';
+  if (rel.startsWith('/')) return source;
+  if (!rel.startsWith('..')) return `./${rel}`;
+  return rel.startsWith('../..') || rel === '..' ? source : rel;
 }

@@ -10,7 +10,7 @@ import type { ComposeService, ResourceAmounts } from '../model.ts';
 import type { TranslateContext } from './context.ts';
 import { containerPorts, portName } from './network.ts';
 import { readinessProbe } from './probes.ts';
-import { ownsStorage, podStorage } from './volumes.ts';
+import { mountsHostClaims, ownsStorage, podStorage } from './volumes.ts';
 
 /** Retries of a Job whose restart policy is on-failure and that sets no max_attempts (Kubernetes' own default). */
 const defaultOnFailureRetries = 6;
@@ -62,7 +62,12 @@ export function workload(ctx: TranslateContext, service: ComposeService, image: 
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata,
-    spec: { replicas: service.replicas, selector, template: podTemplate(ctx, service, image, podStorage(ctx, service, false)) },
+    spec: {
+      replicas: service.replicas,
+      selector,
+      ...(mountsHostClaims(ctx, service) ? { strategy: { type: 'Recreate' } } : {}),
+      template: podTemplate(ctx, service, image, podStorage(ctx, service, false)),
+    },
   };
 }
 
