@@ -8,7 +8,8 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { waitUntil } from '../base/wait.ts';
-import { composeImages } from '../image/compose-images.ts';
+import { composeDeployImages } from '../image/compose-images.ts';
+import type { HostVolumePlan } from '../compose/host-volumes.ts';
 import type { BuildSetup } from '../image/select.ts';
 import { loadCompose } from '../compose/load.ts';
 import type { ComposeProject } from '../compose/model.ts';
@@ -40,8 +41,10 @@ export interface ComposeDeployOptions {
    */
   prune?: boolean;
   /**
-   * Builds the images of services with a `build` (build/compose-images.ts) first: those missing
-   * from the registry, or all with `force` (--build). Without it, such a service needs an `image`.
+   * Builds the images of services with a `build`, and bakes host volumes into images of their
+   * services (image/compose-images.ts), first: those missing from the registry, or all with
+   * `force` (--build). Without it, a service with a build needs an `image`, and host volumes are
+   * not deployed.
    */
   builds?: { setup: BuildSetup; force: boolean };
 }
@@ -54,27 +57,42 @@ function loadProject(opts: PrepareOptions): ComposeProject {
 
 /**
  * Loads and translates; pure apart from reading the files. Throws located errors on bad input.
- * `images`: the built image of each service with a `build` (service name -> reference).
+ * `images`: the image of each service that has one of devtool's (built, or baked with its host
+ * volumes; service name -> reference); `hostVolumes`: what becomes of each host volume.
  */
 export function prepareCompose(
   opts: PrepareOptions,
   project = loadProject(opts),
   images?: Readonly<Record<string, string>>,
+  hostVolumes?: HostVolumePlan,
 ): { translation: Translation; manifest: string } {
   const translation = translateCompose(project, {
     name: opts.environment,
     namespace: opts.namespace,
     ...(opts.endpointDomain ? { endpointDomain: opts.endpointDomain } : {}),
     ...(images ? { images } : {}),
+    ...(hostVolumes ? { hostVolumes } : {}),
   });
   return { translation, manifest: project.files.join('\n') };
+}
+
+/**
+ * `deploy --dry-run`: the objects deploy would apply, with the references of the images it would
+ * build and bake (content tags computed from the files), building nothing and asking no registry.
+ */
+export async function previewCompose(opts: PrepareOptions, setup: BuildSetup, progress: Progress): Promise<Translation> {
+  const project = loadProject(opts);
+  const { images, hostVolumes } = await composeDeployImages(project, opts.environment, { force: false, setup, progress, dryRun: true });
+  return prepareCompose(opts, project, images, hostVolumes).translation;
 }
 
 export async function deployCompose(client: KubeClient, opts: ComposeDeployOptions, progress: Progress, now: () => Date): Promise<Translation> {
   const project = loadProject(opts);
   // Images first: a build that fails leaves the cluster untouched, like any bad input.
-  const images = opts.builds ? await composeImages(project, opts.environment, opts.builds.force, opts.builds.setup, progress) : undefined;
-  const { translation, manifest } = prepareCompose(opts, project, images);
+  const built = opts.builds
+    ? await composeDeployImages(project, opts.environment, { force: opts.builds.force, setup: opts.builds.setup, progress })
+    : undefined;
+  const { translation, manifest } = prepareCompose(opts, project, built?.images, built?.hostVolumes);
   for (const w of translation.warnings) progress.warn(w);
   const deadline = new Deadline(opts.timeoutMs);
 

@@ -67,18 +67,8 @@ export async function buildImages(specs: readonly ImageSpec[], opts: BuildImages
         string
       >;
       const args = { ...depArgs, ...spec.args };
-      const scanned = await scanContext(spec.contextDir, spec.dockerfile, { hash: true });
-      const hash = contentHash({
-        dockerfile: scanned.dockerfile.text,
-        entries: scanned.entries,
-        args,
-        ...(spec.target ? { target: spec.target } : {}),
-        secretIds: Object.keys(spec.secrets),
-      });
-      const tag = contentTag(hash);
-      const contentRef = formatReference({ registry: target.registry, repository: target.repository, tag });
-      const image = target.userTag ? formatReference({ registry: target.registry, repository: target.repository, tag: target.userTag }) : contentRef;
-      const outcome = { name: spec.name, image, registry: target.registry, repository: target.repository, tag: target.userTag ?? tag };
+      const { hash, tag, contentRef, image } = await contentReference(spec, args, target);
+      const outcome = { name: spec.name, image, registry: target.registry, repository: target.repository, tag: target.userTag ?? tag, contentImage: contentRef };
 
       if (opts.mode === 'missing') {
         const found = await lookupTag(target.registry, target.repository, tag, await opts.credentials.forRegistry(target.registry));
@@ -119,7 +109,40 @@ export async function buildImages(specs: readonly ImageSpec[], opts: BuildImages
   return specs.map((s) => outcomes.get(s.name)!);
 }
 
-function targetOf(spec: ImageSpec, opts: BuildImagesOptions): Target {
+/** The content hash and the references of an image, from its files (nothing is built or asked). */
+async function contentReference(spec: ImageSpec, args: Readonly<Record<string, string>>, target: Target) {
+  const scanned = await scanContext(spec.contextDir, spec.dockerfile, { hash: true });
+  const hash = contentHash({
+    dockerfile: scanned.dockerfile.text,
+    entries: scanned.entries,
+    args,
+    ...(spec.target ? { target: spec.target } : {}),
+    secretIds: Object.keys(spec.secrets),
+  });
+  const tag = contentTag(hash);
+  const contentRef = formatReference({ registry: target.registry, repository: target.repository, tag });
+  const image = target.userTag ? formatReference({ registry: target.registry, repository: target.repository, tag: target.userTag }) : contentRef;
+  return { hash, tag, contentRef, image };
+}
+
+/**
+ * The content reference (registry/repository:<content tag>) each image would have, without building
+ * or asking the registry: what `deploy --dry-run` shows. Images with dependencies are not planned
+ * (their tag depends on what the dependency's build pushes).
+ */
+export async function plannedImages(
+  specs: readonly ImageSpec[],
+  opts: Pick<BuildImagesOptions, 'registry' | 'contextName' | 'repositoryPrefix'>,
+): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const spec of specs) {
+    if (spec.dependsOn.length > 0) continue;
+    out[spec.name] = (await contentReference(spec, spec.args, targetOf(spec, opts))).contentRef;
+  }
+  return out;
+}
+
+function targetOf(spec: ImageSpec, opts: Pick<BuildImagesOptions, 'registry' | 'contextName' | 'repositoryPrefix'>): Target {
   if (spec.image !== undefined) {
     const ref = parseReference(spec.image, `build.${spec.name}.image`);
     if (ref.digest) throw new DevtoolError(`build.${spec.name}.image: ${spec.image} names a digest; a built image is pushed under a tag`);

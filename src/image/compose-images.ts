@@ -10,10 +10,16 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
+import { formatDuration } from '../base/duration.ts';
+import { planHostVolumes, type HostVolumePlan, type HostVolumeUse } from '../compose/host-volumes.ts';
 import type { ComposeProject } from '../compose/model.ts';
 import { LocatedError, type Problem } from '../yaml/errors.ts';
-import { buildImages, type BuildProgress } from './build-images.ts';
+import type { BuildBackend } from './backend.ts';
+import { bakeImage, planBake, type BakeMount } from './bake.ts';
+import { buildImages, CONTENT_HASH_LABEL, plannedImages, type BuildProgress } from './build-images.ts';
 import type { ImageSpec } from './plan.ts';
+import { formatReference, repositoryComponent } from './reference.ts';
+import { lookupTag } from './registry.ts';
 import type { BuildSetup } from './select.ts';
 
 export function composeImageSpecs(project: ComposeProject): ImageSpec[] {
@@ -54,18 +60,99 @@ export function composeImageSpecs(project: ComposeProject): ImageSpec[] {
   return specs;
 }
 
-/** Service name -> image reference, for the translation's `images` option. */
-export async function composeImages(
-  project: ComposeProject,
-  environment: string,
-  force: boolean,
-  setup: BuildSetup,
-  progress: BuildProgress,
-): Promise<Record<string, string>> {
+export interface ComposeImages {
+  /** Service name -> the image it runs: built, or baked with its host volumes. */
+  readonly images: Record<string, string>;
+  /** What the translation does with each host volume (translate's `hostVolumes`). */
+  readonly hostVolumes: HostVolumePlan;
+}
+
+export interface ComposeImagesOptions {
+  /** --build: build and bake again even when the content tag is in the registry. */
+  readonly force: boolean;
+  readonly setup: BuildSetup;
+  readonly progress: BuildProgress;
+  /** --dry-run: compute the references (content tags), build nothing, ask no registry. */
+  readonly dryRun?: boolean;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * The images of a deploy: services with a `build` are built (as a manifest's images), then services with
+ * host volumes to bake get an image of their own, `FROM` their image (the content reference of
+ * their build) plus those files (bake.ts), pushed to `<context registry>/<environment>-<service>`
+ * under its content tag and built only when that tag is missing (always with --build).
+ * Without a registry in the context nothing can be baked: those volumes are not deployed, and the
+ * translation's warning names each with the reason.
+ */
+export async function composeDeployImages(project: ComposeProject, environment: string, opts: ComposeImagesOptions): Promise<ComposeImages> {
+  const { setup, progress } = opts;
+  const hostVolumes: Record<string, Record<string, HostVolumeUse>> = structuredClone(planHostVolumes(project)) as Record<string, Record<string, HostVolumeUse>>;
   const specs = composeImageSpecs(project);
-  if (specs.length === 0) return {};
-  const outcomes = await buildImages(specs, { mode: force ? 'always' : 'missing', ...setup, repositoryPrefix: `${environment}-`, progress });
-  return Object.fromEntries(outcomes.map((o) => [o.name, o.image]));
+  const images: Record<string, string> = {};
+  // The image each baked service starts from: a build's content reference (a moving `image` tag
+  // would leave the baked image's content tag unchanged when the build changes).
+  const bases: Record<string, string> = {};
+  if (specs.length > 0) {
+    if (!opts.dryRun) {
+      const outcomes = await buildImages(specs, {
+        mode: opts.force ? 'always' : 'missing',
+        ...setup,
+        repositoryPrefix: `${environment}-`,
+        progress,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      });
+      for (const o of outcomes) {
+        images[o.name] = o.image;
+        bases[o.name] = o.contentImage ?? o.image;
+      }
+    } else if (setup.registry) {
+      Object.assign(images, await plannedImages(specs, { ...setup, repositoryPrefix: `${environment}-` }));
+      Object.assign(bases, images);
+    }
+  }
+
+  const registry = setup.registry?.trim().replace(/\/+$/, '');
+  let backend: BuildBackend | undefined;
+  try {
+    for (const s of project.services) {
+      const uses = hostVolumes[s.name];
+      if (!uses) continue;
+      const mounts: BakeMount[] = [];
+      for (const v of s.volumes) if (v.kind === 'bind' && uses[v.target]?.use === 'bake') mounts.push({ source: v.source, target: v.target, readOnly: v.readOnly });
+      if (mounts.length === 0) continue;
+      if (!registry) {
+        const reason = `deploy adds host files to an image pushed to the context's registry, and the context "${setup.contextName}" has none: set one with 'devtool context use ${setup.contextName} --registry HOST'`;
+        for (const m of mounts) uses[m.target] = { use: 'skip', reason };
+        continue;
+      }
+      const base = s.build ? bases[s.name] : s.image;
+      // A build that was not planned (dry run without registry): the translation says what is missing.
+      if (!base) continue;
+      const plan = await planBake({ service: s.name, base, mounts });
+      const [host, ...path] = registry.split('/');
+      const repository = [...path, repositoryComponent(`${environment}-${s.name}`)].join('/');
+      const ref = formatReference({ registry: host!, repository, tag: plan.tag });
+      images[s.name] = ref;
+      if (opts.dryRun) continue;
+      if (!opts.force) {
+        const found = await lookupTag(host!, repository, plan.tag, await setup.credentials.forRegistry(host!));
+        if (found.state === 'present') {
+          progress.done(`host volumes of ${s.name} are up to date: ${ref} is in the registry, build skipped`);
+          continue;
+        }
+        if (found.state === 'unknown') progress.warn(`cannot tell whether ${ref} is in the registry (${found.reason}): building it`);
+      }
+      backend ??= await setup.backend();
+      progress.step(`adding the host volumes of ${s.name} to ${base} with ${backend.name}: ${ref}`);
+      const started = Date.now();
+      await bakeImage(plan, [ref], { [CONTENT_HASH_LABEL]: plan.hash }, backend, { line: (text) => progress.output(`volumes ${s.name}`, text) }, opts.signal);
+      progress.done(`image of ${s.name} with its host volumes built and pushed in ${formatDuration(Date.now() - started)}: ${ref}`);
+    }
+  } finally {
+    await backend?.close();
+  }
+  return { images, hostVolumes };
 }
 
 /** `host.tld/...`, `host:port/...`, `localhost/...`: the first component is a registry. */

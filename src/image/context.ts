@@ -53,18 +53,32 @@ export async function scanContext(contextDir: string, dockerfile: string, opts: 
   } catch {
     throw new DevtoolError(`Dockerfile ${dockerfile} not found`);
   }
-  const ignore = await readIgnoreFile(contextDir, dockerfile);
-  const keep = ignore ? ignore.filter : () => true;
-  const entries: ContextEntry[] = [];
-  await walk(contextDir, '', keep, ignore?.hasExceptions ?? false, entries);
-  entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  if (opts.hash) await hashFiles(contextDir, entries);
+  const ignore = await readIgnoreFile([join(dirname(dockerfile), `${basename(dockerfile)}.dockerignore`), join(contextDir, '.dockerignore')]);
+  const entries = await scanTree(contextDir, ignore, opts.hash);
 
   const rel = relative(contextDir, dockerfile).split(sep).join('/');
   const inside = !rel.startsWith('../') && rel !== '..' && !rel.startsWith('/');
   const inContext = inside && entries.some((e) => e.path === rel && e.type === 'file');
   const nameInContext = inContext ? rel : `.dockerfile.devtool-${createHash('sha256').update(text).digest('hex').slice(0, 12)}`;
   return { dir: contextDir, entries, dockerfile: { text, nameInContext, inContext }, ...(ignore ? { ignoreFile: ignore.file } : {}) };
+}
+
+/**
+ * The files of a folder that its own `.dockerignore` keeps, sorted by path: what a mounted host
+ * folder contributes to the image baked for it (bake.ts).
+ */
+export async function scanFolder(dir: string, opts: { hash: boolean }): Promise<{ entries: ContextEntry[]; ignoreFile?: string }> {
+  const ignore = await readIgnoreFile([join(dir, '.dockerignore')]);
+  const entries = await scanTree(dir, ignore, opts.hash);
+  return { entries, ...(ignore ? { ignoreFile: ignore.file } : {}) };
+}
+
+async function scanTree(dir: string, ignore: IgnoreRules | undefined, hash: boolean): Promise<ContextEntry[]> {
+  const entries: ContextEntry[] = [];
+  await walk(dir, '', ignore ? ignore.filter : () => true, ignore?.hasExceptions ?? false, entries);
+  entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  if (hash) await hashFiles(dir, entries);
+  return entries;
 }
 
 interface IgnoreRules {
@@ -75,8 +89,9 @@ interface IgnoreRules {
   readonly hasExceptions: boolean;
 }
 
-async function readIgnoreFile(contextDir: string, dockerfile: string): Promise<IgnoreRules | undefined> {
-  for (const file of [join(dirname(dockerfile), `${basename(dockerfile)}.dockerignore`), join(contextDir, '.dockerignore')]) {
+/** The first of `candidates` that exists. */
+async function readIgnoreFile(candidates: readonly string[]): Promise<IgnoreRules | undefined> {
+  for (const file of candidates) {
     const text = readInputFile(file, 'dockerignore');
     if (text === undefined) continue;
     // A CommonJS module whose module.exports is the factory (typed as an ES default export).
@@ -130,7 +145,8 @@ async function hashFiles(root: string, entries: ContextEntry[]): Promise<void> {
   await Promise.all(Array.from({ length: Math.min(8, files.length) }, worker));
 }
 
-function fileDigest(path: string): Promise<string> {
+/** sha256 (hex) of a file's content. */
+export function fileDigest(path: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const hash = createHash('sha256');
     createReadStream(path)

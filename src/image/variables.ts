@@ -18,6 +18,8 @@ export interface ImageOutcome {
   readonly digest?: string;
   /** Already in the registry: not built. */
   readonly skipped: boolean;
+  /** registry/repository:<content tag>: the image itself even when `image` is a moving tag. */
+  readonly contentImage?: string;
 }
 
 /** DEVTOOL_BUILD_<NAME>_ (the stem of every variable of an image). */

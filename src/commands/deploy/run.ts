@@ -1,7 +1,7 @@
 import { UsageError } from '../../base/errors.ts';
 import { buildSetup } from '../../image/select.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
-import { prepareCompose } from '../../deploy/compose-deploy.ts';
+import { previewCompose } from '../../deploy/compose-deploy.ts';
 import { deployEnvironment, loadSource } from '../../deploy/environment-deploy.ts';
 import { environmentName } from '../../app/name.ts';
 import { Progress } from '../../deploy/progress.ts';
@@ -20,14 +20,21 @@ export const runDeploy: CommandHandler<typeof deployOptions> = async (f, inv) =>
     source.kind === 'manifest' ? environmentName(inv.opts.name ?? source.manifest.name, source.manifest.folder) : environmentName(inv.opts.name, source.folder);
   if (inv.opts.dryRun) {
     if (source.kind === 'manifest') throw new UsageError('--dry-run applies to Compose files only: the commands of a manifest cannot be previewed');
-    const { translation } = prepareCompose({
-      cwd: source.folder,
-      files: source.files,
-      environment,
-      namespace,
-      ...(domain ? { endpointDomain: domain } : {}),
-      env: { ...f.env, ...variables },
-    });
+    const preview = new Progress(f.io.stderr, f.now, f.log);
+    const translation = await previewCompose(
+      {
+        cwd: source.folder,
+        files: source.files,
+        environment,
+        namespace,
+        ...(domain ? { endpointDomain: domain } : {}),
+        env: { ...f.env, ...variables },
+      },
+      buildSetup(context, f.env, f.cwd),
+      preview,
+    );
+    // Warnings on stderr: stdout stays the YAML.
+    for (const w of translation.warnings) preview.warn(w);
     f.io.stdout.write(objectsToYaml(translation.objects));
     return;
   }
