@@ -1,0 +1,154 @@
+/**
+ * Issue 15, host volumes at deploy time, end to end (the built CLI, the local cluster, the local
+ * Docker daemon and registry): nginx whose server block comes from `./nginx.conf:...:ro` and whose
+ * pages come from `./site` serves, through its Service, a page that only that configuration and
+ * those files give; `.dockerignore` in the folder keeps a file out; the `:ro` file has no write
+ * bits; `/etc/localtime` is named in a warning and not deployed; `./data`, missing, becomes a
+ * claim whose data survives a pod restart; a second deploy with nothing changed reuses the pushed
+ * image, `--dry-run` shows that same reference, and a changed page makes a new one.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as k8s from '@kubernetes/client-node';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensureDocker } from '../../cluster/test-docker.ts';
+import { runDevtool } from './cli.ts';
+import { clusterSandbox, deleteNamespace, execInPod, REGISTRY, runningPod, type ClusterSandbox } from './cluster.ts';
+import { waitFor } from './wait.ts';
+
+let s: ClusterSandbox;
+let dockerHost: string;
+let work: string;
+let app: string;
+let runId: string;
+const ENV = 'hostvol';
+
+before(async () => {
+  [{ dockerHost }, s] = await Promise.all([ensureDocker(), clusterSandbox('e2e-hostvol')]);
+  runId = Date.now().toString(36);
+  work = mkdtempSync(join(tmpdir(), 'devtool-hostvol-'));
+  app = join(work, 'app');
+  mkdirSync(join(app, 'site'), { recursive: true });
+  // A server block nginx's default configuration does not have: port 8080, a header, a location.
+  writeFileSync(
+    join(app, 'nginx.conf'),
+    `server {\n  listen 8080;\n  root /usr/share/nginx/html;\n  add_header X-Config from-host-${runId};\n  location = /conf { return 200 "configured by ./nginx.conf ${runId}\\n"; }\n}\n`,
+  );
+  writeFileSync(join(app, 'site', 'index.html'), `<h1>site ${runId}</h1>\n`);
+  writeFileSync(join(app, 'site', 'secret.txt'), 'not for the image\n');
+  writeFileSync(join(app, 'site', '.dockerignore'), 'secret.txt\n');
+  writeFileSync(
+    join(app, 'compose.yaml'),
+    `services:
+  web:
+    image: ${REGISTRY}/nginx:1
+    ports: ["8080"]
+    volumes:
+      - ./nginx.conf:/etc/nginx/conf.d/default.conf:ro
+      - ./site:/usr/share/nginx/html
+      - /etc/localtime:/etc/localtime:ro
+  store:
+    image: ${REGISTRY}/debian:bookworm
+    command: [sleep, infinity]
+    volumes:
+      - ./data:/data
+`,
+  );
+  const use = devtool(['context', 'use', 'devtool-local', '--registry', 'localhost:5000']);
+  assert.equal(use.code, 0, use.stderr);
+});
+after(async () => {
+  if (s) await deleteNamespace(s);
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+function devtool(args: string[], timeoutMs = 300_000) {
+  return runDevtool(args, { cwd: app, timeoutMs, env: { ...s.env, DOCKER_HOST: dockerHost } });
+}
+
+function deploy() {
+  const started = Date.now();
+  const r = devtool(['deploy', '--name', ENV, '--namespace', s.namespace, '--wait', '--timeout', '4m']);
+  assert.equal(r.code, 0, `deploy failed:\n${r.stderr}`);
+  return { ...r, seconds: (Date.now() - started) / 1000 };
+}
+
+/** An HTTP GET of the web Service from the store pod (bash's /dev/tcp: the image has no curl). */
+async function getThroughService(path: string): Promise<string> {
+  const pod = await runningPod(s.core, s.namespace, 'devtool.dev/service=store');
+  const script = `exec 3<>/dev/tcp/web/8080 && printf 'GET ${path} HTTP/1.0\\r\\nHost: web\\r\\n\\r\\n' >&3 && cat <&3`;
+  const r = await execInPod(s.kc, s.namespace, pod, ['bash', '-c', script]);
+  assert.equal(r.code, 0, r.stderr);
+  return r.stdout;
+}
+
+async function webImage(): Promise<string> {
+  const apps = s.kc.makeApiClient(k8s.AppsV1Api);
+  return (await apps.readNamespacedDeployment({ name: 'web', namespace: s.namespace })).spec!.template.spec!.containers[0]!.image!;
+}
+
+let firstImage: string;
+
+test('nginx serves the page its host-volume configuration and folder give, through its Service', { timeout: 600_000 }, async () => {
+  const r = deploy();
+  const baked = r.stderr.match(/✓ image of web with its host volumes built and pushed in (\S+): (\S+)/);
+  assert.ok(baked, `the web image is baked:\n${r.stderr}`);
+  console.log(`bake of web (nginx + nginx.conf + site), not cached: ${baked[1]}; whole deploy ${r.seconds.toFixed(1)} s`);
+  assert.match(r.stderr, /^! service web: host volume \/etc\/localtime:\/etc\/localtime is not deployed: it is outside the Compose folder$/m);
+  firstImage = await webImage();
+  assert.equal(firstImage, baked[2]);
+  assert.match(firstImage, new RegExp(`^${REGISTRY}/${ENV}-web:devtool-[0-9a-f]{24}$`));
+
+  const page = await getThroughService('/');
+  assert.match(page, /^HTTP\/1\.1 200/);
+  assert.match(page, new RegExp(`X-Config: from-host-${runId}`), 'the header of ./nginx.conf');
+  assert.match(page, new RegExp(`<h1>site ${runId}</h1>`), 'the page of ./site');
+  assert.match(await getThroughService('/conf'), new RegExp(`configured by ./nginx.conf ${runId}`));
+  assert.match(await getThroughService('/secret.txt'), /^HTTP\/1\.1 404/, "the folder's .dockerignore keeps secret.txt out");
+
+  const web = await runningPod(s.core, s.namespace, 'devtool.dev/service=web');
+  const mode = await execInPod(s.kc, s.namespace, web, ['stat', '-c', '%a %U', '/etc/nginx/conf.d/default.conf', '/usr/share/nginx/html/index.html']);
+  assert.equal(mode.stdout, '444 root\n644 root\n', 'the :ro file lost its write bits, the other kept its mode');
+});
+
+test('a missing ./data is a claim of runtime data: a file written there survives a pod restart', { timeout: 300_000 }, async () => {
+  const claim = await s.core.readNamespacedPersistentVolumeClaim({ name: 'store-data', namespace: s.namespace });
+  assert.equal(claim.metadata?.labels?.['devtool.dev/environment'], ENV);
+  const pod = await runningPod(s.core, s.namespace, 'devtool.dev/service=store');
+  const write = await execInPod(s.kc, s.namespace, pod, ['sh', '-c', `echo kept ${runId} > /data/kept.txt`]);
+  assert.equal(write.code, 0, write.stderr);
+  await s.core.deleteNamespacedPod({ name: pod, namespace: s.namespace, gracePeriodSeconds: 0 });
+  let next = '';
+  await waitFor(
+    'a new store pod',
+    async () => {
+      next = await runningPod(s.core, s.namespace, 'devtool.dev/service=store').catch(() => '');
+      return next !== '' && next !== pod;
+    },
+    180_000,
+  );
+  const read = await execInPod(s.kc, s.namespace, next, ['cat', '/data/kept.txt']);
+  assert.equal(read.stdout, `kept ${runId}\n`, read.stderr);
+});
+
+test('unchanged files reuse the pushed image (dry run shows it); a changed page makes a new one', { timeout: 600_000 }, async () => {
+  const again = deploy();
+  assert.match(again.stderr, /✓ host volumes of web are up to date: \S+ is in the registry, build skipped/);
+  assert.equal(await webImage(), firstImage);
+  console.log(`second deploy, nothing changed (cached): ${again.seconds.toFixed(1)} s`);
+
+  const dry = devtool(['deploy', '--dry-run', '--name', ENV, '--namespace', s.namespace]);
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.ok(dry.stdout.includes(`image: ${firstImage}`), `dry run shows ${firstImage}:\n${dry.stdout}`);
+  assert.match(dry.stderr, /host volume \/etc\/localtime:\/etc\/localtime is not deployed/);
+  assert.doesNotMatch(dry.stderr, /built and pushed/);
+
+  writeFileSync(join(app, 'site', 'index.html'), `<h1>changed ${runId}</h1>\n`);
+  const changed = deploy();
+  assert.match(changed.stderr, /✓ image of web with its host volumes built and pushed in/);
+  const image = await webImage();
+  assert.notEqual(image, firstImage);
+  await waitFor('the new page', async () => (await getThroughService('/')).includes(`<h1>changed ${runId}</h1>`), 120_000);
+});
