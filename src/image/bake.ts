@@ -136,7 +136,9 @@ async function stage(plan: BakePlan, dir: string): Promise<void> {
       try {
         await copyFile(e.from, to);
       } catch (err) {
-        throw new DevtoolError(`cannot copy ${e.from} for the image of service "${plan.service}": ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+        throw new DevtoolError(
+          `cannot copy ${e.from} for the image of service "${plan.service}": ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+        );
       }
       await chmod(to, e.mode);
     }

@@ -68,7 +68,14 @@ export async function buildImages(specs: readonly ImageSpec[], opts: BuildImages
       >;
       const args = { ...depArgs, ...spec.args };
       const { hash, tag, contentRef, image } = await contentReference(spec, args, target);
-      const outcome = { name: spec.name, image, registry: target.registry, repository: target.repository, tag: target.userTag ?? tag, contentImage: contentRef };
+      const outcome = {
+        name: spec.name,
+        image,
+        registry: target.registry,
+        repository: target.repository,
+        tag: target.userTag ?? tag,
+        contentImage: contentRef,
+      };
 
       if (opts.mode === 'missing') {
         const found = await lookupTag(target.registry, target.repository, tag, await opts.credentials.forRegistry(target.registry));

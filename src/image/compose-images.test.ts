@@ -4,7 +4,9 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadCompose } from '../compose/load.ts';
-import { composeImageSpecs } from './compose-images.ts';
+import { composeDeployImages, composeImageSpecs } from './compose-images.ts';
+import { DockerCredentials } from './docker-config.ts';
+import type { BuildSetup } from './select.ts';
 
 function project(compose: string, files: Record<string, string> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'compose-build-'));
@@ -63,4 +65,49 @@ test('a missing Dockerfile and a remote context are located in the Compose file'
       return true;
     },
   );
+});
+
+function setup(registry?: string): BuildSetup {
+  return {
+    cwd: '/',
+    ...(registry ? { registry } : {}),
+    contextName: 'local',
+    credentials: new DockerCredentials({}),
+    backend: () => Promise.reject(new Error('a dry run opens no backend')),
+  };
+}
+
+const quiet = { step() {}, done() {}, warn() {}, output() {} };
+
+test('dry run: the baked reference of each service with host files, FROM its image or the content reference of its build', async () => {
+  const { project: p } = project(
+    'services:\n  web:\n    image: nginx:1\n    volumes: ["./site:/usr/share/nginx/html", "./data:/data", "/etc/localtime:/etc/localtime"]\n  api:\n    build: ./api\n    volumes: ["./api/conf:/conf:ro"]\n',
+    { 'site/index.html': 'hi', 'api/Dockerfile': 'FROM x', 'api/conf/a.yaml': 'a: 1' },
+  );
+  const { images, hostVolumes } = await composeDeployImages(p, 'shop', { force: false, setup: setup('localhost:5000/team'), progress: quiet, dryRun: true });
+  assert.match(images.web!, /^localhost:5000\/team\/shop-web:devtool-[0-9a-f]{24}$/);
+  assert.match(images.api!, /^localhost:5000\/team\/shop-api:devtool-[0-9a-f]{24}$/);
+  assert.deepEqual(hostVolumes.web, {
+    '/usr/share/nginx/html': { use: 'bake' },
+    '/data': { use: 'claim' },
+    '/etc/localtime': { use: 'skip', reason: 'it is outside the Compose folder' },
+  });
+  // Computed from the files alone: the same references every time.
+  const again = await composeDeployImages(p, 'shop', { force: false, setup: setup('localhost:5000/team'), progress: quiet, dryRun: true });
+  assert.deepEqual(again.images, images);
+});
+
+test('without a registry nothing is baked: the volumes are skipped, and the reason says how to set one', async () => {
+  const { project: p } = project('services:\n  web:\n    image: nginx:1\n    volumes: ["./site:/usr/share/nginx/html", "./data:/data"]\n', {
+    'site/index.html': 'hi',
+  });
+  const { images, hostVolumes } = await composeDeployImages(p, 'shop', { force: false, setup: setup(), progress: quiet });
+  assert.deepEqual(images, {});
+  assert.deepEqual(hostVolumes.web, {
+    '/usr/share/nginx/html': {
+      use: 'skip',
+      reason: `deploy adds host files to an image pushed to the context's registry, and the context "local" has none: set one with 'devtool context use local --registry HOST'`,
+    },
+    '/data': { use: 'claim' },
+  });
 });
