@@ -81,7 +81,8 @@ const quiet = { step() {}, done() {}, warn() {}, output() {} };
 
 test('dry run: the baked reference of each service with host files, FROM its image or the content reference of its build', async () => {
   const { project: p } = project(
-    'services:\n  web:\n    image: nginx:1\n    volumes: ["./site:/usr/share/nginx/html", "./data:/data", "/etc/localtime:/etc/localtime"]\n  api:\n    build: ./api\n    volumes: ["./api/conf:/conf:ro"]\n',
+    'services:\n  web:\n    image: nginx:1\n    volumes: ["./site:/usr/share/nginx/html", "./data:/data", "/etc/localtime:/etc/localtime"]\n' +
+      '  api:\n    build: ./api\n    volumes: ["./api/conf:/conf:ro"]\n',
     { 'site/index.html': 'hi', 'api/Dockerfile': 'FROM x', 'api/conf/a.yaml': 'a: 1' },
   );
   const { images, hostVolumes } = await composeDeployImages(p, 'shop', { force: false, setup: setup('localhost:5000/team'), progress: quiet, dryRun: true });
@@ -106,7 +107,9 @@ test('without a registry nothing is baked: the volumes are skipped, and the reas
   assert.deepEqual(hostVolumes.web, {
     '/usr/share/nginx/html': {
       use: 'skip',
-      reason: `deploy adds host files to an image pushed to the context's registry, and the context "local" has none: set one with 'devtool context use local --registry HOST'`,
+      reason:
+        `deploy adds host files to an image pushed to the context's registry, and the context "local" has none: ` +
+        `set one with 'devtool context use local --registry HOST'`,
     },
     '/data': { use: 'claim' },
   });

@@ -123,7 +123,9 @@ export async function composeDeployImages(project: ComposeProject, environment: 
         if (v.kind === 'bind' && uses[v.target]?.use === 'bake') mounts.push({ source: v.source, target: v.target, readOnly: v.readOnly });
       if (mounts.length === 0) continue;
       if (!registry) {
-        const reason = `deploy adds host files to an image pushed to the context's registry, and the context "${setup.contextName}" has none: set one with 'devtool context use ${setup.contextName} --registry HOST'`;
+        const reason =
+          `deploy adds host files to an image pushed to the context's registry, and the context "${setup.contextName}" has none: ` +
+          `set one with 'devtool context use ${setup.contextName} --registry HOST'`;
         for (const m of mounts) uses[m.target] = { use: 'skip', reason };
         continue;
       }

@@ -34,7 +34,15 @@ before(async () => {
   // A server block nginx's default configuration does not have: port 8080, a header, a location.
   writeFileSync(
     join(app, 'nginx.conf'),
-    `server {\n  listen 8080;\n  root /usr/share/nginx/html;\n  add_header X-Config from-host-${runId};\n  location = /conf { return 200 "configured by ./nginx.conf ${runId}\\n"; }\n}\n`,
+    [
+      'server {',
+      '  listen 8080;',
+      '  root /usr/share/nginx/html;',
+      `  add_header X-Config from-host-${runId};`,
+      `  location = /conf { return 200 "configured by ./nginx.conf ${runId}\\n"; }`,
+      '}',
+      '',
+    ].join('\n'),
   );
   writeFileSync(join(app, 'site', 'index.html'), `<h1>site ${runId}</h1>\n`);
   writeFileSync(join(app, 'site', 'secret.txt'), 'not for the image\n');
