@@ -13,6 +13,7 @@ import * as k8s from '@kubernetes/client-node';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ensureBuildkit } from '../../buildkit/test-buildkit.ts';
 import { ensureDocker } from '../../cluster/test-docker.ts';
 import { runDevtool } from './cli.ts';
 import { clusterSandbox, deleteNamespace, execInPod, REGISTRY, runningPod, type ClusterSandbox } from './cluster.ts';
@@ -72,13 +73,13 @@ after(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-function devtool(args: string[], timeoutMs = 300_000) {
-  return runDevtool(args, { cwd: app, timeoutMs, env: { ...s.env, DOCKER_HOST: dockerHost } });
+function devtool(args: string[], timeoutMs = 300_000, extraEnv: NodeJS.ProcessEnv = {}) {
+  return runDevtool(args, { cwd: app, timeoutMs, env: { ...s.env, DOCKER_HOST: dockerHost, ...extraEnv } });
 }
 
-function deploy() {
+function deploy(extraArgs: string[] = [], extraEnv: NodeJS.ProcessEnv = {}) {
   const started = Date.now();
-  const r = devtool(['deploy', '--name', ENV, '--namespace', s.namespace, '--wait', '--timeout', '4m']);
+  const r = devtool(['deploy', '--name', ENV, '--namespace', s.namespace, '--wait', '--timeout', '4m', ...extraArgs], 300_000, extraEnv);
   assert.equal(r.code, 0, `deploy failed:\n${r.stderr}`);
   return { ...r, seconds: (Date.now() - started) / 1000 };
 }
@@ -116,10 +117,14 @@ test('nginx serves the page its host-volume configuration and folder give, throu
   assert.match(await getThroughService('/conf'), new RegExp(`configured by ./nginx.conf ${runId}`));
   assert.match(await getThroughService('/secret.txt'), /^HTTP\/1\.1 404/, "the folder's .dockerignore keeps secret.txt out");
 
+  await assertModes();
+});
+
+async function assertModes(): Promise<void> {
   const web = await runningPod(s.core, s.namespace, 'devtool.dev/service=web');
   const mode = await execInPod(s.kc, s.namespace, web, ['stat', '-c', '%a %U', '/etc/nginx/conf.d/default.conf', '/usr/share/nginx/html/index.html']);
   assert.equal(mode.stdout, '444 root\n644 root\n', 'the :ro file lost its write bits, the other kept its mode');
-});
+}
 
 test('a missing ./data is a claim of runtime data: a file written there survives a pod restart', { timeout: 300_000 }, async () => {
   const claim = await s.core.readNamespacedPersistentVolumeClaim({ name: 'store-data', namespace: s.namespace });
@@ -159,4 +164,17 @@ test('unchanged files reuse the pushed image (dry run shows it); a changed page 
   const image = await webImage();
   assert.notEqual(image, firstImage);
   await waitFor('the new page', async () => (await getThroughService('/')).includes(`<h1>changed ${runId}</h1>`), 120_000);
+});
+
+test('deploy --build bakes again, on a BuildKit daemon (BUILDKIT_HOST) too: same files, same reference and modes', { timeout: 600_000 }, async () => {
+  const address = await ensureBuildkit();
+  const before = await webImage();
+  const r = deploy(['--build'], { BUILDKIT_HOST: address });
+  assert.match(r.stderr, /• adding the host volumes of web to \S+ with buildkit \(tcp:\/\/[^)]+\): \S+/);
+  const baked = r.stderr.match(/✓ image of web with its host volumes built and pushed in (\S+): (\S+)/);
+  assert.ok(baked, r.stderr);
+  console.log(`bake of web with --build on BuildKit: ${baked[1]}`);
+  assert.equal(baked[2], before, 'the content tag does not depend on the backend');
+  await assertModes();
+  assert.match(await getThroughService('/'), new RegExp(`<h1>changed ${runId}</h1>`));
 });
