@@ -48,6 +48,12 @@ before(async () => {
   writeFileSync(join(app, 'site', 'index.html'), `<h1>site ${runId}</h1>\n`);
   writeFileSync(join(app, 'site', 'secret.txt'), 'not for the image\n');
   writeFileSync(join(app, 'site', '.dockerignore'), 'secret.txt\n');
+  // A service with a build: its host volume is added to the image its build gives.
+  mkdirSync(join(app, 'api'));
+  mkdirSync(join(app, 'api-conf'));
+  writeFileSync(join(app, 'api', 'Dockerfile'), `FROM ${REGISTRY}/debian:bookworm\nCOPY built.txt /built.txt\n`);
+  writeFileSync(join(app, 'api', 'built.txt'), `built ${runId}\n`);
+  writeFileSync(join(app, 'api-conf', 'app.conf'), `conf ${runId}\n`);
   writeFileSync(
     join(app, 'compose.yaml'),
     `services:
@@ -58,6 +64,10 @@ before(async () => {
       - ./nginx.conf:/etc/nginx/conf.d/default.conf:ro
       - ./site:/usr/share/nginx/html
       - /etc/localtime:/etc/localtime:ro
+  api:
+    build: ./api
+    command: [sleep, infinity]
+    volumes: ["./api-conf:/etc/api:ro"]
   store:
     image: ${REGISTRY}/debian:bookworm
     command: [sleep, infinity]
@@ -93,9 +103,9 @@ async function getThroughService(path: string): Promise<string> {
   return r.stdout;
 }
 
-async function webImage(): Promise<string> {
+async function webImage(name = 'web'): Promise<string> {
   const apps = s.kc.makeApiClient(k8s.AppsV1Api);
-  return (await apps.readNamespacedDeployment({ name: 'web', namespace: s.namespace })).spec!.template.spec!.containers[0]!.image!;
+  return (await apps.readNamespacedDeployment({ name, namespace: s.namespace })).spec!.template.spec!.containers[0]!.image!;
 }
 
 let firstImage: string;
@@ -118,6 +128,10 @@ test('nginx serves the page its host-volume configuration and folder give, throu
   assert.match(await getThroughService('/secret.txt'), /^HTTP\/1\.1 404/, "the folder's .dockerignore keeps secret.txt out");
 
   await assertModes();
+
+  const api = await runningPod(s.core, s.namespace, 'devtool.dev/service=api');
+  const both = await execInPod(s.kc, s.namespace, api, ['cat', '/built.txt', '/etc/api/app.conf']);
+  assert.equal(both.stdout, `built ${runId}\nconf ${runId}\n`, 'the host volume is added to the image the build gave');
 });
 
 async function assertModes(): Promise<void> {
@@ -155,6 +169,8 @@ test('unchanged files reuse the pushed image (dry run shows it); a changed page 
   const dry = devtool(['deploy', '--dry-run', '--name', ENV, '--namespace', s.namespace]);
   assert.equal(dry.code, 0, dry.stderr);
   assert.ok(dry.stdout.includes(`image: ${firstImage}`), `dry run shows ${firstImage}:\n${dry.stdout}`);
+  const api = await webImage('api');
+  assert.ok(dry.stdout.includes(`image: ${api}`), `dry run shows the api's baked image, FROM its build's content reference, ${api}`);
   assert.match(dry.stderr, /host volume \/etc\/localtime:\/etc\/localtime is not deployed/);
   assert.doesNotMatch(dry.stderr, /built and pushed/);
 
