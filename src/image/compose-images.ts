@@ -11,6 +11,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { formatDuration } from '../base/duration.ts';
+import { formatSize } from '../io/input-file.ts';
 import { planHostVolumes, type HostVolumePlan, type HostVolumeUse } from '../compose/host-volumes.ts';
 import type { ComposeProject } from '../compose/model.ts';
 import { LocatedError, type Problem } from '../yaml/errors.ts';
@@ -147,7 +148,9 @@ export async function composeDeployImages(project: ComposeProject, environment: 
         if (found.state === 'unknown') progress.warn(`cannot tell whether ${ref} is in the registry (${found.reason}): building it`);
       }
       backend ??= await setup.backend();
-      progress.step(`adding the host volumes of ${s.name} to ${base} with ${backend.name}: ${ref}`);
+      const files = plan.entries.filter((e) => e.type === 'file');
+      const size = formatSize(files.reduce((sum, e) => sum + e.size, 0));
+      progress.step(`adding the host volumes of ${s.name} (${files.length} files, ${size}) to ${base} with ${backend.name}: ${ref}`);
       const started = Date.now();
       await bakeImage(plan, [ref], { [CONTENT_HASH_LABEL]: plan.hash }, backend, { line: (text) => progress.output(`volumes ${s.name}`, text) }, opts.signal);
       progress.done(`image of ${s.name} with its host volumes built and pushed in ${formatDuration(Date.now() - started)}: ${ref}`);

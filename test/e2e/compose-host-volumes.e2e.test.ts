@@ -186,7 +186,7 @@ test('deploy --build bakes again, on a BuildKit daemon (BUILDKIT_HOST) too: same
   const address = await ensureBuildkit();
   const before = await webImage();
   const r = deploy(['--build'], { BUILDKIT_HOST: address });
-  assert.match(r.stderr, /• adding the host volumes of web to \S+ with buildkit \(tcp:\/\/[^)]+\): \S+/);
+  assert.match(r.stderr, /• adding the host volumes of web \(3 files, \d+ bytes\) to \S+ with buildkit \(tcp:\/\/[^)]+\): \S+/);
   const baked = r.stderr.match(/✓ image of web with its host volumes built and pushed in (\S+): (\S+)/);
   assert.ok(baked, r.stderr);
   console.log(`bake of web with --build on BuildKit: ${baked[1]}`);
