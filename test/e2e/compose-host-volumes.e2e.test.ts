@@ -194,3 +194,18 @@ test('deploy --build bakes again, on a BuildKit daemon (BUILDKIT_HOST) too: same
   await assertModes();
   assert.match(await getThroughService('/'), new RegExp(`<h1>changed ${runId}</h1>`));
 });
+
+test('./data given content is baked; emptied again, the service is back on its claim, data included', { timeout: 600_000 }, async () => {
+  mkdirSync(join(app, 'data'));
+  writeFileSync(join(app, 'data', 'seed.txt'), `seed ${runId}\n`);
+  const baked = deploy();
+  assert.match(baked.stderr, /✓ image of store with its host volumes built and pushed in/);
+  const store = async (script: string) =>
+    execInPod(s.kc, s.namespace, await runningPod(s.core, s.namespace, 'devtool.dev/service=store'), ['sh', '-c', script]);
+  assert.equal((await store('ls /data')).stdout, 'seed.txt\n', 'the baked folder, not the claim');
+
+  // An existing Deployment changes its update strategy: server-side apply must accept it.
+  rmSync(join(app, 'data', 'seed.txt'));
+  deploy();
+  assert.equal((await store('cat /data/kept.txt')).stdout, `kept ${runId}\n`, 'the claim and its data again');
+});

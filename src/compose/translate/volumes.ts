@@ -76,8 +76,8 @@ function hostClaimName(ctx: TranslateContext, service: ComposeService, target: s
 
 /**
  * Whether the service mounts a claim of runtime data from a host folder. It stays a Deployment
- * (so `up` can still develop it), with the Recreate strategy: the old pod releases the
- * ReadWriteOnce claim before the new one needs it.
+ * (so `up` can still develop it), whose old pod is stopped before a new one is made (workloads.ts),
+ * so the ReadWriteOnce claim is released.
  */
 export function mountsHostClaims(ctx: TranslateContext, service: ComposeService): boolean {
   return service.volumes.some((v) => v.kind === 'bind' && hostUse(ctx, service, v.target)?.use === 'claim');

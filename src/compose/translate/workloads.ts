@@ -65,7 +65,10 @@ export function workload(ctx: TranslateContext, service: ComposeService, image: 
     spec: {
       replicas: service.replicas,
       selector,
-      ...(mountsHostClaims(ctx, service) ? { strategy: { type: 'Recreate' } } : {}),
+      // A claim of runtime data (ReadWriteOnce): the old pod stops before its replacement starts.
+      // Not `Recreate`: server-side apply cannot switch an existing Deployment to it (the
+      // defaulted rollingUpdate it keeps is then refused).
+      ...(mountsHostClaims(ctx, service) ? { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } } } : {}),
       template: podTemplate(ctx, service, image, podStorage(ctx, service, false)),
     },
   };
