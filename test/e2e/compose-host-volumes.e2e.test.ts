@@ -4,8 +4,11 @@
  * pages come from `./site` serves, through its Service, a page that only that configuration and
  * those files give; `.dockerignore` in the folder keeps a file out; the `:ro` file has no write
  * bits; `/etc/localtime` is named in a warning and not deployed; `./data`, missing, becomes a
- * claim whose data survives a pod restart; a second deploy with nothing changed reuses the pushed
- * image, `--dry-run` shows that same reference, and a changed page makes a new one.
+ * claim whose data survives a pod restart; a service with a build gets its volume on top of the
+ * built image; a second deploy with nothing changed reuses the pushed image, `--dry-run` shows
+ * the same references, a changed page makes a new one; `--build` bakes again, on BuildKit too,
+ * to the same reference; `./data` given content is baked, and emptied again is back on its claim
+ * (an existing Deployment changing its update strategy).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
