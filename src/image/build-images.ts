@@ -133,18 +133,20 @@ async function contentReference(spec: ImageSpec, args: Readonly<Record<string, s
 }
 
 /**
- * The content reference (registry/repository:<content tag>) each image would have, without building
- * or asking the registry: what `deploy --dry-run` shows. Images with dependencies are not planned
+ * The references each image would have, without building or asking the registry: what
+ * `deploy --dry-run` shows. `image` is what deploy would run (the `image` field's tag when it has
+ * one), `contentImage` registry/repository:<content tag>. Images with dependencies are not planned
  * (their tag depends on what the dependency's build pushes).
  */
 export async function plannedImages(
   specs: readonly ImageSpec[],
   opts: Pick<BuildImagesOptions, 'registry' | 'contextName' | 'repositoryPrefix'>,
-): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
+): Promise<Record<string, { image: string; contentImage: string }>> {
+  const out: Record<string, { image: string; contentImage: string }> = {};
   for (const spec of specs) {
     if (spec.dependsOn.length > 0) continue;
-    out[spec.name] = (await contentReference(spec, spec.args, targetOf(spec, opts))).contentRef;
+    const planned = await contentReference(spec, spec.args, targetOf(spec, opts));
+    out[spec.name] = { image: planned.image, contentImage: planned.contentRef };
   }
   return out;
 }

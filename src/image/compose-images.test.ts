@@ -98,6 +98,13 @@ test('dry run: the baked reference of each service with host files, FROM its ima
   assert.deepEqual(again.images, images);
 });
 
+test('dry run of a build with an `image` tag and no host volume: the tag deploy would run', async () => {
+  const { project: p } = project('services:\n  api:\n    build: .\n    image: localhost:5000/team/api:dev\n  b:\n    build: .\n', { Dockerfile: 'FROM x' });
+  const { images } = await composeDeployImages(p, 'shop', { force: false, setup: setup('localhost:5000'), progress: quiet, dryRun: true });
+  assert.equal(images.api, 'localhost:5000/team/api:dev');
+  assert.match(images.b!, /^localhost:5000\/shop-b:devtool-[0-9a-f]{24}$/);
+});
+
 test('without a registry nothing is baked: the volumes are skipped, and the reason says how to set one', async () => {
   const { project: p } = project('services:\n  web:\n    image: nginx:1\n    volumes: ["./site:/usr/share/nginx/html", "./data:/data"]\n', {
     'site/index.html': 'hi',

@@ -108,8 +108,10 @@ export async function composeDeployImages(project: ComposeProject, environment: 
         bases[o.name] = o.contentImage ?? o.image;
       }
     } else if (setup.registry) {
-      Object.assign(images, await plannedImages(specs, { ...setup, repositoryPrefix: `${environment}-` }));
-      Object.assign(bases, images);
+      for (const [name, planned] of Object.entries(await plannedImages(specs, { ...setup, repositoryPrefix: `${environment}-` }))) {
+        images[name] = planned.image;
+        bases[name] = planned.contentImage;
+      }
     }
   }
 
