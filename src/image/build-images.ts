@@ -62,23 +62,8 @@ export async function buildImages(specs: readonly ImageSpec[], opts: BuildImages
   try {
     for (const spec of specs) {
       const target = targets.get(spec.name)!;
-      const depArgs = Object.assign({}, ...spec.dependsOn.map((d) => (outcomes.has(d) ? buildVariables(outcomes.get(d)!, false) : {}))) as Record<
-        string,
-        string
-      >;
-      const args = { ...depArgs, ...spec.args };
-      const scanned = await scanContext(spec.contextDir, spec.dockerfile, { hash: true });
-      const hash = contentHash({
-        dockerfile: scanned.dockerfile.text,
-        entries: scanned.entries,
-        args,
-        ...(spec.target ? { target: spec.target } : {}),
-        secretIds: Object.keys(spec.secrets),
-      });
-      const tag = contentTag(hash);
-      const contentRef = formatReference({ registry: target.registry, repository: target.repository, tag });
-      const image = target.userTag ? formatReference({ registry: target.registry, repository: target.repository, tag: target.userTag }) : contentRef;
-      const outcome = { name: spec.name, image, registry: target.registry, repository: target.repository, tag: target.userTag ?? tag };
+      const { args, hash, tag, contentRef, outcome } = await contentReference(spec, target, outcomes);
+      const image = outcome.image;
 
       if (opts.mode === 'missing') {
         const found = await lookupTag(target.registry, target.repository, tag, await opts.credentials.forRegistry(target.registry));
@@ -119,7 +104,43 @@ export async function buildImages(specs: readonly ImageSpec[], opts: BuildImages
   return specs.map((s) => outcomes.get(s.name)!);
 }
 
-function targetOf(spec: ImageSpec, opts: BuildImagesOptions): Target {
+/**
+ * The references `buildImages` would give, computed as it computes them (content tags from the
+ * contexts) without building, pushing or asking the registry: what `deploy --dry-run` renders.
+ */
+export async function planImages(
+  specs: readonly ImageSpec[],
+  opts: Pick<BuildImagesOptions, 'registry' | 'contextName' | 'repositoryPrefix'>,
+): Promise<ImageOutcome[]> {
+  const targets = new Map(specs.map((s) => [s.name, targetOf(s, opts)]));
+  const outcomes = new Map<string, ImageOutcome>();
+  for (const spec of specs) {
+    const { outcome } = await contentReference(spec, targets.get(spec.name)!, outcomes);
+    outcomes.set(spec.name, { ...outcome, skipped: true });
+  }
+  return specs.map((s) => outcomes.get(s.name)!);
+}
+
+/** An image's build arguments (its dependencies' variables included), content hash and tag, and the references they give. */
+async function contentReference(spec: ImageSpec, target: Target, outcomes: ReadonlyMap<string, ImageOutcome>) {
+  const depArgs = Object.assign({}, ...spec.dependsOn.map((d) => (outcomes.has(d) ? buildVariables(outcomes.get(d)!, false) : {}))) as Record<string, string>;
+  const args = { ...depArgs, ...spec.args };
+  const scanned = await scanContext(spec.contextDir, spec.dockerfile, { hash: true });
+  const hash = contentHash({
+    dockerfile: scanned.dockerfile.text,
+    entries: scanned.entries,
+    args,
+    ...(spec.target ? { target: spec.target } : {}),
+    secretIds: Object.keys(spec.secrets),
+  });
+  const tag = contentTag(hash);
+  const contentRef = formatReference({ registry: target.registry, repository: target.repository, tag });
+  const image = target.userTag ? formatReference({ registry: target.registry, repository: target.repository, tag: target.userTag }) : contentRef;
+  const outcome = { name: spec.name, image, registry: target.registry, repository: target.repository, tag: target.userTag ?? tag };
+  return { args, hash, tag, contentRef, outcome };
+}
+
+function targetOf(spec: ImageSpec, opts: Pick<BuildImagesOptions, 'registry' | 'contextName' | 'repositoryPrefix'>): Target {
   if (spec.image !== undefined) {
     const ref = parseReference(spec.image, `build.${spec.name}.image`);
     if (ref.digest) throw new DevtoolError(`build.${spec.name}.image: ${spec.image} names a digest; a built image is pushed under a tag`);
@@ -127,6 +148,12 @@ function targetOf(spec: ImageSpec, opts: BuildImagesOptions): Target {
   }
   const registry = opts.registry?.trim().replace(/\/+$/, '');
   if (!registry) {
+    if (!opts.contextName) {
+      throw new DevtoolError(
+        `image ${spec.name} has no image reference, and no registry is known (there is no current context): select a context with a registry ` +
+          `('devtool context use <context> --registry HOST'), or give the image an image reference`,
+      );
+    }
     throw new DevtoolError(
       `image ${spec.name} has no image reference, and the context "${opts.contextName}" has no registry to push it to: set one with 'devtool ` +
         `context use ${opts.contextName} --registry HOST', or give the image an image reference`,

@@ -4,7 +4,9 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadCompose } from '../compose/load.ts';
-import { composeImageSpecs } from './compose-images.ts';
+import type { BuildRequest } from './backend.ts';
+import { composeImages, composeImageSpecs, plannedComposeImages } from './compose-images.ts';
+import { DockerCredentials } from './docker-config.ts';
 
 function project(compose: string, files: Record<string, string> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'compose-build-'));
@@ -63,4 +65,53 @@ test('a missing Dockerfile and a remote context are located in the Compose file'
       return true;
     },
   );
+});
+
+test('deploy --dry-run renders the references deploy builds: <registry>/<environment>-<service>:<content tag>, nothing built', async () => {
+  const { project: p } = project(
+    'services:\n  api:\n    build:\n      context: api\n      args: [VERSION=$TAG]\n  web:\n    build: web\n    image: localhost:5000/team/web:dev\n' +
+      '  local:\n    build: web\n    image: myapp:latest\n  db:\n    image: postgres\n',
+    { 'api/Dockerfile': 'FROM x\nCOPY . /app', 'api/main.go': 'package main', 'web/Dockerfile': 'FROM y' },
+  );
+  const planned = await plannedComposeImages(p, 'shop', { registry: 'localhost:5000', contextName: 'alpha' });
+  assert.match(planned.api!, /^localhost:5000\/shop-api:devtool-[0-9a-f]{24}$/);
+  assert.equal(planned.web, 'localhost:5000/team/web:dev');
+  assert.match(planned.local!, /^localhost:5000\/shop-local:devtool-[0-9a-f]{24}$/);
+  assert.equal(planned.db, undefined);
+  // The same references deploy gets from really building (a backend that records what it is asked).
+  const requests: BuildRequest[] = [];
+  const built = await composeImages(
+    p,
+    'shop',
+    true,
+    {
+      cwd: p.projectDir,
+      registry: 'localhost:5000',
+      contextName: 'alpha',
+      credentials: new DockerCredentials({}),
+      backend: async () => ({
+        name: 'fake',
+        build: async (r: BuildRequest) => {
+          requests.push(r);
+          return {};
+        },
+        close: async () => undefined,
+      }),
+    },
+    { step: () => undefined, done: () => undefined, warn: () => undefined, output: () => undefined },
+  );
+  assert.deepEqual(built, planned);
+  assert.ok(requests.some((r) => r.tags.includes(planned.api!)));
+});
+
+test('without a registry, a service whose image must go to one is a located error; an image naming a registry needs none', async () => {
+  const files = { 'web/Dockerfile': 'FROM y' };
+  const { project: p } = project('services:\n  web:\n    build: web\n  named:\n    build: web\n    image: localhost:5000/named:1\n', files);
+  await assert.rejects(
+    plannedComposeImages(p, 'shop', {}),
+    /^LocatedError: compose\.yaml:3:12: field services\.web\.build: service "web" has a build and no image naming a registry, and there is no current context: /,
+  );
+  await assert.rejects(plannedComposeImages(p, 'shop', { contextName: 'alpha' }), /the context "alpha" has no registry/);
+  const { project: q } = project('services:\n  named:\n    build: web\n    image: localhost:5000/named:1\n', files);
+  assert.deepEqual(await plannedComposeImages(q, 'shop', {}), { named: 'localhost:5000/named:1' });
 });

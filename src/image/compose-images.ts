@@ -12,7 +12,7 @@ import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import type { ComposeProject } from '../compose/model.ts';
 import { LocatedError, type Problem } from '../yaml/errors.ts';
-import { buildImages, type BuildProgress } from './build-images.ts';
+import { buildImages, planImages, type BuildProgress } from './build-images.ts';
 import type { ImageSpec } from './plan.ts';
 import type { BuildSetup } from './select.ts';
 
@@ -65,6 +65,43 @@ export async function composeImages(
   const specs = composeImageSpecs(project);
   if (specs.length === 0) return {};
   const outcomes = await buildImages(specs, { mode: force ? 'always' : 'missing', ...setup, repositoryPrefix: `${environment}-`, progress });
+  return Object.fromEntries(outcomes.map((o) => [o.name, o.image]));
+}
+
+/**
+ * Service name -> the image reference `deploy` would build and run (composeImages), computed without
+ * building (content tags from the contexts): what `deploy --dry-run` renders. `registry`: the
+ * context's; without one, a service whose image must go there is a located error.
+ */
+export async function plannedComposeImages(
+  project: ComposeProject,
+  environment: string,
+  target: { registry?: string | undefined; contextName?: string | undefined },
+): Promise<Record<string, string>> {
+  const specs = composeImageSpecs(project);
+  if (specs.length === 0) return {};
+  const registry = target.registry?.trim();
+  if (!registry) {
+    const problems: Problem[] = [];
+    for (const spec of specs) {
+      if (spec.image !== undefined) continue;
+      const s = project.services.find((x) => x.name === spec.name)!;
+      const where = target.contextName ? `the context "${target.contextName}" has no registry` : 'there is no current context';
+      problems.push({
+        pos: s.build!.pos,
+        path: ['services', s.name, 'build'],
+        message:
+          `service "${s.name}" has a build and no image naming a registry, and ${where}: its image would be <registry>/${environment}-${s.name}:<content tag>; ` +
+          `set one with 'devtool context use <context> --registry HOST', or give the service an image like registry.example.com/${s.name}`,
+      });
+    }
+    if (problems.length > 0) throw new LocatedError(problems, project.files);
+  }
+  const outcomes = await planImages(specs, {
+    ...(registry ? { registry } : {}),
+    contextName: target.contextName ?? '',
+    repositoryPrefix: `${environment}-`,
+  });
   return Object.fromEntries(outcomes.map((o) => [o.name, o.image]));
 }
 
