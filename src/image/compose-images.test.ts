@@ -109,7 +109,10 @@ test('without a registry, a service whose image must go to one is a located erro
   const { project: p } = project('services:\n  web:\n    build: web\n  named:\n    build: web\n    image: localhost:5000/named:1\n', files);
   await assert.rejects(
     plannedComposeImages(p, 'shop', {}),
-    /^LocatedError: compose\.yaml:3:12: field services\.web\.build: service "web" has a build and no image naming a registry, and there is no current context: /,
+    new RegExp(
+      '^LocatedError: compose\\.yaml:3:12: field services\\.web\\.build: ' +
+        'service "web" has a build and no image naming a registry, and there is no current context: ',
+    ),
   );
   await assert.rejects(plannedComposeImages(p, 'shop', { contextName: 'alpha' }), /the context "alpha" has no registry/);
   const { project: q } = project('services:\n  named:\n    build: web\n    image: localhost:5000/named:1\n', files);

@@ -91,7 +91,8 @@ export async function plannedComposeImages(
         pos: s.build!.pos,
         path: ['services', s.name, 'build'],
         message:
-          `service "${s.name}" has a build and no image naming a registry, and ${where}: its image would be <registry>/${environment}-${s.name}:<content tag>; ` +
+          `service "${s.name}" has a build and no image naming a registry, and ${where}: ` +
+          `its image would be <registry>/${environment}-${s.name}:<content tag>; ` +
           `set one with 'devtool context use <context> --registry HOST', or give the service an image like registry.example.com/${s.name}`,
       });
     }

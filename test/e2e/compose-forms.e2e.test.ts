@@ -61,7 +61,10 @@ test('deploy --dry-run --namespace renders offline, with no reachable cluster an
   for (const o of objects(r.stdout)) assert.equal(o.metadata.annotations?.['com.example.team'], 'payments', `${o.kind} is annotated`);
   // The same warnings deploy prints: the unset variable, the label that cannot be an annotation.
   assert.match(r.stderr, /^! variable MODE is not set: using an empty string$/m);
-  assert.match(r.stderr, /^! services\.api\.labels: skipped "traefik\.http\.routers\.accounting-frontend-secure-websecure-router\.rule" \(compose\.yaml:9:7\)/m);
+  assert.match(
+    r.stderr,
+    /^! services\.api\.labels: skipped "traefik\.http\.routers\.accounting-frontend-secure-websecure-router\.rule" \(compose\.yaml:9:7\)/m,
+  );
   assert.doesNotMatch(r.stderr, /Error/);
 
   const without = runDevtool(['deploy', '--dry-run'], { env: sb.env, cwd: dir });
@@ -108,7 +111,10 @@ test('a service with build and no image renders <registry>/<environment>-<servic
   // The fixture kubeconfig's current context (alpha) points at a server that does not exist: nothing is contacted.
   const sb = createSandbox();
   mkdirSync(sb.devtoolHome, { recursive: true });
-  writeFileSync(join(sb.devtoolHome, 'contexts.json'), JSON.stringify({ contexts: { alpha: { name: 'alpha', isDevtool: false, registry: 'localhost:5000' } } }));
+  writeFileSync(
+    join(sb.devtoolHome, 'contexts.json'),
+    JSON.stringify({ contexts: { alpha: { name: 'alpha', isDevtool: false, registry: 'localhost:5000' } } }),
+  );
   const r = runDevtool(['deploy', '--dry-run', '-n', 'ns1'], { env: sb.env, cwd: dir });
   assert.equal(r.code, 0, r.stderr);
   const image = objects(r.stdout).find((o) => o.kind === 'Deployment')?.spec?.template?.spec?.containers?.[0]?.image;

@@ -68,8 +68,7 @@ async function dryRun(
     throw new DevtoolError("no current context to take the namespace from: pass --namespace to render offline, or run 'devtool context use'");
   }
   const source = loadSource(f.cwd, files, env);
-  const environment =
-    source.kind === 'manifest' ? environmentName(name ?? source.manifest.name, source.manifest.folder) : environmentName(name, source.folder);
+  const environment = source.kind === 'manifest' ? environmentName(name ?? source.manifest.name, source.manifest.folder) : environmentName(name, source.folder);
   const domain = context ? endpointDomain(f, context) : f.env.DEVTOOL_ENDPOINT_DOMAIN?.trim() || undefined;
   const translation = await renderDryRun({
     source,
