@@ -72,8 +72,22 @@ test('deploy --dry-run --namespace renders offline, with no reachable cluster an
   assert.match(without.stderr, /^Error: no current context to take the namespace from: pass --namespace to render offline/);
 });
 
+test('deploy --dry-run prints the warnings deploy prints, on stderr, whatever the context', () => {
+  const dir = folder({
+    'compose.yaml': 'services:\n  api:\n    image: registry.example.com/api:1\n    privileged: true\n    environment:\n      X: ${UNSET_X}\n',
+  });
+  const r = runDevtool(['deploy', '--dry-run'], { env: createSandbox().env, cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.stderr.split('\n').filter(Boolean), [
+    '! variable UNSET_X is not set: using an empty string',
+    '! fields not used on Kubernetes, ignored: services.api.privileged',
+  ]);
+  assert.match(r.stdout, /^kind: Deployment$/m);
+});
+
 test('--file names Compose files by content, whatever their names, and is repeatable: merged in order', () => {
-  const sb = nowhere();
+  // The fixture kubeconfig (its servers do not exist; nothing is contacted), so this test needs no offline rendering.
+  const sb = createSandbox();
   const dir = folder({
     'stack.yaml': 'services:\n  api:\n    image: registry.example.com/api:1\n    ports: ["80"]\n',
     'docker-compose.prod.yml': 'services:\n  api:\n    image: registry.example.com/api:2\n    expose: ["9000"]\n',
@@ -131,7 +145,7 @@ test('a service with build and no image renders <registry>/<environment>-<servic
 });
 
 test('a manifest whose deploy is a Compose file (as init -v1 writes it) dry-runs', () => {
-  const sb = nowhere();
+  const sb = createSandbox();
   const dir = folder({ 'devtool.yml': 'deploy:\n  compose: app.yaml\n', 'app.yaml': 'services:\n  web:\n    image: registry.example.com/web:1\n' });
   const r = runDevtool(['deploy', '--dry-run', '-n', 'ns1'], { env: sb.env, cwd: dir });
   assert.equal(r.code, 0, r.stderr);
