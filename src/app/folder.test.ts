@@ -48,12 +48,15 @@ test('--file names a Compose file by what it holds, whatever its name (issue 15)
     'dev.json': '{"services": {"web": {"forward": ["8080:80"]}}}',
     'pipeline.yml': 'name: shop\nbuild:\n  api:\n    context: api\n',
     'my.compose.yml': '',
+    'devtool.yml': 'services:\n  api:\n    command: bash\n',
+    'staging.devtool.yaml': 'services:\n  api:\n    image: node:20\n',
     'empty.yml': '',
   });
   for (const f of ['docker-compose.prod.yml', 'stack.yaml', 'compose.override.yaml', 'only-volumes.yaml', 'stack.json', 'x-only.yml', 'my.compose.yml']) {
     assert.equal(appFileKind(join(dir, f)), 'compose', f);
   }
-  for (const f of ['dev.yml', 'dev.json', 'pipeline.yml', 'empty.yml']) assert.equal(appFileKind(join(dir, f)), 'manifest', f);
+  for (const f of ['dev.yml', 'dev.json', 'pipeline.yml', 'empty.yml', 'devtool.yml', 'staging.devtool.yaml'])
+    assert.equal(appFileKind(join(dir, f)), 'manifest', f);
   assert.deepEqual(findApp(dir, 'stack.yaml'), { kind: 'compose', files: [join(dir, 'stack.yaml')], folder: dir });
 });
 

@@ -45,9 +45,11 @@ const MAX_SNIFFED_BYTES = 4 * 1024 * 1024;
 /**
  * What an explicit file is, by its content: a manifest when a top-level key only a manifest has
  * is there (build, deploy, dependencies, destroy); a Compose file when it holds `services` (or
- * another key only Compose has: volumes, networks, x-...), unless every hint in its services is a
- * dev container's (sync, forward...). A file that says neither (empty, unreadable, not YAML
- * devtool can read this cheaply) is told by its name: *compose.yaml and the like are Compose files.
+ * another key only Compose has: volumes, networks, x-...), unless its services have a field only
+ * a dev container has (sync, forward...), or have only fields both kinds have and the file is
+ * named like the manifest (devtool.yml, dev.devtool.yaml). A file that says neither (empty,
+ * unreadable, not YAML devtool can read this cheaply) is told by its name: *compose.yaml and the
+ * like are Compose files.
  * This is a cheap look at the keys, not a parse: the loader then reads the file and locates errors.
  */
 export function appFileKind(path: string): 'manifest' | 'compose' {
@@ -57,8 +59,9 @@ export function appFileKind(path: string): 'manifest' | 'compose' {
     if (top.some((k) => MANIFEST_KEYS.has(k))) return 'manifest';
     if (top.some((k) => COMPOSE_KEYS.has(k) || k.startsWith('x-'))) return 'compose';
     if (keys.top.has('services')) {
-      const fields = [...keys.serviceFields];
-      return fields.some((f) => DEV_SERVICE_FIELDS.has(f)) ? 'manifest' : 'compose';
+      if ([...keys.serviceFields].some((f) => DEV_SERVICE_FIELDS.has(f))) return 'manifest';
+      // Services with only fields both kinds have (image, command...): a file named like the manifest is one.
+      return /(^|[-._])devtool\.ya?ml$/i.test(basename(path)) ? 'manifest' : 'compose';
     }
   }
   return isComposeFileName(path) ? 'compose' : 'manifest';
