@@ -12,8 +12,8 @@ export const deployOptions = [
     type: 'list',
     defaultText: MANIFEST_FILE,
     description:
-      'Manifest location, or a Compose file (a file holding services, whatever its name); repeat it to merge Compose files in order. ' +
-      'Without it: devtool.yml, else compose.yaml, compose.yml, docker-compose.yaml, docker-compose.yml',
+      'Manifest location, or a Compose file (told by its content: a file holding services, whatever its name); repeat it to merge ' +
+      'Compose files in order. With no devtool.yml: compose.yaml, compose.yml, docker-compose.yaml or docker-compose.yml',
   },
   envName(),
   { name: 'namespace', short: 'n', type: 'string', description: 'Overrides the target namespace' },
