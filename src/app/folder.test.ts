@@ -3,14 +3,15 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { findApp, isComposeFileName, MANIFEST_FILE } from './folder.ts';
+import { appFileKind, findApp, isComposeFileName, MANIFEST_FILE, missingFile } from './folder.ts';
 
-function folderWith(t: TestContext, files: string[]): string {
+function folderWith(t: TestContext, files: string[] | Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'app-folder-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  for (const f of files) {
+  const entries = Array.isArray(files) ? files.map((f) => [f, 'services: {}\n'] as const) : Object.entries(files);
+  for (const [f, text] of entries) {
     mkdirSync(join(dir, f, '..'), { recursive: true });
-    writeFileSync(join(dir, f), 'services: {}\n');
+    writeFileSync(join(dir, f), text);
   }
   return dir;
 }
@@ -23,11 +24,55 @@ test('devtool.yml wins over a Compose file; without it, the first Compose file D
   assert.equal(findApp(folderWith(t, ['README.md'])), undefined);
 });
 
-test('an explicit file is a Compose file when its name says so, else a manifest, relative to the folder or absolute', (t) => {
-  const dir = folderWith(t, ['deploy/app.compose.yml', 'ops/app.yml', MANIFEST_FILE]);
+test('an explicit file is told by its content, relative to the folder or absolute', (t) => {
+  const dir = folderWith(t, {
+    'deploy/app.compose.yml': 'services:\n  web:\n    image: nginx\n',
+    'ops/app.yml': 'deploy:\n  - make deploy\n',
+    [MANIFEST_FILE]: 'deploy:\n  compose: compose.yaml\n',
+  });
   assert.deepEqual(findApp(dir, 'deploy/app.compose.yml'), { kind: 'compose', files: [join(dir, 'deploy/app.compose.yml')], folder: join(dir, 'deploy') });
   assert.deepEqual(findApp(dir, join(dir, 'ops/app.yml')), { kind: 'manifest', file: join(dir, 'ops/app.yml'), folder: join(dir, 'ops') });
   assert.equal(findApp(dir, 'missing.yml'), undefined, 'a file named but absent is not replaced by the folder default');
+  assert.equal(missingFile(dir, ['ops/app.yml', 'missing.yml']), 'missing.yml');
+});
+
+test('--file names a Compose file by what it holds, whatever its name (issue 15)', (t) => {
+  const dir = folderWith(t, {
+    'docker-compose.prod.yml': 'services:\n  web:\n    image: nginx:1.27\n',
+    'stack.yaml': '# a stack\nversion: "3.8"\nservices:\n  "web":\n    build: .\n',
+    'compose.override.yaml': 'services:\n  web:\n    environment:\n      DEBUG: "1"\n',
+    'only-volumes.yaml': 'volumes:\n  data: {}\n',
+    'stack.json': '{"services": {"web": {"image": "nginx"}}}',
+    'x-only.yml': 'x-common: &c\n  restart: always\n',
+    'dev.yml': 'services:\n  web:\n    image: node:20\n    sync:\n      - .:/app\n',
+    'dev.json': '{"services": {"web": {"forward": ["8080:80"]}}}',
+    'pipeline.yml': 'name: shop\nbuild:\n  api:\n    context: api\n',
+    'my.compose.yml': '',
+    'devtool.yml': 'services:\n  api:\n    command: bash\n',
+    'staging.devtool.yaml': 'services:\n  api:\n    image: node:20\n',
+    'empty.yml': '',
+  });
+  for (const f of ['docker-compose.prod.yml', 'stack.yaml', 'compose.override.yaml', 'only-volumes.yaml', 'stack.json', 'x-only.yml', 'my.compose.yml']) {
+    assert.equal(appFileKind(join(dir, f)), 'compose', f);
+  }
+  for (const f of ['dev.yml', 'dev.json', 'pipeline.yml', 'empty.yml', 'devtool.yml', 'staging.devtool.yaml'])
+    assert.equal(appFileKind(join(dir, f)), 'manifest', f);
+  assert.deepEqual(findApp(dir, 'stack.yaml'), { kind: 'compose', files: [join(dir, 'stack.yaml')], folder: dir });
+});
+
+test('several --file values are Compose files merged in order; a manifest comes alone', (t) => {
+  const dir = folderWith(t, {
+    'base/stack.yaml': 'services:\n  web:\n    image: nginx\n',
+    'prod.yaml': 'services:\n  web:\n    image: nginx:1.27\n',
+    [MANIFEST_FILE]: 'deploy:\n  - make\n',
+  });
+  assert.deepEqual(findApp(dir, ['base/stack.yaml', 'prod.yaml']), {
+    kind: 'compose',
+    files: [join(dir, 'base/stack.yaml'), join(dir, 'prod.yaml')],
+    folder: join(dir, 'base'),
+  });
+  assert.throws(() => findApp(dir, ['prod.yaml', MANIFEST_FILE]), /devtool\.yml is a devtool manifest: a manifest is given alone/);
+  assert.equal(findApp(dir, ['prod.yaml', 'nope.yaml']), undefined);
 });
 
 test('Compose file names', () => {

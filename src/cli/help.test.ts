@@ -98,7 +98,8 @@ test('the options of the reference, with their types and defaults, are in the he
     ['context use', 'builder', 'string', undefined],
     ['deploy', 'build', 'bool', 'false'],
     ['deploy', 'dependencies', 'bool', 'false'],
-    ['deploy', 'file', 'string', 'devtool.yml'],
+    // The reference's string, made repeatable (Compose files merged in order): one value reads as before.
+    ['deploy', 'file', 'list', 'devtool.yml'],
     ['deploy', 'name', 'string', 'repository or folder name'],
     ['deploy', 'namespace', 'string', undefined],
     ['deploy', 'timeout', 'duration', '5m0s'],

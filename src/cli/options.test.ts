@@ -20,14 +20,14 @@ test('a handler reads each option under its camelCase key, with its type', () =>
   const dryRun: boolean = opts.dryRun;
   const timeout: number = opts.timeout;
   const vars: string[] = opts.var;
-  const file: string = opts.file;
+  const file: string[] = opts.file;
   const name: string | undefined = opts.name;
   assert.deepEqual(
     { dryRun, timeout, vars, file, name, namespace: opts.namespace, wait: opts.wait },
-    { dryRun: true, timeout: 90_000, vars: ['A=1'], file: 'devtool.yml', name: undefined, namespace: 'dev', wait: false },
+    { dryRun: true, timeout: 90_000, vars: ['A=1'], file: [], name: undefined, namespace: 'dev', wait: false },
   );
   assert.deepEqual(args, []);
-  // `given` holds only what was typed: --file keeps its default in opts, and is absent here.
+  // `given` holds only what was typed: --file (repeatable, so a list) is absent here.
   assert.deepEqual(given, { dryRun: true, var: ['A=1'], timeout: 90_000, namespace: 'dev' });
   // @ts-expect-error -- a misspelled option is a compile error (it was `inv.bool('dryrun')`: false)
   assert.equal(opts.dryrun, undefined);

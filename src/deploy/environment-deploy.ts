@@ -4,7 +4,7 @@
  * `devtool deploy` and every dependency go through here, so a dependency is deployed exactly as
  * `devtool deploy` in its repository would deploy it.
  */
-import { findApp, MANIFEST_FILE, type AppSource } from '../app/folder.ts';
+import { findApp, MANIFEST_FILE, missingFile, type AppSource } from '../app/folder.ts';
 import type { BuildSetup } from '../image/select.ts';
 import { DevtoolError } from '../base/errors.ts';
 import { defaultComposeFileNames } from '../compose/find.ts';
@@ -19,18 +19,22 @@ import type { Progress } from './progress.ts';
 /** What is deployed, loaded and checked (bad input fails here, before the cluster is touched). */
 export type LoadedSource = { kind: 'manifest'; manifest: Manifest } | { kind: 'compose'; files: string[]; folder: string };
 
-/** `file`: --file (or a dependency's `manifest`), relative to `folder`; else devtool.yml, else a Compose file. */
-export function loadSource(folder: string, file: string | undefined, env: Readonly<NodeJS.ProcessEnv>): LoadedSource {
+/**
+ * `file`: --file (or a dependency's `manifest`), relative to `folder`: a manifest, or Compose files
+ * merged in order (app/folder.ts tells them apart by content); else devtool.yml, else a Compose file.
+ */
+export function loadSource(folder: string, file: string | readonly string[] | undefined, env: Readonly<NodeJS.ProcessEnv>): LoadedSource {
   const source = deploySource(folder, file);
   if (source.kind === 'compose') return source;
   return { kind: 'manifest', manifest: loadManifest(source.file, { cwd: folder, env }) };
 }
 
 /** What `deploy` deploys (app/folder.ts decides), or why there is nothing. */
-function deploySource(folder: string, file: string | undefined): AppSource {
-  const app = findApp(folder, file);
+function deploySource(folder: string, file: string | readonly string[] | undefined): AppSource {
+  const named = file === undefined || file.length === 0 ? undefined : file;
+  const app = findApp(folder, named);
   if (app) return app;
-  if (file !== undefined) throw new DevtoolError(`${file} not found`);
+  if (named !== undefined) throw new DevtoolError(`${missingFile(folder, named) ?? String(named)} not found`);
   throw new DevtoolError(
     `nothing to deploy in ${folder}: no ${MANIFEST_FILE} and no Compose file (${defaultComposeFileNames.join(', ')}); name one with --file`,
   );

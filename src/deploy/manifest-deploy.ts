@@ -227,7 +227,7 @@ function signalNumber(signal: NodeJS.Signals): number {
 }
 
 /** deploy.endpoints reach the Compose loader as one more Compose file, merged after the others. */
-function endpointsFile(endpoints: unknown): { file: string; remove(): void } {
+export function endpointsFile(endpoints: unknown): { file: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'devtool-endpoints-'));
   const file = join(dir, 'devtool-endpoints.compose.yaml');
   // JSON is YAML; the loader validates it like any Compose file.

@@ -133,22 +133,41 @@ async function contentReference(spec: ImageSpec, args: Readonly<Record<string, s
 }
 
 /**
- * The references each image would have, without building or asking the registry: what
- * `deploy --dry-run` shows. `image` is what deploy would run (the `image` field's tag when it has
- * one), `contentImage` registry/repository:<content tag>. Images with dependencies are not planned
+ * The content reference (registry/repository:<content tag>) each image would have, without building
+ * or asking the registry: what `deploy --dry-run` shows. Images with dependencies are not planned
  * (their tag depends on what the dependency's build pushes).
  */
 export async function plannedImages(
   specs: readonly ImageSpec[],
   opts: Pick<BuildImagesOptions, 'registry' | 'contextName' | 'repositoryPrefix'>,
-): Promise<Record<string, { image: string; contentImage: string }>> {
-  const out: Record<string, { image: string; contentImage: string }> = {};
+): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
   for (const spec of specs) {
     if (spec.dependsOn.length > 0) continue;
-    const planned = await contentReference(spec, spec.args, targetOf(spec, opts));
-    out[spec.name] = { image: planned.image, contentImage: planned.contentRef };
+    out[spec.name] = (await contentReference(spec, spec.args, targetOf(spec, opts))).contentRef;
   }
   return out;
+}
+
+/**
+ * The outcomes `buildImages` would give (references with content tags, dependencies' variables
+ * included), computed without building, pushing or asking the registry: what `deploy --dry-run`
+ * gives a manifest's Compose files as DEVTOOL_BUILD_* variables.
+ */
+export async function planImages(
+  specs: readonly ImageSpec[],
+  opts: Pick<BuildImagesOptions, 'registry' | 'contextName' | 'repositoryPrefix'>,
+): Promise<ImageOutcome[]> {
+  const targets = new Map(specs.map((s) => [s.name, targetOf(s, opts)]));
+  const outcomes = new Map<string, ImageOutcome>();
+  for (const spec of specs) {
+    const target = targets.get(spec.name)!;
+    const depArgs = Object.assign({}, ...spec.dependsOn.map((d) => (outcomes.has(d) ? buildVariables(outcomes.get(d)!, false) : {}))) as Record<string, string>;
+    const { tag, contentRef, image } = await contentReference(spec, { ...depArgs, ...spec.args }, target);
+    const outcome = { name: spec.name, image, registry: target.registry, repository: target.repository, tag: target.userTag ?? tag, contentImage: contentRef };
+    outcomes.set(spec.name, { ...outcome, skipped: true });
+  }
+  return specs.map((s) => outcomes.get(s.name)!);
 }
 
 function targetOf(spec: ImageSpec, opts: Pick<BuildImagesOptions, 'registry' | 'contextName' | 'repositoryPrefix'>): Target {
@@ -159,6 +178,12 @@ function targetOf(spec: ImageSpec, opts: Pick<BuildImagesOptions, 'registry' | '
   }
   const registry = opts.registry?.trim().replace(/\/+$/, '');
   if (!registry) {
+    if (!opts.contextName) {
+      throw new DevtoolError(
+        `image ${spec.name} has no image reference, and no registry is known (there is no current context): select a context with a registry ` +
+          `('devtool context use <context> --registry HOST'), or give the image an image reference`,
+      );
+    }
     throw new DevtoolError(
       `image ${spec.name} has no image reference, and the context "${opts.contextName}" has no registry to push it to: set one with 'devtool ` +
         `context use ${opts.contextName} --registry HOST', or give the image an image reference`,

@@ -4,7 +4,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadCompose } from '../compose/load.ts';
-import { composeDeployImages, composeImageSpecs } from './compose-images.ts';
+import type { BuildRequest } from './backend.ts';
+import { composeDeployImages, composeImageSpecs, requireRegistryForBuilds } from './compose-images.ts';
 import { DockerCredentials } from './docker-config.ts';
 import type { BuildSetup } from './select.ts';
 
@@ -120,4 +121,52 @@ test('without a registry nothing is baked: the volumes are skipped, and the reas
     },
     '/data': { use: 'claim' },
   });
+});
+
+test('deploy --dry-run renders the references deploy builds: <registry>/<environment>-<service>:<content tag>, nothing built', async () => {
+  const { project: p } = project(
+    'services:\n  api:\n    build:\n      context: api\n      args: [VERSION=$TAG]\n  web:\n    build: web\n    image: localhost:5000/team/web:dev\n' +
+      '  local:\n    build: web\n    image: myapp:latest\n  db:\n    image: postgres\n',
+    { 'api/Dockerfile': 'FROM x\nCOPY . /app', 'api/main.go': 'package main', 'web/Dockerfile': 'FROM y' },
+  );
+  const planned = (await composeDeployImages(p, 'shop', { force: false, setup: setup('localhost:5000'), progress: quiet, dryRun: true })).images;
+  assert.match(planned.api!, /^localhost:5000\/shop-api:devtool-[0-9a-f]{24}$/);
+  assert.equal(planned.web, 'localhost:5000/team/web:dev');
+  assert.match(planned.local!, /^localhost:5000\/shop-local:devtool-[0-9a-f]{24}$/);
+  assert.equal(planned.db, undefined);
+  // The same references deploy gets from really building (a backend that records what it is asked).
+  const requests: BuildRequest[] = [];
+  const built = await composeDeployImages(p, 'shop', {
+    force: true,
+    setup: {
+      ...setup('localhost:5000'),
+      backend: async () => ({
+        name: 'fake',
+        build: async (r: BuildRequest) => {
+          requests.push(r);
+          return {};
+        },
+        close: async () => undefined,
+      }),
+    },
+    progress: quiet,
+  });
+  assert.deepEqual(built.images, planned);
+  assert.ok(requests.some((r) => r.tags.includes(planned.api!)));
+});
+
+test('without a registry, a dry run of a service whose image must go to one is a located error; an image naming a registry needs none', () => {
+  const files = { 'web/Dockerfile': 'FROM y' };
+  const { project: p } = project('services:\n  web:\n    build: web\n  named:\n    build: web\n    image: localhost:5000/named:1\n', files);
+  assert.throws(
+    () => requireRegistryForBuilds(p, 'shop', {}),
+    new RegExp(
+      '^LocatedError: compose\\.yaml:3:12: field services\\.web\\.build: ' +
+        'service "web" has a build and no image naming a registry, and there is no current context: ',
+    ),
+  );
+  assert.throws(() => requireRegistryForBuilds(p, 'shop', { contextName: 'alpha' }), /the context "alpha" has no registry/);
+  assert.doesNotThrow(() => requireRegistryForBuilds(p, 'shop', { registry: 'localhost:5000' }));
+  const { project: q } = project('services:\n  named:\n    build: web\n    image: localhost:5000/named:1\n', files);
+  assert.doesNotThrow(() => requireRegistryForBuilds(q, 'shop', {}));
 });

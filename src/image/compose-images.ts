@@ -17,7 +17,7 @@ import type { ComposeProject } from '../compose/model.ts';
 import { LocatedError, type Problem } from '../yaml/errors.ts';
 import type { BuildBackend } from './backend.ts';
 import { bakeImage, planBake, type BakeMount } from './bake.ts';
-import { buildImages, CONTENT_HASH_LABEL, plannedImages, type BuildProgress } from './build-images.ts';
+import { buildImages, CONTENT_HASH_LABEL, planImages, type BuildProgress } from './build-images.ts';
 import type { ImageSpec } from './plan.ts';
 import { formatReference, repositoryComponent } from './reference.ts';
 import { lookupTag } from './registry.ts';
@@ -108,9 +108,10 @@ export async function composeDeployImages(project: ComposeProject, environment: 
         bases[o.name] = o.contentImage ?? o.image;
       }
     } else if (setup.registry) {
-      for (const [name, planned] of Object.entries(await plannedImages(specs, { ...setup, repositoryPrefix: `${environment}-` }))) {
-        images[name] = planned.image;
-        bases[name] = planned.contentImage;
+      // The references deploy gives, computed the way buildImages computes them.
+      for (const o of await planImages(specs, { ...setup, repositoryPrefix: `${environment}-` })) {
+        images[o.name] = o.image;
+        bases[o.name] = o.contentImage ?? o.image;
       }
     }
   }
@@ -161,6 +162,34 @@ export async function composeDeployImages(project: ComposeProject, environment: 
     await backend?.close();
   }
   return { images, hostVolumes };
+}
+
+/**
+ * `deploy --dry-run` without a registry: a service whose built image would go to the context's
+ * registry (a `build` and no `image` naming a registry) cannot be rendered; a located error says
+ * which, what its reference would be and how to set a registry.
+ */
+export function requireRegistryForBuilds(
+  project: ComposeProject,
+  environment: string,
+  target: { registry?: string | undefined; contextName?: string | undefined },
+): void {
+  if (target.registry?.trim()) return;
+  const problems: Problem[] = [];
+  for (const spec of composeImageSpecs(project)) {
+    if (spec.image !== undefined) continue;
+    const s = project.services.find((x) => x.name === spec.name)!;
+    const where = target.contextName ? `the context "${target.contextName}" has no registry` : 'there is no current context';
+    problems.push({
+      pos: s.build!.pos,
+      path: ['services', s.name, 'build'],
+      message:
+        `service "${s.name}" has a build and no image naming a registry, and ${where}: ` +
+        `its image would be <registry>/${environment}-${s.name}:<content tag>; ` +
+        `set one with 'devtool context use <context> --registry HOST', or give the service an image like registry.example.com/${s.name}`,
+    });
+  }
+  if (problems.length > 0) throw new LocatedError(problems, project.files);
 }
 
 /** `host.tld/...`, `host:port/...`, `localhost/...`: the first component is a registry. */

@@ -1,43 +1,28 @@
-import { UsageError } from '../../base/errors.ts';
-import { buildSetup } from '../../image/select.ts';
+import { DockerCredentials } from '../../image/docker-config.ts';
+import { buildSetup, type BuildSetup } from '../../image/select.ts';
+import { DevtoolError } from '../../base/errors.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
-import { previewCompose } from '../../deploy/compose-deploy.ts';
+import type { ResolvedContext } from '../../context/store.ts';
+import { renderDryRun } from '../../deploy/dry-run.ts';
 import { deployEnvironment, loadSource } from '../../deploy/environment-deploy.ts';
 import { environmentName } from '../../app/name.ts';
 import { Progress } from '../../deploy/progress.ts';
 import { parseVariables } from '../../deploy/variables.ts';
 import { objectsToYaml } from '../../kube/manifest-yaml.ts';
+import { checkNamespaceName } from '../../kube/naming.ts';
 import { clusterTarget, endpointDomain } from '../../kube/target.ts';
+import type { Factory } from '../../factory.ts';
 import type { deployOptions } from './spec.ts';
 
 export const runDeploy: CommandHandler<typeof deployOptions> = async (f, inv) => {
   const variables = parseVariables(inv.opts.var);
+  if (inv.opts.dryRun) return dryRun(f, inv.given.file, inv.opts.namespace, inv.opts.name, variables);
   const { context, namespace } = await clusterTarget(f, { namespace: inv.opts.namespace });
   // --var values are variables of the manifest and of Compose files too, above the shell's.
   const source = loadSource(f.cwd, inv.given.file, { ...f.env, ...variables });
   const domain = endpointDomain(f, context);
   const environment =
     source.kind === 'manifest' ? environmentName(inv.opts.name ?? source.manifest.name, source.manifest.folder) : environmentName(inv.opts.name, source.folder);
-  if (inv.opts.dryRun) {
-    if (source.kind === 'manifest') throw new UsageError('--dry-run applies to Compose files only: the commands of a manifest cannot be previewed');
-    const preview = new Progress(f.io.stderr, f.now, f.log);
-    const translation = await previewCompose(
-      {
-        cwd: source.folder,
-        files: source.files,
-        environment,
-        namespace,
-        ...(domain ? { endpointDomain: domain } : {}),
-        env: { ...f.env, ...variables },
-      },
-      buildSetup(context, f.env, f.cwd),
-      preview,
-    );
-    // Warnings on stderr: stdout stays the YAML.
-    for (const w of translation.warnings) preview.warn(w);
-    f.io.stdout.write(objectsToYaml(translation.objects));
-    return;
-  }
   const client = await f.kube({ context, namespace });
   const progress = new Progress(f.io.stderr, f.now, f.log);
   const { endpoints } = await deployEnvironment(
@@ -57,3 +42,57 @@ export const runDeploy: CommandHandler<typeof deployOptions> = async (f, inv) =>
   progress.done(`environment ${environment} deployed in namespace ${namespace}`);
   for (const url of endpoints) f.io.stdout.write(`${url}\n`);
 };
+
+/**
+ * --dry-run renders offline: no cluster is contacted, so it works with no reachable cluster, and
+ * with no context at all when --namespace is given. A context, when there is one, still gives the
+ * namespace, the registry of built images and the endpoint domain. Objects go to stdout; the
+ * warnings `deploy` would print go to stderr.
+ */
+async function dryRun(
+  f: Factory,
+  files: readonly string[] | undefined,
+  namespaceFlag: string | undefined,
+  name: string | undefined,
+  variables: Record<string, string>,
+): Promise<void> {
+  const env = { ...f.env, ...variables };
+  let context: ResolvedContext | undefined;
+  try {
+    context = await f.contexts.current();
+  } catch (err) {
+    // A broken context setting does not stop an offline rendering that names its namespace.
+    if (namespaceFlag === undefined) throw err;
+  }
+  const namespace = namespaceFlag !== undefined ? checkNamespaceName(namespaceFlag) : context?.namespace;
+  if (namespace === undefined) {
+    throw new DevtoolError("no current context to take the namespace from: pass --namespace to render offline, or run 'devtool context use'");
+  }
+  const source = loadSource(f.cwd, files, env);
+  const environment = source.kind === 'manifest' ? environmentName(name ?? source.manifest.name, source.manifest.folder) : environmentName(name, source.folder);
+  const domain = context ? endpointDomain(f, context) : f.env.DEVTOOL_ENDPOINT_DOMAIN?.trim() || undefined;
+  const progress = new Progress(f.io.stderr, f.now, f.log);
+  const translation = await renderDryRun({
+    source,
+    environment,
+    namespace,
+    ...(domain ? { endpointDomain: domain } : {}),
+    env,
+    // No context: no registry, and contextName "" (messages say there is no current context).
+    setup: context ? buildSetup(context, f.env, f.cwd) : offlineSetup(f),
+    progress,
+  });
+  // The warnings deploy prints, in its order: the manifest's, then the Compose files'.
+  for (const w of [...(source.kind === 'manifest' ? source.manifest.warnings : []), ...translation.warnings]) progress.warn(w);
+  f.io.stdout.write(objectsToYaml(translation.objects));
+}
+
+/** Builds with no context: no registry, and a backend that is never opened (a dry run builds nothing). */
+function offlineSetup(f: Factory): BuildSetup {
+  return {
+    cwd: f.cwd,
+    contextName: '',
+    credentials: DockerCredentials.load(f.env),
+    backend: () => Promise.reject(new DevtoolError('a dry run builds nothing')),
+  };
+}

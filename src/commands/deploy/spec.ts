@@ -1,16 +1,31 @@
 import { command, type OptionSpec } from '../../cli/spec.ts';
-import { envName, manifestFile, timeout, vars, wait } from '../shared.ts';
+import { MANIFEST_FILE } from '../../app/folder.ts';
+import { envName, timeout, vars, wait } from '../shared.ts';
 
 export const deployOptions = [
   { name: 'build', type: 'bool', default: 'false', description: 'Force build of images in build' },
   { name: 'dependencies', type: 'bool', default: 'false', description: 'Force deployment of dependencies' },
-  manifestFile('Manifest location'),
+  {
+    // The reference's string option, made repeatable (one value reads as before) for Compose files merged in order.
+    name: 'file',
+    short: 'f',
+    type: 'list',
+    defaultText: MANIFEST_FILE,
+    description:
+      'Manifest location, or a Compose file (told by its content: a file holding services, whatever its name); repeat it to merge ' +
+      'Compose files in order. With no devtool.yml: compose.yaml, compose.yml, docker-compose.yaml or docker-compose.yml',
+  },
   envName(),
   { name: 'namespace', short: 'n', type: 'string', description: 'Overrides the target namespace' },
   timeout('Wait for the deployment to complete'),
   vars('Pipeline variable'),
   wait('Wait until the pipeline finishes'),
-  { name: 'dry-run', type: 'bool', default: 'false', description: 'Print the Kubernetes objects as YAML without touching the cluster (Compose files)' },
+  {
+    name: 'dry-run',
+    type: 'bool',
+    default: 'false',
+    description: 'Print the Kubernetes objects as YAML without touching the cluster (Compose files); works offline with --namespace',
+  },
 ] as const satisfies readonly OptionSpec[];
 
 export const deployCommand = command({
@@ -19,8 +34,9 @@ export const deployCommand = command({
   description:
     'Runs the commands of the manifest `deploy` section, from the folder of the manifest. Missing images of the `build` section are built and ' +
     'pushed first; repositories of the `dependencies` section not yet deployed are deployed first.\n' +
-    'With a Compose file (--file compose.yaml, or no devtool.yml in the folder), translates it to Kubernetes objects and applies them, services ' +
-    'in depends_on order.',
+    'With Compose files (--file, repeatable and merged in order; or no devtool.yml in the folder), translates them to Kubernetes objects and ' +
+    'applies them, services in depends_on order. --dry-run prints those objects instead, with the warnings of a deploy on stderr; it needs ' +
+    'no cluster when --namespace is given.',
   options: deployOptions,
   load: async () => (await import('./run.ts')).runDeploy,
 });

@@ -2,7 +2,7 @@
  * Service fields with a notation of their own: healthcheck, restart, resources, command words.
  */
 import { isQualifiedName } from '../../kube/naming.ts';
-import type { Path } from '../../yaml/errors.ts';
+import { formatPath, formatPos, type Path } from '../../yaml/errors.ts';
 import { didYouMean } from '../../base/suggest.ts';
 import type { Healthcheck, ResourceAmounts, Resources, RestartPolicy } from '../model.ts';
 import { ShellwordsError, splitShellwords } from '../shellwords.ts';
@@ -202,17 +202,23 @@ export function memoryQuantity(ctx: NormalizeContext, value: unknown, path: Path
   return String(bytes);
 }
 
-/** Compose labels become annotations (ruling 8): keys must be valid annotation names. */
+/**
+ * Compose labels become annotations (ruling 8). A key that cannot be an annotation name (Traefik's
+ * router labels often run past 63 characters) is skipped with one warning naming every such key
+ * and where it is: other tools' labels must not stop a deploy.
+ */
 export function annotations(ctx: NormalizeContext, value: unknown, path: Path): Map<string, string> {
   const out = new Map<string, string>();
+  const skipped: string[] = [];
   for (const [k, v, at] of keyValues(ctx, value, path)) {
     if (isQualifiedName(k)) out.set(k, v ?? '');
-    else
-      ctx.fail(
-        at,
-        `${show(k)} cannot be a Kubernetes annotation name (an optional DNS prefix and "/", then at most 63 letters, digits, "-", "_" and ".")`,
-        'key',
-      );
+    else skipped.push(`${JSON.stringify(k)} (${formatPos(ctx.at(at, 'key'))})`);
+  }
+  if (skipped.length > 0) {
+    ctx.warn(
+      `${formatPath(path)}: skipped ${skipped.join(', ')}: not Kubernetes annotation names (an optional DNS prefix and "/", then at most 63 ` +
+        'letters, digits, "-", "_" and ".")',
+    );
   }
   return sortedMap(out);
 }

@@ -3,7 +3,7 @@
  * where HOST and CONTAINER may be ranges (8000-8010); long syntax: {target, published, protocol,
  * host_ip}. Every number must be a port, 1..65535 (ruling 2), whatever the notation.
  */
-import type { Path } from '../../yaml/errors.ts';
+import { formatPos, type Path } from '../../yaml/errors.ts';
 import type { PortMapping, Protocol } from '../model.ts';
 import { get, isObj, show, type NormalizeContext } from './context.ts';
 
@@ -19,8 +19,27 @@ export function normalizePorts(ctx: NormalizeContext, service: Record<string, un
   const out: PortMapping[] = [];
   const ports = get(service, 'ports');
   if (Array.isArray(ports)) {
+    // A host port (and protocol) maps to one container port: Docker refuses a second mapping, and
+    // the service's public endpoint for that host port could only serve one of them.
+    const hostPorts = new Map<string, PortMapping>();
     ports.forEach((p, i) => {
-      out.push(...portEntry(ctx, p, [...path, 'ports', i]));
+      const at = [...path, 'ports', i];
+      for (const m of portEntry(ctx, p, at)) {
+        if (m.published !== undefined) {
+          const key = `${m.published}/${m.protocol}`;
+          const first = hostPorts.get(key);
+          if (first && first.container !== m.container) {
+            ctx.fail(
+              at,
+              `host port ${m.published}/${m.protocol.toLowerCase()} is mapped twice: to container port ${first.container} (${formatPos(first.pos)}) ` +
+                `and to ${m.container}; use another host port`,
+            );
+            continue;
+          }
+          if (!first) hostPorts.set(key, m);
+        }
+        out.push(m);
+      }
     });
   }
   const expose = get(service, 'expose');

@@ -90,7 +90,7 @@ export function clusterService(ctx: TranslateContext, service: ComposeService): 
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: { name, labels: serviceLabels(ctx.options.name, name) },
+    metadata: { name, labels: serviceLabels(ctx.options.name, name), ...serviceAnnotations(service) },
     spec: {
       type: 'ClusterIP',
       selector: serviceSelector(ctx.options.name, name),
@@ -122,10 +122,17 @@ export function publicPorts(ctx: TranslateContext, service: ComposeService): Por
   return out;
 }
 
+/** A service's Compose labels, as the annotations of each of its objects (ruling 8). */
+export function serviceAnnotations(service: ComposeService): { annotations?: Record<string, string> } {
+  return service.labels.size > 0 ? { annotations: Object.fromEntries(service.labels) } : {};
+}
+
 interface Route {
   readonly name: string;
   readonly hostLabel: string;
   readonly labels: Record<string, string>;
+  /** The Compose labels of the service a public port belongs to. */
+  readonly annotations?: Record<string, string>;
   readonly routes: PublicEndpoint['routes'];
   readonly pos: SourcePos;
   readonly source: PublicEndpoint['source'];
@@ -155,6 +162,7 @@ export function publicRoutes(ctx: TranslateContext): Route[] {
         name,
         hostLabel: `${name}-${ctx.options.namespace}`,
         labels: serviceLabels(env, k8sName),
+        ...serviceAnnotations(s),
         routes: [{ path: '/', service: s.name, port: p.container }],
         pos: p.pos,
         source: 'ports',
@@ -202,7 +210,7 @@ export function ingresses(ctx: TranslateContext, routes: readonly Route[], domai
     objects.push({
       apiVersion: 'networking.k8s.io/v1',
       kind: 'Ingress',
-      metadata: { name: r.name, labels: r.labels },
+      metadata: { name: r.name, labels: r.labels, ...(r.annotations ? { annotations: r.annotations } : {}) },
       spec: { tls: [{ hosts: [host] }], rules: [rule] },
     });
     endpoints.push({ name: r.name, url: `https://${host}`, source: r.source, routes: r.routes });
