@@ -3,9 +3,12 @@
 // untimed ones. In the same run, as a baseline that gives the figure its context: a plain `yaml`
 // parse of the same text (what reading the file costs at the very least). Also the first run
 // alone (cold: includes loading the validator and JIT warm-up), which is what one `deploy` pays.
-// Prints one JSON object on stdout. Target: medianMs under 200.
+// Then the scale case: the same generator at 800 and at 8,000 services (median of SCALE_RUNS runs
+// each, after one untimed run), and their ratio: translation must stay linear, so 10x the services
+// may cost at most 10x the time (target: ratio under 10).
+// Prints one JSON object on stdout. Target: medianMs under 200, scale.ratio under 10.
 //
-//   node --import tsx bench/compose-translate.mjs [--services N] [--runs N]
+//   node --import tsx bench/compose-translate.mjs [--services N] [--runs N] [--scale-runs N] [--no-scale]
 import { parse } from 'yaml';
 
 const TARGET_MS = 200;
@@ -16,6 +19,10 @@ const arg = (name, fallback) => {
 };
 const SERVICES = arg('--services', 200);
 const RUNS = arg('--runs', 25);
+const SCALE_RUNS = arg('--scale-runs', 3);
+const SCALE_SMALL = 800;
+const SCALE_LARGE = 8000;
+const SCALE_TARGET = 10;
 
 /** A realistic file: a mix of every kind of service, with dependencies, volumes and endpoints. */
 function generate(n) {
@@ -83,8 +90,8 @@ const { translateCompose } = await import('../src/compose/translate.ts');
 const importMs = performance.now() - t0;
 
 let objects = 0;
-const once = () => {
-  const project = loadComposeTexts([{ path: '/bench/compose.yaml', text }], options);
+const once = (source = text) => {
+  const project = loadComposeTexts([{ path: '/bench/compose.yaml', text: source }], options);
   const images = Object.fromEntries(project.services.filter((s) => s.build).map((s) => [s.name, `registry.example.com/team/${s.name}:built`]));
   const t = translateCompose(project, { name: 'bench', namespace: 'dev', endpointDomain: 'apps.example.com', images });
   objects = t.objects.length;
@@ -107,6 +114,32 @@ for (let i = 0; i < RUNS; i++) {
 }
 
 const medianMs = median(times);
+
+/** Median time of one load + translate of an n-service file (one untimed run first). */
+const scaleCase = (n) => {
+  const source = generate(n);
+  once(source);
+  const runs = [];
+  for (let i = 0; i < SCALE_RUNS; i++) {
+    const a = performance.now();
+    once(source);
+    runs.push(performance.now() - a);
+  }
+  return median(runs);
+};
+let scale;
+if (!process.argv.includes('--no-scale')) {
+  const smallMs = scaleCase(SCALE_SMALL);
+  const largeMs = scaleCase(SCALE_LARGE);
+  const ratio = largeMs / smallMs;
+  scale = {
+    [`services${SCALE_SMALL}Ms`]: round(smallMs),
+    [`services${SCALE_LARGE}Ms`]: round(largeMs),
+    ratio: round(ratio),
+    targetRatio: SCALE_TARGET,
+    pass: ratio < SCALE_TARGET,
+  };
+}
 console.log(
   JSON.stringify({
     services: SERVICES,
@@ -119,5 +152,6 @@ console.log(
     firstRunMs: round(firstRunMs),
     importMs: round(importMs),
     baseline: { yamlParseMedianMs: round(median(parseTimes)), ratio: round(medianMs / median(parseTimes)) },
+    scale,
   }),
 );
