@@ -578,3 +578,33 @@ describe('exit codes', () => {
     }
   });
 });
+
+describe('scale and robustness', () => {
+  /** Runs devtool with its stdout on a pipe whose reading end is closed at once, as `| head -1` does. */
+  const closedPipe = (args: string[]) =>
+    new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+      const child = spawnDevtool(args, { env: createSandbox().env });
+      child.stdout.destroy();
+      child.stdin.end();
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += String(d);
+      });
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`no exit; stderr: ${stderr}`));
+      }, 15_000);
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        resolve({ code, stderr });
+      });
+    });
+
+  test('writing to a closed pipe ends quietly with 0 (`devtool help | head -1`)', async () => {
+    for (const args of [['help'], ['completion', 'bash']]) {
+      const r = await closedPipe(args);
+      assert.equal(r.stderr, '', `devtool ${args.join(' ')}`);
+      assert.equal(r.code, 0, `devtool ${args.join(' ')}`);
+    }
+  });
+});
