@@ -5,6 +5,7 @@
  * environment, and cli/ stays below commands/.
  */
 import { createFactory, type Factory, type FactoryOptions } from '../factory.ts';
+import { DevtoolHome } from '../home.ts';
 import type { LogLevel } from '../log/logger.ts';
 import { commandLineForLog } from './command-line.ts';
 import { DevtoolError, ExitCode } from '../base/errors.ts';
@@ -21,6 +22,12 @@ export async function runCli(argv: readonly string[], rootCommand: CommandSpec, 
     return report(err, opts.io.stderr);
   }
   const { path, spec, invocation } = parsed;
+  try {
+    // Before anything writes there (the log, analytics): one line now, not a hang or a stack later.
+    DevtoolHome.fromEnv(opts.env).ensureUsable();
+  } catch (err) {
+    return report(err, opts.io.stderr);
+  }
   const f = createFactory({ ...opts, logLevel: (invocation.string('loglevel') as LogLevel | undefined) ?? 'warn' });
   const commandLine = commandLineForLog(argv, [...(spec.options ?? []), ...globalOptions]);
   f.log.hide(commandLine.secrets);

@@ -608,3 +608,23 @@ describe('scale and robustness', () => {
     }
   });
 });
+
+describe('an unusable DEVTOOL_HOME', () => {
+  test('an impossible or non-folder DEVTOOL_HOME fails at once with one line naming it', () => {
+    const sb = createSandbox();
+    const file = join(sb.root, 'a-file');
+    writeFileSync(file, '');
+    for (const [home, why] of [
+      ['/proc/x', /cannot be created/],
+      ['/proc/x/y/z', /cannot be created/],
+      [file, /not a folder/],
+    ] as const) {
+      for (const args of [['version'], ['context', 'list']]) {
+        const r = runDevtool(args, { env: { ...sb.env, DEVTOOL_HOME: home }, timeoutMs: 5_000 });
+        const line = fails(r, ExitCode.failure, `DEVTOOL_HOME=${home} devtool ${args.join(' ')}`);
+        assert.ok(line.includes(`DEVTOOL_HOME ${home} cannot be used`), line);
+        assert.match(line, why);
+      }
+    }
+  });
+});
