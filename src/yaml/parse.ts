@@ -132,7 +132,9 @@ export function parseYaml(text: string, file: string, options: ParseOptions = {}
       lineCounter,
       merge: true,
       prettyErrors: false,
-      uniqueKeys: true,
+      // Checked by the Builder with the map it fills: the library compares each key with every
+      // earlier one, quadratic in a map's size (8,000 Compose services).
+      uniqueKeys: false,
     });
   } catch (err) {
     // The parser is recursive: absurd nesting can overflow the stack before any error is recorded.
@@ -269,7 +271,11 @@ class Builder {
       }
       const key = this.keyOf(keyNode, keyPos, depth);
       if (key === undefined) continue;
-      if (merging && Object.hasOwn(out, key)) continue;
+      if (Object.hasOwn(out, key)) {
+        if (merging) continue;
+        this.fail(keyPos, 'invalid YAML: map keys must be unique');
+        continue;
+      }
       const value = this.build(pair.value, depth + 1);
       define(out, key, value);
       this.sources.setEntry(out, key, { key: keyPos, value: this.posOf(pair.value as Node | null, keyPos) });
