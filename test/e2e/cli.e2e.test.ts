@@ -628,3 +628,28 @@ describe('an unusable DEVTOOL_HOME', () => {
     }
   });
 });
+
+describe('--loglevel and warnings', () => {
+  test('a warning is printed once at debug, info and warn, and not at all at error', () => {
+    const sb = createSandbox();
+    const project = join(sb.root, 'project');
+    mkdirSync(project);
+    writeFileSync(join(project, 'compose.yaml'), 'services:\n  web:\n    build: .\n    image: web\n    networks: [x]\nnetworks:\n  x: {}\n');
+    writeFileSync(join(project, 'Dockerfile'), 'FROM scratch\n');
+    const warning = /top-level networks is ignored/;
+    // `build` warns about the Compose file, then fails on the context's missing registry: no daemon is reached.
+    for (const [level, count] of [
+      ['debug', 1],
+      ['info', 1],
+      ['warn', 1],
+      ['error', 0],
+    ] as const) {
+      const r = runDevtool(['build', '--loglevel', level], { env: { ...sb.env, DOCKER_HOST: 'unix:///nonexistent' }, cwd: project });
+      assert.equal(r.code, ExitCode.failure, r.stderr);
+      assert.equal(lines(r.stderr).filter((l) => warning.test(l)).length, count, `--loglevel ${level}: ${r.stderr}`);
+      assert.match(r.stderr, /^Error: .*no registry/m);
+    }
+    // The log file has the warning whatever the level.
+    assert.match(readFileSync(join(sb.devtoolHome, 'devtool.log'), 'utf8'), warning);
+  });
+});
