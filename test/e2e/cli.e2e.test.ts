@@ -653,3 +653,24 @@ describe('--loglevel and warnings', () => {
     assert.match(readFileSync(join(sb.devtoolHome, 'devtool.log'), 'utf8'), warning);
   });
 });
+
+describe('contexts from the environment and without a terminal', () => {
+  test('`context list` marks the context of DEVTOOL_URL / DEVTOOL_TOKEN, as `context show` shows it', () => {
+    const sb = createSandbox();
+    for (const env of [{ DEVTOOL_URL: 'https://env.example' }, { DEVTOOL_URL: 'https://env.example', DEVTOOL_TOKEN: 'tok-env-123456' }]) {
+      const shown = showContext(sb, env);
+      const rows = contextRows(ok(run(sb, ['context', 'list'], env), 'context list').stdout);
+      const current = rows.filter((row) => row.current);
+      assert.equal(current.length, 1, JSON.stringify(rows));
+      assert.deepEqual(current[0], { name: shown.name, current: true, namespace: shown.namespace, builder: shown.builder, registry: shown.registry });
+      assert.equal(current[0]!.name, 'https://env.example');
+    }
+    // A token alone stands for the default service URL.
+    const byToken = showContext(sb, { DEVTOOL_TOKEN: 'tok-env-123456' });
+    const rows = contextRows(ok(run(sb, ['context', 'list'], { DEVTOOL_TOKEN: 'tok-env-123456' }), 'context list').stdout);
+    assert.deepEqual(
+      rows.filter((row) => row.current).map((row) => row.name),
+      [byToken.name],
+    );
+  });
+});

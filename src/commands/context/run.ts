@@ -21,8 +21,16 @@ export const runContextPrompt: CommandHandler<typeof contextOptions> = async (f,
 };
 
 export const runContextList: CommandHandler = async (f) => {
-  const current = (await f.contexts.current())?.name;
-  const rows = (await f.contexts.list()).map((c) => [c.name === current ? `${c.name} *` : c.name, c.namespace, builderOf(c), c.registry || '-']);
+  const current = await f.contexts.current();
+  const listed = await f.contexts.list();
+  // The current context from DEVTOOL_URL / DEVTOOL_TOKEN is a row too, as `context show` shows it.
+  const contexts =
+    current?.source === 'environment'
+      ? listed.some((c) => c.name === current.name)
+        ? listed.map((c) => (c.name === current.name ? current : c))
+        : [...listed, current]
+      : listed;
+  const rows = contexts.map((c) => [c.name === current?.name ? `${c.name} *` : c.name, c.namespace, builderOf(c), c.registry || '-']);
   f.io.stdout.write(formatTable(['Name', 'Namespace', 'Builder', 'Registry'], rows));
 };
 
