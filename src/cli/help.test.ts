@@ -182,7 +182,7 @@ test('the synopsis shows optional parameters in square brackets and required one
     doctor: 'devtool doctor [devName] [flags]',
     build: 'devtool build [service...] [flags]',
     exec: 'devtool exec [devName] [flags] -- COMMAND',
-    context: 'devtool context [command] [flags]',
+    context: 'devtool context [command] [URL] [flags]',
     'context use': 'devtool context use [URL_OR_CLUSTER_CONTEXT] [flags]',
     'context delete': 'devtool context delete <CONTEXT_URL_OR_NAME> [flags]',
     'context list': 'devtool context list [flags]',

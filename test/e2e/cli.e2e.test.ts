@@ -673,4 +673,21 @@ describe('contexts from the environment and without a terminal', () => {
       [byToken.name],
     );
   });
+
+  test('`context --token T` needs no terminal with DEVTOOL_URL or a URL argument', () => {
+    const sb = createSandbox();
+    const contextsFile = join(sb.devtoolHome, 'contexts.json');
+    const stored = () => JSON.parse(readFileSync(contextsFile, 'utf8')) as { current: string; contexts: Record<string, { token?: string }> };
+    // Logging in to a service is not built yet (exit 3), but the context is stored and selected, with no prompt.
+    const viaEnv = run(sb, ['context', '--token', 'tok-one-123456'], { DEVTOOL_URL: 'https://svc.example' });
+    assert.doesNotMatch(viaEnv.stderr, /terminal|prompt/);
+    assert.match(fails(viaEnv, ExitCode.unavailable, 'DEVTOOL_URL context --token'), /cannot log in to https:\/\/svc\.example/);
+    assert.equal(stored().contexts['https://svc.example']?.token, 'tok-one-123456');
+    const viaArg = run(sb, ['context', 'https://other.example', '--token', 'tok-two-123456']);
+    assert.match(fails(viaArg, ExitCode.unavailable, 'context URL --token'), /cannot log in to https:\/\/other\.example/);
+    assert.equal(stored().current, 'https://other.example');
+    assert.equal(stored().contexts['https://other.example']?.token, 'tok-two-123456');
+    // With nothing to say which context, it still asks for one, in one line.
+    assert.match(fails(run(sb, ['context']), ExitCode.usage, 'context without a terminal'), /no terminal to prompt on/);
+  });
 });

@@ -4,7 +4,7 @@ import type { ResolvedContext, StoredContext } from '../../context/store.ts';
 import type { Factory } from '../../factory.ts';
 import { formatTable } from '../../io/table.ts';
 import { checkNamespaceName } from '../../kube/naming.ts';
-import { looksLikeUrl, normalizeServiceUrl } from '../../service/cloud.ts';
+import { CLOUD_URL, looksLikeUrl, normalizeServiceUrl } from '../../service/cloud.ts';
 import type { contextOptions } from './spec.ts';
 
 const USE_HINT = 'pass the context: devtool context use <URL_OR_CLUSTER_CONTEXT>';
@@ -15,9 +15,15 @@ export const runContextUse: CommandHandler<typeof contextOptions> = async (f, in
   await selectContext(f, inv.opts, target);
 };
 
-/** `devtool context`: select an existing context or create one. */
+/**
+ * `devtool context [URL]`: select an existing context or create one. Without a terminal it needs
+ * no prompt when it is told which service: a URL argument, else DEVTOOL_URL, else (with --token,
+ * the reference's non-interactive form) the default service URL DEVTOOL_URL stands for.
+ */
 export const runContextPrompt: CommandHandler<typeof contextOptions> = async (f, inv) => {
-  await selectContext(f, inv.opts, await promptForContext(f));
+  const envUrl = f.env.DEVTOOL_URL?.trim();
+  const target = inv.args[0] ?? (envUrl || (inv.opts.token !== undefined && !f.interactive ? CLOUD_URL : undefined));
+  await selectContext(f, inv.opts, target ?? (await promptForContext(f)));
 };
 
 export const runContextList: CommandHandler = async (f) => {
