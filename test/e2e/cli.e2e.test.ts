@@ -691,3 +691,28 @@ describe('contexts from the environment and without a terminal', () => {
     assert.match(fails(run(sb, ['context']), ExitCode.usage, 'context without a terminal'), /no terminal to prompt on/);
   });
 });
+
+describe('help texts match the reference', () => {
+  test('synopses of pipeline and preview show [command]; --file and --name say what the commands do', () => {
+    const usage = (args: string[]) => lines(ok(runDevtool([...args, '--help']), args.join(' ')).stdout);
+    const synopsis = (args: string[]) => {
+      const all = usage(args);
+      return all[all.indexOf('Usage:') + 1]?.trim();
+    };
+    assert.equal(synopsis(['pipeline']), 'devtool pipeline [command] [flags]');
+    assert.equal(synopsis(['preview']), 'devtool preview [command] [flags]');
+    for (const args of [
+      ['pipeline', 'deploy'],
+      ['preview', 'deploy'],
+    ]) {
+      const file = usage(args).find((l) => l.includes('--file'))!;
+      // "When unset, automatic deployment rules apply" and a default never both.
+      assert.match(file, /when unset, automatic deployment rules apply$/, file);
+      assert.doesNotMatch(file, /default/, file);
+    }
+    const name = usage(['destroy']).find((l) => l.includes('--name'))!;
+    assert.match(name, /\(default: repository or folder name\)$/, name);
+    // `devtool pipeline` alone prints its help and exits 0: the command is optional indeed.
+    assert.equal(ok(runDevtool(['pipeline']), 'pipeline').stdout, ok(runDevtool(['pipeline', '--help']), 'pipeline --help').stdout);
+  });
+});
