@@ -716,3 +716,17 @@ describe('help texts match the reference', () => {
     assert.equal(ok(runDevtool(['pipeline']), 'pipeline').stdout, ok(runDevtool(['pipeline', '--help']), 'pipeline --help').stdout);
   });
 });
+
+describe('up --env', () => {
+  test('a bad --env is a usage error (exit 2) naming the flag, before any manifest or cluster is read', () => {
+    const sb = createSandbox();
+    for (const args of [
+      ['up', '--env', 'FOO'],
+      ['up', '-e', '1A=b'],
+      ['up', '--env', 'A=1', '--env', '=x'],
+    ]) {
+      const line = fails(run(sb, args), ExitCode.usage, args.join(' '));
+      assert.match(line, /invalid value ".*" for flag --env/, line);
+    }
+  });
+});
