@@ -758,3 +758,16 @@ describe('an unreachable cluster', () => {
     }
   });
 });
+
+describe('init -v1 beside a Compose file', () => {
+  test('the dev container is the Compose service that mounts a host folder, not the folder name', () => {
+    const sb = createSandbox();
+    const project = join(sb.root, 'shop');
+    mkdirSync(project);
+    writeFileSync(join(project, 'compose.yaml'), 'services:\n  db:\n    image: postgres:16\n  api:\n    image: node:20\n    volumes: ["./src:/app/src"]\n');
+    const r = ok(runDevtool(['init', '-v1'], { env: sb.env, cwd: project }), 'init -v1');
+    assert.match(r.stdout, /dev container "api"/);
+    const manifest = parseYaml(readFileSync(join(project, 'devtool.yml'), 'utf8')) as { services: Record<string, unknown> };
+    assert.deepEqual(Object.keys(manifest.services), ['api']);
+  });
+});
