@@ -3,9 +3,12 @@
 // untimed ones. In the same run, as a baseline that gives the figure its context: a plain `yaml`
 // parse of the same text (what reading the file costs at the very least). Also the first run
 // alone (cold: includes loading the validator and JIT warm-up), which is what one `deploy` pays.
-// Prints one JSON object on stdout. Target: medianMs under 200.
+// Then the scale case: the same generator at 800 and at 8,000 services (median of SCALE_RUNS runs
+// each, after one untimed run), and their ratio: translation must stay linear, so 10x the services
+// may cost at most 10x the time (target: ratio under 10).
+// Prints one JSON object on stdout. Target: medianMs under 200, scale.ratio under 10.
 //
-//   node --import tsx bench/compose-translate.mjs [--services N] [--runs N]
+//   node --import tsx bench/compose-translate.mjs [--services N] [--runs N] [--scale-runs N] [--no-scale]
 import { parse } from 'yaml';
 
 const TARGET_MS = 200;
@@ -16,6 +19,10 @@ const arg = (name, fallback) => {
 };
 const SERVICES = arg('--services', 200);
 const RUNS = arg('--runs', 25);
+const SCALE_RUNS = arg('--scale-runs', 3);
+const SCALE_SMALL = 800;
+const SCALE_LARGE = 8000;
+const SCALE_TARGET = 10;
 
 /** A realistic file: a mix of every kind of service, with dependencies, volumes and endpoints. */
 function generate(n) {
@@ -83,8 +90,8 @@ const { translateCompose } = await import('../src/compose/translate.ts');
 const importMs = performance.now() - t0;
 
 let objects = 0;
-const once = () => {
-  const project = loadComposeTexts([{ path: '/bench/compose.yaml', text }], options);
+const once = (source = text) => {
+  const project = loadComposeTexts([{ path: '/bench/compose.yaml', text: source }], options);
   const images = Object.fromEntries(project.services.filter((s) => s.build).map((s) => [s.name, `registry.example.com/team/${s.name}:built`]));
   const t = translateCompose(project, { name: 'bench', namespace: 'dev', endpointDomain: 'apps.example.com', images });
   objects = t.objects.length;
@@ -107,10 +114,60 @@ for (let i = 0; i < RUNS; i++) {
 }
 
 const medianMs = median(times);
+const mainObjects = objects;
+
+/** Median times of one load and one translate of an n-service file (one untimed run first). */
+const scaleCase = (n) => {
+  const source = generate(n);
+  once(source);
+  const total = [];
+  const translate = [];
+  const cpu = [];
+  for (let i = 0; i < SCALE_RUNS; i++) {
+    const c = process.cpuUsage();
+    const a = performance.now();
+    const project = loadComposeTexts([{ path: '/bench/compose.yaml', text: source }], options);
+    const b = performance.now();
+    const images = Object.fromEntries(project.services.filter((s) => s.build).map((s) => [s.name, `registry.example.com/team/${s.name}:built`]));
+    translateCompose(project, { name: 'bench', namespace: 'dev', endpointDomain: 'apps.example.com', images });
+    const e = performance.now();
+    const used = process.cpuUsage(c);
+    total.push(e - a);
+    translate.push(e - b);
+    cpu.push((used.user + used.system) / 1000);
+  }
+  return { total: median(total), translate: median(translate), cpu: median(cpu) };
+};
+let scale;
+if (!process.argv.includes('--no-scale')) {
+  const small = scaleCase(SCALE_SMALL);
+  const large = scaleCase(SCALE_LARGE);
+  const ratio = large.total / small.total;
+  scale = {
+    [`services${SCALE_SMALL}Ms`]: round(small.total),
+    [`services${SCALE_LARGE}Ms`]: round(large.total),
+    ratio: round(ratio),
+    targetRatio: SCALE_TARGET,
+    pass: ratio < SCALE_TARGET,
+    // CPU time of the process (GC threads included): on a busy machine, wall time of the large case
+    // suffers more from other processes than the small one's.
+    cpu: {
+      [`services${SCALE_SMALL}Ms`]: round(small.cpu),
+      [`services${SCALE_LARGE}Ms`]: round(large.cpu),
+      ratio: round(large.cpu / small.cpu),
+    },
+    // The translation alone (rollout included), without loading the file.
+    translate: {
+      [`services${SCALE_SMALL}Ms`]: round(small.translate),
+      [`services${SCALE_LARGE}Ms`]: round(large.translate),
+      ratio: round(large.translate / small.translate),
+    },
+  };
+}
 console.log(
   JSON.stringify({
     services: SERVICES,
-    objects,
+    objects: mainObjects,
     bytes: text.length,
     runs: RUNS,
     medianMs: round(medianMs),
@@ -119,5 +176,6 @@ console.log(
     firstRunMs: round(firstRunMs),
     importMs: round(importMs),
     baseline: { yamlParseMedianMs: round(median(parseTimes)), ratio: round(medianMs / median(parseTimes)) },
+    scale,
   }),
 );

@@ -2,6 +2,15 @@
 import { runCli } from './cli/run.ts';
 import { rootCommand } from './commands/index.ts';
 
+// Writing to a closed pipe (`devtool help | head -1`): the reader wants no more output, so end
+// quietly with 0, as other CLIs do, instead of an unhandled EPIPE stack trace. A closed stderr
+// leaves nowhere to report anything: its errors are dropped.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
+process.stderr.on('error', () => {});
+
 // No top-level await: the bundle is CommonJS, which starts faster than an ES module entry.
 void runCli(process.argv.slice(2), rootCommand, {
   // process.stdin is created on first use (a stream, and for a pipe the net module): only a

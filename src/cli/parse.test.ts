@@ -186,6 +186,9 @@ test('an unknown command is named, with a suggestion', () => {
   assert.equal(usageError('context', 'u').message, `unknown command "u" for 'devtool context' (did you mean "use"?)`);
   assert.equal(usageError('pipeline', 'deplyo').message, `unknown command "deplyo" for 'devtool pipeline' (did you mean "deploy"?)`);
   assert.equal(usageError('frobnicate').message, `unknown command "frobnicate" for 'devtool'`);
+  // `context [URL]`: a URL is its argument, a misspelt subcommand is still one.
+  assert.deepEqual(parse('context', 'https://x.example', '--token', 't').path, ['context']);
+  assert.equal(usageError('context', 'lsit').message, `unknown command "lsit" for 'devtool context' (did you mean "list"?)`);
 });
 
 test('-h and --help ask for help, even next to otherwise wrong input', () => {

@@ -5,7 +5,7 @@
  * `--` passthrough, durations with units, and `-v1` on init.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { didYouMean } from '../base/suggest.ts';
+import { didYouMean, suggest } from '../base/suggest.ts';
 import { parseDuration } from '../base/duration.ts';
 import { UsageError } from '../base/errors.ts';
 import { Invocation, type OptionValue } from './invocation.ts';
@@ -174,6 +174,15 @@ function checkArguments(spec: CommandSpec, label: string, hint: string, position
     const missing = required[positionals.length]!;
     throw new UsageError(`missing argument <${missing.name}> for '${label}'`, hint);
   }
+  // A command with subcommands and arguments (`context [URL]`): a likely misspelt subcommand is one.
+  const near =
+    spec.subcommands?.length && args.length > 0 && positionals[0] !== undefined
+      ? suggest(
+          positionals[0],
+          spec.subcommands.map((c) => c.name),
+        )
+      : undefined;
+  if (near !== undefined && positionals[0] !== near) throw new UsageError(`unknown command "${positionals[0]}" for '${label}' (did you mean "${near}"?)`, hint);
   const variadic = args.some((a) => a.variadic);
   if (!variadic && positionals.length > args.length) {
     const extra = positionals[args.length]!;

@@ -5,6 +5,8 @@
  * environment, and cli/ stays below commands/.
  */
 import { createFactory, type Factory, type FactoryOptions } from '../factory.ts';
+import { DevtoolHome } from '../home.ts';
+import { describeUnreachable } from '../kube/unreachable.ts';
 import type { LogLevel } from '../log/logger.ts';
 import { commandLineForLog } from './command-line.ts';
 import { DevtoolError, ExitCode } from '../base/errors.ts';
@@ -21,6 +23,12 @@ export async function runCli(argv: readonly string[], rootCommand: CommandSpec, 
     return report(err, opts.io.stderr);
   }
   const { path, spec, invocation } = parsed;
+  try {
+    // Before anything writes there (the log, analytics): one line now, not a hang or a stack later.
+    DevtoolHome.fromEnv(opts.env).ensureUsable();
+  } catch (err) {
+    return report(err, opts.io.stderr);
+  }
   const f = createFactory({ ...opts, logLevel: (invocation.string('loglevel') as LogLevel | undefined) ?? 'warn' });
   const commandLine = commandLineForLog(argv, [...(spec.options ?? []), ...globalOptions]);
   f.log.hide(commandLine.secrets);
@@ -58,12 +66,12 @@ function report(err: unknown, stderr: NodeJS.WritableStream, f?: Factory): numbe
   const known = asDevtoolError(err);
   if (known) {
     const hint = known.hint ? `; ${known.hint}` : '';
-    stderr.write(`Error: ${oneLine(known.message)}${hint}\n`);
+    stderr.write(`Error: ${readable(known.message)}${hint}\n`);
     f?.log.fileOnly(`error: ${known.stack ?? known.message}`);
     return known.exitCode;
   }
   const e = err as Error;
-  stderr.write(`Error: ${oneLine(e?.message ?? String(err))}\n`);
+  stderr.write(`Error: ${readable(e?.message ?? String(err))}\n`);
   f?.log.fileOnly(`unexpected error: ${e?.stack ?? String(err)}`);
   return ExitCode.failure;
 }
@@ -76,6 +84,12 @@ function asDevtoolError(err: unknown): (DevtoolError & { hint?: string }) | unde
   if (err instanceof DevtoolError) return err as DevtoolError & { hint?: string };
   const e = err as { exitCode?: unknown; message?: unknown } | null;
   return e && typeof e.exitCode === 'number' && typeof e.message === 'string' ? (e as DevtoolError & { hint?: string }) : undefined;
+}
+
+/** One line; a server that could not be reached is named in plain words (kube/unreachable.ts), whoever let the client's error through. */
+function readable(message: string): string {
+  const line = oneLine(message);
+  return describeUnreachable(line) ?? line;
 }
 
 function isPromptCancel(err: unknown): boolean {

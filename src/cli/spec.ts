@@ -138,8 +138,8 @@ export const globalOptions: readonly OptionSpec[] = [
 /** The synopsis line: `devtool up [devName] [flags]`. */
 export function synopsis(path: readonly string[], spec: CommandSpec): string {
   const parts = ['devtool', ...path];
-  if (spec.subcommands?.length && !spec.load) parts.push('<command>');
-  else if (spec.subcommands?.length) parts.push('[command]');
+  // Optional either way, as the reference writes it: a command group alone prints its help.
+  if (spec.subcommands?.length) parts.push('[command]');
   for (const a of spec.args ?? []) {
     const name = a.variadic ? `${a.name}...` : a.name;
     parts.push(a.required ? `<${name}>` : `[${name}]`);

@@ -4,6 +4,14 @@
  * recorded output tail. Steps, results and warnings also go to devtool.log when a log is given,
  * so that the log shows where a slow `up` spent its time.
  */
+/** The log, as Progress uses it. */
+export interface ProgressLog {
+  /** devtool.log only: the terminal gets the line from Progress itself, once. */
+  fileOnly(message: string): void;
+  /** False when --loglevel hides this level on the terminal (`error` hides warnings). */
+  shows(level: 'warn'): boolean;
+}
+
 /** Where the lines go: a stream (stderr), or a parent Progress for a nested deploy. */
 interface LineSink {
   write(text: string): unknown;
@@ -15,7 +23,7 @@ export class Progress {
   constructor(
     private readonly out: LineSink,
     private readonly now: () => Date,
-    private readonly log?: { info(message: string): void },
+    private readonly log?: ProgressLog,
   ) {}
 
   /**
@@ -40,8 +48,9 @@ export class Progress {
   done(message: string): void {
     this.write(`✓ ${message}`, true);
   }
+  /** Shown unless --loglevel is error; always logged and in the transcript. */
   warn(message: string): void {
-    this.write(`! ${message}`, true);
+    this.write(`! ${message}`, true, this.log?.shows('warn') ?? true);
   }
   fail(message: string): void {
     this.write(`✗ ${message}`, true);
@@ -61,9 +70,9 @@ export class Progress {
     return this.lines.join('\n');
   }
 
-  private write(line: string, logged = false): void {
-    this.out.write(`${line}\n`);
-    if (logged) this.log?.info(`progress: ${line}`);
+  private write(line: string, logged = false, shown = true): void {
+    if (shown) this.out.write(`${line}\n`);
+    if (logged) this.log?.fileOnly(`progress: ${line}`);
     this.lines.push(`${this.now().toISOString()} ${line}`);
   }
 }

@@ -8,6 +8,7 @@ import { readdirSync, readFileSync, type Stats, statSync } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { defaultComposeFileNames } from '../compose/find.ts';
+import { parseYaml } from '../yaml/parse.ts';
 
 export type Language = 'node' | 'go' | 'python' | 'java' | 'rust' | 'ruby' | 'php' | 'dotnet';
 
@@ -23,6 +24,11 @@ export interface Inspection {
   readonly folder: string;
   readonly dockerfiles: Dockerfile[];
   readonly composeFiles: string[];
+  /**
+   * Services of the first Compose file, the likeliest dev container first: those that mount a
+   * host folder (what `up` synchronizes), then those with a build, then the rest, each in file order.
+   */
+  readonly composeServices: string[];
   /** Folders (relative) holding Kubernetes manifests, shallowest first. */
   readonly manifestDirs: string[];
   /** Folders (relative) holding a Chart.yaml. */
@@ -82,7 +88,29 @@ export function inspectFolder(folder: string): Inspection {
   const top = new Set(readdirSafe(folder));
   const language =
     MARKERS.find(([marker]) => top.has(marker))?.[1] ?? (top.has('global.json') || [...top].some((n) => n.endsWith('.csproj')) ? 'dotnet' : undefined);
-  return { folder, dockerfiles, composeFiles, manifestDirs, charts, deployments, ...(language ? { language } : {}) };
+  const composeServices = composeFiles[0] ? composeServiceNames(read(join(folder, composeFiles[0]))) : [];
+  return { folder, dockerfiles, composeFiles, composeServices, manifestDirs, charts, deployments, ...(language ? { language } : {}) };
+}
+
+/** The service names of a Compose file, best dev container first (see Inspection); none when it does not parse. */
+export function composeServiceNames(text: string): string[] {
+  let services: unknown;
+  try {
+    services = (parseYaml(text, 'compose.yaml').value as { services?: unknown } | null)?.services;
+  } catch {
+    return [];
+  }
+  if (!services || typeof services !== 'object' || Array.isArray(services)) return [];
+  const rank = (s: unknown): number => {
+    const def = (s ?? {}) as { volumes?: unknown; build?: unknown };
+    const volumes = Array.isArray(def.volumes) ? def.volumes : [];
+    const mountsHost = volumes.some((v) => (typeof v === 'string' ? /^[.~/]/.test(v) && v.includes(':') : (v as { type?: unknown } | null)?.type === 'bind'));
+    return mountsHost ? 0 : def.build !== undefined ? 1 : 2;
+  };
+  return Object.entries(services as Record<string, unknown>)
+    .map(([name, def], index) => ({ name, rank: rank(def), index }))
+    .sort((a, b) => a.rank - b.rank || a.index - b.index)
+    .map((s) => s.name);
 }
 
 export function isDockerfileName(name: string): boolean {

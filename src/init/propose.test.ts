@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { assertGolden } from '../../test/golden.ts';
 import { loadManifestText } from '../manifest/load.ts';
-import { deploymentNames, exposedPorts, inspectFolder, isKubernetesManifest } from './inspect.ts';
+import { composeServiceNames, deploymentNames, exposedPorts, inspectFolder, isKubernetesManifest } from './inspect.ts';
 import { appName, defaultAnswers, defaultService, deployMethods, nothingToSwap, proposedImage, proposeManifest, renderManifest, stignore } from './propose.ts';
 
 const testdata = join(import.meta.dirname, 'testdata');
@@ -97,4 +97,15 @@ test('the Deployments of Kubernetes manifests name the dev container; nothing to
     { image?: string }
   >;
   assert.equal(services['empty']!.image, 'localhost:5000/debian:bookworm', "the context registry's copy replaces the public image");
+});
+
+test('the dev container beside a Compose file is a Compose service: one that mounts a host folder, else one with a build, else the first', () => {
+  assert.deepEqual(composeServiceNames('services:\n  db: {image: pg}\n  w: {build: .}\n  web: {image: x, volumes: ["./src:/app", "data:/d"]}\n'), [
+    'web',
+    'w',
+    'db',
+  ]);
+  assert.deepEqual(composeServiceNames('services:\n  db: {image: pg}\n  api: {image: x, volumes: [{type: bind, source: ., target: /app}]}\n'), ['api', 'db']);
+  assert.deepEqual(composeServiceNames('services:\n  b: {image: x}\n  a: {image: y}\n'), ['b', 'a']);
+  assert.deepEqual(composeServiceNames('services: [\n'), []);
 });

@@ -68,9 +68,12 @@ export function defaultAnswers(i: Inspection, name: string): Answers {
 
 /**
  * The dev container's name: for Kubernetes manifests, a Deployment they define (the one named like
- * the image, else the first), since `up` swaps the Deployment of that name; otherwise the image's.
+ * the image, else the first), since `up` swaps the Deployment of that name; for a Compose file, one
+ * of its services (their workloads are named after them: see Inspection.composeServices); otherwise
+ * the image's.
  */
 export function defaultService(i: Inspection, deploy: DeployMethod, app: string): string {
+  if (deploy.kind === 'compose' && i.composeServices[0] !== undefined) return i.composeServices[0];
   const guess = defaultServiceName(i, app);
   if (deploy.kind === 'kubectl' && i.deployments.length && !i.deployments.includes(guess)) return i.deployments[0]!;
   return guess;

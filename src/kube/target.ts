@@ -30,6 +30,11 @@ export async function clusterTarget(d: ContextSource, flags: ClusterFlags): Prom
   return { context, namespace };
 }
 
+/** How to configure the endpoint domain, for messages. */
+export function endpointDomainHint(contextName: string): string {
+  return `set DEVTOOL_ENDPOINT_DOMAIN, or run 'devtool context use ${contextName} --endpoint-domain <domain>'`;
+}
+
 /** The domain public endpoints are served under: DEVTOOL_ENDPOINT_DOMAIN, else the context's setting. */
 export function endpointDomain(d: { readonly env: Readonly<NodeJS.ProcessEnv> }, context: ResolvedContext): string | undefined {
   return d.env.DEVTOOL_ENDPOINT_DOMAIN?.trim() || context.endpointDomain || undefined;

@@ -48,6 +48,11 @@ export class Logger {
     this.hidden.add(values);
   }
 
+  /** True when a message of this level reaches the terminal. */
+  shows(level: LogLevel): boolean {
+    return logLevels.indexOf(level) >= logLevels.indexOf(this.level);
+  }
+
   setLevel(level: LogLevel): void {
     this.level = level;
   }
@@ -77,7 +82,7 @@ export class Logger {
 
   private write(level: LogLevel, msg: string, details: unknown[]): void {
     this.toFile(level, msg, details);
-    if (logLevels.indexOf(level) >= logLevels.indexOf(this.level)) {
+    if (this.shows(level)) {
       const tag = level === 'info' ? '' : `${level}: `;
       this.opts.terminal.write(`${tag}${msg}${formatDetails(details)}\n`);
     }

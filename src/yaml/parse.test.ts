@@ -69,6 +69,20 @@ test('hostile documents end in located errors, not hangs or crashes', () => {
   assert.match(errorOf('['.repeat(20000)), /nested too deeply|invalid YAML/);
 });
 
+test('a long document that repeats little is read past 100,000 values; a bomb is still refused', () => {
+  // 15,000 services of 8 values each (4 of them merged): about 120,000 values from 0.7 MB of text.
+  const lines = ['x-c: &c {restart: always, labels: {a: b}}', 'services:'];
+  for (let i = 0; i < 15_000; i++) lines.push(`  s${i}: {<<: *c, image: img, ports: [80]}`);
+  const r = parseYaml(`${lines.join('\n')}\n`, 'f.yaml');
+  assert.equal(Object.keys((r.value as { services: object }).services).length, 15_000);
+  let bomb = `pad: "${'x'.repeat(200_000)}"\nl0: &l0 [x, x, x, x, x, x, x, x, x, x]\n`;
+  for (let i = 1; i < 10; i++)
+    bomb += `l${i}: &l${i} [${Array(10)
+      .fill(`*l${i - 1}`)
+      .join(', ')}]\n`;
+  assert.match(errorOf(bomb), /expands to more than 200/);
+});
+
 test('merge keys take maps only', () => {
   assert.match(errorOf('a: {<<: [1, 2]}\n'), /merge key \(<<\) takes a map/);
   assert.match(errorOf('s: &s [1]\na: {<<: *s}\n'), /merge key \(<<\) takes a map/);

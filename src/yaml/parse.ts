@@ -102,7 +102,11 @@ export interface LocatedYaml {
 export interface ParseOptions {
   /** Share one SourceMap between several files (for a later merge). */
   readonly sources?: SourceMap;
-  /** Upper bound on the number of values built, aliases expanded; protects against alias bombs. */
+  /**
+   * Upper bound on the number of values built, aliases expanded; protects against alias bombs.
+   * Default: 100,000 or the length of the text, whichever is larger, so a long document that
+   * repeats little (8,000 Compose services) is read, while expansion stays linear in its size.
+   */
   readonly maxNodes?: number;
   /** Upper bound on nesting depth. */
   readonly maxDepth?: number;
@@ -128,7 +132,9 @@ export function parseYaml(text: string, file: string, options: ParseOptions = {}
       lineCounter,
       merge: true,
       prettyErrors: false,
-      uniqueKeys: true,
+      // Checked by the Builder with the map it fills: the library compares each key with every
+      // earlier one, quadratic in a map's size (8,000 Compose services).
+      uniqueKeys: false,
     });
   } catch (err) {
     // The parser is recursive: absurd nesting can overflow the stack before any error is recorded.
@@ -138,7 +144,7 @@ export function parseYaml(text: string, file: string, options: ParseOptions = {}
   if (doc.errors.length > 0) {
     throw new LocatedError(doc.errors.map((e): Problem => ({ pos: at(e.pos[0]), message: describeYamlError(e.code, e.message) })));
   }
-  const builder = new Builder(doc, sources, at, options.maxNodes ?? defaultMaxNodes, options.maxDepth ?? defaultMaxDepth);
+  const builder = new Builder(doc, sources, at, options.maxNodes ?? Math.max(defaultMaxNodes, text.length), options.maxDepth ?? defaultMaxDepth);
   const value = builder.build(doc.contents, 0);
   if (builder.problems.length > 0) throw new LocatedError(builder.problems);
   return { file, value, sources };
@@ -265,7 +271,11 @@ class Builder {
       }
       const key = this.keyOf(keyNode, keyPos, depth);
       if (key === undefined) continue;
-      if (merging && Object.hasOwn(out, key)) continue;
+      if (Object.hasOwn(out, key)) {
+        if (merging) continue;
+        this.fail(keyPos, 'invalid YAML: map keys must be unique');
+        continue;
+      }
       const value = this.build(pair.value, depth + 1);
       define(out, key, value);
       this.sources.setEntry(out, key, { key: keyPos, value: this.posOf(pair.value as Node | null, keyPos) });

@@ -4,7 +4,7 @@ import type { ResolvedContext, StoredContext } from '../../context/store.ts';
 import type { Factory } from '../../factory.ts';
 import { formatTable } from '../../io/table.ts';
 import { checkNamespaceName } from '../../kube/naming.ts';
-import { looksLikeUrl, normalizeServiceUrl } from '../../service/cloud.ts';
+import { CLOUD_URL, looksLikeUrl, normalizeServiceUrl } from '../../service/cloud.ts';
 import type { contextOptions } from './spec.ts';
 
 const USE_HINT = 'pass the context: devtool context use <URL_OR_CLUSTER_CONTEXT>';
@@ -15,14 +15,28 @@ export const runContextUse: CommandHandler<typeof contextOptions> = async (f, in
   await selectContext(f, inv.opts, target);
 };
 
-/** `devtool context`: select an existing context or create one. */
+/**
+ * `devtool context [URL]`: select an existing context or create one. Without a terminal it needs
+ * no prompt when it is told which service: a URL argument, else DEVTOOL_URL, else (with --token,
+ * the reference's non-interactive form) the default service URL DEVTOOL_URL stands for.
+ */
 export const runContextPrompt: CommandHandler<typeof contextOptions> = async (f, inv) => {
-  await selectContext(f, inv.opts, await promptForContext(f));
+  const envUrl = f.env.DEVTOOL_URL?.trim();
+  const target = inv.args[0] ?? (envUrl || (inv.opts.token !== undefined && !f.interactive ? CLOUD_URL : undefined));
+  await selectContext(f, inv.opts, target ?? (await promptForContext(f)));
 };
 
 export const runContextList: CommandHandler = async (f) => {
-  const current = (await f.contexts.current())?.name;
-  const rows = (await f.contexts.list()).map((c) => [c.name === current ? `${c.name} *` : c.name, c.namespace, builderOf(c), c.registry || '-']);
+  const current = await f.contexts.current();
+  const listed = await f.contexts.list();
+  // The current context from DEVTOOL_URL / DEVTOOL_TOKEN is a row too, as `context show` shows it.
+  const contexts =
+    current?.source === 'environment'
+      ? listed.some((c) => c.name === current.name)
+        ? listed.map((c) => (c.name === current.name ? current : c))
+        : [...listed, current]
+      : listed;
+  const rows = contexts.map((c) => [c.name === current?.name ? `${c.name} *` : c.name, c.namespace, builderOf(c), c.registry || '-']);
   f.io.stdout.write(formatTable(['Name', 'Namespace', 'Builder', 'Registry'], rows));
 };
 

@@ -14,8 +14,10 @@ export const contextCommand = command({
   summary: 'Manage the cluster and namespace devtool works on',
   description:
     'A context is a cluster, a user and a namespace: the default for every command. It is either a kubeconfig context name or a devtool service ' +
-    'URL.\nWithout a subcommand, prompts to select an existing context or create a new one.\n' +
+    'URL.\nWithout a subcommand, prompts to select an existing context or create a new one; with a URL, or DEVTOOL_URL set, selects that ' +
+    'service without a prompt (with --token: non-interactive login).\n' +
     'DEVTOOL_URL and DEVTOOL_TOKEN select a service context for one run.',
+  args: [{ name: 'URL' }],
   options: contextOptions,
   load: async () => (await import('./run.ts')).runContextPrompt,
   subcommands: [

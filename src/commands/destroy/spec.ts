@@ -2,7 +2,7 @@ import { command, type OptionSpec } from '../../cli/spec.ts';
 import { envName, timeout, wait } from '../shared.ts';
 
 export const destroyOptions = [
-  envName('folder name'),
+  envName(),
   { name: 'namespace', short: 'n', type: 'string', description: 'Overrides the namespace' },
   timeout('Wait for destruction'),
   { name: 'volumes', short: 'v', type: 'bool', default: 'false', description: 'Also destroy persistent volumes' },

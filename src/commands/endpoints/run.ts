@@ -1,7 +1,7 @@
 import type { CommandHandler } from '../../cli/spec.ts';
 import { environmentUrls, formatUrls } from '../../deploy/endpoints.ts';
 import { environmentName } from '../../app/name.ts';
-import { clusterTarget } from '../../kube/target.ts';
+import { clusterTarget, endpointDomain, endpointDomainHint } from '../../kube/target.ts';
 import type { endpointsOptions } from './spec.ts';
 
 export const runEndpoints: CommandHandler<typeof endpointsOptions> = async (f, inv) => {
@@ -10,6 +10,13 @@ export const runEndpoints: CommandHandler<typeof endpointsOptions> = async (f, i
   const client = await f.kube({ context, namespace });
   const urls = await environmentUrls(client, environment);
   const format = inv.opts.output;
-  if (!format && urls.length === 0) f.io.stderr.write(`No public endpoints for environment ${environment} in namespace ${namespace}\n`);
+  // Ruling 5: with no endpoint domain, deploy makes no public endpoints; say so, and how to set one
+  // (on stderr, whatever the format: stdout stays what --output asks for).
+  if (urls.length === 0 && !endpointDomain(f, context)) {
+    f.io.stderr.write(
+      `No public endpoints for environment ${environment} in namespace ${namespace}: ` +
+        `no endpoint domain is configured for context ${context.name}; ${endpointDomainHint(context.name)}\n`,
+    );
+  } else if (!format && urls.length === 0) f.io.stderr.write(`No public endpoints for environment ${environment} in namespace ${namespace}\n`);
   f.io.stdout.write(formatUrls(urls, format));
 };

@@ -12,7 +12,7 @@ export const pipelineCommand: CommandSpec = {
       summary: 'Run a job in the cluster that clones the repository and runs deploy on it',
       options: [
         { name: 'branch', type: 'string', defaultText: 'main branch', description: 'Branch to deploy' },
-        manifestFileWithoutDefault('Manifest location. When unset, automatic deployment rules apply'),
+        manifestFileWithoutDefault('Manifest location; when unset, automatic deployment rules apply'),
         { name: 'name', type: 'string', defaultText: 'folder name', description: 'Pipeline name' },
         { name: 'namespace', short: 'n', type: 'string', defaultText: 'current cluster client config namespace', description: 'Namespace' },
         { name: 'repository', type: 'string', description: 'HTTPS URL of the repository' },

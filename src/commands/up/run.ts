@@ -17,8 +17,9 @@ import type { upOptions } from './spec.ts';
 const READY_TIMEOUT_MS = 5 * 60_000;
 
 export const runUp: CommandHandler<typeof upOptions> = async (f, inv) => {
-  const t = await devTarget(f, devTargetQuery(inv));
+  // The command line first: a bad --env is a usage error before any file or cluster is read.
   const extraEnv = parseEnvList(inv.opts.env);
+  const t = await devTarget(f, devTargetQuery(inv));
   checkDeployFlag(f, t, inv.opts.deploy);
   const release = t.state.lock(t.devName);
   let tunnel: DevTunnel | undefined;
