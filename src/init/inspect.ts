@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync, type Stats, statSync } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, parseDocument } from 'yaml';
 import { defaultComposeFileNames } from '../compose/find.ts';
 
 export type Language = 'node' | 'go' | 'python' | 'java' | 'rust' | 'ruby' | 'php' | 'dotnet';
@@ -27,6 +27,8 @@ export interface Inspection {
   readonly manifestDirs: string[];
   /** Folders (relative) holding a Chart.yaml. */
   readonly charts: string[];
+  /** The `name` of each chart's Chart.yaml, by folder (none when it has no plain string name). */
+  readonly chartNames: Readonly<Record<string, string>>;
   /** Names of the Deployments those manifests define, shallowest folder first, then in file order. */
   readonly deployments: string[];
   readonly language?: Language;
@@ -65,6 +67,7 @@ export function inspectFolder(folder: string): Inspection {
     .filter((p) => basename(p) === 'Chart.yaml')
     .map((p) => rel(dirname(p)))
     .sort(byDepth((d) => d));
+  const chartNames = Object.fromEntries(charts.flatMap((c) => chartName(read(join(folder, c, 'Chart.yaml'))).map((n) => [c, n])));
   const inChart = (p: string) => charts.some((c) => c === '.' || rel(p).startsWith(`${c}/`));
   const manifestDirs = [
     ...new Set(
@@ -82,7 +85,7 @@ export function inspectFolder(folder: string): Inspection {
   const top = new Set(readdirSafe(folder));
   const language =
     MARKERS.find(([marker]) => top.has(marker))?.[1] ?? (top.has('global.json') || [...top].some((n) => n.endsWith('.csproj')) ? 'dotnet' : undefined);
-  return { folder, dockerfiles, composeFiles, manifestDirs, charts, deployments, ...(language ? { language } : {}) };
+  return { folder, dockerfiles, composeFiles, manifestDirs, charts, chartNames, deployments, ...(language ? { language } : {}) };
 }
 
 export function isDockerfileName(name: string): boolean {
@@ -103,6 +106,14 @@ export function deploymentNames(text: string): string[] {
     if (d && typeof d === 'object' && d.kind === 'Deployment' && typeof d.metadata?.name === 'string') names.push(d.metadata.name);
   }
   return names;
+}
+
+/** The name a Chart.yaml gives its chart, as a one-element list; none when it does not parse or has no name. */
+export function chartName(text: string): string[] {
+  const doc = parseDocument(text);
+  if (doc.errors.length) return [];
+  const name = (doc.toJS() as { name?: unknown } | null)?.name;
+  return typeof name === 'string' && name.trim() ? [name.trim()] : [];
 }
 
 /** Ports of EXPOSE lines (`EXPOSE 8080 9229/tcp`); variables and ranges are skipped. */

@@ -9,8 +9,19 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { assertGolden } from '../../test/golden.ts';
 import { loadManifestText } from '../manifest/load.ts';
-import { deploymentNames, exposedPorts, inspectFolder, isKubernetesManifest } from './inspect.ts';
-import { appName, defaultAnswers, defaultService, deployMethods, nothingToSwap, proposedImage, proposeManifest, renderManifest, stignore } from './propose.ts';
+import { chartName, deploymentNames, exposedPorts, inspectFolder, isKubernetesManifest } from './inspect.ts';
+import {
+  appName,
+  defaultAnswers,
+  defaultService,
+  deployMethods,
+  helmRelease,
+  nothingToSwap,
+  proposedImage,
+  proposeManifest,
+  renderManifest,
+  stignore,
+} from './propose.ts';
 
 const testdata = join(import.meta.dirname, 'testdata');
 
@@ -97,4 +108,19 @@ test('the Deployments of Kubernetes manifests name the dev container; nothing to
     { image?: string }
   >;
   assert.equal(services['empty']!.image, 'localhost:5000/debian:bookworm', "the context registry's copy replaces the public image");
+});
+
+test("a chart's release and dev container are named after the chart, which names its Deployment after the release", () => {
+  const go = inspectFolder(join(testdata, 'helm-go'));
+  assert.deepEqual(go.chartNames, { chart: 'backend' });
+  const helm = deployMethods(go)[0]!;
+  assert.equal(helmRelease(go, 'chart', 'helm-go'), 'backend');
+  assert.equal(defaultService(go, helm, 'helm-go'), 'backend', 'not the image (api): up swaps the Deployment the release makes');
+  assert.deepEqual(proposeManifest(go, defaultAnswers(go, 'helm-go'))['deploy'], ['helm upgrade --install backend chart']);
+  assert.equal(defaultService(go, { kind: 'none' }, 'helm-go'), 'api', 'without the chart, the image names it');
+  assert.equal(helmRelease({ ...go, chartNames: {} }, 'chart', 'helm-go'), 'helm-go', 'a chart without a name: the app');
+  assert.equal(helmRelease({ ...go, chartNames: { chart: 'My_Chart' } }, 'chart', 'helm-go'), 'my-chart', 'a DNS label, as helm requires');
+  assert.deepEqual(chartName('apiVersion: v2\nname: web\n'), ['web']);
+  assert.deepEqual(chartName('name: [unclosed\n'), []);
+  assert.deepEqual(chartName('apiVersion: v2\n'), []);
 });
