@@ -41,16 +41,18 @@ go_tests agent agent
 step "BuildKit client tests (Go)"
 go_tests buildkit/client buildkit
 # The end-to-end tests' infrastructure, before them: on a fresh machine these are long Go builds
-# (Kubernetes from source, BuildKit, Syncthing), which must not count against any one test's
-# 10-minute limit. Each is cached outside the clone; a warm run only checks and reuses.
-step "test infrastructure: local cluster, Docker daemon, BuildKit daemon, devtool-bin image (cached)"
+# (Kubernetes from source, BuildKit, Syncthing, Helm), which must not count against any one test's
+# 10-minute limit. Each is cached outside the clone; a warm run only checks and reuses. helm is not
+# put on this PATH: the tests that install charts put it on the CLI's (test/e2e/cluster.ts).
+step "test infrastructure: local cluster, Docker daemon, BuildKit daemon, devtool-bin image, helm (cached)"
 infra() {
   local started=$SECONDS
   "$@" >/dev/null || { echo "FAILED: $* (its log lines are above)"; return 1; }
   echo "ready in $((SECONDS - started))s: $*"
 }
 infra_failed=0
-if infra bash cluster/cluster.sh up && infra bash cluster/dockerd.sh up && infra bash buildkit/buildkitd.sh up && infra bash agent/build.sh localhost:5000; then
+if infra bash cluster/cluster.sh up && infra bash cluster/dockerd.sh up && infra bash buildkit/buildkitd.sh up && infra bash agent/build.sh localhost:5000 &&
+  infra bash cluster/helm.sh path; then
   # A run cut off before its cleanup (a killed CI job) leaves its test namespaces, and their dev
   # pods keep two cores busy: gone before this run's tests start (test/e2e/cluster.ts labels them).
   infra bash cluster/cluster.sh kubectl delete namespace -l devtool.dev/e2e=true --wait=true --timeout=180s ||

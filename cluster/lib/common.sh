@@ -15,6 +15,7 @@ STATE=${DEVTOOL_CLUSTER_STATE:-/var/lib/devtool-cluster}
 K8S_VERSION=v1.33.13            # k8s.io/kubernetes, see k8s/go.mod
 COREDNS_VERSION=v1.12.4         # github.com/coredns/coredns, see coredns/go.mod
 CRANE_VERSION=v0.20.6           # github.com/google/go-containerregistry, see crane/go.mod
+# Helm (for the tests, not the cluster) is pinned in cluster/helm.sh (HELM_VERSION).
 
 CLUSTER_NAME=devtool-local
 REGISTRY=localhost:5000          # name used in image references

@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync, type Stats, statSync } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, parseDocument } from 'yaml';
 import { defaultComposeFileNames } from '../compose/find.ts';
 import { parseYaml } from '../yaml/parse.ts';
 
@@ -33,6 +33,8 @@ export interface Inspection {
   readonly manifestDirs: string[];
   /** Folders (relative) holding a Chart.yaml. */
   readonly charts: string[];
+  /** The `name` of each chart's Chart.yaml, by folder (none when it has no plain string name). */
+  readonly chartNames: Readonly<Record<string, string>>;
   /** Names of the Deployments those manifests define, shallowest folder first, then in file order. */
   readonly deployments: string[];
   readonly language?: Language;
@@ -71,6 +73,7 @@ export function inspectFolder(folder: string): Inspection {
     .filter((p) => basename(p) === 'Chart.yaml')
     .map((p) => rel(dirname(p)))
     .sort(byDepth((d) => d));
+  const chartNames = Object.fromEntries(charts.flatMap((c) => chartName(read(join(folder, c, 'Chart.yaml'))).map((n) => [c, n])));
   const inChart = (p: string) => charts.some((c) => c === '.' || rel(p).startsWith(`${c}/`));
   const manifestDirs = [
     ...new Set(
@@ -89,7 +92,7 @@ export function inspectFolder(folder: string): Inspection {
   const language =
     MARKERS.find(([marker]) => top.has(marker))?.[1] ?? (top.has('global.json') || [...top].some((n) => n.endsWith('.csproj')) ? 'dotnet' : undefined);
   const composeServices = composeFiles[0] ? composeServiceNames(read(join(folder, composeFiles[0]))) : [];
-  return { folder, dockerfiles, composeFiles, composeServices, manifestDirs, charts, deployments, ...(language ? { language } : {}) };
+  return { folder, dockerfiles, composeFiles, composeServices, manifestDirs, charts, chartNames, deployments, ...(language ? { language } : {}) };
 }
 
 /** The service names of a Compose file, best dev container first (see Inspection); none when it does not parse. */
@@ -131,6 +134,14 @@ export function deploymentNames(text: string): string[] {
     if (d && typeof d === 'object' && d.kind === 'Deployment' && typeof d.metadata?.name === 'string') names.push(d.metadata.name);
   }
   return names;
+}
+
+/** The name a Chart.yaml gives its chart, as a one-element list; none when it does not parse or has no name. */
+export function chartName(text: string): string[] {
+  const doc = parseDocument(text);
+  if (doc.errors.length) return [];
+  const name = (doc.toJS() as { name?: unknown } | null)?.name;
+  return typeof name === 'string' && name.trim() ? [name.trim()] : [];
 }
 
 /** Ports of EXPOSE lines (`EXPOSE 8080 9229/tcp`); variables and ranges are skipped. */

@@ -9,8 +9,19 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { assertGolden } from '../../test/golden.ts';
 import { loadManifestText } from '../manifest/load.ts';
-import { composeServiceNames, deploymentNames, exposedPorts, inspectFolder, isKubernetesManifest } from './inspect.ts';
-import { appName, defaultAnswers, defaultService, deployMethods, nothingToSwap, proposedImage, proposeManifest, renderManifest, stignore } from './propose.ts';
+import { chartName, composeServiceNames, deploymentNames, exposedPorts, inspectFolder, isKubernetesManifest } from './inspect.ts';
+import {
+  appName,
+  defaultAnswers,
+  defaultService,
+  deployMethods,
+  helmRelease,
+  nothingToSwap,
+  proposedImage,
+  proposeManifest,
+  renderManifest,
+  stignore,
+} from './propose.ts';
 
 const testdata = join(import.meta.dirname, 'testdata');
 
@@ -108,4 +119,19 @@ test('the dev container beside a Compose file is a Compose service: one that mou
   assert.deepEqual(composeServiceNames('services:\n  db: {image: pg}\n  api: {image: x, volumes: [{type: bind, source: ., target: /app}]}\n'), ['api', 'db']);
   assert.deepEqual(composeServiceNames('services:\n  b: {image: x}\n  a: {image: y}\n'), ['b', 'a']);
   assert.deepEqual(composeServiceNames('services: [\n'), []);
+});
+
+test("a chart's release and dev container are named after the chart, which names its Deployment after the release", () => {
+  const go = inspectFolder(join(testdata, 'helm-go'));
+  assert.deepEqual(go.chartNames, { chart: 'backend' });
+  const helm = deployMethods(go)[0]!;
+  assert.equal(helmRelease(go, 'chart', 'helm-go'), 'backend');
+  assert.equal(defaultService(go, helm, 'helm-go'), 'backend', 'not the image (api): up swaps the Deployment the release makes');
+  assert.deepEqual(proposeManifest(go, defaultAnswers(go, 'helm-go'))['deploy'], ['helm upgrade --install backend chart']);
+  assert.equal(defaultService(go, { kind: 'none' }, 'helm-go'), 'api', 'without the chart, the image names it');
+  assert.equal(helmRelease({ ...go, chartNames: {} }, 'chart', 'helm-go'), 'helm-go', 'a chart without a name: the app');
+  assert.equal(helmRelease({ ...go, chartNames: { chart: 'My_Chart' } }, 'chart', 'helm-go'), 'my-chart', 'a DNS label, as helm requires');
+  assert.deepEqual(chartName('apiVersion: v2\nname: web\n'), ['web']);
+  assert.deepEqual(chartName('name: [unclosed\n'), []);
+  assert.deepEqual(chartName('apiVersion: v2\n'), []);
 });

@@ -67,16 +67,28 @@ export function defaultAnswers(i: Inspection, name: string): Answers {
 }
 
 /**
- * The dev container's name: for Kubernetes manifests, a Deployment they define (the one named like
- * the image, else the first), since `up` swaps the Deployment of that name; for a Compose file, one
- * of its services (their workloads are named after them: see Inspection.composeServices); otherwise
- * the image's.
+ * The dev container's name, since `up` swaps the Deployment of that name: for Kubernetes manifests, a
+ * Deployment they define (the one named like the image, else the first); for a chart, its release
+ * (helmRelease); for a Compose file, one of its services (their workloads are named after them: see
+ * Inspection.composeServices); otherwise the image's.
  */
 export function defaultService(i: Inspection, deploy: DeployMethod, app: string): string {
+  if (deploy.kind === 'helm') return helmRelease(i, deploy.chart, app);
   if (deploy.kind === 'compose' && i.composeServices[0] !== undefined) return i.composeServices[0];
   const guess = defaultServiceName(i, app);
   if (deploy.kind === 'kubectl' && i.deployments.length && !i.deployments.includes(guess)) return i.deployments[0]!;
   return guess;
+}
+
+/**
+ * The release `helm upgrade --install` makes: named after the chart (its Chart.yaml `name`, else the
+ * app). Its Deployment then has that name whether the chart names it `{{ .Release.Name }}` or with
+ * the `fullname` helper of `helm create` (the release name alone when it contains the chart's name).
+ */
+export function helmRelease(i: Inspection, chart: string, app: string): string {
+  // Helm refuses release names over 53 characters.
+  const release = toDnsLabel(i.chartNames[chart] ?? '').slice(0, 53);
+  return release.replace(/-+$/, '') || app;
 }
 
 /**
@@ -144,7 +156,7 @@ export function proposeManifest(i: Inspection, answers: Answers, name = appName(
   const build = buildSection(i, name);
   const manifest: Record<string, unknown> = { name };
   if (Object.keys(build).length) manifest['build'] = build;
-  const deploy = deploySection(answers.deploy, name);
+  const deploy = deploySection(i, answers.deploy, name);
   if (deploy) manifest['deploy'] = deploy;
   const devImage = proposedImage(i, answers, name);
   manifest['services'] = {
@@ -160,12 +172,12 @@ export function proposeManifest(i: Inspection, answers: Answers, name = appName(
   return manifest;
 }
 
-function deploySection(m: DeployMethod, name: string): unknown {
+function deploySection(i: Inspection, m: DeployMethod, name: string): unknown {
   switch (m.kind) {
     case 'helm':
       // Chart values differ per chart, so built images are not passed: the user adds
       // `--set <key>=$DEVTOOL_BUILD_<NAME>_IMAGE` where the chart takes them.
-      return [`helm upgrade --install ${name} ${m.chart}`];
+      return [`helm upgrade --install ${helmRelease(i, m.chart, name)} ${m.chart}`];
     case 'kubectl':
       return m.dirs.map((dir) => `kubectl apply -f ${dir}`);
     case 'compose':

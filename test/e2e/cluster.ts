@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, existsSync, cpSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { crane, ensureCluster, REGISTRY, type LocalCluster } from '../../cluster/test-cluster.ts';
 import { createSandbox, type Sandbox } from './cli.ts';
@@ -142,4 +142,22 @@ export function ensureAgentImage(): string {
   agentImage = r.stdout.trim().split('\n').at(-1)!;
   if (!/@sha256:[0-9a-f]{64}$/.test(agentImage)) throw new Error(`agent/build.sh printed no digest reference: ${r.stdout}`);
   return agentImage;
+}
+
+let helmDir: string | undefined;
+
+/**
+ * A PATH (the tests' own, `path` by default) with the project's helm in front: cluster/helm.sh
+ * builds it from the Go module proxy at a pinned release (cached outside the clone; minutes the
+ * first time, scripts/test.sh builds it before the tests). devtool finds helm on the user's PATH as
+ * any deploy command does: a test puts it there, the CLI knows nothing of this build.
+ */
+export function pathWithHelm(path = process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin'): string {
+  if (!helmDir) {
+    const root = new URL('../..', import.meta.url).pathname;
+    const r = spawnSync('bash', [join(root, 'cluster/helm.sh'), 'path'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    if (r.status !== 0) throw new Error(`cluster/helm.sh path failed (exit ${r.status}):\n${r.stdout}${r.stderr}`);
+    helmDir = dirname(r.stdout.trim().split('\n').at(-1)!);
+  }
+  return `${helmDir}:${path}`;
 }

@@ -1,9 +1,10 @@
 /**
  * The first run from `init`, for the kinds of project that deploy a Deployment of their own, which
  * `up` swaps (issue 15): Kubernetes manifests (init names the dev container after their Deployment
- * and proposes `kubectl apply`), a Compose file, and a Helm chart (skipped where helm is not
- * installed). init writes no image and no autocreate: the dev container runs the original's image,
- * and a wrong name stays an error. After `down` the original runs again and no dev object is left.
+ * and proposes `kubectl apply`), a Compose file, and a Helm chart (helm: the project's build,
+ * cluster/helm.sh, put on the CLI's PATH). init writes no image and no autocreate: the dev container
+ * runs the original's image, and a wrong name stays an error. After `down` the original runs again
+ * and no dev object is left.
  */
 import * as k8s from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
@@ -12,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { ensureDocker } from '../../cluster/test-docker.ts';
 import { runDevtool } from './cli.ts';
-import { clusterSandbox, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
+import { clusterSandbox, ensureAgentImage, pathWithHelm, REGISTRY, type ClusterSandbox } from './cluster.ts';
 import { assertSyncs, devLeftovers, down, firstRun, useNamespace, writeProject } from './first-run.ts';
 import { tearDownDev } from './up-session.ts';
 
@@ -25,7 +26,8 @@ before(async () => {
   let dockerHost: string;
   [{ dockerHost }, s] = await Promise.all([ensureDocker(), clusterSandbox('first-run-b')]);
   apps = s.kc.makeApiClient(k8s.AppsV1Api);
-  env = { ...s.env, DOCKER_HOST: dockerHost, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
+  // helm on the PATH, as a user's: the chart's deploy command runs it (built here on a cold machine).
+  env = { ...s.env, PATH: pathWithHelm(), DOCKER_HOST: dockerHost, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
   useNamespace(s, env);
 });
 
@@ -100,17 +102,23 @@ test('a Compose file: deploy builds and deploys it, up swaps the service for the
   assert.match(image, new RegExp(`^${REGISTRY}/web-web:devtool-[0-9a-f]{24}$`), 'the image the Compose deploy built');
 });
 
-const helm = spawnSync('helm', ['version', '--short'], { encoding: 'utf8' }).status === 0;
+// The fullname helper of `helm create`: the release's name when it holds the chart's, else "<release>-<chart>".
+const fullnameHelper = `{{- define "api.fullname" -}}
+{{- if contains .Chart.Name .Release.Name }}{{ .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}{{ printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" }}{{ end }}
+{{- end }}
+`;
 
-test('a Helm chart: deploy installs it, up swaps its Deployment, down restores it', {
-  timeout: 300_000,
-  skip: helm ? false : 'helm is not installed',
-}, async () => {
+test('a Helm chart: deploy installs it, up swaps its Deployment, down restores it', { timeout: 300_000 }, async () => {
+  // The chart is not named like the folder or the image (chartapp): the release, and so its Deployment, is named after the chart.
   const cwd = join(s.root, 'chartapp');
   writeProject(cwd, {
     Dockerfile: dockerfile(18743),
-    'chart/Chart.yaml': 'apiVersion: v2\nname: chartapp\nversion: 0.1.0\n',
-    'chart/templates/deployment.yaml': deployment('{{ .Release.Name }}'),
+    'chart/Chart.yaml': 'apiVersion: v2\nname: api\nversion: 0.1.0\n',
+    'chart/templates/_helpers.tpl': fullnameHelper,
+    'chart/templates/deployment.yaml': deployment('{{ include "api.fullname" . }}'),
   });
-  await swapRun(cwd, 'chartapp');
+  await swapRun(cwd, 'api');
+  const releases = spawnSync('helm', ['list', '--short', '--namespace', s.namespace], { encoding: 'utf8', env: { ...process.env, ...env } });
+  assert.equal(releases.stdout.trim(), 'api', releases.stderr);
 });
