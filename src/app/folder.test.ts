@@ -51,11 +51,25 @@ test('--file names a Compose file by what it holds, whatever its name (issue 15)
     'devtool.yml': 'services:\n  api:\n    command: bash\n',
     'staging.devtool.yaml': 'services:\n  api:\n    image: node:20\n',
     'empty.yml': '',
+    // YAML as people also write it, which only a YAML parser reads: flow style, anchors and merge keys.
+    'flow.yaml': '{services: {web: {image: nginx}}, volumes: {d: {}}}\n',
+    'anchors.yaml': 'services:\n  web: &web\n    image: nginx\n  worker:\n    <<: *web\n    command: [work]\n',
+    'flow-dev.yaml': '{services: {api: {image: node, sync: [".:/app"]}}}\n',
   });
-  for (const f of ['docker-compose.prod.yml', 'stack.yaml', 'compose.override.yaml', 'only-volumes.yaml', 'stack.json', 'x-only.yml', 'my.compose.yml']) {
+  for (const f of [
+    'docker-compose.prod.yml',
+    'stack.yaml',
+    'compose.override.yaml',
+    'only-volumes.yaml',
+    'stack.json',
+    'x-only.yml',
+    'my.compose.yml',
+    'flow.yaml',
+    'anchors.yaml',
+  ]) {
     assert.equal(appFileKind(join(dir, f)), 'compose', f);
   }
-  for (const f of ['dev.yml', 'dev.json', 'pipeline.yml', 'empty.yml', 'devtool.yml', 'staging.devtool.yaml'])
+  for (const f of ['dev.yml', 'dev.json', 'pipeline.yml', 'empty.yml', 'devtool.yml', 'staging.devtool.yaml', 'flow-dev.yaml'])
     assert.equal(appFileKind(join(dir, f)), 'manifest', f);
   assert.deepEqual(findApp(dir, 'stack.yaml'), { kind: 'compose', files: [join(dir, 'stack.yaml')], folder: dir });
 });

@@ -6,13 +6,14 @@
  * Compose file when it holds `services`. Several files (deploy's repeatable --file) are Compose
  * files merged in order; a manifest comes alone.
  */
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { DevtoolError } from '../base/errors.ts';
 import { defaultComposeFileNames } from '../compose/find.ts';
+import { parseYaml } from '../yaml/parse.ts';
+import { MANIFEST_FILE } from './manifest-file.ts';
 
-/** The manifest's file name: the one spelling of it. */
-export const MANIFEST_FILE = 'devtool.yml';
+export { MANIFEST_FILE };
 
 /** Absolute paths; `folder` is the one holding the (first) file. */
 export type AppSource = { kind: 'manifest'; file: string; folder: string } | { kind: 'compose'; files: string[]; folder: string };
@@ -48,12 +49,10 @@ const MAX_SNIFFED_BYTES = 4 * 1024 * 1024;
  * another key only Compose has: volumes, networks, x-...), unless its services have a field only
  * a dev container has (sync, forward...), or have only fields both kinds have and the file is
  * named like the manifest (devtool.yml, dev.devtool.yaml). A file that says neither (empty,
- * unreadable, not YAML devtool can read this cheaply) is told by its name: *compose.yaml and the
- * like are Compose files.
- * This is a cheap look at the keys, not a parse: the loader then reads the file and locates errors.
+ * unreadable, not YAML) is told by its name: *compose.yaml and the like are Compose files.
  */
 export function appFileKind(path: string): 'manifest' | 'compose' {
-  const keys = sniffKeys(path);
+  const keys = fileKeys(path);
   if (keys) {
     const top = [...keys.top];
     if (top.some((k) => MANIFEST_KEYS.has(k))) return 'manifest';
@@ -67,37 +66,20 @@ export function appFileKind(path: string): 'manifest' | 'compose' {
   return isComposeFileName(path) ? 'compose' : 'manifest';
 }
 
-interface SniffedKeys {
+interface FileKeys {
   top: Set<string>;
   /** The fields of every entry of `services`. */
   serviceFields: Set<string>;
 }
 
-function sniffKeys(path: string): SniffedKeys | undefined {
-  let text: string;
-  try {
-    const size = statSync(path).size;
-    if (size > MAX_SNIFFED_BYTES) return undefined;
-    const fd = openSync(path, 'r');
-    try {
-      const buf = Buffer.alloc(size);
-      const n = readSync(fd, buf, 0, size, 0);
-      text = buf.toString('utf8', 0, n);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return undefined;
-  }
-  return text.trimStart().startsWith('{') ? jsonKeys(text) : blockKeys(text);
-}
-
-/** JSON is YAML: a Compose file or a manifest may be written in it. */
-function jsonKeys(text: string): SniffedKeys | undefined {
+/** The top-level keys and service fields of a YAML (or JSON) file; undefined when it cannot be read or is not a map. */
+function fileKeys(path: string): FileKeys | undefined {
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    if (statSync(path).size > MAX_SNIFFED_BYTES) return undefined;
+    value = parseYaml(readFileSync(path, 'utf8'), path).value;
   } catch {
+    // Unreadable or not YAML: told by its name; the loader then says what is wrong, where.
     return undefined;
   }
   if (!isMap(value)) return undefined;
@@ -108,53 +90,6 @@ function jsonKeys(text: string): SniffedKeys | undefined {
 
 function isMap(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-const keyLine = /^( *)("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s#'"{}[\],&*!|>%@`-][^:#]*?|-[^\s:#][^:#]*?)[ \t]*:(?:[ \t]|$)/;
-
-/**
- * The keys of block-style YAML, by indentation: the top-level keys, and the fields of each entry
- * of `services`. Good enough to tell the two kinds of files apart; a block scalar that looks like
- * keys could only add a wrong hint.
- */
-function blockKeys(text: string): SniffedKeys {
-  const top = new Set<string>();
-  const serviceFields = new Set<string>();
-  let section: string | undefined;
-  let serviceIndent: number | undefined;
-  let fieldIndent: number | undefined;
-  for (const line of text.split(/\r?\n/)) {
-    if (/^\s*(#|$)/.test(line) || /^(---|\.\.\.)(\s|$)/.test(line)) continue;
-    const m = keyLine.exec(line);
-    const indent = m ? m[1]!.length : (/^ */.exec(line)?.[0].length ?? 0);
-    if (indent === 0) {
-      section = m ? unquote(m[2]!) : undefined;
-      if (section !== undefined) top.add(section);
-      serviceIndent = undefined;
-      fieldIndent = undefined;
-      continue;
-    }
-    if (section !== 'services' || !m) continue;
-    if (serviceIndent === undefined || indent <= serviceIndent) {
-      serviceIndent = indent;
-      fieldIndent = undefined;
-      continue;
-    }
-    fieldIndent ??= indent;
-    if (indent === fieldIndent) serviceFields.add(unquote(m[2]!));
-  }
-  return { top, serviceFields };
-}
-
-function unquote(key: string): string {
-  if (key.startsWith('"')) {
-    try {
-      return JSON.parse(key) as string;
-    } catch {
-      return key;
-    }
-  }
-  return key.startsWith("'") ? key.slice(1, -1).replaceAll("''", "'") : key;
 }
 
 /**

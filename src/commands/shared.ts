@@ -2,7 +2,7 @@
  * Options shared by several commands, spelled once so their help reads the same everywhere.
  * Each is `as const`, so a command's option list keeps its literal names and types (OptionValues).
  */
-import { MANIFEST_FILE } from '../app/folder.ts';
+import { MANIFEST_FILE } from '../app/manifest-file.ts';
 import { UnavailableError } from '../base/errors.ts';
 import type { CommandHandler, CommandInput, OptionSpec } from '../cli/spec.ts';
 import type { DevTargetQuery } from '../dev/target.ts';

@@ -1,5 +1,5 @@
 import { command, type OptionSpec } from '../../cli/spec.ts';
-import { MANIFEST_FILE } from '../../app/folder.ts';
+import { MANIFEST_FILE } from '../../app/manifest-file.ts';
 import { envName, timeout, vars, wait } from '../shared.ts';
 
 export const deployOptions = [

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { CommandHandler } from '../../cli/spec.ts';
 import { destroyEnvironment } from '../../deploy/destroy.ts';
 import { runDestroyCommands } from '../../deploy/manifest-deploy.ts';
-import { MANIFEST_FILE } from '../../app/folder.ts';
+import { MANIFEST_FILE } from '../../app/manifest-file.ts';
 import { environmentName, sanitizeName } from '../../app/name.ts';
 import { Progress } from '../../deploy/progress.ts';
 import { clusterTarget } from '../../kube/target.ts';
