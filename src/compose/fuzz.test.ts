@@ -12,7 +12,9 @@ import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import type { FuzzMessage, FuzzRequest } from './fuzz.worker.ts';
 
-const perCaseLimitMs = 2_000;
+// A hang never ends; a slow case on a loaded machine (a garbage collection, the worker's first
+// case, which includes loading tsx and compiling the sources) once took over 2 s. 10 s tells them apart.
+const perCaseLimitMs = 10_000;
 const runs = Number(process.env['FUZZ_RUNS'] ?? 2500);
 const request: FuzzRequest = { seed: Number(process.env['FUZZ_SEED'] ?? 20240604), textRuns: runs, treeRuns: runs };
 

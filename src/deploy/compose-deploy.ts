@@ -22,7 +22,7 @@ import { ENVIRONMENT_LABEL, environmentSelector } from '../kube/labels.ts';
 import type { KubeObject } from '../kube/objects.ts';
 import { awaitCondition, awaitReady, Deadline, rolloutReader, ServiceFailure } from './await.ts';
 import type { Progress } from './progress.ts';
-import { writeEnvironment, type EnvironmentRecord } from './state.ts';
+import { recordDeployEnd, writeEnvironment, type EnvironmentRecord } from './state.ts';
 
 export interface ComposeDeployOptions {
   cwd: string;
@@ -128,16 +128,10 @@ export async function deployCompose(client: KubeClient, opts: ComposeDeployOptio
       progress.fail(err.message);
       if (err.logTail) progress.detail(err.logTail);
     }
-    await writeEnvironment(client, {
-      ...record,
-      status: 'error',
-      error: (err as Error).message,
-      output: progress.transcript(),
-      updated: now().toISOString(),
-    }).catch(() => undefined);
+    await recordDeployEnd(client, record, { error: err as Error, output: progress.transcript(), now: now() });
     throw err;
   }
-  await writeEnvironment(client, { ...record, status: 'deployed', output: progress.transcript(), updated: now().toISOString() });
+  await recordDeployEnd(client, record, { output: progress.transcript(), now: now() });
   return translation;
 }
 

@@ -22,7 +22,7 @@ import { awaitEnvironmentWorkloads, Deadline, rolloutReader } from './await.ts';
 import { deployCompose, ensureNamespace } from './compose-deploy.ts';
 import { startLabelProxy } from './label-proxy.ts';
 import type { Progress } from './progress.ts';
-import { readEnvironment, writeEnvironment, type EnvironmentRecord } from './state.ts';
+import { readEnvironment, recordDeployEnd, writeEnvironment, type EnvironmentRecord } from './state.ts';
 
 export interface ManifestDeployOptions {
   manifest: Manifest;
@@ -105,16 +105,10 @@ export async function deployManifest(client: KubeClient, opts: ManifestDeployOpt
       );
     }
   } catch (err) {
-    await writeEnvironment(client, {
-      ...record,
-      status: 'error',
-      error: (err as Error).message,
-      output: progress.transcript(),
-      updated: now().toISOString(),
-    }).catch(() => undefined);
+    await recordDeployEnd(client, record, { error: err as Error, output: progress.transcript(), now: now() });
     throw err;
   }
-  await writeEnvironment(client, { ...record, status: 'deployed', output: progress.transcript(), updated: now().toISOString() });
+  await recordDeployEnd(client, record, { output: progress.transcript(), now: now() });
 }
 
 /**

@@ -100,3 +100,14 @@ export async function deleteEnvironment(client: KubeClient, envName: string): Pr
     if (!isNotFound(err)) throw new DevtoolError(`cannot delete the state of environment "${envName}": ${describeKubeError(err)}`);
   }
 }
+
+/**
+ * Records how a deploy ended: `deployed`, or `error` with the error's message (best effort: the
+ * deploy's own error is what the user must see, not a failure to record it). `output` is the
+ * deploy's transcript.
+ */
+export async function recordDeployEnd(client: KubeClient, record: EnvironmentRecord, end: { error?: Error; output: string; now: Date }): Promise<void> {
+  const updated = end.now.toISOString();
+  if (!end.error) return writeEnvironment(client, { ...record, status: 'deployed', output: end.output, updated });
+  await writeEnvironment(client, { ...record, status: 'error', error: end.error.message, output: end.output, updated }).catch(() => undefined);
+}

@@ -5,7 +5,8 @@
  * (buildkit.ts). A backend builds one image and pushes it under every tag of the request.
  */
 
-export interface BuildRequest {
+/** What to build: a context, its Dockerfile and how (shared by the plan's ImageSpec and a backend's request). */
+export interface BuildInput {
   /** Absolute path of the build context folder. */
   readonly contextDir: string;
   /** Absolute path of the Dockerfile (it may lie outside the context). */
@@ -20,6 +21,9 @@ export interface BuildRequest {
   readonly cacheFrom: readonly string[];
   /** Image references to export the build cache to (registry cache, mode=max). */
   readonly exportCache: readonly string[];
+}
+
+export interface BuildRequest extends BuildInput {
   /** Full image references (registry/repository:tag) to tag and push; at least one. */
   readonly tags: readonly string[];
   /** Labels to set on the image (devtool records its content hash there). */

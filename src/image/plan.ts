@@ -11,21 +11,13 @@ import type { Manifest } from '../manifest/model.ts';
 import { LocatedError, type Path, type Problem } from '../yaml/errors.ts';
 import { parseYaml } from '../yaml/parse.ts';
 import { didYouMean } from '../base/suggest.ts';
+import type { BuildInput } from './backend.ts';
 import type { CliBuildOptions } from './options.ts';
 
 /** One image to build, with every path absolute. */
-export interface ImageSpec {
+export interface ImageSpec extends BuildInput {
   /** Name in the build section; the folder name for `build -f`. */
   readonly name: string;
-  readonly contextDir: string;
-  readonly dockerfile: string;
-  readonly target?: string;
-  readonly args: Readonly<Record<string, string>>;
-  /** id -> absolute path of the local file. */
-  readonly secrets: Readonly<Record<string, string>>;
-  readonly noCache: boolean;
-  readonly cacheFrom: readonly string[];
-  readonly exportCache: readonly string[];
   /** The reference the user chose (`image`); absent: chosen in the context's registry. */
   readonly image?: string;
   readonly dependsOn: readonly string[];

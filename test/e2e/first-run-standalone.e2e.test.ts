@@ -6,15 +6,14 @@
  * reaches the container; a second `up` reuses the Deployment; `down` deletes it, and `down
  * --volumes` leaves nothing of dev mode in the namespace. No Service is ever created.
  */
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { ensureDocker } from '../../cluster/test-docker.ts';
 import { runDevtool } from './cli.ts';
-import { clusterSandbox, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
-import { assertSyncs, devLeftovers, down, firstRun, useNamespace, writeProject } from './first-run.ts';
+import { REGISTRY, type ClusterSandbox } from './cluster.ts';
+import { assertSyncs, devLeftovers, down, firstRun, firstRunSandbox, writeProject } from './first-run.ts';
 import { startUp, tearDownDev } from './up-session.ts';
 
 let s: ClusterSandbox;
@@ -23,11 +22,7 @@ let apps: k8s.AppsV1Api;
 const folders: string[] = [];
 
 before(async () => {
-  let dockerHost: string;
-  [{ dockerHost }, s] = await Promise.all([ensureDocker(), clusterSandbox('first-run-a')]);
-  apps = s.kc.makeApiClient(k8s.AppsV1Api);
-  env = { ...s.env, DOCKER_HOST: dockerHost, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
-  useNamespace(s, env);
+  ({ s, env, apps } = await firstRunSandbox('first-run-a'));
 });
 
 after(() => tearDownDev(s, env, folders));

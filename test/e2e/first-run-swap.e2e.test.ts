@@ -6,15 +6,14 @@
  * runs the original's image, and a wrong name stays an error. After `down` the original runs again
  * and no dev object is left.
  */
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { ensureDocker } from '../../cluster/test-docker.ts';
 import { runDevtool } from './cli.ts';
-import { clusterSandbox, ensureAgentImage, pathWithHelm, REGISTRY, type ClusterSandbox } from './cluster.ts';
-import { assertSyncs, devLeftovers, down, firstRun, useNamespace, writeProject } from './first-run.ts';
+import { pathWithHelm, REGISTRY, type ClusterSandbox } from './cluster.ts';
+import { assertSyncs, devLeftovers, down, firstRun, firstRunSandbox, writeProject } from './first-run.ts';
 import { tearDownDev } from './up-session.ts';
 
 let s: ClusterSandbox;
@@ -23,12 +22,8 @@ let apps: k8s.AppsV1Api;
 const folders: string[] = [];
 
 before(async () => {
-  let dockerHost: string;
-  [{ dockerHost }, s] = await Promise.all([ensureDocker(), clusterSandbox('first-run-b')]);
-  apps = s.kc.makeApiClient(k8s.AppsV1Api);
   // helm on the PATH, as a user's: the chart's deploy command runs it (built here on a cold machine).
-  env = { ...s.env, PATH: pathWithHelm(), DOCKER_HOST: dockerHost, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
-  useNamespace(s, env);
+  ({ s, env, apps } = await firstRunSandbox('first-run-b', { PATH: pathWithHelm() }));
 });
 
 after(() => tearDownDev(s, env, folders));

@@ -12,7 +12,8 @@ import { dirname, join } from 'node:path';
 import { loadManifest } from '../../src/manifest/load.ts';
 import type { Manifest } from '../../src/manifest/model.ts';
 import { runDevtool } from './cli.ts';
-import type { ClusterSandbox } from './cluster.ts';
+import { ensureDocker } from '../../cluster/test-docker.ts';
+import { clusterSandbox, ensureAgentImage, type ClusterSandbox } from './cluster.ts';
 import { startUp, type UpSession } from './up-session.ts';
 
 /** Writes a project: path -> content. */
@@ -21,6 +22,20 @@ export function writeProject(folder: string, files: Record<string, string>): voi
     mkdirSync(dirname(join(folder, path)), { recursive: true });
     writeFileSync(join(folder, path), text);
   }
+}
+
+/**
+ * A cluster sandbox for first runs: its environment with the Docker daemon (deploy builds), the
+ * agent image, `extra` (e.g. PATH), the test's namespace and the local registry selected.
+ */
+export async function firstRunSandbox(
+  prefix: string,
+  extra: NodeJS.ProcessEnv = {},
+): Promise<{ s: ClusterSandbox; env: NodeJS.ProcessEnv; apps: k8s.AppsV1Api }> {
+  const [{ dockerHost }, s] = await Promise.all([ensureDocker(), clusterSandbox(prefix)]);
+  const env = { ...s.env, ...extra, DOCKER_HOST: dockerHost, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
+  useNamespace(s, env);
+  return { s, env, apps: s.kc.makeApiClient(k8s.AppsV1Api) };
 }
 
 /** Selects the test's namespace and the local registry in the sandbox's devtool context. */
