@@ -4,6 +4,7 @@
  * passed on. The remote exit code comes back (a signal as 128 + its number, like a shell).
  */
 import type ssh2 from 'ssh2';
+import { DevtoolError } from '../base/errors.ts';
 import type { IOStreams } from '../factory.ts';
 
 const SIGNALS: Record<string, number> = { HUP: 1, INT: 2, QUIT: 3, KILL: 9, TERM: 15, PIPE: 13, ABRT: 6, SEGV: 11 };
@@ -45,7 +46,10 @@ export function runSession(c: ssh2.Client, io: IOStreams, o: SessionOptions): Pr
       stream.stderr.pipe(io.stderr, { end: false });
       stream.on('close', () => {
         restore();
-        resolve(code ?? 1);
+        // No exit status: the connection went before the command ended (a dropped tunnel, a
+        // restarted pod). Say so, rather than a bare exit code 1 with nothing on stderr.
+        if (code === undefined) reject(new DevtoolError('the connection to the dev container closed before the command ended; its exit status is unknown'));
+        else resolve(code);
       });
     };
     if (o.command !== undefined) c.exec(o.command, pty ? { pty } : {}, started);
