@@ -104,8 +104,9 @@ async function round(r: string, n: number, how: 'stopped' | 'killed'): Promise<v
   await waitFor(
     `${r}: the files in the container`,
     () =>
-      inContainer(`find /app/${r} -type f ! -name '.syncthing.*' 2>/dev/null | wc -l; test -L ${inC('link')} && test -d ${inC('empty-dir')} && echo ok || true`).trim() ===
-      `${2 * n + FEW.length * SMALL + 2}\nok`,
+      inContainer(
+        `find /app/${r} -type f ! -name '.syncthing.*' 2>/dev/null | wc -l; ` + `test -L ${inC('link')} && test -d ${inC('empty-dir')} && echo ok || true`,
+      ).trim() === `${2 * n + FEW.length * SMALL + 2}\nok`,
     300_000,
   );
 
