@@ -133,23 +133,6 @@ async function contentReference(spec: ImageSpec, args: Readonly<Record<string, s
 }
 
 /**
- * The content reference (registry/repository:<content tag>) each image would have, without building
- * or asking the registry: what `deploy --dry-run` shows. Images with dependencies are not planned
- * (their tag depends on what the dependency's build pushes).
- */
-export async function plannedImages(
-  specs: readonly ImageSpec[],
-  opts: Pick<BuildImagesOptions, 'registry' | 'contextName' | 'repositoryPrefix'>,
-): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const spec of specs) {
-    if (spec.dependsOn.length > 0) continue;
-    out[spec.name] = (await contentReference(spec, spec.args, targetOf(spec, opts))).contentRef;
-  }
-  return out;
-}
-
-/**
  * The outcomes `buildImages` would give (references with content tags, dependencies' variables
  * included), computed without building, pushing or asking the registry: what `deploy --dry-run`
  * gives a manifest's Compose files as DEVTOOL_BUILD_* variables.
