@@ -120,7 +120,17 @@ test('service_healthy without a healthcheck waits until a running pod accepts a 
     serviceHasReadyEndpoint: routed.next,
   });
   await awaitCondition(reader, 'shop', step(), 'service_healthy', new Deadline(60_000));
-  assert.deepEqual([tcp.calls, routed.calls], [4, 2], 'a TCP check per poll; the Service is asked only once a pod accepts');
+  assert.deepEqual([tcp.calls, routed.calls], [9, 7], 'a TCP check per poll; the Service is asked only once a pod accepts');
+});
+
+test('a dependency reached through its Service counts once the ready endpoint held 6 polls in a row, to let kube-proxy program the route', async () => {
+  // Routed, then gone (the pod restarted), then routed for good: the count starts again.
+  const routed = script([true, true, false, true]);
+  await awaitCondition(fakeReader({ serviceHasReadyEndpoint: routed.next }), 'shop', step(), 'service_started', new Deadline(60_000));
+  assert.equal(routed.calls, 9);
+  const job = script([true]);
+  await awaitCondition(fakeReader({ serviceHasReadyEndpoint: job.next }), 'shop', step({ kind: 'Job' }), 'service_started', new Deadline(60_000));
+  assert.equal(job.calls, 0, 'nothing reaches a one-off job through a Service');
 });
 
 test('service_healthy with a healthcheck is the probe: a pod accepting connections is not enough', async () => {

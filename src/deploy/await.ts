@@ -110,11 +110,18 @@ export async function awaitCondition(
     );
   }
   let state: WorkloadState | undefined;
+  let routedPolls = 0;
   const check = async () => {
     state = await poll(() => client.state(ref));
     if (!state) return false;
     failIfFailed({ ref, what: `service "${step.service}"`, service: step.service }, state);
-    return (await poll(() => met(client, step, ref, condition, state!))) === true;
+    if ((await poll(() => met(client, step, ref, condition, state!))) !== true) {
+      routedPolls = 0;
+      return false;
+    }
+    if (!reachedThroughService(step, condition)) return true;
+    routedPolls++;
+    return routedPolls >= ROUTE_SETTLE_POLLS;
   };
   await waitUntil(check, {
     timeoutMs: deadline.remaining(),
@@ -212,11 +219,26 @@ function failIfFailed(w: AwaitedWorkload, state: WorkloadState): void {
   throw w.service !== undefined ? new ServiceFailure(w.service, state.reason, state.logTail) : new WorkloadFailure(w.what, state.reason, state.logTail);
 }
 
+/**
+ * Polls in a row the Service must list a ready endpoint before a dependent starts. There is no API
+ * that says each node's kube-proxy has programmed the route: it syncs at most once a second after it
+ * sees the EndpointSlice change, later on a busy node, and until then a connection to the Service's
+ * address is refused. A one-off dependent (a migration Job) does not retry, so it fails the deploy.
+ * Seen in CI: a migration started the moment the database's endpoint was ready got "connection
+ * refused". 6 polls is 3 s (this cluster's quiet-machine figure is about 1 s from pod ready).
+ */
+const ROUTE_SETTLE_POLLS = 6;
+
+/** Whether dependents reach `step` meeting `condition` through its Service (see met). */
+function reachedThroughService(step: RolloutStep, condition: DependsCondition): boolean {
+  return condition !== 'service_completed_successfully' && step.kind !== 'Job' && step.tcpPorts.length > 0;
+}
+
 async function met(client: RolloutReader, step: RolloutStep, ref: WorkloadRef, condition: DependsCondition, state: WorkloadState): Promise<boolean> {
   if (!(await workloadMet(client, step, ref, condition, state))) return false;
   // Dependents reach a long-running service through its Service, whose endpoints trail pod
   // readiness: started or healthy also means the Service routes to a ready pod.
-  if (condition === 'service_completed_successfully' || step.kind === 'Job' || step.tcpPorts.length === 0) return true;
+  if (!reachedThroughService(step, condition)) return true;
   return client.serviceHasReadyEndpoint(step.name);
 }
 
