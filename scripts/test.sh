@@ -44,7 +44,7 @@ go_tests buildkit/client buildkit
 # (Kubernetes from source, BuildKit, Syncthing, Helm), which must not count against any one test's
 # 10-minute limit. Each is cached outside the clone; a warm run only checks and reuses. helm is not
 # put on this PATH: the tests that install charts put it on the CLI's (test/e2e/cluster.ts).
-step "test infrastructure: local cluster, Docker daemon, BuildKit daemon, devtool-bin image, helm (cached)"
+step "test infrastructure: local cluster, Docker daemon, BuildKit daemon, devtool-bin image, helm (cached), Chromium"
 infra() {
   local started=$SECONDS
   "$@" >/dev/null || { echo "FAILED: $* (its log lines are above)"; return 1; }
@@ -52,7 +52,7 @@ infra() {
 }
 infra_failed=0
 if infra bash cluster/cluster.sh up && infra bash cluster/dockerd.sh up && infra bash buildkit/buildkitd.sh up && infra bash agent/build.sh localhost:5000 &&
-  infra bash cluster/helm.sh path; then
+  infra bash cluster/helm.sh path && infra bash scripts/browser.sh path; then
   # A run cut off before its cleanup (a killed CI job) leaves its test namespaces, and their dev
   # pods keep two cores busy: gone before this run's tests start (test/e2e/cluster.ts labels them).
   infra bash cluster/cluster.sh kubectl delete namespace -l devtool.dev/e2e=true --wait=true --timeout=180s ||

@@ -1,0 +1,47 @@
+/**
+ * A real browser for the end-to-end tests: Debian's Chromium (scripts/browser.sh installs it),
+ * headless, driven by playwright-core. It trusts the CA a test hands it the way a user's browser
+ * does once the CA is imported: the certificate goes into the NSS database of a throwaway HOME
+ * (certutil), which Chromium on Linux reads. Without a CA it trusts only the system's roots, so a
+ * test can also show that a page is refused.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+
+export interface TestBrowser {
+  readonly browser: Browser;
+  close(): Promise<void>;
+}
+
+export async function launchBrowser(o: { caPem?: string } = {}): Promise<TestBrowser> {
+  const executablePath = execFileSync('bash', ['scripts/browser.sh', 'path'], { encoding: 'utf8' }).trim();
+  const home = mkdtempSync(join(tmpdir(), 'devtool-browser-'));
+  if (o.caPem) trustCa(home, o.caPem);
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({
+    executablePath,
+    headless: true,
+    env: { ...process.env, HOME: home },
+    // Chromium refuses to run as root with its sandbox; the tests run as root.
+    args: ['--no-sandbox'],
+  });
+  return {
+    browser,
+    close: async () => {
+      await browser.close();
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+function trustCa(home: string, caPem: string): void {
+  const db = join(home, '.pki', 'nssdb');
+  mkdirSync(db, { recursive: true });
+  const file = join(home, 'ca.pem');
+  writeFileSync(file, caPem);
+  execFileSync('certutil', ['-N', '-d', `sql:${db}`, '--empty-password']);
+  execFileSync('certutil', ['-A', '-d', `sql:${db}`, '-t', 'C,,', '-n', 'devtool test CA', '-i', file]);
+}
