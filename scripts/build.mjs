@@ -55,3 +55,15 @@ await build({
   banner: { js: "'use strict';\nconst __devtoolBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
 chmodSync(new URL('../dist/devtool.cjs', import.meta.url), 0o755);
+
+// The front door's ingress controller (ingress/main.ts): one self-contained file with its
+// dependencies bundled in, copied into its image on top of node:20 (scripts/service-up.sh), so
+// the image needs no node_modules. Start-up time does not matter for a long-running controller.
+await build({
+  ...common,
+  entryPoints: ['ingress/main.ts'],
+  outfile: 'dist/devtool-ingress.cjs',
+  external: [],
+  supported: {},
+  banner: { js: "'use strict';\nconst __devtoolBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+});
