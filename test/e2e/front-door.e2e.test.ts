@@ -1,0 +1,141 @@
+/**
+ * The front door on the local cluster: `npm run service:up` installs the chart (Caddy and the
+ * ingress controller on the node's 80/443, the project's CA, names under devtool.test resolving to
+ * the node from here and from pods); a Compose application deployed with a public port then
+ * answers at the URL `devtool endpoints` prints, over TLS trusted through that CA only, from Node
+ * and from curl. A host that is no Ingress rule gets no certificate, and neither does the
+ * application's host once `destroy` removed its Ingress.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { lookup } from 'node:dns/promises';
+import { join } from 'node:path';
+import { repoRoot, runDevtool } from './cli.ts';
+import { clusterSandbox, deleteNamespace, execInPod, REGISTRY, runningPod, type ClusterSandbox } from './cluster.ts';
+import { waitFor } from './wait.ts';
+
+const fixture = join(import.meta.dirname, 'fixtures', 'front-door');
+const DOMAIN = 'e2e.devtool.test';
+const CA_FILE = join(process.env.DEVTOOL_FRONT_DOOR_STATE ?? '/var/lib/devtool-front-door', 'ca.crt');
+const ENV = 'fd';
+const token = `t${Date.now().toString(36)}`;
+let s: ClusterSandbox;
+let serviceUrl: string;
+let appUrl: string;
+let ca: string;
+
+before(async () => {
+  const up = spawnSync('bash', [join(repoRoot, 'scripts/service-up.sh')], { encoding: 'utf8', timeout: 1_500_000 });
+  assert.equal(up.status, 0, `service-up failed:\n${up.stderr}`);
+  serviceUrl = up.stdout.trim().split('\n').at(-1)!;
+  ca = readFileSync(CA_FILE, 'utf8');
+  s = await clusterSandbox('e2e-front-door');
+});
+after(async () => {
+  if (s) await deleteNamespace(s);
+});
+
+function devtool(args: string[], timeoutMs = 60_000) {
+  return runDevtool(args, { cwd: fixture, timeoutMs, env: { ...s.env, REGISTRY, PAGE_TOKEN: token, DEVTOOL_ENDPOINT_DOMAIN: DOMAIN } });
+}
+
+interface Fetched {
+  status?: number;
+  body?: string;
+  error?: string;
+}
+
+/** GET over HTTPS with Node, trusting `trust` only (none: Node's default roots). */
+function get(url: string, trust?: string): Promise<Fetched> {
+  return new Promise((resolve) => {
+    const req = request(url, { ca: trust, timeout: 10_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', (e: NodeJS.ErrnoException) => resolve({ error: `${e.code ?? ''} ${e.message}` }));
+    req.end();
+  });
+}
+
+function curl(args: string[]) {
+  return spawnSync('curl', ['-sS', '--max-time', '10', ...args], { encoding: 'utf8' });
+}
+
+test('service:up prints the front door URL, which answers over TLS signed by the project CA', async () => {
+  assert.equal(serviceUrl, 'https://devtool.devtool.test');
+  const r = await get(`${serviceUrl}/healthz`, ca);
+  assert.deepEqual(r, { status: 200, body: 'ok\n' });
+});
+
+test('a deployed Compose endpoint answers with its page at the URL `devtool endpoints` prints', { timeout: 400_000 }, async () => {
+  const d = devtool(['deploy', '--name', ENV, '--namespace', s.namespace, '--wait', '--timeout', '3m'], 240_000);
+  assert.equal(d.code, 0, `deploy failed:\n${d.stderr}`);
+  const e = devtool(['endpoints', '--name', ENV, '--namespace', s.namespace, '--output', 'json']);
+  assert.equal(e.code, 0, e.stderr);
+  const urls = (JSON.parse(e.stdout) as (string | { url: string })[]).map((u) => (typeof u === 'string' ? u : u.url));
+  assert.deepEqual(urls, [`https://web-${s.namespace}.${DOMAIN}`]);
+  appUrl = urls[0]!;
+  // The controller follows the watch: the route and its certificate follow within seconds.
+  let last: Fetched = {};
+  await waitFor(
+    `${appUrl} answers`,
+    async () => {
+      last = await get(appUrl, ca);
+      return last.status === 200;
+    },
+    60_000,
+  ).catch(() => assert.fail(`${appUrl} never answered 200: ${JSON.stringify(last)}`));
+  assert.equal(last.body, `front door page ${token}\n`);
+  const c = curl(['--cacert', CA_FILE, appUrl]);
+  assert.equal(c.status, 0, c.stderr);
+  assert.equal(c.stdout, `front door page ${token}\n`);
+});
+
+test('without the CA the TLS handshake is refused, by Node and by curl', async () => {
+  assert.ok(appUrl, 'needs the deployed endpoint');
+  const r = await get(appUrl);
+  assert.match(r.error ?? '', /UNABLE_TO_GET_ISSUER_CERT_LOCALLY|SELF_SIGNED_CERT_IN_CHAIN|unable to get local issuer/, JSON.stringify(r));
+  const c = curl([appUrl]);
+  assert.equal(c.status, 60, `curl without the CA: exit ${c.status} ${c.stdout}${c.stderr}`); // 60: peer certificate cannot be authenticated
+});
+
+test('a host that is no Ingress rule gets no certificate', async () => {
+  const stranger = `nobody-${s.namespace}.${DOMAIN}`;
+  assert.equal((await lookup(stranger)).address, (await lookup(new URL(serviceUrl).hostname)).address, 'it resolves like every name of the domain');
+  const r = await get(`https://${stranger}/`, ca);
+  assert.equal(r.status, undefined, `no page for ${stranger}: ${JSON.stringify(r)}`);
+  assert.match(r.error ?? '', /alert internal error|ECONNRESET|EPROTO/, JSON.stringify(r));
+  const c = curl(['--cacert', CA_FILE, `https://${stranger}/`]);
+  assert.equal(c.status, 35, `curl to ${stranger}: exit ${c.status} ${c.stderr}`); // 35: TLS handshake failed
+});
+
+test('names of the endpoint domain resolve to the node from inside a pod too', { timeout: 60_000 }, async () => {
+  assert.ok(appUrl, 'needs the deployed endpoint');
+  const pod = await runningPod(s.core, s.namespace, 'devtool.dev/service=web');
+  const host = new URL(appUrl).hostname;
+  const r = await execInPod(s.kc, s.namespace, pod, ['getent', 'ahostsv4', host]);
+  assert.equal(r.code, 0, r.stderr);
+  const fromHere = (await lookup(host, { family: 4 })).address;
+  assert.equal(r.stdout.split(/\s+/)[0], fromHere, r.stdout);
+});
+
+test('destroy removes the Ingress, and the front door stops serving its host', { timeout: 180_000 }, async () => {
+  assert.ok(appUrl, 'needs the deployed endpoint');
+  const d = devtool(['destroy', '--name', ENV, '--namespace', s.namespace], 120_000);
+  assert.equal(d.code, 0, d.stderr);
+  let last: Fetched = {};
+  await waitFor(
+    `${appUrl} is not served`,
+    async () => {
+      last = await get(appUrl, ca);
+      return last.status === undefined;
+    },
+    60_000,
+  ).catch(() => assert.fail(`${appUrl} still served after destroy: ${JSON.stringify(last)}`));
+});
