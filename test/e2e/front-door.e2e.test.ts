@@ -14,7 +14,7 @@ import { request } from 'node:https';
 import { lookup } from 'node:dns/promises';
 import { join } from 'node:path';
 import { repoRoot, runDevtool } from './cli.ts';
-import { clusterSandbox, deleteNamespace, execInPod, REGISTRY, runningPod, type ClusterSandbox } from './cluster.ts';
+import { clusterSandbox, deleteNamespace, execInPod, pathWithHelm, REGISTRY, runningPod, type ClusterSandbox } from './cluster.ts';
 import { waitFor } from './wait.ts';
 
 const fixture = join(import.meta.dirname, 'fixtures', 'front-door');
@@ -138,4 +138,38 @@ test('destroy removes the Ingress, and the front door stops serving its host', {
     },
     60_000,
   ).catch(() => assert.fail(`${appUrl} still served after destroy: ${JSON.stringify(last)}`));
+});
+
+function helm(args: string[]) {
+  return spawnSync('helm', args, { encoding: 'utf8', env: { ...process.env, PATH: pathWithHelm(), KUBECONFIG: s.cluster.kubeconfigPath }, timeout: 300_000 });
+}
+
+test('helm lint passes; with ingress.enabled=false the chart installs no proxy, class or CA', () => {
+  const lint = helm(['lint', join(repoRoot, 'chart')]);
+  assert.equal(lint.status, 0, lint.stdout + lint.stderr);
+  const on = helm(['template', 'x', join(repoRoot, 'chart'), '--set', 'ingress.controller.image=c']);
+  assert.equal(on.status, 0, on.stderr);
+  const kinds = (out: string) => [...out.matchAll(/^kind: (\w+)$/gm)].map((m) => m[1]).sort();
+  assert.deepEqual(kinds(on.stdout), ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'IngressClass', 'Secret', 'ServiceAccount']);
+  const off = helm(['template', 'x', join(repoRoot, 'chart'), '--set', 'ingress.enabled=false']);
+  assert.equal(off.status, 0, off.stderr);
+  assert.deepEqual(kinds(off.stdout), []);
+});
+
+test('an upgrade that gives no CA keeps the installed one (lookup), and the front door keeps answering', { timeout: 360_000 }, async () => {
+  const frontDoorPods = async () =>
+    (await s.core.listNamespacedPod({ namespace: 'devtool', labelSelector: 'app.kubernetes.io/component=front-door' })).items.map((p) => p.metadata?.uid);
+  const podsBefore = await frontDoorPods();
+  const up = helm(['upgrade', 'devtool', join(repoRoot, 'chart'), '-n', 'devtool', '--reuse-values', '--set', 'ca.certificate=', '--set', 'ca.key=', '--wait']);
+  assert.equal(up.status, 0, up.stderr);
+  try {
+    const secret = await s.core.readNamespacedSecret({ name: 'devtool-front-door-ca', namespace: 'devtool' });
+    assert.equal(Buffer.from(secret.data?.['tls.crt'] ?? '', 'base64').toString(), ca);
+    assert.deepEqual(await get(`${serviceUrl}/healthz`, ca), { status: 200, body: 'ok\n' });
+    assert.deepEqual(await frontDoorPods(), podsBefore, 'the same CA restarts nothing');
+  } finally {
+    // Back to the values service:up gave (the CA from its file).
+    const restore = spawnSync('bash', [join(repoRoot, 'scripts/service-up.sh')], { encoding: 'utf8', timeout: 600_000 });
+    assert.equal(restore.status, 0, restore.stderr);
+  }
 });
