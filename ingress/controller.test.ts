@@ -19,11 +19,13 @@ const hostsOf = (c: CaddyConfig) => JSON.stringify(c).match(/"subjects":\[[^\]]*
 test('a burst of changes makes one push of the latest state, and readiness follows the first push', async () => {
   let list = [ingress('a.test')];
   const pushed: CaddyConfig[] = [];
+  const published: (readonly string[])[] = [];
   let loaded = 0;
   const r = new Reconciler({
     view: { ingresses: () => list, services: () => services },
     settings,
     push: async (c) => void pushed.push(c),
+    publish: async (served) => void published.push(served),
     log: () => {},
     onLoaded: () => loaded++,
     debounceMs: 20,
@@ -39,6 +41,7 @@ test('a burst of changes makes one push of the latest state, and readiness follo
   assert.equal(pushed.length, 1);
   assert.equal(hostsOf(pushed[0]!), '"subjects":["a.test","b.test"]');
   assert.equal(loaded, 1);
+  assert.deepEqual(published, [['n/a.test', 'n/b.test']]);
 });
 
 test('a failed push is retried and logged; readiness waits for a push that succeeds', async () => {

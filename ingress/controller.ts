@@ -18,6 +18,8 @@ export interface ReconcilerDeps {
   settings: FrontDoorSettings;
   push(config: CaddyConfig): Promise<void>;
   log(line: string): void;
+  /** After each successful push: the Ingresses served (their status shows our address). */
+  publish?(served: readonly string[]): Promise<void>;
   /** After the first successful push (the readiness signal). */
   onLoaded?(): void;
   debounceMs?: number;
@@ -37,7 +39,7 @@ export class Reconciler {
   constructor(private readonly d: ReconcilerDeps) {}
 
   start(): void {
-    this.resync = setInterval(() => this.changed(), this.d.resyncMs ?? 30_000);
+    this.resync = setInterval(() => this.changed(), this.d.resyncMs ?? 10_000);
     this.changed();
   }
 
@@ -75,6 +77,8 @@ export class Reconciler {
         this.loaded = true;
         this.d.onLoaded?.();
       }
+      // A failed status update is logged and tried again with the next pass (at the latest the resync).
+      await this.d.publish?.(t.served).catch((e: Error) => this.d.log(`updating Ingress status failed: ${e.message}`));
       this.running = false;
       if (this.again) this.changed();
     } catch (e) {

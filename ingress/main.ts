@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
 import { loadConfig } from './caddy-admin.ts';
 import { Reconciler } from './controller.ts';
-import type { FrontDoorSettings } from './translate.ts';
+import { type FrontDoorSettings, servedByUs } from './translate.ts';
 
 function env(name: string, fallback?: string): string {
   const v = process.env[name]?.trim() || fallback;
@@ -64,10 +64,29 @@ async function main(): Promise<void> {
   );
   await Promise.all([ingresses.start(), services.start()]);
   log(`watching Ingresses of class ${settings.className}${settings.acceptWithoutClass ? ' and without a class' : ''}`);
+  // The address Ingresses of ours show (`kubectl get ingress`): the node's, where we listen.
+  const address = process.env.NODE_IP?.trim();
+  const publish = async (served: readonly string[]) => {
+    if (!address) return;
+    const ours = new Set(served);
+    for (const ing of ingresses.list()) {
+      if (!servedByUs(ing, settings)) continue;
+      const want = ours.has(`${ing.metadata?.namespace}/${ing.metadata?.name}`) ? [{ ip: address }] : [];
+      const have = ing.status?.loadBalancer?.ingress ?? [];
+      if (JSON.stringify(have.map((i) => ({ ip: i.ip }))) === JSON.stringify(want)) continue;
+      if (want.length === 0 && !have.some((i) => i.ip === address)) continue; // someone else's address
+      await net.replaceNamespacedIngressStatus({
+        name: ing.metadata!.name!,
+        namespace: ing.metadata!.namespace!,
+        body: { ...ing, status: { loadBalancer: { ingress: want } } },
+      });
+    }
+  };
   reconciler = new Reconciler({
     view: { ingresses: () => ingresses.list(), services: () => services.list() },
     settings,
     push: (config) => loadConfig(socket, config),
+    publish,
     log,
     onLoaded: () => writeFileSync(readyFile, 'loaded\n'),
   });

@@ -37,6 +37,8 @@ export interface Translation {
   config: CaddyConfig;
   /** Hosts served, sorted. */
   hosts: string[];
+  /** Ingresses (`namespace/name`) with at least one path served: their status gets our address. */
+  served: string[];
   /** Rules not served, one line each (`namespace/name: why`), for the controller's log. */
   problems: string[];
 }
@@ -51,7 +53,7 @@ export function ingressClassOf(ing: V1Ingress): string | undefined {
   return ing.spec?.ingressClassName ?? ing.metadata?.annotations?.['kubernetes.io/ingress.class'];
 }
 
-function servedByUs(ing: V1Ingress, s: FrontDoorSettings): boolean {
+export function servedByUs(ing: V1Ingress, s: FrontDoorSettings): boolean {
   const cls = ingressClassOf(ing);
   return cls === undefined ? s.acceptWithoutClass : cls === s.className;
 }
@@ -113,6 +115,7 @@ export function translate(ingresses: readonly V1Ingress[], services: readonly V1
   const hostOwner = new Map<string, string>();
   const byHost = new Map<string, PathRoute[]>();
   const claimed = new Set<string>();
+  const served = new Set<string>();
 
   for (const ing of ingresses.filter((i) => servedByUs(i, s)).sort(byAge)) {
     const ns = ing.metadata?.namespace ?? 'default';
@@ -146,6 +149,7 @@ export function translate(ingresses: readonly V1Ingress[], services: readonly V1
           continue;
         }
         claimed.add(id);
+        served.add(key(ing));
         const list = byHost.get(host) ?? [];
         list.push({ host, paths, exact: p.pathType === 'Exact', dial: up.dial });
         byHost.set(host, list);
@@ -193,5 +197,5 @@ export function translate(ingresses: readonly V1Ingress[], services: readonly V1
       },
     },
   };
-  return { config, hosts: certHosts, problems };
+  return { config, hosts: certHosts, served: [...served].sort(), problems };
 }

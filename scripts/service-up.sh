@@ -66,7 +66,19 @@ if [[ ! -s $FD_STATE/ca.crt || ! -s $FD_STATE/ca.key ]]; then
 fi
 
 bash "$root/cluster/dns.sh" up
-step "names under $ENDPOINT_DOMAIN resolve to $(node_ip)"
+# Pods ask CoreDNS, which reloads its Corefile (lib/addons.sh, applied by `up`) within about a
+# minute of a change (the kubelet's ConfigMap sync, then the reload plugin's check).
+coredns_answer() {
+  node -e "const r = new (require('node:dns').promises.Resolver)({ timeout: 2000, tries: 1 }); r.setServers(['$DNS_SVC_IP']);
+    r.resolve4('probe.$ENDPOINT_DOMAIN').then((a) => console.log(a[0]), () => console.log(''))"
+}
+for i in $(seq 1 60); do
+  [[ $(coredns_answer) == "$(node_ip)" ]] && break
+  ((i == 1)) && slog "waiting for CoreDNS to load the $ENDPOINT_DOMAIN rule"
+  ((i == 60)) && sdie "CoreDNS ($DNS_SVC_IP) does not answer probe.$ENDPOINT_DOMAIN with $(node_ip) after 120 s"
+  sleep 2
+done
+step "names under $ENDPOINT_DOMAIN resolve to $(node_ip), here and in pods"
 
 "$helm_bin" upgrade --install "$RELEASE" "$root/chart" --namespace "$NAMESPACE" --create-namespace \
   --set endpointDomain="$ENDPOINT_DOMAIN" \

@@ -9,6 +9,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import * as k8s from '@kubernetes/client-node';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { request } from 'node:https';
@@ -96,6 +97,40 @@ test('a deployed Compose endpoint answers with its page at the URL `devtool endp
   const c = curl(['--cacert', CA_FILE, appUrl]);
   assert.equal(c.status, 0, c.stderr);
   assert.equal(c.stdout, `front door page ${token}\n`);
+  // The Ingress shows where it is served: the node's address, as the endpoint's name resolves.
+  const net = s.kc.makeApiClient(k8s.NetworkingV1Api);
+  const node = (await lookup(new URL(appUrl).hostname, { family: 4 })).address;
+  let address: string | undefined;
+  await waitFor(
+    `the Ingress shows the address ${node}`,
+    async () => {
+      const ings = (await net.listNamespacedIngress({ namespace: s.namespace })).items;
+      address = ings[0]?.status?.loadBalancer?.ingress?.[0]?.ip;
+      return address === node;
+    },
+    30_000,
+  ).catch(() => assert.fail(`Ingress address ${address}, want ${node}`));
+});
+
+test('a restarted proxy gets its routes back from the controller', { timeout: 120_000 }, async () => {
+  assert.ok(appUrl, 'needs the deployed endpoint');
+  const pod = await runningPod(s.core, 'devtool', 'app.kubernetes.io/component=front-door');
+  const restarts = async () =>
+    (await s.core.readNamespacedPod({ name: pod, namespace: 'devtool' })).status?.containerStatuses?.find((c) => c.name === 'proxy')?.restartCount ?? 0;
+  const before = await restarts();
+  // Caddy is PID 1 of its container: SIGTERM stops it, the kubelet starts it again with only its admin API.
+  await execInPod(s.kc, 'devtool', pod, ['sh', '-c', 'kill 1'], 'proxy').catch(() => undefined);
+  await waitFor('the proxy container restarted', async () => (await restarts()) > before, 60_000);
+  let last: Fetched = {};
+  await waitFor(
+    `${appUrl} answers again`,
+    async () => {
+      last = await get(appUrl, ca);
+      return last.status === 200;
+    },
+    45_000,
+  ).catch(() => assert.fail(`${appUrl} not served after the proxy restarted: ${JSON.stringify(last)}`));
+  assert.equal(last.body, `front door page ${token}\n`);
 });
 
 test('without the CA the TLS handshake is refused, by Node and by curl', async () => {
