@@ -10,6 +10,7 @@
  *   root certificate and key are handed to Caddy): only hosts named by rules, so a name that is no
  *   Ingress rule gets no certificate and its TLS handshake fails.
  * - Rules without a host and wildcard hosts are not served: a certificate is issued per named host.
+ * - TLS Secrets named by Ingresses are not used: every certificate comes from the project's CA.
  * - Paths follow the Ingress rules: Exact is the path itself, Prefix matches whole path elements
  *   (`/api` serves `/api` and `/api/x`, not `/apix`); the longest path wins.
  * - Backends are the Service's ClusterIP and port: the proxy runs on the node's network, where
@@ -120,6 +121,9 @@ export function translate(ingresses: readonly V1Ingress[], services: readonly V1
   for (const ing of ingresses.filter((i) => servedByUs(i, s)).sort(byAge)) {
     const ns = ing.metadata?.namespace ?? 'default';
     if (ing.spec?.defaultBackend) problems.push(`${key(ing)}: spec.defaultBackend is not served (name a host in a rule)`);
+    for (const tls of ing.spec?.tls ?? []) {
+      if (tls.secretName) problems.push(`${key(ing)}: the TLS Secret ${tls.secretName} is not used (the front door's CA signs its certificates)`);
+    }
     for (const rule of ing.spec?.rules ?? []) {
       const host = rule.host?.toLowerCase();
       if (!host) {
@@ -137,6 +141,11 @@ export function translate(ingresses: readonly V1Ingress[], services: readonly V1
       }
       hostOwner.set(host, ns);
       for (const p of rule.http?.paths ?? []) {
+        if (p.path?.includes('*')) {
+          // Caddy's path matcher reads * as a wildcard; an Ingress path means it literally.
+          problems.push(`${key(ing)}: ${host}${p.path}: paths with * are not served`);
+          continue;
+        }
         const paths = pathMatchers(p.path, p.pathType);
         const id = `${host} ${p.pathType === 'Exact' ? 'exact' : 'prefix'} ${paths[0]}`;
         if (claimed.has(id)) {
