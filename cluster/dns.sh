@@ -13,7 +13,8 @@
 # Idempotent and reversible: `up` on a set-up machine changes nothing (it restarts dnsmasq only
 # when its configuration changed, e.g. a new node address); the original resolv.conf is kept in
 # $DNS_STATE/resolv.conf.orig (the other nameservers stay after ours, so a stopped dnsmasq costs a
-# refused query, not a failed lookup). State: DEVTOOL_DNS_STATE (default /var/lib/devtool-dns).
+# refused query, not a failed lookup). State: DEVTOOL_DNS_STATE (default /var/lib/devtool-dns);
+# for tests, DEVTOOL_RESOLV_CONF (default /etc/resolv.conf) and DEVTOOL_DNS_LISTEN (127.0.0.1).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -25,12 +26,22 @@ ORIG=$DNS_STATE/resolv.conf.orig
 CONF=$DNS_STATE/dnsmasq.conf
 PIDFILE=$DNS_STATE/dnsmasq.pid
 MARK='# devtool cluster/dns.sh:'
-LISTEN=127.0.0.1
+LISTEN=${DEVTOOL_DNS_LISTEN:-127.0.0.1}
 
 dlog() { printf '[dns %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 ddie() { dlog "ERROR: $*"; exit 1; }
 
 running() { [[ -f $PIDFILE ]] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
+
+# Stop dnsmasq and wait until it is gone (its port is free again).
+stop_dnsmasq() {
+  running || return 0
+  local pid i
+  pid=$(cat "$PIDFILE")
+  kill "$pid" 2>/dev/null || true
+  for i in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null || true
+}
 ours() { grep -qF "$MARK" "$RESOLV" 2>/dev/null; }
 
 ensure_dnsmasq() {
@@ -75,7 +86,7 @@ cmd_up() {
   if running && cmp -s "$CONF" "$CONF.new"; then
     rm -f "$CONF.new"
   else
-    running && { kill "$(cat "$PIDFILE")"; sleep 0.3; }
+    stop_dnsmasq
     mv "$CONF.new" "$CONF"
     dnsmasq --conf-file="$CONF" --pid-file="$PIDFILE" --log-facility="$DNS_STATE/dnsmasq.log" ||
       ddie "dnsmasq did not start (see $DNS_STATE/dnsmasq.log)"
@@ -89,13 +100,15 @@ cmd_up() {
     cat "$RESOLV.devtool-new" >"$RESOLV" && rm -f "$RESOLV.devtool-new"
     dlog "$RESOLV: nameserver $LISTEN first"
   fi
+  # Through the system's resolver, when it is the one we set up (tests set up a scratch copy).
+  [[ $RESOLV == /etc/resolv.conf ]] || return 0
   local probe="probe.$ENDPOINT_DOMAIN" got
   got=$(getent ahostsv4 "$probe" | awk 'NR == 1 {print $1}')
   [[ $got == "$(node_ip)" ]] || ddie "$probe resolves to '${got}', not the node $(node_ip)"
 }
 
 cmd_down() {
-  if running; then kill "$(cat "$PIDFILE")"; dlog "dnsmasq stopped"; fi
+  if running; then stop_dnsmasq; dlog "dnsmasq stopped"; fi
   rm -f "$PIDFILE"
   if ours; then
     [[ -f $ORIG ]] || ddie "$ORIG is missing: restore $RESOLV by hand"
