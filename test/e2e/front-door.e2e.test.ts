@@ -2,9 +2,11 @@
  * The front door on the local cluster: `npm run service:up` installs the chart (Caddy and the
  * ingress controller on the node's 80/443, the project's CA, names under devtool.test resolving to
  * the node from here and from pods); a Compose application deployed with a public port then
- * answers at the URL `devtool endpoints` prints, over TLS trusted through that CA only, from Node
- * and from curl. A host that is no Ingress rule gets no certificate, and neither does the
- * application's host once `destroy` removed its Ingress.
+ * answers at the URL `devtool endpoints` prints, over TLS trusted through that CA only, from Node,
+ * curl and Chromium, and its Ingress shows the node's address. A restarted proxy gets its routes
+ * back. A host that is no Ingress rule gets no certificate, and neither does the application's host
+ * once `destroy` removed its Ingress. The chart lints, renders nothing of the front door with
+ * ingress.enabled=false, and keeps its CA across an upgrade that gives none.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
