@@ -8,7 +8,8 @@ import { writeFileSync } from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
 import { loadConfig } from './caddy-admin.ts';
 import { Reconciler } from './controller.ts';
-import { type FrontDoorSettings, servedByUs } from './translate.ts';
+import { statusUpdates } from './status.ts';
+import type { FrontDoorSettings } from './translate.ts';
 
 function env(name: string, fallback?: string): string {
   const v = process.env[name]?.trim() || fallback;
@@ -68,17 +69,11 @@ async function main(): Promise<void> {
   const address = process.env.NODE_IP?.trim();
   const publish = async (served: readonly string[]) => {
     if (!address) return;
-    const ours = new Set(served);
-    for (const ing of ingresses.list()) {
-      if (!servedByUs(ing, settings)) continue;
-      const want = ours.has(`${ing.metadata?.namespace}/${ing.metadata?.name}`) ? [{ ip: address }] : [];
-      const have = ing.status?.loadBalancer?.ingress ?? [];
-      if (JSON.stringify(have.map((i) => ({ ip: i.ip }))) === JSON.stringify(want)) continue;
-      if (want.length === 0 && !have.some((i) => i.ip === address)) continue; // someone else's address
+    for (const u of statusUpdates(ingresses.list(), served, address, settings)) {
       await net.replaceNamespacedIngressStatus({
-        name: ing.metadata!.name!,
-        namespace: ing.metadata!.namespace!,
-        body: { ...ing, status: { loadBalancer: { ingress: want } } },
+        name: u.ingress.metadata!.name!,
+        namespace: u.ingress.metadata!.namespace!,
+        body: { ...u.ingress, status: { loadBalancer: { ingress: u.loadBalancer } } },
       });
     }
   };
