@@ -64,6 +64,22 @@ module.exports = {
       from: { path: '^src/', pathNot: under(all) },
       to: {},
     },
+    // ingress/ (the front door's ingress controller, its own bundle) sits beside the CLI: the CLI
+    // never imports it, and it reaches only the ground floor of src/.
+    {
+      name: 'cli-imports-ingress',
+      comment: 'the CLI (src/) never imports the ingress controller (ingress/)',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^ingress/' },
+    },
+    {
+      name: 'ingress-layers',
+      comment: 'ingress/ may import src/base/ only',
+      severity: 'error',
+      from: { path: '^ingress/' },
+      to: { path: '^src/', pathNot: '^src/base/' },
+    },
     {
       name: 'test-code',
       comment: 'production code may not import tests or test helpers',

@@ -8,7 +8,10 @@ import { build } from 'esbuild';
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
-rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
+// `build.mjs ingress`: the ingress controller's bundle alone (scripts/service-up.sh), leaving the
+// CLI's bundles in dist/ as they are (a test may be running them).
+const ingressOnly = process.argv[2] === 'ingress';
+if (!ingressOnly) rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 
 /**
  * `import('./run.ts')` in src/commands/<name>/spec.ts becomes an import of that handler's own
@@ -45,13 +48,29 @@ const common = {
   logLevel: 'warning',
 };
 
-await build({ ...common, entryPoints: ['src/main.ts'], outfile: 'dist/devtool.cjs', plugins: [lazyHandlers('./commands/')] });
+if (!ingressOnly) await buildCli();
+
+async function buildCli() {
+  await build({ ...common, entryPoints: ['src/main.ts'], outfile: 'dist/devtool.cjs', plugins: [lazyHandlers('./commands/')] });
+  await build({
+    ...common,
+    entryPoints: Object.fromEntries(handlers.map((d) => [`commands/${d}`, `src/commands/${d}/run.ts`])),
+    outdir: 'dist',
+    outExtension: { '.js': '.cjs' },
+    plugins: [lazyHandlers('./')],
+    banner: { js: "'use strict';\nconst __devtoolBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+  });
+  chmodSync(new URL('../dist/devtool.cjs', import.meta.url), 0o755);
+}
+
+// The front door's ingress controller (ingress/main.ts): one self-contained file with its
+// dependencies bundled in, copied into its image on top of node:20 (scripts/service-up.sh), so
+// the image needs no node_modules. Start-up time does not matter for a long-running controller.
 await build({
   ...common,
-  entryPoints: Object.fromEntries(handlers.map((d) => [`commands/${d}`, `src/commands/${d}/run.ts`])),
-  outdir: 'dist',
-  outExtension: { '.js': '.cjs' },
-  plugins: [lazyHandlers('./')],
+  entryPoints: ['ingress/main.ts'],
+  outfile: 'dist/devtool-ingress.cjs',
+  external: [],
+  supported: {},
   banner: { js: "'use strict';\nconst __devtoolBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
-chmodSync(new URL('../dist/devtool.cjs', import.meta.url), 0o755);

@@ -83,6 +83,19 @@ data:
         reload
         loadbalance
     }
+    # Public endpoints (https://<name>-<namespace>.$ENDPOINT_DOMAIN and its subdomains) are served
+    # by the front door on the node's ports 80/443: every name under the domain is the node.
+    $ENDPOINT_DOMAIN:53 {
+        errors
+        template IN A $ENDPOINT_DOMAIN {
+            answer "{{ .Name }} 60 IN A $(node_ip)"
+        }
+        template IN AAAA $ENDPOINT_DOMAIN {
+            rcode NOERROR
+        }
+        cache 30
+        reload
+    }
 ---
 apiVersion: apps/v1
 kind: Deployment

@@ -28,6 +28,10 @@ SERVICE_CIDR=10.96.0.0/12
 KUBERNETES_SVC_IP=10.96.0.1      # first address of SERVICE_CIDR
 DNS_SVC_IP=10.96.0.10
 CLUSTER_DOMAIN=cluster.local
+# Public endpoints of the local cluster live under this domain: CoreDNS (lib/addons.sh) and the
+# host's resolver (cluster/dns.sh) answer every name under it with the node's address, where the
+# front door (chart/, scripts/service-up.sh) listens on 80/443. Subdomains (e2e.devtool.test) too.
+ENDPOINT_DOMAIN=devtool.test
 
 LOGS=$STATE/logs
 RUN=$STATE/run                   # pid files

@@ -16,7 +16,7 @@
 # `up` then only pushes cached layouts into the (possibly fresh) registry.
 
 IMAGE_BUILDER_VERSION=1
-IMAGE_RECIPES=(pause coredns debian-bookworm debian-trixie nginx redis postgres node)
+IMAGE_RECIPES=(pause coredns debian-bookworm debian-trixie nginx redis postgres node caddy)
 PAUSE_IMAGE=$REGISTRY/pause:devtool
 COREDNS_IMAGE=$REGISTRY/coredns:${COREDNS_VERSION#v}
 
@@ -135,7 +135,7 @@ ensure_images() {
   ensure_image pause & pids+=($!)
   { ensure_image coredns && ensure_image debian-trixie && ensure_image node; } & pids+=($!)
   { ensure_image debian-bookworm && ensure_image nginx && ensure_image redis &&
-    ensure_image postgres; } & pids+=($!)
+    ensure_image postgres && ensure_image caddy; } & pids+=($!)
   for p in "${pids[@]}"; do wait "$p" || rc=1; done
   ((rc == 0)) || fail_component images "image build failed"
 }

@@ -1,0 +1,68 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { V1Ingress, V1Service } from '@kubernetes/client-node';
+import { Reconciler } from './controller.ts';
+import type { CaddyConfig } from './translate.ts';
+
+const settings = { className: 'devtool', acceptWithoutClass: true, adminListen: 'unix//s', caCertFile: '/c', caKeyFile: '/k' };
+const ingress = (host: string): V1Ingress => ({
+  metadata: { name: host, namespace: 'n' },
+  spec: { rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }] },
+});
+const services: V1Service[] = [{ metadata: { name: 'web', namespace: 'n' }, spec: { clusterIP: '10.96.0.5', ports: [{ port: 80 }] } }];
+const until = async (ok: () => boolean) => {
+  for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(ok(), 'condition not reached in 1 s');
+};
+const hostsOf = (c: CaddyConfig) => JSON.stringify(c).match(/"subjects":\[[^\]]*\]/)?.[0];
+
+test('a burst of changes makes one push of the latest state, and readiness follows the first push', async () => {
+  let list = [ingress('a.test')];
+  const pushed: CaddyConfig[] = [];
+  const published: (readonly string[])[] = [];
+  let loaded = 0;
+  const r = new Reconciler({
+    view: { ingresses: () => list, services: () => services },
+    settings,
+    push: async (c) => void pushed.push(c),
+    publish: async (served) => void published.push(served),
+    log: () => {},
+    onLoaded: () => loaded++,
+    debounceMs: 20,
+    resyncMs: 60_000,
+  });
+  r.start();
+  list = [ingress('a.test'), ingress('b.test')];
+  r.changed();
+  r.changed();
+  await until(() => pushed.length === 1);
+  await new Promise((res) => setTimeout(res, 60));
+  r.stop();
+  assert.equal(pushed.length, 1);
+  assert.equal(hostsOf(pushed[0]!), '"subjects":["a.test","b.test"]');
+  assert.equal(loaded, 1);
+  assert.deepEqual(published, [['n/a.test', 'n/b.test']]);
+});
+
+test('a failed push is retried and logged; readiness waits for a push that succeeds', async () => {
+  let fail = 2;
+  const logs: string[] = [];
+  let loaded = 0;
+  const r = new Reconciler({
+    view: { ingresses: () => [ingress('a.test')], services: () => services },
+    settings,
+    push: async () => {
+      if (fail-- > 0) throw new Error('connect ENOENT');
+    },
+    log: (l) => logs.push(l),
+    onLoaded: () => loaded++,
+    debounceMs: 1,
+    retryMs: 5,
+    resyncMs: 60_000,
+  });
+  r.start();
+  await until(() => loaded === 1);
+  r.stop();
+  assert.equal(logs.filter((l) => l.includes('failed, retrying: connect ENOENT')).length, 2);
+  assert.ok(logs.includes('serving 1 host(s): a.test'), logs.join('\n'));
+});

@@ -1,0 +1,101 @@
+/**
+ * devtool-ingress: the front door's ingress controller (dist/devtool-ingress.cjs, run beside Caddy
+ * in the chart's front-door Deployment). It watches Ingresses and Services cluster-wide and keeps
+ * Caddy's configuration equal to their translation (translate.ts). Settings come from the
+ * environment (chart/templates/front-door.yaml sets them).
+ */
+import { writeFileSync } from 'node:fs';
+import * as k8s from '@kubernetes/client-node';
+import { loadConfig } from './caddy-admin.ts';
+import { Reconciler } from './controller.ts';
+import { statusUpdates } from './status.ts';
+import type { FrontDoorSettings } from './translate.ts';
+
+function env(name: string, fallback?: string): string {
+  const v = process.env[name]?.trim() || fallback;
+  if (v === undefined) throw new Error(`${name} is not set`);
+  return v;
+}
+
+let stopping = false;
+const log = (line: string) => process.stdout.write(`${new Date().toISOString()} ${line}\n`);
+
+function watch<T extends k8s.KubernetesObject>(
+  name: string,
+  informer: k8s.Informer<T> & k8s.ObjectCache<T>,
+  onChange: () => void,
+): k8s.Informer<T> & k8s.ObjectCache<T> {
+  for (const ev of [k8s.ADD, k8s.UPDATE, k8s.DELETE] as const) informer.on(ev, onChange);
+  // An informer stops on an error (a dropped watch, the apiserver restarting): start it again.
+  informer.on(k8s.ERROR, (err: unknown) => {
+    if (stopping) return;
+    log(`watching ${name} failed, restarting in 3 s: ${(err as Error)?.message ?? err}`);
+    setTimeout(() => informer.start().catch((e: Error) => log(`restarting the ${name} watch failed: ${e.message}`)), 3_000);
+  });
+  return informer;
+}
+
+async function main(): Promise<void> {
+  const settings: FrontDoorSettings = {
+    className: env('INGRESS_CLASS', 'devtool'),
+    acceptWithoutClass: env('ACCEPT_WITHOUT_CLASS', 'false') === 'true',
+    adminListen: `unix/${env('CADDY_ADMIN_SOCKET', '/run/caddy/admin.sock')}`,
+    caCertFile: env('CA_CERT_FILE', '/ca/tls.crt'),
+    caKeyFile: env('CA_KEY_FILE', '/ca/tls.key'),
+    frontDoorHost: process.env.FRONT_DOOR_HOST?.trim() || undefined,
+  };
+  const socket = settings.adminListen.slice('unix/'.length);
+  const readyFile = env('READY_FILE', '/tmp/ready');
+  const kc = new k8s.KubeConfig();
+  kc.loadFromDefault();
+  const net = kc.makeApiClient(k8s.NetworkingV1Api);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+
+  let reconciler: Reconciler | undefined;
+  const changed = () => reconciler?.changed();
+  const ingresses = watch(
+    'Ingresses',
+    k8s.makeInformer(kc, '/apis/networking.k8s.io/v1/ingresses', () => net.listIngressForAllNamespaces()),
+    changed,
+  );
+  const services = watch(
+    'Services',
+    k8s.makeInformer(kc, '/api/v1/services', () => core.listServiceForAllNamespaces()),
+    changed,
+  );
+  await Promise.all([ingresses.start(), services.start()]);
+  log(`watching Ingresses of class ${settings.className}${settings.acceptWithoutClass ? ' and without a class' : ''}`);
+  // The address Ingresses of ours show (`kubectl get ingress`): the node's, where we listen.
+  const address = process.env.NODE_IP?.trim();
+  const publish = async (served: readonly string[]) => {
+    if (!address) return;
+    for (const u of statusUpdates(ingresses.list(), served, address, settings)) {
+      await net.replaceNamespacedIngressStatus({
+        name: u.ingress.metadata!.name!,
+        namespace: u.ingress.metadata!.namespace!,
+        body: { ...u.ingress, status: { loadBalancer: { ingress: u.loadBalancer } } },
+      });
+    }
+  };
+  reconciler = new Reconciler({
+    view: { ingresses: () => ingresses.list(), services: () => services.list() },
+    settings,
+    push: (config) => loadConfig(socket, config),
+    publish,
+    log,
+    onLoaded: () => writeFileSync(readyFile, 'loaded\n'),
+  });
+  reconciler.start();
+  const stop = () => {
+    stopping = true;
+    reconciler?.stop();
+    void Promise.all([ingresses.stop(), services.stop()]).finally(() => process.exit(0));
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+main().catch((e: Error) => {
+  log(`devtool-ingress: ${e.message}`);
+  process.exit(1);
+});

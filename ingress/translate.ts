@@ -1,0 +1,210 @@
+/**
+ * Ingress objects -> a Caddy configuration (JSON, loaded through Caddy's admin API). Pure: the
+ * controller (controller.ts) hands it what its watches hold and pushes the result.
+ *
+ * What the front door serves, and why:
+ * - Only Ingresses of our class (spec.ingressClassName, or the old annotation), and class-less ones
+ *   when our IngressClass is the cluster's default (the apiserver fills the class in on creation,
+ *   but objects made before the class existed keep none).
+ * - Each rule's host gets a certificate from Caddy's internal PKI, signed by the project's CA (the
+ *   root certificate and key are handed to Caddy): only hosts named by rules, so a name that is no
+ *   Ingress rule gets no certificate and its TLS handshake fails.
+ * - Rules without a host and wildcard hosts are not served: a certificate is issued per named host.
+ * - TLS Secrets named by Ingresses are not used: every certificate comes from the project's CA.
+ * - Paths follow the Ingress rules: Exact is the path itself, Prefix matches whole path elements
+ *   (`/api` serves `/api` and `/api/x`, not `/apix`); the longest path wins.
+ * - Backends are the Service's ClusterIP and port: the proxy runs on the node's network, where
+ *   kube-proxy routes ClusterIPs and the cluster's DNS names do not resolve.
+ * - A host belongs to the namespace of the oldest Ingress naming it: an Ingress of another namespace
+ *   cannot take over someone's endpoint.
+ */
+import type { V1Ingress, V1IngressBackend, V1Service } from '@kubernetes/client-node';
+
+export interface FrontDoorSettings {
+  /** The IngressClass served. */
+  className: string;
+  /** Serve Ingresses without a class too (our class is the cluster's default). */
+  acceptWithoutClass: boolean;
+  /** Caddy's admin endpoint, kept in every configuration pushed (else /load would drop it). */
+  adminListen: string;
+  /** PEM files of the project's CA, root of every certificate the front door issues. */
+  caCertFile: string;
+  caKeyFile: string;
+  /** The front door's own host (the service URL): answers /healthz until an Ingress claims it. */
+  frontDoorHost?: string;
+}
+
+export interface Translation {
+  config: CaddyConfig;
+  /** Hosts served, sorted. */
+  hosts: string[];
+  /** Ingresses (`namespace/name`) with at least one path served: their status gets our address. */
+  served: string[];
+  /** Rules not served, one line each (`namespace/name: why`), for the controller's log. */
+  problems: string[];
+}
+
+export type CaddyConfig = Record<string, unknown>;
+type Route = Record<string, unknown>;
+
+/** The name of the PKI authority inside Caddy that signs with the project's CA. */
+const CA_ID = 'devtool';
+
+export function ingressClassOf(ing: V1Ingress): string | undefined {
+  return ing.spec?.ingressClassName ?? ing.metadata?.annotations?.['kubernetes.io/ingress.class'];
+}
+
+export function servedByUs(ing: V1Ingress, s: FrontDoorSettings): boolean {
+  const cls = ingressClassOf(ing);
+  return cls === undefined ? s.acceptWithoutClass : cls === s.className;
+}
+
+const key = (ing: V1Ingress) => `${ing.metadata?.namespace ?? ''}/${ing.metadata?.name ?? ''}`;
+const created = (ing: V1Ingress) => new Date(ing.metadata?.creationTimestamp ?? 0).getTime();
+
+/** Oldest first, then by namespace/name: the order in which Ingresses claim hosts and paths. */
+function byAge(a: V1Ingress, b: V1Ingress): number {
+  return created(a) - created(b) || (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
+}
+
+/** Caddy path matchers for an Ingress path: Prefix matches whole path elements. */
+export function pathMatchers(path: string | undefined, pathType: string | undefined): string[] {
+  const p = path || '/';
+  if (pathType === 'Exact') return [p];
+  const base = p.replace(/\/+$/, '');
+  return base === '' ? ['/*'] : [base, `${base}/*`];
+}
+
+/** host:port to dial for a backend, or the reason it cannot be served. */
+function upstream(backend: V1IngressBackend, namespace: string, services: Map<string, V1Service>): { dial: string } | { problem: string } {
+  const ref = backend.service;
+  if (!ref) return { problem: 'only Service backends are served' };
+  const svc = services.get(`${namespace}/${ref.name}`);
+  if (!svc) return { problem: `Service ${ref.name} does not exist` };
+  const ip = svc.spec?.clusterIP;
+  if (!ip || ip === 'None') return { problem: `Service ${ref.name} has no cluster IP (headless)` };
+  const ports = svc.spec?.ports ?? [];
+  const port = ref.port?.name !== undefined ? ports.find((p) => p.name === ref.port?.name) : ports.find((p) => p.port === ref.port?.number);
+  if (!port) return { problem: `Service ${ref.name} has no port ${ref.port?.name ?? ref.port?.number}` };
+  return { dial: `${ip}:${port.port}` };
+}
+
+interface PathRoute {
+  host: string;
+  paths: string[];
+  exact: boolean;
+  dial: string;
+}
+
+/** Longest path first, Exact before Prefix of the same path: Ingress precedence, in Caddy's first-match order. */
+function specificity(a: PathRoute, b: PathRoute): number {
+  const la = a.paths[0]!.length;
+  const lb = b.paths[0]!.length;
+  return lb - la || Number(b.exact) - Number(a.exact);
+}
+
+const textResponse = (status: number, body: string) => ({
+  handler: 'static_response',
+  status_code: status,
+  body,
+  headers: { 'Content-Type': ['text/plain; charset=utf-8'] },
+});
+
+export function translate(ingresses: readonly V1Ingress[], services: readonly V1Service[], s: FrontDoorSettings): Translation {
+  const svcByKey = new Map(services.map((svc) => [`${svc.metadata?.namespace}/${svc.metadata?.name}`, svc]));
+  const problems: string[] = [];
+  const hostOwner = new Map<string, string>();
+  const byHost = new Map<string, PathRoute[]>();
+  const claimed = new Set<string>();
+  const served = new Set<string>();
+
+  for (const ing of ingresses.filter((i) => servedByUs(i, s)).sort(byAge)) {
+    const ns = ing.metadata?.namespace ?? 'default';
+    if (ing.spec?.defaultBackend) problems.push(`${key(ing)}: spec.defaultBackend is not served (name a host in a rule)`);
+    for (const tls of ing.spec?.tls ?? []) {
+      if (tls.secretName) problems.push(`${key(ing)}: the TLS Secret ${tls.secretName} is not used (the front door's CA signs its certificates)`);
+    }
+    for (const rule of ing.spec?.rules ?? []) {
+      const host = rule.host?.toLowerCase();
+      if (!host) {
+        problems.push(`${key(ing)}: a rule without a host is not served (certificates are issued per host)`);
+        continue;
+      }
+      if (host.includes('*')) {
+        problems.push(`${key(ing)}: the wildcard host ${host} is not served (certificates are issued per host)`);
+        continue;
+      }
+      const owner = hostOwner.get(host) ?? ns;
+      if (owner !== ns) {
+        problems.push(`${key(ing)}: the host ${host} belongs to namespace ${owner}`);
+        continue;
+      }
+      hostOwner.set(host, ns);
+      for (const p of rule.http?.paths ?? []) {
+        if (p.path?.includes('*')) {
+          // Caddy's path matcher reads * as a wildcard; an Ingress path means it literally.
+          problems.push(`${key(ing)}: ${host}${p.path}: paths with * are not served`);
+          continue;
+        }
+        const paths = pathMatchers(p.path, p.pathType);
+        const id = `${host} ${p.pathType === 'Exact' ? 'exact' : 'prefix'} ${paths[0]}`;
+        if (claimed.has(id)) {
+          problems.push(`${key(ing)}: ${host}${p.path ?? '/'} is served by an older Ingress`);
+          continue;
+        }
+        const up = upstream(p.backend, ns, svcByKey);
+        if ('problem' in up) {
+          problems.push(`${key(ing)}: ${host}${p.path ?? '/'}: ${up.problem}`);
+          continue;
+        }
+        claimed.add(id);
+        served.add(key(ing));
+        const list = byHost.get(host) ?? [];
+        list.push({ host, paths, exact: p.pathType === 'Exact', dial: up.dial });
+        byHost.set(host, list);
+      }
+    }
+  }
+
+  const hosts = [...byHost.keys()].sort();
+  const routes: Route[] = hosts.flatMap((host) =>
+    byHost
+      .get(host)!
+      .sort(specificity)
+      .map((r) => ({
+        match: [{ host: [r.host], path: r.paths }],
+        handle: [{ handler: 'reverse_proxy', upstreams: [{ dial: r.dial }] }],
+        terminal: true,
+      })),
+  );
+  const certHosts = [...hosts];
+  const door = s.frontDoorHost?.toLowerCase();
+  if (door) {
+    // After the Ingress routes: the service's own Ingress for this host, once installed, wins.
+    routes.push(
+      { match: [{ host: [door], path: ['/healthz'] }], handle: [textResponse(200, 'ok\n')], terminal: true },
+      { match: [{ host: [door] }], handle: [textResponse(503, 'the devtool service is not installed on this cluster yet\n')], terminal: true },
+    );
+    if (!certHosts.includes(door)) certHosts.push(door);
+    certHosts.sort();
+  }
+  routes.push({ handle: [textResponse(404, 'no endpoint at this address\n')] });
+
+  const config: CaddyConfig = {
+    admin: { listen: s.adminListen },
+    apps: {
+      http: { servers: { 'front-door': { listen: [':443'], routes } } },
+      tls: { automation: { policies: [{ subjects: certHosts, issuers: [{ module: 'internal', ca: CA_ID }] }] } },
+      pki: {
+        certificate_authorities: {
+          [CA_ID]: {
+            name: 'devtool front door',
+            install_trust: false,
+            root: { certificate: s.caCertFile, private_key: s.caKeyFile, format: 'pem_file' },
+          },
+        },
+      },
+    },
+  };
+  return { config, hosts: certHosts, served: [...served].sort(), problems };
+}
