@@ -2,7 +2,8 @@
 // specs, contexts) and one dist/commands/<name>.cjs per command handler, loaded with import()
 // only when that command runs. CommonJS because Node 20 starts a CommonJS entry ~10 ms faster
 // than an ES module one; one file per handler so that start-up never parses the code of other
-// commands (the Compose validator alone is ~500 KB). Start-up is a product goal: bench/startup.mjs.
+// commands (the Compose validator alone is ~500 KB). Also dist/devtool-service.cjs, the service
+// program (server/main.ts), which the CLI's bundles never import. Start-up is a product goal: bench/startup.mjs.
 // Dependencies stay external and load from node_modules only when a command needs them.
 import { build } from 'esbuild';
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -54,4 +55,7 @@ await build({
   plugins: [lazyHandlers('./')],
   banner: { js: "'use strict';\nconst __devtoolBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
+// The devtool service program (server/): its own bundle, never reached from the CLI's.
+await build({ ...common, entryPoints: ['server/main.ts'], outfile: 'dist/devtool-service.cjs' });
 chmodSync(new URL('../dist/devtool.cjs', import.meta.url), 0o755);
+chmodSync(new URL('../dist/devtool-service.cjs', import.meta.url), 0o755);

@@ -23,7 +23,7 @@ function find(dir, out = []) {
   return out;
 }
 
-const files = ['src', 'test', 'cluster', 'bench']
+const files = ['src', 'server', 'test', 'cluster', 'bench']
   .flatMap((d) => {
     try {
       return find(d);

@@ -1,0 +1,46 @@
+/** The service's settings, from its environment (the Helm chart sets them). */
+import { readFileSync } from 'node:fs';
+import { VERSION } from '../src/version.ts';
+import type { ServiceConfig } from './context.ts';
+
+export interface ServeSettings {
+  port: number;
+  host: string;
+  /** The service's own namespace (POD_NAMESPACE, from the downward API). */
+  namespace: string;
+  logLevel: string;
+  config: ServiceConfig;
+}
+
+/** Reads the settings; a wrong one is an Error naming the variable. */
+export function readSettings(env: NodeJS.ProcessEnv): ServeSettings {
+  const int = (name: string, fallback: number): number => {
+    const text = env[name];
+    if (text === undefined || text === '') return fallback;
+    const n = Number(text);
+    if (!Number.isInteger(n) || n <= 0) throw new Error(`${name}=${text}: expected a positive whole number`);
+    return n;
+  };
+  const namespace = env['POD_NAMESPACE'];
+  if (!namespace) throw new Error('POD_NAMESPACE is not set: the namespace the service keeps its accounts in');
+  const config: ServiceConfig = { version: VERSION, rateLimit: { max: int('DEVTOOL_RATE_LIMIT', 30), timeWindowMs: 60_000 } };
+  const optional = (name: string) => (env[name] ? env[name] : undefined);
+  const publicUrl = optional('DEVTOOL_PUBLIC_URL');
+  if (publicUrl) config.publicUrl = publicUrl.replace(/\/+$/, '');
+  const endpointDomain = optional('DEVTOOL_ENDPOINT_DOMAIN');
+  if (endpointDomain) config.endpointDomain = endpointDomain;
+  const registry = optional('DEVTOOL_REGISTRY');
+  if (registry) config.registry = registry;
+  const builder = optional('DEVTOOL_BUILDER');
+  if (builder) config.builder = builder;
+  const caFile = optional('DEVTOOL_CA_FILE');
+  if (caFile) {
+    try {
+      config.certificate = readFileSync(caFile, 'utf8');
+    } catch (err) {
+      throw new Error(`DEVTOOL_CA_FILE=${caFile}: ${(err as Error).message}`);
+    }
+    if (!config.certificate.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`DEVTOOL_CA_FILE=${caFile}: not a PEM certificate`);
+  }
+  return { port: int('PORT', 8080), host: env['HOST'] || '0.0.0.0', namespace, logLevel: env['LOG_LEVEL'] || 'info', config };
+}
