@@ -58,10 +58,14 @@ describe('service API', () => {
 
   test('an unknown or malformed token is refused with one line naming how to log in again', async () => {
     const h = await harness();
-    for (const header of ['Bearer dvt_' + 'a'.repeat(43), 'Bearer nonsense', 'Basic abc']) {
+    const unknown = refusal(await h.app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(`dvt_${'a'.repeat(43)}`) }));
+    assert.deepEqual(unknown, { status: 401, error: 'token revoked or expired: log in again with devtool context use https://devtool.example' });
+    for (const header of ['Bearer nonsense', 'Basic abc', `Bearer dvt_${'a'.repeat(42)}`]) {
       const r = refusal(await h.app.inject({ method: 'GET', url: '/api/v1/me', headers: { authorization: header } }));
-      assert.equal(r.status, 401);
-      assert.equal(r.error, 'token revoked or expired: log in again with devtool context use https://devtool.example');
+      assert.deepEqual(r, {
+        status: 401,
+        error: 'not a devtool API token (Authorization: Bearer dvt_...): log in again with devtool context use https://devtool.example',
+      });
     }
   });
 
@@ -203,10 +207,15 @@ describe('service API', () => {
       error: 'namespace kube-system is not managed by devtool: devtool does not delete it',
     });
     assert.deepEqual(refusal(await del('nowhere', bob.token)), { status: 404, error: 'namespace nowhere does not exist' });
-    assert.equal((await del('alice-devtool', root.token)).statusCode, 202);
-    assert.equal(h.store.namespaces.get('alice-devtool')?.status, 'Terminating');
-    assert.equal((await del('bob-devtool', bob.token)).statusCode, 202);
-    void alice;
+    const shop = await h.app.inject({ method: 'POST', url: '/api/v1/namespaces', headers: bearer(alice.token), payload: { name: 'shop' } });
+    assert.equal(shop.statusCode, 201);
+    assert.equal(refusal(await del('shop', bob.token)).status, 403);
+    assert.equal((await del('shop', root.token)).statusCode, 202);
+    assert.equal(h.store.namespaces.get('shop')?.status, 'Terminating');
+    assert.deepEqual(refusal(await del('bob-devtool', bob.token)), {
+      status: 403,
+      error: 'namespace bob-devtool is the personal namespace of bob: it lives as long as the account',
+    });
   });
 
   test('secrets: stored, listed by name only, values only from secret-values, deleted', async () => {
@@ -220,6 +229,14 @@ describe('service API', () => {
     assert.equal((await put('API_KEY', 's3cr3t-value-3')).statusCode, 204);
     assert.match(refusal(await put('1BAD', 'x')).error, /^params\.name: invalid value: letters, digits and '_'/);
     assert.match(refusal(await put('OK', 5)).error, /^body\.value: must be string$/);
+    assert.match(refusal(await put('BIG', 'x'.repeat(64 * 1024 + 1))).error, /^body\.value: must NOT have more than 65536 characters$/);
+    for (let i = 0; i < 10; i++) assert.equal((await put(`FILL_${i}`, 'x'.repeat(64 * 1024))).statusCode, 204);
+    assert.deepEqual(refusal(await put('FILL_10', 'x'.repeat(64 * 1024))), {
+      status: 413,
+      error: 'stored secrets are limited to 700 KiB per user in all: delete some first',
+    });
+    assert.equal((await put('FILL_9', 'replaced')).statusCode, 204, 'replacing a value counts its new size only');
+    for (let i = 0; i < 10; i++) await h.app.inject({ method: 'DELETE', url: `/api/v1/secrets/FILL_${i}`, headers: bearer(alice.token) });
 
     const list = await h.app.inject({ method: 'GET', url: '/api/v1/secrets', headers: bearer(alice.token) });
     assert.deepEqual(list.json(), { secrets: [{ name: 'API_KEY' }, { name: 'DB_PASSWORD' }] });

@@ -25,7 +25,8 @@ export function authenticator(ctx: AppContext): Authenticator {
     const header = request.headers.authorization;
     if (!header) throw new ApiError(401, `missing API token (Authorization: Bearer): ${loginHint()}`);
     const token = bearerToken(header);
-    const record = token ? await ctx.store.findToken(hashToken(token)) : undefined;
+    if (!token) throw new ApiError(401, `not a devtool API token (Authorization: Bearer dvt_...): ${loginHint()}`);
+    const record = await ctx.store.findToken(hashToken(token));
     if (!record || isExpired(record, ctx.now())) throw new ApiError(401, `token revoked or expired: ${loginHint()}`);
     const user = await ctx.store.getUser(record.user);
     if (!user) throw new ApiError(401, `the account of this token no longer exists: ${loginHint()}`);

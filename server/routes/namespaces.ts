@@ -1,7 +1,8 @@
 /**
  * Namespaces: list the user's own with their real status, create one the user owns, delete (its
- * owner or an admin). Personal namespace names (`*-devtool`) are reserved: nobody can take another
- * user's before that user signs up.
+ * owner or an admin; never a personal namespace, which lives as long as its account). Personal
+ * namespace names (`*-devtool`) are reserved: nobody can take another user's before that user
+ * signs up.
  */
 import { type NamespaceBody, PERSONAL_SUFFIX, routes } from '../../src/service/contract.ts';
 import { type Authenticator, userOf } from '../auth.ts';
@@ -41,6 +42,7 @@ export function registerNamespaceRoutes(app: App, ctx: AppContext, auth: Authent
       throw new ApiError(404, `namespace ${name} does not exist`);
     }
     if (ns.owner !== user.name && !user.admin) throw new ApiError(403, `namespace ${name}: only its owner (${ns.owner}) or an admin can delete it`);
+    if (ns.personal) throw new ApiError(403, `namespace ${name} is the personal namespace of ${ns.owner}: it lives as long as the account`);
     if (ns.status === 'Terminating') return reply.code(202).send(null);
     await ctx.store.deleteNamespace(name);
     return reply.code(202).send(null);

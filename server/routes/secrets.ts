@@ -3,7 +3,7 @@
  * values come back only from GET /secret-values, to the user's own token (what deploy calls), and
  * never in a log line (the logger redacts `value` and `values`).
  */
-import { routes } from '../../src/service/contract.ts';
+import { routes, SECRETS_TOTAL_MAX } from '../../src/service/contract.ts';
 import { type Authenticator, userOf } from '../auth.ts';
 import type { App, AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
@@ -17,7 +17,12 @@ export function registerSecretRoutes(app: App, ctx: AppContext, auth: Authentica
   });
 
   app.put(r.putSecret.url, routeOptions(r.putSecret, auth, { params: r.putSecret.params, body: r.putSecret.body }), async (request, reply) => {
-    await ctx.store.putSecret(userOf(request).name, request.params.name, request.body.value);
+    const user = userOf(request).name;
+    const { name } = request.params;
+    const others = Object.entries(await ctx.store.secretValues(user)).filter(([n]) => n !== name);
+    const total = others.reduce((sum, [n, v]) => sum + n.length + Buffer.byteLength(v), name.length + Buffer.byteLength(request.body.value));
+    if (total > SECRETS_TOTAL_MAX) throw new ApiError(413, `stored secrets are limited to ${SECRETS_TOTAL_MAX / 1024} KiB per user in all: delete some first`);
+    await ctx.store.putSecret(user, name, request.body.value);
     return reply.code(204).send(null);
   });
 

@@ -20,8 +20,12 @@ export const USER_NAME_MAX = 63 - PERSONAL_SUFFIX.length;
 /** Stored secrets are referenced as `${NAME}` in Compose files: an environment variable's name. */
 export const SECRET_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$';
 export const SECRET_NAME_RULE = "letters, digits and '_', not starting with a digit";
-/** A stored secret's value is kept in a Kubernetes Secret, whose whole size is capped at 1 MiB. */
+/**
+ * A user's stored secrets are one Kubernetes Secret, capped at 1 MiB with its base64: 700 KiB of
+ * names and values in all (933 KiB once encoded), 64 KiB for one value.
+ */
 export const SECRET_VALUE_MAX = 64 * 1024;
+export const SECRETS_TOTAL_MAX = 700 * 1024;
 
 /** Every 4xx and 5xx answer. */
 export const ErrorBody = Type.Object({ error: Type.String({ description: 'What went wrong, one line' }) });
