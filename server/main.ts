@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { createAccount } from './accounts.ts';
 import { buildApp } from './app.ts';
 import { readSettings } from './config.ts';
-import { KubeStore } from './store/kubernetes.ts';
+import { KubeStore, kubeErrorLine } from './store/kubernetes.ts';
 
 const USAGE = 'usage: devtool-service serve | create-user NAME [--admin]';
 
@@ -47,7 +47,7 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  const message = err instanceof Error ? err.message : String(err);
+  const message = kubeErrorLine(err) ?? (err instanceof Error ? err.message : String(err));
   process.stderr.write(`devtool-service: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
   process.exit(err instanceof UsageFailure || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1);
 });

@@ -31,22 +31,61 @@ let core: k8s.CoreV1Api;
 let store: KubeStore;
 let kubeconfigPath: string;
 
-/** A client acting as the user's ServiceAccount, with a short-lived token from a TokenRequest. */
-async function actingAs(user: string): Promise<k8s.CoreV1Api> {
-  const tr = await core.createNamespacedServiceAccountToken({
-    name: serviceAccountName(user),
-    namespace: serviceNs,
-    body: { spec: { audiences: [], expirationSeconds: 600 } },
+/** The service's own ServiceAccount with the least rights the store needs, as a KubeConfig. */
+async function serviceIdentity(): Promise<k8s.KubeConfig> {
+  const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
+  const meta = (name: string) => ({ name, labels });
+  await core.createNamespacedServiceAccount({ namespace: serviceNs, body: { metadata: meta('devtool-service') } });
+  await rbac.createClusterRole({
+    body: {
+      metadata: meta(serviceNs),
+      rules: [
+        { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'create', 'delete'] },
+        { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['create'] },
+        { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['bind'], resourceNames: ['admin'] },
+      ],
+    },
   });
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: meta(serviceNs),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: serviceNs },
+      subjects: [{ kind: 'ServiceAccount', name: 'devtool-service', namespace: serviceNs }],
+    },
+  });
+  await rbac.createNamespacedRole({
+    namespace: serviceNs,
+    body: {
+      metadata: meta('devtool-service'),
+      rules: [{ apiGroups: [''], resources: ['serviceaccounts', 'secrets'], verbs: ['get', 'list', 'create', 'delete', 'patch', 'deletecollection'] }],
+    },
+  });
+  await rbac.createNamespacedRoleBinding({
+    namespace: serviceNs,
+    body: {
+      metadata: meta('devtool-service'),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'devtool-service' },
+      subjects: [{ kind: 'ServiceAccount', name: 'devtool-service', namespace: serviceNs }],
+    },
+  });
+  return kubeconfigWithToken('devtool-service', await serviceAccountToken('devtool-service'));
+}
+
+async function serviceAccountToken(name: string): Promise<string> {
+  const tr = await core.createNamespacedServiceAccountToken({ name, namespace: serviceNs, body: { spec: { audiences: [], expirationSeconds: 900 } } });
+  return tr.status!.token;
+}
+
+function kubeconfigWithToken(user: string, token: string): k8s.KubeConfig {
   const cluster = kc.getCurrentCluster()!;
   const as = new k8s.KubeConfig();
-  as.loadFromOptions({
-    clusters: [cluster],
-    users: [{ name: user, token: tr.status!.token }],
-    contexts: [{ name: user, cluster: cluster.name, user }],
-    currentContext: user,
-  });
-  return as.makeApiClient(k8s.CoreV1Api);
+  as.loadFromOptions({ clusters: [cluster], users: [{ name: user, token }], contexts: [{ name: user, cluster: cluster.name, user }], currentContext: user });
+  return as;
+}
+
+/** A client acting as the user's ServiceAccount, with a short-lived token from a TokenRequest. */
+async function actingAs(user: string): Promise<k8s.CoreV1Api> {
+  return kubeconfigWithToken(user, await serviceAccountToken(serviceAccountName(user))).makeApiClient(k8s.CoreV1Api);
 }
 
 /** A pod that never runs (its image does not exist); retried while the namespace's default ServiceAccount is being made. */
@@ -82,11 +121,15 @@ describe('service store on Kubernetes', () => {
     kc.loadFromFile(kubeconfigPath);
     core = kc.makeApiClient(k8s.CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: serviceNs, labels } } });
-    store = await KubeStore.create({ namespace: serviceNs, extraLabels: labels }, kc);
+    // The store acts as the service would: a ServiceAccount with only the rights docs/architecture.md lists.
+    store = await KubeStore.create({ namespace: serviceNs, extraLabels: labels }, await serviceIdentity());
   });
 
   after(async () => {
     if (!core) return;
+    const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
+    await rbac.deleteClusterRoleBinding({ name: serviceNs }).catch(() => {});
+    await rbac.deleteClusterRole({ name: serviceNs }).catch(() => {});
     const mine = await core.listNamespace({ labelSelector: E2E_NAMESPACE_LABEL });
     for (const ns of mine.items) {
       const name = ns.metadata!.name!;
@@ -205,6 +248,9 @@ describe('service store on Kubernetes', () => {
     const again = spawnSync(process.execPath, [join(repoRoot, 'dist', 'devtool-service.cjs'), 'create-user', name], { env, encoding: 'utf8' });
     assert.equal(again.status, 1);
     assert.equal(again.stderr, `devtool-service: user ${name} already exists\n`);
+    const bad = spawnSync(process.execPath, [join(repoRoot, 'dist', 'devtool-service.cjs'), 'create-user', 'Bad_Name'], { env, encoding: 'utf8' });
+    assert.equal(bad.status, 1);
+    assert.equal(bad.stderr, `devtool-service: invalid user name "Bad_Name": lowercase letters, digits and '-', starting and ending with a letter or digit\n`);
     return store.findToken(hashToken(token)).then((t) => assert.equal(t?.user, name));
   });
 });
