@@ -6,7 +6,10 @@
  * Everything lives in throwaway namespaces labelled devtool.dev/e2e=true, deleted at the end.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -17,6 +20,7 @@ import { buildApp } from '../../server/app.ts';
 import { KubeStore, serviceAccountName } from '../../server/store/kubernetes.ts';
 import { ConflictError } from '../../server/store/store.ts';
 import { hashToken } from '../../server/tokens.ts';
+import { ServiceClient } from '../../src/service/client.ts';
 import { ensureBuilt, repoRoot } from './cli.ts';
 import { E2E_NAMESPACE_LABEL } from './cluster.ts';
 
@@ -30,6 +34,9 @@ let kc: k8s.KubeConfig;
 let core: k8s.CoreV1Api;
 let store: KubeStore;
 let kubeconfigPath: string;
+/** The service's least-rights identity (serviceIdentity()). */
+let serviceKc: k8s.KubeConfig;
+const tmp = mkdtempSync(join(tmpdir(), 'service-store-'));
 
 /** The service's own ServiceAccount with the least rights the store needs, as a KubeConfig. */
 async function serviceIdentity(): Promise<k8s.KubeConfig> {
@@ -122,15 +129,18 @@ describe('service store on Kubernetes', () => {
     core = kc.makeApiClient(k8s.CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: serviceNs, labels } } });
     // The store acts as the service would: a ServiceAccount with only the rights docs/architecture.md lists.
-    store = await KubeStore.create({ namespace: serviceNs, extraLabels: labels }, await serviceIdentity());
+    serviceKc = await serviceIdentity();
+    store = await KubeStore.create({ namespace: serviceNs, extraLabels: labels }, serviceKc);
   });
 
   after(async () => {
+    rmSync(tmp, { recursive: true, force: true });
     if (!core) return;
     const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
     await rbac.deleteClusterRoleBinding({ name: serviceNs }).catch(() => {});
     await rbac.deleteClusterRole({ name: serviceNs }).catch(() => {});
-    const mine = await core.listNamespace({ labelSelector: E2E_NAMESPACE_LABEL });
+    // By name: the service program (create-user, serve) labels nothing e2e, and every name holds `run`.
+    const mine = await core.listNamespace();
     for (const ns of mine.items) {
       const name = ns.metadata!.name!;
       if (name.includes(run)) await core.deleteNamespace({ name }).catch(() => {});
@@ -253,4 +263,81 @@ describe('service store on Kubernetes', () => {
     assert.equal(bad.stderr, `devtool-service: invalid user name "Bad_Name": lowercase letters, digits and '-', starting and ending with a letter or digit\n`);
     return store.findToken(hashToken(token)).then((t) => assert.equal(t?.user, name));
   });
+
+  test('serve of the built program: health, readiness and the API over HTTP, as the least-rights ServiceAccount', async () => {
+    ensureBuilt();
+    const kubeconfig = join(tmp, 'service.kubeconfig');
+    writeFileSync(kubeconfig, serviceKc.exportConfig(), { mode: 0o600 });
+    const ca = join(tmp, 'ca.pem');
+    writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n');
+    const port = await freePort();
+    const env = {
+      ...process.env,
+      KUBECONFIG: kubeconfig,
+      POD_NAMESPACE: serviceNs,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DEVTOOL_PUBLIC_URL: 'https://devtool.e2e.example/',
+      DEVTOOL_ENDPOINT_DOMAIN: 'e2e.example',
+      DEVTOOL_REGISTRY: 'localhost:5000',
+      DEVTOOL_CA_FILE: ca,
+    };
+    const child = spawn(process.execPath, [join(repoRoot, 'dist', 'devtool-service.cjs'), 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c));
+    child.stderr.on('data', (c: Buffer) => (output += c));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      for (let i = 0; ; i++) {
+        const ready = await fetch(`${url}/readyz`).then(
+          (r) => r.status,
+          () => 0,
+        );
+        if (ready === 200) break;
+        assert.ok(i < 100, `serve not ready after 10 s: ${output}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const anonymous = new ServiceClient({ url });
+      const info = await anonymous.info();
+      assert.equal(info.endpointDomain, 'e2e.example');
+      assert.equal(info.registry, 'localhost:5000');
+      assert.match(info.certificate ?? '', /^-----BEGIN CERTIFICATE-----/);
+      await assert.rejects(anonymous.me(), {
+        message: 'missing API token (Authorization: Bearer): log in again with devtool context use https://devtool.e2e.example',
+      });
+
+      const e = await createAccount(store, `e2ee${run}`, false, new Date());
+      const client = new ServiceClient({ url, token: e.token });
+      assert.equal((await client.me()).namespace, `e2ee${run}-devtool`);
+      const made = await client.createNamespace(`web-${run}`);
+      assert.equal(made.status, 'Active');
+      await assert.rejects(client.createNamespace(`web-${run}`), { message: `namespace web-${run} is taken: choose another name` });
+      await client.putSecret('DB_PASSWORD', 'e2e-secret-value');
+      assert.deepEqual(await client.listSecrets(), { secrets: [{ name: 'DB_PASSWORD' }] });
+      const extra = await client.createToken({ name: 'e2e' });
+      await client.revokeToken(extra.id);
+      await assert.rejects(new ServiceClient({ url, token: extra.token }).me(), { status: 401 });
+      await client.deleteNamespace(`web-${run}`);
+      const statuses = (await client.listNamespaces()).namespaces.map((n) => `${n.name} ${n.status}`);
+      assert.ok(statuses.includes(`web-${run} Terminating`) || !statuses.some((s) => s.startsWith(`web-${run} `)), statuses.join(', '));
+
+      assert.ok(!output.includes(e.token) && !output.includes(extra.token) && !output.includes('e2e-secret-value'), 'no secret in the log');
+      assert.match(output, /"url":"\/api\/v1\/me"/, 'requests are logged as JSON lines');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    assert.equal(await exited, 0, 'SIGTERM stops it cleanly');
+  });
 });
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
