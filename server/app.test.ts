@@ -282,6 +282,21 @@ describe('service API', () => {
     }
     assert.deepEqual(statuses, [201, 201, 201, 429, 429]);
     assert.match(refusal(last!).error, /^too many requests: try again in \d+ s$/);
+    // Per client, as the ingress names it: the last X-Forwarded-For entry. Entries the client wrote
+    // itself (before it) do not make it another client; another address is another client.
+    const viaIngress = (forwarded: string) =>
+      h.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: { ...bearer(alice.token), 'x-forwarded-for': forwarded }, payload: { name: 'x' } });
+    assert.deepEqual(
+      [
+        (await viaIngress('203.0.113.9')).statusCode,
+        (await viaIngress('203.0.113.9')).statusCode,
+        (await viaIngress('203.0.113.9')).statusCode,
+        (await viaIngress('10.9.9.9, 203.0.113.9')).statusCode,
+        (await viaIngress('10.9.9.8, 203.0.113.9')).statusCode,
+      ],
+      [201, 201, 201, 429, 429],
+    );
+    assert.equal((await viaIngress('203.0.113.9, 198.51.100.7')).statusCode, 201);
     // Other routes are not limited.
     assert.equal((await h.app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(alice.token) })).statusCode, 200);
   });

@@ -51,8 +51,10 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       : { level: opts.logLevel ?? 'info', redact: { paths: REDACTED_PATHS, censor: '***' }, ...(opts.logStream ? { stream: opts.logStream } : {}) };
   const app = Fastify({
     logger,
-    // Behind the ingress: the client's address (rate limits) is in X-Forwarded-For.
-    trustProxy: true,
+    // Behind the ingress the client's address is the X-Forwarded-For entry the ingress added, the
+    // last one; `true` would believe every entry, which a client writes itself to escape its rate
+    // limit. (Fastify refuses a bare hop count: the chart's Service is reachable only in the cluster.)
+    trustProxy: (_address: string, hop: number) => hop < (opts.config.trustedProxies ?? 1),
     bodyLimit: 256 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, verbose: true } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;

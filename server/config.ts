@@ -24,6 +24,11 @@ export function readSettings(env: NodeJS.ProcessEnv): ServeSettings {
   const namespace = env['POD_NAMESPACE'];
   if (!namespace) throw new Error('POD_NAMESPACE is not set: the namespace the service keeps its accounts in');
   const config: ServiceConfig = { version: VERSION, rateLimit: { max: int('DEVTOOL_RATE_LIMIT', 30), timeWindowMs: 60_000 } };
+  const hops = env['DEVTOOL_TRUSTED_PROXIES'];
+  if (hops !== undefined && hops !== '') {
+    if (!/^\d+$/.test(hops)) throw new Error(`DEVTOOL_TRUSTED_PROXIES=${hops}: expected a number of proxies (0 or more)`);
+    config.trustedProxies = Number(hops);
+  }
   const optional = (name: string) => (env[name] ? env[name] : undefined);
   const publicUrl = optional('DEVTOOL_PUBLIC_URL');
   if (publicUrl) config.publicUrl = publicUrl.replace(/\/+$/, '');

@@ -13,6 +13,11 @@ export interface ServiceConfig {
   builder?: string;
   /** PEM of the CA users must trust (the front door's), handed out by GET /info. */
   certificate?: string;
+  /**
+   * How many proxies stand in front of the service (default 1, the ingress): the client address
+   * (rate limits, logs) is the X-Forwarded-For entry the farthest of them added. 0: the socket's.
+   */
+  trustedProxies?: number;
   /** Requests per client address and window on the login and token routes. */
   rateLimit: { max: number; timeWindowMs: number };
 }
