@@ -6,9 +6,7 @@
  * Everything lives in throwaway namespaces labelled devtool.dev/e2e=true, deleted at the end.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -21,8 +19,8 @@ import { KubeStore, serviceAccountName } from '../../server/store/kubernetes.ts'
 import { ConflictError } from '../../server/store/store.ts';
 import { hashToken } from '../../server/tokens.ts';
 import { ServiceClient } from '../../src/service/client.ts';
-import { ensureBuilt, repoRoot } from './cli.ts';
 import { E2E_NAMESPACE_LABEL } from './cluster.ts';
+import { createUser, startService } from './service.ts';
 
 const run = randomBytes(3).toString('hex');
 const serviceNs = `e2e-svc-${run}`;
@@ -247,57 +245,36 @@ describe('service store on Kubernetes', () => {
     await app.close();
   });
 
-  test('create-user of the built service program prints a working token as its last line', () => {
-    ensureBuilt();
+  test('create-user of the built service program prints a working token as its last line', async () => {
     const name = `e2ed${run}`;
-    const env = { ...process.env, KUBECONFIG: kubeconfigPath, POD_NAMESPACE: serviceNs };
-    const r = spawnSync(process.execPath, [join(repoRoot, 'dist', 'devtool-service.cjs'), 'create-user', name, '--admin'], { env, encoding: 'utf8' });
+    const env = { KUBECONFIG: kubeconfigPath, POD_NAMESPACE: serviceNs };
+    const r = createUser(env, name, true);
     assert.equal(r.status, 0, r.stderr);
-    const token = r.stdout.trim().split('\n').pop()!;
-    assert.match(token, /^dvt_[A-Za-z0-9_-]{43}$/);
-    const again = spawnSync(process.execPath, [join(repoRoot, 'dist', 'devtool-service.cjs'), 'create-user', name], { env, encoding: 'utf8' });
+    assert.match(r.token, /^dvt_[A-Za-z0-9_-]{43}$/);
+    const again = createUser(env, name);
     assert.equal(again.status, 1);
     assert.equal(again.stderr, `devtool-service: user ${name} already exists\n`);
-    const bad = spawnSync(process.execPath, [join(repoRoot, 'dist', 'devtool-service.cjs'), 'create-user', 'Bad_Name'], { env, encoding: 'utf8' });
+    const bad = createUser(env, 'Bad_Name');
     assert.equal(bad.status, 1);
     assert.equal(bad.stderr, `devtool-service: invalid user name "Bad_Name": lowercase letters, digits and '-', starting and ending with a letter or digit\n`);
-    return store.findToken(hashToken(token)).then((t) => assert.equal(t?.user, name));
+    assert.equal((await store.findToken(hashToken(r.token)))?.user, name);
   });
 
   test('serve of the built program: health, readiness and the API over HTTP, as the least-rights ServiceAccount', async () => {
-    ensureBuilt();
     const kubeconfig = join(tmp, 'service.kubeconfig');
     writeFileSync(kubeconfig, serviceKc.exportConfig(), { mode: 0o600 });
     const ca = join(tmp, 'ca.pem');
     writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n');
-    const port = await freePort();
-    const env = {
-      ...process.env,
+    const service = await startService({
       KUBECONFIG: kubeconfig,
       POD_NAMESPACE: serviceNs,
-      PORT: String(port),
-      HOST: '127.0.0.1',
       DEVTOOL_PUBLIC_URL: 'https://devtool.e2e.example/',
       DEVTOOL_ENDPOINT_DOMAIN: 'e2e.example',
       DEVTOOL_REGISTRY: 'localhost:5000',
       DEVTOOL_CA_FILE: ca,
-    };
-    const child = spawn(process.execPath, [join(repoRoot, 'dist', 'devtool-service.cjs'), 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (c: Buffer) => (output += c));
-    child.stderr.on('data', (c: Buffer) => (output += c));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    });
+    const { url } = service;
     try {
-      const url = `http://127.0.0.1:${port}`;
-      for (let i = 0; ; i++) {
-        const ready = await fetch(`${url}/readyz`).then(
-          (r) => r.status,
-          () => 0,
-        );
-        if (ready === 200) break;
-        assert.ok(i < 100, `serve not ready after 10 s: ${output}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
       const anonymous = new ServiceClient({ url });
       const info = await anonymous.info();
       assert.equal(info.endpointDomain, 'e2e.example');
@@ -322,22 +299,11 @@ describe('service store on Kubernetes', () => {
       const statuses = (await client.listNamespaces()).namespaces.map((n) => `${n.name} ${n.status}`);
       assert.ok(statuses.includes(`web-${run} Terminating`) || !statuses.some((s) => s.startsWith(`web-${run} `)), statuses.join(', '));
 
+      const output = service.output();
       assert.ok(!output.includes(e.token) && !output.includes(extra.token) && !output.includes('e2e-secret-value'), 'no secret in the log');
       assert.match(output, /"url":"\/api\/v1\/me"/, 'requests are logged as JSON lines');
     } finally {
-      child.kill('SIGTERM');
+      assert.equal(await service.stop(), 0, 'SIGTERM stops it cleanly');
     }
-    assert.equal(await exited, 0, 'SIGTERM stops it cleanly');
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
