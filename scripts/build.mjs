@@ -25,6 +25,20 @@ const lazyHandlers = (dir) => ({
   },
 });
 
+/**
+ * `import('./service/client.ts')` in src/factory.ts becomes an import of its own bundle,
+ * `<dir>service-client.cjs`: bundled inline, the client and the contract's schemas (~12 KB) would be
+ * parsed by every start-up, though only service commands use them.
+ */
+const lazyServiceClient = (dir) => ({
+  name: 'lazy-service-client',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/service\/client\.ts$/ }, (args) =>
+      /src\/factory\.ts$/.test(args.importer) ? { path: `${dir}service-client.cjs`, external: true } : undefined,
+    );
+  },
+});
+
 const handlers = readdirSync('src/commands').filter((d) => existsSync(`src/commands/${d}/run.ts`));
 
 const common = {
@@ -46,13 +60,19 @@ const common = {
   logLevel: 'warning',
 };
 
-await build({ ...common, entryPoints: ['src/main.ts'], outfile: 'dist/devtool.cjs', plugins: [lazyHandlers('./commands/')] });
+await build({ ...common, entryPoints: ['src/main.ts'], outfile: 'dist/devtool.cjs', plugins: [lazyHandlers('./commands/'), lazyServiceClient('./')] });
 await build({
   ...common,
   entryPoints: Object.fromEntries(handlers.map((d) => [`commands/${d}`, `src/commands/${d}/run.ts`])),
   outdir: 'dist',
   outExtension: { '.js': '.cjs' },
-  plugins: [lazyHandlers('./')],
+  plugins: [lazyHandlers('./'), lazyServiceClient('../')],
+  banner: { js: "'use strict';\nconst __devtoolBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+});
+await build({
+  ...common,
+  entryPoints: ['src/service/client.ts'],
+  outfile: 'dist/service-client.cjs',
   banner: { js: "'use strict';\nconst __devtoolBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
 // The devtool service program (server/): its own bundle, never reached from the CLI's.
