@@ -66,7 +66,11 @@ describe('service client', () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((r) => closed.close(() => r()));
     await assert.rejects(new ServiceClient({ url: `http://127.0.0.1:${port}` }).info(), {
-      message: `cannot reach the devtool service at http://127.0.0.1:${port}: ECONNREFUSED`,
+      message: `cannot reach the devtool service at http://127.0.0.1:${port}: nothing listens there (ECONNREFUSED)`,
+    });
+
+    await assert.rejects(new ServiceClient({ url: 'https://no-such-host.invalid' }).info(), {
+      message: /^cannot reach the devtool service at https:\/\/no-such-host\.invalid: its host name does not resolve \((ENOTFOUND|EAI_AGAIN)\)$/,
     });
 
     const silent = createServer(() => {});

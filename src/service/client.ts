@@ -82,13 +82,38 @@ export class ServiceClient {
     } catch (err) {
       const e = err as Error & { cause?: { code?: string; message?: string } };
       if (e.name === 'TimeoutError') throw new DevtoolError(`the devtool service at ${this.base} did not answer within ${this.timeoutMs / 1000} s`);
-      const reason = e.cause?.code ?? e.cause?.message ?? e.message;
-      throw new DevtoolError(`cannot reach the devtool service at ${this.base}: ${reason}`);
+      throw new DevtoolError(`cannot reach the devtool service at ${this.base}: ${inWords(e.cause?.code, e.cause?.message ?? e.message)}`);
     }
     if (res.ok) return (text === '' ? undefined : JSON.parse(text)) as T;
     const reason = errorOf(text);
     if (res.status < 500 && reason) throw new ServiceError(reason, res.status);
     throw new ServiceError(`the devtool service at ${this.base} failed (${res.status} on ${route.method} ${path})${reason ? `: ${reason}` : ''}`, res.status);
+  }
+}
+
+/** Why a connection failed, in words a user can act on (the code stays, for searching). */
+function inWords(code: string | undefined, message: string): string {
+  switch (code) {
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `its host name does not resolve (${code})`;
+    case 'ECONNREFUSED':
+      return 'nothing listens there (ECONNREFUSED)';
+    case 'ECONNRESET':
+      return 'the connection was cut (ECONNRESET)';
+    case 'ETIMEDOUT':
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return `no answer to the connection (${code})`;
+    case 'SELF_SIGNED_CERT_IN_CHAIN':
+    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
+    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
+    case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
+      return `its TLS certificate is signed by a CA this machine does not trust (${code}); NODE_EXTRA_CA_CERTS=<the CA's PEM file> trusts it`;
+    case 'CERT_HAS_EXPIRED':
+    case 'ERR_TLS_CERT_ALTNAME_INVALID':
+      return `its TLS certificate is not valid for it (${code})`;
+    default:
+      return (code ? `${code}: ${message}` : message).replace(/\s*[\r\n]+\s*/g, ' ');
   }
 }
 
