@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { createAccount } from './accounts.ts';
 import { type App, buildApp, type ServiceConfig } from './app.ts';
+import { type RouteSpec, routes } from '../src/service/contract.ts';
 import { MemoryStore } from './store/memory.ts';
 
 const CONFIG: ServiceConfig = { version: '9.9.9', publicUrl: 'https://devtool.example', rateLimit: { max: 1000, timeWindowMs: 60_000 } };
@@ -299,6 +300,16 @@ describe('service API', () => {
     assert.equal((await viaIngress('203.0.113.9, 198.51.100.7')).statusCode, 201);
     // Other routes are not limited.
     assert.equal((await h.app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(alice.token) })).statusCode, 200);
+  });
+
+  test('every route of the contract is served, with its method and its token rule', async () => {
+    const h = await harness();
+    for (const [id, r] of Object.entries(routes) as [string, RouteSpec][]) {
+      const url = r.url.replace(/:([A-Za-z]+)/g, (_, name: string) => (name === 'id' ? 'abc123' : 'SOME_NAME'.toLowerCase()));
+      const res = await h.app.inject({ method: r.method, url });
+      assert.notEqual(res.statusCode, 404, `${id}: ${r.method} ${url}: ${res.body}`);
+      assert.equal(res.statusCode === 401, r.auth, `${id}: answered ${res.statusCode} without a token`);
+    }
   });
 
   test('healthz answers; readyz follows the store', async () => {

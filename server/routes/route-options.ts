@@ -17,7 +17,8 @@ export function routeOptions<R extends RouteSpec, P extends { body?: TSchema; pa
   const response = { [r.status]: r.response ?? Type.Null(), '4xx': ErrorBody, '5xx': ErrorBody } as Replies<R>;
   return {
     schema: { ...(parts as P), summary: r.summary, response },
-    ...(r.auth ? { preHandler: auth } : {}),
+    // onRequest: the token is checked before the body is read or validated.
+    ...(r.auth ? { onRequest: auth } : {}),
     ...(r.rateLimited ? { config: { rateLimit: {} } } : {}),
   };
 }
