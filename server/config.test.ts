@@ -13,6 +13,7 @@ test('settings: defaults, optional announcements, the CA read from its file', ()
     port: 8080,
     host: '0.0.0.0',
     namespace: 'devtool',
+    objectLabels: {},
     logLevel: 'info',
     config: { version: readSettings({ POD_NAMESPACE: 'x' }).config.version, rateLimit: { max: 30, timeWindowMs: 60_000 } },
   });
@@ -26,7 +27,9 @@ test('settings: defaults, optional announcements, the CA read from its file', ()
     DEVTOOL_CA_FILE: ca,
     DEVTOOL_RATE_LIMIT: '5',
     DEVTOOL_TRUSTED_PROXIES: '0',
+    DEVTOOL_OBJECT_LABELS: 'devtool.dev/e2e=true, team=web,empty=',
   });
+  assert.deepEqual(s.objectLabels, { 'devtool.dev/e2e': 'true', team: 'web', empty: '' });
   assert.equal(s.port, 9000);
   assert.equal(s.config.publicUrl, 'https://devtool.example');
   assert.equal(s.config.endpointDomain, 'apps.example');
@@ -47,6 +50,8 @@ test('a wrong setting is one line naming the variable', () => {
     [{ POD_NAMESPACE: 'd', DEVTOOL_RATE_LIMIT: '-1' }, /^DEVTOOL_RATE_LIMIT=-1: expected a positive whole number$/],
     [{ POD_NAMESPACE: 'd', DEVTOOL_TRUSTED_PROXIES: 'all' }, /^DEVTOOL_TRUSTED_PROXIES=all: expected a number of proxies/],
     [{ POD_NAMESPACE: 'd', DEVTOOL_CA_FILE: join(dir, 'missing.pem') }, /^DEVTOOL_CA_FILE=.*missing\.pem: ENOENT/],
+    [{ POD_NAMESPACE: 'd', DEVTOOL_OBJECT_LABELS: 'a=1,b' }, /^DEVTOOL_OBJECT_LABELS: "b" is not a Kubernetes label/],
+    [{ POD_NAMESPACE: 'd', DEVTOOL_OBJECT_LABELS: 'bad key=1' }, /^DEVTOOL_OBJECT_LABELS: "bad key=1" is not a Kubernetes label/],
     [{ POD_NAMESPACE: 'd', DEVTOOL_CA_FILE: notPem }, /^DEVTOOL_CA_FILE=.*x\.pem: not a PEM certificate$/],
   ];
   for (const [env, expected] of cases) assert.throws(() => readSettings(env), { message: expected }, JSON.stringify(env));

@@ -8,6 +8,8 @@ export interface ServeSettings {
   host: string;
   /** The service's own namespace (POD_NAMESPACE, from the downward API). */
   namespace: string;
+  /** Labels put on every object the service creates (DEVTOOL_OBJECT_LABELS: cost centres, test runs). */
+  objectLabels: Record<string, string>;
   logLevel: string;
   config: ServiceConfig;
 }
@@ -47,5 +49,27 @@ export function readSettings(env: NodeJS.ProcessEnv): ServeSettings {
     }
     if (!config.certificate.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`DEVTOOL_CA_FILE=${caFile}: not a PEM certificate`);
   }
-  return { port: int('PORT', 8080), host: env['HOST'] || '0.0.0.0', namespace, logLevel: env['LOG_LEVEL'] || 'info', config };
+  const objectLabels = parseLabels(env['DEVTOOL_OBJECT_LABELS'] ?? '');
+  return { port: int('PORT', 8080), host: env['HOST'] || '0.0.0.0', namespace, objectLabels, logLevel: env['LOG_LEVEL'] || 'info', config };
+}
+
+const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+
+/** `a=1,example.com/b=2` -> labels; a wrong one is an Error naming it. */
+export function parseLabels(text: string): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const item of text
+    .split(',')
+    .map((i) => i.trim())
+    .filter(Boolean)) {
+    const eq = item.indexOf('=');
+    const key = eq < 0 ? item : item.slice(0, eq);
+    const value = eq < 0 ? '' : item.slice(eq + 1);
+    if (eq < 0 || !LABEL_KEY.test(key) || !LABEL_VALUE.test(value)) {
+      throw new Error(`DEVTOOL_OBJECT_LABELS: "${item}" is not a Kubernetes label (key=value, comma-separated)`);
+    }
+    labels[key] = value;
+  }
+  return labels;
 }

@@ -16,7 +16,7 @@ class UsageFailure extends Error {}
 
 async function serve(): Promise<void> {
   const s = readSettings(process.env);
-  const store = await KubeStore.create({ namespace: s.namespace });
+  const store = await KubeStore.create({ namespace: s.namespace, extraLabels: s.objectLabels });
   const app = await buildApp({ store, config: s.config, logLevel: s.logLevel });
   const stop = async () => {
     await app.close();
@@ -30,9 +30,8 @@ async function serve(): Promise<void> {
 async function createUser(args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args, options: { admin: { type: 'boolean', default: false } }, allowPositionals: true });
   if (positionals.length !== 1) throw new UsageFailure(`create-user takes one NAME (${positionals.length} given); ${USAGE}`);
-  const namespace = process.env['POD_NAMESPACE'];
-  if (!namespace) throw new Error('POD_NAMESPACE is not set: the namespace the service keeps its accounts in');
-  const store = await KubeStore.create({ namespace });
+  const s = readSettings(process.env);
+  const store = await KubeStore.create({ namespace: s.namespace, extraLabels: s.objectLabels });
   const account = await createAccount(store, positionals[0]!, values.admin, new Date());
   process.stdout.write(
     `created user ${account.name}${account.admin ? ' (admin)' : ''} with namespace ${account.namespace}; its API token:\n${account.token}\n`,

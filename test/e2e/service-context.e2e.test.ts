@@ -32,7 +32,13 @@ describe('service contexts: logging in with a token', () => {
     kc.loadFromFile(kubeconfigPath);
     core = kc.makeApiClient(k8s.CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: serviceNs, labels: { [E2E_NAMESPACE_LABEL]: 'true' } } } });
-    const env = { KUBECONFIG: kubeconfigPath, POD_NAMESPACE: serviceNs, DEVTOOL_REGISTRY: 'localhost:5000', DEVTOOL_ENDPOINT_DOMAIN: 'ctx.e2e.example' };
+    const env = {
+      KUBECONFIG: kubeconfigPath,
+      POD_NAMESPACE: serviceNs,
+      DEVTOOL_OBJECT_LABELS: `${E2E_NAMESPACE_LABEL}=true`,
+      DEVTOOL_REGISTRY: 'localhost:5000',
+      DEVTOOL_ENDPOINT_DOMAIN: 'ctx.e2e.example',
+    };
     service = await startService({ ...env, DEVTOOL_PUBLIC_URL: 'https://devtool.ctx.example' });
     const made = createUser(env, user);
     assert.equal(made.status, 0, made.stderr);

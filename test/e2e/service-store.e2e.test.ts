@@ -137,7 +137,7 @@ describe('service store on Kubernetes', () => {
     const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
     await rbac.deleteClusterRoleBinding({ name: serviceNs }).catch(() => {});
     await rbac.deleteClusterRole({ name: serviceNs }).catch(() => {});
-    // By name: the service program (create-user, serve) labels nothing e2e, and every name holds `run`.
+    // By name too: every name holds `run`.
     const mine = await core.listNamespace();
     for (const ns of mine.items) {
       const name = ns.metadata!.name!;
@@ -247,7 +247,7 @@ describe('service store on Kubernetes', () => {
 
   test('create-user of the built service program prints a working token as its last line', async () => {
     const name = `e2ed${run}`;
-    const env = { KUBECONFIG: kubeconfigPath, POD_NAMESPACE: serviceNs };
+    const env = { KUBECONFIG: kubeconfigPath, POD_NAMESPACE: serviceNs, DEVTOOL_OBJECT_LABELS: `${E2E_NAMESPACE_LABEL}=true` };
     const r = createUser(env, name, true);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.token, /^dvt_[A-Za-z0-9_-]{43}$/);
@@ -258,6 +258,8 @@ describe('service store on Kubernetes', () => {
     assert.equal(bad.status, 1);
     assert.equal(bad.stderr, `devtool-service: invalid user name "Bad_Name": lowercase letters, digits and '-', starting and ending with a letter or digit\n`);
     assert.equal((await store.findToken(hashToken(r.token)))?.user, name);
+    const personal = await core.readNamespace({ name: `${name}-devtool` });
+    assert.equal(personal.metadata?.labels?.[E2E_NAMESPACE_LABEL], 'true', 'DEVTOOL_OBJECT_LABELS labels what it makes');
   });
 
   test('serve of the built program: health, readiness and the API over HTTP, as the least-rights ServiceAccount', async () => {
@@ -268,6 +270,7 @@ describe('service store on Kubernetes', () => {
     const service = await startService({
       KUBECONFIG: kubeconfig,
       POD_NAMESPACE: serviceNs,
+      DEVTOOL_OBJECT_LABELS: `${E2E_NAMESPACE_LABEL}=true`,
       DEVTOOL_PUBLIC_URL: 'https://devtool.e2e.example/',
       DEVTOOL_ENDPOINT_DOMAIN: 'e2e.example',
       DEVTOOL_REGISTRY: 'localhost:5000',
