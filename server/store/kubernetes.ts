@@ -93,7 +93,11 @@ export class KubeStore implements Store {
     let config = kc;
     if (!config) {
       config = new mod.KubeConfig();
-      config.loadFromDefault();
+      try {
+        config.loadFromDefault();
+      } catch (err) {
+        throw new Error(`cannot load Kubernetes credentials (the pod's, or KUBECONFIG's): ${(err as Error).message}`);
+      }
     }
     return new KubeStore(mod, config, opts);
   }
