@@ -1,6 +1,7 @@
 // The layers of src/, checked by dependency-cruiser in `npm run lint` (docs/architecture.md, Layers).
 // One ordered list, ground floor first. A layer may import itself and the layers below it, never a
-// layer above. Folders of one layer may import each other in one direction only: no folder loop.
+// layer above. server/ (the service program) sits beside them: it may import base/, version.ts and
+// the API contract (service/contract.ts), and nothing of src/ imports it. Folders of one layer may import each other in one direction only: no folder loop.
 // An entry is a folder of src/ or a file (a file inside a folder belongs to its own entry's layer,
 // not to its folder's: cli/errors.ts until it moves to base/). Only production code is checked:
 // tests (*.test.ts) may reach across layers, nothing imports them.
@@ -79,6 +80,20 @@ module.exports = {
       severity: 'error',
       from: { path: '^ingress/' },
       to: { path: '^src/', pathNot: '^src/base/' },
+    },
+    {
+      name: 'cli-imports-server',
+      comment: 'the CLI never imports the service program (server/): its start-up and bundle stay free of fastify',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^server/' },
+    },
+    {
+      name: 'server-imports-cli',
+      comment: 'server/ may import from src/ only the ground floor (base/, version.ts) and the API contract, never CLI code',
+      severity: 'error',
+      from: { path: '^server/' },
+      to: { path: '^src/', pathNot: '^src/(base/|version\\.ts$|service/contract\\.ts$)' },
     },
     {
       name: 'test-code',

@@ -3,15 +3,16 @@
 // only when that command runs. CommonJS because Node 20 starts a CommonJS entry ~10 ms faster
 // than an ES module one; one file per handler so that start-up never parses the code of other
 // commands (the Compose validator alone is ~500 KB). Start-up is a product goal: bench/startup.mjs.
-// Dependencies stay external and load from node_modules only when a command needs them.
+// Dependencies stay external and load from node_modules only when a command needs them. Also the
+// two programs that run in the cluster, self-contained (see the end).
 import { build } from 'esbuild';
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
-// `build.mjs ingress`: the ingress controller's bundle alone (scripts/service-up.sh), leaving the
+// `build.mjs cluster`: the in-cluster programs' bundles alone (scripts/service-up.sh), leaving the
 // CLI's bundles in dist/ as they are (a test may be running them).
-const ingressOnly = process.argv[2] === 'ingress';
-if (!ingressOnly) rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
+const clusterOnly = process.argv[2] === 'cluster';
+if (!clusterOnly) rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 
 /**
  * `import('./run.ts')` in src/commands/<name>/spec.ts becomes an import of that handler's own
@@ -24,6 +25,20 @@ const lazyHandlers = (dir) => ({
       const m = /src\/commands\/([^/]+)\/spec\.ts$/.exec(args.importer);
       return m ? { path: `${dir}${m[1]}.cjs`, external: true } : undefined;
     });
+  },
+});
+
+/**
+ * `import('./service/client.ts')` in src/factory.ts becomes an import of its own bundle,
+ * `<dir>service-client.cjs`: bundled inline, the client and the contract's schemas (~12 KB) would be
+ * parsed by every start-up, though only service commands use them.
+ */
+const lazyServiceClient = (dir) => ({
+  name: 'lazy-service-client',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/service\/client\.ts$/ }, (args) =>
+      /src\/factory\.ts$/.test(args.importer) ? { path: `${dir}service-client.cjs`, external: true } : undefined,
+    );
   },
 });
 
@@ -48,29 +63,38 @@ const common = {
   logLevel: 'warning',
 };
 
-if (!ingressOnly) await buildCli();
+if (!clusterOnly) await buildCli();
 
 async function buildCli() {
-  await build({ ...common, entryPoints: ['src/main.ts'], outfile: 'dist/devtool.cjs', plugins: [lazyHandlers('./commands/')] });
+  await build({ ...common, entryPoints: ['src/main.ts'], outfile: 'dist/devtool.cjs', plugins: [lazyHandlers('./commands/'), lazyServiceClient('./')] });
   await build({
     ...common,
     entryPoints: Object.fromEntries(handlers.map((d) => [`commands/${d}`, `src/commands/${d}/run.ts`])),
     outdir: 'dist',
     outExtension: { '.js': '.cjs' },
-    plugins: [lazyHandlers('./')],
+    plugins: [lazyHandlers('./'), lazyServiceClient('../')],
+    banner: { js: "'use strict';\nconst __devtoolBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+  });
+  await build({
+    ...common,
+    entryPoints: ['src/service/client.ts'],
+    outfile: 'dist/service-client.cjs',
     banner: { js: "'use strict';\nconst __devtoolBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
   });
   chmodSync(new URL('../dist/devtool.cjs', import.meta.url), 0o755);
 }
 
-// The front door's ingress controller (ingress/main.ts): one self-contained file with its
-// dependencies bundled in, copied into its image on top of node:20 (scripts/service-up.sh), so
-// the image needs no node_modules. Start-up time does not matter for a long-running controller.
+// The programs that run in the cluster, the ingress controller (ingress/main.ts) and the devtool
+// service (server/main.ts): each one self-contained file with its dependencies bundled in, copied
+// into its image on top of node:20 (scripts/service-up.sh), so the images need no node_modules and
+// the CLI's package does not install the service's libraries. Start-up time does not matter for
+// long-running programs. Neither is ever reached from the CLI's bundles.
+const selfContained = { ...common, external: [], supported: {} };
 await build({
-  ...common,
+  ...selfContained,
   entryPoints: ['ingress/main.ts'],
   outfile: 'dist/devtool-ingress.cjs',
-  external: [],
-  supported: {},
   banner: { js: "'use strict';\nconst __devtoolBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
+await build({ ...selfContained, entryPoints: ['server/main.ts'], outfile: 'dist/devtool-service.cjs' });
+chmodSync(new URL('../dist/devtool-service.cjs', import.meta.url), 0o755);

@@ -23,7 +23,7 @@ function find(dir, out = []) {
   return out;
 }
 
-const files = ['src', 'ingress', 'test', 'cluster', 'bench']
+const files = ['src', 'ingress', 'server', 'test', 'cluster', 'bench']
   .flatMap((d) => {
     try {
       return find(d);

@@ -35,7 +35,7 @@ step "helm ready"
 
 # The controller's image: node:20 (built by the cluster) plus one layer holding the bundle, tagged
 # by the bundle's hash, so an unchanged controller is neither rebuilt nor restarted.
-(cd "$root" && node scripts/build.mjs ingress)
+(cd "$root" && node scripts/build.mjs cluster)
 bundle=$root/dist/devtool-ingress.cjs
 tag=$(sha256sum <"$bundle" | cut -c1-16)
 controller=$REGISTRY/devtool-ingress:$tag

@@ -1,7 +1,7 @@
 /**
  * The one place where a command's dependencies are made: streams, environment, home directory,
  * clock, logger, prompts, the context store and (lazily) the clients of outside systems: the
- * Kubernetes cluster (`kube`) and, once it exists, the devtool service. Commands take a Factory and
+ * Kubernetes cluster (`kube`) and the devtool service (`service`). Commands take a Factory and
  * nothing global, so a test builds one with its own streams and temporary home (and its own `kube`).
  * Below the commands, code receives narrow interfaces or plain values, never the Factory.
  */
@@ -15,6 +15,8 @@ import { TerminalPrompter, type Prompter } from './io/prompt.ts';
 // Types only: the client module (and @kubernetes/client-node, ~14 MB) loads when kube() is called.
 import type { KubeClient } from './kube/client.ts';
 import type { KubeTarget } from './kube/target.ts';
+// Types only: the service's client (and the contract's schemas) load when service() is called.
+import type { ServiceClient } from './service/client.ts';
 import { VERSION } from './version.ts';
 
 export interface IOStreams {
@@ -41,8 +43,8 @@ export interface Factory {
    * asked for: the client library is loaded then, never by commands that do not ask.
    */
   kube(target: KubeTarget): Promise<KubeClient>;
-  // The devtool service's client joins here, as a lazy member like kube(), when it exists
-  // (service/require-service.ts says why service commands cannot run until then).
+  /** A client of the devtool service at `url`, with the user's API token when there is one. Made when asked for. */
+  service(target: { url: string; token?: string }): Promise<ServiceClient>;
 }
 
 export interface FactoryOptions {
@@ -81,6 +83,10 @@ export function createFactory(opts: FactoryOptions): Factory {
     async kube({ context, namespace = context.namespace }) {
       const { KubeClient } = await import('./kube/client.ts');
       return KubeClient.create(context, opts.env, namespace);
+    },
+    async service({ url, token }) {
+      const { ServiceClient } = await import('./service/client.ts');
+      return new ServiceClient({ url, ...(token ? { token } : {}) });
     },
   };
 }

@@ -28,11 +28,12 @@ function newestSource(dir: string): number {
   return newest;
 }
 
-/** Builds dist/ when it is missing or older than src/, package.json or the build script. */
+/** Builds dist/ when it is missing or older than src/, server/, package.json or the build script. */
 export function ensureBuilt(): void {
   if (built) return;
   const inputs = Math.max(
     newestSource(join(repoRoot, 'src')),
+    newestSource(join(repoRoot, 'server')),
     statSync(join(repoRoot, 'package.json')).mtimeMs,
     statSync(join(repoRoot, 'scripts', 'build.mjs')).mtimeMs,
   );

@@ -117,11 +117,29 @@ async function selectContext(f: Factory, opts: OptionValues<typeof contextOption
     );
   }
   const url = normalizeServiceUrl(target);
-  const token = opts.token;
-  const ctx = await f.contexts.use(url, { ...settings, isDevtool: true, ...(token ? { token } : {}) });
-  f.io.stdout.write(`Stored context ${ctx.name}: namespace "${ctx.namespace}" @ ${ctx.host}\n`);
-  throw new UnavailableError(
-    `cannot log in to ${url}: the devtool service client is not built in devtool ${f.version} yet (the context is stored and selected; 'devtool ` +
-      `context delete ${url}' removes it)`,
-  );
+  const token = opts.token ?? (f.env.DEVTOOL_TOKEN?.trim() || undefined);
+  if (!token) {
+    const ctx = await f.contexts.use(url, { ...settings, isDevtool: true });
+    f.io.stdout.write(`Stored context ${ctx.name}: namespace "${ctx.namespace}" @ ${ctx.host}\n`);
+    throw new UnavailableError(
+      `cannot log in to ${url}: browser login is not built in devtool ${f.version} yet; pass --token <API_TOKEN> or set DEVTOOL_TOKEN (the context ` +
+        `is stored and selected; 'devtool context delete ${url}' removes it)`,
+    );
+  }
+  // The token is checked before anything is stored: a refused token leaves the contexts as they were.
+  const client = await f.service({ url, token });
+  const [me, info] = await Promise.all([client.me(), client.info()]);
+  const stored = f.contexts.read().contexts[url];
+  const announcedBuilder = info.builder && /^tcp:\/\/[^/:]+:\d+$/.test(info.builder) ? info.builder : undefined;
+  const ctx = await f.contexts.use(url, {
+    ...settings,
+    isDevtool: true,
+    token,
+    userId: me.name,
+    namespace: settings.namespace ?? stored?.namespace ?? me.namespace,
+    ...(settings.registry === undefined && info.registry ? { registry: info.registry } : {}),
+    ...(builder === undefined && announcedBuilder ? { builder: announcedBuilder } : {}),
+    ...(info.endpointDomain ? { endpointDomain: info.endpointDomain } : {}),
+  });
+  f.io.stdout.write(`Using context ${ctx.name} as ${me.name}: namespace "${ctx.namespace}" @ ${ctx.host}\n`);
 }

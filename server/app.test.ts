@@ -1,0 +1,322 @@
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { describe, test } from 'node:test';
+import { createAccount } from './accounts.ts';
+import { type App, buildApp, type ServiceConfig } from './app.ts';
+import { type RouteSpec, routes } from '../src/service/contract.ts';
+import { MemoryStore } from './store/memory.ts';
+
+const CONFIG: ServiceConfig = { version: '9.9.9', publicUrl: 'https://devtool.example', rateLimit: { max: 1000, timeWindowMs: 60_000 } };
+
+interface Harness {
+  app: App;
+  store: MemoryStore;
+  log: () => string;
+  clock: { now: Date };
+}
+
+async function harness(config: Partial<ServiceConfig> = {}): Promise<Harness> {
+  const store = new MemoryStore();
+  let logged = '';
+  const logStream = new Writable({
+    write(chunk, _enc, done) {
+      logged += String(chunk);
+      done();
+    },
+  });
+  const clock = { now: new Date('2026-01-01T00:00:00Z') };
+  const app = await buildApp({ store, config: { ...CONFIG, ...config }, now: () => clock.now, logStream, logLevel: 'debug' });
+  return { app, store, log: () => logged, clock };
+}
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/** A 4xx answer: its status and its one-line reason; fails when the body is not `{ error }` on one line. */
+function refusal(res: { statusCode: number; body: string }): { status: number; error: string } {
+  const body = JSON.parse(res.body) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(body), ['error'], `body: ${res.body}`);
+  assert.equal(typeof body['error'], 'string');
+  assert.doesNotMatch(body['error'] as string, /\n/);
+  return { status: res.statusCode, error: body['error'] as string };
+}
+
+describe('service API', () => {
+  test('info answers without a token; me needs one', async () => {
+    const h = await harness({ endpointDomain: 'dev.example', registry: 'registry.dev.example' });
+    const info = await h.app.inject({ method: 'GET', url: '/api/v1/info' });
+    assert.equal(info.statusCode, 200);
+    assert.deepEqual(info.json(), {
+      version: '9.9.9',
+      apiVersion: 'v1',
+      capabilities: ['tokens', 'namespaces', 'secrets'],
+      endpointDomain: 'dev.example',
+      registry: 'registry.dev.example',
+    });
+    const me = refusal(await h.app.inject({ method: 'GET', url: '/api/v1/me' }));
+    assert.equal(me.status, 401);
+    assert.match(me.error, /missing API token.*devtool context use https:\/\/devtool\.example/);
+  });
+
+  test('an unknown or malformed token is refused with one line naming how to log in again', async () => {
+    const h = await harness();
+    const unknown = refusal(await h.app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(`dvt_${'a'.repeat(43)}`) }));
+    assert.deepEqual(unknown, { status: 401, error: 'token revoked or expired: log in again with devtool context use https://devtool.example' });
+    for (const header of ['Bearer nonsense', 'Basic abc', `Bearer dvt_${'a'.repeat(42)}`]) {
+      const r = refusal(await h.app.inject({ method: 'GET', url: '/api/v1/me', headers: { authorization: header } }));
+      assert.deepEqual(r, {
+        status: 401,
+        error: 'not a devtool API token (Authorization: Bearer dvt_...): log in again with devtool context use https://devtool.example',
+      });
+    }
+  });
+
+  test('create-user makes the user, its personal namespace and a token that works', async () => {
+    const h = await harness();
+    const alice = await createAccount(h.store, 'alice', false, h.clock.now);
+    assert.match(alice.token, /^dvt_[A-Za-z0-9_-]{43}$/);
+    const me = await h.app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(alice.token) });
+    assert.equal(me.statusCode, 200);
+    assert.deepEqual(me.json(), { name: 'alice', admin: false, namespace: 'alice-devtool' });
+    // Only the hash is stored.
+    assert.ok(![...h.store.tokens.values()].some((t) => JSON.stringify(t).includes(alice.token)));
+    await assert.rejects(createAccount(h.store, 'alice', false, h.clock.now), /user alice already exists/);
+    await assert.rejects(createAccount(h.store, 'Bad_Name', false, h.clock.now), /invalid user name "Bad_Name"/);
+  });
+
+  test('tokens: create shows it once, list has no secret, revoke makes it refused', async () => {
+    const h = await harness();
+    const alice = await createAccount(h.store, 'alice', false, h.clock.now);
+    const created = await h.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: bearer(alice.token), payload: { name: 'ci' } });
+    assert.equal(created.statusCode, 201);
+    const { token, id } = created.json() as { token: string; id: string };
+    assert.match(token, /^dvt_/);
+    assert.equal(created.headers['cache-control'], 'no-store');
+
+    const list = await h.app.inject({ method: 'GET', url: '/api/v1/tokens', headers: bearer(token) });
+    assert.equal(list.statusCode, 200);
+    assert.ok(!list.body.includes(token) && !list.body.includes(alice.token), 'the list holds no token');
+    const tokens = (list.json() as { tokens: { id: string; name: string }[] }).tokens;
+    assert.deepEqual(tokens.map((t) => t.name).sort(), ['ci', 'created with the account']);
+    assert.ok(tokens.every((t) => Object.keys(t).every((k) => ['id', 'name', 'createdAt', 'expiresAt'].includes(k))));
+
+    const revoked = await h.app.inject({ method: 'DELETE', url: `/api/v1/tokens/${id}`, headers: bearer(alice.token) });
+    assert.equal(revoked.statusCode, 204);
+    const after = refusal(await h.app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(token) }));
+    assert.equal(after.status, 401);
+    assert.match(after.error, /^token revoked or expired: log in again with devtool context use /);
+    // The other token still works; revoking twice is a 404.
+    assert.equal((await h.app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(alice.token) })).statusCode, 200);
+    assert.equal(refusal(await h.app.inject({ method: 'DELETE', url: `/api/v1/tokens/${id}`, headers: bearer(alice.token) })).status, 404);
+  });
+
+  test("a user cannot revoke another user's token", async () => {
+    const h = await harness();
+    const alice = await createAccount(h.store, 'alice', false, h.clock.now);
+    const bob = await createAccount(h.store, 'bob', true, h.clock.now);
+    const aliceId = (await h.store.listTokens('alice'))[0]!.id;
+    const r = refusal(await h.app.inject({ method: 'DELETE', url: `/api/v1/tokens/${aliceId}`, headers: bearer(bob.token) }));
+    assert.equal(r.status, 404);
+    assert.equal((await h.app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(alice.token) })).statusCode, 200);
+  });
+
+  test('a token with an expiry is refused once it has passed', async () => {
+    const h = await harness();
+    const alice = await createAccount(h.store, 'alice', false, h.clock.now);
+    const created = await h.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: bearer(alice.token), payload: { name: 'short', expiresInDays: 1 } });
+    const { token, expiresAt } = created.json() as { token: string; expiresAt: string };
+    assert.equal(expiresAt, '2026-01-02T00:00:00.000Z');
+    assert.equal((await h.app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(token) })).statusCode, 200);
+    h.clock.now = new Date('2026-01-02T00:00:01Z');
+    assert.equal(refusal(await h.app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(token) })).status, 401);
+  });
+
+  test('bad input is a 400 naming the field, on one line', async () => {
+    const h = await harness();
+    const alice = await createAccount(h.store, 'alice', false, h.clock.now);
+    const cases: [object | string, RegExp][] = [
+      [{}, /^body: must have required property 'name'$/],
+      [{ name: 'x', extra: 1 }, /^body: unknown field extra$/],
+      [{ name: 'x', expiresInDays: 0 }, /^body\.expiresInDays: must be >= 1$/],
+      [{ name: 7 }, /^body\.name: must be string$/],
+      ['{not json', /JSON/],
+    ];
+    for (const [payload, expected] of cases) {
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/api/v1/tokens',
+        headers: { ...bearer(alice.token), 'content-type': 'application/json' },
+        payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+      });
+      const r = refusal(res);
+      assert.equal(r.status, 400, `${JSON.stringify(payload)}: ${r.error}`);
+      assert.match(r.error, expected);
+    }
+    const unknown = refusal(await h.app.inject({ method: 'GET', url: '/api/v1/nothing' }));
+    assert.deepEqual(unknown, { status: 404, error: 'no route GET /api/v1/nothing' });
+  });
+
+  test('namespaces: create, taken, invalid, reserved; listed with their status', async () => {
+    const h = await harness();
+    const alice = await createAccount(h.store, 'alice', false, h.clock.now);
+    const create = (name: string, token = alice.token) =>
+      h.app.inject({ method: 'POST', url: '/api/v1/namespaces', headers: bearer(token), payload: { name } });
+    const made = await create('shop');
+    assert.equal(made.statusCode, 201);
+    assert.deepEqual(made.json(), { name: 'shop', status: 'Active', owner: 'alice', personal: false });
+
+    assert.deepEqual(refusal(await create('shop')), { status: 409, error: 'namespace shop is taken: choose another name' });
+    assert.deepEqual(refusal(await create('kube-system')), { status: 409, error: 'namespace kube-system is taken: choose another name' });
+    const invalid = refusal(await create('Shop_1'));
+    assert.equal(invalid.status, 400);
+    assert.match(invalid.error, /^body\.name: invalid value: DNS-1123 label: lowercase letters, digits and '-'/);
+    assert.match(refusal(await create('a'.repeat(64))).error, /^body\.name: must NOT have more than 63 characters$/);
+    assert.deepEqual(refusal(await create('bob-devtool')), {
+      status: 400,
+      error: 'namespace bob-devtool: names ending in -devtool are reserved for personal namespaces',
+    });
+
+    await h.app.inject({ method: 'DELETE', url: '/api/v1/namespaces/shop', headers: bearer(alice.token) });
+    const list = await h.app.inject({ method: 'GET', url: '/api/v1/namespaces', headers: bearer(alice.token) });
+    assert.deepEqual(list.json(), {
+      namespaces: [
+        { name: 'alice-devtool', status: 'Active', owner: 'alice', personal: true },
+        { name: 'shop', status: 'Terminating', owner: 'alice', personal: false },
+      ],
+    });
+  });
+
+  test("namespaces: another user's namespace is neither listed nor deletable; an admin may delete it", async () => {
+    const h = await harness();
+    const alice = await createAccount(h.store, 'alice', false, h.clock.now);
+    const bob = await createAccount(h.store, 'bob', false, h.clock.now);
+    const root = await createAccount(h.store, 'root', true, h.clock.now);
+    const del = (name: string, token: string) => h.app.inject({ method: 'DELETE', url: `/api/v1/namespaces/${name}`, headers: bearer(token) });
+
+    const bobList = await h.app.inject({ method: 'GET', url: '/api/v1/namespaces', headers: bearer(bob.token) });
+    assert.deepEqual(
+      (bobList.json() as { namespaces: { name: string }[] }).namespaces.map((n) => n.name),
+      ['bob-devtool'],
+    );
+
+    assert.deepEqual(refusal(await del('alice-devtool', bob.token)), {
+      status: 403,
+      error: 'namespace alice-devtool: only its owner (alice) or an admin can delete it',
+    });
+    assert.equal(h.store.namespaces.get('alice-devtool')?.status, 'Active');
+    assert.deepEqual(refusal(await del('kube-system', root.token)), {
+      status: 403,
+      error: 'namespace kube-system is not managed by devtool: devtool does not delete it',
+    });
+    assert.deepEqual(refusal(await del('nowhere', bob.token)), { status: 404, error: 'namespace nowhere does not exist' });
+    const shop = await h.app.inject({ method: 'POST', url: '/api/v1/namespaces', headers: bearer(alice.token), payload: { name: 'shop' } });
+    assert.equal(shop.statusCode, 201);
+    assert.equal(refusal(await del('shop', bob.token)).status, 403);
+    assert.equal((await del('shop', root.token)).statusCode, 202);
+    assert.equal(h.store.namespaces.get('shop')?.status, 'Terminating');
+    assert.deepEqual(refusal(await del('bob-devtool', bob.token)), {
+      status: 403,
+      error: 'namespace bob-devtool is the personal namespace of bob: it lives as long as the account',
+    });
+  });
+
+  test('secrets: stored, listed by name only, values only from secret-values, deleted', async () => {
+    const h = await harness();
+    const alice = await createAccount(h.store, 'alice', false, h.clock.now);
+    const bob = await createAccount(h.store, 'bob', false, h.clock.now);
+    const put = (name: string, value: unknown, token = alice.token) =>
+      h.app.inject({ method: 'PUT', url: `/api/v1/secrets/${name}`, headers: bearer(token), payload: { value } });
+    assert.equal((await put('DB_PASSWORD', 's3cr3t-value-1')).statusCode, 204);
+    assert.equal((await put('API_KEY', 's3cr3t-value-2')).statusCode, 204);
+    assert.equal((await put('API_KEY', 's3cr3t-value-3')).statusCode, 204);
+    assert.match(refusal(await put('1BAD', 'x')).error, /^params\.name: invalid value: letters, digits and '_'/);
+    assert.match(refusal(await put('OK', 5)).error, /^body\.value: must be string$/);
+    assert.match(refusal(await put('BIG', 'x'.repeat(64 * 1024 + 1))).error, /^body\.value: must NOT have more than 65536 characters$/);
+    for (let i = 0; i < 10; i++) assert.equal((await put(`FILL_${i}`, 'x'.repeat(64 * 1024))).statusCode, 204);
+    assert.deepEqual(refusal(await put('FILL_10', 'x'.repeat(64 * 1024))), {
+      status: 413,
+      error: 'stored secrets are limited to 700 KiB per user in all: delete some first',
+    });
+    assert.equal((await put('FILL_9', 'replaced')).statusCode, 204, 'replacing a value counts its new size only');
+    for (let i = 0; i < 10; i++) await h.app.inject({ method: 'DELETE', url: `/api/v1/secrets/FILL_${i}`, headers: bearer(alice.token) });
+
+    const list = await h.app.inject({ method: 'GET', url: '/api/v1/secrets', headers: bearer(alice.token) });
+    assert.deepEqual(list.json(), { secrets: [{ name: 'API_KEY' }, { name: 'DB_PASSWORD' }] });
+    assert.doesNotMatch(list.body, /s3cr3t/);
+
+    const values = await h.app.inject({ method: 'GET', url: '/api/v1/secret-values', headers: bearer(alice.token) });
+    assert.deepEqual(values.json(), { values: { DB_PASSWORD: 's3cr3t-value-1', API_KEY: 's3cr3t-value-3' } });
+    assert.equal(values.headers['cache-control'], 'no-store');
+    const bobValues = await h.app.inject({ method: 'GET', url: '/api/v1/secret-values', headers: bearer(bob.token) });
+    assert.deepEqual(bobValues.json(), { values: {} });
+
+    assert.equal((await h.app.inject({ method: 'DELETE', url: '/api/v1/secrets/API_KEY', headers: bearer(alice.token) })).statusCode, 204);
+    assert.deepEqual(refusal(await h.app.inject({ method: 'DELETE', url: '/api/v1/secrets/API_KEY', headers: bearer(alice.token) })), {
+      status: 404,
+      error: 'no stored secret API_KEY',
+    });
+    assert.doesNotMatch(h.log(), /s3cr3t/, 'no secret value in the log');
+  });
+
+  test('no token nor secret value reaches the log', async () => {
+    const h = await harness();
+    const alice = await createAccount(h.store, 'alice', false, h.clock.now);
+    const created = await h.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: bearer(alice.token), payload: { name: 'x' } });
+    const token = (created.json() as { token: string }).token;
+    await h.app.inject({ method: 'PUT', url: '/api/v1/secrets/PASS', headers: bearer(token), payload: { value: 'hunter2-very-secret' } });
+    // A handler logging a request object or a body is redacted too.
+    h.app.log.info({ req: { headers: { authorization: `Bearer ${token}` } }, body: { value: 'hunter2-very-secret', token } }, 'a careless line');
+    const log = h.log();
+    assert.match(log, /a careless line/);
+    assert.ok(log.includes('/api/v1/secrets/PASS'), 'requests are logged');
+    assert.ok(!log.includes(token) && !log.includes(alice.token), 'no token in the log');
+    assert.ok(!log.includes('hunter2-very-secret'), 'no secret value in the log');
+  });
+
+  test('the token routes are rate-limited per client with a one-line 429', async () => {
+    const h = await harness({ rateLimit: { max: 3, timeWindowMs: 60_000 } });
+    const alice = await createAccount(h.store, 'alice', false, h.clock.now);
+    const statuses: number[] = [];
+    let last: { statusCode: number; body: string } | undefined;
+    for (let i = 0; i < 5; i++) {
+      last = await h.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: bearer(alice.token), payload: { name: `t${i}` } });
+      statuses.push(last.statusCode);
+    }
+    assert.deepEqual(statuses, [201, 201, 201, 429, 429]);
+    assert.match(refusal(last!).error, /^too many requests: try again in \d+ s$/);
+    // Per client, as the ingress names it: the last X-Forwarded-For entry. Entries the client wrote
+    // itself (before it) do not make it another client; another address is another client.
+    const viaIngress = (forwarded: string) =>
+      h.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: { ...bearer(alice.token), 'x-forwarded-for': forwarded }, payload: { name: 'x' } });
+    assert.deepEqual(
+      [
+        (await viaIngress('203.0.113.9')).statusCode,
+        (await viaIngress('203.0.113.9')).statusCode,
+        (await viaIngress('203.0.113.9')).statusCode,
+        (await viaIngress('10.9.9.9, 203.0.113.9')).statusCode,
+        (await viaIngress('10.9.9.8, 203.0.113.9')).statusCode,
+      ],
+      [201, 201, 201, 429, 429],
+    );
+    assert.equal((await viaIngress('203.0.113.9, 198.51.100.7')).statusCode, 201);
+    // Other routes are not limited.
+    assert.equal((await h.app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(alice.token) })).statusCode, 200);
+  });
+
+  test('every route of the contract is served, with its method and its token rule', async () => {
+    const h = await harness();
+    for (const [id, r] of Object.entries(routes) as [string, RouteSpec][]) {
+      const url = r.url.replace(/:([A-Za-z]+)/g, (_, name: string) => (name === 'id' ? 'abc123' : 'SOME_NAME'.toLowerCase()));
+      const res = await h.app.inject({ method: r.method, url });
+      assert.notEqual(res.statusCode, 404, `${id}: ${r.method} ${url}: ${res.body}`);
+      assert.equal(res.statusCode === 401, r.auth, `${id}: answered ${res.statusCode} without a token`);
+    }
+  });
+
+  test('healthz answers; readyz follows the store', async () => {
+    const h = await harness();
+    assert.equal((await h.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
+    assert.equal((await h.app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200);
+    h.store.down = true;
+    assert.equal(refusal(await h.app.inject({ method: 'GET', url: '/readyz' })).status, 503);
+  });
+});

@@ -1,0 +1,109 @@
+/**
+ * The service's HTTP application: Fastify with the TypeBox type provider, every route registered
+ * from the contract (src/service/contract.ts), validated by Fastify's ajv. Bad input, a missing
+ * or refused token, a taken name... all answer 4xx with `{ error: "one line" }`.
+ */
+import rateLimit from '@fastify/rate-limit';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyError } from 'fastify';
+import type { App, AppContext, ServiceConfig } from './context.ts';
+import { ApiError, oneLine } from './errors.ts';
+import { authenticator } from './auth.ts';
+import { registerInfoRoutes } from './routes/info.ts';
+import { registerNamespaceRoutes } from './routes/namespaces.ts';
+import { registerSecretRoutes } from './routes/secrets.ts';
+import { registerTokenRoutes } from './routes/tokens.ts';
+import type { Store } from './store/store.ts';
+
+export type { App, AppContext, ServiceConfig } from './context.ts';
+
+export interface AppOptions {
+  store: Store;
+  config: ServiceConfig;
+  now?: () => Date;
+  /** Where log lines go (tests read them); default stdout. false: no log. */
+  logStream?: NodeJS.WritableStream | false;
+  logLevel?: string;
+}
+
+/**
+ * Paths pino hides in every log line (the request logger logs no header nor body, but a handler's
+ * or a plugin's line could carry them).
+ */
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers.authorization',
+  'authorization',
+  'token',
+  'value',
+  'values',
+  '*.token',
+  '*.value',
+  '*.values',
+  '*.hash',
+];
+
+export async function buildApp(opts: AppOptions): Promise<App> {
+  const logger =
+    opts.logStream === false
+      ? false
+      : { level: opts.logLevel ?? 'info', redact: { paths: REDACTED_PATHS, censor: '***' }, ...(opts.logStream ? { stream: opts.logStream } : {}) };
+  const app = Fastify({
+    logger,
+    // Behind the ingress the client's address is the X-Forwarded-For entry the ingress added, the
+    // last one; `true` would believe every entry, which a client writes itself to escape its rate
+    // limit. (Fastify refuses a bare hop count: the chart's Service is reachable only in the cluster.)
+    trustProxy: (_address: string, hop: number) => hop < (opts.config.trustedProxies ?? 1),
+    bodyLimit: 256 * 1024,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, verbose: true } },
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+
+  const ctx: AppContext = { store: opts.store, config: opts.config, now: opts.now ?? (() => new Date()) };
+
+  app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
+    if (err instanceof ApiError) return reply.code(err.statusCode).send({ error: oneLine(err.message) });
+    if ((err as FastifyError).validation) return reply.code(400).send({ error: validationLine(err as FastifyError) });
+    const status = (err as FastifyError).statusCode ?? 500;
+    if (status >= 400 && status < 500) return reply.code(status).send({ error: oneLine(err.message) });
+    request.log.error({ err }, 'request failed');
+    return reply.code(500).send({ error: 'internal error of the devtool service; its log has the details' });
+  });
+  app.setNotFoundHandler((request, reply) => reply.code(404).send({ error: `no route ${request.method} ${request.url.split('?')[0]}` }));
+
+  await app.register(rateLimit, {
+    global: false,
+    max: opts.config.rateLimit.max,
+    timeWindow: opts.config.rateLimit.timeWindowMs,
+    errorResponseBuilder: (_req, context) => new ApiError(429, `too many requests: try again in ${Math.ceil(context.ttl / 1000)} s`),
+  });
+
+  app.get('/healthz', { logLevel: 'warn' }, async () => ({ ok: true }));
+  app.get('/readyz', { logLevel: 'warn' }, async (request, reply) => {
+    try {
+      await ctx.store.ping();
+      return { ok: true };
+    } catch (err) {
+      request.log.warn({ err }, 'store unreachable');
+      return reply.code(503).send({ error: 'the Kubernetes API server cannot be reached' });
+    }
+  });
+
+  const auth = authenticator(ctx);
+  registerInfoRoutes(app, ctx, auth);
+  registerTokenRoutes(app, ctx, auth);
+  registerNamespaceRoutes(app, ctx, auth);
+  registerSecretRoutes(app, ctx, auth);
+  return app;
+}
+
+/** ajv's first complaint as one line naming the field: `body.name: must match pattern ...`. */
+function validationLine(err: FastifyError): string {
+  const first = err.validation?.[0];
+  if (!first) return oneLine(err.message);
+  const where = `${err.validationContext ?? 'request'}${first.instancePath.replaceAll('/', '.')}`;
+  if (first.keyword === 'additionalProperties') return `${where}: unknown field ${(first.params as { additionalProperty?: string }).additionalProperty}`;
+  const rule = ((first as { parentSchema?: unknown }).parentSchema as { description?: string } | undefined)?.description;
+  if (first.keyword === 'pattern' && rule) return oneLine(`${where}: invalid value: ${rule}`);
+  return oneLine(`${where}: ${first.message ?? 'invalid'}`);
+}

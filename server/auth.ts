@@ -1,0 +1,35 @@
+/**
+ * The bearer-token check of every route that needs a user: the token's hash is looked up in the
+ * store, an expired one is refused like a revoked one, and the request carries the user from then on.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from './context.ts';
+import { ApiError } from './errors.ts';
+import type { UserRecord } from './store/store.ts';
+import { bearerToken, hashToken, isExpired } from './tokens.ts';
+
+const users = new WeakMap<FastifyRequest, UserRecord>();
+
+/** The authenticated user of a request that went through the check. */
+export function userOf(request: FastifyRequest): UserRecord {
+  const u = users.get(request);
+  if (!u) throw new ApiError(401, 'not authenticated');
+  return u;
+}
+
+export type Authenticator = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+export function authenticator(ctx: AppContext): Authenticator {
+  const loginHint = () => `log in again with devtool context use ${ctx.config.publicUrl ?? '<service url>'}`;
+  return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+    const header = request.headers.authorization;
+    if (!header) throw new ApiError(401, `missing API token (Authorization: Bearer): ${loginHint()}`);
+    const token = bearerToken(header);
+    if (!token) throw new ApiError(401, `not a devtool API token (Authorization: Bearer dvt_...): ${loginHint()}`);
+    const record = await ctx.store.findToken(hashToken(token));
+    if (!record || isExpired(record, ctx.now())) throw new ApiError(401, `token revoked or expired: ${loginHint()}`);
+    const user = await ctx.store.getUser(record.user);
+    if (!user) throw new ApiError(401, `the account of this token no longer exists: ${loginHint()}`);
+    users.set(request, user);
+  };
+}

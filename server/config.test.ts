@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { readSettings } from './config.ts';
+
+test('settings: defaults, optional announcements, the CA read from its file', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-config-'));
+  const ca = join(dir, 'ca.pem');
+  writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
+  assert.deepEqual(readSettings({ POD_NAMESPACE: 'devtool' }), {
+    port: 8080,
+    host: '0.0.0.0',
+    namespace: 'devtool',
+    objectLabels: {},
+    logLevel: 'info',
+    config: { version: readSettings({ POD_NAMESPACE: 'x' }).config.version, rateLimit: { max: 30, timeWindowMs: 60_000 } },
+  });
+  const s = readSettings({
+    POD_NAMESPACE: 'devtool',
+    PORT: '9000',
+    DEVTOOL_PUBLIC_URL: 'https://devtool.example/',
+    DEVTOOL_ENDPOINT_DOMAIN: 'apps.example',
+    DEVTOOL_REGISTRY: 'registry.example',
+    DEVTOOL_BUILDER: 'tcp://buildkit:1234',
+    DEVTOOL_CA_FILE: ca,
+    DEVTOOL_RATE_LIMIT: '5',
+    DEVTOOL_TRUSTED_PROXIES: '0',
+    DEVTOOL_OBJECT_LABELS: 'devtool.dev/e2e=true, team=web,empty=',
+  });
+  assert.deepEqual(s.objectLabels, { 'devtool.dev/e2e': 'true', team: 'web', empty: '' });
+  assert.equal(s.port, 9000);
+  assert.equal(s.config.publicUrl, 'https://devtool.example');
+  assert.equal(s.config.endpointDomain, 'apps.example');
+  assert.equal(s.config.registry, 'registry.example');
+  assert.equal(s.config.builder, 'tcp://buildkit:1234');
+  assert.match(s.config.certificate ?? '', /^-----BEGIN CERTIFICATE-----/);
+  assert.deepEqual(s.config.rateLimit, { max: 5, timeWindowMs: 60_000 });
+  assert.equal(s.config.trustedProxies, 0);
+});
+
+test('a wrong setting is one line naming the variable', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-config-'));
+  const notPem = join(dir, 'x.pem');
+  writeFileSync(notPem, 'hello');
+  const cases: [NodeJS.ProcessEnv, RegExp][] = [
+    [{}, /^POD_NAMESPACE is not set/],
+    [{ POD_NAMESPACE: 'd', PORT: 'http' }, /^PORT=http: expected a positive whole number$/],
+    [{ POD_NAMESPACE: 'd', DEVTOOL_RATE_LIMIT: '-1' }, /^DEVTOOL_RATE_LIMIT=-1: expected a positive whole number$/],
+    [{ POD_NAMESPACE: 'd', DEVTOOL_TRUSTED_PROXIES: 'all' }, /^DEVTOOL_TRUSTED_PROXIES=all: expected a number of proxies/],
+    [{ POD_NAMESPACE: 'd', DEVTOOL_CA_FILE: join(dir, 'missing.pem') }, /^DEVTOOL_CA_FILE=.*missing\.pem: ENOENT/],
+    [{ POD_NAMESPACE: 'd', DEVTOOL_OBJECT_LABELS: 'a=1,b' }, /^DEVTOOL_OBJECT_LABELS: "b" is not a Kubernetes label/],
+    [{ POD_NAMESPACE: 'd', DEVTOOL_OBJECT_LABELS: 'bad key=1' }, /^DEVTOOL_OBJECT_LABELS: "bad key=1" is not a Kubernetes label/],
+    [{ POD_NAMESPACE: 'd', DEVTOOL_CA_FILE: notPem }, /^DEVTOOL_CA_FILE=.*x\.pem: not a PEM certificate$/],
+  ];
+  for (const [env, expected] of cases) assert.throws(() => readSettings(env), { message: expected }, JSON.stringify(env));
+});

@@ -1,0 +1,75 @@
+/** The service's settings, from its environment (the Helm chart sets them). */
+import { readFileSync } from 'node:fs';
+import { VERSION } from '../src/version.ts';
+import type { ServiceConfig } from './context.ts';
+
+export interface ServeSettings {
+  port: number;
+  host: string;
+  /** The service's own namespace (POD_NAMESPACE, from the downward API). */
+  namespace: string;
+  /** Labels put on every object the service creates (DEVTOOL_OBJECT_LABELS: cost centres, test runs). */
+  objectLabels: Record<string, string>;
+  logLevel: string;
+  config: ServiceConfig;
+}
+
+/** Reads the settings; a wrong one is an Error naming the variable. */
+export function readSettings(env: NodeJS.ProcessEnv): ServeSettings {
+  const int = (name: string, fallback: number): number => {
+    const text = env[name];
+    if (text === undefined || text === '') return fallback;
+    const n = Number(text);
+    if (!Number.isInteger(n) || n <= 0) throw new Error(`${name}=${text}: expected a positive whole number`);
+    return n;
+  };
+  const namespace = env['POD_NAMESPACE'];
+  if (!namespace) throw new Error('POD_NAMESPACE is not set: the namespace the service keeps its accounts in');
+  const config: ServiceConfig = { version: VERSION, rateLimit: { max: int('DEVTOOL_RATE_LIMIT', 30), timeWindowMs: 60_000 } };
+  const hops = env['DEVTOOL_TRUSTED_PROXIES'];
+  if (hops !== undefined && hops !== '') {
+    if (!/^\d+$/.test(hops)) throw new Error(`DEVTOOL_TRUSTED_PROXIES=${hops}: expected a number of proxies (0 or more)`);
+    config.trustedProxies = Number(hops);
+  }
+  const optional = (name: string) => (env[name] ? env[name] : undefined);
+  const publicUrl = optional('DEVTOOL_PUBLIC_URL');
+  if (publicUrl) config.publicUrl = publicUrl.replace(/\/+$/, '');
+  const endpointDomain = optional('DEVTOOL_ENDPOINT_DOMAIN');
+  if (endpointDomain) config.endpointDomain = endpointDomain;
+  const registry = optional('DEVTOOL_REGISTRY');
+  if (registry) config.registry = registry;
+  const builder = optional('DEVTOOL_BUILDER');
+  if (builder) config.builder = builder;
+  const caFile = optional('DEVTOOL_CA_FILE');
+  if (caFile) {
+    try {
+      config.certificate = readFileSync(caFile, 'utf8');
+    } catch (err) {
+      throw new Error(`DEVTOOL_CA_FILE=${caFile}: ${(err as Error).message}`);
+    }
+    if (!config.certificate.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`DEVTOOL_CA_FILE=${caFile}: not a PEM certificate`);
+  }
+  const objectLabels = parseLabels(env['DEVTOOL_OBJECT_LABELS'] ?? '');
+  return { port: int('PORT', 8080), host: env['HOST'] || '0.0.0.0', namespace, objectLabels, logLevel: env['LOG_LEVEL'] || 'info', config };
+}
+
+const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+
+/** `a=1,example.com/b=2` -> labels; a wrong one is an Error naming it. */
+export function parseLabels(text: string): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const item of text
+    .split(',')
+    .map((i) => i.trim())
+    .filter(Boolean)) {
+    const eq = item.indexOf('=');
+    const key = eq < 0 ? item : item.slice(0, eq);
+    const value = eq < 0 ? '' : item.slice(eq + 1);
+    if (eq < 0 || !LABEL_KEY.test(key) || !LABEL_VALUE.test(value)) {
+      throw new Error(`DEVTOOL_OBJECT_LABELS: "${item}" is not a Kubernetes label (key=value, comma-separated)`);
+    }
+    labels[key] = value;
+  }
+  return labels;
+}

@@ -1,0 +1,32 @@
+/** What the service's parts share: its settings, the store, the clock, and the app's type. */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { Store } from './store/store.ts';
+
+export interface ServiceConfig {
+  version: string;
+  /** The URL users reach the service at: named in "log in again with devtool context use <url>". */
+  publicUrl?: string;
+  endpointDomain?: string;
+  registry?: string;
+  builder?: string;
+  /** PEM of the CA users must trust (the front door's), handed out by GET /info. */
+  certificate?: string;
+  /**
+   * How many proxies stand in front of the service (default 1, the ingress): the client address
+   * (rate limits, logs) is the X-Forwarded-For entry the farthest of them added. 0: the socket's.
+   */
+  trustedProxies?: number;
+  /** Requests per client address and window on the login and token routes. */
+  rateLimit: { max: number; timeWindowMs: number };
+}
+
+/** What the handlers share. */
+export interface AppContext {
+  store: Store;
+  config: ServiceConfig;
+  now: () => Date;
+}
+
+export type App = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;

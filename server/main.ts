@@ -1,0 +1,52 @@
+/**
+ * The devtool service program (dist/devtool-service.cjs):
+ *   serve                     the HTTP service (settings from the environment: config.ts)
+ *   create-user NAME [--admin] an account, its namespace and an API token, printed as the last line
+ *                             (run by the operator: `kubectl exec` into a service pod, `npm run service:user`)
+ */
+import { parseArgs } from 'node:util';
+import { createAccount } from './accounts.ts';
+import { buildApp } from './app.ts';
+import { readSettings } from './config.ts';
+import { KubeStore, kubeErrorLine } from './store/kubernetes.ts';
+
+const USAGE = 'usage: devtool-service serve | create-user NAME [--admin]';
+
+class UsageFailure extends Error {}
+
+async function serve(): Promise<void> {
+  const s = readSettings(process.env);
+  const store = await KubeStore.create({ namespace: s.namespace, extraLabels: s.objectLabels });
+  const app = await buildApp({ store, config: s.config, logLevel: s.logLevel });
+  const stop = async () => {
+    await app.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  await app.listen({ port: s.port, host: s.host });
+}
+
+async function createUser(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args, options: { admin: { type: 'boolean', default: false } }, allowPositionals: true });
+  if (positionals.length !== 1) throw new UsageFailure(`create-user takes one NAME (${positionals.length} given); ${USAGE}`);
+  const s = readSettings(process.env);
+  const store = await KubeStore.create({ namespace: s.namespace, extraLabels: s.objectLabels });
+  const account = await createAccount(store, positionals[0]!, values.admin, new Date());
+  process.stdout.write(
+    `created user ${account.name}${account.admin ? ' (admin)' : ''} with namespace ${account.namespace}; its API token:\n${account.token}\n`,
+  );
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (command === 'serve' && rest.length === 0) return serve();
+  if (command === 'create-user') return createUser(rest);
+  throw new UsageFailure(command ? `unknown command "${argv.join(' ')}"; ${USAGE}` : USAGE);
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  const message = kubeErrorLine(err) ?? (err instanceof Error ? err.message : String(err));
+  process.stderr.write(`devtool-service: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
+  process.exit(err instanceof UsageFailure || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1);
+});

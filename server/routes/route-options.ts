@@ -1,0 +1,24 @@
+/** Route options from the contract's entries (src/service/contract.ts). */
+import { type TNull, type TSchema, Type } from '@sinclair/typebox';
+import { ErrorBody, type RouteSpec } from '../../src/service/contract.ts';
+import type { Authenticator } from '../auth.ts';
+
+/** The reply schemas of a route, typed per status so that the type provider checks each handler's answer. */
+type Replies<R extends RouteSpec> = (R extends { response: infer S extends TSchema } ? { [K in R['status']]: S } : { [K in R['status']]: TNull }) & {
+  '4xx': typeof ErrorBody;
+  '5xx': typeof ErrorBody;
+};
+
+/**
+ * A route's options from its contract entry: schemas, the token check, the rate limit. `parts` are
+ * its body and params schemas, passed as they are so that the type provider types the handler.
+ */
+export function routeOptions<R extends RouteSpec, P extends { body?: TSchema; params?: TSchema }>(r: R, auth: Authenticator, parts?: P) {
+  const response = { [r.status]: r.response ?? Type.Null(), '4xx': ErrorBody, '5xx': ErrorBody } as Replies<R>;
+  return {
+    schema: { ...(parts as P), summary: r.summary, response },
+    // onRequest: the token is checked before the body is read or validated.
+    ...(r.auth ? { onRequest: auth } : {}),
+    ...(r.rateLimited ? { config: { rateLimit: {} } } : {}),
+  };
+}

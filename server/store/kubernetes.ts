@@ -1,0 +1,285 @@
+/**
+ * The store as Kubernetes objects (docs/decisions.md, "The devtool service"):
+ * - a user is a ServiceAccount `user-<name>` in the service's namespace, labelled with its name and
+ *   whether it is an admin;
+ * - each API token is a Secret `devtool-token-<id>` there holding only the token's SHA-256, found by
+ *   name from the hash (one GET per request) and owned by the user's ServiceAccount, so deleting the
+ *   account removes its tokens;
+ * - a user's stored secrets are one Secret `devtool-secrets-<name>`, changed with merge patches
+ *   (one key at a time, so two replicas writing at once do not overwrite each other);
+ * - a namespace is a Namespace labelled `devtool.dev/owner=<name>`, and owning it is a RoleBinding
+ *   in it that gives the user's ServiceAccount the built-in `admin` ClusterRole: Kubernetes RBAC
+ *   is the isolation between users.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type * as k8s from '@kubernetes/client-node';
+import { ConflictError, type NamespaceRecord, type Store, type TokenRecord, type UserRecord } from './store.ts';
+
+export const LABEL_KIND = 'devtool.dev/kind';
+export const LABEL_USER = 'devtool.dev/user';
+export const LABEL_ADMIN = 'devtool.dev/admin';
+export const LABEL_OWNER = 'devtool.dev/owner';
+export const LABEL_PERSONAL = 'devtool.dev/personal';
+export const LABEL_MANAGED = 'app.kubernetes.io/managed-by';
+const MANAGER = 'devtool-service';
+const OWNER_BINDING = 'devtool-owner';
+
+export const serviceAccountName = (user: string) => `user-${user}`;
+const tokenSecretName = (id: string) => `devtool-token-${id}`;
+const secretsSecretName = (user: string) => `devtool-secrets-${user}`;
+
+export interface KubeStoreOptions {
+  /** The service's own namespace: accounts, tokens and stored secrets live here. */
+  namespace: string;
+  /** Labels added to every object created (tests mark theirs to clean up). */
+  extraLabels?: Record<string, string>;
+}
+
+/** The HTTP status of a failed Kubernetes call, if it is one. */
+function statusOf(err: unknown): number | undefined {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'number' ? code : undefined;
+}
+
+/**
+ * A failed Kubernetes call as one short line: client-node's message holds the whole response body
+ * (an RBAC refusal lists every rule, hundreds of lines); the Status `message`'s first line says it.
+ */
+export function kubeErrorLine(err: unknown): string | undefined {
+  const body = (err as { body?: unknown }).body;
+  const code = statusOf(err);
+  if (code === undefined || typeof body !== 'string') return undefined;
+  try {
+    const message = (JSON.parse(body) as { message?: unknown }).message;
+    if (typeof message === 'string' && message) return `Kubernetes API answered ${code}: ${message.split('\n')[0]!.replace(/:$/, '')}`;
+  } catch {}
+  return `Kubernetes API answered ${code}`;
+}
+
+async function orUndefined<T>(p: Promise<T>): Promise<T | undefined> {
+  try {
+    return await p;
+  } catch (err) {
+    if (statusOf(err) === 404) return undefined;
+    throw err;
+  }
+}
+
+async function ignoreNotFound(p: Promise<unknown>): Promise<boolean> {
+  return (await orUndefined(p.then(() => true))) ?? false;
+}
+
+const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+const unb64 = (s: string | undefined) => Buffer.from(s ?? '', 'base64').toString('utf8');
+
+export class KubeStore implements Store {
+  private readonly core: k8s.CoreV1Api;
+  private readonly rbac: k8s.RbacAuthorizationV1Api;
+  private readonly ns: string;
+  private readonly extra: Record<string, string>;
+  private readonly mergePatch: k8s.ConfigurationOptions;
+
+  private constructor(mod: typeof k8s, kc: k8s.KubeConfig, opts: KubeStoreOptions) {
+    this.core = kc.makeApiClient(mod.CoreV1Api);
+    this.rbac = kc.makeApiClient(mod.RbacAuthorizationV1Api);
+    this.ns = opts.namespace;
+    this.extra = opts.extraLabels ?? {};
+    this.mergePatch = mod.setHeaderOptions('Content-Type', mod.PatchStrategy.MergePatch);
+  }
+
+  /** `kc` absent: the pod's own credentials when in a cluster, else KUBECONFIG. */
+  static async create(opts: KubeStoreOptions, kc?: k8s.KubeConfig): Promise<KubeStore> {
+    const mod = await import('@kubernetes/client-node');
+    let config = kc;
+    if (!config) {
+      config = new mod.KubeConfig();
+      try {
+        config.loadFromDefault();
+      } catch (err) {
+        throw new Error(`cannot load Kubernetes credentials (the pod's, or KUBECONFIG's): ${(err as Error).message}`);
+      }
+    }
+    return new KubeStore(mod, config, opts);
+  }
+
+  private labels(own: Record<string, string>): Record<string, string> {
+    return { ...this.extra, [LABEL_MANAGED]: MANAGER, ...own };
+  }
+
+  async ping(): Promise<void> {
+    await this.core.listNamespacedServiceAccount({ namespace: this.ns, limit: 1 });
+  }
+
+  async createUser(user: UserRecord): Promise<void> {
+    const sa: k8s.V1ServiceAccount = {
+      metadata: {
+        name: serviceAccountName(user.name),
+        labels: this.labels({ [LABEL_KIND]: 'user', [LABEL_USER]: user.name, [LABEL_ADMIN]: String(user.admin) }),
+      },
+      automountServiceAccountToken: false,
+    };
+    let created: k8s.V1ServiceAccount;
+    try {
+      created = await this.core.createNamespacedServiceAccount({ namespace: this.ns, body: sa });
+    } catch (err) {
+      if (statusOf(err) === 409) throw new ConflictError(`user ${user.name} already exists`);
+      throw err;
+    }
+    try {
+      await this.core.createNamespacedSecret({
+        namespace: this.ns,
+        body: {
+          metadata: {
+            name: secretsSecretName(user.name),
+            labels: this.labels({ [LABEL_KIND]: 'secrets', [LABEL_USER]: user.name }),
+            ownerReferences: [ownedBy(created)],
+          },
+          type: 'Opaque',
+          data: {},
+        },
+      });
+    } catch (err) {
+      await this.deleteUser(user.name);
+      throw err;
+    }
+  }
+
+  async getUser(name: string): Promise<UserRecord | undefined> {
+    const sa = await orUndefined(this.core.readNamespacedServiceAccount({ name: serviceAccountName(name), namespace: this.ns }));
+    const labels = sa?.metadata?.labels ?? {};
+    if (!sa || labels[LABEL_KIND] !== 'user' || labels[LABEL_USER] !== name) return undefined;
+    return { name, admin: labels[LABEL_ADMIN] === 'true' };
+  }
+
+  async deleteUser(name: string): Promise<void> {
+    // Owner references would remove the Secrets too, but the garbage collector takes its time.
+    await ignoreNotFound(this.core.deleteNamespacedServiceAccount({ name: serviceAccountName(name), namespace: this.ns }));
+    await ignoreNotFound(this.core.deleteNamespacedSecret({ name: secretsSecretName(name), namespace: this.ns }));
+    await this.core.deleteCollectionNamespacedSecret({ namespace: this.ns, labelSelector: `${LABEL_KIND}=token,${LABEL_USER}=${name}` });
+  }
+
+  async addToken(token: TokenRecord): Promise<void> {
+    const sa = await this.core.readNamespacedServiceAccount({ name: serviceAccountName(token.user), namespace: this.ns });
+    const data: Record<string, string> = { hash: b64(token.hash), name: b64(token.name), createdAt: b64(token.createdAt) };
+    if (token.expiresAt) data['expiresAt'] = b64(token.expiresAt);
+    await this.core.createNamespacedSecret({
+      namespace: this.ns,
+      body: {
+        metadata: { name: tokenSecretName(token.id), labels: this.labels({ [LABEL_KIND]: 'token', [LABEL_USER]: token.user }), ownerReferences: [ownedBy(sa)] },
+        type: 'Opaque',
+        data,
+      },
+    });
+  }
+
+  async findToken(hash: string): Promise<TokenRecord | undefined> {
+    const s = await orUndefined(this.core.readNamespacedSecret({ name: tokenSecretName(hash.slice(0, 24)), namespace: this.ns }));
+    if (!s) return undefined;
+    const t = this.tokenOf(s);
+    if (!t || t.hash.length !== hash.length || !timingSafeEqual(Buffer.from(t.hash), Buffer.from(hash))) return undefined;
+    return t;
+  }
+
+  private tokenOf(s: k8s.V1Secret): TokenRecord | undefined {
+    const labels = s.metadata?.labels ?? {};
+    const user = labels[LABEL_USER];
+    if (labels[LABEL_KIND] !== 'token' || !user || !s.data) return undefined;
+    const hash = unb64(s.data['hash']);
+    const t: TokenRecord = { id: hash.slice(0, 24), hash, user, name: unb64(s.data['name']), createdAt: unb64(s.data['createdAt']) };
+    if (s.data['expiresAt']) t.expiresAt = unb64(s.data['expiresAt']);
+    return t;
+  }
+
+  async listTokens(user: string): Promise<TokenRecord[]> {
+    const list = await this.core.listNamespacedSecret({ namespace: this.ns, labelSelector: `${LABEL_KIND}=token,${LABEL_USER}=${user}` });
+    return list.items.flatMap((s) => this.tokenOf(s) ?? []).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+
+  async deleteToken(user: string, id: string): Promise<boolean> {
+    const s = await orUndefined(this.core.readNamespacedSecret({ name: tokenSecretName(id), namespace: this.ns }));
+    if (!s || this.tokenOf(s)?.user !== user) return false;
+    return ignoreNotFound(
+      this.core.deleteNamespacedSecret({ name: tokenSecretName(id), namespace: this.ns, body: { preconditions: { uid: s.metadata?.uid } } }),
+    );
+  }
+
+  async listNamespaces(owner?: string): Promise<NamespaceRecord[]> {
+    const selector = owner === undefined ? `${LABEL_MANAGED}=${MANAGER},${LABEL_OWNER}` : `${LABEL_MANAGED}=${MANAGER},${LABEL_OWNER}=${owner}`;
+    const list = await this.core.listNamespace({ labelSelector: selector });
+    return list.items.flatMap((n) => namespaceOf(n) ?? []).sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  async namespaceExists(name: string): Promise<boolean> {
+    return (await orUndefined(this.core.readNamespace({ name }))) !== undefined;
+  }
+
+  async getNamespace(name: string): Promise<NamespaceRecord | undefined> {
+    const n = await orUndefined(this.core.readNamespace({ name }));
+    return n && namespaceOf(n);
+  }
+
+  async createNamespace(ns: { name: string; owner: string; personal: boolean }): Promise<NamespaceRecord> {
+    try {
+      await this.core.createNamespace({
+        body: { metadata: { name: ns.name, labels: this.labels({ [LABEL_OWNER]: ns.owner, [LABEL_PERSONAL]: String(ns.personal) }) } },
+      });
+    } catch (err) {
+      if (statusOf(err) === 409) throw new ConflictError(`namespace ${ns.name} already exists`);
+      throw err;
+    }
+    try {
+      await this.rbac.createNamespacedRoleBinding({
+        namespace: ns.name,
+        body: {
+          metadata: { name: OWNER_BINDING, labels: this.labels({ [LABEL_OWNER]: ns.owner }) },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
+          subjects: [{ kind: 'ServiceAccount', name: serviceAccountName(ns.owner), namespace: this.ns }],
+        },
+      });
+    } catch (err) {
+      // Nothing half-done: a namespace its owner cannot use is removed.
+      await ignoreNotFound(this.core.deleteNamespace({ name: ns.name }));
+      throw err;
+    }
+    return { ...ns, status: 'Active' };
+  }
+
+  async deleteNamespace(name: string): Promise<void> {
+    await ignoreNotFound(this.core.deleteNamespace({ name }));
+  }
+
+  private async secretsOf(user: string): Promise<Record<string, string>> {
+    const s = await orUndefined(this.core.readNamespacedSecret({ name: secretsSecretName(user), namespace: this.ns }));
+    return s?.data ?? {};
+  }
+
+  async secretNames(user: string): Promise<string[]> {
+    return Object.keys(await this.secretsOf(user)).sort();
+  }
+
+  async secretValues(user: string): Promise<Record<string, string>> {
+    return Object.fromEntries(Object.entries(await this.secretsOf(user)).map(([k, v]) => [k, unb64(v)]));
+  }
+
+  async putSecret(user: string, name: string, value: string): Promise<void> {
+    await this.core.patchNamespacedSecret({ name: secretsSecretName(user), namespace: this.ns, body: { data: { [name]: b64(value) } } }, this.mergePatch);
+  }
+
+  async deleteSecret(user: string, name: string): Promise<boolean> {
+    if (!(name in (await this.secretsOf(user)))) return false;
+    await this.core.patchNamespacedSecret({ name: secretsSecretName(user), namespace: this.ns, body: { data: { [name]: null } } }, this.mergePatch);
+    return true;
+  }
+}
+
+function ownedBy(obj: { apiVersion?: string; kind?: string; metadata?: k8s.V1ObjectMeta }): k8s.V1OwnerReference {
+  return { apiVersion: 'v1', kind: 'ServiceAccount', name: obj.metadata?.name ?? '', uid: obj.metadata?.uid ?? '' };
+}
+
+function namespaceOf(n: k8s.V1Namespace): NamespaceRecord | undefined {
+  const labels = n.metadata?.labels ?? {};
+  const owner = labels[LABEL_OWNER];
+  if (!owner || !n.metadata?.name) return undefined;
+  const terminating = n.status?.phase === 'Terminating' || n.metadata.deletionTimestamp !== undefined;
+  return { name: n.metadata.name, owner, personal: labels[LABEL_PERSONAL] === 'true', status: terminating ? 'Terminating' : 'Active' };
+}

@@ -1,0 +1,103 @@
+/** The store in memory: for unit tests of the handlers (fastify.inject), never for a running service. */
+import { ConflictError, type NamespaceRecord, type Store, type TokenRecord, type UserRecord } from './store.ts';
+
+export class MemoryStore implements Store {
+  readonly users = new Map<string, UserRecord>();
+  readonly tokens = new Map<string, TokenRecord>();
+  readonly namespaces = new Map<string, NamespaceRecord>();
+  readonly secrets = new Map<string, Map<string, string>>();
+  /** Namespaces that exist in the "cluster" without devtool (kube-system...). */
+  readonly foreignNamespaces = new Set<string>(['default', 'kube-system', 'kube-public']);
+
+  /** Set to make ping() fail, as an unreachable API server would. */
+  down = false;
+
+  async ping(): Promise<void> {
+    if (this.down) throw new Error('store unreachable');
+  }
+
+  async createUser(user: UserRecord): Promise<void> {
+    if (this.users.has(user.name)) throw new ConflictError(`user ${user.name} already exists`);
+    this.users.set(user.name, { ...user });
+    this.secrets.set(user.name, new Map());
+  }
+
+  async getUser(name: string): Promise<UserRecord | undefined> {
+    const u = this.users.get(name);
+    return u && { ...u };
+  }
+
+  async deleteUser(name: string): Promise<void> {
+    this.users.delete(name);
+    this.secrets.delete(name);
+    for (const [hash, t] of this.tokens) if (t.user === name) this.tokens.delete(hash);
+  }
+
+  async addToken(token: TokenRecord): Promise<void> {
+    this.tokens.set(token.hash, { ...token });
+  }
+
+  async findToken(hash: string): Promise<TokenRecord | undefined> {
+    const t = this.tokens.get(hash);
+    return t && { ...t };
+  }
+
+  async listTokens(user: string): Promise<TokenRecord[]> {
+    return [...this.tokens.values()].filter((t) => t.user === user).map((t) => ({ ...t }));
+  }
+
+  async deleteToken(user: string, id: string): Promise<boolean> {
+    for (const [hash, t] of this.tokens) {
+      if (t.user === user && t.id === id) return this.tokens.delete(hash);
+    }
+    return false;
+  }
+
+  async listNamespaces(owner?: string): Promise<NamespaceRecord[]> {
+    return [...this.namespaces.values()].filter((n) => owner === undefined || n.owner === owner).map((n) => ({ ...n }));
+  }
+
+  async namespaceExists(name: string): Promise<boolean> {
+    return this.namespaces.has(name) || this.foreignNamespaces.has(name);
+  }
+
+  async getNamespace(name: string): Promise<NamespaceRecord | undefined> {
+    const n = this.namespaces.get(name);
+    return n && { ...n };
+  }
+
+  async createNamespace(ns: { name: string; owner: string; personal: boolean }): Promise<NamespaceRecord> {
+    if (await this.namespaceExists(ns.name)) throw new ConflictError(`namespace ${ns.name} already exists`);
+    const record: NamespaceRecord = { ...ns, status: 'Active' };
+    this.namespaces.set(ns.name, record);
+    return { ...record };
+  }
+
+  /** As Kubernetes does, the namespace stays, Terminating, until its contents are gone; `finishDeletes` ends that. */
+  async deleteNamespace(name: string): Promise<void> {
+    const n = this.namespaces.get(name);
+    if (n) n.status = 'Terminating';
+  }
+
+  finishDeletes(): void {
+    for (const [name, n] of this.namespaces) if (n.status === 'Terminating') this.namespaces.delete(name);
+  }
+
+  async secretNames(user: string): Promise<string[]> {
+    return [...(this.secrets.get(user)?.keys() ?? [])].sort();
+  }
+
+  async secretValues(user: string): Promise<Record<string, string>> {
+    return Object.fromEntries(this.secrets.get(user) ?? []);
+  }
+
+  async putSecret(user: string, name: string, value: string): Promise<void> {
+    const m = this.secrets.get(user) ?? new Map<string, string>();
+    m.set(name, value);
+    this.secrets.set(user, m);
+  }
+
+  async deleteSecret(user: string, name: string): Promise<boolean> {
+    return this.secrets.get(user)?.delete(name) ?? false;
+  }
+}

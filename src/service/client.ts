@@ -1,0 +1,128 @@
+/**
+ * The CLI's client of the devtool service: one method per route of the contract (contract.ts), over
+ * Node's fetch, each call bounded by a timeout. A refusal (4xx) becomes a DevtoolError whose message
+ * is the service's one-line reason; an unreachable or failing service, one line saying so.
+ */
+import { DevtoolError } from '../base/errors.ts';
+import {
+  type InfoBody,
+  type MeBody,
+  type NamespaceBody,
+  type NamespaceListBody,
+  type RouteSpec,
+  routes,
+  type SecretListBody,
+  type SecretValuesBody,
+  type TokenCreateBody,
+  type TokenCreatedBody,
+  type TokenListBody,
+} from './contract.ts';
+
+export interface ServiceClientOptions {
+  /** The service URL, e.g. https://devtool.example (normalizeServiceUrl). */
+  url: string;
+  token?: string;
+  /** Per call; default 15 s. */
+  timeoutMs?: number;
+  /** For tests: another fetch. */
+  fetch?: typeof fetch;
+}
+
+/** A refusal by the service: `status` is the HTTP status (401: log in again). */
+export class ServiceError extends DevtoolError {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
+export class ServiceClient {
+  private readonly base: string;
+  private readonly timeoutMs: number;
+  private readonly doFetch: typeof fetch;
+
+  constructor(private readonly opts: ServiceClientOptions) {
+    this.base = opts.url.replace(/\/+$/, '');
+    this.timeoutMs = opts.timeoutMs ?? 15_000;
+    this.doFetch = opts.fetch ?? fetch;
+  }
+
+  info = () => this.call<InfoBody>(routes.info);
+  me = () => this.call<MeBody>(routes.me);
+  createToken = (body: TokenCreateBody) => this.call<TokenCreatedBody>(routes.createToken, { body });
+  listTokens = () => this.call<TokenListBody>(routes.listTokens);
+  revokeToken = (id: string) => this.call<void>(routes.revokeToken, { params: { id } });
+  listNamespaces = () => this.call<NamespaceListBody>(routes.listNamespaces);
+  createNamespace = (name: string) => this.call<NamespaceBody>(routes.createNamespace, { body: { name } });
+  deleteNamespace = (name: string) => this.call<void>(routes.deleteNamespace, { params: { name } });
+  listSecrets = () => this.call<SecretListBody>(routes.listSecrets);
+  putSecret = (name: string, value: string) => this.call<void>(routes.putSecret, { params: { name }, body: { value } });
+  deleteSecret = (name: string) => this.call<void>(routes.deleteSecret, { params: { name } });
+  secretValues = () => this.call<SecretValuesBody>(routes.secretValues);
+
+  private async call<T>(route: RouteSpec, parts: { params?: Record<string, string>; body?: unknown } = {}): Promise<T> {
+    const path = route.url.replace(/:([A-Za-z]+)/g, (_, name: string) => encodeURIComponent(parts.params?.[name] ?? ''));
+    const url = `${this.base}${path}`;
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (this.opts.token) headers['authorization'] = `Bearer ${this.opts.token}`;
+    if (parts.body !== undefined) headers['content-type'] = 'application/json';
+    let res: Response;
+    let text: string;
+    try {
+      res = await this.doFetch(url, {
+        method: route.method,
+        headers,
+        ...(parts.body !== undefined ? { body: JSON.stringify(parts.body) } : {}),
+        signal: AbortSignal.timeout(this.timeoutMs),
+        redirect: 'error',
+      });
+      text = await res.text();
+    } catch (err) {
+      const e = err as Error & { cause?: { code?: string; message?: string } };
+      if (e.name === 'TimeoutError') throw new DevtoolError(`the devtool service at ${this.base} did not answer within ${this.timeoutMs / 1000} s`);
+      throw new DevtoolError(`cannot reach the devtool service at ${this.base}: ${inWords(e.cause?.code, e.cause?.message ?? e.message)}`);
+    }
+    if (res.ok) return (text === '' ? undefined : JSON.parse(text)) as T;
+    const reason = errorOf(text);
+    if (res.status < 500 && reason) throw new ServiceError(reason, res.status);
+    throw new ServiceError(`the devtool service at ${this.base} failed (${res.status} on ${route.method} ${path})${reason ? `: ${reason}` : ''}`, res.status);
+  }
+}
+
+/** Why a connection failed, in words a user can act on (the code stays, for searching). */
+function inWords(code: string | undefined, message: string): string {
+  switch (code) {
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `its host name does not resolve (${code})`;
+    case 'ECONNREFUSED':
+      return 'nothing listens there (ECONNREFUSED)';
+    case 'ECONNRESET':
+      return 'the connection was cut (ECONNRESET)';
+    case 'ETIMEDOUT':
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return `no answer to the connection (${code})`;
+    case 'SELF_SIGNED_CERT_IN_CHAIN':
+    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
+    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
+    case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
+      return `its TLS certificate is signed by a CA this machine does not trust (${code}); NODE_EXTRA_CA_CERTS=<the CA's PEM file> trusts it`;
+    case 'CERT_HAS_EXPIRED':
+    case 'ERR_TLS_CERT_ALTNAME_INVALID':
+      return `its TLS certificate is not valid for it (${code})`;
+    default:
+      return (code ? `${code}: ${message}` : message).replace(/\s*[\r\n]+\s*/g, ' ');
+  }
+}
+
+/** The one-line reason of a `{ error }` body, or undefined when the body is something else (a proxy's page). */
+function errorOf(text: string): string | undefined {
+  try {
+    const body = JSON.parse(text) as { error?: unknown };
+    return typeof body.error === 'string' ? body.error.replace(/\s*[\r\n]+\s*/g, ' ').trim() : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,222 @@
+/**
+ * The devtool service's API: one contract that the server (server/) registers its routes from,
+ * the CLI's client (client.ts) calls through, and the OpenAPI document (docs/api/openapi.json) is
+ * generated from. Every route is versioned under /api/v1; every 4xx answer is `{ error }`, one line.
+ * Schemas are TypeBox (JSON Schema objects that carry their TypeScript type), validated by the
+ * server's ajv.
+ */
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+
+export const API_PREFIX = '/api/v1';
+
+/**
+ * DNS-1123 label: what Kubernetes accepts as a namespace name. Also the rule for user names, whose
+ * personal namespace is `<user>-devtool` (so a user name has at most 55 characters).
+ */
+export const NAME_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+export const NAME_RULE = "lowercase letters, digits and '-', starting and ending with a letter or digit";
+export const PERSONAL_SUFFIX = '-devtool';
+export const USER_NAME_MAX = 63 - PERSONAL_SUFFIX.length;
+/** Stored secrets are referenced as `${NAME}` in Compose files: an environment variable's name. */
+export const SECRET_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$';
+export const SECRET_NAME_RULE = "letters, digits and '_', not starting with a digit";
+/**
+ * A user's stored secrets are one Kubernetes Secret, capped at 1 MiB with its base64: 700 KiB of
+ * names and values in all (933 KiB once encoded), 64 KiB for one value.
+ */
+export const SECRET_VALUE_MAX = 64 * 1024;
+export const SECRETS_TOTAL_MAX = 700 * 1024;
+
+/** Every 4xx and 5xx answer. */
+export const ErrorBody = Type.Object({ error: Type.String({ description: 'What went wrong, one line' }) });
+
+export const Info = Type.Object(
+  {
+    version: Type.String({ description: 'Version of the service program' }),
+    apiVersion: Type.Literal('v1'),
+    capabilities: Type.Array(Type.String(), { description: 'Features this service offers; a client checks here, never in error texts' }),
+    endpointDomain: Type.Optional(Type.String({ description: 'Domain under which endpoints are exposed: https://<name>-<namespace>.<domain>' })),
+    registry: Type.Optional(Type.String({ description: 'Registry host images are pushed to' })),
+    builder: Type.Optional(Type.String({ description: 'Builder address' })),
+    certificate: Type.Optional(Type.String({ description: 'PEM of the CA that signs the service and endpoint certificates' })),
+  },
+  { additionalProperties: false },
+);
+
+export const Me = Type.Object(
+  {
+    name: Type.String(),
+    admin: Type.Boolean(),
+    namespace: Type.String({ description: 'The personal namespace, created with the account' }),
+  },
+  { additionalProperties: false },
+);
+
+export const TokenSummary = Type.Object(
+  {
+    id: Type.String({ description: 'Names the token for revocation; not a secret' }),
+    name: Type.String(),
+    createdAt: Type.String({ format: 'date-time' }),
+    expiresAt: Type.Optional(Type.String({ format: 'date-time' })),
+  },
+  { additionalProperties: false },
+);
+
+export const TokenCreateRequest = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100, description: 'What the token is for' }),
+    expiresInDays: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650, description: 'No expiry when absent' })),
+  },
+  { additionalProperties: false },
+);
+
+export const TokenCreated = Type.Composite([TokenSummary, Type.Object({ token: Type.String({ description: 'The API token; shown only here' }) })], {
+  additionalProperties: false,
+});
+
+export const TokenList = Type.Object({ tokens: Type.Array(TokenSummary) }, { additionalProperties: false });
+
+export const NamespaceName = Type.String({ pattern: NAME_PATTERN, minLength: 1, maxLength: 63, description: `DNS-1123 label: ${NAME_RULE}` });
+
+export const Namespace = Type.Object(
+  {
+    name: Type.String(),
+    status: Type.Union([Type.Literal('Active'), Type.Literal('Terminating')]),
+    owner: Type.String(),
+    personal: Type.Boolean({ description: 'The namespace created with the account' }),
+  },
+  { additionalProperties: false },
+);
+
+export const NamespaceList = Type.Object({ namespaces: Type.Array(Namespace) }, { additionalProperties: false });
+export const NamespaceCreateRequest = Type.Object({ name: NamespaceName }, { additionalProperties: false });
+
+export const SecretName = Type.String({ pattern: SECRET_NAME_PATTERN, minLength: 1, maxLength: 253, description: SECRET_NAME_RULE });
+export const SecretList = Type.Object(
+  { secrets: Type.Array(Type.Object({ name: Type.String() }, { additionalProperties: false })) },
+  { additionalProperties: false },
+);
+export const SecretPutRequest = Type.Object({ value: Type.String({ maxLength: SECRET_VALUE_MAX }) }, { additionalProperties: false });
+export const SecretValues = Type.Object(
+  { values: Type.Record(Type.String(), Type.String(), { description: 'Name to value' }) },
+  { additionalProperties: false },
+);
+
+/** One route: its method, path (Fastify syntax, `:param`), the schemas of its parts, and who may call it. */
+export interface RouteSpec {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  url: string;
+  summary: string;
+  /** false: answered without a token. */
+  auth: boolean;
+  /** Login and token routes: limited per client address. */
+  rateLimited?: boolean;
+  params?: TSchema;
+  body?: TSchema;
+  /** Status of a success, and its body (undefined: no body). */
+  status: 200 | 201 | 202 | 204;
+  response?: TSchema;
+}
+
+const route = <R extends RouteSpec>(r: R): R => r;
+const NameParam = Type.Object({ name: NamespaceName });
+
+export const routes = {
+  info: route({ method: 'GET', url: `${API_PREFIX}/info`, summary: 'What this service is and offers', auth: false, status: 200, response: Info }),
+  me: route({ method: 'GET', url: `${API_PREFIX}/me`, summary: 'The user the token belongs to', auth: true, status: 200, response: Me }),
+  createToken: route({
+    method: 'POST',
+    url: `${API_PREFIX}/tokens`,
+    summary: 'Create an API token; the answer is the only time it is shown',
+    auth: true,
+    rateLimited: true,
+    body: TokenCreateRequest,
+    status: 201,
+    response: TokenCreated,
+  }),
+  listTokens: route({ method: 'GET', url: `${API_PREFIX}/tokens`, summary: 'The tokens, without secrets', auth: true, status: 200, response: TokenList }),
+  revokeToken: route({
+    method: 'DELETE',
+    url: `${API_PREFIX}/tokens/:id`,
+    summary: 'Revoke a token; it is refused from then on',
+    auth: true,
+    rateLimited: true,
+    params: Type.Object({ id: Type.String({ pattern: '^[a-f0-9]{1,64}$' }) }),
+    status: 204,
+  }),
+  listNamespaces: route({
+    method: 'GET',
+    url: `${API_PREFIX}/namespaces`,
+    summary: "The user's namespaces, with their status",
+    auth: true,
+    status: 200,
+    response: NamespaceList,
+  }),
+  createNamespace: route({
+    method: 'POST',
+    url: `${API_PREFIX}/namespaces`,
+    summary: 'Create a namespace the user owns',
+    auth: true,
+    body: NamespaceCreateRequest,
+    status: 201,
+    response: Namespace,
+  }),
+  deleteNamespace: route({
+    method: 'DELETE',
+    url: `${API_PREFIX}/namespaces/:name`,
+    summary: 'Delete a namespace (its owner or an admin); it is Terminating until Kubernetes has removed its contents',
+    auth: true,
+    params: NameParam,
+    status: 202,
+  }),
+  listSecrets: route({
+    method: 'GET',
+    url: `${API_PREFIX}/secrets`,
+    summary: 'Names of stored secrets, never values',
+    auth: true,
+    status: 200,
+    response: SecretList,
+  }),
+  putSecret: route({
+    method: 'PUT',
+    url: `${API_PREFIX}/secrets/:name`,
+    summary: 'Store a secret (create or replace)',
+    auth: true,
+    params: Type.Object({ name: SecretName }),
+    body: SecretPutRequest,
+    status: 204,
+  }),
+  deleteSecret: route({
+    method: 'DELETE',
+    url: `${API_PREFIX}/secrets/:name`,
+    summary: 'Delete a stored secret',
+    auth: true,
+    params: Type.Object({ name: SecretName }),
+    status: 204,
+  }),
+  secretValues: route({
+    method: 'GET',
+    url: `${API_PREFIX}/secret-values`,
+    summary: "The user's stored secrets with their values, for deploy's ${NAME} (the user's own token only)",
+    auth: true,
+    status: 200,
+    response: SecretValues,
+  }),
+} as const;
+
+export type RouteName = keyof typeof routes;
+
+export type InfoBody = Static<typeof Info>;
+export type MeBody = Static<typeof Me>;
+export type TokenSummaryBody = Static<typeof TokenSummary>;
+export type TokenCreateBody = Static<typeof TokenCreateRequest>;
+export type TokenCreatedBody = Static<typeof TokenCreated>;
+export type TokenListBody = Static<typeof TokenList>;
+export type NamespaceBody = Static<typeof Namespace>;
+export type NamespaceListBody = Static<typeof NamespaceList>;
+export type SecretListBody = Static<typeof SecretList>;
+export type SecretValuesBody = Static<typeof SecretValues>;
+export type ErrorBodyType = Static<typeof ErrorBody>;
+
+/** Capabilities this version of the contract defines; `GET /info` lists those the server offers. */
+export const CAPABILITIES = ['tokens', 'namespaces', 'secrets'] as const;
