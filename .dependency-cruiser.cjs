@@ -31,6 +31,25 @@ const all = layers.flat();
 const below = (i) => layers.slice(0, i + 1).flat();
 const above = (i) => layers.slice(i + 1).flat();
 
+/**
+ * The programs beside the CLI, each its own bundle: the CLI never imports them (its start-up and
+ * package stay free of their libraries), and each reaches only the parts of src/ named here.
+ */
+const programs = [
+  { dir: 'ingress', what: "the front door's ingress controller", may: '^src/base/', mayText: 'src/base/ only' },
+  {
+    dir: 'server',
+    what: 'the service program',
+    may: '^src/(base/|version\\.ts$|service/contract\\.ts$)',
+    mayText: 'the ground floor (base/, version.ts) and the API contract, never CLI code',
+  },
+];
+
+const programRules = ({ dir, what, may, mayText }) => [
+  { name: `cli-imports-${dir}`, comment: `the CLI (src/) never imports ${what} (${dir}/)`, severity: 'error', from: { path: '^src/' }, to: { path: `^${dir}/` } },
+  { name: `${dir}-imports`, comment: `${dir}/ may import from src/ ${mayText}`, severity: 'error', from: { path: `^${dir}/` }, to: { path: '^src/', pathNot: may } },
+];
+
 module.exports = {
   forbidden: [
     ...layers.slice(0, -1).map((layer, i) => ({
@@ -65,36 +84,7 @@ module.exports = {
       from: { path: '^src/', pathNot: under(all) },
       to: {},
     },
-    // ingress/ (the front door's ingress controller, its own bundle) sits beside the CLI: the CLI
-    // never imports it, and it reaches only the ground floor of src/.
-    {
-      name: 'cli-imports-ingress',
-      comment: 'the CLI (src/) never imports the ingress controller (ingress/)',
-      severity: 'error',
-      from: { path: '^src/' },
-      to: { path: '^ingress/' },
-    },
-    {
-      name: 'ingress-layers',
-      comment: 'ingress/ may import src/base/ only',
-      severity: 'error',
-      from: { path: '^ingress/' },
-      to: { path: '^src/', pathNot: '^src/base/' },
-    },
-    {
-      name: 'cli-imports-server',
-      comment: 'the CLI never imports the service program (server/): its start-up and bundle stay free of fastify',
-      severity: 'error',
-      from: { path: '^src/' },
-      to: { path: '^server/' },
-    },
-    {
-      name: 'server-imports-cli',
-      comment: 'server/ may import from src/ only the ground floor (base/, version.ts) and the API contract, never CLI code',
-      severity: 'error',
-      from: { path: '^server/' },
-      to: { path: '^src/', pathNot: '^src/(base/|version\\.ts$|service/contract\\.ts$)' },
-    },
+    ...programs.flatMap(programRules),
     {
       name: 'test-code',
       comment: 'production code may not import tests or test helpers',

@@ -1,19 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { sleep, waitUntil, type WaitClock } from './wait.ts';
+import { fakeClock as fakeClockAt } from './testing.ts';
+import { sleep, waitUntil } from './wait.ts';
 
-function fakeClock(): WaitClock & { slept: number[] } {
-  let now = 1_000;
-  const slept: number[] = [];
-  return {
-    slept,
-    now: () => now,
-    sleep: async (ms) => {
-      slept.push(ms);
-      now += ms;
-    },
-  };
-}
+const fakeClock = () => fakeClockAt(1_000);
 
 test('sleep waits about the time asked, and a negative time not at all', async () => {
   const start = Date.now();

@@ -1,21 +1,8 @@
 /** The device-code poller's pace and endings, on a clock that does not really wait. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { WaitClock } from '../../base/wait.ts';
+import { fakeClock } from '../../base/testing.ts';
 import { deviceInstructions, pollDeviceToken, type DeviceAuthorization, type DevicePoll } from './device.ts';
-
-function fakeClock(): WaitClock & { slept: number[] } {
-  let now = 0;
-  const slept: number[] = [];
-  return {
-    slept,
-    now: () => now,
-    sleep: async (ms) => {
-      slept.push(ms);
-      now += ms;
-    },
-  };
-}
 
 const auth = (over: Partial<DeviceAuthorization> = {}): DeviceAuthorization => ({
   deviceCode: 'dc',
