@@ -224,7 +224,8 @@ describe('the service installed by its chart', () => {
     console.log(
       `burst: ${jobs.length} requests in ${((Date.now() - started) / 1000).toFixed(1)} s, ${failedOnce.length} failed once and succeeded on retry, ` +
         `${lost.length} lost; pod ${victim.name} gone after ${((goneAt - started) / 1000).toFixed(1)} s, ${afterGone.length} answered after that` +
-        (failedOnce.length ? `; first failures: ${failedOnce.slice(0, 5).join(' | ')}` : ''),
+        (failedOnce.length ? `; first failures: ${failedOnce.slice(0, 5).join(' | ')}` : '') +
+        (lost.length ? `; lost: ${lost.slice(0, 5).join(' | ')}` : ''),
     );
     assert.deepEqual(lost, [], 'no request failed twice');
     assert.ok(afterGone.length >= 10 && afterGone.every((f) => f.ok), 'requests after the pod was gone were answered, by the other replica');
