@@ -4,20 +4,20 @@
  * /api/v1/info), `npm run service:user` (an admin and a user; a taken name refused in one line),
  * `devtool context use https://devtool.devtool.test --token` through the real ingress, a request
  * burst from parallel clients while a service pod is deleted (nothing lost, the other replica takes
- * over), and an upgrade with the same values that restarts nothing. The chart's rendering (RBAC,
- * environment, the CA's certificate without its key) is checked with `helm template`.
+ * over), the same during a rolling update, and an upgrade with the same values that restarts nothing.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Agent, request } from 'node:https';
+import { Agent } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import { ensureCluster } from '../../cluster/test-cluster.ts';
 import { createSandbox, repoRoot, runDevtool } from './cli.ts';
-import { E2E_NAMESPACE_LABEL, pathWithHelm } from './cluster.ts';
+import { burst, call, describeBurst } from './burst.ts';
+import { E2E_NAMESPACE_LABEL } from './cluster.ts';
 import { waitFor } from './wait.ts';
 
 const URL_ = 'https://devtool.devtool.test';
@@ -82,31 +82,6 @@ after(async () => {
   }
 });
 
-interface Answer {
-  status?: number;
-  body?: string;
-  error?: string;
-}
-
-/** One HTTPS request through the front door, trusting the project's CA only. */
-function call(agent: Agent, method: string, path: string, token?: string, body?: unknown): Promise<Answer> {
-  return new Promise((resolve) => {
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (token) headers['authorization'] = `Bearer ${token}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const req = request(`${URL_}${path}`, { method, agent, headers, timeout: 15_000 }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode, body: text }));
-      res.on('error', (e: NodeJS.ErrnoException) => resolve({ error: `${e.code ?? ''} ${e.message}` }));
-    });
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', (e: NodeJS.ErrnoException) => resolve({ error: `${e.code ?? ''} ${e.message}` }));
-    req.end(body === undefined ? undefined : JSON.stringify(body));
-  });
-}
-
 describe('the service installed by its chart', () => {
   test('two ready replicas answer through the front door, and /api/v1/info hands out the CA', async () => {
     const deploy = await apps.readNamespacedDeployment({ name: 'devtool-service', namespace: NS });
@@ -165,72 +140,9 @@ describe('the service installed by its chart', () => {
     assert.equal(shown.token, 'REDACTED');
   });
 
-  test('a burst of requests from parallel clients while a service pod is deleted: nothing lost, the other replica takes over', {
-    timeout: 180_000,
-  }, async () => {
-    const token = tokens[user];
-    assert.ok(token, 'needs the user');
-    assert.ok(await twoReadyReplicas(), 'starts with two ready replicas');
-    const victim = (await servicePods())[0]!;
-    const clients = Array.from({ length: 10 }, () => new Agent({ ca, keepAlive: true, maxSockets: 2 }));
-    // 200 GET /me and 20 token creations (the token routes allow 30 a minute per client and replica),
-    // spread over ~15 s so that the deletion, the pod's shutdown and its replacement happen mid-burst.
-    type Job = { kind: 'me' } | { kind: 'token'; name: string };
-    const jobs: Job[] = [];
-    for (let i = 0; i < 220; i++) jobs.push(i % 11 === 5 ? { kind: 'token', name: `burst-${run}-${i}` } : { kind: 'me' });
-    assert.equal(jobs.filter((j) => j.kind === 'me').length, 200);
-    const failedOnce: string[] = [];
-    const lost: string[] = [];
-    const created: string[] = [];
-    const finishedAt: { at: number; ok: boolean }[] = [];
-    const attempt = async (agent: Agent, job: Job): Promise<string | undefined> => {
-      const a = job.kind === 'me' ? await call(agent, 'GET', '/api/v1/me', token) : await call(agent, 'POST', '/api/v1/tokens', token, { name: job.name });
-      if (job.kind === 'me' && a.status === 200) {
-        assert.equal((JSON.parse(a.body!) as { name: string }).name, user);
-        return undefined;
-      }
-      if (job.kind === 'token' && a.status === 201) {
-        created.push((JSON.parse(a.body!) as { id: string }).id);
-        return undefined;
-      }
-      return `${job.kind}: ${a.status ?? ''} ${a.error ?? a.body ?? ''}`.trim();
-    };
-    let next = 0;
-    const started = Date.now();
-    const worker = async (agent: Agent) => {
-      while (next < jobs.length) {
-        const job = jobs[next++]!;
-        let why = await attempt(agent, job);
-        if (why !== undefined) {
-          failedOnce.push(why);
-          // The one retry a client makes (a new connection: the failed one may be the dying pod's).
-          why = await attempt(new Agent({ ca }), job);
-          if (why !== undefined) lost.push(why);
-        }
-        finishedAt.push({ at: Date.now(), ok: why === undefined });
-        await new Promise((r) => setTimeout(r, 600));
-      }
-    };
-    let goneAt = 0;
-    const killer = (async () => {
-      await new Promise((r) => setTimeout(r, 2_000));
-      await core.deleteNamespacedPod({ name: victim.name, namespace: NS });
-      await waitFor(`pod ${victim.name} is gone`, async () => !(await servicePods()).some((p) => p.uid === victim.uid), 60_000);
-      goneAt = Date.now();
-    })();
-    await Promise.all([...clients.map(worker), killer]);
-    for (const c of clients) c.destroy();
-    const afterGone = finishedAt.filter((f) => f.at > goneAt);
-    console.log(
-      `burst: ${jobs.length} requests in ${((Date.now() - started) / 1000).toFixed(1)} s, ${failedOnce.length} failed once and succeeded on retry, ` +
-        `${lost.length} lost; pod ${victim.name} gone after ${((goneAt - started) / 1000).toFixed(1)} s, ${afterGone.length} answered after that` +
-        (failedOnce.length ? `; first failures: ${failedOnce.slice(0, 5).join(' | ')}` : '') +
-        (lost.length ? `; lost: ${lost.slice(0, 5).join(' | ')}` : ''),
-    );
-    assert.deepEqual(lost, [], 'no request failed twice');
-    assert.ok(afterGone.length >= 10 && afterGone.every((f) => f.ok), 'requests after the pod was gone were answered, by the other replica');
-    assert.equal(created.length, 20);
-    const listed = await call(new Agent({ ca }), 'GET', '/api/v1/tokens', token);
+  /** Every token created during a burst is listed afterwards. */
+  async function assertListed(token: string, created: string[]) {
+    const listed = await call(URL_, new Agent({ ca }), 'GET', '/api/v1/tokens', token);
     assert.equal(listed.status, 200, listed.body);
     const ids = new Set((JSON.parse(listed.body!) as { tokens: { id: string }[] }).tokens.map((t) => t.id));
     assert.deepEqual(
@@ -238,9 +150,71 @@ describe('the service installed by its chart', () => {
       [],
       'every token created during the burst is listed',
     );
+  }
+
+  test('a burst of requests from parallel clients while a service pod is deleted: nothing lost, the other replica takes over', {
+    timeout: 180_000,
+  }, async () => {
+    const token = tokens[user];
+    assert.ok(token, 'needs the user');
+    assert.ok(await twoReadyReplicas(), 'starts with two ready replicas');
+    const victim = (await servicePods())[0]!;
+    const started = Date.now();
+    let goneAt = 0;
+    // 200 GET /me and 20 token creations from 10 clients over ~14 s: the deletion, the pod's
+    // graceful shutdown and its replacement happen mid-burst.
+    const [r] = await Promise.all([
+      burst({ base: URL_, ca, token, user, gets: 200, tokens: 20, tokenPrefix: `burst-${run}`, clients: 10, pauseMs: 600 }),
+      (async () => {
+        await new Promise((res) => setTimeout(res, 2_000));
+        await core.deleteNamespacedPod({ name: victim.name, namespace: NS });
+        await waitFor(`pod ${victim.name} is gone`, async () => !(await servicePods()).some((p) => p.uid === victim.uid), 60_000);
+        goneAt = Date.now();
+      })(),
+    ]);
+    const afterGone = r.finished.filter((f) => f.at > goneAt);
+    console.log(
+      `burst, pod deleted: ${describeBurst(r)}; ${victim.name} gone after ${((goneAt - started) / 1000).toFixed(1)} s, ${afterGone.length} answered after that`,
+    );
+    assert.deepEqual(r.lost, [], 'no request failed twice');
+    assert.equal(r.wrongUser, 0);
+    assert.ok(afterGone.length >= 10 && afterGone.every((f) => f.ok), 'requests after the pod was gone were answered, by the other replica');
+    assert.equal(r.created.length, 20);
+    await assertListed(token, r.created);
     // The Deployment replaces the deleted pod: two ready replicas again.
     await waitFor('two ready replicas again', twoReadyReplicas, 90_000);
     assert.ok(!(await servicePods()).some((p) => p.uid === victim.uid));
+  });
+
+  test('a rolling update (maxUnavailable 0) during a burst: nothing lost, both pods replaced', { timeout: 300_000 }, async () => {
+    const token = tokens[user];
+    assert.ok(token, 'needs the user');
+    await waitFor('two ready replicas', twoReadyReplicas, 90_000);
+    const before = new Set((await servicePods()).map((p) => p.uid));
+    // What `kubectl rollout restart` does: a new pod template, rolled out as an upgrade would be.
+    const restart = (async () => {
+      await new Promise((res) => setTimeout(res, 1_000));
+      const at = new Date().toISOString();
+      await apps.patchNamespacedDeployment(
+        { name: 'devtool-service', namespace: NS, body: { spec: { template: { metadata: { annotations: { 'devtool.dev/e2e-restarted-at': at } } } } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
+    })();
+    // Longer than the rollout (two pods started one by one, each old one stopping gracefully).
+    const [r] = await Promise.all([
+      burst({ base: URL_, ca, token, user, gets: 300, tokens: 5, tokenPrefix: `roll-${run}`, clients: 8, pauseMs: 700 }),
+      restart,
+    ]);
+    console.log(`burst, rolling update: ${describeBurst(r)}`);
+    assert.deepEqual(r.lost, [], 'no request failed twice');
+    assert.equal(r.wrongUser, 0);
+    assert.equal(r.created.length, 5);
+    await assertListed(token, r.created);
+    await waitFor(
+      'the rollout is done: two new ready replicas',
+      async () => (await twoReadyReplicas()) && (await servicePods()).every((p) => !before.has(p.uid)),
+      120_000,
+    );
   });
 
   test('service:up again (helm upgrade with the same values) restarts nothing', { timeout: 600_000 }, async () => {
@@ -250,110 +224,5 @@ describe('the service installed by its chart', () => {
     const before = { pods: await podsOf(), generation: await generation() };
     assert.equal(serviceUp(), URL_);
     assert.deepEqual({ pods: await podsOf(), generation: await generation() }, before);
-  });
-});
-
-/** What the rendering test reads of the chart's objects. */
-interface Rendered {
-  kind: string;
-  metadata: { name: string };
-  rules?: unknown[];
-  spec?: {
-    replicas?: number;
-    strategy?: { rollingUpdate?: unknown };
-    template?: {
-      spec: {
-        containers: { env: { name: string; value?: string }[]; readinessProbe: { httpGet: { path: string } }; livenessProbe: { httpGet: { path: string } } }[];
-        volumes: { name: string; secret?: { items?: unknown[] } }[];
-      };
-    };
-    minAvailable?: number;
-    ingressClassName?: string;
-    rules?: { host: string }[];
-  };
-}
-
-describe('the chart renders', () => {
-  const helm = (args: string[]) => spawnSync('helm', args, { encoding: 'utf8', env: { ...process.env, PATH: pathWithHelm(), KUBECONFIG: kubeconfigPath } });
-  const render = (...sets: string[]) => {
-    const r = helm(['template', 'x', join(repoRoot, 'chart'), '--namespace', 'ns', ...sets.flatMap((s) => ['--set', s])]);
-    assert.equal(r.status, 0, r.stderr);
-    return r.stdout;
-  };
-
-  test('helm lint passes; the service gets its environment, the CA certificate without the key, and exactly its rights', async () => {
-    const lint = helm(['lint', join(repoRoot, 'chart')]);
-    assert.equal(lint.status, 0, lint.stdout + lint.stderr);
-    const { parseAllDocuments } = await import('yaml');
-    const docs = parseAllDocuments(
-      render(
-        'ingress.controller.image=c',
-        'service.image=s',
-        'service.signup.mode=allowList',
-        'service.signup.allowList={ann,bob}',
-        'service.kubeApiServer=https://k:6443',
-      ),
-    )
-      .map((d) => d.toJS() as Rendered)
-      .filter(Boolean);
-    const deploy = docs.find((d) => d.kind === 'Deployment' && d.metadata.name === 'x-service')!;
-    const spec = deploy.spec!;
-    assert.equal(spec.replicas, 2);
-    assert.deepEqual(spec.strategy?.rollingUpdate, { maxUnavailable: 0, maxSurge: 1 });
-    const container = spec.template!.spec.containers[0]!;
-    const env = Object.fromEntries(container.env.map((e) => [e.name, e.value ?? 'fieldRef']));
-    assert.deepEqual(env, {
-      POD_NAMESPACE: 'fieldRef',
-      PORT: '8080',
-      LOG_LEVEL: 'info',
-      DEVTOOL_PUBLIC_URL: 'https://devtool.devtool.test',
-      DEVTOOL_ENDPOINT_DOMAIN: 'devtool.test',
-      DEVTOOL_KUBE_SERVER: 'https://k:6443',
-      DEVTOOL_CA_FILE: '/etc/devtool/ca/ca.crt',
-      DEVTOOL_TRUSTED_PROXIES: '1',
-      DEVTOOL_RATE_LIMIT: '30',
-      DEVTOOL_SIGNUP_MODE: 'allowList',
-      DEVTOOL_SIGNUP_ALLOW: 'ann,bob',
-    });
-    assert.equal(container.readinessProbe.httpGet.path, '/readyz');
-    assert.equal(container.livenessProbe.httpGet.path, '/healthz');
-    const caVolume = spec.template!.spec.volumes.find((v) => v.name === 'ca');
-    assert.deepEqual(caVolume?.secret?.items, [{ key: 'tls.crt', path: 'ca.crt' }], 'the certificate only, never the key');
-    const pdb = docs.find((d) => d.kind === 'PodDisruptionBudget')!;
-    assert.equal(pdb.spec?.minAvailable, 1);
-    const ingress = docs.find((d) => d.kind === 'Ingress')!;
-    assert.equal(ingress.spec?.ingressClassName, 'devtool');
-    assert.equal(ingress.spec?.rules?.[0]?.host, 'devtool.devtool.test');
-    const rules = (kind: string) => docs.find((d) => d.kind === kind && d.metadata.name === 'x-service')!.rules;
-    assert.deepEqual(rules('ClusterRole'), [
-      { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'create', 'delete'] },
-      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['create'] },
-      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['bind'], resourceNames: ['admin'] },
-    ]);
-    assert.deepEqual(rules('Role'), [
-      { apiGroups: [''], resources: ['serviceaccounts', 'secrets'], verbs: ['get', 'list', 'create', 'delete', 'patch', 'deletecollection'] },
-      { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
-    ]);
-  });
-
-  test('a wrong signup mode is refused naming the value; without the front door, no CA is mounted', () => {
-    const bad = helm([
-      'template',
-      'x',
-      join(repoRoot, 'chart'),
-      '--set',
-      'ingress.controller.image=c',
-      '--set',
-      'service.image=s',
-      '--set',
-      'service.signup.mode=closed',
-    ]);
-    assert.notEqual(bad.status, 0);
-    assert.match(bad.stderr, /service\.signup\.mode: "closed" is not open or allowList/);
-    const off = render('ingress.enabled=false', 'ingress.className=nginx', 'service.image=s');
-    assert.doesNotMatch(off, /DEVTOOL_CA_FILE|front-door-ca/);
-    assert.match(off, /ingressClassName: nginx/);
-    const none = render('ingress.enabled=false', 'service.enabled=false');
-    assert.doesNotMatch(none, /^kind:/m);
   });
 });
