@@ -105,11 +105,11 @@ describe('the service installed by its chart', () => {
       const token = r.stdout.trim().split('\n').at(-1)!;
       assert.match(token, /^dvt_[A-Za-z0-9_-]{43}$/);
       tokens[name] = token;
-      // Labelled as the tests' own: an interrupted run's namespaces are deleted by the next (scripts/test.sh).
-      await core.patchNamespace(
-        { name: `${name}-devtool`, body: { metadata: { labels: { [E2E_NAMESPACE_LABEL]: 'true' } } } },
-        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-      );
+      // Labelled as the tests' own: an interrupted run's are deleted by the next (scripts/test.sh).
+      const mark = { metadata: { labels: { [E2E_NAMESPACE_LABEL]: 'true' } } };
+      const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
+      await core.patchNamespace({ name: `${name}-devtool`, body: mark }, merge);
+      await core.patchNamespacedServiceAccount({ name: `user-${name}`, namespace: NS, body: mark }, merge);
     }
     const sa = await core.readNamespacedServiceAccount({ name: `user-${admin}`, namespace: NS });
     assert.equal(sa.metadata?.labels?.['devtool.dev/admin'], 'true');
