@@ -196,7 +196,7 @@ describe('the service installed by its chart', () => {
       await new Promise((res) => setTimeout(res, 1_000));
       const at = new Date().toISOString();
       await apps.patchNamespacedDeployment(
-        { name: 'devtool-service', namespace: NS, body: { spec: { template: { metadata: { annotations: { 'devtool.dev/e2e-restarted-at': at } } } } } },
+        { name: 'devtool-service', namespace: NS, body: { spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': at } } } } } },
         k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
       );
     })();
