@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The demo, from a fresh clone: install, build, start the local cluster (or reuse it), point
-# devtool at it, deploy the sample application, and start a dev container. A step whose feature
-# is not built yet says so and is skipped, never faked.
+# devtool at it, deploy the sample application, start a dev container, then install the devtool
+# service on the cluster and log in to it with a user's token (scripts/demo-service.sh). A step
+# whose feature is not built yet says so and is skipped, never faked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -82,6 +83,11 @@ for _ in $(seq 50); do curl -fsS localhost:8080/live.txt 2>/dev/null | grep -q "
 curl -fsS localhost:8080/live.txt
 devtool status web
 cd "$root"
+
+# The devtool service on the same cluster: installed, a user made, logged in with its token.
+bash scripts/demo-service.sh
+
+echo
 echo "The dev container is active. From examples/demo:"
 echo "  devtool exec web -- sh      a shell in it"
 echo "  curl localhost:8080         the forwarded port (edit site/index.html and reload)"

@@ -2,8 +2,9 @@
 # npm run service:up: the devtool service on the local cluster, from this checkout. Starts the
 # cluster if needed, builds and pushes the images, keeps the front door's CA, sets up name
 # resolution of the endpoint domain, installs or upgrades the chart (chart/) and waits for it.
-# The last stdout line is the service URL (for now the front door's: the service program and its
-# Deployment come next). Idempotent; quick when warm (nothing is rebuilt whose inputs did not change).
+# The last stdout line is the service URL, once both service replicas are ready and
+# https://<host>/api/v1/info answers with the CA through the front door. Idempotent; quick when
+# warm (nothing is rebuilt whose inputs did not change, and the same values restart nothing).
 #
 # The CA stays outside the cluster and the repository, in $DEVTOOL_FRONT_DOOR_STATE (default
 # /var/lib/devtool-front-door/ca.crt and ca.key): it survives `cluster.sh down`, so a browser or
@@ -33,25 +34,29 @@ crane() { bash "$root/cluster/cluster.sh" crane --insecure "$@"; }
 helm_bin=$(bash "$root/cluster/helm.sh" path)
 step "helm ready"
 
-# The controller's image: node:20 (built by the cluster) plus one layer holding the bundle, tagged
-# by the bundle's hash, so an unchanged controller is neither rebuilt nor restarted.
+# The in-cluster programs' images: node:20 (built by the cluster) plus one layer holding a
+# self-contained bundle, tagged by the bundle's hash, so an unchanged program is neither rebuilt nor
+# restarted. Prints name:tag@digest.
 (cd "$root" && node scripts/build.mjs cluster)
-bundle=$root/dist/devtool-ingress.cjs
-tag=$(sha256sum <"$bundle" | cut -c1-16)
-controller=$REGISTRY/devtool-ingress:$tag
-if ! digest=$(crane digest "$controller" 2>/dev/null); then
-  work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
-  mkdir -p "$work/app"
-  install -m 644 "$bundle" "$work/app/devtool-ingress.cjs"
-  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$work" -czf "$work/layer.tar.gz" app
-  crane append -b "$REGISTRY/node:20" -f "$work/layer.tar.gz" -t "$controller" >/dev/null
-  digest=$(crane digest "$controller")
-  slog "pushed $controller"
-fi
-controller=$controller@$digest
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+bundle_image() { # NAME: dist/NAME.cjs -> $REGISTRY/NAME:<hash>@<digest>
+  local name=$1 bundle=$root/dist/$1.cjs ref digest
+  ref=$REGISTRY/$name:$(sha256sum <"$bundle" | cut -c1-16)
+  if ! digest=$(crane digest "$ref" 2>/dev/null); then
+    rm -rf "$work/app" && mkdir -p "$work/app"
+    install -m 644 "$bundle" "$work/app/$name.cjs"
+    tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$work" -czf "$work/layer.tar.gz" app
+    crane append -b "$REGISTRY/node:20" -f "$work/layer.tar.gz" -t "$ref" >/dev/null
+    digest=$(crane digest "$ref")
+    slog "pushed $ref"
+  fi
+  echo "$ref@$digest"
+}
+controller=$(bundle_image devtool-ingress)
+service=$(bundle_image devtool-service)
 proxy=$REGISTRY/caddy:2@$(crane digest "$REGISTRY/caddy:2")
-step "images ready: $controller, $proxy"
+step "images ready: $controller, $service, $proxy"
 
 # The CA: made once (EC P-256, 10 years), kept across upgrades and cluster restarts.
 mkdir -p "$FD_STATE" && chmod 700 "$FD_STATE"
@@ -80,25 +85,38 @@ for i in $(seq 1 60); do
 done
 step "names under $ENDPOINT_DOMAIN resolve to $(node_ip), here and in pods"
 
+# Users' kubeconfigs name the API server as this machine reaches it: the local cluster's own.
+kube_server=$(bash "$root/cluster/cluster.sh" kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
+[[ -n $kube_server ]] || sdie "no API server URL in $KUBECONFIG"
+
+kctl() { bash "$root/cluster/cluster.sh" kubectl -n "$NAMESPACE" "$@"; }
 "$helm_bin" upgrade --install "$RELEASE" "$root/chart" --namespace "$NAMESPACE" --create-namespace \
   --set endpointDomain="$ENDPOINT_DOMAIN" \
   --set ingress.controller.image="$controller" --set ingress.proxy.image="$proxy" \
   --set-file ca.certificate="$FD_STATE/ca.crt" --set-file ca.key="$FD_STATE/ca.key" \
+  --set service.image="$service" --set service.registry="$REGISTRY" --set service.kubeApiServer="$kube_server" \
   --wait --timeout 5m >/dev/null || {
-  bash "$root/cluster/cluster.sh" kubectl -n "$NAMESPACE" get pods -o wide
-  bash "$root/cluster/cluster.sh" kubectl -n "$NAMESPACE" logs deploy/$RELEASE-front-door --all-containers --tail 20
+  kctl get pods -o wide
+  kctl logs deploy/$RELEASE-front-door --all-containers --tail 20
+  kctl logs -l app.kubernetes.io/component=service --tail 20 --prefix
   sdie "helm upgrade --install failed"
 }
-step "chart installed (release $RELEASE, namespace $NAMESPACE)"
+# --wait saw the rollout through; both replicas must be ready now (maxUnavailable 0 keeps them so).
+ready=$(kctl get deploy "$RELEASE-service" -o jsonpath='{.status.readyReplicas}/{.spec.replicas}')
+[[ $ready == 2/2 ]] || sdie "service replicas ready: $ready, want 2/2"
+step "chart installed (release $RELEASE, namespace $NAMESPACE), service replicas ready: $ready"
 
-# The front door answers over TLS signed by our CA (a Recreate rollout may need a moment).
-for _ in $(seq 1 30); do
-  if [[ $(curl -sS --max-time 5 --cacert "$FD_STATE/ca.crt" "https://$HOST/healthz" 2>/dev/null) == ok ]]; then
+# The service answers through the front door over TLS signed by our CA, and hands that CA out. The
+# controller follows the Ingress within seconds; a Recreate rollout of the proxy may need a moment.
+info=
+for _ in $(seq 1 60); do
+  info=$(curl -sS --max-time 5 --cacert "$FD_STATE/ca.crt" "https://$HOST/api/v1/info" 2>&1) || true
+  if node -e 'const i = JSON.parse(process.argv[1]); process.exit(i.certificate === require("fs").readFileSync(process.argv[2], "utf8") ? 0 : 1)' \
+    "$info" "$FD_STATE/ca.crt" 2>/dev/null; then
     step "https://$HOST answers; CA: $FD_STATE/ca.crt"
     echo "https://$HOST" >&3
     exit 0
   fi
   sleep 1
 done
-curl -sS --max-time 5 --cacert "$FD_STATE/ca.crt" "https://$HOST/healthz" || true
-sdie "https://$HOST/healthz does not answer ok"
+sdie "https://$HOST/api/v1/info does not answer with the CA: ${info:0:300}"

@@ -23,3 +23,12 @@ helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
 {{- dig "data" "tls.crt" "" ($existing | default dict) -}}
 {{- end -}}
 {{- end }}
+
+{{- define "devtool.serviceName" -}}
+{{ .Release.Name }}-service
+{{- end }}
+
+{{- define "devtool.serviceSelector" -}}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: service
+{{- end }}

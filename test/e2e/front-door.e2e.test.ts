@@ -73,8 +73,9 @@ function curl(args: string[]) {
 
 test('service:up prints the front door URL, which answers over TLS signed by the project CA', async () => {
   assert.equal(serviceUrl, 'https://devtool.devtool.test');
+  // The service's own /healthz, through its Ingress (service-install.e2e.test.ts tests the service).
   const r = await get(`${serviceUrl}/healthz`, ca);
-  assert.deepEqual(r, { status: 200, body: 'ok\n' });
+  assert.deepEqual(r, { status: 200, body: '{"ok":true}' });
 });
 
 test('a deployed Compose endpoint answers with its page at the URL `devtool endpoints` prints', { timeout: 400_000 }, async () => {
@@ -204,11 +205,12 @@ function helm(args: string[]) {
 test('helm lint passes; with ingress.enabled=false the chart installs no proxy, class or CA', () => {
   const lint = helm(['lint', join(repoRoot, 'chart')]);
   assert.equal(lint.status, 0, lint.stdout + lint.stderr);
-  const on = helm(['template', 'x', join(repoRoot, 'chart'), '--set', 'ingress.controller.image=c']);
+  // The front door alone (the service's objects: service-install.e2e.test.ts).
+  const on = helm(['template', 'x', join(repoRoot, 'chart'), '--set', 'ingress.controller.image=c', '--set', 'service.enabled=false']);
   assert.equal(on.status, 0, on.stderr);
   const kinds = (out: string) => [...out.matchAll(/^kind: (\w+)$/gm)].map((m) => m[1]).sort();
   assert.deepEqual(kinds(on.stdout), ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'IngressClass', 'Secret', 'ServiceAccount']);
-  const off = helm(['template', 'x', join(repoRoot, 'chart'), '--set', 'ingress.enabled=false']);
+  const off = helm(['template', 'x', join(repoRoot, 'chart'), '--set', 'ingress.enabled=false', '--set', 'service.enabled=false']);
   assert.equal(off.status, 0, off.stderr);
   assert.deepEqual(kinds(off.stdout), []);
 });
@@ -222,7 +224,7 @@ test('an upgrade that gives no CA keeps the installed one (lookup), and the fron
   try {
     const secret = await s.core.readNamespacedSecret({ name: 'devtool-front-door-ca', namespace: 'devtool' });
     assert.equal(Buffer.from(secret.data?.['tls.crt'] ?? '', 'base64').toString(), ca);
-    assert.deepEqual(await get(`${serviceUrl}/healthz`, ca), { status: 200, body: 'ok\n' });
+    assert.deepEqual(await get(`${serviceUrl}/healthz`, ca), { status: 200, body: '{"ok":true}' });
     assert.deepEqual(await frontDoorPods(), podsBefore, 'the same CA restarts nothing');
   } finally {
     // Back to the values service:up gave (the CA from its file).

@@ -1,0 +1,118 @@
+/**
+ * The chart's rendering (`helm template`, no cluster needed beyond the project's helm): the
+ * service's Deployment, environment, probes, the CA's certificate mounted without its key, the
+ * PodDisruptionBudget, the Ingress for the service host and exactly the RBAC rights the service
+ * needs; a wrong value refused; the service without the chart's front door. The installed chart:
+ * service-install.e2e.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { parseAllDocuments } from 'yaml';
+import { repoRoot } from './cli.ts';
+import { pathWithHelm } from './cluster.ts';
+
+/** What the rendering test reads of the chart's objects. */
+interface Rendered {
+  kind: string;
+  metadata: { name: string };
+  rules?: unknown[];
+  spec?: {
+    replicas?: number;
+    strategy?: { rollingUpdate?: unknown };
+    template?: {
+      spec: {
+        containers: { env: { name: string; value?: string }[]; readinessProbe: { httpGet: { path: string } }; livenessProbe: { httpGet: { path: string } } }[];
+        volumes: { name: string; secret?: { items?: unknown[] } }[];
+      };
+    };
+    minAvailable?: number;
+    ingressClassName?: string;
+    rules?: { host: string }[];
+  };
+}
+
+describe('the chart renders', () => {
+  const helm = (args: string[]) => spawnSync('helm', args, { encoding: 'utf8', env: { ...process.env, PATH: pathWithHelm() } });
+  const render = (...sets: string[]) => {
+    const r = helm(['template', 'x', join(repoRoot, 'chart'), '--namespace', 'ns', ...sets.flatMap((s) => ['--set', s])]);
+    assert.equal(r.status, 0, r.stderr);
+    return r.stdout;
+  };
+
+  test('helm lint passes; the service gets its environment, the CA certificate without the key, and exactly its rights', () => {
+    const lint = helm(['lint', join(repoRoot, 'chart')]);
+    assert.equal(lint.status, 0, lint.stdout + lint.stderr);
+    const docs = parseAllDocuments(
+      render(
+        'ingress.controller.image=c',
+        'service.image=s',
+        'service.signup.mode=allowList',
+        'service.signup.allowList={ann,bob}',
+        'service.kubeApiServer=https://k:6443',
+      ),
+    )
+      .map((d) => d.toJS() as Rendered)
+      .filter(Boolean);
+    const deploy = docs.find((d) => d.kind === 'Deployment' && d.metadata.name === 'x-service')!;
+    const spec = deploy.spec!;
+    assert.equal(spec.replicas, 2);
+    assert.deepEqual(spec.strategy?.rollingUpdate, { maxUnavailable: 0, maxSurge: 1 });
+    const container = spec.template!.spec.containers[0]!;
+    const env = Object.fromEntries(container.env.map((e) => [e.name, e.value ?? 'fieldRef']));
+    assert.deepEqual(env, {
+      POD_NAMESPACE: 'fieldRef',
+      PORT: '8080',
+      LOG_LEVEL: 'info',
+      DEVTOOL_PUBLIC_URL: 'https://devtool.devtool.test',
+      DEVTOOL_ENDPOINT_DOMAIN: 'devtool.test',
+      DEVTOOL_KUBE_SERVER: 'https://k:6443',
+      DEVTOOL_CA_FILE: '/etc/devtool/ca/ca.crt',
+      DEVTOOL_TRUSTED_PROXIES: '1',
+      DEVTOOL_RATE_LIMIT: '30',
+      DEVTOOL_SIGNUP_MODE: 'allowList',
+      DEVTOOL_SIGNUP_ALLOW: 'ann,bob',
+    });
+    assert.equal(container.readinessProbe.httpGet.path, '/readyz');
+    assert.equal(container.livenessProbe.httpGet.path, '/healthz');
+    const caVolume = spec.template!.spec.volumes.find((v) => v.name === 'ca');
+    assert.deepEqual(caVolume?.secret?.items, [{ key: 'tls.crt', path: 'ca.crt' }], 'the certificate only, never the key');
+    const pdb = docs.find((d) => d.kind === 'PodDisruptionBudget')!;
+    assert.equal(pdb.spec?.minAvailable, 1);
+    const ingress = docs.find((d) => d.kind === 'Ingress')!;
+    assert.equal(ingress.spec?.ingressClassName, 'devtool');
+    assert.equal(ingress.spec?.rules?.[0]?.host, 'devtool.devtool.test');
+    const rules = (kind: string) => docs.find((d) => d.kind === kind && d.metadata.name === 'x-service')!.rules;
+    assert.deepEqual(rules('ClusterRole'), [
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'create', 'delete'] },
+      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['create'] },
+      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['bind'], resourceNames: ['admin'] },
+    ]);
+    assert.deepEqual(rules('Role'), [
+      { apiGroups: [''], resources: ['serviceaccounts', 'secrets'], verbs: ['get', 'list', 'create', 'delete', 'patch', 'deletecollection'] },
+      { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
+    ]);
+  });
+
+  test('a wrong signup mode is refused naming the value; without the front door, no CA is mounted', () => {
+    const bad = helm([
+      'template',
+      'x',
+      join(repoRoot, 'chart'),
+      '--set',
+      'ingress.controller.image=c',
+      '--set',
+      'service.image=s',
+      '--set',
+      'service.signup.mode=closed',
+    ]);
+    assert.notEqual(bad.status, 0);
+    assert.match(bad.stderr, /service\.signup\.mode: "closed" is not open or allowList/);
+    const off = render('ingress.enabled=false', 'ingress.className=nginx', 'service.image=s');
+    assert.doesNotMatch(off, /DEVTOOL_CA_FILE|front-door-ca/);
+    assert.match(off, /ingressClassName: nginx/);
+    const none = render('ingress.enabled=false', 'service.enabled=false');
+    assert.doesNotMatch(none, /^kind:/m);
+  });
+});
