@@ -320,3 +320,31 @@ describe('service API', () => {
     assert.equal(refusal(await h.app.inject({ method: 'GET', url: '/readyz' })).status, 503);
   });
 });
+
+test('a replica that is stopping finishes the request in flight and closes its connection, so the proxy moves on', async () => {
+  const h = await harness();
+  let release: () => void = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let arrived: () => void = () => {};
+  const inFlight = new Promise<void>((resolve) => {
+    arrived = resolve;
+  });
+  h.app.get('/test-slow', async () => {
+    arrived();
+    await held;
+    return { ok: true };
+  });
+  await h.app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = h.app.server.address() as { port: number };
+  const response = fetch(`http://127.0.0.1:${port}/test-slow`);
+  await inFlight;
+  const closed = h.app.close();
+  await new Promise((resolve) => setTimeout(resolve, 20)); // the close has begun (its preClose hooks ran)
+  release();
+  const res = await response;
+  assert.equal(res.status, 200, 'served, not 503');
+  assert.equal(res.headers.get('connection'), 'close');
+  await closed;
+});

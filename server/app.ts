@@ -56,6 +56,10 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     // limit. (Fastify refuses a bare hop count: the chart's Service is reachable only in the cluster.)
     trustProxy: (_address: string, hop: number) => hop < (opts.config.trustedProxies ?? 1),
     bodyLimit: 256 * 1024,
+    // A stopping replica still serves what arrives on connections the ingress already holds open
+    // (Fastify's default answers those 503 with a body outside the contract), and closes each one
+    // after its response (onSend below), so the proxy moves on to the other replica.
+    return503OnClosing: false,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, verbose: true } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
@@ -87,6 +91,14 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       request.log.warn({ err }, 'store unreachable');
       return reply.code(503).send({ error: 'the Kubernetes API server cannot be reached' });
     }
+  });
+
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
   });
 
   const auth = authenticator(ctx);
