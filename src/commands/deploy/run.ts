@@ -25,8 +25,8 @@ export const runDeploy: CommandHandler<typeof deployOptions> = async (f, inv) =>
   const environment =
     source.kind === 'manifest' ? environmentName(inv.opts.name ?? source.manifest.name, source.manifest.folder) : environmentName(inv.opts.name, source.folder);
   const client = await f.kube({ context, namespace });
-  const progress = new Progress(f.io.stderr, f.now, f.log);
   const secrets = deploySecrets(f, context, 'values');
+  const progress = new Progress(f.io.stderr, f.now, f.log, secrets.scrubText);
   const { endpoints } = await deployEnvironment(
     {
       client,

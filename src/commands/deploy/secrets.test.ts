@@ -6,6 +6,7 @@ import { PassThrough } from 'node:stream';
 import { after, test } from 'node:test';
 import type { ResolvedContext } from '../../context/store.ts';
 import { loadComposeWithSecrets } from '../../deploy/stored-secrets.ts';
+import { Progress } from '../../deploy/progress.ts';
 import { Logger } from '../../log/logger.ts';
 import { DevtoolError } from '../../base/errors.ts';
 import type { ServiceClient } from '../../service/client.ts';
@@ -102,4 +103,20 @@ test('a plain cluster context, or a service context without a token, has no stor
   const { token: _t, ...noToken } = s.context;
   assert.equal(deploySecrets({ service: s.service, log: s.log }, noToken as ResolvedContext, 'values').stored, undefined);
   assert.equal(deploySecrets({ service: s.service, log: s.log }, undefined, 'values').stored, undefined);
+});
+
+test('progress lines (the terminal and the transcript recorded in the cluster) never show a stored value once read', async () => {
+  const s = setup('services:\n  web:\n    image: nginx\n    environment:\n      A: ${API_KEY}\n', {
+    secretValues: async () => ({ values: { API_KEY: SECRET } }),
+  });
+  const secrets = deploySecrets({ service: s.service, log: s.log }, s.context, 'values');
+  let terminal = '';
+  const progress = new Progress({ write: (t: string) => (terminal += t) }, () => new Date(), s.log, secrets.scrubText);
+  await loadComposeWithSecrets({ cwd: s.dir, env: {} }, secrets.stored);
+  // A container's failure event quoting its command line, as Kubernetes reports it.
+  progress.warn(`web: exec: "${SECRET}": executable file not found`);
+  progress.child('dep').detail(`log tail: token=${SECRET}`);
+  assert.ok(terminal.includes('executable file not found'));
+  assert.ok(!terminal.includes(SECRET), terminal);
+  assert.ok(!progress.transcript().includes(SECRET));
 });

@@ -1,7 +1,8 @@
 /**
  * The user's stored secrets for `deploy`, from the service of the context (a service context with
  * a token; none on a plain cluster). Values never reach the terminal, devtool.log or an error: the
- * log hides them from the moment they are read, and `scrub` takes them out of an error's text.
+ * log hides them from the moment they are read, `scrub` takes them out of an error's text and
+ * `scrubText` out of progress lines (the terminal and the transcript recorded in the cluster).
  * A dry run asks for the names only and shows `<stored secret NAME>` in place of each value.
  */
 import { DevtoolError } from '../../base/errors.ts';
@@ -14,18 +15,21 @@ export interface DeploySecrets {
   stored?: StoredSecrets;
   /** The error with every stored value read so far replaced by ***. */
   scrub(err: unknown): unknown;
+  /** The text with every stored value read so far replaced by *** (progress lines). */
+  scrubText(text: string): string;
 }
 
 export function deploySecrets(f: Pick<Factory, 'service' | 'log'>, context: ResolvedContext | undefined, mode: 'values' | 'placeholders'): DeploySecrets {
   const known = new KnownValues();
+  const scrubText = (text: string): string => known.replace(text, NOT_LOGGED);
   const scrub = (err: unknown): unknown => {
     if (err instanceof Error) {
-      err.message = known.replace(err.message, NOT_LOGGED);
-      if (err.stack) err.stack = known.replace(err.stack, NOT_LOGGED);
+      err.message = scrubText(err.message);
+      if (err.stack) err.stack = scrubText(err.stack);
     }
     return err;
   };
-  if (!context?.isDevtool || !context.token) return { scrub };
+  if (!context?.isDevtool || !context.token) return { scrub, scrubText };
   const url = context.name;
   const token = context.token;
   const stored = storedSecretsOnce(async (needed) => {
@@ -47,5 +51,5 @@ export function deploySecrets(f: Pick<Factory, 'service' | 'log'>, context: Reso
       );
     }
   });
-  return { stored, scrub };
+  return { stored, scrub, scrubText };
 }
