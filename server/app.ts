@@ -9,6 +9,7 @@ import Fastify, { type FastifyError } from 'fastify';
 import type { App, AppContext, ServiceConfig } from './context.ts';
 import { ApiError, oneLine } from './errors.ts';
 import { authenticator } from './auth.ts';
+import { registerAnalyticsRoutes } from './routes/analytics.ts';
 import { registerInfoRoutes } from './routes/info.ts';
 import { registerNamespaceRoutes } from './routes/namespaces.ts';
 import { registerSecretRoutes } from './routes/secrets.ts';
@@ -102,6 +103,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   });
 
   const auth = authenticator(ctx);
+  registerAnalyticsRoutes(app, ctx, auth);
   registerInfoRoutes(app, ctx, auth);
   registerTokenRoutes(app, ctx, auth);
   registerNamespaceRoutes(app, ctx, auth);

@@ -56,3 +56,9 @@ test('a wrong setting is one line naming the variable', () => {
   ];
   for (const [env, expected] of cases) assert.throws(() => readSettings(env), { message: expected }, JSON.stringify(env));
 });
+
+test('DEVTOOL_METRICS_TOKEN: the token /metrics asks for; none when unset or empty', () => {
+  assert.equal(readSettings({ POD_NAMESPACE: 'd', DEVTOOL_METRICS_TOKEN: 'scrape-token' }).config.metricsToken, 'scrape-token');
+  assert.equal(readSettings({ POD_NAMESPACE: 'd', DEVTOOL_METRICS_TOKEN: '' }).config.metricsToken, undefined);
+  assert.equal(readSettings({ POD_NAMESPACE: 'd' }).config.metricsToken, undefined);
+});

@@ -49,6 +49,9 @@ export function readSettings(env: NodeJS.ProcessEnv): ServeSettings {
     }
     if (!config.certificate.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`DEVTOOL_CA_FILE=${caFile}: not a PEM certificate`);
   }
+  // Analytics and metrics: GET /metrics is open unless a scraper token is set.
+  const metricsToken = optional('DEVTOOL_METRICS_TOKEN');
+  if (metricsToken) config.metricsToken = metricsToken;
   const objectLabels = parseLabels(env['DEVTOOL_OBJECT_LABELS'] ?? '');
   return { port: int('PORT', 8080), host: env['HOST'] || '0.0.0.0', namespace, objectLabels, logLevel: env['LOG_LEVEL'] || 'info', config };
 }

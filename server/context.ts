@@ -18,6 +18,8 @@ export interface ServiceConfig {
    * (rate limits, logs) is the X-Forwarded-For entry the farthest of them added. 0: the socket's.
    */
   trustedProxies?: number;
+  /** Bearer token a scraper must send to GET /metrics (DEVTOOL_METRICS_TOKEN); open when absent. */
+  metricsToken?: string;
   /** Requests per client address and window on the login and token routes. */
   rateLimit: { max: number; timeWindowMs: number };
 }

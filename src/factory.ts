@@ -44,7 +44,7 @@ export interface Factory {
    */
   kube(target: KubeTarget): Promise<KubeClient>;
   /** A client of the devtool service at `url`, with the user's API token when there is one. Made when asked for. */
-  service(target: { url: string; token?: string }): Promise<ServiceClient>;
+  service(target: { url: string; token?: string; timeoutMs?: number }): Promise<ServiceClient>;
 }
 
 export interface FactoryOptions {
@@ -84,9 +84,9 @@ export function createFactory(opts: FactoryOptions): Factory {
       const { KubeClient } = await import('./kube/client.ts');
       return KubeClient.create(context, opts.env, namespace);
     },
-    async service({ url, token }) {
+    async service({ url, token, timeoutMs }) {
       const { ServiceClient } = await import('./service/client.ts');
-      return new ServiceClient({ url, ...(token ? { token } : {}) });
+      return new ServiceClient({ url, ...(token ? { token } : {}), ...(timeoutMs ? { timeoutMs } : {}) });
     },
   };
 }

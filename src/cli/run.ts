@@ -4,6 +4,7 @@
  * come in as arguments (main.ts passes them), so tests call this with their own streams and
  * environment, and cli/ stays below commands/.
  */
+import { DEFAULT_FLUSH, flushDue, flushSpool } from '../analytics/sender.ts';
 import { createFactory, type Factory, type FactoryOptions } from '../factory.ts';
 import { DevtoolHome } from '../home.ts';
 import { describeUnreachable } from '../kube/unreachable.ts';
@@ -53,6 +54,7 @@ export async function runCli(argv: readonly string[], rootCommand: CommandSpec, 
     code = report(err, f.io.stderr, f);
   }
   f.analytics.track(path.join(' '), code === ExitCode.ok, currentUserId(f));
+  await sendAnalytics(f);
   f.log.debug(`exit ${code}`);
   f.log.close();
   return code;
@@ -94,6 +96,39 @@ function readable(message: string): string {
 
 function isPromptCancel(err: unknown): boolean {
   return (err as { name?: string })?.name === 'ExitPromptError';
+}
+
+/** Wait at most this long per request to send analytics (a few requests at most per run). */
+const ANALYTICS_TIMEOUT_MS = 1500;
+
+/**
+ * Ruling 9: spooled records go to the current devtool service only, once a batch is due; the
+ * command's output and exit code are settled already, the wait is short and bounded, and nothing
+ * here fails the command (sender.ts).
+ */
+async function sendAnalytics(f: Factory): Promise<void> {
+  try {
+    if (!f.analytics.isEnabled()) return;
+    const service = f.contexts.currentService();
+    if (!service) return;
+    const opts = { ...DEFAULT_FLUSH, now: () => f.now(), note: (m: string) => f.log.fileOnly(m) };
+    if (!flushDue(f.home.analyticsSpool, opts)) return;
+    const [client, { ANALYTICS_ACTION_PATTERN }] = await Promise.all([
+      f.service({ ...service, timeoutMs: ANALYTICS_TIMEOUT_MS }),
+      import('../service/contract.ts'),
+    ]);
+    const action = new RegExp(ANALYTICS_ACTION_PATTERN);
+    const sent = await flushSpool(
+      f.home.analyticsSpool,
+      async (records) => {
+        await client.sendAnalytics(records);
+      },
+      { ...opts, accept: (r) => action.test(r.action) },
+    );
+    f.log.debug(`analytics: ${sent} record(s) sent to ${service.url}`);
+  } catch (err) {
+    f.log.fileOnly(`analytics: not sent: ${(err as Error).message}`);
+  }
 }
 
 function currentUserId(f: Factory): string | undefined {

@@ -27,6 +27,11 @@ export interface LoadOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** The user's stored secrets: the lowest-precedence source of variables. */
   readonly secrets?: Readonly<Record<string, string>>;
+  /**
+   * Hears of every variable a value needs that neither the shell nor .env sets (the names stored
+   * secrets could give): deploy asks the service for them only when there is one.
+   */
+  readonly onSecretLookup?: (name: string) => void;
   /** File access (default: the real file system); tests pass an in-memory one. */
   readonly fileAccess?: FileAccess;
 }
@@ -85,7 +90,11 @@ export function loadComposeTexts(inputs: readonly ComposeText[], options: LoadOp
     dotenv = parsed.values;
   }
   const localLookup: Lookup = (name) => shell(name) ?? dotenv.get(name);
-  const lookup: Lookup = (name) => localLookup(name) ?? (Object.hasOwn(secrets, name) ? secrets[name] : undefined);
+  const fromSecrets: Lookup = (name) => {
+    options.onSecretLookup?.(name);
+    return Object.hasOwn(secrets, name) ? secrets[name] : undefined;
+  };
+  const lookup: Lookup = (name) => localLookup(name) ?? fromSecrets(name);
 
   const sources = new SourceMap({ file: display(inputs[0]!.path), line: 1, col: 1 });
   const trees: Record<string, unknown>[] = [];

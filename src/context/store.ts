@@ -168,6 +168,24 @@ export class ContextStore {
     return key ? data.contexts[key]?.userId : undefined;
   }
 
+  /**
+   * The current devtool service (ruling 9: analytics go there only), from devtool's own file and
+   * the environment (cheap: no kubeconfig); undefined on a plain cluster context or with none.
+   */
+  currentService(): { url: string; token?: string } | undefined {
+    const envUrl = this.env.DEVTOOL_URL?.trim();
+    const envToken = this.env.DEVTOOL_TOKEN?.trim();
+    const data = this.read();
+    if (envUrl || envToken) {
+      const url = safeNormalize(envUrl || CLOUD_URL);
+      const token = envToken || data.contexts[url]?.token;
+      return { url, ...(token ? { token } : {}) };
+    }
+    const stored = data.current ? data.contexts[data.current] : undefined;
+    if (!stored?.isDevtool) return undefined;
+    return { url: stored.name, ...(stored.token ? { token: stored.token } : {}) };
+  }
+
   /** Removes a stored context; returns false when there was none by that name. */
   delete(name: string): boolean {
     const data = this.read();

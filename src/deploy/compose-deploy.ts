@@ -11,7 +11,6 @@ import { waitUntil } from '../base/wait.ts';
 import { composeDeployImages } from '../image/compose-images.ts';
 import type { HostVolumePlan } from '../compose/host-volumes.ts';
 import type { BuildSetup } from '../image/select.ts';
-import { loadCompose } from '../compose/load.ts';
 import type { ComposeProject } from '../compose/model.ts';
 import { translateCompose, type Translation } from '../compose/translate.ts';
 import { DevtoolError } from '../base/errors.ts';
@@ -22,6 +21,7 @@ import { ENVIRONMENT_LABEL, environmentSelector } from '../kube/labels.ts';
 import type { KubeObject } from '../kube/objects.ts';
 import { awaitCondition, awaitReady, Deadline, rolloutReader, ServiceFailure } from './await.ts';
 import type { Progress } from './progress.ts';
+import { loadComposeWithSecrets, type StoredSecrets } from './stored-secrets.ts';
 import { recordDeployEnd, writeEnvironment, type EnvironmentRecord } from './state.ts';
 
 export interface ComposeDeployOptions {
@@ -31,7 +31,8 @@ export interface ComposeDeployOptions {
   namespace: string;
   endpointDomain?: string;
   env: Readonly<NodeJS.ProcessEnv>;
-  secrets?: Readonly<Record<string, string>>;
+  /** The user's stored secrets, for `${NAME}` the shell and `.env` leave unset (asked only then). */
+  storedSecrets?: StoredSecrets;
   timeoutMs: number;
   wait: boolean;
   variables: Record<string, string>;
@@ -49,20 +50,20 @@ export interface ComposeDeployOptions {
   builds?: { setup: BuildSetup; force: boolean };
 }
 
-type PrepareOptions = Pick<ComposeDeployOptions, 'cwd' | 'files' | 'environment' | 'namespace' | 'endpointDomain' | 'env' | 'secrets'>;
+type PrepareOptions = Pick<ComposeDeployOptions, 'cwd' | 'files' | 'environment' | 'namespace' | 'endpointDomain' | 'env' | 'storedSecrets'>;
 
-function loadProject(opts: PrepareOptions): ComposeProject {
-  return loadCompose({ cwd: opts.cwd, files: opts.files, env: opts.env, ...(opts.secrets ? { secrets: opts.secrets } : {}) });
+function loadProject(opts: PrepareOptions): Promise<ComposeProject> {
+  return loadComposeWithSecrets({ cwd: opts.cwd, files: opts.files, env: opts.env }, opts.storedSecrets);
 }
 
 /**
- * Loads and translates; pure apart from reading the files. Throws located errors on bad input.
+ * Translates a loaded project; pure. Throws located errors on bad input.
  * `images`: the image of each service that has one of devtool's (built, or baked with its host
  * volumes; service name -> reference); `hostVolumes`: what becomes of each host volume.
  */
 export function prepareCompose(
   opts: PrepareOptions,
-  project = loadProject(opts),
+  project: ComposeProject,
   images?: Readonly<Record<string, string>>,
   hostVolumes?: HostVolumePlan,
 ): { translation: Translation; manifest: string } {
@@ -81,13 +82,13 @@ export function prepareCompose(
  * build and bake (content tags computed from the files), building nothing and asking no registry.
  */
 export async function previewCompose(opts: PrepareOptions, setup: BuildSetup, progress: Progress): Promise<Translation> {
-  const project = loadProject(opts);
+  const project = await loadProject(opts);
   const { images, hostVolumes } = await composeDeployImages(project, opts.environment, { force: false, setup, progress, dryRun: true });
   return prepareCompose(opts, project, images, hostVolumes).translation;
 }
 
 export async function deployCompose(client: KubeClient, opts: ComposeDeployOptions, progress: Progress, now: () => Date): Promise<Translation> {
-  const project = loadProject(opts);
+  const project = await loadProject(opts);
   // Images first: a build that fails leaves the cluster untouched, like any bad input.
   const built = opts.builds
     ? await composeDeployImages(project, opts.environment, { force: opts.builds.force, setup: opts.builds.setup, progress })

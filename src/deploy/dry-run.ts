@@ -13,11 +13,11 @@ import { manifestImages, selectImages } from '../image/plan.ts';
 import type { BuildSetup } from '../image/select.ts';
 import { buildVariables } from '../image/variables.ts';
 import type { Manifest } from '../manifest/model.ts';
-import { loadCompose } from '../compose/load.ts';
 import type { Translation } from '../compose/translate.ts';
 import { prepareCompose } from './compose-deploy.ts';
 import type { LoadedSource } from './environment-deploy.ts';
 import { endpointsFile } from './manifest-deploy.ts';
+import { loadComposeWithSecrets, type StoredSecrets } from './stored-secrets.ts';
 
 export interface DryRunRequest {
   source: LoadedSource;
@@ -33,6 +33,8 @@ export interface DryRunRequest {
   setup: BuildSetup;
   /** Where a dry run of the host volumes' images reports (nothing, in practice). */
   progress: BuildProgress;
+  /** Stored secrets as a dry run shows them: placeholders, never values (docs/decisions.md). */
+  storedSecrets?: StoredSecrets;
 }
 
 export async function renderDryRun(req: DryRunRequest): Promise<Translation> {
@@ -67,7 +69,7 @@ async function renderCompose(req: DryRunRequest, cwd: string, files: readonly st
     env,
   };
   // Loaded once: the images are planned from the same project that is translated.
-  const project = loadCompose({ cwd, files, env });
+  const project = await loadComposeWithSecrets({ cwd, files, env }, req.storedSecrets);
   requireRegistryForBuilds(project, req.environment, { registry: req.setup.registry, contextName: req.setup.contextName });
   const { images, hostVolumes } = await composeDeployImages(project, req.environment, { force: false, setup: req.setup, progress: req.progress, dryRun: true });
   return prepareCompose(opts, project, images, hostVolumes).translation;

@@ -15,6 +15,7 @@ import { deployCompose } from './compose-deploy.ts';
 import { deployDependencies, type DependencyRun, type DeployFolder } from './dependencies.ts';
 import { deployManifest } from './manifest-deploy.ts';
 import type { Progress } from './progress.ts';
+import type { StoredSecrets } from './stored-secrets.ts';
 
 /** What is deployed, loaded and checked (bad input fails here, before the cluster is touched). */
 export type LoadedSource = { kind: 'manifest'; manifest: Manifest } | { kind: 'compose'; files: string[]; folder: string };
@@ -54,6 +55,8 @@ export interface DeployTarget {
   builds: BuildSetup;
   progress: Progress;
   now: () => Date;
+  /** The user's stored secrets (a service context with a token): `${NAME}` in Compose files, below shell and `.env`. */
+  storedSecrets?: StoredSecrets;
 }
 
 export interface EnvironmentRequest {
@@ -83,6 +86,7 @@ export async function deployEnvironment(target: DeployTarget, req: EnvironmentRe
         ...(target.endpointDomain ? { endpointDomain: target.endpointDomain } : {}),
         // Variables are variables of the Compose file too, above the shell's.
         env: { ...target.env, ...req.variables },
+        ...(target.storedSecrets ? { storedSecrets: target.storedSecrets } : {}),
         timeoutMs: req.timeoutMs,
         wait: req.wait,
         variables: req.variables,
@@ -109,6 +113,7 @@ export async function deployEnvironment(target: DeployTarget, req: EnvironmentRe
       contextName: target.contextName,
       ...(target.endpointDomain ? { endpointDomain: target.endpointDomain } : {}),
       env: target.env,
+      ...(target.storedSecrets ? { storedSecrets: target.storedSecrets } : {}),
       variables: req.variables,
       timeoutMs: req.timeoutMs,
       wait: req.wait,

@@ -22,6 +22,7 @@ import { awaitEnvironmentWorkloads, Deadline, rolloutReader } from './await.ts';
 import { deployCompose, ensureNamespace } from './compose-deploy.ts';
 import { startLabelProxy } from './label-proxy.ts';
 import type { Progress } from './progress.ts';
+import type { StoredSecrets } from './stored-secrets.ts';
 import { readEnvironment, recordDeployEnd, writeEnvironment, type EnvironmentRecord } from './state.ts';
 
 export interface ManifestDeployOptions {
@@ -32,6 +33,11 @@ export interface ManifestDeployOptions {
   endpointDomain?: string;
   /** The user's environment. */
   env: Readonly<NodeJS.ProcessEnv>;
+  /**
+   * The user's stored secrets: for `${NAME}` in the Compose files of `deploy.compose` only. The
+   * manifest's own `${VAR}` and its commands' environment never get them (docs/decisions.md).
+   */
+  storedSecrets?: StoredSecrets;
   /** --var values. */
   variables: Record<string, string>;
   timeoutMs: number;
@@ -80,6 +86,7 @@ export async function deployManifest(client: KubeClient, opts: ManifestDeployOpt
             namespace: opts.namespace,
             ...(opts.endpointDomain ? { endpointDomain: opts.endpointDomain } : {}),
             env: { ...opts.env, ...opts.variables, ...images },
+            ...(opts.storedSecrets ? { storedSecrets: opts.storedSecrets } : {}),
             timeoutMs: Math.max(1000, deadline - Date.now()),
             wait: opts.wait,
             variables: opts.variables,

@@ -24,6 +24,8 @@ export class Progress {
     private readonly out: LineSink,
     private readonly now: () => Date,
     private readonly log?: ProgressLog,
+    /** Applied to every line before it goes anywhere: takes out values never to show (stored secrets). */
+    private readonly redact?: (line: string) => string,
   ) {}
 
   /**
@@ -39,6 +41,7 @@ export class Progress {
       },
       this.now,
       this.log,
+      this.redact,
     );
   }
 
@@ -70,7 +73,8 @@ export class Progress {
     return this.lines.join('\n');
   }
 
-  private write(line: string, logged = false, shown = true): void {
+  private write(raw: string, logged = false, shown = true): void {
+    const line = this.redact ? this.redact(raw) : raw;
     if (shown) this.out.write(`${line}\n`);
     if (logged) this.log?.fileOnly(`progress: ${line}`);
     this.lines.push(`${this.now().toISOString()} ${line}`);

@@ -5,6 +5,8 @@
  */
 import { DevtoolError } from '../base/errors.ts';
 import {
+  type AnalyticsAcceptedBody,
+  type AnalyticsRecordBody,
   type InfoBody,
   type MeBody,
   type NamespaceBody,
@@ -61,6 +63,7 @@ export class ServiceClient {
   putSecret = (name: string, value: string) => this.call<void>(routes.putSecret, { params: { name }, body: { value } });
   deleteSecret = (name: string) => this.call<void>(routes.deleteSecret, { params: { name } });
   secretValues = () => this.call<SecretValuesBody>(routes.secretValues);
+  sendAnalytics = (records: AnalyticsRecordBody[]) => this.call<AnalyticsAcceptedBody>(routes.sendAnalytics, { body: { records } });
 
   private async call<T>(route: RouteSpec, parts: { params?: Record<string, string>; body?: unknown } = {}): Promise<T> {
     const path = route.url.replace(/:([A-Za-z]+)/g, (_, name: string) => encodeURIComponent(parts.params?.[name] ?? ''));

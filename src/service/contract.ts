@@ -102,6 +102,31 @@ export const SecretValues = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * One analytics record, as the reference lists its fields. `action` is a command path ("deploy",
+ * "context use"): a label of the service's metrics, so its shape is bounded.
+ */
+export const ANALYTICS_ACTION_PATTERN = '^[a-z][a-z0-9-]*( [a-z][a-z0-9-]*){0,3}$';
+export const ANALYTICS_BATCH_MAX = 100;
+export const AnalyticsRecord = Type.Object(
+  {
+    action: Type.String({ pattern: ANALYTICS_ACTION_PATTERN, maxLength: 80, description: 'The command path, e.g. "context use"' }),
+    timestamp: Type.String({ format: 'date-time', maxLength: 40 }),
+    version: Type.String({ maxLength: 64, description: 'CLI version' }),
+    os: Type.String({ maxLength: 64 }),
+    machineId: Type.String({ maxLength: 64, description: 'Anonymous machine ID' }),
+    actionId: Type.String({ maxLength: 64, description: 'Correlates the actions of one command execution' }),
+    success: Type.Boolean(),
+    userId: Type.Optional(Type.String({ maxLength: 64, description: 'The user, when logged in' })),
+  },
+  { additionalProperties: false },
+);
+export const AnalyticsBatch = Type.Object(
+  { records: Type.Array(AnalyticsRecord, { minItems: 1, maxItems: ANALYTICS_BATCH_MAX }) },
+  { additionalProperties: false },
+);
+export const AnalyticsAccepted = Type.Object({ accepted: Type.Integer({ minimum: 0 }) }, { additionalProperties: false });
+
 /** One route: its method, path (Fastify syntax, `:param`), the schemas of its parts, and who may call it. */
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -202,6 +227,17 @@ export const routes = {
     status: 200,
     response: SecretValues,
   }),
+  // analytics and metrics
+  sendAnalytics: route({
+    method: 'POST',
+    url: `${API_PREFIX}/analytics`,
+    summary: "A batch of the CLI's analytics records, counted on GET /metrics; a token, when sent, must be valid (anonymous records are accepted)",
+    auth: false,
+    rateLimited: true,
+    body: AnalyticsBatch,
+    status: 202,
+    response: AnalyticsAccepted,
+  }),
 } as const;
 
 export type RouteName = keyof typeof routes;
@@ -217,6 +253,8 @@ export type NamespaceListBody = Static<typeof NamespaceList>;
 export type SecretListBody = Static<typeof SecretList>;
 export type SecretValuesBody = Static<typeof SecretValues>;
 export type ErrorBodyType = Static<typeof ErrorBody>;
+export type AnalyticsRecordBody = Static<typeof AnalyticsRecord>;
+export type AnalyticsAcceptedBody = Static<typeof AnalyticsAccepted>;
 
 /** Capabilities this version of the contract defines; `GET /info` lists those the server offers. */
-export const CAPABILITIES = ['tokens', 'namespaces', 'secrets'] as const;
+export const CAPABILITIES = ['tokens', 'namespaces', 'secrets', 'analytics'] as const;

@@ -12,6 +12,7 @@ import { objectsToYaml } from '../../kube/manifest-yaml.ts';
 import { checkNamespaceName } from '../../kube/naming.ts';
 import { clusterTarget, endpointDomain } from '../../kube/target.ts';
 import type { Factory } from '../../factory.ts';
+import { deploySecrets } from './secrets.ts';
 import type { deployOptions } from './spec.ts';
 
 export const runDeploy: CommandHandler<typeof deployOptions> = async (f, inv) => {
@@ -24,7 +25,8 @@ export const runDeploy: CommandHandler<typeof deployOptions> = async (f, inv) =>
   const environment =
     source.kind === 'manifest' ? environmentName(inv.opts.name ?? source.manifest.name, source.manifest.folder) : environmentName(inv.opts.name, source.folder);
   const client = await f.kube({ context, namespace });
-  const progress = new Progress(f.io.stderr, f.now, f.log);
+  const secrets = deploySecrets(f, context, 'values');
+  const progress = new Progress(f.io.stderr, f.now, f.log, secrets.scrubText);
   const { endpoints } = await deployEnvironment(
     {
       client,
@@ -36,9 +38,12 @@ export const runDeploy: CommandHandler<typeof deployOptions> = async (f, inv) =>
       builds: buildSetup(context, f.env, f.cwd),
       progress,
       now: f.now,
+      ...(secrets.stored ? { storedSecrets: secrets.stored } : {}),
     },
     { source, environment, variables, timeoutMs: inv.opts.timeout, wait: inv.opts.wait, build: inv.opts.build, forceDependencies: inv.opts.dependencies },
-  );
+  ).catch((err: unknown) => {
+    throw secrets.scrub(err);
+  });
   progress.done(`environment ${environment} deployed in namespace ${namespace}`);
   for (const url of endpoints) f.io.stdout.write(`${url}\n`);
 };
@@ -72,6 +77,8 @@ async function dryRun(
   const environment = source.kind === 'manifest' ? environmentName(name ?? source.manifest.name, source.manifest.folder) : environmentName(name, source.folder);
   const domain = context ? endpointDomain(f, context) : f.env.DEVTOOL_ENDPOINT_DOMAIN?.trim() || undefined;
   const progress = new Progress(f.io.stderr, f.now, f.log);
+  // A dry run prints the objects: stored secrets appear as placeholders, their values are never read.
+  const secrets = deploySecrets(f, context, 'placeholders');
   const translation = await renderDryRun({
     source,
     environment,
@@ -81,6 +88,7 @@ async function dryRun(
     // No context: no registry, and contextName "" (messages say there is no current context).
     setup: context ? buildSetup(context, f.env, f.cwd) : offlineSetup(f),
     progress,
+    ...(secrets.stored ? { storedSecrets: secrets.stored } : {}),
   });
   // The warnings deploy prints, in its order: the manifest's, then the Compose files'.
   for (const w of [...(source.kind === 'manifest' ? source.manifest.warnings : []), ...translation.warnings]) progress.warn(w);

@@ -1,0 +1,50 @@
+/**
+ * Analytics and metrics (ruling 9: the CLI sends its records to the current service only).
+ * POST /api/v1/analytics takes a batch and counts it; anonymous batches are accepted, as the
+ * reference's records carry an anonymous machine ID and a user ID only when logged in, but a token
+ * that is sent must be valid. GET /metrics is the Prometheus text of those counts and of every
+ * request the service answers (server/metrics.ts); DEVTOOL_METRICS_TOKEN, when set, is the bearer
+ * token a scraper must send.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { routes } from '../../src/service/contract.ts';
+import type { Authenticator } from '../auth.ts';
+import type { App, AppContext } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import { Metrics } from '../metrics.ts';
+import { routeOptions } from './route-options.ts';
+
+export const METRICS_PATH = '/metrics';
+
+export function registerAnalyticsRoutes(app: App, ctx: AppContext, auth: Authenticator): Metrics {
+  const metrics = new Metrics();
+  // Every answer, whichever route: the template names it (a path a client made up is "unmatched").
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.recordRequest(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
+  });
+
+  const r = routes.sendAnalytics;
+  const optionalAuth = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.headers.authorization) await auth(request, reply);
+  };
+  const options = routeOptions(r, auth, { body: r.body });
+  app.post(r.url, { ...options, onRequest: optionalAuth }, async (request, reply) => {
+    for (const record of request.body.records) metrics.recordAnalytics(record.action, record.success);
+    return reply.code(202).send({ accepted: request.body.records.length });
+  });
+
+  const expected = ctx.config.metricsToken ? digest(ctx.config.metricsToken) : undefined;
+  app.get(METRICS_PATH, { logLevel: 'warn' }, async (request, reply) => {
+    if (expected) {
+      const sent = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
+      if (!sent || !timingSafeEqual(digest(sent), expected)) throw new ApiError(401, 'metrics need the bearer token of DEVTOOL_METRICS_TOKEN');
+    }
+    return reply.header('content-type', 'text/plain; version=0.0.4; charset=utf-8').header('cache-control', 'no-store').send(metrics.render());
+  });
+  return metrics;
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}
