@@ -24,7 +24,10 @@ let up: UpSession | undefined;
 /** Registers the rounds of one test file: 1, 999, 1,001 and 5,000 files, `up` stopped or killed before each. */
 export function firstPassRounds(how: 'stopped' | 'killed'): void {
   before(() => setUp(`first-pass-${how}`));
-  after(() => tearDownDev(s, env, [folder]));
+  after(async () => {
+    if (failures.length > 0) console.log(`dev pod after the failed container command(s):\n${await devPodReport()}`);
+    await tearDownDev(s, env, [folder]);
+  });
   for (const n of [1, 999, 1001, 5000]) {
     test(
       `first pass, ${n} file(s) changed and deleted in the container while up was ${how}: nothing local overwritten or deleted, nothing lost`,
@@ -46,9 +49,37 @@ async function setUp(prefix: string): Promise<void> {
 
 const inContainer = (script: string, timeoutMs = 120_000) => {
   const r = runDevtool(['exec', '-n', s.namespace, '--', 'bash', '-c', script], { env, cwd: folder, timeoutMs });
-  assert.equal(r.code, 0, `in the container: ${script.slice(0, 200)}\nstdout: ${r.stdout.slice(-2000)}\nstderr: ${r.stderr}`);
+  if (r.code !== 0) {
+    // What the dev pod went through and what the agent logged: an exec that lost its connection
+    // (seen twice, once in CI) has no other trace.
+    const pods = runDevtool(['exec', '-n', s.namespace, '--', 'true'], { env, cwd: folder, timeoutMs: 60_000 });
+    failures.push(
+      `in the container: ${script.slice(0, 200)}\nstdout: ${r.stdout.slice(-2000)}\nstderr: ${r.stderr}\n` +
+        `a second exec right after: exit ${pods.code} ${pods.stderr}`,
+    );
+    assert.fail(failures.at(-1));
+  }
   return r.stdout;
 };
+
+/** Failed container commands, reported with the pod's state in the file's `after`. */
+const failures: string[] = [];
+
+/** The dev pod's containers (restarts, last state) and the agent's last log lines, for a failure's report. */
+async function devPodReport(): Promise<string> {
+  const pods = (await s.core.listNamespacedPod({ namespace: s.namespace })).items;
+  const lines: string[] = [];
+  for (const p of pods) {
+    for (const c of p.status?.containerStatuses ?? []) {
+      lines.push(`${p.metadata?.name}/${c.name}: restarts ${c.restartCount}, state ${JSON.stringify(c.state)}, last ${JSON.stringify(c.lastState)}`);
+    }
+    const log = await s.core.readNamespacedPodLog({ name: p.metadata!.name!, namespace: s.namespace, tailLines: 40 }).catch((e: Error) => e.message);
+    lines.push(`--- log of ${p.metadata?.name}:\n${log}`);
+  }
+  const log = join(env.DEVTOOL_HOME ?? '', 'devtool.log');
+  if (existsSync(log)) lines.push(`--- devtool.log, last lines:\n${readFileSync(log, 'utf8').split('\n').slice(-80).join('\n')}`);
+  return lines.join('\n');
+}
 
 async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms = 120_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -91,6 +122,8 @@ async function stopOrKill(how: 'stopped' | 'killed'): Promise<void> {
  * killed), both sides changed, `up` again, and every outcome checked.
  */
 async function round(r: string, n: number, how: 'stopped' | 'killed'): Promise<void> {
+  // A round that failed before it started `up` again leaves none running: each round is its own.
+  up ??= await startUp(['-n', s.namespace], { env, cwd: folder });
   const root = join(folder, r);
   const original = (cat: string, i: number) => `${r}/${cat}/${i} original\n`;
   writeFiles(join(root, 'container-changed'), n, (i) => original('container-changed', i));
