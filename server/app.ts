@@ -10,6 +10,7 @@ import type { App, AppContext, ServiceConfig } from './context.ts';
 import { ApiError, oneLine } from './errors.ts';
 import { authenticator } from './auth.ts';
 import { registerInfoRoutes } from './routes/info.ts';
+import { registerLoginRoutes } from './routes/login.ts';
 import { registerNamespaceRoutes } from './routes/namespaces.ts';
 import { registerSecretRoutes } from './routes/secrets.ts';
 import { registerTokenRoutes } from './routes/tokens.ts';
@@ -94,6 +95,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   registerTokenRoutes(app, ctx, auth);
   registerNamespaceRoutes(app, ctx, auth);
   registerSecretRoutes(app, ctx, auth);
+  registerLoginRoutes(app, ctx);
   return app;
 }
 

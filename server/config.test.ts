@@ -56,3 +56,13 @@ test('a wrong setting is one line naming the variable', () => {
   ];
   for (const [env, expected] of cases) assert.throws(() => readSettings(env), { message: expected }, JSON.stringify(env));
 });
+
+test('login settings: the sign-up policy, and a wrong mode or public URL named', () => {
+  assert.equal(readSettings({ POD_NAMESPACE: 'd' }).config.signup, undefined, 'open by default');
+  assert.deepEqual(readSettings({ POD_NAMESPACE: 'd', DEVTOOL_SIGNUP_MODE: 'allowList', DEVTOOL_SIGNUP_ALLOW: 'ann, bob,' }).config.signup, {
+    mode: 'allowList',
+    allow: ['ann', 'bob'],
+  });
+  assert.throws(() => readSettings({ POD_NAMESPACE: 'd', DEVTOOL_SIGNUP_MODE: 'closed' }), /DEVTOOL_SIGNUP_MODE=closed: expected open or allowList/);
+  assert.throws(() => readSettings({ POD_NAMESPACE: 'd', DEVTOOL_PUBLIC_URL: 'devtool.example' }), /DEVTOOL_PUBLIC_URL=devtool.example: expected/);
+});

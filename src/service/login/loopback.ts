@@ -54,16 +54,25 @@ export async function listenForAuthorizationCode(o: LoopbackOptions): Promise<Lo
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    if (req.method !== 'GET' || url.pathname !== CALLBACK_PATH) return page(res, 404, 'Not found.');
-    if (url.searchParams.get('state') !== o.state)
-      return page(res, 400, 'This sign-in link is not the one devtool is waiting for. Start again from the terminal.');
+    if (req.method !== 'GET' || url.pathname !== CALLBACK_PATH) {
+      page(res, 404, 'Not found.');
+      return;
+    }
+    if (url.searchParams.get('state') !== o.state) {
+      page(res, 400, 'This sign-in link is not the one devtool is waiting for. Start again from the terminal.');
+      return;
+    }
     const error = url.searchParams.get('error');
     if (error) {
       redirectOrPage(res, 'refused', 'Sign-in was refused. You can close this tab.');
-      return finish(new DevtoolError(`the service refused the sign-in: ${url.searchParams.get('error_description') || error}`));
+      finish(new DevtoolError(`the service refused the sign-in: ${url.searchParams.get('error_description') || error}`));
+      return;
     }
     const received = url.searchParams.get('code');
-    if (!received) return page(res, 400, 'The sign-in answer has no code. Start again from the terminal.');
+    if (!received) {
+      page(res, 400, 'The sign-in answer has no code. Start again from the terminal.');
+      return;
+    }
     redirectOrPage(res, 'signed-in', 'Signed in. You can close this tab and go back to the terminal.');
     finish(received);
   }
