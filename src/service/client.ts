@@ -5,6 +5,8 @@
  */
 import { DevtoolError } from '../base/errors.ts';
 import {
+  CLI_CLIENT_ID,
+  type DeviceCodeAnswerBody,
   type InfoBody,
   type MeBody,
   type NamespaceBody,
@@ -15,8 +17,13 @@ import {
   type SecretValuesBody,
   type TokenCreateBody,
   type TokenCreatedBody,
+  type TokenGrantAnswerBody,
+  type TokenGrantRequestBody,
   type TokenListBody,
 } from './contract.ts';
+
+/** The token endpoint's answer: a token, or the OAuth error code the caller acts on (RFC 6749 5.2). */
+export type TokenGrantResult = { token: TokenGrantAnswerBody } | { error: string; description: string };
 
 export interface ServiceClientOptions {
   /** The service URL, e.g. https://devtool.example (normalizeServiceUrl). */
@@ -33,6 +40,8 @@ export class ServiceError extends DevtoolError {
   constructor(
     message: string,
     readonly status: number,
+    /** The OAuth error code and its description, from the login endpoints. */
+    readonly oauth?: { error: string },
   ) {
     super(message);
   }
@@ -61,6 +70,17 @@ export class ServiceClient {
   putSecret = (name: string, value: string) => this.call<void>(routes.putSecret, { params: { name }, body: { value } });
   deleteSecret = (name: string) => this.call<void>(routes.deleteSecret, { params: { name } });
   secretValues = () => this.call<SecretValuesBody>(routes.secretValues);
+  // login (browser, device code, pages)
+  deviceCode = (machine: string) => this.call<DeviceCodeAnswerBody>(routes.deviceCode, { body: { client_id: CLI_CLIENT_ID, machine } });
+  /** The OAuth refusals (authorization_pending, invalid_grant...) are an answer here, not an error. */
+  tokenGrant = async (body: TokenGrantRequestBody): Promise<TokenGrantResult> => {
+    try {
+      return { token: await this.call<TokenGrantAnswerBody>(routes.tokenGrant, { body: { client_id: CLI_CLIENT_ID, ...body } }) };
+    } catch (err) {
+      if (err instanceof ServiceError && err.status === 400 && err.oauth) return { error: err.oauth.error, description: err.message };
+      throw err;
+    }
+  };
 
   private async call<T>(route: RouteSpec, parts: { params?: Record<string, string>; body?: unknown } = {}): Promise<T> {
     const path = route.url.replace(/:([A-Za-z]+)/g, (_, name: string) => encodeURIComponent(parts.params?.[name] ?? ''));
@@ -85,6 +105,8 @@ export class ServiceClient {
       throw new DevtoolError(`cannot reach the devtool service at ${this.base}: ${inWords(e.cause?.code, e.cause?.message ?? e.message)}`);
     }
     if (res.ok) return (text === '' ? undefined : JSON.parse(text)) as T;
+    const oauth = oauthErrorOf(text);
+    if (res.status < 500 && oauth) throw new ServiceError(oauth.description, res.status, { error: oauth.error });
     const reason = errorOf(text);
     if (res.status < 500 && reason) throw new ServiceError(reason, res.status);
     throw new ServiceError(`the devtool service at ${this.base} failed (${res.status} on ${route.method} ${path})${reason ? `: ${reason}` : ''}`, res.status);
@@ -122,6 +144,17 @@ function errorOf(text: string): string | undefined {
   try {
     const body = JSON.parse(text) as { error?: unknown };
     return typeof body.error === 'string' ? body.error.replace(/\s*[\r\n]+\s*/g, ' ').trim() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `{ error, error_description }` of the token endpoint (RFC 6749 5.2), or undefined. */
+function oauthErrorOf(text: string): { error: string; description: string } | undefined {
+  try {
+    const body = JSON.parse(text) as { error?: unknown; error_description?: unknown };
+    if (typeof body.error !== 'string' || typeof body.error_description !== 'string') return undefined;
+    return { error: body.error, description: body.error_description.replace(/\s*[\r\n]+\s*/g, ' ').trim() };
   } catch {
     return undefined;
   }
