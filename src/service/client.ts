@@ -21,6 +21,7 @@ import {
   type TokenGrantRequestBody,
   type TokenListBody,
 } from './contract.ts';
+import { fetchTrusting, UNTRUSTED_CODES, untrustedLine } from './tls.ts';
 
 /** The token endpoint's answer: a token, or the OAuth error code the caller acts on (RFC 6749 5.2). */
 export type TokenGrantResult = { token: TokenGrantAnswerBody } | { error: string; description: string };
@@ -33,6 +34,8 @@ export interface ServiceClientOptions {
   timeoutMs?: number;
   /** For tests: another fetch. */
   fetch?: typeof fetch;
+  /** PEM of a CA to trust next to the system's (DEVTOOL_CA_CERT, or the one stored with the context). */
+  ca?: string;
 }
 
 /** A refusal by the service: `status` is the HTTP status (401: log in again). */
@@ -55,7 +58,7 @@ export class ServiceClient {
   constructor(private readonly opts: ServiceClientOptions) {
     this.base = opts.url.replace(/\/+$/, '');
     this.timeoutMs = opts.timeoutMs ?? 15_000;
-    this.doFetch = opts.fetch ?? fetch;
+    this.doFetch = opts.fetch ?? (opts.ca ? fetchTrusting(opts.ca) : fetch);
   }
 
   info = () => this.call<InfoBody>(routes.info);
@@ -102,7 +105,9 @@ export class ServiceClient {
     } catch (err) {
       const e = err as Error & { cause?: { code?: string; message?: string } };
       if (e.name === 'TimeoutError') throw new DevtoolError(`the devtool service at ${this.base} did not answer within ${this.timeoutMs / 1000} s`);
-      throw new DevtoolError(`cannot reach the devtool service at ${this.base}: ${inWords(e.cause?.code, e.cause?.message ?? e.message)}`);
+      const code = e.cause?.code;
+      const why = code && UNTRUSTED_CODES.has(code) ? await untrustedLine(this.base, code) : inWords(code, e.cause?.message ?? e.message);
+      throw new DevtoolError(`cannot reach the devtool service at ${this.base}: ${why}`);
     }
     if (res.ok) return (text === '' ? undefined : JSON.parse(text)) as T;
     const oauth = oauthErrorOf(text);
@@ -126,11 +131,6 @@ function inWords(code: string | undefined, message: string): string {
     case 'ETIMEDOUT':
     case 'UND_ERR_CONNECT_TIMEOUT':
       return `no answer to the connection (${code})`;
-    case 'SELF_SIGNED_CERT_IN_CHAIN':
-    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
-    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
-    case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
-      return `its TLS certificate is signed by a CA this machine does not trust (${code}); NODE_EXTRA_CA_CERTS=<the CA's PEM file> trusts it`;
     case 'CERT_HAS_EXPIRED':
     case 'ERR_TLS_CERT_ALTNAME_INVALID':
       return `its TLS certificate is not valid for it (${code})`;

@@ -6,17 +6,22 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import type { BrowserContext, Page } from 'playwright-core';
 import { ensureCluster } from '../../cluster/test-cluster.ts';
 import { launchBrowser, type TestBrowser } from './browser.ts';
-import { createSandbox, runDevtool, type Sandbox } from './cli.ts';
+import { createSandbox, runDevtool, type Sandbox, spawnDevtool } from './cli.ts';
 import { E2E_NAMESPACE_LABEL } from './cluster.ts';
 import { runInPty } from './pty.ts';
-import { type RunningService, startService } from './service.ts';
+import { createUser, type RunningService, startService } from './service.ts';
 
 const run = randomBytes(3).toString('hex');
 const serviceNs = `e2e-login-${run}`;
@@ -24,6 +29,48 @@ const PASSWORD = 'correct horse battery';
 let core: k8s.CoreV1Api;
 let service: RunningService;
 let chromium: TestBrowser;
+let kubeEnv: Record<string, string>;
+const tls = { dir: '', caFile: '', fingerprint: '', key: '', cert: '' };
+
+/** A throwaway CA (openssl) and a certificate it signed for 127.0.0.1: the HTTPS front of the service. */
+function makeCa(): void {
+  tls.dir = mkdtempSync(join(tmpdir(), 'devtool-login-ca-'));
+  const run = (args: string[]) => execFileSync('openssl', args, { cwd: tls.dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+  run(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=devtool login e2e CA']);
+  run(['req', ...ec, '-keyout', 'leaf.key', '-out', 'leaf.csr', '-subj', '/CN=127.0.0.1']);
+  writeFileSync(join(tls.dir, 'leaf.ext'), 'subjectAltName=IP:127.0.0.1\n');
+  run(['x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'leaf.pem', '-days', '1', '-extfile', 'leaf.ext']);
+  tls.caFile = join(tls.dir, 'ca.pem');
+  tls.fingerprint = run(['x509', '-in', 'ca.pem', '-noout', '-fingerprint', '-sha256']).trim().split('=')[1]!;
+  tls.key = readFileSync(join(tls.dir, 'leaf.key'), 'utf8');
+  tls.cert = readFileSync(join(tls.dir, 'leaf.pem'), 'utf8') + readFileSync(tls.caFile, 'utf8');
+}
+
+/** The CLI without blocking this process (which serves the HTTPS front meanwhile). */
+function devtoolAsync(sb: Sandbox, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawnDevtool(args, { env: { ...sb.env, ...env } });
+  child.stdin.end();
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c));
+  child.stderr.on('data', (c: Buffer) => (stderr += c));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+/** HTTPS in front of the service, as the ingress is in a cluster. */
+async function httpsFront(target: string): Promise<{ url: string; server: HttpsServer }> {
+  const server = createHttpsServer({ key: tls.key, cert: tls.cert }, (req, res) => {
+    const upstream = httpRequest(`${target}${req.url}`, { method: req.method, headers: req.headers }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers);
+      up.pipe(res);
+    });
+    upstream.on('error', () => res.writeHead(502).end());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
 
 const devtool = (sb: Sandbox, args: string[], env: Record<string, string> = {}) => runDevtool(args, { env: { ...sb.env, ...env } });
 const storedContexts = (sb: Sandbox) =>
@@ -49,8 +96,10 @@ describe('accounts and login through the browser', { timeout: 300_000 }, () => {
     kc.loadFromFile(kubeconfigPath);
     core = kc.makeApiClient(k8s.CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: serviceNs, labels: { [E2E_NAMESPACE_LABEL]: 'true' } } } });
-    // Plain http on loopback: the session cookie is not Secure there (sessions.ts).
-    service = await startService({ KUBECONFIG: kubeconfigPath, POD_NAMESPACE: serviceNs, DEVTOOL_OBJECT_LABELS: `${E2E_NAMESPACE_LABEL}=true` });
+    makeCa();
+    kubeEnv = { KUBECONFIG: kubeconfigPath, POD_NAMESPACE: serviceNs, DEVTOOL_OBJECT_LABELS: `${E2E_NAMESPACE_LABEL}=true` };
+    // Plain http on loopback: the session cookie is not Secure there (sessions.ts). It announces the CA of its HTTPS front.
+    service = await startService({ ...kubeEnv, DEVTOOL_CA_FILE: tls.caFile });
     chromium = await launchBrowser();
   });
 
@@ -170,5 +219,33 @@ describe('accounts and login through the browser', { timeout: 300_000 }, () => {
     assert.equal(statSync(join(sb.devtoolHome, 'contexts.json')).mode & 0o777, 0o600);
     assert.match(storedContexts(sb).contexts[service.url]?.token ?? '', /^dvt_/);
     await context.close();
+  });
+
+  test('behind a private CA: one line with its fingerprint; DEVTOOL_CA_CERT trusts it; the announced CA is stored for later calls', async () => {
+    const user = `ca${run}`;
+    const made = createUser(kubeEnv, user);
+    assert.equal(made.status, 0, made.stderr);
+    const front = await httpsFront(service.url);
+    try {
+      const sb = createSandbox();
+      const untrusted = await devtoolAsync(sb, ['context', 'use', front.url, '--token', made.token]);
+      assert.equal(untrusted.code, 1);
+      assert.equal(
+        untrusted.stderr,
+        `Error: cannot reach the devtool service at ${front.url}: its TLS certificate is signed by a CA this machine does not trust ` +
+          `(SELF_SIGNED_CERT_IN_CHAIN); its CA "devtool login e2e CA" has the SHA-256 fingerprint ${tls.fingerprint}; ` +
+          'if that is your service, save its CA certificate (PEM) to a file and set DEVTOOL_CA_CERT=<file>\n',
+      );
+      const trusted = await devtoolAsync(sb, ['context', 'use', front.url, '--token', made.token], { DEVTOOL_CA_CERT: tls.caFile });
+      assert.equal(trusted.code, 0, trusted.stderr);
+      const stored = JSON.parse(readFileSync(join(sb.devtoolHome, 'contexts.json'), 'utf8')) as { contexts: Record<string, { certificate?: string }> };
+      assert.equal(stored.contexts[front.url]?.certificate, readFileSync(tls.caFile, 'utf8'));
+      // Later calls of that context trust the stored CA without DEVTOOL_CA_CERT: the stored token is checked over TLS.
+      const later = await devtoolAsync(sb, ['context', 'use', front.url]);
+      assert.equal(later.code, 0, later.stderr);
+      assert.match(later.stdout, new RegExp(`Using context ${front.url.replace(/[.]/g, '\\.')} as ${user}`));
+    } finally {
+      front.server.close();
+    }
   });
 });

@@ -173,6 +173,8 @@ async function selectContext(f: Factory, opts: OptionValues<typeof contextOption
     ...(settings.registry === undefined && info.registry ? { registry: info.registry } : {}),
     ...(builder === undefined && announcedBuilder ? { builder: announcedBuilder } : {}),
     ...(info.endpointDomain ? { endpointDomain: info.endpointDomain } : {}),
+    // Announced over a connection already trusted (system roots, DEVTOOL_CA_CERT, or the stored CA).
+    ...(info.certificate ? { certificate: info.certificate } : {}),
   });
   f.io.stdout.write(`Using context ${ctx.name} as ${me.name}: namespace "${ctx.namespace}" @ ${ctx.host}\n`);
 }
