@@ -151,6 +151,18 @@ describe('accounts and sessions', () => {
     assert.equal(login.statusCode, 403, 'sign-in needs the double-submit cookie');
   });
 
+  test('sign-in is rate-limited per client: the page says so', async () => {
+    const h = await harness({ rateLimit: { max: 2, timeWindowMs: 60_000 } });
+    const b = browser(h);
+    await b.get('/login');
+    const csrf = b.csrf();
+    for (let i = 0; i < 2; i++) assert.equal((await b.post('/login', { csrf, name: 'ann', password: 'guess guess' })).statusCode, 401);
+    const limited = await b.post('/login', { csrf, name: 'ann', password: 'guess guess' });
+    assert.equal(limited.statusCode, 429);
+    assert.match(limited.headers['content-type'] as string, /text\/html/);
+    assert.match(limited.body, /too many requests: try again in \d+ s/);
+  });
+
   test('a session ends after its lifetime: the page sends the browser to sign in', async () => {
     const h = await harness({ sessionTtlMs: 3600_000 });
     const { b } = await signUp(h);
@@ -159,6 +171,7 @@ describe('accounts and sessions', () => {
     const res = await b.get('/account/tokens');
     assert.equal(res.statusCode, 303);
     assert.equal(res.headers.location, '/login?next=%2Faccount%2Ftokens');
+    assert.equal(await h.store.sweepExpiredGrants(h.clock.now), 0, 'the ended session was deleted when read');
   });
 
   test('tokens page: create shows the token once, it works on the API, revoke ends it; secrets list names only', async () => {

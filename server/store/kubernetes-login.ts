@@ -93,6 +93,19 @@ export class KubeLoginStore implements LoginStore {
     }
   }
 
+  async sweepExpiredGrants(now: Date): Promise<number> {
+    let swept = 0;
+    for (const kind of ['session', 'code', 'device'] as const) {
+      const list = await this.p.core.listNamespacedSecret({ namespace: this.p.namespace, labelSelector: `${LABEL_KIND}=${kind}` });
+      for (const s of list.items) {
+        const expires = Number(s.metadata?.labels?.[LABEL_EXPIRES]);
+        if (!Number.isFinite(expires) || expires * 1000 > now.getTime()) continue;
+        if (await this.deleteGrant(kind, unb64(s.data?.['id']))) swept++;
+      }
+    }
+    return swept;
+  }
+
   async getPasswordHash(user: string): Promise<string | undefined> {
     const s = await this.read(passwordName(user));
     const hash = s?.data?.['hash'];

@@ -128,6 +128,12 @@ export class MemoryStore implements Store {
     return this.grants.delete(`${kind}/${id}`);
   }
 
+  async sweepExpiredGrants(now: Date): Promise<number> {
+    let swept = 0;
+    for (const [key, g] of this.grants) if (Date.parse(g.expiresAt) <= now.getTime() && this.grants.delete(key)) swept++;
+    return swept;
+  }
+
   async getPasswordHash(user: string): Promise<string | undefined> {
     return this.passwords.get(user);
   }

@@ -88,6 +88,8 @@ export interface LoginStore {
   updateGrant(kind: GrantKind, id: string, fields: Record<string, string>, user?: string): Promise<boolean>;
   /** true for exactly one caller when several delete the same grant at once (single-use codes). */
   deleteGrant(kind: GrantKind, id: string): Promise<boolean>;
+  /** Deletes the grants past their expiry that nobody read again (abandoned sessions and codes); how many. */
+  sweepExpiredGrants(now: Date): Promise<number>;
   /** The scrypt hash of the user's password (server/passwords.ts), or undefined when it has none. */
   getPasswordHash(user: string): Promise<string | undefined>;
   setPasswordHash(user: string, hash: string): Promise<void>;

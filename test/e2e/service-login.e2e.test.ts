@@ -17,6 +17,7 @@ import { after, before, describe, test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import type { BrowserContext, Page } from 'playwright-core';
 import { ensureCluster } from '../../cluster/test-cluster.ts';
+import { ServiceClient } from '../../src/service/client.ts';
 import { launchBrowser, type TestBrowser } from './browser.ts';
 import { createSandbox, runDevtool, type Sandbox, spawnDevtool } from './cli.ts';
 import { E2E_NAMESPACE_LABEL } from './cluster.ts';
@@ -141,6 +142,19 @@ describe('accounts and login through the browser', { timeout: 300_000 }, () => {
     assert.equal(used.code, 0, used.stderr);
     assert.equal(used.stdout, `Using context ${service.url} as ${user}: namespace "${user}-devtool" @ ${service.url}\n`);
 
+    // Stored secrets on their page: names listed, the value never shown, but there for deploy.
+    await page.goto(`${service.url}/account/secrets`);
+    await page.fill('#set-secret input[name=name]', 'DB_PASSWORD');
+    await page.fill('#set-secret input[name=value]', 'value-from-the-page');
+    await page.click('#set-secret button');
+    await page.waitForURL(`${service.url}/account/secrets`);
+    assert.equal(await page.locator('tr[data-secret="DB_PASSWORD"]').count(), 1);
+    assert.equal((await page.content()).includes('value-from-the-page'), false);
+    assert.deepEqual((await new ServiceClient({ url: service.url, token }).secretValues()).values, { DB_PASSWORD: 'value-from-the-page' });
+    await page.click('tr[data-secret="DB_PASSWORD"] button');
+    await page.waitForURL(`${service.url}/account/secrets`);
+    assert.equal(await page.locator('tr[data-secret]').count(), 0);
+
     await page.goto(`${service.url}/account/tokens`);
     assert.equal(await page.locator('#new-token').count(), 0, 'the token is shown once');
     await page.click('tr:has-text("from the e2e test") button');
@@ -149,7 +163,7 @@ describe('accounts and login through the browser', { timeout: 300_000 }, () => {
 
     const refused = devtool(sb, ['context', 'use', service.url, '--token', token]);
     assert.equal(refused.code, 1);
-    assert.equal(refused.stderr, `Error: token revoked or expired: log in again with devtool context use <service url>\n`);
+    assert.equal(refused.stderr, `Error: token revoked or expired: log in again with devtool context use ${service.url}\n`);
     // The stored token, revoked: in CI that is one line, never a login waiting for a person.
     const inCi = devtool(sb, ['context', 'use', service.url], { CI: 'true' });
     assert.equal(inCi.code, 1);
