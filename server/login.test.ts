@@ -137,6 +137,10 @@ describe('accounts and sessions', () => {
     const ok = await b.post('/login', { csrf: b.csrf(), name: 'ann', password: 'correct horse', next: '//evil.example/x' });
     assert.equal(ok.statusCode, 303);
     assert.equal(ok.headers.location, '/account/tokens', 'never redirected off the service');
+    const { safeNext } = await import('./routes/login-pages.ts');
+    for (const evil of ['//evil.example', '/\\evil.example', '/\t/evil.example', 'https://evil.example', '/x\n'])
+      assert.equal(safeNext(evil), '/account/tokens', evil);
+    assert.equal(safeNext('/device?code=ABCD-EFGH'), '/device?code=ABCD-EFGH');
   });
 
   test('a form POST without its CSRF token is refused and does nothing', async () => {

@@ -24,7 +24,8 @@ export function sendPage(reply: FastifyReply, status: number, text: string): Fas
 
 /** Only a path on this service: never another site (an open redirect). */
 export function safeNext(next: string | undefined): string {
-  return next && /^\/(?![/\\])/.test(next) ? next : '/account/tokens';
+  // Printable ASCII only: browsers drop tabs and newlines from a URL, so "/\t/evil.example" would become "//evil.example".
+  return next && /^\/(?![/\\])[\x21-\x7e]*$/.test(next) ? next : '/account/tokens';
 }
 
 /** The signed-in user's session, or undefined after sending the browser to sign in. */
