@@ -109,6 +109,14 @@ describe('accounts and sessions', () => {
     assert.match(page.body, /Sign out ann/);
   });
 
+  test('over plain http on a loopback address the cookie is not Secure (browsers would drop it); elsewhere it is', async () => {
+    const h = await harness({ publicUrl: undefined });
+    const local = await h.app.inject({ method: 'GET', url: '/login', headers: { host: '127.0.0.1:8080' } });
+    assert.doesNotMatch(String(local.headers['set-cookie']), /Secure/);
+    const remote = await h.app.inject({ method: 'GET', url: '/login', headers: { host: 'devtool.example' } });
+    assert.match(String(remote.headers['set-cookie']), /Secure/);
+  });
+
   test('the sign-up policy: an allow-list refuses other names; a taken name and a short password are refused', async () => {
     const h = await harness({ signup: { mode: 'allowList', allow: ['ann'] } });
     const refused = await signUp(h, 'bob');
