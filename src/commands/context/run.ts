@@ -89,26 +89,30 @@ async function promptForContext(f: Factory): Promise<string> {
 }
 
 /**
- * The API token of a `context use <URL>` given none: the stored one while the service accepts it,
- * else a login (browser or device code; never in CI, where a refused token is one line).
+ * The token stored for `url` while the service accepts it; undefined when there is none or it was
+ * refused (then a login follows), except in CI, where a refused token is one line, never a login.
  */
-async function loginToken(f: Factory, url: string): Promise<string> {
-  const { ciLoginRefusal, inCi, logIn } = await import('../../service/login/login.ts');
+async function storedTokenAccepted(f: Factory, url: string): Promise<string | undefined> {
   const stored = f.contexts.read().contexts[url]?.token;
-  if (stored) {
-    try {
-      await (await f.service({ url, token: stored })).me();
-      return stored;
-    } catch (err) {
-      if ((err as { status?: unknown }).status !== 401) throw err;
-      if (inCi(f.env)) throw ciLoginRefusal(url, `the token stored for ${url} was refused (${(err as Error).message})`);
-    }
+  if (!stored) return undefined;
+  try {
+    await (await f.service({ url, token: stored })).me();
+    return stored;
+  } catch (err) {
+    if ((err as { status?: unknown }).status !== 401) throw err;
+    const { ciLoginRefusal, inCi } = await import('../../service/login/login.ts');
+    if (inCi(f.env)) throw ciLoginRefusal(url, `the token stored for ${url} was refused (${(err as Error).message})`);
+    return undefined;
   }
+}
+
+/** A login (browser or device code; never in CI): the new API token. */
+async function loginToken(f: Factory, url: string): Promise<string> {
+  const { logIn } = await import('../../service/login/login.ts');
   const { hostname } = await import('node:os');
-  const client = await f.service({ url });
   const r = await logIn({
     url,
-    client,
+    client: await f.service({ url }),
     host: { env: f.env, platform: process.platform, interactive: f.interactive },
     machine: hostname(),
     say: (text) => f.io.stderr.write(text),
@@ -145,7 +149,7 @@ async function selectContext(f: Factory, opts: OptionValues<typeof contextOption
     );
   }
   const url = normalizeServiceUrl(target);
-  let token = opts.token ?? (f.env.DEVTOOL_TOKEN?.trim() || undefined);
+  let token = opts.token ?? (f.env.DEVTOOL_TOKEN?.trim() || undefined) ?? (await storedTokenAccepted(f, url));
   if (!token) {
     // As before the login existed: the context is stored and selected first, so that a failed
     // login leaves it there to retry (or to delete).
