@@ -29,6 +29,8 @@ const serviceNs = `e2e-login-${run}`;
 const PASSWORD = 'correct horse battery';
 let core: k8s.CoreV1Api;
 let service: RunningService;
+/** A second replica on the same namespace: the device code is approved there, redeemed on the first. */
+let replicaB: RunningService;
 let chromium: TestBrowser;
 let kubeEnv: Record<string, string>;
 const tls = { dir: '', caFile: '', fingerprint: '', key: '', cert: '' };
@@ -101,12 +103,14 @@ describe('accounts and login through the browser', { timeout: 300_000 }, () => {
     kubeEnv = { KUBECONFIG: kubeconfigPath, POD_NAMESPACE: serviceNs, DEVTOOL_OBJECT_LABELS: `${E2E_NAMESPACE_LABEL}=true` };
     // Plain http on loopback: the session cookie is not Secure there (sessions.ts). It announces the CA of its HTTPS front.
     service = await startService({ ...kubeEnv, DEVTOOL_CA_FILE: tls.caFile });
+    replicaB = await startService(kubeEnv);
     chromium = await launchBrowser();
   });
 
   after(async () => {
     await chromium?.close();
     await service?.stop();
+    await replicaB?.stop();
     if (!core) return;
     for (const ns of (await core.listNamespace()).items) {
       const name = ns.metadata!.name!;
@@ -172,7 +176,7 @@ describe('accounts and login through the browser', { timeout: 300_000 }, () => {
     await context.close();
   });
 
-  test('browser login: the CLI prints the address, Chromium signs in and consents, the token is stored 0600', async () => {
+  test('browser login: the CLI prints the address, Chromium signs in and consents (another replica), the token is stored 0600', async () => {
     const user = `cli${run}`;
     const sb = createSandbox();
     // A terminal and a desktop: the CLI takes the browser way (it cannot open one here; it prints the address).
@@ -185,7 +189,8 @@ describe('accounts and login through the browser', { timeout: 300_000 }, () => {
 
     const context = await chromium.browser.newContext();
     const page = await context.newPage();
-    await page.goto(address);
+    // The browser reaches the other replica; the CLI redeems the code on the first.
+    await page.goto(address.replace(service.url, replicaB.url));
     await signUp(page, user);
     await page.waitForSelector('#consent');
     assert.match((await page.textContent('body'))!, new RegExp(`asks to use your account ${user}`));
@@ -207,21 +212,21 @@ describe('accounts and login through the browser', { timeout: 300_000 }, () => {
     await context.close();
   });
 
-  test('device login with BROWSER=none: the code the CLI prints is approved in Chromium; the token is stored', async () => {
+  test('device login with BROWSER=none: the code the CLI prints is approved in Chromium on another replica; the token is stored', async () => {
     const user = `dev${run}`;
     const sb = createSandbox();
     const context = await chromium.browser.newContext();
     const page = await context.newPage();
-    await page.goto(`${service.url}/login`);
+    await page.goto(`${replicaB.url}/login`);
     await signUp(page, user);
-    await page.waitForURL(`${service.url}/account/tokens`);
+    await page.waitForURL(`${replicaB.url}/account/tokens`);
 
     // A terminal and a desktop, but BROWSER=none: the device code.
     const cli = runInPty(['context', 'use', service.url], { cwd: sb.home, env: { ...sb.env, BROWSER: 'none', DISPLAY: ':99' } });
     await cli.waitFor(/enter the code [A-Z]{4}-[A-Z]{4}/, 30_000);
     const code = /enter the code ([A-Z]{4}-[A-Z]{4})/.exec(cli.output())![1]!;
     assert.match(cli.output(), /No browser here \(BROWSER=none\): signing in with a device code\.\r?\nTo sign in, open http:\S+\/device on any device/);
-    await page.goto(`${service.url}/device`);
+    await page.goto(`${replicaB.url}/device`);
     await page.fill('#device input[name=code]', code.toLowerCase());
     await page.click('#allow');
     assert.match((await page.textContent('#signed-in'))!, /is signed in/);
