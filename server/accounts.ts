@@ -1,6 +1,7 @@
 /**
  * Accounts: a user, its personal namespace `<name>-devtool` and a first API token, made together
- * or not at all. Used by the operator command `create-user` (and by sign-up, later).
+ * or not at all. Used by the operator command `create-user`; sign-up on the service's page makes
+ * one with a password instead of a first token.
  */
 import { NAME_PATTERN, NAME_RULE, PERSONAL_SUFFIX, USER_NAME_MAX } from '../src/service/contract.ts';
 import { ApiError } from './errors.ts';
@@ -24,6 +25,22 @@ export interface CreatedAccount {
 }
 
 export async function createAccount(store: Store, name: string, admin: boolean, now: Date): Promise<CreatedAccount> {
+  let token = '';
+  await makeAccount(store, name, admin, async () => {
+    const made = newToken(name, 'created with the account', now);
+    await store.addToken(made.record);
+    token = made.token;
+  });
+  return { name, admin, namespace: personalNamespace(name), token };
+}
+
+/** Sign-up on the service's page: a (non-admin) account with its password, no first token. */
+export async function createAccountWithPassword(store: Store, name: string, passwordHash: string): Promise<void> {
+  await makeAccount(store, name, false, () => store.setPasswordHash(name, passwordHash));
+}
+
+/** The user, its namespace, then `finish`; when a step fails, what was made is removed. */
+async function makeAccount(store: Store, name: string, admin: boolean, finish: () => Promise<void>): Promise<void> {
   const problem = userNameProblem(name);
   if (problem) throw new ApiError(400, problem);
   if (await store.getUser(name)) throw new ApiError(409, `user ${name} already exists`);
@@ -37,9 +54,7 @@ export async function createAccount(store: Store, name: string, admin: boolean, 
   }
   try {
     await store.createNamespace({ name: namespace, owner: name, personal: true });
-    const { token, record } = newToken(name, 'created with the account', now);
-    await store.addToken(record);
-    return { name, admin, namespace, token };
+    await finish();
   } catch (err) {
     await store.deleteNamespace(namespace).catch(() => {});
     await store.deleteUser(name).catch(() => {});

@@ -11,6 +11,7 @@ import { ApiError, oneLine } from './errors.ts';
 import { authenticator } from './auth.ts';
 import { registerAnalyticsRoutes } from './routes/analytics.ts';
 import { registerInfoRoutes } from './routes/info.ts';
+import { registerLoginRoutes } from './routes/login.ts';
 import { registerNamespaceRoutes } from './routes/namespaces.ts';
 import { registerSecretRoutes } from './routes/secrets.ts';
 import { registerTokenRoutes } from './routes/tokens.ts';
@@ -108,6 +109,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   registerTokenRoutes(app, ctx, auth);
   registerNamespaceRoutes(app, ctx, auth);
   registerSecretRoutes(app, ctx, auth);
+  registerLoginRoutes(app, ctx);
   return app;
 }
 

@@ -20,8 +20,9 @@ export function userOf(request: FastifyRequest): UserRecord {
 export type Authenticator = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
 export function authenticator(ctx: AppContext): Authenticator {
-  const loginHint = () => `log in again with devtool context use ${ctx.config.publicUrl ?? '<service url>'}`;
   return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+    // Without DEVTOOL_PUBLIC_URL, the address this request came to (a service run by hand).
+    const loginHint = () => `log in again with devtool context use ${ctx.config.publicUrl ?? `${request.protocol}://${request.host}`}`;
     const header = request.headers.authorization;
     if (!header) throw new ApiError(401, `missing API token (Authorization: Bearer): ${loginHint()}`);
     const token = bearerToken(header);

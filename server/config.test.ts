@@ -62,3 +62,13 @@ test('DEVTOOL_METRICS_TOKEN: the token /metrics asks for; none when unset or emp
   assert.equal(readSettings({ POD_NAMESPACE: 'd', DEVTOOL_METRICS_TOKEN: '' }).config.metricsToken, undefined);
   assert.equal(readSettings({ POD_NAMESPACE: 'd' }).config.metricsToken, undefined);
 });
+
+test('login settings: the sign-up policy, and a wrong mode or public URL named', () => {
+  assert.equal(readSettings({ POD_NAMESPACE: 'd' }).config.signup, undefined, 'open by default');
+  assert.deepEqual(readSettings({ POD_NAMESPACE: 'd', DEVTOOL_SIGNUP_MODE: 'allowList', DEVTOOL_SIGNUP_ALLOW: 'ann, bob,' }).config.signup, {
+    mode: 'allowList',
+    allow: ['ann', 'bob'],
+  });
+  assert.throws(() => readSettings({ POD_NAMESPACE: 'd', DEVTOOL_SIGNUP_MODE: 'closed' }), /DEVTOOL_SIGNUP_MODE=closed: expected open or allowList/);
+  assert.throws(() => readSettings({ POD_NAMESPACE: 'd', DEVTOOL_PUBLIC_URL: 'devtool.example' }), /DEVTOOL_PUBLIC_URL=devtool.example: expected/);
+});

@@ -52,6 +52,16 @@ export function readSettings(env: NodeJS.ProcessEnv): ServeSettings {
   // Analytics and metrics: GET /metrics is open unless a scraper token is set.
   const metricsToken = optional('DEVTOOL_METRICS_TOKEN');
   if (metricsToken) config.metricsToken = metricsToken;
+  // login (browser, device code, pages)
+  const signupMode = env['DEVTOOL_SIGNUP_MODE'] || 'open';
+  if (signupMode !== 'open' && signupMode !== 'allowList') throw new Error(`DEVTOOL_SIGNUP_MODE=${signupMode}: expected open or allowList`);
+  const allow = (env['DEVTOOL_SIGNUP_ALLOW'] ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+  if (env['DEVTOOL_SIGNUP_MODE'] || allow.length) config.signup = { mode: signupMode, allow };
+  if (publicUrl && !/^https?:\/\/[^/]+$/.test(config.publicUrl!)) throw new Error(`DEVTOOL_PUBLIC_URL=${publicUrl}: expected http(s)://HOST[:PORT]`);
+
   const objectLabels = parseLabels(env['DEVTOOL_OBJECT_LABELS'] ?? '');
   return { port: int('PORT', 8080), host: env['HOST'] || '0.0.0.0', namespace, objectLabels, logLevel: env['LOG_LEVEL'] || 'info', config };
 }

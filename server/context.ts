@@ -22,6 +22,11 @@ export interface ServiceConfig {
   metricsToken?: string;
   /** Requests per client address and window on the login and token routes. */
   rateLimit: { max: number; timeWindowMs: number };
+  // login (browser, device code, pages)
+  /** Who may create an account on the sign-up page: anyone, or the names listed. Default open. */
+  signup?: { mode: 'open' | 'allowList'; allow: string[] };
+  /** How long a browser session lasts (default 8 hours). */
+  sessionTtlMs?: number;
 }
 
 /** What the handlers share. */

@@ -18,6 +18,14 @@ async function serve(): Promise<void> {
   const s = readSettings(process.env);
   const store = await KubeStore.create({ namespace: s.namespace, extraLabels: s.objectLabels });
   const app = await buildApp({ store, config: s.config, logLevel: s.logLevel });
+  // login: abandoned sessions and codes are removed every 10 minutes (each replica; deleting twice is harmless).
+  const sweep = setInterval(() => {
+    store.sweepExpiredGrants(new Date()).then(
+      (n) => n > 0 && app.log.info({ swept: n }, 'expired login grants removed'),
+      (err: unknown) => app.log.warn({ err }, 'sweeping expired login grants failed'),
+    );
+  }, 600_000);
+  sweep.unref();
   const stop = async () => {
     await app.close();
     process.exit(0);

@@ -86,7 +86,10 @@ export function createFactory(opts: FactoryOptions): Factory {
     },
     async service({ url, token, timeoutMs }) {
       const { ServiceClient } = await import('./service/client.ts');
-      return new ServiceClient({ url, ...(token ? { token } : {}), ...(timeoutMs ? { timeoutMs } : {}) });
+      const { trustedCas } = await import('./service/tls.ts');
+      const { readFileSync } = await import('node:fs');
+      const ca = trustedCas(opts.env, contexts.read().contexts[url]?.certificate, (file) => readFileSync(file, 'utf8'));
+      return new ServiceClient({ url, ...(token ? { token } : {}), ...(ca ? { ca } : {}), ...(timeoutMs ? { timeoutMs } : {}) });
     },
   };
 }

@@ -13,7 +13,8 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
-import { ConflictError, type NamespaceRecord, type Store, type TokenRecord, type UserRecord } from './store.ts';
+import { KubeLoginStore } from './kubernetes-login.ts';
+import { ConflictError, type GrantKind, type GrantRecord, type NamespaceRecord, type Store, type TokenRecord, type UserRecord } from './store.ts';
 
 export const LABEL_KIND = 'devtool.dev/kind';
 export const LABEL_USER = 'devtool.dev/user';
@@ -78,6 +79,7 @@ export class KubeStore implements Store {
   private readonly ns: string;
   private readonly extra: Record<string, string>;
   private readonly mergePatch: k8s.ConfigurationOptions;
+  private readonly login: KubeLoginStore;
 
   private constructor(mod: typeof k8s, kc: k8s.KubeConfig, opts: KubeStoreOptions) {
     this.core = kc.makeApiClient(mod.CoreV1Api);
@@ -85,6 +87,13 @@ export class KubeStore implements Store {
     this.ns = opts.namespace;
     this.extra = opts.extraLabels ?? {};
     this.mergePatch = mod.setHeaderOptions('Content-Type', mod.PatchStrategy.MergePatch);
+    this.login = new KubeLoginStore({
+      core: this.core,
+      namespace: this.ns,
+      labels: (own) => this.labels(own),
+      mergePatch: this.mergePatch,
+      ownerOf: async (user) => ownedBy(await this.core.readNamespacedServiceAccount({ name: serviceAccountName(user), namespace: this.ns })),
+    });
   }
 
   /** `kc` absent: the pod's own credentials when in a cluster, else KUBECONFIG. */
@@ -155,6 +164,7 @@ export class KubeStore implements Store {
     // Owner references would remove the Secrets too, but the garbage collector takes its time.
     await ignoreNotFound(this.core.deleteNamespacedServiceAccount({ name: serviceAccountName(name), namespace: this.ns }));
     await ignoreNotFound(this.core.deleteNamespacedSecret({ name: secretsSecretName(name), namespace: this.ns }));
+    await this.login.deletePassword(name);
     await this.core.deleteCollectionNamespacedSecret({ namespace: this.ns, labelSelector: `${LABEL_KIND}=token,${LABEL_USER}=${name}` });
   }
 
@@ -270,6 +280,15 @@ export class KubeStore implements Store {
     await this.core.patchNamespacedSecret({ name: secretsSecretName(user), namespace: this.ns, body: { data: { [name]: null } } }, this.mergePatch);
     return true;
   }
+
+  // Login records: kubernetes-login.ts.
+  putGrant = (g: GrantRecord) => this.login.putGrant(g);
+  getGrant = (kind: GrantKind, id: string) => this.login.getGrant(kind, id);
+  updateGrant = (kind: GrantKind, id: string, fields: Record<string, string>, user?: string) => this.login.updateGrant(kind, id, fields, user);
+  deleteGrant = (kind: GrantKind, id: string) => this.login.deleteGrant(kind, id);
+  sweepExpiredGrants = (now: Date) => this.login.sweepExpiredGrants(now);
+  getPasswordHash = (user: string) => this.login.getPasswordHash(user);
+  setPasswordHash = (user: string, hash: string) => this.login.setPasswordHash(user, hash);
 }
 
 function ownedBy(obj: { apiVersion?: string; kind?: string; metadata?: k8s.V1ObjectMeta }): k8s.V1OwnerReference {

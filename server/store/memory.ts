@@ -1,5 +1,5 @@
 /** The store in memory: for unit tests of the handlers (fastify.inject), never for a running service. */
-import { ConflictError, type NamespaceRecord, type Store, type TokenRecord, type UserRecord } from './store.ts';
+import { ConflictError, type GrantKind, type GrantRecord, type NamespaceRecord, type Store, type TokenRecord, type UserRecord } from './store.ts';
 
 export class MemoryStore implements Store {
   readonly users = new Map<string, UserRecord>();
@@ -8,6 +8,9 @@ export class MemoryStore implements Store {
   readonly secrets = new Map<string, Map<string, string>>();
   /** Namespaces that exist in the "cluster" without devtool (kube-system...). */
   readonly foreignNamespaces = new Set<string>(['default', 'kube-system', 'kube-public']);
+
+  readonly grants = new Map<string, GrantRecord>();
+  readonly passwords = new Map<string, string>();
 
   /** Set to make ping() fail, as an unreachable API server would. */
   down = false;
@@ -30,6 +33,7 @@ export class MemoryStore implements Store {
   async deleteUser(name: string): Promise<void> {
     this.users.delete(name);
     this.secrets.delete(name);
+    this.passwords.delete(name);
     for (const [hash, t] of this.tokens) if (t.user === name) this.tokens.delete(hash);
   }
 
@@ -99,5 +103,42 @@ export class MemoryStore implements Store {
 
   async deleteSecret(user: string, name: string): Promise<boolean> {
     return this.secrets.get(user)?.delete(name) ?? false;
+  }
+
+  async putGrant(grant: GrantRecord): Promise<void> {
+    const key = `${grant.kind}/${grant.id}`;
+    if (this.grants.has(key)) throw new ConflictError(`${grant.kind} ${grant.id} already exists`);
+    this.grants.set(key, { ...grant, fields: { ...grant.fields } });
+  }
+
+  async getGrant(kind: GrantKind, id: string): Promise<GrantRecord | undefined> {
+    const g = this.grants.get(`${kind}/${id}`);
+    return g && { ...g, fields: { ...g.fields } };
+  }
+
+  async updateGrant(kind: GrantKind, id: string, fields: Record<string, string>, user?: string): Promise<boolean> {
+    const g = this.grants.get(`${kind}/${id}`);
+    if (!g) return false;
+    Object.assign(g.fields, fields);
+    if (user !== undefined) g.user = user;
+    return true;
+  }
+
+  async deleteGrant(kind: GrantKind, id: string): Promise<boolean> {
+    return this.grants.delete(`${kind}/${id}`);
+  }
+
+  async sweepExpiredGrants(now: Date): Promise<number> {
+    let swept = 0;
+    for (const [key, g] of this.grants) if (Date.parse(g.expiresAt) <= now.getTime() && this.grants.delete(key)) swept++;
+    return swept;
+  }
+
+  async getPasswordHash(user: string): Promise<string | undefined> {
+    return this.passwords.get(user);
+  }
+
+  async setPasswordHash(user: string, hash: string): Promise<void> {
+    this.passwords.set(user, hash);
   }
 }

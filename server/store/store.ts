@@ -29,7 +29,7 @@ export interface NamespaceRecord {
   status: 'Active' | 'Terminating';
 }
 
-export interface Store {
+export interface Store extends LoginStore {
   /** Throws when the store cannot be reached (readiness). */
   ping(): Promise<void>;
 
@@ -60,6 +60,39 @@ export interface Store {
   putSecret(user: string, name: string, value: string): Promise<void>;
   /** false when there was no such secret. */
   deleteSecret(user: string, name: string): Promise<boolean>;
+}
+
+/**
+ * A short-lived login record every replica must see: a browser session, an authorization code, a
+ * device code. `fields` are flat strings so that one field can change without overwriting another
+ * (a device poll stamps `lastPoll` while the user approves on another replica).
+ */
+export interface GrantRecord {
+  kind: GrantKind;
+  /** Not a secret: names the record (a hash prefix of its secret, or a device user code). */
+  id: string;
+  /** The user it belongs to, when known. */
+  user?: string;
+  expiresAt: string;
+  fields: Record<string, string>;
+}
+
+export type GrantKind = 'session' | 'code' | 'device';
+
+/** What the login pages and endpoints need from the store, next to the accounts of Store. */
+export interface LoginStore {
+  /** A ConflictError when a grant of this kind and id exists. */
+  putGrant(grant: GrantRecord): Promise<void>;
+  getGrant(kind: GrantKind, id: string): Promise<GrantRecord | undefined>;
+  /** Sets these fields (and the user, when given); false when the grant is gone. */
+  updateGrant(kind: GrantKind, id: string, fields: Record<string, string>, user?: string): Promise<boolean>;
+  /** true for exactly one caller when several delete the same grant at once (single-use codes). */
+  deleteGrant(kind: GrantKind, id: string): Promise<boolean>;
+  /** Deletes the grants past their expiry that nobody read again (abandoned sessions and codes); how many. */
+  sweepExpiredGrants(now: Date): Promise<number>;
+  /** The scrypt hash of the user's password (server/passwords.ts), or undefined when it has none. */
+  getPasswordHash(user: string): Promise<string | undefined>;
+  setPasswordHash(user: string, hash: string): Promise<void>;
 }
 
 /** A name already taken (user, namespace). */

@@ -27,6 +27,8 @@ export interface StoredContext {
   endpointDomain?: string;
   token?: string;
   userId?: string;
+  /** PEM of the CA the service announced (GET /api/v1/info), trusted for every later call of this context. */
+  certificate?: string;
 }
 
 interface ContextsFile {

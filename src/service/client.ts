@@ -7,6 +7,8 @@ import { DevtoolError } from '../base/errors.ts';
 import {
   type AnalyticsAcceptedBody,
   type AnalyticsRecordBody,
+  CLI_CLIENT_ID,
+  type DeviceCodeAnswerBody,
   type InfoBody,
   type MeBody,
   type NamespaceBody,
@@ -17,8 +19,14 @@ import {
   type SecretValuesBody,
   type TokenCreateBody,
   type TokenCreatedBody,
+  type TokenGrantAnswerBody,
+  type TokenGrantRequestBody,
   type TokenListBody,
 } from './contract.ts';
+import { fetchTrusting, UNTRUSTED_CODES, untrustedLine } from './tls.ts';
+
+/** The token endpoint's answer: a token, or the OAuth error code the caller acts on (RFC 6749 5.2). */
+export type TokenGrantResult = { token: TokenGrantAnswerBody } | { error: string; description: string };
 
 export interface ServiceClientOptions {
   /** The service URL, e.g. https://devtool.example (normalizeServiceUrl). */
@@ -28,6 +36,8 @@ export interface ServiceClientOptions {
   timeoutMs?: number;
   /** For tests: another fetch. */
   fetch?: typeof fetch;
+  /** PEM of a CA to trust next to the system's (DEVTOOL_CA_CERT, or the one stored with the context). */
+  ca?: string;
 }
 
 /** A refusal by the service: `status` is the HTTP status (401: log in again). */
@@ -35,6 +45,8 @@ export class ServiceError extends DevtoolError {
   constructor(
     message: string,
     readonly status: number,
+    /** The OAuth error code and its description, from the login endpoints. */
+    readonly oauth?: { error: string },
   ) {
     super(message);
   }
@@ -48,7 +60,7 @@ export class ServiceClient {
   constructor(private readonly opts: ServiceClientOptions) {
     this.base = opts.url.replace(/\/+$/, '');
     this.timeoutMs = opts.timeoutMs ?? 15_000;
-    this.doFetch = opts.fetch ?? fetch;
+    this.doFetch = opts.fetch ?? (opts.ca ? fetchTrusting(opts.ca) : fetch);
   }
 
   info = () => this.call<InfoBody>(routes.info);
@@ -64,6 +76,17 @@ export class ServiceClient {
   deleteSecret = (name: string) => this.call<void>(routes.deleteSecret, { params: { name } });
   secretValues = () => this.call<SecretValuesBody>(routes.secretValues);
   sendAnalytics = (records: AnalyticsRecordBody[]) => this.call<AnalyticsAcceptedBody>(routes.sendAnalytics, { body: { records } });
+  // login (browser, device code, pages)
+  deviceCode = (machine: string) => this.call<DeviceCodeAnswerBody>(routes.deviceCode, { body: { client_id: CLI_CLIENT_ID, machine } });
+  /** The OAuth refusals (authorization_pending, invalid_grant...) are an answer here, not an error. */
+  tokenGrant = async (body: TokenGrantRequestBody): Promise<TokenGrantResult> => {
+    try {
+      return { token: await this.call<TokenGrantAnswerBody>(routes.tokenGrant, { body: { client_id: CLI_CLIENT_ID, ...body } }) };
+    } catch (err) {
+      if (err instanceof ServiceError && err.status === 400 && err.oauth) return { error: err.oauth.error, description: err.message };
+      throw err;
+    }
+  };
 
   private async call<T>(route: RouteSpec, parts: { params?: Record<string, string>; body?: unknown } = {}): Promise<T> {
     const path = route.url.replace(/:([A-Za-z]+)/g, (_, name: string) => encodeURIComponent(parts.params?.[name] ?? ''));
@@ -85,9 +108,13 @@ export class ServiceClient {
     } catch (err) {
       const e = err as Error & { cause?: { code?: string; message?: string } };
       if (e.name === 'TimeoutError') throw new DevtoolError(`the devtool service at ${this.base} did not answer within ${this.timeoutMs / 1000} s`);
-      throw new DevtoolError(`cannot reach the devtool service at ${this.base}: ${inWords(e.cause?.code, e.cause?.message ?? e.message)}`);
+      const code = e.cause?.code;
+      const why = code && UNTRUSTED_CODES.has(code) ? await untrustedLine(this.base, code) : inWords(code, e.cause?.message ?? e.message);
+      throw new DevtoolError(`cannot reach the devtool service at ${this.base}: ${why}`);
     }
     if (res.ok) return (text === '' ? undefined : JSON.parse(text)) as T;
+    const oauth = oauthErrorOf(text);
+    if (res.status < 500 && oauth) throw new ServiceError(oauth.description, res.status, { error: oauth.error });
     const reason = errorOf(text);
     if (res.status < 500 && reason) throw new ServiceError(reason, res.status);
     throw new ServiceError(`the devtool service at ${this.base} failed (${res.status} on ${route.method} ${path})${reason ? `: ${reason}` : ''}`, res.status);
@@ -107,11 +134,6 @@ function inWords(code: string | undefined, message: string): string {
     case 'ETIMEDOUT':
     case 'UND_ERR_CONNECT_TIMEOUT':
       return `no answer to the connection (${code})`;
-    case 'SELF_SIGNED_CERT_IN_CHAIN':
-    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
-    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
-    case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
-      return `its TLS certificate is signed by a CA this machine does not trust (${code}); NODE_EXTRA_CA_CERTS=<the CA's PEM file> trusts it`;
     case 'CERT_HAS_EXPIRED':
     case 'ERR_TLS_CERT_ALTNAME_INVALID':
       return `its TLS certificate is not valid for it (${code})`;
@@ -125,6 +147,17 @@ function errorOf(text: string): string | undefined {
   try {
     const body = JSON.parse(text) as { error?: unknown };
     return typeof body.error === 'string' ? body.error.replace(/\s*[\r\n]+\s*/g, ' ').trim() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `{ error, error_description }` of the token endpoint (RFC 6749 5.2), or undefined. */
+function oauthErrorOf(text: string): { error: string; description: string } | undefined {
+  try {
+    const body = JSON.parse(text) as { error?: unknown; error_description?: unknown };
+    if (typeof body.error !== 'string' || typeof body.error_description !== 'string') return undefined;
+    return { error: body.error, description: body.error_description.replace(/\s*[\r\n]+\s*/g, ' ').trim() };
   } catch {
     return undefined;
   }

@@ -126,6 +126,53 @@ export const AnalyticsBatch = Type.Object(
   { additionalProperties: false },
 );
 export const AnalyticsAccepted = Type.Object({ accepted: Type.Integer({ minimum: 0 }) }, { additionalProperties: false });
+// login (browser, device code, pages): the OAuth 2.0 endpoints the CLI calls (RFC 6749, 7636, 8628).
+export const CLI_CLIENT_ID = 'devtool-cli';
+export const DEVICE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
+
+export const DeviceCodeRequest = Type.Object(
+  {
+    client_id: Type.Literal(CLI_CLIENT_ID),
+    machine: Type.Optional(Type.String({ maxLength: 64, description: 'Names the API token the login makes: "devtool CLI on <machine>"' })),
+  },
+  { additionalProperties: false },
+);
+
+export const DeviceCodeAnswer = Type.Object(
+  {
+    device_code: Type.String(),
+    user_code: Type.String({ description: 'What the user types on the device page: XXXX-XXXX' }),
+    verification_uri: Type.String(),
+    verification_uri_complete: Type.String(),
+    expires_in: Type.Integer(),
+    interval: Type.Integer(),
+  },
+  { additionalProperties: false },
+);
+
+export const TokenGrantRequest = Type.Object(
+  {
+    grant_type: Type.String({ description: `authorization_code (with code_verifier) or ${DEVICE_GRANT_TYPE}` }),
+    client_id: Type.Optional(Type.String()),
+    code: Type.Optional(Type.String({ maxLength: 200 })),
+    code_verifier: Type.Optional(Type.String({ maxLength: 200 })),
+    redirect_uri: Type.Optional(Type.String({ maxLength: 200 })),
+    device_code: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+
+export const TokenGrantAnswer = Type.Object(
+  {
+    access_token: Type.String({ description: 'An API token, listed and revocable like any other' }),
+    token_type: Type.Literal('Bearer'),
+    user: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
+/** The token endpoint's refusals, as RFC 6749 section 5.2 spells them (the code a client acts on, and one line). */
+export const OAuthError = Type.Object({ error: Type.String(), error_description: Type.String() }, { additionalProperties: false });
 
 /** One route: its method, path (Fastify syntax, `:param`), the schemas of its parts, and who may call it. */
 export interface RouteSpec {
@@ -238,6 +285,27 @@ export const routes = {
     status: 202,
     response: AnalyticsAccepted,
   }),
+  // login (browser, device code, pages)
+  deviceCode: route({
+    method: 'POST',
+    url: '/auth/device/code',
+    summary: 'Start a device-code login (RFC 8628); JSON or form body',
+    auth: false,
+    rateLimited: true,
+    body: DeviceCodeRequest,
+    status: 200,
+    response: DeviceCodeAnswer,
+  }),
+  tokenGrant: route({
+    method: 'POST',
+    url: '/auth/token',
+    summary: 'Exchange an authorization code (with its PKCE verifier) or an approved device code for an API token; refusals are { error, error_description }',
+    auth: false,
+    rateLimited: true,
+    body: TokenGrantRequest,
+    status: 200,
+    response: TokenGrantAnswer,
+  }),
 } as const;
 
 export type RouteName = keyof typeof routes;
@@ -255,6 +323,10 @@ export type SecretValuesBody = Static<typeof SecretValues>;
 export type ErrorBodyType = Static<typeof ErrorBody>;
 export type AnalyticsRecordBody = Static<typeof AnalyticsRecord>;
 export type AnalyticsAcceptedBody = Static<typeof AnalyticsAccepted>;
+export type DeviceCodeAnswerBody = Static<typeof DeviceCodeAnswer>;
+export type TokenGrantRequestBody = Static<typeof TokenGrantRequest>;
+export type TokenGrantAnswerBody = Static<typeof TokenGrantAnswer>;
+export type OAuthErrorBody = Static<typeof OAuthError>;
 
 /** Capabilities this version of the contract defines; `GET /info` lists those the server offers. */
-export const CAPABILITIES = ['tokens', 'namespaces', 'secrets', 'analytics'] as const;
+export const CAPABILITIES = ['tokens', 'namespaces', 'secrets', 'analytics', 'login'] as const;

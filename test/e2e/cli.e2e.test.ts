@@ -193,8 +193,12 @@ describe('contexts', () => {
     run(sb, ['context', 'use', 'x.example', `--token=${secret}`]);
     assert.equal(existsSync(contextsFile) && readFileSync(contextsFile, 'utf8').includes('x.example'), false, 'nothing stored');
 
+    // In CI no login is started: one line naming the ways without one.
+    const inCi = run(sb, ['context', 'use', 'https://x.example'], { CI: 'true' });
+    assert.match(fails(inCi, ExitCode.failure, 'context use URL in CI'), /never starts a login in CI: pass --token <API_TOKEN> or set DEVTOOL_URL/);
+    // Elsewhere, without a terminal, the device-code login starts, and fails in one line on an unreachable service.
     const noToken = run(sb, ['context', 'use', 'https://x.example']);
-    assert.match(fails(noToken, ExitCode.unavailable, 'context use URL'), /cannot log in to https:\/\/x\.example: browser login is not built.*--token/);
+    assert.match(fails(noToken, ExitCode.failure, 'context use URL'), /^Error: cannot log in to https:\/\/x\.example: cannot reach the devtool service/);
     assert.match(lines(noToken.stdout)[0] ?? '', /https:\/\/x\.example/);
     const list = run(sb, ['context', 'list']);
     const rows = contextRows(ok(list, 'context list').stdout);

@@ -1,4 +1,4 @@
-import { DevtoolError, UnavailableError, UsageError } from '../../base/errors.ts';
+import { DevtoolError, UsageError } from '../../base/errors.ts';
 import type { CommandHandler, OptionValues } from '../../cli/spec.ts';
 import type { ResolvedContext, StoredContext } from '../../context/store.ts';
 import type { Factory } from '../../factory.ts';
@@ -88,6 +88,38 @@ async function promptForContext(f: Factory): Promise<string> {
   return f.prompter.input('URL of the devtool service', USE_HINT, (v) => (looksLikeUrl(v) ? true : 'enter a URL, like https://devtool.example.com'));
 }
 
+/**
+ * The token stored for `url` while the service accepts it; undefined when there is none or it was
+ * refused (then a login follows), except in CI, where a refused token is one line, never a login.
+ */
+async function storedTokenAccepted(f: Factory, url: string): Promise<string | undefined> {
+  const stored = f.contexts.read().contexts[url]?.token;
+  if (!stored) return undefined;
+  try {
+    await (await f.service({ url, token: stored })).me();
+    return stored;
+  } catch (err) {
+    if ((err as { status?: unknown }).status !== 401) throw err;
+    const { ciLoginRefusal, inCi } = await import('../../service/login/login.ts');
+    if (inCi(f.env)) throw ciLoginRefusal(url, `the token stored for ${url} was refused (${(err as Error).message})`);
+    return undefined;
+  }
+}
+
+/** A login (browser or device code; never in CI): the new API token. */
+async function loginToken(f: Factory, url: string): Promise<string> {
+  const { logIn } = await import('../../service/login/login.ts');
+  const { hostname } = await import('node:os');
+  const r = await logIn({
+    url,
+    client: await f.service({ url }),
+    host: { env: f.env, platform: process.platform, interactive: f.interactive },
+    machine: hostname(),
+    say: (text) => f.io.stderr.write(text),
+  });
+  return r.token;
+}
+
 async function selectContext(f: Factory, opts: OptionValues<typeof contextOptions>, target: string): Promise<void> {
   const namespace = opts.namespace;
   if (namespace !== undefined) checkNamespaceName(namespace);
@@ -117,14 +149,19 @@ async function selectContext(f: Factory, opts: OptionValues<typeof contextOption
     );
   }
   const url = normalizeServiceUrl(target);
-  const token = opts.token ?? (f.env.DEVTOOL_TOKEN?.trim() || undefined);
+  let token = opts.token ?? (f.env.DEVTOOL_TOKEN?.trim() || undefined) ?? (await storedTokenAccepted(f, url));
   if (!token) {
+    // As before the login existed: the context is stored and selected first, so that a failed
+    // login leaves it there to retry (or to delete).
     const ctx = await f.contexts.use(url, { ...settings, isDevtool: true });
     f.io.stdout.write(`Stored context ${ctx.name}: namespace "${ctx.namespace}" @ ${ctx.host}\n`);
-    throw new UnavailableError(
-      `cannot log in to ${url}: browser login is not built in devtool ${f.version} yet; pass --token <API_TOKEN> or set DEVTOOL_TOKEN (the context ` +
-        `is stored and selected; 'devtool context delete ${url}' removes it)`,
-    );
+    try {
+      token = await loginToken(f, url);
+    } catch (err) {
+      // The service client is its own bundle (dist/service-client.cjs) with its own DevtoolError class: told apart by shape.
+      if (!(err instanceof Error) || typeof (err as { exitCode?: unknown }).exitCode !== 'number') throw err;
+      throw new DevtoolError(`cannot log in to ${url}: ${err.message} (the context is stored and selected; 'devtool context delete ${url}' removes it)`);
+    }
   }
   // The token is checked before anything is stored: a refused token leaves the contexts as they were.
   const client = await f.service({ url, token });
@@ -140,6 +177,8 @@ async function selectContext(f: Factory, opts: OptionValues<typeof contextOption
     ...(settings.registry === undefined && info.registry ? { registry: info.registry } : {}),
     ...(builder === undefined && announcedBuilder ? { builder: announcedBuilder } : {}),
     ...(info.endpointDomain ? { endpointDomain: info.endpointDomain } : {}),
+    // Announced over a connection already trusted (system roots, DEVTOOL_CA_CERT, or the stored CA).
+    ...(info.certificate ? { certificate: info.certificate } : {}),
   });
   f.io.stdout.write(`Using context ${ctx.name} as ${me.name}: namespace "${ctx.namespace}" @ ${ctx.host}\n`);
 }

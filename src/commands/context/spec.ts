@@ -16,7 +16,8 @@ export const contextCommand = command({
     'A context is a cluster, a user and a namespace: the default for every command. It is either a kubeconfig context name or a devtool service ' +
     'URL.\nWithout a subcommand, prompts to select an existing context or create a new one; with a URL, or DEVTOOL_URL set, selects that ' +
     'service without a prompt (with --token: non-interactive login).\n' +
-    'DEVTOOL_URL and DEVTOOL_TOKEN select a service context for one run.',
+    'Without a token, logs in: in the browser when one can open here, else with a device code (BROWSER=none forces it); never in CI.\n' +
+    'DEVTOOL_URL and DEVTOOL_TOKEN select a service context for one run. DEVTOOL_CA_CERT=<PEM file> trusts a service behind a private CA.',
   args: [{ name: 'URL' }],
   options: contextOptions,
   load: async () => (await import('./run.ts')).runContextPrompt,

@@ -54,19 +54,27 @@ export async function listenForAuthorizationCode(o: LoopbackOptions): Promise<Lo
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const error = url.searchParams.get('error');
-    const received = url.searchParams.get('code');
-    if (req.method !== 'GET' || url.pathname !== CALLBACK_PATH) page(res, 404, 'Not found.');
-    else if (url.searchParams.get('state') !== o.state)
+    if (req.method !== 'GET' || url.pathname !== CALLBACK_PATH) {
+      page(res, 404, 'Not found.');
+      return;
+    }
+    if (url.searchParams.get('state') !== o.state) {
       page(res, 400, 'This sign-in link is not the one devtool is waiting for. Start again from the terminal.');
-    else if (error) {
+      return;
+    }
+    const error = url.searchParams.get('error');
+    if (error) {
       redirectOrPage(res, 'refused', 'Sign-in was refused. You can close this tab.');
       finish(new DevtoolError(`the service refused the sign-in: ${url.searchParams.get('error_description') || error}`));
-    } else if (!received) page(res, 400, 'The sign-in answer has no code. Start again from the terminal.');
-    else {
-      redirectOrPage(res, 'signed-in', 'Signed in. You can close this tab and go back to the terminal.');
-      finish(received);
+      return;
     }
+    const received = url.searchParams.get('code');
+    if (!received) {
+      page(res, 400, 'The sign-in answer has no code. Start again from the terminal.');
+      return;
+    }
+    redirectOrPage(res, 'signed-in', 'Signed in. You can close this tab and go back to the terminal.');
+    finish(received);
   }
 
   function redirectOrPage(res: ServerResponse, outcome: 'signed-in' | 'refused', text: string): void {

@@ -1,0 +1,34 @@
+/**
+ * The login part of the service (browser pages, the CLI's browser and device-code login), in its
+ * own Fastify scope: forms are application/x-www-form-urlencoded, parsed here, and an unexpected
+ * failure of a page is an HTML page, not JSON.
+ */
+import type { FastifyError } from 'fastify';
+import type { App, AppContext } from '../context.ts';
+import { ApiError, oneLine } from '../errors.ts';
+import { html, PAGE_HEADERS, page } from '../pages/html.ts';
+import { registerLoginOAuth } from './login-oauth.ts';
+import { registerLoginPages } from './login-pages.ts';
+
+export function registerLoginRoutes(app: App, ctx: AppContext): void {
+  app.register(async (scope) => {
+    const s = scope as unknown as App;
+    s.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 128 * 1024 }, (_req, body, done) => {
+      // One value per name (the last): the forms and the token endpoint have no repeated field.
+      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    });
+    s.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
+      const status = err instanceof ApiError ? err.statusCode : ((err as FastifyError).statusCode ?? 500);
+      const json = request.url.startsWith('/auth/token') || request.url.startsWith('/auth/device/code');
+      if (status >= 500) request.log.error({ err }, 'request failed');
+      const line = status >= 500 ? 'internal error of the devtool service; its log has the details' : oneLine(err.message);
+      if (json) return reply.code(status).send((err as FastifyError).validation ? { error: 'invalid_request', error_description: line } : { error: line });
+      return reply
+        .code(status)
+        .headers(PAGE_HEADERS)
+        .send(page({ title: status === 429 ? 'Too many attempts' : 'Request refused', error: line, body: html`<p><a href="/login">Back</a></p>` }));
+    });
+    registerLoginPages(s, ctx);
+    registerLoginOAuth(s, ctx);
+  });
+}

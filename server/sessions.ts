@@ -1,0 +1,106 @@
+/**
+ * Browser sessions and CSRF protection of the service's pages.
+ * - A session is a random token in an HttpOnly, SameSite=Lax cookie (Secure except over plain
+ *   http on a loopback address, where browsers keep no Secure cookie); the store keeps only its
+ *   SHA-256 (a `session` grant, so every replica knows it) and it ends after `sessionTtlMs`.
+ * - Every form POST carries a CSRF token that a page on another site cannot read: a signed-in
+ *   user's is kept with the session (synchronizer token); before sign-in, the sign-in and sign-up
+ *   forms use a double-submit cookie. Both are compared in constant time.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from './context.ts';
+
+export const SESSION_COOKIE = 'devtool_session';
+/** The double-submit CSRF cookie of the pages shown before sign-in. */
+export const PRE_CSRF_COOKIE = 'devtool_csrf';
+const DEFAULT_SESSION_TTL_MS = 8 * 3600_000;
+
+export interface Session {
+  id: string;
+  user: string;
+  csrf: string;
+  expiresAt: string;
+}
+
+const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
+export const randomSecret = () => randomBytes(32).toString('base64url');
+
+export function sameSecret(a: string | undefined, b: string | undefined): boolean {
+  if (!a || !b) return false;
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export function parseCookies(header: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0) continue;
+    const name = part.slice(0, eq).trim();
+    if (name && !(name in out)) out[name] = part.slice(eq + 1).trim();
+  }
+  return out;
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|\[::1\]|::1|localhost)$/;
+
+/** Secure cookies everywhere but plain http to a loopback address (a service run on this machine). */
+export function secureCookies(ctx: AppContext, request: FastifyRequest): boolean {
+  if (ctx.config.publicUrl?.startsWith('https:')) return true;
+  return !(request.protocol === 'http' && LOOPBACK.test(request.hostname));
+}
+
+export function setCookie(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, name: string, value: string, maxAgeSec: number): void {
+  const attrs = [`${name}=${value}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${maxAgeSec}`];
+  if (secureCookies(ctx, request)) attrs.push('Secure');
+  const previous = reply.getHeader('set-cookie');
+  const list = previous === undefined ? [] : Array.isArray(previous) ? previous.map(String) : [String(previous)];
+  reply.header('set-cookie', [...list, attrs.join('; ')]);
+}
+
+export async function startSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: string): Promise<Session> {
+  const token = randomSecret();
+  const hash = sha256(token);
+  const ttl = ctx.config.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS;
+  const session: Session = { id: hash.slice(0, 24), user, csrf: randomSecret(), expiresAt: new Date(ctx.now().getTime() + ttl).toISOString() };
+  await ctx.store.putGrant({ kind: 'session', id: session.id, user, expiresAt: session.expiresAt, fields: { hash, csrf: session.csrf } });
+  setCookie(ctx, request, reply, SESSION_COOKIE, token, Math.floor(ttl / 1000));
+  return session;
+}
+
+/** The request's session, or undefined (none, unknown, ended, or its account removed). */
+export async function currentSession(ctx: AppContext, request: FastifyRequest): Promise<Session | undefined> {
+  const token = parseCookies(request.headers.cookie)[SESSION_COOKIE];
+  if (!token || !/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
+  const hash = sha256(token);
+  const g = await ctx.store.getGrant('session', hash.slice(0, 24));
+  if (!g?.user || !sameSecret(g.fields['hash'], hash)) return undefined;
+  if (Date.parse(g.expiresAt) <= ctx.now().getTime()) {
+    await ctx.store.deleteGrant('session', g.id);
+    return undefined;
+  }
+  if (!(await ctx.store.getUser(g.user))) return undefined;
+  return { id: g.id, user: g.user, csrf: g.fields['csrf'] ?? '', expiresAt: g.expiresAt };
+}
+
+export async function endSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, session: Session | undefined): Promise<void> {
+  if (session) await ctx.store.deleteGrant('session', session.id);
+  setCookie(ctx, request, reply, SESSION_COOKIE, '', 0);
+}
+
+/** The pre-sign-in CSRF token: the cookie's, or a new one set now. */
+export function preSignInCsrf(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): string {
+  const existing = parseCookies(request.headers.cookie)[PRE_CSRF_COOKIE];
+  if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
+  const fresh = randomSecret();
+  setCookie(ctx, request, reply, PRE_CSRF_COOKIE, fresh, 3600);
+  return fresh;
+}
+
+/** Whether a form POST carries the CSRF token it must: the session's, or before sign-in the cookie's. */
+export function csrfValid(request: FastifyRequest, session: Session | undefined, formToken: string | undefined): boolean {
+  if (session) return sameSecret(session.csrf, formToken);
+  return sameSecret(parseCookies(request.headers.cookie)[PRE_CSRF_COOKIE], formToken);
+}

@@ -1,0 +1,267 @@
+/**
+ * Accounts and login on a real devtool service (the built program, `serve`, its records in the
+ * local cluster) driven through real Chromium: sign up, sign in, a token made on the tokens page
+ * and used from the CLI, revoked there and refused; the CLI's browser login (loopback + PKCE) and
+ * its device-code login, each ending with the API token stored 0600.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import * as k8s from '@kubernetes/client-node';
+import type { BrowserContext, Page } from 'playwright-core';
+import { ensureCluster } from '../../cluster/test-cluster.ts';
+import { ServiceClient } from '../../src/service/client.ts';
+import { launchBrowser, type TestBrowser } from './browser.ts';
+import { createSandbox, runDevtool, type Sandbox, spawnDevtool } from './cli.ts';
+import { E2E_NAMESPACE_LABEL } from './cluster.ts';
+import { runInPty } from './pty.ts';
+import { createUser, type RunningService, startService } from './service.ts';
+
+const run = randomBytes(3).toString('hex');
+const serviceNs = `e2e-login-${run}`;
+const PASSWORD = 'correct horse battery';
+let core: k8s.CoreV1Api;
+let service: RunningService;
+/** A second replica on the same namespace: the device code is approved there, redeemed on the first. */
+let replicaB: RunningService;
+let chromium: TestBrowser;
+let kubeEnv: Record<string, string>;
+const tls = { dir: '', caFile: '', fingerprint: '', key: '', cert: '' };
+
+/** A throwaway CA (openssl) and a certificate it signed for 127.0.0.1: the HTTPS front of the service. */
+function makeCa(): void {
+  tls.dir = mkdtempSync(join(tmpdir(), 'devtool-login-ca-'));
+  const run = (args: string[]) => execFileSync('openssl', args, { cwd: tls.dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+  run(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=devtool login e2e CA']);
+  run(['req', ...ec, '-keyout', 'leaf.key', '-out', 'leaf.csr', '-subj', '/CN=127.0.0.1']);
+  writeFileSync(join(tls.dir, 'leaf.ext'), 'subjectAltName=IP:127.0.0.1\n');
+  run(['x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'leaf.pem', '-days', '1', '-extfile', 'leaf.ext']);
+  tls.caFile = join(tls.dir, 'ca.pem');
+  tls.fingerprint = run(['x509', '-in', 'ca.pem', '-noout', '-fingerprint', '-sha256']).trim().split('=')[1]!;
+  tls.key = readFileSync(join(tls.dir, 'leaf.key'), 'utf8');
+  tls.cert = readFileSync(join(tls.dir, 'leaf.pem'), 'utf8') + readFileSync(tls.caFile, 'utf8');
+}
+
+/** The CLI without blocking this process (which serves the HTTPS front meanwhile). */
+function devtoolAsync(sb: Sandbox, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawnDevtool(args, { env: { ...sb.env, ...env } });
+  child.stdin.end();
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c));
+  child.stderr.on('data', (c: Buffer) => (stderr += c));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+/** HTTPS in front of the service, as the ingress is in a cluster. */
+async function httpsFront(target: string): Promise<{ url: string; server: HttpsServer }> {
+  const server = createHttpsServer({ key: tls.key, cert: tls.cert }, (req, res) => {
+    const upstream = httpRequest(`${target}${req.url}`, { method: req.method, headers: req.headers }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers);
+      up.pipe(res);
+    });
+    upstream.on('error', () => res.writeHead(502).end());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+const devtool = (sb: Sandbox, args: string[], env: Record<string, string> = {}) => runDevtool(args, { env: { ...sb.env, ...env } });
+const storedContexts = (sb: Sandbox) =>
+  JSON.parse(readFileSync(join(sb.devtoolHome, 'contexts.json'), 'utf8')) as { current: string; contexts: Record<string, { token?: string; userId?: string }> };
+
+async function signUp(page: Page, name: string): Promise<void> {
+  await page.fill('#signup input[name=name]', name);
+  await page.fill('#signup input[name=password]', PASSWORD);
+  await page.fill('#signup input[name=password2]', PASSWORD);
+  await page.click('#signup button');
+}
+
+async function signIn(page: Page, name: string, password = PASSWORD): Promise<void> {
+  await page.fill('#signin input[name=name]', name);
+  await page.fill('#signin input[name=password]', password);
+  await page.click('#signin button');
+}
+
+describe('accounts and login through the browser', { timeout: 300_000 }, () => {
+  before(async () => {
+    const { kubeconfigPath } = await ensureCluster();
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(kubeconfigPath);
+    core = kc.makeApiClient(k8s.CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: serviceNs, labels: { [E2E_NAMESPACE_LABEL]: 'true' } } } });
+    makeCa();
+    kubeEnv = { KUBECONFIG: kubeconfigPath, POD_NAMESPACE: serviceNs, DEVTOOL_OBJECT_LABELS: `${E2E_NAMESPACE_LABEL}=true` };
+    // Plain http on loopback: the session cookie is not Secure there (sessions.ts). It announces the CA of its HTTPS front.
+    service = await startService({ ...kubeEnv, DEVTOOL_CA_FILE: tls.caFile });
+    replicaB = await startService(kubeEnv);
+    chromium = await launchBrowser();
+  });
+
+  after(async () => {
+    await chromium?.close();
+    await service?.stop();
+    await replicaB?.stop();
+    if (!core) return;
+    for (const ns of (await core.listNamespace()).items) {
+      const name = ns.metadata!.name!;
+      if (name.includes(run)) await core.deleteNamespace({ name }).catch(() => {});
+    }
+  });
+
+  test('sign up, sign in, create a token on the page, use it from the CLI, revoke it on the page: the CLI is refused in one line', async () => {
+    const user = `web${run}`;
+    const context: BrowserContext = await chromium.browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${service.url}/account/tokens`);
+    assert.match(page.url(), /\/login\?next=%2Faccount%2Ftokens$/);
+    await signUp(page, user);
+    await page.waitForURL(`${service.url}/account/tokens`);
+    const ns = await core.readNamespace({ name: `${user}-devtool` });
+    assert.equal(ns.metadata?.labels?.['devtool.dev/owner'], user, 'sign-up made the personal namespace');
+
+    await page.click('nav button');
+    await page.waitForURL(/\/login$/);
+    await signIn(page, user, 'not the password');
+    assert.equal(await page.textContent('#error'), 'Wrong user name or password.');
+    await signIn(page, user);
+    await page.waitForURL(`${service.url}/account/tokens`);
+
+    await page.fill('#create-token input[name=name]', 'from the e2e test');
+    await page.click('#create-token button');
+    const token = (await page.textContent('#new-token'))!.trim();
+    assert.match(token, /^dvt_[A-Za-z0-9_-]{43}$/);
+
+    const sb = createSandbox();
+    const used = devtool(sb, ['context', 'use', service.url, '--token', token]);
+    assert.equal(used.code, 0, used.stderr);
+    assert.equal(used.stdout, `Using context ${service.url} as ${user}: namespace "${user}-devtool" @ ${service.url}\n`);
+
+    // Stored secrets on their page: names listed, the value never shown, but there for deploy.
+    await page.goto(`${service.url}/account/secrets`);
+    await page.fill('#set-secret input[name=name]', 'DB_PASSWORD');
+    await page.fill('#set-secret input[name=value]', 'value-from-the-page');
+    await page.click('#set-secret button');
+    await page.waitForURL(`${service.url}/account/secrets`);
+    assert.equal(await page.locator('tr[data-secret="DB_PASSWORD"]').count(), 1);
+    assert.equal((await page.content()).includes('value-from-the-page'), false);
+    assert.deepEqual((await new ServiceClient({ url: service.url, token }).secretValues()).values, { DB_PASSWORD: 'value-from-the-page' });
+    await page.click('tr[data-secret="DB_PASSWORD"] button');
+    await page.waitForURL(`${service.url}/account/secrets`);
+    assert.equal(await page.locator('tr[data-secret]').count(), 0);
+
+    await page.goto(`${service.url}/account/tokens`);
+    assert.equal(await page.locator('#new-token').count(), 0, 'the token is shown once');
+    await page.click('tr:has-text("from the e2e test") button');
+    await page.waitForURL(`${service.url}/account/tokens`);
+    assert.equal(await page.locator('tr:has-text("from the e2e test")').count(), 0);
+
+    const refused = devtool(sb, ['context', 'use', service.url, '--token', token]);
+    assert.equal(refused.code, 1);
+    assert.equal(refused.stderr, `Error: token revoked or expired: log in again with devtool context use ${service.url}\n`);
+    // The stored token, revoked: in CI that is one line, never a login waiting for a person.
+    const inCi = devtool(sb, ['context', 'use', service.url], { CI: 'true' });
+    assert.equal(inCi.code, 1);
+    assert.match(inCi.stderr, /^Error: the token stored for \S+ was refused \(token revoked or expired[^\n]*\), and devtool never starts a login in CI/);
+    assert.equal(inCi.stderr.split('\n').length, 2, 'one line');
+    await context.close();
+  });
+
+  test('browser login: the CLI prints the address, Chromium signs in and consents (another replica), the token is stored 0600', async () => {
+    const user = `cli${run}`;
+    const sb = createSandbox();
+    // A terminal and a desktop: the CLI takes the browser way (it cannot open one here; it prints the address).
+    const cli = runInPty(['context', 'use', service.url], { cwd: sb.home, env: { ...sb.env, DISPLAY: ':99', BROWSER: 'true' } });
+    await cli.waitFor(/go to:\s+http:\S+\/auth\/authorize\?\S+/, 30_000);
+    const address = /go to:\s+(http:\S+\/auth\/authorize\?\S+)/.exec(cli.output())![1]!;
+    const redirect = new URL(address).searchParams.get('redirect_uri')!;
+    assert.match(redirect, /^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+    assert.equal(new URL(address).searchParams.get('code_challenge_method'), 'S256');
+
+    const context = await chromium.browser.newContext();
+    const page = await context.newPage();
+    // The browser reaches the other replica; the CLI redeems the code on the first.
+    await page.goto(address.replace(service.url, replicaB.url));
+    await signUp(page, user);
+    await page.waitForSelector('#consent');
+    assert.match((await page.textContent('body'))!, new RegExp(`asks to use your account ${user}`));
+    await page.click('#allow');
+    await page.waitForURL(`${service.url}/auth/done?outcome=signed-in`);
+    assert.match((await page.textContent('#signed-in'))!, /The devtool CLI is signed in/);
+
+    assert.equal(await cli.exit(30_000), 0, cli.output());
+    assert.match(cli.output(), new RegExp(`Using context ${service.url.replace(/[.]/g, '\\.')} as ${user}: namespace "${user}-devtool"`));
+    const file = join(sb.devtoolHome, 'contexts.json');
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    const stored = storedContexts(sb).contexts[service.url]!;
+    assert.equal(stored.userId, user);
+    assert.match(stored.token ?? '', /^dvt_/);
+    assert.equal(cli.output().includes(stored.token!), false, 'the token is never printed');
+    // The token is listed on the tokens page, named after the machine.
+    await page.goto(`${service.url}/account/tokens`);
+    assert.match((await page.textContent('table'))!, /devtool CLI on /);
+    await context.close();
+  });
+
+  test('device login with BROWSER=none: the code the CLI prints is approved in Chromium on another replica; the token is stored', async () => {
+    const user = `dev${run}`;
+    const sb = createSandbox();
+    const context = await chromium.browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${replicaB.url}/login`);
+    await signUp(page, user);
+    await page.waitForURL(`${replicaB.url}/account/tokens`);
+
+    // A terminal and a desktop, but BROWSER=none: the device code.
+    const cli = runInPty(['context', 'use', service.url], { cwd: sb.home, env: { ...sb.env, BROWSER: 'none', DISPLAY: ':99' } });
+    await cli.waitFor(/enter the code [A-Z]{4}-[A-Z]{4}/, 30_000);
+    const code = /enter the code ([A-Z]{4}-[A-Z]{4})/.exec(cli.output())![1]!;
+    assert.match(cli.output(), /No browser here \(BROWSER=none\): signing in with a device code\.\r?\nTo sign in, open http:\S+\/device on any device/);
+    await page.goto(`${replicaB.url}/device`);
+    await page.fill('#device input[name=code]', code.toLowerCase());
+    await page.click('#allow');
+    assert.match((await page.textContent('#signed-in'))!, /is signed in/);
+    assert.equal(await cli.exit(30_000), 0, cli.output());
+    assert.match(cli.output(), new RegExp(`Using context .* as ${user}: namespace "${user}-devtool"`));
+    assert.equal(statSync(join(sb.devtoolHome, 'contexts.json')).mode & 0o777, 0o600);
+    assert.match(storedContexts(sb).contexts[service.url]?.token ?? '', /^dvt_/);
+    await context.close();
+  });
+
+  test('behind a private CA: one line with its fingerprint; DEVTOOL_CA_CERT trusts it; the announced CA is stored for later calls', async () => {
+    const user = `ca${run}`;
+    const made = createUser(kubeEnv, user);
+    assert.equal(made.status, 0, made.stderr);
+    const front = await httpsFront(service.url);
+    try {
+      const sb = createSandbox();
+      const untrusted = await devtoolAsync(sb, ['context', 'use', front.url, '--token', made.token]);
+      assert.equal(untrusted.code, 1);
+      assert.equal(
+        untrusted.stderr,
+        `Error: cannot reach the devtool service at ${front.url}: its TLS certificate is signed by a CA this machine does not trust ` +
+          `(SELF_SIGNED_CERT_IN_CHAIN); its CA "devtool login e2e CA" has the SHA-256 fingerprint ${tls.fingerprint}; ` +
+          'if that is your service, save its CA certificate (PEM) to a file and set DEVTOOL_CA_CERT=<file>\n',
+      );
+      const trusted = await devtoolAsync(sb, ['context', 'use', front.url, '--token', made.token], { DEVTOOL_CA_CERT: tls.caFile });
+      assert.equal(trusted.code, 0, trusted.stderr);
+      const stored = JSON.parse(readFileSync(join(sb.devtoolHome, 'contexts.json'), 'utf8')) as { contexts: Record<string, { certificate?: string }> };
+      assert.equal(stored.contexts[front.url]?.certificate, readFileSync(tls.caFile, 'utf8'));
+      // Later calls of that context trust the stored CA without DEVTOOL_CA_CERT: the stored token is checked over TLS.
+      const later = await devtoolAsync(sb, ['context', 'use', front.url]);
+      assert.equal(later.code, 0, later.stderr);
+      assert.equal(later.stdout, `Using context ${front.url} as ${user}: namespace "${user}-devtool" @ ${front.url}\n`, 'the stored token, no login');
+    } finally {
+      front.server.close();
+    }
+  });
+});
