@@ -85,8 +85,8 @@ export function createFactory(opts: FactoryOptions): Factory {
       return KubeClient.create(context, opts.env, namespace);
     },
     async service({ url, token, timeoutMs }) {
-      const { ServiceClient } = await import('./service/client.ts');
-      const { trustedCas } = await import('./service/tls.ts');
+      // tls.ts comes through the client's own bundle (scripts/build.mjs), not the start-up one.
+      const { ServiceClient, trustedCas } = await import('./service/client.ts');
       const { readFileSync } = await import('node:fs');
       const ca = trustedCas(opts.env, contexts.read().contexts[url]?.certificate, (file) => readFileSync(file, 'utf8'));
       return new ServiceClient({ url, ...(token ? { token } : {}), ...(ca ? { ca } : {}), ...(timeoutMs ? { timeoutMs } : {}) });

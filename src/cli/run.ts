@@ -113,17 +113,13 @@ async function sendAnalytics(f: Factory): Promise<void> {
     if (!service) return;
     const opts = { ...DEFAULT_FLUSH, now: () => f.now(), note: (m: string) => f.log.fileOnly(m) };
     if (!flushDue(f.home.analyticsSpool, opts)) return;
-    const [client, { ANALYTICS_ACTION_PATTERN }] = await Promise.all([
-      f.service({ ...service, timeoutMs: ANALYTICS_TIMEOUT_MS }),
-      import('../service/contract.ts'),
-    ]);
-    const action = new RegExp(ANALYTICS_ACTION_PATTERN);
+    const client = await f.service({ ...service, timeoutMs: ANALYTICS_TIMEOUT_MS });
     const sent = await flushSpool(
       f.home.analyticsSpool,
       async (records) => {
         await client.sendAnalytics(records);
       },
-      { ...opts, accept: (r) => action.test(r.action) },
+      { ...opts, accept: (r) => client.acceptsAnalyticsAction(r.action) },
     );
     f.log.debug(`analytics: ${sent} record(s) sent to ${service.url}`);
   } catch (err) {

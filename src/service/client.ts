@@ -22,8 +22,13 @@ import {
   type TokenGrantAnswerBody,
   type TokenGrantRequestBody,
   type TokenListBody,
+  ANALYTICS_ACTION_PATTERN,
 } from './contract.ts';
+
+const ANALYTICS_ACTION = new RegExp(ANALYTICS_ACTION_PATTERN);
 import { fetchTrusting, UNTRUSTED_CODES, untrustedLine } from './tls.ts';
+
+export { trustedCas } from './tls.ts';
 
 /** The token endpoint's answer: a token, or the OAuth error code the caller acts on (RFC 6749 5.2). */
 export type TokenGrantResult = { token: TokenGrantAnswerBody } | { error: string; description: string };
@@ -76,6 +81,8 @@ export class ServiceClient {
   deleteSecret = (name: string) => this.call<void>(routes.deleteSecret, { params: { name } });
   secretValues = () => this.call<SecretValuesBody>(routes.secretValues);
   sendAnalytics = (records: AnalyticsRecordBody[]) => this.call<AnalyticsAcceptedBody>(routes.sendAnalytics, { body: { records } });
+  /** Whether the service takes a record of `action` (a command path); the sender drops the others. */
+  acceptsAnalyticsAction = (action: string) => ANALYTICS_ACTION.test(action);
   // login (browser, device code, pages)
   deviceCode = (machine: string) => this.call<DeviceCodeAnswerBody>(routes.deviceCode, { body: { client_id: CLI_CLIENT_ID, machine } });
   /** The OAuth refusals (authorization_pending, invalid_grant...) are an answer here, not an error. */
