@@ -101,7 +101,7 @@ test('a chmod +x here of a file whose entry has no bits moves its modification t
   await bare.guard.beforeScan(bare.f, 'after.txt');
   await bare.guard.beforeScan(bare.f, 'plain.txt');
   const after = lstatSync(join(bare.f.local, 'after.txt')).mtimeMs;
-  assert.ok(after > before && after <= before + 1, `moved on by at most a millisecond: ${before} -> ${after}`);
+  assert.ok(after > before && after <= before + 2, `moved on by one to two milliseconds: ${before} -> ${after}`);
   // An entry that has its bits needs nothing.
   const withBits = guarded(t, false);
   writeFileSync(join(withBits.f.local, 'run.sh'), 'x\n', { mode: 0o755 });

@@ -171,6 +171,8 @@ export class ContainerGuard {
     const abs = join(f.local, path);
     const st = lstatSync(abs, { throwIfNoEntry: false });
     if (!st?.isFile() || (st.mode & 0o111) === 0) return;
-    if ((await this.s.localEntry(f.id, path)).local?.noPermissions) utimesSync(abs, st.atime, new Date(st.mtimeMs + 1));
+    // A whole millisecond past the old time, rounded up: a Date has no sub-millisecond part, and
+    // new Date(mtimeMs + 1) could land below a time that had one (seen: 1 unit run in ~600).
+    if ((await this.s.localEntry(f.id, path)).local?.noPermissions) utimesSync(abs, st.atime, new Date(Math.ceil(st.mtimeMs) + 1));
   }
 }
