@@ -9,6 +9,8 @@ import Fastify, { type FastifyError } from 'fastify';
 import type { App, AppContext, ServiceConfig } from './context.ts';
 import { ApiError, oneLine } from './errors.ts';
 import { authenticator } from './auth.ts';
+import type { KubeCredentialSource } from './kube-credentials.ts';
+import { registerKubeCredentialRoutes } from './routes/kube-credentials.ts';
 import { registerInfoRoutes } from './routes/info.ts';
 import { registerNamespaceRoutes } from './routes/namespaces.ts';
 import { registerSecretRoutes } from './routes/secrets.ts';
@@ -24,6 +26,8 @@ export interface AppOptions {
   /** Where log lines go (tests read them); default stdout. false: no log. */
   logStream?: NodeJS.WritableStream | false;
   logLevel?: string;
+  /** Where users' Kubernetes credentials come from; absent: the route answers 503. */
+  kubeCredentials?: KubeCredentialSource;
 }
 
 /**
@@ -94,6 +98,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   registerTokenRoutes(app, ctx, auth);
   registerNamespaceRoutes(app, ctx, auth);
   registerSecretRoutes(app, ctx, auth);
+  registerKubeCredentialRoutes(app, opts.kubeCredentials, auth);
   return app;
 }
 

@@ -6,6 +6,7 @@
 import { DevtoolError } from '../base/errors.ts';
 import {
   type InfoBody,
+  type KubeCredentialsBody,
   type MeBody,
   type NamespaceBody,
   type NamespaceListBody,
@@ -61,6 +62,7 @@ export class ServiceClient {
   putSecret = (name: string, value: string) => this.call<void>(routes.putSecret, { params: { name }, body: { value } });
   deleteSecret = (name: string) => this.call<void>(routes.deleteSecret, { params: { name } });
   secretValues = () => this.call<SecretValuesBody>(routes.secretValues);
+  kubeCredentials = () => this.call<KubeCredentialsBody>(routes.kubeCredentials);
 
   private async call<T>(route: RouteSpec, parts: { params?: Record<string, string>; body?: unknown } = {}): Promise<T> {
     const path = route.url.replace(/:([A-Za-z]+)/g, (_, name: string) => encodeURIComponent(parts.params?.[name] ?? ''));

@@ -102,6 +102,17 @@ export const SecretValues = Type.Object(
   { additionalProperties: false },
 );
 
+/** Short-lived Kubernetes credentials of the user's own ServiceAccount: its rights are exactly its RoleBindings. */
+export const KubeCredentials = Type.Object(
+  {
+    server: Type.String({ description: 'URL of the Kubernetes API server, as users reach it' }),
+    certificateAuthority: Type.String({ description: "PEM of the CA that signs the API server's certificate" }),
+    token: Type.String({ description: "A bound ServiceAccount token (TokenRequest) of the user's own ServiceAccount" }),
+    expiresAt: Type.String({ format: 'date-time', description: 'When the token stops working; ask again before then' }),
+  },
+  { additionalProperties: false },
+);
+
 /** One route: its method, path (Fastify syntax, `:param`), the schemas of its parts, and who may call it. */
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -202,6 +213,15 @@ export const routes = {
     status: 200,
     response: SecretValues,
   }),
+  // cluster credentials
+  kubeCredentials: route({
+    method: 'POST',
+    url: `${API_PREFIX}/kube-credentials`,
+    summary: "Short-lived Kubernetes credentials of the user's own ServiceAccount (its namespaces' rights, nothing else)",
+    auth: true,
+    status: 200,
+    response: KubeCredentials,
+  }),
 } as const;
 
 export type RouteName = keyof typeof routes;
@@ -216,7 +236,8 @@ export type NamespaceBody = Static<typeof Namespace>;
 export type NamespaceListBody = Static<typeof NamespaceList>;
 export type SecretListBody = Static<typeof SecretList>;
 export type SecretValuesBody = Static<typeof SecretValues>;
+export type KubeCredentialsBody = Static<typeof KubeCredentials>;
 export type ErrorBodyType = Static<typeof ErrorBody>;
 
 /** Capabilities this version of the contract defines; `GET /info` lists those the server offers. */
-export const CAPABILITIES = ['tokens', 'namespaces', 'secrets'] as const;
+export const CAPABILITIES = ['tokens', 'namespaces', 'secrets', 'kube-credentials'] as const;

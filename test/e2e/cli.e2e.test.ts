@@ -212,9 +212,9 @@ describe('contexts', () => {
     assert.match(log, /--token=\*\*\*/);
     assert.equal(readFileSync(join(sb.devtoolHome, 'analytics-spool.jsonl'), 'utf8').includes(secret), false);
 
-    // Commands needing the service say it is not built, in one line.
-    assert.match(fails(run(sb, ['namespace', 'list']), ExitCode.unavailable, 'namespace list on a service context'), /not built|logged-in user/);
-    assert.match(fails(run(sb, ['kubeconfig']), ExitCode.unavailable, 'kubeconfig on a service context'), /not built|logged-in user/);
+    // Commands needing a logged-in user say so, in one line.
+    assert.match(fails(run(sb, ['namespace', 'list']), ExitCode.unavailable, 'namespace list on a service context'), /requires a logged-in user/);
+    assert.match(fails(run(sb, ['kubeconfig']), ExitCode.unavailable, 'kubeconfig on a service context'), /requires a logged-in user/);
   });
 
   test('`context delete` removes a stored context; the kubeconfig current-context applies again', () => {
