@@ -271,4 +271,9 @@ test('a service context entry: cluster with its CA, an exec credential plugin, t
   await writeKubeconfigEntry({ KUBECONFIG: fresh }, entry);
   assert.equal(statSync(fresh).mode & 0o777, 0o600, 'a new file holds credentials settings: 0600');
   assert.equal(parse(readFileSync(fresh, 'utf8')).contexts[0].context.namespace, 'alice-devtool');
+  // kubectl reads YAML 1.1: a plain 127_0_0_1_8080 would be a number there.
+  await writeKubeconfigEntry({ KUBECONFIG: fresh }, { ...entry, name: '127_0_0_1_8080' });
+  const written = readFileSync(fresh, 'utf8');
+  assert.match(written, /^ *- name: "127_0_0_1_8080"$/m);
+  assert.match(written, /^current-context: "?127_0_0_1_8080"?$/m);
 });

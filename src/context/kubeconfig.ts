@@ -176,7 +176,7 @@ export interface KubeconfigEntry {
  * defines it (new ones in the first file), and makes the context current. Returns the context's file.
  */
 export async function writeKubeconfigEntry(env: Readonly<NodeJS.ProcessEnv>, entry: KubeconfigEntry): Promise<string> {
-  const { isMap, isSeq, parseDocument } = await yaml();
+  const { isMap, isScalar, isSeq, parseDocument, visit } = await yaml();
   const files = kubeconfigPaths(env);
   const docs = new Map<string, Document>();
   const docOf = async (path: string): Promise<Document> => {
@@ -205,6 +205,12 @@ export async function writeKubeconfigEntry(env: Readonly<NodeJS.ProcessEnv>, ent
     }
     if (!isSeq(seq)) throw new DevtoolError(`${path}: invalid kubeconfig: ${section} is not a list`);
     const node = doc.createNode({ name: entry.name, [key]: value });
+    // Quoted: kubectl reads YAML 1.1, where a plain 127_0_0_1_8080 (a name made from a host) is a number.
+    visit(node, {
+      Pair(_, pair) {
+        if (isScalar(pair.value) && typeof pair.value.value === 'string') pair.value.type = 'QUOTE_DOUBLE';
+      },
+    });
     const at = seq.items.findIndex((i) => isMap(i) && i.get('name') === entry.name);
     if (at >= 0) seq.items[at] = node;
     else seq.items.push(node);
@@ -223,7 +229,11 @@ export async function writeKubeconfigEntry(env: Readonly<NodeJS.ProcessEnv>, ent
   });
   const contextFile = await put('contexts', 'context', { cluster: entry.name, user: entry.name, namespace: entry.namespace });
   // kubectl keeps current-context in the first file of the list.
-  (await docOf(files[0]!)).set('current-context', entry.name);
-  for (const [path, doc] of docs) writeFileAtomic(path, doc.toString(), existsSync(path) ? fileMode(path) : 0o600);
+  const firstDoc = await docOf(files[0]!);
+  const current = firstDoc.createNode(entry.name);
+  current.type = 'QUOTE_DOUBLE';
+  firstDoc.set('current-context', current);
+  // lineWidth 0: the CA's long base64 stays one line rather than a folded quoted scalar.
+  for (const [path, doc] of docs) writeFileAtomic(path, doc.toString({ lineWidth: 0 }), existsSync(path) ? fileMode(path) : 0o600);
   return contextFile;
 }
