@@ -130,7 +130,9 @@ try {
         runs: RUNS,
         ...figures,
         ratioDevtoolToKubectl: round(figures.devtoolNamespaceList.medianMs / figures.kubectlGetNamespaces.medianMs),
-        note: 'kubectlGetNamespaces uses the cluster admin kubeconfig (a user may not list all namespaces); kubectlGetPodsUserPlugin the user kubeconfig from devtool kubeconfig',
+        note:
+          'kubectlGetNamespaces: the cluster admin kubeconfig (a user may not list all namespaces); ' +
+          'kubectlGetPodsUserPlugin: the user kubeconfig from devtool kubeconfig',
       },
       null,
       2,
