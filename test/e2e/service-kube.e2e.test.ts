@@ -19,6 +19,7 @@ import { ensureCluster, REGISTRY } from '../../cluster/test-cluster.ts';
 import { createSandbox, repoRoot, runDevtool, type Sandbox } from './cli.ts';
 import { E2E_NAMESPACE_LABEL } from './cluster.ts';
 import { createUser, type RunningService, startService } from './service.ts';
+import { killUpSessions, startUp } from './up-session.ts';
 
 const run = randomBytes(3).toString('hex');
 const serviceNs = `e2e-kube-${run}`;
@@ -156,6 +157,7 @@ describe('service contexts: namespaces and the user’s own cluster credentials'
   });
 
   after(async () => {
+    killUpSessions();
     await service?.stop();
     rmSync(tmp, { recursive: true, force: true });
     if (!core) return;
@@ -309,6 +311,37 @@ describe('service contexts: namespaces and the user’s own cluster credentials'
     assert.equal(cred.apiVersion, 'client.authentication.k8s.io/v1');
     assert.equal(cred.kind, 'ExecCredential');
     assert.equal(cred.status.token, third.token, 'a fresh cached token is reused');
+  });
+
+  test('up, exec and down on the service context run with the user’s own credentials', { timeout: 400_000 }, async () => {
+    const apps = kc.makeApiClient(k8s.AppsV1Api);
+    const serve = "require('http').createServer((q,r)=>r.end('original')).listen(8080)";
+    await apps.createNamespacedDeployment({
+      namespace: shop,
+      body: {
+        metadata: { name: 'api', labels: { app: 'api' } },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: 'api' } },
+          template: {
+            metadata: { labels: { app: 'api' } },
+            spec: { containers: [{ name: 'api', image: `${REGISTRY}/node:20`, command: ['node', '-e', serve] }] },
+          },
+        },
+      },
+    });
+    const folder = mkdtempSync(join(a.root, 'project-'));
+    writeFileSync(join(folder, 'devtool.yml'), 'services:\n  api:\n    environment: {FROM_MANIFEST: "1"}\n');
+    // The agent image comes from the registry the service announces (localhost:5000/devtool-bin:<version>).
+    const session = await startUp([], { env: a.env, cwd: folder });
+    assert.match(session.stdout(), /dev container api-devtool is ready/);
+    const e = devtool(a, ['exec', '--', 'sh', '-c', 'echo $FROM_MANIFEST'], { cwd: folder, timeoutMs: 60_000 });
+    assert.equal(e.code, 0, e.stderr);
+    assert.equal(e.stdout, '1\n');
+    await session.stop();
+    const down = devtool(a, ['down'], { cwd: folder, timeoutMs: 120_000 });
+    assert.equal(down.code, 0, down.stderr);
+    assert.equal((await apps.readNamespacedDeployment({ name: 'api', namespace: shop })).spec?.replicas, 1, 'the original is back');
   });
 
   test('delete: by an admin or the owner; a namespace being deleted stays listed as Terminating', async () => {
