@@ -95,7 +95,10 @@ describe('help and version', () => {
 
   test('`devtool help` prints the help of every command and subcommand', () => {
     const r = ok(runDevtool(['help']), 'help');
-    for (const c of rootCommand.subcommands ?? []) assert.match(r.stdout, new RegExp(`^  ${c.name} +\\S`, 'm'), c.name);
+    for (const c of rootCommand.subcommands ?? []) {
+      if (c.hidden) assert.doesNotMatch(r.stdout, new RegExp(`^  ${c.name} +\\S`, 'm'), `${c.name} is hidden`);
+      else assert.match(r.stdout, new RegExp(`^  ${c.name} +\\S`, 'm'), c.name);
+    }
     for (const { path } of allCommands()) assert.ok(r.stdout.includes(`======== devtool ${path.join(' ')} ========\n`), path.join(' '));
     assert.ok(r.stdout.includes('--skip-if-exists bool'));
     const one = ok(runDevtool(['help', 'context', 'use']), 'help context use');

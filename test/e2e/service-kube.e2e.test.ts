@@ -34,6 +34,7 @@ let core: k8s.CoreV1Api;
 let service: RunningService;
 let serviceEnv: Record<string, string>;
 let a: Sandbox;
+let tokenA: string;
 let b: Sandbox;
 
 const devtool = (sb: Sandbox, args: string[], opts: { env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {}) =>
@@ -142,6 +143,7 @@ describe('service contexts: namespaces and the user’s own cluster credentials'
     service = await startService(serviceEnv);
     const madeA = createUser(serviceEnv, userA, true);
     assert.equal(madeA.status, 0, madeA.stderr);
+    tokenA = madeA.token;
     const madeB = createUser(serviceEnv, userB);
     assert.equal(madeB.status, 0, madeB.stderr);
     a = createSandbox();
@@ -311,6 +313,10 @@ describe('service contexts: namespaces and the user’s own cluster credentials'
     assert.equal(cred.apiVersion, 'client.authentication.k8s.io/v1');
     assert.equal(cred.kind, 'ExecCredential');
     assert.equal(cred.status.token, third.token, 'a fresh cached token is reused');
+    // A context made by DEVTOOL_URL + DEVTOOL_TOKEN (CI) is stored nowhere: the plugin takes it from its environment.
+    const envOnly = devtool(createSandbox(), ['kubetoken', '--context', service.url], { env: { DEVTOOL_URL: service.url, DEVTOOL_TOKEN: tokenA } });
+    assert.equal(envOnly.code, 0, envOnly.stderr);
+    assert.equal((JSON.parse(envOnly.stdout) as { kind: string }).kind, 'ExecCredential');
   });
 
   test('up, exec and down on the service context run with the user’s own credentials', { timeout: 400_000 }, async () => {

@@ -13,7 +13,8 @@ const USE_HINT = 'pass the namespace: devtool namespace use <NAMESPACE>';
 export const runNamespaceUse: CommandHandler = async (f, inv) => {
   const name = checkNamespaceName(inv.requireArg(0, 'NAMESPACE'));
   const ctx = await f.contexts.requireCurrent();
-  if (ctx.isDevtool) {
+  // (A context from DEVTOOL_URL/DEVTOOL_TOKEN cannot change: useNamespace says so before any request.)
+  if (ctx.isDevtool && ctx.source !== 'environment') {
     // On a service context only the user's own namespaces can be used: their rights end there.
     const names = (await (await serviceOf(f, ctx, 'namespace use')).listNamespaces()).namespaces.map((n) => n.name);
     if (!names.includes(name)) throw new DevtoolError(`namespace "${name}" is not one of yours on ${ctx.name} (yours: ${names.join(', ') || 'none'})`);
