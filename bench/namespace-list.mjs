@@ -32,6 +32,8 @@ const admin = must(spawnSync('bash', [join(root, 'cluster/cluster.sh'), 'up'], {
   .trim()
   .split('\n')
   .pop();
+// kubectl's HOME is a temporary folder: its discovery cache (~/.kube/cache) stays out of the real home and the clone.
+const tmp = mkdtempSync(join(tmpdir(), 'devtool-bench-ns-'));
 const binDir = '/var/cache/devtool-cluster/bin';
 const kubectlBin = join(
   binDir,
@@ -39,12 +41,11 @@ const kubectlBin = join(
   'kubectl',
 );
 const kubectl = (args, kubeconfig = admin) =>
-  must(spawnSync(kubectlBin, args, { encoding: 'utf8', env: { PATH: process.env.PATH, KUBECONFIG: kubeconfig } }), `kubectl ${args.join(' ')}`);
+  must(spawnSync(kubectlBin, args, { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: tmp, KUBECONFIG: kubeconfig } }), `kubectl ${args.join(' ')}`);
 
 const run = randomBytes(3).toString('hex');
 const serviceNs = `bench-ns-${run}`;
 const user = `bench${run}`;
-const tmp = mkdtempSync(join(tmpdir(), 'devtool-bench-ns-'));
 const caFile = join(tmp, 'ca.crt');
 const server = kubectl(['config', 'view', '--raw', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}']);
 const caData = kubectl(['config', 'view', '--raw', '--minify', '-o', 'jsonpath={.clusters[0].cluster.certificate-authority-data}']);
@@ -112,7 +113,7 @@ try {
     devtoolNamespaceList: () => once(process.execPath, [cli, 'namespace', 'list'], env),
     // The floor of any devtool command on this machine now: start-up alone, no request.
     devtoolVersion: () => once(process.execPath, [cli, 'version'], env),
-    kubectlGetNamespaces: () => once(kubectlBin, ['get', 'namespaces'], { PATH: process.env.PATH, KUBECONFIG: admin }),
+    kubectlGetNamespaces: () => once(kubectlBin, ['get', 'namespaces'], { PATH: process.env.PATH, HOME: tmp, KUBECONFIG: admin }),
     kubectlGetPodsUserPlugin: () => once(kubectlBin, ['get', 'pods'], { PATH: process.env.PATH, HOME: home, KUBECONFIG: env.KUBECONFIG }),
   };
   const times = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
@@ -140,6 +141,8 @@ try {
   );
 } finally {
   service.kill('SIGTERM');
-  spawnSync(kubectlBin, ['delete', 'namespace', serviceNs, `${user}-devtool`, '--wait=false'], { env: { PATH: process.env.PATH, KUBECONFIG: admin } });
+  spawnSync(kubectlBin, ['delete', 'namespace', serviceNs, `${user}-devtool`, '--wait=false'], {
+    env: { PATH: process.env.PATH, HOME: tmp, KUBECONFIG: admin },
+  });
   rmSync(tmp, { recursive: true, force: true });
 }
