@@ -10,6 +10,8 @@ import type { App, AppContext, ServiceConfig } from './context.ts';
 import { ApiError, oneLine } from './errors.ts';
 import { authenticator } from './auth.ts';
 import { registerAnalyticsRoutes } from './routes/analytics.ts';
+import type { KubeCredentialSource } from './kube-credentials.ts';
+import { registerKubeCredentialRoutes } from './routes/kube-credentials.ts';
 import { registerInfoRoutes } from './routes/info.ts';
 import { registerLoginRoutes } from './routes/login.ts';
 import { registerNamespaceRoutes } from './routes/namespaces.ts';
@@ -26,6 +28,8 @@ export interface AppOptions {
   /** Where log lines go (tests read them); default stdout. false: no log. */
   logStream?: NodeJS.WritableStream | false;
   logLevel?: string;
+  /** Where users' Kubernetes credentials come from; absent: the route answers 503. */
+  kubeCredentials?: KubeCredentialSource;
 }
 
 /**
@@ -110,6 +114,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   registerNamespaceRoutes(app, ctx, auth);
   registerSecretRoutes(app, ctx, auth);
   registerLoginRoutes(app, ctx);
+  registerKubeCredentialRoutes(app, opts.kubeCredentials, auth);
   return app;
 }
 

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { VERSION } from '../src/version.ts';
 import type { ServiceConfig } from './context.ts';
+import type { KubeCredentialSettings } from './kube-credentials.ts';
 
 export interface ServeSettings {
   port: number;
@@ -12,6 +13,8 @@ export interface ServeSettings {
   objectLabels: Record<string, string>;
   logLevel: string;
   config: ServiceConfig;
+  /** Users' Kubernetes credentials (kube-credentials.ts); absent without DEVTOOL_KUBE_SERVER. */
+  kube?: KubeCredentialSettings;
 }
 
 /** Reads the settings; a wrong one is an Error naming the variable. */
@@ -63,7 +66,31 @@ export function readSettings(env: NodeJS.ProcessEnv): ServeSettings {
   if (publicUrl && !/^https?:\/\/[^/]+$/.test(config.publicUrl!)) throw new Error(`DEVTOOL_PUBLIC_URL=${publicUrl}: expected http(s)://HOST[:PORT]`);
 
   const objectLabels = parseLabels(env['DEVTOOL_OBJECT_LABELS'] ?? '');
-  return { port: int('PORT', 8080), host: env['HOST'] || '0.0.0.0', namespace, objectLabels, logLevel: env['LOG_LEVEL'] || 'info', config };
+  const settings: ServeSettings = {
+    port: int('PORT', 8080),
+    host: env['HOST'] || '0.0.0.0',
+    namespace,
+    objectLabels,
+    logLevel: env['LOG_LEVEL'] || 'info',
+    config,
+  };
+  // cluster credentials: users' kubeconfigs name this API server and trust this CA.
+  const kubeServer = optional('DEVTOOL_KUBE_SERVER');
+  if (kubeServer) {
+    if (!/^https?:\/\/[^/]/.test(kubeServer)) throw new Error(`DEVTOOL_KUBE_SERVER=${kubeServer}: expected the API server's URL (https://HOST:PORT)`);
+    const caFile = optional('DEVTOOL_KUBE_CA_FILE') ?? '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt';
+    let ca: string;
+    try {
+      ca = readFileSync(caFile, 'utf8');
+    } catch (err) {
+      throw new Error(`DEVTOOL_KUBE_CA_FILE=${caFile}: ${(err as Error).message}`);
+    }
+    if (!ca.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`DEVTOOL_KUBE_CA_FILE=${caFile}: not a PEM certificate`);
+    const tokenSeconds = int('DEVTOOL_KUBE_TOKEN_SECONDS', 3600);
+    if (tokenSeconds < 600) throw new Error(`DEVTOOL_KUBE_TOKEN_SECONDS=${tokenSeconds}: at least 600 (the shortest token Kubernetes issues)`);
+    settings.kube = { server: kubeServer.replace(/\/+$/, ''), certificateAuthority: ca, tokenSeconds };
+  }
+  return settings;
 }
 
 const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;

@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { createAccount } from './accounts.ts';
 import { buildApp } from './app.ts';
 import { readSettings } from './config.ts';
+import { tokenRequestIssuer } from './kube-credentials.ts';
 import { KubeStore, kubeErrorLine } from './store/kubernetes.ts';
 
 const USAGE = 'usage: devtool-service serve | create-user NAME [--admin]';
@@ -17,7 +18,8 @@ class UsageFailure extends Error {}
 async function serve(): Promise<void> {
   const s = readSettings(process.env);
   const store = await KubeStore.create({ namespace: s.namespace, extraLabels: s.objectLabels });
-  const app = await buildApp({ store, config: s.config, logLevel: s.logLevel });
+  const kubeCredentials = s.kube && { ...s.kube, issuer: await tokenRequestIssuer(s.namespace) };
+  const app = await buildApp({ store, config: s.config, logLevel: s.logLevel, ...(kubeCredentials ? { kubeCredentials } : {}) });
   // login: abandoned sessions and codes are removed every 10 minutes (each replica; deleting twice is harmless).
   const sweep = setInterval(() => {
     store.sweepExpiredGrants(new Date()).then(

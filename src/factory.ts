@@ -17,6 +17,9 @@ import type { KubeClient } from './kube/client.ts';
 import type { KubeTarget } from './kube/target.ts';
 // Types only: the service's client (and the contract's schemas) load when service() is called.
 import type { ServiceClient } from './service/client.ts';
+import type { KubeCredentialCache } from './service/kube-credentials.ts';
+import type { ResolvedContext } from './context/store.ts';
+import { UnavailableError } from './base/errors.ts';
 import { VERSION } from './version.ts';
 
 export interface IOStreams {
@@ -45,6 +48,11 @@ export interface Factory {
   kube(target: KubeTarget): Promise<KubeClient>;
   /** A client of the devtool service at `url`, with the user's API token when there is one. Made when asked for. */
   service(target: { url: string; token?: string; timeoutMs?: number }): Promise<ServiceClient>;
+  /**
+   * The user's own short-lived Kubernetes credentials on a service context, cached in the devtool
+   * home and fetched again before they expire (kube() on a service context uses them).
+   */
+  kubeCredentials(context: ResolvedContext): Promise<KubeCredentialCache>;
 }
 
 export interface FactoryOptions {
@@ -65,6 +73,25 @@ export function createFactory(opts: FactoryOptions): Factory {
   const log = new Logger({ file: home.logFile, terminal: opts.io.stderr, level: opts.logLevel ?? 'warn', now, hidden: secretEnvironmentValues(opts.env) });
   const contexts = new ContextStore(home, opts.env);
   let analytics: Analytics | undefined;
+  const service: Factory['service'] = async ({ url, token, timeoutMs }) => {
+    // tls.ts comes through the client's own bundle (scripts/build.mjs), not the start-up one.
+    const { ServiceClient, trustedCas } = await import('./service/client.ts');
+    const { readFileSync } = await import('node:fs');
+    const ca = trustedCas(opts.env, contexts.read().contexts[url]?.certificate, (file) => readFileSync(file, 'utf8'));
+    return new ServiceClient({ url, ...(token ? { token } : {}), ...(ca ? { ca } : {}), ...(timeoutMs ? { timeoutMs } : {}) });
+  };
+  const kubeCredentials: Factory['kubeCredentials'] = async (context) => {
+    const token = context.token;
+    if (!token) {
+      throw new UnavailableError(
+        `the service context ${context.name} requires a logged-in user: ` +
+          `log in with 'devtool context use ${context.name} --token <API_TOKEN>' or set DEVTOOL_TOKEN`,
+      );
+    }
+    const { KubeCredentialCache, kubeCredentialFile } = await import('./service/kube-credentials.ts');
+    const client = await service({ url: context.name, token });
+    return new KubeCredentialCache(kubeCredentialFile(home.root, context.name, token), () => client.kubeCredentials(), now);
+  };
   return {
     io: opts.io,
     env: opts.env,
@@ -80,16 +107,11 @@ export function createFactory(opts: FactoryOptions): Factory {
     },
     now,
     interactive,
-    async kube({ context, namespace = context.namespace }) {
+    kube: async ({ context, namespace = context.namespace }) => {
       const { KubeClient } = await import('./kube/client.ts');
-      return KubeClient.create(context, opts.env, namespace);
+      return KubeClient.create(context, opts.env, namespace, context.isDevtool ? await kubeCredentials(context) : undefined);
     },
-    async service({ url, token, timeoutMs }) {
-      // tls.ts comes through the client's own bundle (scripts/build.mjs), not the start-up one.
-      const { ServiceClient, trustedCas } = await import('./service/client.ts');
-      const { readFileSync } = await import('node:fs');
-      const ca = trustedCas(opts.env, contexts.read().contexts[url]?.certificate, (file) => readFileSync(file, 'utf8'));
-      return new ServiceClient({ url, ...(token ? { token } : {}), ...(ca ? { ca } : {}), ...(timeoutMs ? { timeoutMs } : {}) });
-    },
+    service,
+    kubeCredentials,
   };
 }

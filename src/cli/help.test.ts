@@ -207,7 +207,11 @@ test('the synopsis shows optional parameters in square brackets and required one
 
 test('the root help lists every command; full help has every command and subcommand', () => {
   const root = rootHelp(rootCommand);
-  for (const c of rootCommand.subcommands ?? []) assert.match(root, new RegExp(`^ {2}${c.name} +${escapeRegExp(c.summary)}$`, 'm'), c.name);
+  for (const c of rootCommand.subcommands ?? []) {
+    const line = new RegExp(`^ {2}${c.name} +${escapeRegExp(c.summary)}$`, 'm');
+    if (c.hidden) assert.doesNotMatch(root, line, `${c.name} is hidden`);
+    else assert.match(root, line, c.name);
+  }
   assert.match(root, /--loglevel string +Amount of information output \(default: warn\)/);
   const full = fullHelp(rootCommand);
   assert.ok(full.startsWith(root));

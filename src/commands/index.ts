@@ -13,6 +13,7 @@ import { execCommand } from './exec/spec.ts';
 import { helpCommand } from './help/spec.ts';
 import { initCommand } from './init/spec.ts';
 import { kubeconfigCommand } from './kubeconfig/spec.ts';
+import { kubetokenCommand } from './kubetoken/spec.ts';
 import { namespaceCommand } from './namespace/spec.ts';
 import { pipelineCommand } from './pipeline/spec.ts';
 import { previewCommand } from './preview/spec.ts';
@@ -38,6 +39,7 @@ export const rootCommand: CommandSpec = {
     helpCommand,
     initCommand,
     kubeconfigCommand,
+    kubetokenCommand,
     namespaceCommand,
     pipelineCommand,
     previewCommand,

@@ -1,7 +1,8 @@
 /**
- * Commands that exist only with a devtool service (pipelines, previews, namespace management).
- * They check the current context and say clearly why they cannot run: on a plain cluster because
- * the service is not installed there; on a service context because this build has no service client.
+ * Commands that exist only with a devtool service. Namespace management and `kubeconfig` use it to
+ * refuse a plain cluster or a context without a login. Pipelines and previews, not built yet, say
+ * clearly why they cannot run: on a plain cluster because the service is not installed there; on a
+ * service context because this build has no client for them.
  */
 import { UnavailableError } from '../base/errors.ts';
 import type { CommandHandler } from '../cli/spec.ts';

@@ -4,7 +4,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, 
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { parse } from 'yaml';
-import { kubeconfigPaths, loadKubeconfig, updateKubeconfigContext } from './kubeconfig.ts';
+import { kubeconfigPaths, loadKubeconfig, updateKubeconfigContext, writeKubeconfigEntry } from './kubeconfig.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'devtool-kubeconfig-test-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -223,4 +223,57 @@ test('a context with no context body gets one; an unknown context is an error', 
   assert.equal(await updateKubeconfigContext({ KUBECONFIG: file }, 'bare', { namespace: 'ns1' }), file);
   assert.deepEqual(parse(readFileSync(file, 'utf8')).contexts, [{ name: 'bare', context: { namespace: 'ns1' } }]);
   await assert.rejects(updateKubeconfigContext({ KUBECONFIG: file }, 'nope', { namespace: 'x' }), /context "nope" is not in the kubeconfig/);
+});
+
+test('a service context entry: cluster with its CA, an exec credential plugin, the context made current; written again in place', async () => {
+  const d = dir();
+  const first = join(d, 'first');
+  writeFileSync(first, FIRST, { mode: 0o640 });
+  const env = { KUBECONFIG: first };
+  const entry = {
+    name: 'devtool_example',
+    server: 'https://k8s.example:6443',
+    certificateAuthority: 'PEM',
+    namespace: 'alice-devtool',
+    exec: { command: '/usr/bin/node', args: ['/opt/devtool.cjs', 'kubetoken', '--context', 'https://devtool.example'], env: [] },
+  };
+  assert.equal(await writeKubeconfigEntry(env, entry), first);
+  await writeKubeconfigEntry(env, { ...entry, namespace: 'shop' });
+  const text = readFileSync(first, 'utf8');
+  assert.match(text, /^# first file: the team cluster/, 'comments kept');
+  const data = parse(text);
+  assert.equal(data['current-context'], 'devtool_example');
+  assert.deepEqual(data.clusters.at(-1), {
+    name: 'devtool_example',
+    cluster: { server: 'https://k8s.example:6443', 'certificate-authority-data': Buffer.from('PEM').toString('base64') },
+  });
+  assert.deepEqual(data.users.at(-1), {
+    name: 'devtool_example',
+    user: {
+      exec: {
+        apiVersion: 'client.authentication.k8s.io/v1',
+        command: '/usr/bin/node',
+        args: ['/opt/devtool.cjs', 'kubetoken', '--context', 'https://devtool.example'],
+        env: null,
+        interactiveMode: 'Never',
+        provideClusterInfo: false,
+      },
+    },
+  });
+  assert.deepEqual(
+    data.contexts.filter((c: { name: string }) => c.name === 'devtool_example'),
+    [{ name: 'devtool_example', context: { cluster: 'devtool_example', user: 'devtool_example', namespace: 'shop' } }],
+    'one entry, replaced',
+  );
+  assert.equal(data.contexts.length, 3, 'the other contexts are kept');
+  assert.equal(statSync(first).mode & 0o777, 0o640, 'its mode kept');
+  const fresh = join(d, 'new-config');
+  await writeKubeconfigEntry({ KUBECONFIG: fresh }, entry);
+  assert.equal(statSync(fresh).mode & 0o777, 0o600, 'a new file holds credentials settings: 0600');
+  assert.equal(parse(readFileSync(fresh, 'utf8')).contexts[0].context.namespace, 'alice-devtool');
+  // kubectl reads YAML 1.1: a plain 127_0_0_1_8080 would be a number there.
+  await writeKubeconfigEntry({ KUBECONFIG: fresh }, { ...entry, name: '127_0_0_1_8080' });
+  const written = readFileSync(fresh, 'utf8');
+  assert.match(written, /^ *- name: "127_0_0_1_8080"$/m);
+  assert.match(written, /^current-context: "?127_0_0_1_8080"?$/m);
 });

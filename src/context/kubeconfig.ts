@@ -159,3 +159,81 @@ export async function updateKubeconfigContext(
 function fileMode(path: string): number {
   return statSync(path).mode & 0o777;
 }
+
+/** A kubeconfig entry devtool writes for a service context: cluster, user and context of one name. */
+export interface KubeconfigEntry {
+  name: string;
+  server: string;
+  /** PEM of the API server's CA. */
+  certificateAuthority: string;
+  namespace: string;
+  /** The user's credential plugin (client.authentication.k8s.io/v1): kubectl runs it for a token. */
+  exec: { command: string; args: string[]; env: { name: string; value: string }[] };
+}
+
+/**
+ * Writes (or replaces) the cluster, user and context named `entry.name`, each in the file that
+ * defines it (new ones in the first file), and makes the context current. Returns the context's file.
+ */
+export async function writeKubeconfigEntry(env: Readonly<NodeJS.ProcessEnv>, entry: KubeconfigEntry): Promise<string> {
+  const { isMap, isScalar, isSeq, parseDocument, visit } = await yaml();
+  const files = kubeconfigPaths(env);
+  const docs = new Map<string, Document>();
+  const docOf = async (path: string): Promise<Document> => {
+    let doc = docs.get(path);
+    if (!doc) {
+      doc = (await readFile(path))?.doc ?? parseDocument('apiVersion: v1\nkind: Config\n');
+      docs.set(path, doc);
+    }
+    return doc;
+  };
+  /** The file whose `section` has an item named entry.name, else the first file. */
+  const fileFor = async (section: string): Promise<string> => {
+    for (const path of files) {
+      const seq = (await readFile(path))?.doc.get(section);
+      if (isSeq(seq) && seq.items.some((i) => isMap(i) && i.get('name') === entry.name)) return path;
+    }
+    return files[0]!;
+  };
+  const put = async (section: string, key: string, value: Entry): Promise<string> => {
+    const path = await fileFor(section);
+    const doc = await docOf(path);
+    let seq = doc.get(section);
+    if (!isSeq(seq)) {
+      doc.set(section, doc.createNode([]));
+      seq = doc.get(section);
+    }
+    if (!isSeq(seq)) throw new DevtoolError(`${path}: invalid kubeconfig: ${section} is not a list`);
+    const node = doc.createNode({ name: entry.name, [key]: value });
+    // Quoted: kubectl reads YAML 1.1, where a plain 127_0_0_1_8080 (a name made from a host) is a number.
+    visit(node, {
+      Pair(_, pair) {
+        if (isScalar(pair.value) && typeof pair.value.value === 'string') pair.value.type = 'QUOTE_DOUBLE';
+      },
+    });
+    const at = seq.items.findIndex((i) => isMap(i) && i.get('name') === entry.name);
+    if (at >= 0) seq.items[at] = node;
+    else seq.items.push(node);
+    return path;
+  };
+  await put('clusters', 'cluster', { server: entry.server, 'certificate-authority-data': Buffer.from(entry.certificateAuthority).toString('base64') });
+  await put('users', 'user', {
+    exec: {
+      apiVersion: 'client.authentication.k8s.io/v1',
+      command: entry.exec.command,
+      args: entry.exec.args,
+      env: entry.exec.env.length ? entry.exec.env : null,
+      interactiveMode: 'Never',
+      provideClusterInfo: false,
+    },
+  });
+  const contextFile = await put('contexts', 'context', { cluster: entry.name, user: entry.name, namespace: entry.namespace });
+  // kubectl keeps current-context in the first file of the list.
+  const firstDoc = await docOf(files[0]!);
+  const current = firstDoc.createNode(entry.name);
+  current.type = 'QUOTE_DOUBLE';
+  firstDoc.set('current-context', current);
+  // lineWidth 0: the CA's long base64 stays one line rather than a folded quoted scalar.
+  for (const [path, doc] of docs) writeFileAtomic(path, doc.toString({ lineWidth: 0 }), existsSync(path) ? fileMode(path) : 0o600);
+  return contextFile;
+}

@@ -8,7 +8,7 @@ import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { DevtoolError } from '../base/errors.ts';
 import type { ResolvedContext } from '../context/store.ts';
-import { describeKubeError, kubeConfigFor } from './config.ts';
+import { describeKubeError, kubeConfigFor, type ServiceKubeCredentials } from './config.ts';
 
 /** The field manager of every devtool write, so server-side apply knows what devtool owns. */
 export const FIELD_MANAGER = 'devtool';
@@ -30,8 +30,14 @@ export class KubeClient {
     this.objects = k8s.KubernetesObjectApi.makeApiClient(kc);
   }
 
-  static async create(context: ResolvedContext, env: Readonly<NodeJS.ProcessEnv>, namespace = context.namespace): Promise<KubeClient> {
-    return new KubeClient(await kubeConfigFor(context, env), context, namespace);
+  /** `credentials`: the user's own, for a service context (the factory makes them). */
+  static async create(
+    context: ResolvedContext,
+    env: Readonly<NodeJS.ProcessEnv>,
+    namespace = context.namespace,
+    credentials?: ServiceKubeCredentials,
+  ): Promise<KubeClient> {
+    return new KubeClient(await kubeConfigFor(context, env, credentials), context, namespace);
   }
 
   /** GET a path of the API server and parse the JSON answer (discovery, which the typed APIs lack). */

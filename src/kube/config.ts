@@ -8,13 +8,24 @@ import { DevtoolError, UnavailableError } from '../base/errors.ts';
 import { kubeconfigPaths } from '../context/kubeconfig.ts';
 import type { ResolvedContext } from '../context/store.ts';
 
-export async function kubeConfigFor(ctx: ResolvedContext, env: Readonly<NodeJS.ProcessEnv>): Promise<KubeConfig> {
-  if (ctx.isDevtool) {
-    throw new UnavailableError(
-      `the context "${ctx.name}" is a devtool service, and the service client is not built yet; select a cluster with 'devtool context use <CLUSTER_CONTEXT>'`,
-    );
-  }
+/**
+ * The user's own credentials on a service context (service/kube-credentials.ts): asked before
+ * every request, so a token is replaced before it expires however long the command runs.
+ */
+export interface ServiceKubeCredentials {
+  current(): Promise<{ server: string; certificateAuthority: string; token: string }>;
+}
+
+/** The auth provider name that marks a service context's user in the KubeConfig built here. */
+const SERVICE_AUTH = 'devtool-service';
+
+export async function kubeConfigFor(ctx: ResolvedContext, env: Readonly<NodeJS.ProcessEnv>, credentials?: ServiceKubeCredentials): Promise<KubeConfig> {
   const k8s = await import('@kubernetes/client-node');
+  if (ctx.isDevtool) {
+    if (!credentials)
+      throw new UnavailableError(`the context "${ctx.name}" is a devtool service: log in with 'devtool context use ${ctx.name} --token <API_TOKEN>'`);
+    return serviceKubeConfig(k8s, ctx, credentials);
+  }
   const kc = new k8s.KubeConfig();
   // First file wins for a name, as kubectl merges them.
   for (const path of kubeconfigPaths(env).reverse()) {
@@ -25,6 +36,34 @@ export async function kubeConfigFor(ctx: ResolvedContext, env: Readonly<NodeJS.P
   }
   if (!kc.getContextObject(ctx.name)) throw new DevtoolError(`context "${ctx.name}" is not in the kubeconfig`);
   kc.setCurrentContext(ctx.name);
+  return kc;
+}
+
+/**
+ * A KubeConfig for a service context: the API server and CA the service names, and a user whose
+ * bearer token is set per request from `credentials` (client-node's custom authenticator), never
+ * stored in the KubeConfig, so every request carries a current token.
+ */
+async function serviceKubeConfig(
+  k8s: typeof import('@kubernetes/client-node'),
+  ctx: ResolvedContext,
+  credentials: ServiceKubeCredentials,
+): Promise<KubeConfig> {
+  const first = await credentials.current();
+  const kc = new k8s.KubeConfig();
+  kc.addAuthenticator({
+    isAuthProvider: (user) => user?.authProvider?.name === SERVICE_AUTH,
+    applyAuthentication: async (_user, opts) => {
+      const { token } = await credentials.current();
+      opts.headers = { ...opts.headers, Authorization: `Bearer ${token}` };
+    },
+  });
+  kc.loadFromOptions({
+    clusters: [{ name: ctx.name, server: first.server, caData: Buffer.from(first.certificateAuthority).toString('base64'), skipTLSVerify: false }],
+    users: [{ name: ctx.name, authProvider: { name: SERVICE_AUTH, config: {} } }],
+    contexts: [{ name: ctx.name, cluster: ctx.name, user: ctx.name, namespace: ctx.namespace }],
+    currentContext: ctx.name,
+  });
   return kc;
 }
 

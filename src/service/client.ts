@@ -10,6 +10,7 @@ import {
   CLI_CLIENT_ID,
   type DeviceCodeAnswerBody,
   type InfoBody,
+  type KubeCredentialsBody,
   type MeBody,
   type NamespaceBody,
   type NamespaceListBody,
@@ -94,6 +95,7 @@ export class ServiceClient {
       throw err;
     }
   };
+  kubeCredentials = () => this.call<KubeCredentialsBody>(routes.kubeCredentials);
 
   private async call<T>(route: RouteSpec, parts: { params?: Record<string, string>; body?: unknown } = {}): Promise<T> {
     const path = route.url.replace(/:([A-Za-z]+)/g, (_, name: string) => encodeURIComponent(parts.params?.[name] ?? ''));

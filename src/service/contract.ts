@@ -174,6 +174,17 @@ export const TokenGrantAnswer = Type.Object(
 /** The token endpoint's refusals, as RFC 6749 section 5.2 spells them (the code a client acts on, and one line). */
 export const OAuthError = Type.Object({ error: Type.String(), error_description: Type.String() }, { additionalProperties: false });
 
+/** Short-lived Kubernetes credentials of the user's own ServiceAccount: its rights are exactly its RoleBindings. */
+export const KubeCredentials = Type.Object(
+  {
+    server: Type.String({ description: 'URL of the Kubernetes API server, as users reach it' }),
+    certificateAuthority: Type.String({ description: "PEM of the CA that signs the API server's certificate" }),
+    token: Type.String({ description: "A bound ServiceAccount token (TokenRequest) of the user's own ServiceAccount" }),
+    expiresAt: Type.String({ format: 'date-time', description: 'When the token stops working; ask again before then' }),
+  },
+  { additionalProperties: false },
+);
+
 /** One route: its method, path (Fastify syntax, `:param`), the schemas of its parts, and who may call it. */
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -306,6 +317,15 @@ export const routes = {
     status: 200,
     response: TokenGrantAnswer,
   }),
+  // cluster credentials
+  kubeCredentials: route({
+    method: 'POST',
+    url: `${API_PREFIX}/kube-credentials`,
+    summary: "Short-lived Kubernetes credentials of the user's own ServiceAccount (its namespaces' rights, nothing else)",
+    auth: true,
+    status: 200,
+    response: KubeCredentials,
+  }),
 } as const;
 
 export type RouteName = keyof typeof routes;
@@ -320,6 +340,7 @@ export type NamespaceBody = Static<typeof Namespace>;
 export type NamespaceListBody = Static<typeof NamespaceList>;
 export type SecretListBody = Static<typeof SecretList>;
 export type SecretValuesBody = Static<typeof SecretValues>;
+export type KubeCredentialsBody = Static<typeof KubeCredentials>;
 export type ErrorBodyType = Static<typeof ErrorBody>;
 export type AnalyticsRecordBody = Static<typeof AnalyticsRecord>;
 export type AnalyticsAcceptedBody = Static<typeof AnalyticsAccepted>;
@@ -329,4 +350,4 @@ export type TokenGrantAnswerBody = Static<typeof TokenGrantAnswer>;
 export type OAuthErrorBody = Static<typeof OAuthError>;
 
 /** Capabilities this version of the contract defines; `GET /info` lists those the server offers. */
-export const CAPABILITIES = ['tokens', 'namespaces', 'secrets', 'analytics', 'login'] as const;
+export const CAPABILITIES = ['tokens', 'namespaces', 'secrets', 'analytics', 'login', 'kube-credentials'] as const;

@@ -95,7 +95,10 @@ describe('help and version', () => {
 
   test('`devtool help` prints the help of every command and subcommand', () => {
     const r = ok(runDevtool(['help']), 'help');
-    for (const c of rootCommand.subcommands ?? []) assert.match(r.stdout, new RegExp(`^  ${c.name} +\\S`, 'm'), c.name);
+    for (const c of rootCommand.subcommands ?? []) {
+      if (c.hidden) assert.doesNotMatch(r.stdout, new RegExp(`^  ${c.name} +\\S`, 'm'), `${c.name} is hidden`);
+      else assert.match(r.stdout, new RegExp(`^  ${c.name} +\\S`, 'm'), c.name);
+    }
     for (const { path } of allCommands()) assert.ok(r.stdout.includes(`======== devtool ${path.join(' ')} ========\n`), path.join(' '));
     assert.ok(r.stdout.includes('--skip-if-exists bool'));
     const one = ok(runDevtool(['help', 'context', 'use']), 'help context use');
@@ -216,9 +219,9 @@ describe('contexts', () => {
     assert.match(log, /--token=\*\*\*/);
     assert.equal(readFileSync(join(sb.devtoolHome, 'analytics-spool.jsonl'), 'utf8').includes(secret), false);
 
-    // Commands needing the service say it is not built, in one line.
-    assert.match(fails(run(sb, ['namespace', 'list']), ExitCode.unavailable, 'namespace list on a service context'), /not built|logged-in user/);
-    assert.match(fails(run(sb, ['kubeconfig']), ExitCode.unavailable, 'kubeconfig on a service context'), /not built|logged-in user/);
+    // Commands needing a logged-in user say so, in one line.
+    assert.match(fails(run(sb, ['namespace', 'list']), ExitCode.unavailable, 'namespace list on a service context'), /requires a logged-in user/);
+    assert.match(fails(run(sb, ['kubeconfig']), ExitCode.unavailable, 'kubeconfig on a service context'), /requires a logged-in user/);
   });
 
   test('`context delete` removes a stored context; the kubeconfig current-context applies again', () => {

@@ -1,31 +1,32 @@
 import { DevtoolError, UsageError } from '../../base/errors.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
+import type { ResolvedContext } from '../../context/store.ts';
 import type { Factory } from '../../factory.ts';
+import { formatTable } from '../../io/table.ts';
 import { describeKubeError } from '../../kube/config.ts';
 import { checkNamespaceName } from '../../kube/naming.ts';
+import type { ServiceClient } from '../../service/client.ts';
 import { requireServiceContext } from '../require-service.ts';
 
 const USE_HINT = 'pass the namespace: devtool namespace use <NAMESPACE>';
 
 export const runNamespaceUse: CommandHandler = async (f, inv) => {
-  await useNamespace(f, checkNamespaceName(inv.requireArg(0, 'NAMESPACE')));
+  const name = checkNamespaceName(inv.requireArg(0, 'NAMESPACE'));
+  const ctx = await f.contexts.requireCurrent();
+  // (A context from DEVTOOL_URL/DEVTOOL_TOKEN cannot change: useNamespace says so before any request.)
+  if (ctx.isDevtool && ctx.source !== 'environment') {
+    // On a service context only the user's own namespaces can be used: their rights end there.
+    const names = (await (await serviceOf(f, ctx, 'namespace use')).listNamespaces()).namespaces.map((n) => n.name);
+    if (!names.includes(name)) throw new DevtoolError(`namespace "${name}" is not one of yours on ${ctx.name} (yours: ${names.join(', ') || 'none'})`);
+  }
+  await useNamespace(f, name);
 };
 
-/** `devtool namespace`: pick one of the cluster's namespaces. */
+/** `devtool namespace`: pick one of the user's namespaces (a service context) or of the cluster's. */
 export const runNamespacePrompt: CommandHandler = async (f) => {
   if (!f.interactive) throw new UsageError(`no terminal to prompt on: ${USE_HINT}`);
   const ctx = await f.contexts.requireCurrent();
-  if (ctx.isDevtool) await requireServiceContext(f, 'namespace', 'namespace management');
-  const { withTimeout } = await import('../../kube/client.ts');
-  const client = await f.kube({ context: ctx });
-  let names: string[];
-  try {
-    names = (await withTimeout(client.core.listNamespace(), 15_000, `listing the namespaces of ${ctx.name}`)).items
-      .map((n) => n.metadata?.name ?? '')
-      .filter(Boolean);
-  } catch (err) {
-    throw new DevtoolError(`cannot list the namespaces of ${ctx.name}: ${describeKubeError(err)}; ${USE_HINT}`);
-  }
+  const names = ctx.isDevtool ? (await (await serviceOf(f, ctx, 'namespace')).listNamespaces()).namespaces.map((n) => n.name) : await clusterNamespaces(f, ctx);
   const picked = await f.prompter.select(
     'Select the namespace to use',
     names.map((n) => ({ name: n === ctx.namespace ? `${n} *` : n, value: n })),
@@ -35,11 +36,48 @@ export const runNamespacePrompt: CommandHandler = async (f) => {
   await useNamespace(f, picked);
 };
 
-/** create, delete and list exist only on clusters with the devtool service. */
-export const runNamespaceServiceOnly: CommandHandler = async (f, inv) => {
-  if (inv.args[0] !== undefined) checkNamespaceName(inv.args[0]);
-  await requireServiceContext(f, inv.commandName, 'namespace management');
+/** create: a namespace the user owns, made by the service; then the context switches to it. */
+export const runNamespaceCreate: CommandHandler = async (f, inv) => {
+  const name = checkNamespaceName(inv.requireArg(0, 'NAMESPACE'));
+  const ctx = await f.contexts.requireCurrent();
+  const created = await (await serviceOf(f, ctx, 'namespace create')).createNamespace(name);
+  f.io.stdout.write(`Namespace "${created.name}" created\n`);
+  await useNamespace(f, created.name);
 };
+
+/** delete: by its owner or an admin (the service decides); Kubernetes then removes its contents. */
+export const runNamespaceDelete: CommandHandler = async (f, inv) => {
+  const name = checkNamespaceName(inv.requireArg(0, 'NAMESPACE'));
+  const ctx = await f.contexts.requireCurrent();
+  await (await serviceOf(f, ctx, 'namespace delete')).deleteNamespace(name);
+  f.io.stdout.write(`Namespace "${name}" is being deleted\n`);
+};
+
+/** list: the user's namespaces with their real status; those being deleted show Terminating. */
+export const runNamespaceList: CommandHandler = async (f) => {
+  const ctx = await f.contexts.requireCurrent();
+  const { namespaces } = await (await serviceOf(f, ctx, 'namespace list')).listNamespaces();
+  const rows = namespaces.map((n) => [n.name === ctx.namespace ? `${n.name} *` : n.name, n.status]);
+  f.io.stdout.write(formatTable(['Namespace', 'Status'], rows));
+};
+
+/** The service's client for a logged-in service context; on a plain cluster, the clear "needs the service" error. */
+async function serviceOf(f: Factory, ctx: ResolvedContext, command: string): Promise<ServiceClient> {
+  if (!ctx.isDevtool || !ctx.token) await requireServiceContext(f, command, 'namespace management');
+  return f.service({ url: ctx.name, ...(ctx.token ? { token: ctx.token } : {}) });
+}
+
+async function clusterNamespaces(f: Factory, ctx: ResolvedContext): Promise<string[]> {
+  const { withTimeout } = await import('../../kube/client.ts');
+  const client = await f.kube({ context: ctx });
+  try {
+    return (await withTimeout(client.core.listNamespace(), 15_000, `listing the namespaces of ${ctx.name}`)).items
+      .map((n) => n.metadata?.name ?? '')
+      .filter(Boolean);
+  } catch (err) {
+    throw new DevtoolError(`cannot list the namespaces of ${ctx.name}: ${describeKubeError(err)}; ${USE_HINT}`);
+  }
+}
 
 async function useNamespace(f: Factory, namespace: string): Promise<void> {
   const ctx = await f.contexts.setNamespace(namespace);

@@ -12,18 +12,18 @@ export const namespaceCommand: CommandSpec = {
       name: 'create',
       summary: 'Create a namespace and switch the context to it (cluster-only)',
       args: [{ name: 'NAMESPACE', required: true }],
-      load: async () => (await import('./run.ts')).runNamespaceServiceOnly,
+      load: async () => (await import('./run.ts')).runNamespaceCreate,
     },
     {
       name: 'delete',
       summary: 'Delete a namespace (cluster-only)',
       args: [{ name: 'NAMESPACE', required: true }],
-      load: async () => (await import('./run.ts')).runNamespaceServiceOnly,
+      load: async () => (await import('./run.ts')).runNamespaceDelete,
     },
     {
       name: 'list',
       summary: 'List namespaces: table Namespace, Status; the current one marked * (cluster-only)',
-      load: async () => (await import('./run.ts')).runNamespaceServiceOnly,
+      load: async () => (await import('./run.ts')).runNamespaceList,
     },
     {
       name: 'use',

@@ -1,0 +1,368 @@
+/**
+ * Cluster access on a service context, end to end: the built service program (`serve`) runs as a
+ * least-rights ServiceAccount (the rights the chart gives it, with `create` on serviceaccounts/token)
+ * and hands out short-lived tokens of each user's own ServiceAccount. Two users (A an admin, B not)
+ * log in with `context use <url> --token`; namespaces are created, listed and deleted through the
+ * service; B can reach nothing of A's, neither through devtool nor through kubectl with the
+ * kubeconfig `devtool kubeconfig` wrote; A deploys a Compose app with its own credentials; the
+ * kubectl credential plugin fetches a new token when the cached one is gone or expired.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import * as k8s from '@kubernetes/client-node';
+import { ensureCluster, REGISTRY } from '../../cluster/test-cluster.ts';
+import { createSandbox, repoRoot, runDevtool, type Sandbox } from './cli.ts';
+import { E2E_NAMESPACE_LABEL } from './cluster.ts';
+import { createUser, type RunningService, startService } from './service.ts';
+import { killUpSessions, startUp } from './up-session.ts';
+
+const run = randomBytes(3).toString('hex');
+const serviceNs = `e2e-kube-${run}`;
+const userA = `e2eka${run}`;
+const userB = `e2ekb${run}`;
+const shop = `shop-${run}`;
+const labels = { [E2E_NAMESPACE_LABEL]: 'true' };
+const tmp = mkdtempSync(join(tmpdir(), 'service-kube-'));
+
+let kc: k8s.KubeConfig;
+let core: k8s.CoreV1Api;
+let service: RunningService;
+let serviceEnv: Record<string, string>;
+let a: Sandbox;
+let tokenA: string;
+let b: Sandbox;
+
+const devtool = (sb: Sandbox, args: string[], opts: { env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {}) =>
+  runDevtool(args, { env: { ...sb.env, ...opts.env }, ...(opts.cwd ? { cwd: opts.cwd } : {}), ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) });
+
+/** The cluster's own kubectl, with only the sandbox's kubeconfig: what a user would run. */
+function kubectl(sb: Sandbox, args: string[]) {
+  const bin = '/var/cache/devtool-cluster/bin';
+  const dir = readdirSync(bin).find((d) => d.startsWith('k8s-') && existsSync(join(bin, d, 'kubectl')));
+  assert.ok(dir, `no kubectl under ${bin}`);
+  const r = spawnSync(join(bin, dir, 'kubectl'), ['--request-timeout=20s', ...args], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: sb.home, KUBECONFIG: sb.kubeconfig },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The sandbox's cached Kubernetes credentials (one file per service and login). */
+function cachedCredentials(sb: Sandbox): { file: string; token: string; expiresAt: string } | undefined {
+  const dir = join(sb.devtoolHome, 'kube-credentials');
+  const name = existsSync(dir) ? readdirSync(dir).find((f) => f.endsWith('.json')) : undefined;
+  if (!name) return undefined;
+  const file = join(dir, name);
+  return { file, ...(JSON.parse(readFileSync(file, 'utf8')) as { token: string; expiresAt: string }) };
+}
+
+/** The service's ServiceAccount with the chart's rights; returns a kubeconfig file acting as it. */
+async function serviceIdentity(): Promise<string> {
+  const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
+  const meta = (name: string) => ({ name, labels });
+  await core.createNamespacedServiceAccount({ namespace: serviceNs, body: { metadata: meta('devtool-service') } });
+  await rbac.createClusterRole({
+    body: {
+      metadata: meta(serviceNs),
+      rules: [
+        { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'create', 'delete'] },
+        { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['create'] },
+        { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['bind'], resourceNames: ['admin'] },
+      ],
+    },
+  });
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: meta(serviceNs),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: serviceNs },
+      subjects: [{ kind: 'ServiceAccount', name: 'devtool-service', namespace: serviceNs }],
+    },
+  });
+  await rbac.createNamespacedRole({
+    namespace: serviceNs,
+    body: {
+      metadata: meta('devtool-service'),
+      rules: [
+        { apiGroups: [''], resources: ['serviceaccounts', 'secrets'], verbs: ['get', 'list', 'create', 'delete', 'patch', 'deletecollection'] },
+        { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
+      ],
+    },
+  });
+  await rbac.createNamespacedRoleBinding({
+    namespace: serviceNs,
+    body: {
+      metadata: meta('devtool-service'),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'devtool-service' },
+      subjects: [{ kind: 'ServiceAccount', name: 'devtool-service', namespace: serviceNs }],
+    },
+  });
+  const tr = await core.createNamespacedServiceAccountToken({
+    name: 'devtool-service',
+    namespace: serviceNs,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  const cluster = kc.getCurrentCluster()!;
+  const as = new k8s.KubeConfig();
+  as.loadFromOptions({
+    clusters: [cluster],
+    users: [{ name: 'devtool-service', token: tr.status!.token }],
+    contexts: [{ name: 'devtool-service', cluster: cluster.name, user: 'devtool-service' }],
+    currentContext: 'devtool-service',
+  });
+  const file = join(tmp, 'service.kubeconfig');
+  writeFileSync(file, as.exportConfig(), { mode: 0o600 });
+  return file;
+}
+
+describe('service contexts: namespaces and the user’s own cluster credentials', () => {
+  before(async () => {
+    const { kubeconfigPath } = await ensureCluster();
+    kc = new k8s.KubeConfig();
+    kc.loadFromFile(kubeconfigPath);
+    core = kc.makeApiClient(k8s.CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: serviceNs, labels } } });
+    const cluster = kc.getCurrentCluster()!;
+    const caFile = join(tmp, 'cluster-ca.crt');
+    writeFileSync(caFile, cluster.caData ? Buffer.from(cluster.caData, 'base64') : readFileSync(cluster.caFile!));
+    serviceEnv = {
+      KUBECONFIG: await serviceIdentity(),
+      POD_NAMESPACE: serviceNs,
+      DEVTOOL_OBJECT_LABELS: `${E2E_NAMESPACE_LABEL}=true`,
+      DEVTOOL_REGISTRY: REGISTRY,
+      DEVTOOL_ENDPOINT_DOMAIN: 'kube.e2e.example',
+      DEVTOOL_KUBE_SERVER: cluster.server,
+      DEVTOOL_KUBE_CA_FILE: caFile,
+      DEVTOOL_KUBE_TOKEN_SECONDS: '600',
+    };
+    service = await startService(serviceEnv);
+    const madeA = createUser(serviceEnv, userA, true);
+    assert.equal(madeA.status, 0, madeA.stderr);
+    tokenA = madeA.token;
+    const madeB = createUser(serviceEnv, userB);
+    assert.equal(madeB.status, 0, madeB.stderr);
+    a = createSandbox();
+    b = createSandbox();
+    for (const [sb, made, user] of [
+      [a, madeA, userA],
+      [b, madeB, userB],
+    ] as const) {
+      const r = devtool(sb, ['context', 'use', service.url, '--token', made.token]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, `Using context ${service.url} as ${user}: namespace "${user}-devtool" @ ${service.url}\n`);
+    }
+  });
+
+  after(async () => {
+    killUpSessions();
+    await service?.stop();
+    rmSync(tmp, { recursive: true, force: true });
+    if (!core) return;
+    const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
+    await rbac.deleteClusterRoleBinding({ name: serviceNs }).catch(() => {});
+    await rbac.deleteClusterRole({ name: serviceNs }).catch(() => {});
+    const held = await core.readNamespacedConfigMap({ name: 'held', namespace: shop }).catch(() => undefined);
+    if (held) {
+      await core
+        .patchNamespacedConfigMap(
+          { name: 'held', namespace: shop, body: [{ op: 'remove', path: '/metadata/finalizers' }] },
+          k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch),
+        )
+        .catch(() => {});
+    }
+    for (const ns of (await core.listNamespace()).items) {
+      const name = ns.metadata!.name!;
+      if (name.includes(run)) await core.deleteNamespace({ name }).catch(() => {});
+    }
+  });
+
+  test('namespace create makes one the user owns and switches to it; list shows Namespace, Status and * on the current one', () => {
+    const r = devtool(a, ['namespace', 'create', shop]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `Namespace "${shop}" created\nUsing namespace "${shop}" @ ${service.url} (${service.url})\n`);
+    assert.equal(JSON.parse(devtool(a, ['context', 'show']).stdout).namespace, shop);
+    const list = devtool(a, ['namespace', 'list']);
+    assert.equal(list.code, 0, list.stderr);
+    const rows = list.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.split(/\s{3,}/));
+    assert.deepEqual(rows, [
+      ['Namespace', 'Status'],
+      [`${userA}-devtool`, 'Active'],
+      [`${shop} *`, 'Active'],
+    ]);
+  });
+
+  test('taken, reserved and invalid names are refused in one line each, nothing made', () => {
+    const taken = devtool(b, ['namespace', 'create', shop]);
+    assert.equal(taken.code, 1);
+    assert.equal(taken.stderr, `Error: namespace ${shop} is taken: choose another name\n`);
+    const system = devtool(b, ['namespace', 'create', 'kube-system']);
+    assert.equal(system.stderr, 'Error: namespace kube-system is taken: choose another name\n');
+    const reserved = devtool(b, ['namespace', 'create', `x${run}-devtool`]);
+    assert.equal(reserved.code, 1);
+    assert.equal(reserved.stderr, `Error: namespace x${run}-devtool: names ending in -devtool are reserved for personal namespaces\n`);
+    const invalid = devtool(b, ['namespace', 'create', 'Bad_Name']);
+    assert.equal(invalid.code, 2);
+    assert.equal(invalid.stderr.split('\n').length, 2, invalid.stderr);
+    assert.match(invalid.stderr, /invalid namespace "Bad_Name"/);
+    assert.equal(JSON.parse(devtool(b, ['context', 'show']).stdout).namespace, `${userB}-devtool`, 'B’s context did not move');
+  });
+
+  test('B cannot list, use or delete A’s namespace through devtool', () => {
+    const list = devtool(b, ['namespace', 'list']);
+    assert.equal(list.code, 0, list.stderr);
+    assert.doesNotMatch(list.stdout, new RegExp(shop));
+    assert.match(list.stdout, new RegExp(`^${userB}-devtool \\* +Active$`, 'm'));
+    const use = devtool(b, ['namespace', 'use', shop]);
+    assert.equal(use.code, 1);
+    assert.equal(use.stderr, `Error: namespace "${shop}" is not one of yours on ${service.url} (yours: ${userB}-devtool)\n`);
+    const del = devtool(b, ['namespace', 'delete', shop]);
+    assert.equal(del.code, 1);
+    assert.equal(del.stderr, `Error: namespace ${shop}: only its owner (${userA}) or an admin can delete it\n`);
+    const deployInto = devtool(b, ['endpoints', '--namespace', shop, '--name', 'web']);
+    assert.notEqual(deployInto.code, 0, 'B cannot read A’s Ingresses through devtool');
+    assert.match(deployInto.stderr, /forbidden/i);
+  });
+
+  test('a Compose app deploys into the user’s namespace with the user’s own credentials', { timeout: 300_000 }, async () => {
+    const fixture = join(repoRoot, 'test/e2e/fixtures/front-door');
+    const d = devtool(a, ['deploy', '--name', 'web', '--wait', '--timeout', '3m'], {
+      cwd: fixture,
+      env: { REGISTRY, PAGE_TOKEN: run },
+      timeoutMs: 240_000,
+    });
+    assert.equal(d.code, 0, `deploy failed:\n${d.stdout}\n${d.stderr}`);
+    const pods = (await core.listNamespacedPod({ namespace: shop, labelSelector: '' })).items;
+    assert.ok(
+      pods.some((p) => p.status?.phase === 'Running'),
+      `a running pod in ${shop}: ${pods.map((p) => p.metadata?.name).join(', ')}`,
+    );
+    const e = devtool(a, ['endpoints', '--name', 'web', '--output', 'json']);
+    assert.equal(e.code, 0, e.stderr);
+    assert.deepEqual(JSON.parse(e.stdout), [`https://web-${shop}.kube.e2e.example`]);
+  });
+
+  test('kubectl with the kubeconfig `devtool kubeconfig` wrote: A works in its namespace, B reaches nothing of A’s', async () => {
+    const host = new URL(service.url).host.replace(/[^A-Za-z0-9-]+/g, '_');
+    for (const [sb, ns] of [
+      [a, shop],
+      [b, `${userB}-devtool`],
+    ] as const) {
+      const r = devtool(sb, ['kubeconfig']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, `Updated context "${host}" (namespace "${ns}") in ${sb.kubeconfig}\n`);
+      const c = cachedCredentials(sb);
+      assert.ok(c, 'the credentials are cached');
+      assert.equal(statSync(c.file).mode & 0o777, 0o600);
+    }
+    const pod = (await core.listNamespacedPod({ namespace: shop })).items.find((p) => p.status?.phase === 'Running')!.metadata!.name!;
+    const okA = kubectl(a, ['get', 'pods', '-o', 'name']);
+    assert.equal(okA.code, 0, okA.stderr);
+    assert.match(okA.stdout, new RegExp(`pod/${pod}`));
+    const execA = kubectl(a, ['exec', pod, '--', 'cat', '/usr/share/nginx/html/index.html']);
+    assert.equal(execA.code, 0, execA.stderr);
+    assert.equal(execA.stdout, `front door page ${run}\n`);
+    for (const args of [
+      ['get', 'namespaces'],
+      ['get', 'namespace', shop],
+      ['get', 'pods', '-n', shop],
+      ['get', 'pod', pod, '-n', shop],
+      ['exec', '-n', shop, pod, '--', 'true'],
+      ['delete', 'namespace', shop, '--wait=false'],
+      ['delete', 'pod', pod, '-n', shop, '--wait=false'],
+    ]) {
+      const r = kubectl(b, args);
+      assert.notEqual(r.code, 0, `B: kubectl ${args.join(' ')} must be refused`);
+      assert.match(r.stderr, /forbidden/i, `B: kubectl ${args.join(' ')}: ${r.stderr}`);
+    }
+    const ownB = kubectl(b, ['get', 'pods']);
+    assert.equal(ownB.code, 0, `B works in its own namespace: ${ownB.stderr}`);
+    for (const sb of [a, b]) {
+      const r = kubectl(sb, ['get', 'secrets', '-n', serviceNs]);
+      assert.match(r.stderr, /forbidden/i, 'nobody gets the service’s rights (its accounts and tokens)');
+    }
+    assert.equal((await core.readNamespace({ name: shop })).metadata?.deletionTimestamp, undefined, 'A’s namespace is intact');
+  });
+
+  test('the credential plugin fetches a new token when the cached one is gone or expired, never using an expired one', () => {
+    const first = cachedCredentials(a)!;
+    assert.ok(Date.parse(first.expiresAt) - Date.now() <= 600_000 + 5_000, 'tokens live DEVTOOL_KUBE_TOKEN_SECONDS (10 min)');
+    rmSync(first.file);
+    const again = kubectl(a, ['get', 'pods', '-o', 'name']);
+    assert.equal(again.code, 0, again.stderr);
+    const second = cachedCredentials(a)!;
+    assert.notEqual(second.token, first.token, 'a new token was fetched');
+    // An expired cache entry (its token unusable): the plugin must fetch, not hand it to kubectl.
+    const stale = { ...JSON.parse(readFileSync(second.file, 'utf8')), token: 'expired', fetchedAt: '2020-01-01T00:00:00Z', expiresAt: '2020-01-01T00:10:00Z' };
+    writeFileSync(second.file, JSON.stringify(stale));
+    const afterExpiry = kubectl(a, ['get', 'pods', '-o', 'name']);
+    assert.equal(afterExpiry.code, 0, afterExpiry.stderr);
+    const third = cachedCredentials(a)!;
+    assert.notEqual(third.token, 'expired');
+    assert.ok(Date.parse(third.expiresAt) > Date.now() + 60_000);
+    const plugin = devtool(a, ['kubetoken', '--context', service.url]);
+    assert.equal(plugin.code, 0, plugin.stderr);
+    const cred = JSON.parse(plugin.stdout) as { apiVersion: string; kind: string; status: { token: string; expirationTimestamp: string } };
+    assert.equal(cred.apiVersion, 'client.authentication.k8s.io/v1');
+    assert.equal(cred.kind, 'ExecCredential');
+    assert.equal(cred.status.token, third.token, 'a fresh cached token is reused');
+    // A context made by DEVTOOL_URL + DEVTOOL_TOKEN (CI) is stored nowhere: the plugin takes it from its environment.
+    const envOnly = devtool(createSandbox(), ['kubetoken', '--context', service.url], { env: { DEVTOOL_URL: service.url, DEVTOOL_TOKEN: tokenA } });
+    assert.equal(envOnly.code, 0, envOnly.stderr);
+    assert.equal((JSON.parse(envOnly.stdout) as { kind: string }).kind, 'ExecCredential');
+  });
+
+  test('up, exec and down on the service context run with the user’s own credentials', { timeout: 400_000 }, async () => {
+    const apps = kc.makeApiClient(k8s.AppsV1Api);
+    const serve = "require('http').createServer((q,r)=>r.end('original')).listen(8080)";
+    await apps.createNamespacedDeployment({
+      namespace: shop,
+      body: {
+        metadata: { name: 'api', labels: { app: 'api' } },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: 'api' } },
+          template: {
+            metadata: { labels: { app: 'api' } },
+            spec: { containers: [{ name: 'api', image: `${REGISTRY}/node:20`, command: ['node', '-e', serve] }] },
+          },
+        },
+      },
+    });
+    const folder = mkdtempSync(join(a.root, 'project-'));
+    writeFileSync(join(folder, 'devtool.yml'), 'services:\n  api:\n    environment: {FROM_MANIFEST: "1"}\n');
+    // The agent image comes from the registry the service announces (localhost:5000/devtool-bin:<version>).
+    const session = await startUp([], { env: a.env, cwd: folder });
+    assert.match(session.stdout(), /dev container api-devtool is ready/);
+    const e = devtool(a, ['exec', '--', 'sh', '-c', 'echo $FROM_MANIFEST'], { cwd: folder, timeoutMs: 60_000 });
+    assert.equal(e.code, 0, e.stderr);
+    assert.equal(e.stdout, '1\n');
+    await session.stop();
+    const down = devtool(a, ['down'], { cwd: folder, timeoutMs: 120_000 });
+    assert.equal(down.code, 0, down.stderr);
+    assert.equal((await apps.readNamespacedDeployment({ name: 'api', namespace: shop })).spec?.replicas, 1, 'the original is back');
+  });
+
+  test('delete: by an admin or the owner; a namespace being deleted stays listed as Terminating', async () => {
+    const other = `b-${run}`;
+    assert.equal(devtool(b, ['namespace', 'create', other]).code, 0);
+    const byAdmin = devtool(a, ['namespace', 'delete', other]);
+    assert.equal(byAdmin.code, 0, byAdmin.stderr);
+    assert.equal(byAdmin.stdout, `Namespace "${other}" is being deleted\n`);
+    // Something that holds the namespace in Terminating until the test lets it go.
+    await core.createNamespacedConfigMap({ namespace: shop, body: { metadata: { name: 'held', finalizers: ['devtool.dev/e2e-hold'] } } });
+    const del = devtool(a, ['namespace', 'delete', shop]);
+    assert.equal(del.code, 0, del.stderr);
+    const list = devtool(a, ['namespace', 'list']);
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, new RegExp(`^${shop} \\* +Terminating$`, 'm'));
+    assert.match(list.stdout, new RegExp(`^${userA}-devtool +Active$`, 'm'));
+  });
+});
