@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -76,7 +77,19 @@ describe('stored secrets in deploy, and analytics, on a service context', () => 
     kc.loadFromFile(kubeconfigPath);
     core = kc.makeApiClient(k8s.CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: serviceNs, labels: { [E2E_NAMESPACE_LABEL]: 'true' } } } });
-    const env = { KUBECONFIG: kubeconfigPath, POD_NAMESPACE: serviceNs, DEVTOOL_OBJECT_LABELS: `${E2E_NAMESPACE_LABEL}=true`, DEVTOOL_REGISTRY: REGISTRY };
+    // Cluster commands on the service context run with the user's own credentials, which the
+    // service hands out (POST /kube-credentials): it needs the API server's URL and CA.
+    const cluster = kc.getCurrentCluster()!;
+    const caFile = join(mkdtempSync(join(tmpdir(), 'devtool-secrets-')), 'cluster-ca.crt');
+    writeFileSync(caFile, cluster.caData ? Buffer.from(cluster.caData, 'base64') : readFileSync(cluster.caFile!));
+    const env = {
+      KUBECONFIG: kubeconfigPath,
+      POD_NAMESPACE: serviceNs,
+      DEVTOOL_OBJECT_LABELS: `${E2E_NAMESPACE_LABEL}=true`,
+      DEVTOOL_REGISTRY: REGISTRY,
+      DEVTOOL_KUBE_SERVER: cluster.server,
+      DEVTOOL_KUBE_CA_FILE: caFile,
+    };
     service = await startService(env);
     const made = createUser(env, user);
     assert.equal(made.status, 0, made.stderr);
@@ -125,13 +138,7 @@ describe('stored secrets in deploy, and analytics, on a service context', () => 
     );
   });
 
-  test('deploy fills ${APP_SECRET} from stored secrets into the running container; .env, then the shell, override it', {
-    // Passed on this machine with service contexts pointed at the cluster's admin kubeconfig (a local
-    // change, not committed); it runs for real once cluster commands work on a service context.
-    todo:
-      'blocked until cluster commands run on a service context with the user’s credentials (wt-kube): ' +
-      'today deploy stops at "the service client is not built yet"',
-  }, async () => {
+  test('deploy fills ${APP_SECRET} from stored secrets into the running container; .env, then the shell, override it', { timeout: 600_000 }, async () => {
     const { sb, app } = loggedIn();
     const namespace = `${user}-devtool`;
     const deploy = (env: Record<string, string> = {}) =>
