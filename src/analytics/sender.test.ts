@@ -199,6 +199,18 @@ describe('sending at the end of a command', () => {
     }
   });
 
+  test('a hidden command (kubetoken, which kubectl runs on every request) is no record and sends nothing', async () => {
+    const svc = await fakeService(0);
+    try {
+      const { env, home } = homeWithService(svc.url, 12);
+      await run(env, ['kubetoken', '--context', svc.url]);
+      assert.equal(svc.received.length, 0);
+      assert.equal(ids(home.analyticsSpool).length, 12);
+    } finally {
+      svc.server.close();
+    }
+  });
+
   test('a plain cluster context (no service): nothing is sent, records stay local', async () => {
     const svc = await fakeService(0);
     try {

@@ -53,8 +53,12 @@ export async function runCli(argv: readonly string[], rootCommand: CommandSpec, 
   } catch (err) {
     code = report(err, f.io.stderr, f);
   }
-  f.analytics.track(path.join(' '), code === ExitCode.ok, currentUserId(f));
-  await sendAnalytics(f);
+  // Hidden commands are plumbing other programs call (kubectl runs `kubetoken` on every request):
+  // not something a user did.
+  if (!spec.hidden) {
+    f.analytics.track(path.join(' '), code === ExitCode.ok, currentUserId(f));
+    await sendAnalytics(f);
+  }
   f.log.debug(`exit ${code}`);
   f.log.close();
   return code;
