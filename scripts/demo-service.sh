@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The demo's service part (scripts/demo.sh runs it last; it also runs alone, after `npm run build`):
 # installs the devtool service on the local cluster (`npm run service:up`), creates a user
-# (`npm run service:user`), logs in with its API token and shows the service context, then puts
-# the local cluster's context back as the current one (the dev container of the demo uses it).
+# (`npm run service:user`), logs in with its API token and shows the service context, creates a
+# namespace through the service, deploys the sample application there with the user's own
+# credentials and fetches its endpoint over HTTPS, then puts the local cluster's context back as
+# the current one (the dev container of the demo uses it).
 #
 # The user's token is kept in $DEVTOOL_HOME/demo-user (0600) so that a later run logs in again as
 # the same user; a user of that name made by another clone (whose token this one does not have)
@@ -11,16 +13,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 export DEVTOOL_HOME="${DEVTOOL_HOME:-$PWD/.devtool}"
+# demo.sh exports it; run alone, the local cluster's (started if it is not running).
+export KUBECONFIG="${KUBECONFIG:-$(bash cluster/cluster.sh up | tail -n 1)}"
 say() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 devtool() { node "$root/dist/devtool.cjs" "$@"; }
 
 say "Installing the devtool service on the cluster: npm run service:up"
 url=$(bash scripts/service-up.sh | tail -n 1)
-# The service's certificates are signed by the local cluster's own CA (made by service:up); the
-# CLI trusts it this way until it keeps the CA the service hands out.
-export NODE_EXTRA_CA_CERTS=${DEVTOOL_FRONT_DOOR_STATE:-/var/lib/devtool-front-door}/ca.crt
+# The service's certificates are signed by the local cluster's own CA (made by service:up): the
+# first login is told to trust it (DEVTOOL_CA_CERT); the context then keeps the CA the service
+# announces and uses it for every later call.
+ca=${DEVTOOL_FRONT_DOOR_STATE:-/var/lib/devtool-front-door}/ca.crt
 echo "The service answers at $url:"
-curl -fsS --cacert "$NODE_EXTRA_CA_CERTS" "$url/api/v1/info" | node -e \
+curl -fsS --cacert "$ca" "$url/api/v1/info" | node -e \
   'const i = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log(`  version ${i.version}, endpoints under ${i.endpointDomain}, registry ${i.registry}, capabilities: ${i.capabilities.join(", ")}`)'
 
 say "Creating a user with the operator command: npm run service:user -- NAME"
@@ -30,7 +35,7 @@ name='' token=''
 if [[ -s $saved ]]; then
   read -r name token <"$saved"
   # Gone with a cluster that was deleted since (`cluster:down`): make a new one.
-  if ! devtool context use "$url" --token "$token" >/dev/null 2>&1; then name='' token=''; fi
+  if ! DEVTOOL_CA_CERT=$ca devtool context use "$url" --token "$token" >/dev/null 2>&1; then name='' token=''; fi
 fi
 if [[ -n $token ]]; then
   echo "reusing the user $name made by an earlier run of the demo"
@@ -48,9 +53,27 @@ else
 fi
 
 say "Logging in with its API token: devtool context use $url --token ..."
-devtool context use "$url" --token "$token"
+DEVTOOL_CA_CERT=$ca devtool context use "$url" --token "$token"
 devtool context show
+
+say "A namespace of the user's own, through the service: devtool namespace create"
+# The endpoint domain is the one the service announces (devtool.test), not the plain-cluster demo's.
+unset DEVTOOL_ENDPOINT_DOMAIN
+ns=$name-apps
+if devtool namespace list | awk 'NR > 1 { print $1 }' | grep -qx "$ns"; then
+  devtool namespace use "$ns"
+else
+  devtool namespace create "$ns"
+fi
+devtool namespace list
+
+say "Deploying the sample application there, with the user's own short-lived credentials"
+(cd examples/demo && devtool deploy --file compose.yaml --name demo --wait --timeout 5m)
+app_url=$(cd examples/demo && devtool endpoints --name demo --output json | node -e \
+  'console.log(JSON.parse(require("fs").readFileSync(0, "utf8"))[0])')
+echo "Its endpoint, over HTTPS through the front door (certificate signed by the cluster's CA): $app_url"
+curl -fsS --cacert "$ca" "$app_url" | grep -o '<title>[^<]*</title>'
 
 say "Back to the local cluster's context for the dev container"
 devtool context use devtool-local --namespace devtool-demo --registry localhost:5000
-echo "The service context stays stored: devtool context use $url switches to it (NODE_EXTRA_CA_CERTS=$NODE_EXTRA_CA_CERTS trusts its CA)."
+echo "The service context stays stored, with its CA: devtool context use $url switches to it."
