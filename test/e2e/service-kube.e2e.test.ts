@@ -18,7 +18,7 @@ import * as k8s from '@kubernetes/client-node';
 import { ensureCluster, REGISTRY } from '../../cluster/test-cluster.ts';
 import { createSandbox, repoRoot, runDevtool, type Sandbox } from './cli.ts';
 import { E2E_NAMESPACE_LABEL } from './cluster.ts';
-import { createUser, type RunningService, startService } from './service.ts';
+import { createUser, type RunningService, serviceIdentity, startService } from './service.ts';
 import { killUpSessions, startUp } from './up-session.ts';
 
 const run = randomBytes(3).toString('hex');
@@ -63,60 +63,11 @@ function cachedCredentials(sb: Sandbox): { file: string; token: string; expiresA
 }
 
 /** The service's ServiceAccount with the chart's rights; returns a kubeconfig file acting as it. */
-async function serviceIdentity(): Promise<string> {
-  const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
-  const meta = (name: string) => ({ name, labels });
-  await core.createNamespacedServiceAccount({ namespace: serviceNs, body: { metadata: meta('devtool-service') } });
-  await rbac.createClusterRole({
-    body: {
-      metadata: meta(serviceNs),
-      rules: [
-        { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'create', 'delete'] },
-        { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['create'] },
-        { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['bind'], resourceNames: ['admin'] },
-      ],
-    },
-  });
-  await rbac.createClusterRoleBinding({
-    body: {
-      metadata: meta(serviceNs),
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: serviceNs },
-      subjects: [{ kind: 'ServiceAccount', name: 'devtool-service', namespace: serviceNs }],
-    },
-  });
-  await rbac.createNamespacedRole({
-    namespace: serviceNs,
-    body: {
-      metadata: meta('devtool-service'),
-      rules: [
-        { apiGroups: [''], resources: ['serviceaccounts', 'secrets'], verbs: ['get', 'list', 'create', 'delete', 'patch', 'deletecollection'] },
-        { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
-      ],
-    },
-  });
-  await rbac.createNamespacedRoleBinding({
-    namespace: serviceNs,
-    body: {
-      metadata: meta('devtool-service'),
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'devtool-service' },
-      subjects: [{ kind: 'ServiceAccount', name: 'devtool-service', namespace: serviceNs }],
-    },
-  });
-  const tr = await core.createNamespacedServiceAccountToken({
-    name: 'devtool-service',
-    namespace: serviceNs,
-    body: { spec: { audiences: [], expirationSeconds: 3600 } },
-  });
-  const cluster = kc.getCurrentCluster()!;
-  const as = new k8s.KubeConfig();
-  as.loadFromOptions({
-    clusters: [cluster],
-    users: [{ name: 'devtool-service', token: tr.status!.token }],
-    contexts: [{ name: 'devtool-service', cluster: cluster.name, user: 'devtool-service' }],
-    currentContext: 'devtool-service',
-  });
+
+/** The service's least-rights identity as a kubeconfig file (it runs as a separate program). */
+async function serviceKubeconfigFile(): Promise<string> {
   const file = join(tmp, 'service.kubeconfig');
-  writeFileSync(file, as.exportConfig(), { mode: 0o600 });
+  writeFileSync(file, (await serviceIdentity(kc, serviceNs, labels)).exportConfig(), { mode: 0o600 });
   return file;
 }
 
@@ -131,7 +82,7 @@ describe('service contexts: namespaces and the user’s own cluster credentials'
     const caFile = join(tmp, 'cluster-ca.crt');
     writeFileSync(caFile, cluster.caData ? Buffer.from(cluster.caData, 'base64') : readFileSync(cluster.caFile!));
     serviceEnv = {
-      KUBECONFIG: await serviceIdentity(),
+      KUBECONFIG: await serviceKubeconfigFile(),
       POD_NAMESPACE: serviceNs,
       DEVTOOL_OBJECT_LABELS: `${E2E_NAMESPACE_LABEL}=true`,
       DEVTOOL_REGISTRY: REGISTRY,

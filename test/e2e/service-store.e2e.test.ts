@@ -20,7 +20,7 @@ import { ConflictError } from '../../server/store/store.ts';
 import { hashToken } from '../../server/tokens.ts';
 import { ServiceClient } from '../../src/service/client.ts';
 import { E2E_NAMESPACE_LABEL } from './cluster.ts';
-import { createUser, startService } from './service.ts';
+import { createUser, serviceIdentity, startService } from './service.ts';
 
 const run = randomBytes(3).toString('hex');
 const serviceNs = `e2e-svc-${run}`;
@@ -35,46 +35,6 @@ let kubeconfigPath: string;
 /** The service's least-rights identity (serviceIdentity()). */
 let serviceKc: k8s.KubeConfig;
 const tmp = mkdtempSync(join(tmpdir(), 'service-store-'));
-
-/** The service's own ServiceAccount with the least rights the store needs, as a KubeConfig. */
-async function serviceIdentity(): Promise<k8s.KubeConfig> {
-  const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
-  const meta = (name: string) => ({ name, labels });
-  await core.createNamespacedServiceAccount({ namespace: serviceNs, body: { metadata: meta('devtool-service') } });
-  await rbac.createClusterRole({
-    body: {
-      metadata: meta(serviceNs),
-      rules: [
-        { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'create', 'delete'] },
-        { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['create'] },
-        { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['bind'], resourceNames: ['admin'] },
-      ],
-    },
-  });
-  await rbac.createClusterRoleBinding({
-    body: {
-      metadata: meta(serviceNs),
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: serviceNs },
-      subjects: [{ kind: 'ServiceAccount', name: 'devtool-service', namespace: serviceNs }],
-    },
-  });
-  await rbac.createNamespacedRole({
-    namespace: serviceNs,
-    body: {
-      metadata: meta('devtool-service'),
-      rules: [{ apiGroups: [''], resources: ['serviceaccounts', 'secrets'], verbs: ['get', 'list', 'create', 'delete', 'patch', 'deletecollection'] }],
-    },
-  });
-  await rbac.createNamespacedRoleBinding({
-    namespace: serviceNs,
-    body: {
-      metadata: meta('devtool-service'),
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'devtool-service' },
-      subjects: [{ kind: 'ServiceAccount', name: 'devtool-service', namespace: serviceNs }],
-    },
-  });
-  return kubeconfigWithToken('devtool-service', await serviceAccountToken('devtool-service'));
-}
 
 async function serviceAccountToken(name: string): Promise<string> {
   const tr = await core.createNamespacedServiceAccountToken({ name, namespace: serviceNs, body: { spec: { audiences: [], expirationSeconds: 900 } } });
@@ -127,7 +87,7 @@ describe('service store on Kubernetes', () => {
     core = kc.makeApiClient(k8s.CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: serviceNs, labels } } });
     // The store acts as the service would: a ServiceAccount with only the rights docs/architecture.md lists.
-    serviceKc = await serviceIdentity();
+    serviceKc = await serviceIdentity(kc, serviceNs, labels);
     store = await KubeStore.create({ namespace: serviceNs, extraLabels: labels }, serviceKc);
   });
 

@@ -3,6 +3,7 @@
  * on a free loopback port, and its operator command `create-user`.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import * as k8s from '@kubernetes/client-node';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { ensureBuilt, repoRoot } from './cli.ts';
@@ -71,4 +72,55 @@ function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * The service's own ServiceAccount `devtool-service` in `namespace`, with exactly the rights the
+ * chart grants it (docs/architecture.md, "What the service's ServiceAccount needs"), and a
+ * KubeConfig acting as it (a 15-minute TokenRequest token), so a test runs the service with no more
+ * than it has when installed.
+ */
+export async function serviceIdentity(kc: k8s.KubeConfig, namespace: string, labels: Record<string, string>): Promise<k8s.KubeConfig> {
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
+  const meta = (name: string) => ({ name, labels });
+  const subjects = [{ kind: 'ServiceAccount', name: 'devtool-service', namespace }];
+  await core.createNamespacedServiceAccount({ namespace, body: { metadata: meta('devtool-service') } });
+  await rbac.createClusterRole({
+    body: {
+      metadata: meta(namespace),
+      rules: [
+        { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'create', 'delete'] },
+        { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['create'] },
+        { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['bind'], resourceNames: ['admin'] },
+      ],
+    },
+  });
+  await rbac.createClusterRoleBinding({
+    body: { metadata: meta(namespace), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: namespace }, subjects },
+  });
+  await rbac.createNamespacedRole({
+    namespace,
+    body: {
+      metadata: meta('devtool-service'),
+      rules: [
+        { apiGroups: [''], resources: ['serviceaccounts', 'secrets'], verbs: ['get', 'list', 'create', 'delete', 'patch', 'deletecollection'] },
+        { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
+      ],
+    },
+  });
+  await rbac.createNamespacedRoleBinding({
+    namespace,
+    body: { metadata: meta('devtool-service'), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'devtool-service' }, subjects },
+  });
+  const tr = await core.createNamespacedServiceAccountToken({ name: 'devtool-service', namespace, body: { spec: { audiences: [], expirationSeconds: 900 } } });
+  const cluster = kc.getCurrentCluster()!;
+  const as = new k8s.KubeConfig();
+  as.loadFromOptions({
+    clusters: [cluster],
+    users: [{ name: 'devtool-service', token: tr.status!.token }],
+    contexts: [{ name: 'devtool-service', cluster: cluster.name, user: 'devtool-service' }],
+    currentContext: 'devtool-service',
+  });
+  return as;
 }
