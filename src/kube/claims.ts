@@ -10,9 +10,10 @@ import { isNotFound, type KubeClient } from './client.ts';
 
 /**
  * The scheduler's messages for a pod whose claims are not bound yet, or not in its cache yet (a
- * claim applied just before the pod: the scheduler retries once it sees it).
+ * claim applied just before the pod, or the volume just provisioned for it: the scheduler retries
+ * once it sees them). A claim that really cannot bind is told by claimProblem.
  */
-export const UNBOUND_CLAIMS = /unbound immediate PersistentVolumeClaims|persistentvolumeclaim "[^"]+" not found/;
+export const UNBOUND_CLAIMS = /unbound immediate PersistentVolumeClaims|persistentvolumeclaim "[^"]+" not found|persistentvolume "[^"]+" not found/;
 
 /** Whether the pod is unschedulable only until its claims are bound. */
 export function waitsForClaims(pod: V1Pod): boolean {

@@ -76,6 +76,14 @@ test('a pod waiting for its claims to bind is not failing (the provisioner is at
     undefined,
     'a claim applied just before the pod',
   );
+  const volumeUnseen =
+    '0/1 nodes are available: persistentvolume "pvc-c4b879fa-1968-4993-89eb-8c88742d0bf2" not found. preemption: 0/1 nodes are available: 1 ' +
+    'Preemption is not helpful for scheduling.';
+  assert.equal(
+    podFailure(pod({ conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: volumeUnseen }] }), false),
+    undefined,
+    'a volume provisioned for the claim a moment ago, not yet in the scheduler cache (seen in a full run)',
+  );
 });
 
 test('init containers count too', () => {
