@@ -7,8 +7,9 @@
  *   user's is kept with the session (synchronizer token); before sign-in, the sign-in and sign-up
  *   forms use a double-submit cookie. Both are compared in constant time.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sha256 } from '../src/base/hash.ts';
 import type { AppContext } from './context.ts';
 
 export const SESSION_COOKIE = 'devtool_session';
@@ -23,7 +24,6 @@ export interface Session {
   expiresAt: string;
 }
 
-const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 export const randomSecret = () => randomBytes(32).toString('base64url');
 
 export function sameSecret(a: string | undefined, b: string | undefined): boolean {

@@ -3,14 +3,15 @@
  * scanners and our log redaction recognize one; only the SHA-256 is stored, so a leaked store (or
  * a `kubectl get secret`) gives nothing that authenticates.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sha256 } from '../src/base/hash.ts';
 import type { TokenRecord } from './store/store.ts';
 
 export const TOKEN_PREFIX = 'dvt_';
 const TOKEN_SHAPE = /^dvt_[A-Za-z0-9_-]{43}$/;
 
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  return sha256(token);
 }
 
 export function newToken(user: string, name: string, now: Date, expiresInDays?: number): { token: string; record: TokenRecord } {

@@ -7,8 +7,9 @@
  *   /device and approves; the CLI polls /auth/token meanwhile.
  * Either ends with a normal API token named after the machine, listed and revocable.
  */
-import { createHash, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { pkceChallenge, sha256 } from '../../src/base/hash.ts';
 import {
   CLI_CLIENT_ID,
   DEVICE_GRANT_TYPE,
@@ -31,10 +32,6 @@ const DEVICE_INTERVAL_SEC = 5;
 /** No vowels: a code never spells a word; 20^8 codes. */
 const USER_CODE_LETTERS = 'BCDFGHJKLMNPQRSTVWXZ';
 const LOOPBACK_REDIRECT = /^http:\/\/(127\.0\.0\.1|localhost):(\d{1,5})\/callback$/;
-
-const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
-/** S256 of RFC 7636: BASE64URL(SHA256(verifier)). */
-const pkceChallenge = (verifier: string) => createHash('sha256').update(verifier, 'ascii').digest('base64url');
 
 class OAuthRefusal extends Error {
   constructor(

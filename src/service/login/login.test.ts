@@ -85,6 +85,6 @@ test('with a browser: the authorize address carries PKCE and the loopback redire
   const grant = client.grants[0]!;
   assert.equal(grant.code, 'the-code');
   assert.equal(grant.redirect_uri, q.get('redirect_uri'));
-  const { pkceChallenge } = await import('./pkce.ts');
+  const { pkceChallenge } = await import('../../base/hash.ts');
   assert.equal(pkceChallenge(grant.code_verifier!), q.get('code_challenge'));
 });

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPkcePair, pkceChallenge, randomState } from './pkce.ts';
+import { pkceChallenge } from '../../base/hash.ts';
+import { createPkcePair, randomState } from './pkce.ts';
 
 test('the S256 challenge of RFC 7636, appendix B', () => {
   assert.equal(pkceChallenge('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk'), 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM');
