@@ -71,6 +71,9 @@ before(async () => {
   apps = kc.makeApiClient(k8s.AppsV1Api);
   assert.equal(serviceUp(), URL_, 'the last line of service:up is the service URL');
   ca = readFileSync(CA_FILE, 'utf8');
+  // When service:up rolled out a new image, the old pods are still in their grace period (out of
+  // the Service, so not serving): the tests below count the service's pods.
+  await waitFor('the replaced service pods gone', twoReadyReplicas, 90_000);
 });
 
 after(async () => {
