@@ -11,7 +11,7 @@ import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { launchBrowser } from './browser.ts';
+import { launchBrowser, visit } from './browser.ts';
 
 /** A throwaway CA and a certificate it signed for 127.0.0.1, made with openssl. */
 function makeCertificates(): { caPem: string; key: string; cert: string } {
@@ -44,7 +44,7 @@ test('Chromium trusts a page signed by the CA it was handed, and refuses it with
     const trusting = await launchBrowser({ caPem });
     try {
       const page = await trusting.browser.newPage();
-      await page.goto(url);
+      await visit(page, url);
       assert.equal(await page.textContent('#who'), 'served over TLS');
     } finally {
       await trusting.close();
@@ -52,7 +52,7 @@ test('Chromium trusts a page signed by the CA it was handed, and refuses it with
     const stranger = await launchBrowser();
     try {
       const page = await stranger.browser.newPage();
-      await assert.rejects(page.goto(url), /ERR_CERT_AUTHORITY_INVALID/);
+      await assert.rejects(visit(page, url), /ERR_CERT_AUTHORITY_INVALID/);
     } finally {
       await stranger.close();
     }

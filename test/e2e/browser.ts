@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 
 export interface TestBrowser {
   readonly browser: Browser;
@@ -35,6 +35,24 @@ export async function launchBrowser(o: { caPem?: string } = {}): Promise<TestBro
       rmSync(home, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * `page.goto`, again when Chromium gave up with ERR_NETWORK_CHANGED. Chromium on Linux aborts a
+ * load in flight whenever a network interface appears or goes, and on this machine every pod that
+ * starts or ends adds or removes one (its veth; CI saw it once while another test's namespace was
+ * being deleted). A user's Chrome reloads such a page by itself; the test does the same, a few
+ * times. Any other failure, a certificate refused included, is returned at once.
+ */
+export async function visit(page: Page, url: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.goto(url);
+      return;
+    } catch (err) {
+      if (attempt >= 5 || !/ERR_NETWORK_CHANGED/.test((err as Error).message)) throw err;
+    }
+  }
 }
 
 function trustCa(home: string, caPem: string): void {

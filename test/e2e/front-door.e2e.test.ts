@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { repoRoot, runDevtool } from './cli.ts';
 import { clusterSandbox, deleteNamespace, execInPod, pathWithHelm, REGISTRY, runningPod, type ClusterSandbox } from './cluster.ts';
 import { waitFor } from './wait.ts';
-import { launchBrowser } from './browser.ts';
+import { launchBrowser, visit } from './browser.ts';
 
 const fixture = join(import.meta.dirname, 'fixtures', 'front-door');
 const DOMAIN = 'e2e.devtool.test';
@@ -169,7 +169,7 @@ test('Chromium finds the endpoint by name and shows its page, trusting the CA; w
   const trusting = await launchBrowser({ caPem: readFileSync(CA_FILE, 'utf8') });
   try {
     const page = await trusting.browser.newPage();
-    await page.goto(appUrl);
+    await visit(page, appUrl);
     assert.match(await page.content(), new RegExp(`front door page ${token}`));
   } finally {
     await trusting.close();
@@ -177,7 +177,7 @@ test('Chromium finds the endpoint by name and shows its page, trusting the CA; w
   const stranger = await launchBrowser();
   try {
     const page = await stranger.browser.newPage();
-    await assert.rejects(page.goto(appUrl), /ERR_CERT_AUTHORITY_INVALID/);
+    await assert.rejects(visit(page, appUrl), /ERR_CERT_AUTHORITY_INVALID/);
   } finally {
     await stranger.close();
   }

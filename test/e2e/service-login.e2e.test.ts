@@ -18,7 +18,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { BrowserContext, Page } from 'playwright-core';
 import { ensureCluster } from '../../cluster/test-cluster.ts';
 import { ServiceClient } from '../../src/service/client.ts';
-import { launchBrowser, type TestBrowser } from './browser.ts';
+import { launchBrowser, visit, type TestBrowser } from './browser.ts';
 import { createSandbox, runDevtool, type Sandbox, spawnDevtool } from './cli.ts';
 import { E2E_NAMESPACE_LABEL } from './cluster.ts';
 import { runInPty } from './pty.ts';
@@ -122,7 +122,7 @@ describe('accounts and login through the browser', { timeout: 300_000 }, () => {
     const user = `web${run}`;
     const context: BrowserContext = await chromium.browser.newContext();
     const page = await context.newPage();
-    await page.goto(`${service.url}/account/tokens`);
+    await visit(page, `${service.url}/account/tokens`);
     assert.match(page.url(), /\/login\?next=%2Faccount%2Ftokens$/);
     await signUp(page, user);
     await page.waitForURL(`${service.url}/account/tokens`);
@@ -147,7 +147,7 @@ describe('accounts and login through the browser', { timeout: 300_000 }, () => {
     assert.equal(used.stdout, `Using context ${service.url} as ${user}: namespace "${user}-devtool" @ ${service.url}\n`);
 
     // Stored secrets on their page: names listed, the value never shown, but there for deploy.
-    await page.goto(`${service.url}/account/secrets`);
+    await visit(page, `${service.url}/account/secrets`);
     await page.fill('#set-secret input[name=name]', 'DB_PASSWORD');
     await page.fill('#set-secret input[name=value]', 'value-from-the-page');
     await page.click('#set-secret button');
@@ -159,7 +159,7 @@ describe('accounts and login through the browser', { timeout: 300_000 }, () => {
     await page.waitForURL(`${service.url}/account/secrets`);
     assert.equal(await page.locator('tr[data-secret]').count(), 0);
 
-    await page.goto(`${service.url}/account/tokens`);
+    await visit(page, `${service.url}/account/tokens`);
     assert.equal(await page.locator('#new-token').count(), 0, 'the token is shown once');
     await page.click('tr:has-text("from the e2e test") button');
     await page.waitForURL(`${service.url}/account/tokens`);
@@ -190,7 +190,7 @@ describe('accounts and login through the browser', { timeout: 300_000 }, () => {
     const context = await chromium.browser.newContext();
     const page = await context.newPage();
     // The browser reaches the other replica; the CLI redeems the code on the first.
-    await page.goto(address.replace(service.url, replicaB.url));
+    await visit(page, address.replace(service.url, replicaB.url));
     await signUp(page, user);
     await page.waitForSelector('#consent');
     assert.match((await page.textContent('body'))!, new RegExp(`asks to use your account ${user}`));
@@ -207,7 +207,7 @@ describe('accounts and login through the browser', { timeout: 300_000 }, () => {
     assert.match(stored.token ?? '', /^dvt_/);
     assert.equal(cli.output().includes(stored.token!), false, 'the token is never printed');
     // The token is listed on the tokens page, named after the machine.
-    await page.goto(`${service.url}/account/tokens`);
+    await visit(page, `${service.url}/account/tokens`);
     assert.match((await page.textContent('table'))!, /devtool CLI on /);
     await context.close();
   });
@@ -217,7 +217,7 @@ describe('accounts and login through the browser', { timeout: 300_000 }, () => {
     const sb = createSandbox();
     const context = await chromium.browser.newContext();
     const page = await context.newPage();
-    await page.goto(`${replicaB.url}/login`);
+    await visit(page, `${replicaB.url}/login`);
     await signUp(page, user);
     await page.waitForURL(`${replicaB.url}/account/tokens`);
 
@@ -226,7 +226,7 @@ describe('accounts and login through the browser', { timeout: 300_000 }, () => {
     await cli.waitFor(/enter the code [A-Z]{4}-[A-Z]{4}/, 30_000);
     const code = /enter the code ([A-Z]{4}-[A-Z]{4})/.exec(cli.output())![1]!;
     assert.match(cli.output(), /No browser here \(BROWSER=none\): signing in with a device code\.\r?\nTo sign in, open http:\S+\/device on any device/);
-    await page.goto(`${replicaB.url}/device`);
+    await visit(page, `${replicaB.url}/device`);
     await page.fill('#device input[name=code]', code.toLowerCase());
     await page.click('#allow');
     assert.match((await page.textContent('#signed-in'))!, /is signed in/);
