@@ -102,6 +102,7 @@ export class Reconnector<C extends Connection> {
         for (const w of this.waiters.splice(0)) w.done(c);
         await new Promise<void>((resolve) => c.once('close', () => resolve()));
         this.current = undefined;
+        this.o.log.debug(`dev tunnel: connection closed after ${now() - started} ms${this.closed ? '' : ', reconnecting'}`);
         if (!this.closed) this.o.notice?.('connection to the dev container lost; reconnecting');
       } catch (err) {
         this.lastError = (err as Error).message;

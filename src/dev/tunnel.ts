@@ -124,7 +124,9 @@ export class DevTunnel {
       c.once('ready', () => resolve(c));
       c.once('error', (err) => reject(err));
       c.once('close', () => reject(new Error('connection closed during the handshake')));
-      c.on('error', () => undefined); // later errors end in 'close', which the loop handles
+      // Later errors end in 'close', which the loop handles; the reason goes to devtool.log (an
+      // `exec` that lost its connection has no other trace of why: keepalive, reset, port-forward).
+      c.on('error', (err) => this.o.log.debug(`dev tunnel: ssh connection: ${err.message}`));
       c.connect({
         host: '127.0.0.1',
         port: this.pfPort,
@@ -149,7 +151,10 @@ export class DevTunnel {
       const { PortForward } = await import('@kubernetes/client-node');
       const ws = await new PortForward(this.o.client.kc, true).portForward(this.o.client.namespace, pod, [AGENT_SSH_PORT], sock, null, sock);
       const socket = typeof ws === 'function' ? ws() : ws;
-      socket?.on('close', () => sock.destroy());
+      socket?.on('close', (code?: number, reason?: Buffer) => {
+        this.o.log.debug(`dev tunnel: port-forward to ${pod} closed${code ? ` (${code}${reason?.length ? ` ${reason}` : ''})` : ''}`);
+        sock.destroy();
+      });
       sock.on('close', () => socket?.close());
     } catch (err) {
       this.link.lastError = (err as Error).message;

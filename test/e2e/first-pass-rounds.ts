@@ -47,17 +47,17 @@ async function setUp(prefix: string): Promise<void> {
   up = await startUp(['-n', s.namespace], { env, cwd: folder });
 }
 
-const inContainer = (script: string, timeoutMs = 120_000) => {
+const inContainer = async (script: string, timeoutMs = 120_000): Promise<string> => {
   const r = runDevtool(['exec', '-n', s.namespace, '--', 'bash', '-c', script], { env, cwd: folder, timeoutMs });
   if (r.code !== 0) {
-    // What the dev pod went through and what the agent logged: an exec that lost its connection
-    // (seen twice, once in CI) has no other trace.
-    const pods = runDevtool(['exec', '-n', s.namespace, '--', 'true'], { env, cwd: folder, timeoutMs: 60_000 });
+    // What the dev pod went through, what the agent and devtool.log said: an exec that lost its
+    // connection (seen three times, twice in CI) has no other trace. In the failure itself, since
+    // CI shows only part of the output.
+    const again = runDevtool(['exec', '-n', s.namespace, '--', 'true'], { env, cwd: folder, timeoutMs: 60_000 });
     failures.push(
-      `in the container: ${script.slice(0, 200)}\nstdout: ${r.stdout.slice(-2000)}\nstderr: ${r.stderr}\n` +
-        `a second exec right after: exit ${pods.code} ${pods.stderr}`,
+      `in the container: ${script.slice(0, 200)}\nstdout: ${r.stdout.slice(-2000)}\nstderr: ${r.stderr}\na second exec right after: exit ${again.code} ${again.stderr}`,
     );
-    assert.fail(failures.at(-1));
+    assert.fail(`${failures.at(-1)}\n${await devPodReport()}`);
   }
   return r.stdout;
 };
@@ -76,6 +76,13 @@ async function devPodReport(): Promise<string> {
     const log = await s.core.readNamespacedPodLog({ name: p.metadata!.name!, namespace: s.namespace, tailLines: 40 }).catch((e: Error) => e.message);
     lines.push(`--- log of ${p.metadata?.name}:\n${log}`);
   }
+  // The SSH server's and Syncthing's own logs, in the container (the pod log has the supervisor's).
+  const agentLogs = runDevtool(['exec', '-n', s.namespace, '--', 'sh', '-c', 'for f in /var/devtool/logs/*; do echo "--- $f"; tail -n 30 "$f"; done'], {
+    env,
+    cwd: folder,
+    timeoutMs: 60_000,
+  });
+  lines.push(agentLogs.stdout || `(agent logs not read: ${agentLogs.stderr})`);
   const log = join(env.DEVTOOL_HOME ?? '', 'devtool.log');
   if (existsSync(log)) lines.push(`--- devtool.log, last lines:\n${readFileSync(log, 'utf8').split('\n').slice(-80).join('\n')}`);
   return lines.join('\n');
@@ -136,9 +143,11 @@ async function round(r: string, n: number, how: 'stopped' | 'killed'): Promise<v
   const inC = (p: string) => `/app/${r}/${p}`;
   await waitFor(
     `${r}: the files in the container`,
-    () =>
-      inContainer(
-        `find /app/${r} -type f ! -name '.syncthing.*' 2>/dev/null | wc -l; ` + `test -L ${inC('link')} && test -d ${inC('empty-dir')} && echo ok || true`,
+    async () =>
+      (
+        await inContainer(
+          `find /app/${r} -type f ! -name '.syncthing.*' 2>/dev/null | wc -l; ` + `test -L ${inC('link')} && test -d ${inC('empty-dir')} && echo ok || true`,
+        )
       ).trim() === `${2 * n + FEW.length * SMALL + 2}\nok`,
     300_000,
   );
@@ -146,7 +155,7 @@ async function round(r: string, n: number, how: 'stopped' | 'killed'): Promise<v
   await stopOrKill(how);
 
   // The container, while no `up` runs: the app or an `exec` changes, deletes, creates, renames.
-  inContainer(
+  await inContainer(
     [
       `cd /app/${r}`,
       `for f in container-changed/*.txt both/*.txt local-deleted-container-changed/*.txt; do echo "container edit of $f" > "$f"; done`,
@@ -243,7 +252,7 @@ async function round(r: string, n: number, how: 'stopped' | 'killed'): Promise<v
     'empty-dir yes',
     `changed ${original('container-changed', 0).trim()}`,
   ].join('\n');
-  await waitFor(`${r}: the container has this machine's versions`, () => container().trim() === expected, 300_000);
+  await waitFor(`${r}: the container has this machine's versions`, async () => (await container()).trim() === expected, 300_000);
   // Settled before the next round, which would otherwise wait on this one's traffic.
   await waitFor(
     `${r}: sync settled`,
