@@ -14,6 +14,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { ensureCluster } from '../../cluster/test-cluster.ts';
@@ -116,4 +117,25 @@ export async function servicePods(core: k8s.CoreV1Api): Promise<{ name: string; 
   return pods
     .filter((p) => !p.metadata?.deletionTimestamp && p.status?.podIP)
     .map((p) => ({ name: p.metadata!.name!, uid: p.metadata!.uid!, ip: p.status!.podIP! }));
+}
+
+export interface Fetched {
+  status?: number;
+  body?: string;
+  error?: string;
+}
+
+/** GET over HTTPS with Node, trusting `ca` only (none: Node's default roots); never throws. */
+export function httpsGet(url: string, ca?: string): Promise<Fetched> {
+  return new Promise((resolve) => {
+    const req = request(url, { ca, timeout: 10_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', (e: NodeJS.ErrnoException) => resolve({ error: `${e.code ?? ''} ${e.message}` }));
+    req.end();
+  });
 }
