@@ -139,3 +139,14 @@ export function httpsGet(url: string, ca?: string): Promise<Fetched> {
     req.end();
   });
 }
+
+/** Polls `url` (HTTPS, trusting `ca`) until it answers 200, and returns that answer; fails with the last one. */
+export async function whenAnswering(url: string, ca: string, ms = 60_000): Promise<Fetched> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const last = await httpsGet(url, ca);
+    if (last.status === 200) return last;
+    if (Date.now() > deadline) throw new Error(`${url} never answered 200 within ${ms / 1000} s: ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}

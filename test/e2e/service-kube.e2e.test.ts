@@ -18,9 +18,8 @@ import { after, before, describe, test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import { REGISTRY } from '../../cluster/test-cluster.ts';
 import { createSandbox, repoRoot, runDevtool, type Sandbox } from './cli.ts';
-import { type Fetched, httpsGet, type InstalledService, installedService, SERVICE_NAMESPACE } from './installed-service.ts';
+import { type InstalledService, installedService, SERVICE_NAMESPACE, whenAnswering } from './installed-service.ts';
 import { killUpSessions, startUp } from './up-session.ts';
-import { waitFor } from './wait.ts';
 
 const run = randomBytes(3).toString('hex');
 const userA = `e2eka${run}`;
@@ -165,10 +164,7 @@ describe('service contexts: namespaces and the user’s own cluster credentials,
     const endpoint = `https://web-${shop}.devtool.test`;
     assert.deepEqual(JSON.parse(e.stdout), [endpoint]);
     // Through the front door, trusting its CA only: the page of this deploy (PAGE_TOKEN).
-    let last: Fetched = {};
-    await waitFor(`${endpoint} answers`, async () => (last = await httpsGet(endpoint, svc.caPem)).status === 200, 60_000).catch(() =>
-      assert.fail(`${endpoint} never answered 200: ${JSON.stringify(last)}`),
-    );
+    const last = await whenAnswering(endpoint, svc.caPem);
     assert.equal(last.body, `front door page ${run}\n`);
   });
 

@@ -16,8 +16,7 @@ import { after, before, describe, test } from 'node:test';
 import { ServiceClient } from '../../src/service/client.ts';
 import { createSandbox, runDevtool, type Sandbox } from './cli.ts';
 import { execInPod, REGISTRY, runningPod } from './cluster.ts';
-import { type Fetched, httpsGet, type InstalledService, installedService, SERVICE_NAMESPACE, servicePods } from './installed-service.ts';
-import { waitFor } from './wait.ts';
+import { type InstalledService, installedService, SERVICE_NAMESPACE, whenAnswering, servicePods } from './installed-service.ts';
 
 const run = randomBytes(3).toString('hex');
 const user = `e2esec${run}`;
@@ -152,10 +151,7 @@ describe('stored secrets in deploy, and analytics, on a service context of the i
     assert.equal(e.code, 0, e.stderr);
     const endpoint = `https://web-${namespace}.devtool.test`;
     assert.deepEqual(JSON.parse(e.stdout), [endpoint]);
-    let last: Fetched = {};
-    await waitFor(`${endpoint} answers`, async () => (last = await httpsGet(endpoint, svc.caPem)).status === 200, 60_000).catch(() =>
-      assert.fail(`${endpoint} never answered 200: ${JSON.stringify(last)}`),
-    );
+    const last = await whenAnswering(endpoint, svc.caPem);
     assert.equal(last.body, `secrets page ${run}\n`);
     writeFileSync(join(app, '.env'), 'APP_SECRET=from-dotenv\n');
     assert.equal(deploy().code, 0);
