@@ -54,12 +54,24 @@ export function installedService(): Promise<InstalledService> {
   return pending;
 }
 
+/**
+ * service:up, again (up to 4 times, 20 s apart) while helm says another upgrade of the release is
+ * under way: on a machine shared by several checkouts, each one's service:up upgrades the one
+ * release, and helm refuses a second upgrade during the first instead of waiting.
+ */
 function serviceUp(): string {
   const started = Date.now();
-  const r = spawnSync('bash', [join(repoRoot, 'scripts/service-up.sh')], { encoding: 'utf8', timeout: 1_500_000 });
-  if (r.status !== 0) throw new Error(`service:up failed (exit ${r.status}):\n${r.stderr}`);
-  console.log(`service:up took ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  return r.stdout.trim().split('\n').at(-1) ?? '';
+  for (let attempt = 1; ; attempt++) {
+    const r = spawnSync('bash', [join(repoRoot, 'scripts/service-up.sh')], { encoding: 'utf8', timeout: 1_500_000 });
+    if (r.status === 0) {
+      console.log(`service:up took ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      return r.stdout.trim().split('\n').at(-1) ?? '';
+    }
+    if (attempt >= 4 || !/another operation \(install\/upgrade\/rollback\) is in progress/.test(r.stderr)) {
+      throw new Error(`service:up failed (exit ${r.status}):\n${r.stderr}`);
+    }
+    spawnSync('sleep', ['20']);
+  }
 }
 
 async function install(): Promise<InstalledService> {
