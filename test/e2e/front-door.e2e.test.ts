@@ -19,7 +19,7 @@ import { repoRoot, runDevtool } from './cli.ts';
 import { clusterSandbox, deleteNamespace, execInPod, pathWithHelm, REGISTRY, runningPod, type ClusterSandbox } from './cluster.ts';
 import { waitFor } from './wait.ts';
 import { launchBrowser, visit } from './browser.ts';
-import { CA_FILE, type Fetched, httpsGet, installedService } from './installed-service.ts';
+import { CA_FILE, type Fetched, httpsGet, installedService, serviceUp } from './installed-service.ts';
 
 const fixture = join(import.meta.dirname, 'fixtures', 'front-door');
 const DOMAIN = 'e2e.devtool.test';
@@ -208,7 +208,6 @@ test('an upgrade that gives no CA keeps the installed one (lookup), and the fron
     assert.deepEqual(await frontDoorPods(), podsBefore, 'the same CA restarts nothing');
   } finally {
     // Back to the values service:up gave (the CA from its file).
-    const restore = spawnSync('bash', [join(repoRoot, 'scripts/service-up.sh')], { encoding: 'utf8', timeout: 600_000 });
-    assert.equal(restore.status, 0, restore.stderr);
+    serviceUp();
   }
 });

@@ -59,7 +59,7 @@ export function installedService(): Promise<InstalledService> {
  * under way: on a machine shared by several checkouts, each one's service:up upgrades the one
  * release, and helm refuses a second upgrade during the first instead of waiting.
  */
-function serviceUp(): string {
+export function serviceUp(): string {
   const started = Date.now();
   for (let attempt = 1; ; attempt++) {
     const r = spawnSync('bash', [join(repoRoot, 'scripts/service-up.sh')], { encoding: 'utf8', timeout: 1_500_000 });
