@@ -11,6 +11,11 @@
  * its name (tokens, password, grants, stored secrets). User names carry a random part per run, so a
  * run never meets an earlier run's leftovers. Those an interrupted run leaves are labelled
  * devtool.dev/e2e=true (`markForCleanup`), which scripts/test.sh deletes before the next run.
+ *
+ * Sign-up on the service's page (service-login.e2e.test.ts) relies on the chart's default
+ * `service.signup.mode: open`, which service:up keeps: on the local cluster the service's name
+ * resolves on this machine only, so an open sign-up lets in nobody else. An install with an
+ * allow-list would refuse the tests' users, whose names change every run.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
