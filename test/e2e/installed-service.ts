@@ -13,9 +13,10 @@
  * devtool.dev/e2e=true (`markForCleanup`), which scripts/test.sh deletes before the next run.
  *
  * Sign-up on the service's page (service-login.e2e.test.ts) relies on the chart's default
- * `service.signup.mode: open`, which service:up keeps: on the local cluster the service's name
- * resolves on this machine only, so an open sign-up lets in nobody else. An install with an
- * allow-list would refuse the tests' users, whose names change every run.
+ * `service.signup.mode: open`, which service:up keeps: the local install is a developer's own and
+ * the tests', its name resolving on this machine only (an install others can reach would set an
+ * allow-list, chart/values.yaml). With an allow-list the tests' users, named anew every run, would
+ * be refused.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
