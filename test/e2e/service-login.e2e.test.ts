@@ -6,9 +6,9 @@
  * stored), revoked there and refused; the CLI's browser login (loopback + PKCE) and its device-code
  * login, each ending with the API token stored 0600.
  *
- * Two replicas serve behind the ingress, and any of them may answer any request of a login (the
- * Service spreads connections at random), so these tests do not claim that a second replica took
- * part; service-install.e2e.test.ts shows one replica taking over from the other.
+ * Two replicas serve behind the ingress, and either may answer any request of a login (the Service
+ * picks a replica for each connection the proxy opens), so these tests do not claim that a second
+ * replica took part; service-install.e2e.test.ts shows one replica taking over from the other.
  *
  * One test stays on the service program started here (service.ts startService): a service behind
  * a private CA that *presents* that CA in its chain. The chart's front door (Caddy) presents its
