@@ -57,7 +57,8 @@ if infra bash cluster/cluster.sh up && infra bash cluster/dockerd.sh up && infra
   # pods keep two cores busy: gone before this run's tests start (test/e2e/cluster.ts labels them).
   infra bash cluster/cluster.sh kubectl delete namespace -l devtool.dev/e2e=true --wait=true --timeout=180s ||
     echo "(leftover test namespaces still terminating; the tests go on)"
-  # And the users the tests made on the installed service (test/e2e/service-install.e2e.test.ts).
+  # And the users the tests made on the installed service (test/e2e/installed-service.ts; their Secrets
+  # are owned by their ServiceAccounts, so the garbage collector removes them).
   bash cluster/cluster.sh kubectl -n devtool delete serviceaccount -l devtool.dev/e2e=true --ignore-not-found >/dev/null || true
   step "end-to-end tests"
   node scripts/run-tests.mjs e2e 2>&1 | tee -a "$log" || status=1

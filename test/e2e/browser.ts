@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Request } from 'playwright-core';
 
 export interface TestBrowser {
   readonly browser: Browser;
@@ -42,15 +42,30 @@ export async function launchBrowser(o: { caPem?: string } = {}): Promise<TestBro
  * load in flight whenever a network interface appears or goes, and on this machine every pod that
  * starts or ends adds or removes one (its veth; CI saw it once while another test's namespace was
  * being deleted). A user's Chrome reloads such a page by itself; the test does the same, a few
- * times. Any other failure, a certificate refused included, is returned at once.
+ * times. Playwright does not always name the error: a load that ended on Chromium's error page
+ * may be reported as "interrupted by another navigation to chrome-error://chromewebdata/", so the
+ * page's failed document request says why. Any other failure, a certificate refused included, is
+ * thrown at once, with that reason added.
  */
 export async function visit(page: Page, url: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
+    const failed: string[] = [];
+    const onFailed = (r: Request) => {
+      if (r.isNavigationRequest()) failed.push(r.failure()?.errorText ?? 'unknown');
+    };
+    page.on('requestfailed', onFailed);
     try {
       await page.goto(url);
       return;
     } catch (err) {
-      if (attempt >= 5 || !/ERR_NETWORK_CHANGED/.test((err as Error).message)) throw err;
+      const e = err as Error;
+      const why = failed.filter((f) => !e.message.includes(f));
+      if (attempt >= 5 || !/ERR_NETWORK_CHANGED/.test([e.message, ...why].join(' '))) {
+        if (why.length) e.message += ` (the page's request failed: ${why.join(', ')})`;
+        throw e;
+      }
+    } finally {
+      page.off('requestfailed', onFailed);
     }
   }
 }

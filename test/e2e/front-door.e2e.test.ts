@@ -13,17 +13,16 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as k8s from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { lookup } from 'node:dns/promises';
 import { join } from 'node:path';
 import { repoRoot, runDevtool } from './cli.ts';
 import { clusterSandbox, deleteNamespace, execInPod, pathWithHelm, REGISTRY, runningPod, type ClusterSandbox } from './cluster.ts';
 import { waitFor } from './wait.ts';
 import { launchBrowser, visit } from './browser.ts';
+import { CA_FILE, type Fetched, httpsGet, installedService, serviceUp } from './installed-service.ts';
 
 const fixture = join(import.meta.dirname, 'fixtures', 'front-door');
 const DOMAIN = 'e2e.devtool.test';
-const CA_FILE = join(process.env.DEVTOOL_FRONT_DOOR_STATE ?? '/var/lib/devtool-front-door', 'ca.crt');
 const ENV = 'fd';
 const token = `t${Date.now().toString(36)}`;
 let s: ClusterSandbox;
@@ -32,10 +31,9 @@ let appUrl: string;
 let ca: string;
 
 before(async () => {
-  const up = spawnSync('bash', [join(repoRoot, 'scripts/service-up.sh')], { encoding: 'utf8', timeout: 1_500_000 });
-  assert.equal(up.status, 0, `service-up failed:\n${up.stderr}`);
-  serviceUrl = up.stdout.trim().split('\n').at(-1)!;
-  ca = readFileSync(CA_FILE, 'utf8');
+  const svc = await installedService();
+  serviceUrl = svc.url;
+  ca = svc.caPem;
   s = await clusterSandbox('e2e-front-door');
 });
 after(async () => {
@@ -46,26 +44,8 @@ function devtool(args: string[], timeoutMs = 60_000) {
   return runDevtool(args, { cwd: fixture, timeoutMs, env: { ...s.env, REGISTRY, PAGE_TOKEN: token, DEVTOOL_ENDPOINT_DOMAIN: DOMAIN } });
 }
 
-interface Fetched {
-  status?: number;
-  body?: string;
-  error?: string;
-}
-
 /** GET over HTTPS with Node, trusting `trust` only (none: Node's default roots). */
-function get(url: string, trust?: string): Promise<Fetched> {
-  return new Promise((resolve) => {
-    const req = request(url, { ca: trust, timeout: 10_000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode, body }));
-    });
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', (e: NodeJS.ErrnoException) => resolve({ error: `${e.code ?? ''} ${e.message}` }));
-    req.end();
-  });
-}
+const get = (url: string, trust?: string) => httpsGet(url, trust);
 
 function curl(args: string[]) {
   return spawnSync('curl', ['-sS', '--max-time', '10', ...args], { encoding: 'utf8' });
@@ -228,7 +208,6 @@ test('an upgrade that gives no CA keeps the installed one (lookup), and the fron
     assert.deepEqual(await frontDoorPods(), podsBefore, 'the same CA restarts nothing');
   } finally {
     // Back to the values service:up gave (the CA from its file).
-    const restore = spawnSync('bash', [join(repoRoot, 'scripts/service-up.sh')], { encoding: 'utf8', timeout: 600_000 });
-    assert.equal(restore.status, 0, restore.stderr);
+    serviceUp();
   }
 });

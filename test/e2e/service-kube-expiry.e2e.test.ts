@@ -68,6 +68,9 @@ describe('kube credentials past their expiry', { skip: slow ? false : 'slow (11 
     const cluster = kc.getCurrentCluster()!;
     ca = cluster.caData ? Buffer.from(cluster.caData, 'base64').toString() : readFileSync(cluster.caFile!, 'utf8');
     writeFileSync(join(tmp, 'ca.crt'), ca);
+    // The service program started here, not the chart's installation: the test needs tokens of
+    // Kubernetes' shortest lifetime (DEVTOOL_KUBE_TOKEN_SECONDS=600), and the chart leaves the
+    // service's default of an hour (no value for it), which would make this test run over an hour.
     const env = {
       KUBECONFIG: kubeconfigPath,
       POD_NAMESPACE: serviceNs,

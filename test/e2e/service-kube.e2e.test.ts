@@ -1,38 +1,35 @@
 /**
- * Cluster access on a service context, end to end: the built service program (`serve`) runs as a
- * least-rights ServiceAccount (the rights the chart gives it, with `create` on serviceaccounts/token)
- * and hands out short-lived tokens of each user's own ServiceAccount. Two users (A an admin, B not)
- * log in with `context use <url> --token`; namespaces are created, listed and deleted through the
- * service; B can reach nothing of A's, neither through devtool nor through kubectl with the
- * kubeconfig `devtool kubeconfig` wrote; A deploys a Compose app with its own credentials; the
- * kubectl credential plugin fetches a new token when the cached one is gone or expired.
+ * Cluster access on a service context, end to end, on the service its chart installed
+ * (installed-service.ts): it runs as the chart's least-rights ServiceAccount and hands out
+ * short-lived tokens of each user's own ServiceAccount. Two users (A an admin, B not) log in with
+ * `context use https://devtool.devtool.test --token` through the front door, trusting its CA with
+ * DEVTOOL_CA_CERT on the first login as a user does; namespaces are created, listed and deleted
+ * through the service; B can reach nothing of A's, neither through devtool nor through kubectl with
+ * the kubeconfig `devtool kubeconfig` wrote; A deploys a Compose app with its own credentials and
+ * its endpoint answers over HTTPS through the front door; the kubectl credential plugin fetches a
+ * new token when the cached one is gone or expired.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
-import { ensureCluster, REGISTRY } from '../../cluster/test-cluster.ts';
+import { REGISTRY } from '../../cluster/test-cluster.ts';
 import { createSandbox, repoRoot, runDevtool, type Sandbox } from './cli.ts';
-import { E2E_NAMESPACE_LABEL } from './cluster.ts';
-import { createUser, type RunningService, serviceIdentity, startService } from './service.ts';
+import { type InstalledService, installedService, SERVICE_NAMESPACE, whenAnswering } from './installed-service.ts';
 import { killUpSessions, startUp } from './up-session.ts';
 
 const run = randomBytes(3).toString('hex');
-const serviceNs = `e2e-kube-${run}`;
 const userA = `e2eka${run}`;
 const userB = `e2ekb${run}`;
 const shop = `shop-${run}`;
-const labels = { [E2E_NAMESPACE_LABEL]: 'true' };
-const tmp = mkdtempSync(join(tmpdir(), 'service-kube-'));
 
+let svc: InstalledService;
+let url: string;
 let kc: k8s.KubeConfig;
 let core: k8s.CoreV1Api;
-let service: RunningService;
-let serviceEnv: Record<string, string>;
 let a: Sandbox;
 let tokenA: string;
 let b: Sandbox;
@@ -62,61 +59,28 @@ function cachedCredentials(sb: Sandbox): { file: string; token: string; expiresA
   return { file, ...(JSON.parse(readFileSync(file, 'utf8')) as { token: string; expiresAt: string }) };
 }
 
-/** The service's ServiceAccount with the chart's rights; returns a kubeconfig file acting as it. */
-
-/** The service's least-rights identity as a kubeconfig file (it runs as a separate program). */
-async function serviceKubeconfigFile(): Promise<string> {
-  const file = join(tmp, 'service.kubeconfig');
-  writeFileSync(file, (await serviceIdentity(kc, serviceNs, labels)).exportConfig(), { mode: 0o600 });
-  return file;
-}
-
-describe('service contexts: namespaces and the user’s own cluster credentials', () => {
+describe('service contexts: namespaces and the user’s own cluster credentials, on the installed service', () => {
   before(async () => {
-    const { kubeconfigPath } = await ensureCluster();
-    kc = new k8s.KubeConfig();
-    kc.loadFromFile(kubeconfigPath);
-    core = kc.makeApiClient(k8s.CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: serviceNs, labels } } });
-    const cluster = kc.getCurrentCluster()!;
-    const caFile = join(tmp, 'cluster-ca.crt');
-    writeFileSync(caFile, cluster.caData ? Buffer.from(cluster.caData, 'base64') : readFileSync(cluster.caFile!));
-    serviceEnv = {
-      KUBECONFIG: await serviceKubeconfigFile(),
-      POD_NAMESPACE: serviceNs,
-      DEVTOOL_OBJECT_LABELS: `${E2E_NAMESPACE_LABEL}=true`,
-      DEVTOOL_REGISTRY: REGISTRY,
-      DEVTOOL_ENDPOINT_DOMAIN: 'kube.e2e.example',
-      DEVTOOL_KUBE_SERVER: cluster.server,
-      DEVTOOL_KUBE_CA_FILE: caFile,
-      DEVTOOL_KUBE_TOKEN_SECONDS: '600',
-    };
-    service = await startService(serviceEnv);
-    const madeA = createUser(serviceEnv, userA, true);
-    assert.equal(madeA.status, 0, madeA.stderr);
-    tokenA = madeA.token;
-    const madeB = createUser(serviceEnv, userB);
-    assert.equal(madeB.status, 0, madeB.stderr);
+    svc = await installedService();
+    ({ kc, core, url } = svc);
+    tokenA = await svc.createUser(userA, true);
+    const tokenB = await svc.createUser(userB);
     a = createSandbox();
     b = createSandbox();
-    for (const [sb, made, user] of [
-      [a, madeA, userA],
-      [b, madeB, userB],
+    for (const [sb, token, user] of [
+      [a, tokenA, userA],
+      [b, tokenB, userB],
     ] as const) {
-      const r = devtool(sb, ['context', 'use', service.url, '--token', made.token]);
+      // The first login trusts the front door's CA as a user does; every later call uses the CA stored with the context.
+      const r = devtool(sb, ['context', 'use', url, '--token', token], { env: { DEVTOOL_CA_CERT: svc.caFile } });
       assert.equal(r.code, 0, r.stderr);
-      assert.equal(r.stdout, `Using context ${service.url} as ${user}: namespace "${user}-devtool" @ ${service.url}\n`);
+      assert.equal(r.stdout, `Using context ${url} as ${user}: namespace "${user}-devtool" @ ${url}\n`);
     }
   });
 
   after(async () => {
     killUpSessions();
-    await service?.stop();
-    rmSync(tmp, { recursive: true, force: true });
     if (!core) return;
-    const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
-    await rbac.deleteClusterRoleBinding({ name: serviceNs }).catch(() => {});
-    await rbac.deleteClusterRole({ name: serviceNs }).catch(() => {});
     const held = await core.readNamespacedConfigMap({ name: 'held', namespace: shop }).catch(() => undefined);
     if (held) {
       await core
@@ -126,16 +90,16 @@ describe('service contexts: namespaces and the user’s own cluster credentials'
         )
         .catch(() => {});
     }
-    for (const ns of (await core.listNamespace()).items) {
-      const name = ns.metadata!.name!;
-      if (name.includes(run)) await core.deleteNamespace({ name }).catch(() => {});
-    }
+    // Their personal namespaces and those they created (owned), their ServiceAccounts and Secrets.
+    await svc.removeUsers();
   });
 
-  test('namespace create makes one the user owns and switches to it; list shows Namespace, Status and * on the current one', () => {
+  test('namespace create makes one the user owns and switches to it; list shows Namespace, Status and * on the current one', async () => {
     const r = devtool(a, ['namespace', 'create', shop]);
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stdout, `Namespace "${shop}" created\nUsing namespace "${shop}" @ ${service.url} (${service.url})\n`);
+    assert.equal(r.stdout, `Namespace "${shop}" created\nUsing namespace "${shop}" @ ${url} (${url})\n`);
+    // Ours to delete if this run is cut off before its cleanup (scripts/test.sh).
+    await svc.markForCleanup(shop);
     assert.equal(JSON.parse(devtool(a, ['context', 'show']).stdout).namespace, shop);
     const list = devtool(a, ['namespace', 'list']);
     assert.equal(list.code, 0, list.stderr);
@@ -173,7 +137,7 @@ describe('service contexts: namespaces and the user’s own cluster credentials'
     assert.match(list.stdout, new RegExp(`^${userB}-devtool \\* +Active$`, 'm'));
     const use = devtool(b, ['namespace', 'use', shop]);
     assert.equal(use.code, 1);
-    assert.equal(use.stderr, `Error: namespace "${shop}" is not one of yours on ${service.url} (yours: ${userB}-devtool)\n`);
+    assert.equal(use.stderr, `Error: namespace "${shop}" is not one of yours on ${url} (yours: ${userB}-devtool)\n`);
     const del = devtool(b, ['namespace', 'delete', shop]);
     assert.equal(del.code, 1);
     assert.equal(del.stderr, `Error: namespace ${shop}: only its owner (${userA}) or an admin can delete it\n`);
@@ -182,7 +146,7 @@ describe('service contexts: namespaces and the user’s own cluster credentials'
     assert.match(deployInto.stderr, /forbidden/i);
   });
 
-  test('a Compose app deploys into the user’s namespace with the user’s own credentials', { timeout: 300_000 }, async () => {
+  test('a Compose app deploys into the user’s namespace with the user’s own credentials; its endpoint answers over HTTPS', { timeout: 300_000 }, async () => {
     const fixture = join(repoRoot, 'test/e2e/fixtures/front-door');
     const d = devtool(a, ['deploy', '--name', 'web', '--wait', '--timeout', '3m'], {
       cwd: fixture,
@@ -197,11 +161,15 @@ describe('service contexts: namespaces and the user’s own cluster credentials'
     );
     const e = devtool(a, ['endpoints', '--name', 'web', '--output', 'json']);
     assert.equal(e.code, 0, e.stderr);
-    assert.deepEqual(JSON.parse(e.stdout), [`https://web-${shop}.kube.e2e.example`]);
+    const endpoint = `https://web-${shop}.devtool.test`;
+    assert.deepEqual(JSON.parse(e.stdout), [endpoint]);
+    // Through the front door, trusting its CA only: the page of this deploy (PAGE_TOKEN).
+    const last = await whenAnswering(endpoint, svc.caPem);
+    assert.equal(last.body, `front door page ${run}\n`);
   });
 
   test('kubectl with the kubeconfig `devtool kubeconfig` wrote: A works in its namespace, B reaches nothing of A’s', async () => {
-    const host = new URL(service.url).host.replace(/[^A-Za-z0-9-]+/g, '_');
+    const host = new URL(url).host.replace(/[^A-Za-z0-9-]+/g, '_');
     for (const [sb, ns] of [
       [a, shop],
       [b, `${userB}-devtool`],
@@ -236,7 +204,7 @@ describe('service contexts: namespaces and the user’s own cluster credentials'
     const ownB = kubectl(b, ['get', 'pods']);
     assert.equal(ownB.code, 0, `B works in its own namespace: ${ownB.stderr}`);
     for (const sb of [a, b]) {
-      const r = kubectl(sb, ['get', 'secrets', '-n', serviceNs]);
+      const r = kubectl(sb, ['get', 'secrets', '-n', SERVICE_NAMESPACE]);
       assert.match(r.stderr, /forbidden/i, 'nobody gets the service’s rights (its accounts and tokens)');
     }
     assert.equal((await core.readNamespace({ name: shop })).metadata?.deletionTimestamp, undefined, 'A’s namespace is intact');
@@ -244,7 +212,8 @@ describe('service contexts: namespaces and the user’s own cluster credentials'
 
   test('the credential plugin fetches a new token when the cached one is gone or expired, never using an expired one', () => {
     const first = cachedCredentials(a)!;
-    assert.ok(Date.parse(first.expiresAt) - Date.now() <= 600_000 + 5_000, 'tokens live DEVTOOL_KUBE_TOKEN_SECONDS (10 min)');
+    // The chart leaves DEVTOOL_KUBE_TOKEN_SECONDS at the service's default, an hour.
+    assert.ok(Date.parse(first.expiresAt) - Date.now() <= 3_600_000 + 5_000, 'tokens live DEVTOOL_KUBE_TOKEN_SECONDS (1 h)');
     rmSync(first.file);
     const again = kubectl(a, ['get', 'pods', '-o', 'name']);
     assert.equal(again.code, 0, again.stderr);
@@ -258,14 +227,16 @@ describe('service contexts: namespaces and the user’s own cluster credentials'
     const third = cachedCredentials(a)!;
     assert.notEqual(third.token, 'expired');
     assert.ok(Date.parse(third.expiresAt) > Date.now() + 60_000);
-    const plugin = devtool(a, ['kubetoken', '--context', service.url]);
+    const plugin = devtool(a, ['kubetoken', '--context', url]);
     assert.equal(plugin.code, 0, plugin.stderr);
     const cred = JSON.parse(plugin.stdout) as { apiVersion: string; kind: string; status: { token: string; expirationTimestamp: string } };
     assert.equal(cred.apiVersion, 'client.authentication.k8s.io/v1');
     assert.equal(cred.kind, 'ExecCredential');
     assert.equal(cred.status.token, third.token, 'a fresh cached token is reused');
     // A context made by DEVTOOL_URL + DEVTOOL_TOKEN (CI) is stored nowhere: the plugin takes it from its environment.
-    const envOnly = devtool(createSandbox(), ['kubetoken', '--context', service.url], { env: { DEVTOOL_URL: service.url, DEVTOOL_TOKEN: tokenA } });
+    const envOnly = devtool(createSandbox(), ['kubetoken', '--context', url], {
+      env: { DEVTOOL_URL: url, DEVTOOL_TOKEN: tokenA, DEVTOOL_CA_CERT: svc.caFile },
+    });
     assert.equal(envOnly.code, 0, envOnly.stderr);
     assert.equal((JSON.parse(envOnly.stdout) as { kind: string }).kind, 'ExecCredential');
   });

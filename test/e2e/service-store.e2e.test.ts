@@ -4,6 +4,9 @@
  * the isolation between two users (checked by acting as each user's ServiceAccount). Also the
  * operator command `create-user` of the built service program, and the API on this store.
  * Everything lives in throwaway namespaces labelled devtool.dev/e2e=true, deleted at the end.
+ * It tests the store and the program themselves (objects read back, a service acting as a
+ * least-rights identity made here), so it runs them on this machine rather than through the
+ * chart's installation; the flows users see run there (installed-service.ts).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
