@@ -25,7 +25,6 @@ let up: UpSession | undefined;
 export function firstPassRounds(how: 'stopped' | 'killed'): void {
   before(() => setUp(`first-pass-${how}`));
   after(async () => {
-    if (failures.length > 0) console.log(`dev pod after the failed container command(s):\n${await devPodReport()}`);
     await tearDownDev(s, env, [folder]);
   });
   for (const n of [1, 999, 1001, 5000]) {
@@ -47,23 +46,32 @@ async function setUp(prefix: string): Promise<void> {
   up = await startUp(['-n', s.namespace], { env, cwd: folder });
 }
 
-const inContainer = async (script: string, timeoutMs = 120_000): Promise<string> => {
-  const r = runDevtool(['exec', '-n', s.namespace, '--', 'bash', '-c', script], { env, cwd: folder, timeoutMs });
-  if (r.code !== 0) {
-    // What the dev pod went through, what the agent and devtool.log said: an exec that lost its
-    // connection (seen three times, twice in CI) has no other trace. In the failure itself, since
-    // CI shows only part of the output.
-    const again = runDevtool(['exec', '-n', s.namespace, '--', 'true'], { env, cwd: folder, timeoutMs: 60_000 });
-    failures.push(
-      `in the container: ${script.slice(0, 200)}\nstdout: ${r.stdout.slice(-2000)}\nstderr: ${r.stderr}\na second exec right after: exit ${again.code} ${again.stderr}`,
-    );
-    assert.fail(`${failures.at(-1)}\n${await devPodReport()}`);
-  }
-  return r.stdout;
-};
+/** What `exec` says when its connection went before the command ended (src/dev/session.ts). */
+const CONNECTION_LOST = /connection to the dev container closed before the command ended/;
 
-/** Failed container commands, reported with the pod's state in the file's `after`. */
-const failures: string[] = [];
+/**
+ * A script in the dev container through `devtool exec`: the container's side of a round (its
+ * edits while no `up` runs) and looks at its files. An exec that lost its connection (seen three
+ * times in some ten suite runs, twice in CI, cause not found yet: see docs/sync.md) is run once
+ * more, since every script here is idempotent, and reported with the pod's state, the agent's
+ * logs and devtool.log; it is not what these rounds test. Any other failure fails the round, with
+ * the same report (CI shows only the failure's text).
+ */
+const inContainer = async (script: string, timeoutMs = 120_000): Promise<string> => {
+  for (let attempt = 1; ; attempt++) {
+    const r = runDevtool(['exec', '-n', s.namespace, '--', 'bash', '-c', script], { env, cwd: folder, timeoutMs });
+    if (r.code === 0) return r.stdout;
+    const again = runDevtool(['exec', '-n', s.namespace, '--', 'true'], { env, cwd: folder, timeoutMs: 60_000 });
+    const report =
+      `in the container: ${script.slice(0, 200)}\nstdout: ${r.stdout.slice(-2000)}\nstderr: ${r.stderr}\n` +
+      `a second exec right after: exit ${again.code} ${again.stderr}\n${await devPodReport()}`;
+    if (attempt === 1 && CONNECTION_LOST.test(r.stderr)) {
+      console.log(`exec lost its connection; running the script again:\n${report}`);
+      continue;
+    }
+    assert.fail(report);
+  }
+};
 
 /** The dev pod's containers (restarts, last state) and the agent's last log lines, for a failure's report. */
 async function devPodReport(): Promise<string> {
@@ -161,7 +169,8 @@ async function round(r: string, n: number, how: 'stopped' | 'killed'): Promise<v
       `for f in container-changed/*.txt both/*.txt local-deleted-container-changed/*.txt; do echo "container edit of $f" > "$f"; done`,
       'rm -rf container-deleted container-deleted-local-changed empty-dir',
       'mkdir -p container-created && for i in $(seq 0 4); do echo "container new $i" > container-created/f$i.txt; done',
-      'for i in $(seq 0 4); do mv container-renamed/f$i.txt container-renamed/g$i.txt; done',
+      // Idempotent, like every step here: a script that lost its connection runs again.
+      'for i in $(seq 0 4); do if [ -e container-renamed/f$i.txt ]; then mv container-renamed/f$i.txt container-renamed/g$i.txt; fi; done',
       'ln -sfn target-b.txt link',
       // Created on both sides with different content.
       'mkdir -p created-both && for i in $(seq 0 4); do echo "container side $i" > created-both/f$i.txt; done',
