@@ -201,6 +201,10 @@ export function translate(ingresses: readonly V1Ingress[], services: readonly V1
             name: 'devtool front door',
             install_trust: false,
             root: { certificate: s.caCertFile, private_key: s.caKeyFile, format: 'pem_file' },
+            // The root signs the certificates itself. With an intermediate of Caddy's own, the chain
+            // a client sees ends at that intermediate, so the fingerprint devtool shows for an
+            // untrusted service (src/service/tls.ts) was not the one of ca.crt the user compares.
+            intermediate: { certificate: s.caCertFile, private_key: s.caKeyFile, format: 'pem_file' },
           },
         },
       },
