@@ -1,6 +1,7 @@
 /**
- * Kubernetes credentials past their real expiry (slow: about 11 minutes, so it runs only with
- * DEVTOOL_E2E_SLOW=1; scripts/test.sh leaves it out otherwise). The service issues 10-minute
+ * Kubernetes credentials past their real expiry (slow: about 11 minutes, mostly waiting; in the
+ * suite it runs beside the other files, see scripts/run-tests.mjs; alone, it needs
+ * DEVTOOL_E2E_SLOW=1). The service issues 10-minute
  * tokens, Kubernetes' shortest; an `up` session started with the first token outlives it: after the
  * API server refuses that token, `up` still reconnects to a replaced dev pod, `exec` works, and
  * kubectl through the `devtool kubeconfig` entry works, each with a newer token.
