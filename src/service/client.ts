@@ -147,15 +147,17 @@ function inWords(code: string | undefined, message: string): string {
     case 'ETIMEDOUT':
       return `no answer to the connection (${code})`;
     case 'EPROTO':
-    case 'ERR_SSL_WRONG_VERSION_NUMBER':
-      return `it does not answer in TLS there: is it http://? (${code})`;
+      if (/wrong version number/.test(message)) return `it does not answer in TLS there; is its URL http://? (${code})`;
+      return oneLineOf(`${code}: ${message}`);
     case 'CERT_HAS_EXPIRED':
     case 'ERR_TLS_CERT_ALTNAME_INVALID':
       return `its TLS certificate is not valid for it (${code})`;
     default:
-      return (code ? `${code}: ${message}` : message).replace(/\s*[\r\n]+\s*/g, ' ');
+      return oneLineOf(code ? `${code}: ${message}` : message);
   }
 }
+
+const oneLineOf = (text: string) => text.replace(/\s*[\r\n]+\s*/g, ' ');
 
 /** The one-line reason of a `{ error }` body, or undefined when the body is something else (a proxy's page). */
 function errorOf(text: string): string | undefined {

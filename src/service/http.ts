@@ -40,11 +40,14 @@ export async function exchange(x: Exchange): Promise<Answer> {
     return await once(x);
   } catch (err) {
     // A kept-alive connection the server closed as this request went out: sent again, once, on a
-    // new one (Node's documented pattern; the server never saw the request).
-    if ((err as { reusedSocket?: boolean }).reusedSocket && (err as NodeJS.ErrnoException).code === 'ECONNRESET') return once(x);
+    // new one (Node's documented pattern), if sending it twice does no harm; a POST is not.
+    const stale = (err as { reusedSocket?: boolean }).reusedSocket && (err as NodeJS.ErrnoException).code === 'ECONNRESET';
+    if (stale && IDEMPOTENT.has(x.method)) return once(x);
     throw err;
   }
 }
+
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
 
 function once(x: Exchange): Promise<Answer> {
   const https = x.url.protocol === 'https:';
