@@ -45,13 +45,19 @@ const lazyServiceClient = (dir) => ({
 /**
  * Our own bundles are loaded with require(), not import(): the first import() of a process starts
  * Node's ES module loader and runs its CommonJS export scan on the file, ~12 ms of every command
- * (bench/namespace-list.mjs). The import() in the source becomes one of a small module inlined
+ * (bench/namespace-list.mjs). The same for yaml (a kubeconfig's reader), which is CommonJS too;
+ * the ES-only dependencies (@kubernetes/client-node, the prompts) stay import(). The import() in the source becomes one of a small module inlined
  * here, `module.exports = require('<bundle>')`, evaluated only when that import() runs.
  */
 const OWN_BUNDLE = 'own-bundle';
+/** Dependencies that ship CommonJS and that the source loads with import(): required the same way. */
+const COMMONJS_DEPENDENCIES = /^yaml$/;
 const ownBundles = {
   name: 'own-bundles',
   setup(b) {
+    b.onResolve({ filter: COMMONJS_DEPENDENCIES }, (args) =>
+      args.kind === 'dynamic-import' && args.namespace !== OWN_BUNDLE ? { path: args.path, namespace: OWN_BUNDLE } : undefined,
+    );
     b.onLoad({ filter: /.*/, namespace: OWN_BUNDLE }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
     b.onResolve({ filter: /.*/, namespace: OWN_BUNDLE }, (args) => ({ path: args.path, external: true }));
   },

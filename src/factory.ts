@@ -90,8 +90,9 @@ export function createFactory(opts: FactoryOptions): Factory {
       );
     }
     const { KubeCredentialCache, kubeCredentialFile } = await import('./service/kube-credentials.ts');
-    const client = await service({ url: context.name, token });
-    return new KubeCredentialCache(kubeCredentialFile(home.root, context.name, token), () => client.kubeCredentials(), now);
+    // The client only when the cached credentials are stale: kubectl runs `kubetoken` for every request.
+    const fetchCredentials = async () => (await service({ url: context.name, token })).kubeCredentials();
+    return new KubeCredentialCache(kubeCredentialFile(home.root, context.name, token), fetchCredentials, now);
   };
   return {
     io: opts.io,

@@ -121,7 +121,7 @@ describe('help and version', () => {
     assert.equal(r.stderr, '');
   });
 
-  test('the bundles load one another with require(): an import() would start the ES module loader (~12 ms a command)', () => {
+  test('the bundles load one another and yaml with require(): an import() would start the ES module loader (~12 ms a command)', () => {
     const dist = dirname(cliPath);
     const bundles = [
       cliPath,
@@ -131,7 +131,7 @@ describe('help and version', () => {
         .map((f) => join(dist, 'commands', f)),
     ];
     assert.ok(bundles.length > 10, bundles.join(' '));
-    for (const file of bundles) assert.doesNotMatch(readFileSync(file, 'utf8'), /\bimport\(\s*["'](\.{1,2}\/|node:fs["'])/, file);
+    for (const file of bundles) assert.doesNotMatch(readFileSync(file, 'utf8'), /\bimport\(\s*["'](\.{1,2}\/|node:fs["']|yaml["'])/, file);
     assert.match(readFileSync(cliPath, 'utf8'), /require\("\.\/commands\/namespace\.cjs"\)/);
   });
 
