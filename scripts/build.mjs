@@ -15,32 +15,53 @@ const clusterOnly = process.argv[2] === 'cluster';
 if (!clusterOnly) rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 
 /**
- * `import('./run.ts')` in src/commands/<name>/spec.ts becomes an import of that handler's own
- * bundle, `<dir><name>.cjs`, with `dir` relative to the bundle being built.
+ * `import('./run.ts')` in src/commands/<name>/spec.ts becomes a require() of that handler's own
+ * bundle, `<dir><name>.cjs`, with `dir` relative to the bundle being built (ownBundle below).
  */
 const lazyHandlers = (dir) => ({
   name: 'lazy-handlers',
   setup(b) {
     b.onResolve({ filter: /^\.\/run\.ts$/ }, (args) => {
       const m = /src\/commands\/([^/]+)\/spec\.ts$/.exec(args.importer);
-      return m ? { path: `${dir}${m[1]}.cjs`, external: true } : undefined;
+      return m ? { path: `${dir}${m[1]}.cjs`, namespace: OWN_BUNDLE } : undefined;
     });
   },
 });
 
 /**
- * `import('./service/client.ts')` in src/factory.ts becomes an import of its own bundle,
- * `<dir>service-client.cjs`: bundled inline, the client and the contract's schemas (~12 KB) would be
- * parsed by every start-up, though only service commands use them.
+ * `import('./service/client.ts')` in src/factory.ts becomes a require() of its own bundle,
+ * `<dir>service-client.cjs`: bundled inline, the client (~12 KB) would be parsed by every
+ * start-up, though only service commands use it.
  */
 const lazyServiceClient = (dir) => ({
   name: 'lazy-service-client',
   setup(b) {
     b.onResolve({ filter: /^\.\/service\/client\.ts$/ }, (args) =>
-      /src\/factory\.ts$/.test(args.importer) ? { path: `${dir}service-client.cjs`, external: true } : undefined,
+      /src\/factory\.ts$/.test(args.importer) ? { path: `${dir}service-client.cjs`, namespace: OWN_BUNDLE } : undefined,
     );
   },
 });
+
+/**
+ * Our own bundles are loaded with require(), not import(): the first import() of a process starts
+ * Node's ES module loader and runs its CommonJS export scan on the file, ~12 ms of every command
+ * (bench/namespace-list.mjs). The same for yaml (a kubeconfig's reader), which is CommonJS too;
+ * the ES-only dependencies (@kubernetes/client-node, the prompts) stay import(). The import() in the source becomes one of a small module inlined
+ * here, `module.exports = require('<bundle>')`, evaluated only when that import() runs.
+ */
+const OWN_BUNDLE = 'own-bundle';
+/** Dependencies that ship CommonJS and that the source loads with import(): required the same way. */
+const COMMONJS_DEPENDENCIES = /^yaml$/;
+const ownBundles = {
+  name: 'own-bundles',
+  setup(b) {
+    b.onResolve({ filter: COMMONJS_DEPENDENCIES }, (args) =>
+      args.kind === 'dynamic-import' && args.namespace !== OWN_BUNDLE ? { path: args.path, namespace: OWN_BUNDLE } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: OWN_BUNDLE }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
+    b.onResolve({ filter: /.*/, namespace: OWN_BUNDLE }, (args) => ({ path: args.path, external: true }));
+  },
+};
 
 const handlers = readdirSync('src/commands').filter((d) => existsSync(`src/commands/${d}/run.ts`));
 
@@ -66,13 +87,18 @@ const common = {
 if (!clusterOnly) await buildCli();
 
 async function buildCli() {
-  await build({ ...common, entryPoints: ['src/main.ts'], outfile: 'dist/devtool.cjs', plugins: [lazyHandlers('./commands/'), lazyServiceClient('./')] });
+  await build({
+    ...common,
+    entryPoints: ['src/main.ts'],
+    outfile: 'dist/devtool.cjs',
+    plugins: [lazyHandlers('./commands/'), lazyServiceClient('./'), ownBundles],
+  });
   await build({
     ...common,
     entryPoints: Object.fromEntries(handlers.map((d) => [`commands/${d}`, `src/commands/${d}/run.ts`])),
     outdir: 'dist',
     outExtension: { '.js': '.cjs' },
-    plugins: [lazyHandlers('./'), lazyServiceClient('../')],
+    plugins: [lazyHandlers('./'), lazyServiceClient('../'), ownBundles],
     banner: { js: "'use strict';\nconst __devtoolBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
   });
   await build({

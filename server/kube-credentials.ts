@@ -6,6 +6,7 @@
  * its namespace for this, nothing more.
  */
 import type * as k8s from '@kubernetes/client-node';
+import { makeKeepAliveApiClient } from './kube-api.ts';
 import { serviceAccountName } from './store/kubernetes.ts';
 
 /** Makes a bound token of a user's ServiceAccount; the fake in the unit tests stands for TokenRequest. */
@@ -35,7 +36,7 @@ export async function tokenRequestIssuer(namespace: string, kc?: k8s.KubeConfig)
     config = new mod.KubeConfig();
     config.loadFromDefault();
   }
-  const core = config.makeApiClient(mod.CoreV1Api);
+  const core = makeKeepAliveApiClient(mod, config, mod.CoreV1Api);
   return {
     async issue(user, seconds) {
       const answer = await core.createNamespacedServiceAccountToken({

@@ -5,6 +5,8 @@
  * nothing global, so a test builds one with its own streams and temporary home (and its own `kube`).
  * Below the commands, code receives narrow interfaces or plain values, never the Factory.
  */
+// node:fs is loaded by every start-up already; import() of it would start the ES module loader (~10 ms).
+import { readFileSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { Analytics } from './analytics/analytics.ts';
 import { ContextStore } from './context/store.ts';
@@ -76,7 +78,6 @@ export function createFactory(opts: FactoryOptions): Factory {
   const service: Factory['service'] = async ({ url, token, timeoutMs }) => {
     // tls.ts comes through the client's own bundle (scripts/build.mjs), not the start-up one.
     const { ServiceClient, trustedCas } = await import('./service/client.ts');
-    const { readFileSync } = await import('node:fs');
     const ca = trustedCas(opts.env, contexts.read().contexts[url]?.certificate, (file) => readFileSync(file, 'utf8'));
     return new ServiceClient({ url, ...(token ? { token } : {}), ...(ca ? { ca } : {}), ...(timeoutMs ? { timeoutMs } : {}) });
   };
@@ -89,8 +90,9 @@ export function createFactory(opts: FactoryOptions): Factory {
       );
     }
     const { KubeCredentialCache, kubeCredentialFile } = await import('./service/kube-credentials.ts');
-    const client = await service({ url: context.name, token });
-    return new KubeCredentialCache(kubeCredentialFile(home.root, context.name, token), () => client.kubeCredentials(), now);
+    // The client only when the cached credentials are stale: kubectl runs `kubetoken` for every request.
+    const fetchCredentials = async () => (await service({ url: context.name, token })).kubeCredentials();
+    return new KubeCredentialCache(kubeCredentialFile(home.root, context.name, token), fetchCredentials, now);
   };
   return {
     io: opts.io,

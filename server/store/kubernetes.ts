@@ -13,6 +13,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
+import { makeKeepAliveApiClient } from '../kube-api.ts';
 import { KubeLoginStore } from './kubernetes-login.ts';
 import { ConflictError, type GrantKind, type GrantRecord, type NamespaceRecord, type Store, type TokenRecord, type UserRecord } from './store.ts';
 
@@ -82,8 +83,8 @@ export class KubeStore implements Store {
   private readonly login: KubeLoginStore;
 
   private constructor(mod: typeof k8s, kc: k8s.KubeConfig, opts: KubeStoreOptions) {
-    this.core = kc.makeApiClient(mod.CoreV1Api);
-    this.rbac = kc.makeApiClient(mod.RbacAuthorizationV1Api);
+    this.core = makeKeepAliveApiClient(mod, kc, mod.CoreV1Api);
+    this.rbac = makeKeepAliveApiClient(mod, kc, mod.RbacAuthorizationV1Api);
     this.ns = opts.namespace;
     this.extra = opts.extraLabels ?? {};
     this.mergePatch = mod.setHeaderOptions('Content-Type', mod.PatchStrategy.MergePatch);

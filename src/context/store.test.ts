@@ -204,3 +204,13 @@ test('select: the context --context names, whichever is current; none named: the
     (err: Error) => err.name === 'UsageError' && /^--context: unknown context "gamma" \(known: alpha, beta\)/.test(err.message),
   );
 });
+
+test('a current service context is resolved without the kubeconfig: a broken one does not stand in its way', async () => {
+  const { store, kc } = setup();
+  await store().use('https://devtool.example', { isDevtool: true, token: 'dvt_x', namespace: 'web' });
+  writeFileSync(kc, 'clusters: [\n  - : broken');
+  const ctx = await store().requireCurrent();
+  assert.deepEqual([ctx.name, ctx.source, ctx.namespace, ctx.token], ['https://devtool.example', 'stored', 'web', 'dvt_x']);
+  // Listing every context still reads it, and says what is wrong with it.
+  await assert.rejects(store().list(), /kubeconfig:2:3: invalid kubeconfig/);
+});

@@ -96,10 +96,11 @@ export class ContextStore {
       const ctx = this.resolve(url, { ...stored, name: url, isDevtool: true, ...(envToken ? { token: envToken } : {}) }, undefined, 'environment');
       return ctx;
     }
-    const kc = await this.kubeconfig();
     if (data.current) {
       const stored = data.contexts[data.current];
+      // A service context takes nothing from the kubeconfig: not read (yaml's load alone is ~30 ms).
       if (stored?.isDevtool) return this.resolve(stored.name, stored, undefined, 'stored');
+      const kc = await this.kubeconfig();
       const kube = kc.contexts.find((c) => c.name === data.current);
       if (!kube) {
         throw new DevtoolError(
@@ -108,6 +109,7 @@ export class ContextStore {
       }
       return this.resolve(kube.name, stored, kube, 'stored');
     }
+    const kc = await this.kubeconfig();
     const kube = kc.currentContext ? kc.contexts.find((c) => c.name === kc.currentContext) : undefined;
     return kube ? this.resolve(kube.name, data.contexts[kube.name], kube, 'kubeconfig') : undefined;
   }

@@ -126,7 +126,7 @@ export interface Session {
  * opens HTTP/2 streams on it, one per call.
  */
 export async function serveSession(socket: Duplex, id: string, provider: SessionProvider): Promise<Session> {
-  const { createServer } = await import('node:http2');
+  const { createServer } = process.getBuiltinModule('node:http2');
   const server = createServer();
   server.on('stream', (stream, headers) => serve(stream, String(headers[':path'] ?? ''), provider));
   server.on('sessionError', () => undefined);

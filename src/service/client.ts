@@ -1,33 +1,33 @@
 /**
- * The CLI's client of the devtool service: one method per route of the contract (contract.ts), over
- * Node's fetch, each call bounded by a timeout. A refusal (4xx) becomes a DevtoolError whose message
- * is the service's one-line reason; an unreachable or failing service, one line saying so.
+ * The CLI's client of the devtool service: one method per route (the method and path from
+ * endpoints.ts, the bodies' types from contract.ts), over node:http/node:https (http.ts), each call
+ * bounded by a timeout. A refusal (4xx) becomes a DevtoolError whose message is the service's
+ * one-line reason; an unreachable or failing service, one line saying so.
  */
 import { DevtoolError } from '../base/errors.ts';
-import {
-  type AnalyticsAcceptedBody,
-  type AnalyticsRecordBody,
-  CLI_CLIENT_ID,
-  type DeviceCodeAnswerBody,
-  type InfoBody,
-  type KubeCredentialsBody,
-  type MeBody,
-  type NamespaceBody,
-  type NamespaceListBody,
-  type RouteSpec,
-  routes,
-  type SecretListBody,
-  type SecretValuesBody,
-  type TokenCreateBody,
-  type TokenCreatedBody,
-  type TokenGrantAnswerBody,
-  type TokenGrantRequestBody,
-  type TokenListBody,
-  ANALYTICS_ACTION_PATTERN,
+// Types only: contract.ts holds the schemas (TypeBox), which a client has no use for at run time.
+import type {
+  AnalyticsAcceptedBody,
+  AnalyticsRecordBody,
+  DeviceCodeAnswerBody,
+  InfoBody,
+  KubeCredentialsBody,
+  MeBody,
+  NamespaceBody,
+  NamespaceListBody,
+  SecretListBody,
+  SecretValuesBody,
+  TokenCreateBody,
+  TokenCreatedBody,
+  TokenGrantAnswerBody,
+  TokenGrantRequestBody,
+  TokenListBody,
 } from './contract.ts';
+import { ANALYTICS_ACTION_PATTERN, CLI_CLIENT_ID, type Endpoint, endpoints } from './endpoints.ts';
+import { type Answer, exchange } from './http.ts';
+import { trustedRoots, UNTRUSTED_CODES, untrustedLine } from './tls.ts';
 
 const ANALYTICS_ACTION = new RegExp(ANALYTICS_ACTION_PATTERN);
-import { fetchTrusting, UNTRUSTED_CODES, untrustedLine } from './tls.ts';
 
 export { trustedCas } from './tls.ts';
 
@@ -40,8 +40,6 @@ export interface ServiceClientOptions {
   token?: string;
   /** Per call; default 15 s. */
   timeoutMs?: number;
-  /** For tests: another fetch. */
-  fetch?: typeof fetch;
   /** PEM of a CA to trust next to the system's (DEVTOOL_CA_CERT, or the one stored with the context). */
   ca?: string;
 }
@@ -61,72 +59,78 @@ export class ServiceError extends DevtoolError {
 export class ServiceClient {
   private readonly base: string;
   private readonly timeoutMs: number;
-  private readonly doFetch: typeof fetch;
+  /** The CAs an https: service is checked against, when the user trusts one more than the system's. */
+  private readonly ca: readonly string[] | undefined;
 
   constructor(private readonly opts: ServiceClientOptions) {
     this.base = opts.url.replace(/\/+$/, '');
     this.timeoutMs = opts.timeoutMs ?? 15_000;
-    this.doFetch = opts.fetch ?? (opts.ca ? fetchTrusting(opts.ca) : fetch);
+    this.ca = opts.ca ? trustedRoots(opts.ca) : undefined;
   }
 
-  info = () => this.call<InfoBody>(routes.info);
-  me = () => this.call<MeBody>(routes.me);
-  createToken = (body: TokenCreateBody) => this.call<TokenCreatedBody>(routes.createToken, { body });
-  listTokens = () => this.call<TokenListBody>(routes.listTokens);
-  revokeToken = (id: string) => this.call<void>(routes.revokeToken, { params: { id } });
-  listNamespaces = () => this.call<NamespaceListBody>(routes.listNamespaces);
-  createNamespace = (name: string) => this.call<NamespaceBody>(routes.createNamespace, { body: { name } });
-  deleteNamespace = (name: string) => this.call<void>(routes.deleteNamespace, { params: { name } });
-  listSecrets = () => this.call<SecretListBody>(routes.listSecrets);
-  putSecret = (name: string, value: string) => this.call<void>(routes.putSecret, { params: { name }, body: { value } });
-  deleteSecret = (name: string) => this.call<void>(routes.deleteSecret, { params: { name } });
-  secretValues = () => this.call<SecretValuesBody>(routes.secretValues);
-  sendAnalytics = (records: AnalyticsRecordBody[]) => this.call<AnalyticsAcceptedBody>(routes.sendAnalytics, { body: { records } });
+  info = () => this.call<InfoBody>(endpoints.info);
+  me = () => this.call<MeBody>(endpoints.me);
+  createToken = (body: TokenCreateBody) => this.call<TokenCreatedBody>(endpoints.createToken, { body });
+  listTokens = () => this.call<TokenListBody>(endpoints.listTokens);
+  revokeToken = (id: string) => this.call<void>(endpoints.revokeToken, { params: { id } });
+  listNamespaces = () => this.call<NamespaceListBody>(endpoints.listNamespaces);
+  createNamespace = (name: string) => this.call<NamespaceBody>(endpoints.createNamespace, { body: { name } });
+  deleteNamespace = (name: string) => this.call<void>(endpoints.deleteNamespace, { params: { name } });
+  listSecrets = () => this.call<SecretListBody>(endpoints.listSecrets);
+  putSecret = (name: string, value: string) => this.call<void>(endpoints.putSecret, { params: { name }, body: { value } });
+  deleteSecret = (name: string) => this.call<void>(endpoints.deleteSecret, { params: { name } });
+  secretValues = () => this.call<SecretValuesBody>(endpoints.secretValues);
+  sendAnalytics = (records: AnalyticsRecordBody[]) => this.call<AnalyticsAcceptedBody>(endpoints.sendAnalytics, { body: { records } });
   /** Whether the service takes a record of `action` (a command path); the sender drops the others. */
   acceptsAnalyticsAction = (action: string) => ANALYTICS_ACTION.test(action);
   // login (browser, device code, pages)
-  deviceCode = (machine: string) => this.call<DeviceCodeAnswerBody>(routes.deviceCode, { body: { client_id: CLI_CLIENT_ID, machine } });
+  deviceCode = (machine: string) => this.call<DeviceCodeAnswerBody>(endpoints.deviceCode, { body: { client_id: CLI_CLIENT_ID, machine } });
   /** The OAuth refusals (authorization_pending, invalid_grant...) are an answer here, not an error. */
   tokenGrant = async (body: TokenGrantRequestBody): Promise<TokenGrantResult> => {
     try {
-      return { token: await this.call<TokenGrantAnswerBody>(routes.tokenGrant, { body: { client_id: CLI_CLIENT_ID, ...body } }) };
+      return { token: await this.call<TokenGrantAnswerBody>(endpoints.tokenGrant, { body: { client_id: CLI_CLIENT_ID, ...body } }) };
     } catch (err) {
       if (err instanceof ServiceError && err.status === 400 && err.oauth) return { error: err.oauth.error, description: err.message };
       throw err;
     }
   };
-  kubeCredentials = () => this.call<KubeCredentialsBody>(routes.kubeCredentials);
+  kubeCredentials = () => this.call<KubeCredentialsBody>(endpoints.kubeCredentials);
 
-  private async call<T>(route: RouteSpec, parts: { params?: Record<string, string>; body?: unknown } = {}): Promise<T> {
+  private async call<T>(route: Endpoint, parts: { params?: Record<string, string>; body?: unknown } = {}): Promise<T> {
     const path = route.url.replace(/:([A-Za-z]+)/g, (_, name: string) => encodeURIComponent(parts.params?.[name] ?? ''));
-    const url = `${this.base}${path}`;
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.opts.token) headers['authorization'] = `Bearer ${this.opts.token}`;
     if (parts.body !== undefined) headers['content-type'] = 'application/json';
-    let res: Response;
-    let text: string;
+    let res: Answer;
     try {
-      res = await this.doFetch(url, {
+      res = await exchange({
         method: route.method,
+        url: new URL(`${this.base}${path}`),
         headers,
         ...(parts.body !== undefined ? { body: JSON.stringify(parts.body) } : {}),
-        signal: AbortSignal.timeout(this.timeoutMs),
-        redirect: 'error',
+        ...(this.ca ? { ca: this.ca } : {}),
+        timeoutMs: this.timeoutMs,
       });
-      text = await res.text();
     } catch (err) {
-      const e = err as Error & { cause?: { code?: string; message?: string } };
+      const e = err as NodeJS.ErrnoException;
       if (e.name === 'TimeoutError') throw new DevtoolError(`the devtool service at ${this.base} did not answer within ${this.timeoutMs / 1000} s`);
-      const code = e.cause?.code;
-      const why = code && UNTRUSTED_CODES.has(code) ? await untrustedLine(this.base, code) : inWords(code, e.cause?.message ?? e.message);
+      const why = e.code && UNTRUSTED_CODES.has(e.code) ? await untrustedLine(this.base, e.code) : inWords(e.code, e.message);
       throw new DevtoolError(`cannot reach the devtool service at ${this.base}: ${why}`);
     }
-    if (res.ok) return (text === '' ? undefined : JSON.parse(text)) as T;
+    const { status, text } = res;
+    if (status >= 200 && status < 300) return (text === '' ? undefined : JSON.parse(text)) as T;
+    if (status >= 300 && status < 400) {
+      // Never followed: the token would go to wherever the redirect points.
+      throw new DevtoolError(
+        `cannot reach the devtool service at ${this.base}: ${route.method} ${path} is redirected (${status}) to ${res.location ?? 'another address'}; ` +
+          "use the service's own URL",
+      );
+    }
     const oauth = oauthErrorOf(text);
-    if (res.status < 500 && oauth) throw new ServiceError(oauth.description, res.status, { error: oauth.error });
+    if (status < 500 && oauth) throw new ServiceError(oauth.description, status, { error: oauth.error });
     const reason = errorOf(text);
-    if (res.status < 500 && reason) throw new ServiceError(reason, res.status);
-    throw new ServiceError(`the devtool service at ${this.base} failed (${res.status} on ${route.method} ${path})${reason ? `: ${reason}` : ''}`, res.status);
+    if (status < 500 && reason) throw new ServiceError(reason, status);
+    throw new ServiceError(`the devtool service at ${this.base} failed (${status} on ${route.method} ${path})${reason ? `: ${reason}` : ''}`, status);
   }
 }
 
@@ -141,15 +145,19 @@ function inWords(code: string | undefined, message: string): string {
     case 'ECONNRESET':
       return 'the connection was cut (ECONNRESET)';
     case 'ETIMEDOUT':
-    case 'UND_ERR_CONNECT_TIMEOUT':
       return `no answer to the connection (${code})`;
+    case 'EPROTO':
+      if (/wrong version number/.test(message)) return `it does not answer in TLS there; is its URL http://? (${code})`;
+      return oneLineOf(`${code}: ${message}`);
     case 'CERT_HAS_EXPIRED':
     case 'ERR_TLS_CERT_ALTNAME_INVALID':
       return `its TLS certificate is not valid for it (${code})`;
     default:
-      return (code ? `${code}: ${message}` : message).replace(/\s*[\r\n]+\s*/g, ' ');
+      return oneLineOf(code ? `${code}: ${message}` : message);
   }
 }
+
+const oneLineOf = (text: string) => text.replace(/\s*[\r\n]+\s*/g, ' ');
 
 /** The one-line reason of a `{ error }` body, or undefined when the body is something else (a proxy's page). */
 function errorOf(text: string): string | undefined {

@@ -3,11 +3,13 @@
  * the CLI's client (client.ts) calls through, and the OpenAPI document (docs/api/openapi.json) is
  * generated from. Every route is versioned under /api/v1; every 4xx answer is `{ error }`, one line.
  * Schemas are TypeBox (JSON Schema objects that carry their TypeScript type), validated by the
- * server's ajv.
+ * server's ajv. Each route's method and path come from endpoints.ts, the TypeBox-free table the
+ * client imports (it takes only types from here).
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { ANALYTICS_ACTION_PATTERN, API_PREFIX, CLI_CLIENT_ID, type Endpoint, type EndpointName, endpoints } from './endpoints.ts';
 
-export const API_PREFIX = '/api/v1';
+export { ANALYTICS_ACTION_PATTERN, API_PREFIX, CLI_CLIENT_ID };
 
 /**
  * DNS-1123 label: what Kubernetes accepts as a namespace name. Also the rule for user names, whose
@@ -102,11 +104,7 @@ export const SecretValues = Type.Object(
   { additionalProperties: false },
 );
 
-/**
- * One analytics record, as the reference lists its fields. `action` is a command path ("deploy",
- * "context use"): a label of the service's metrics, so its shape is bounded.
- */
-export const ANALYTICS_ACTION_PATTERN = '^[a-z][a-z0-9-]*( [a-z][a-z0-9-]*){0,3}$';
+/** One analytics record, as the reference lists its fields (`action`: ANALYTICS_ACTION_PATTERN, endpoints.ts). */
 export const ANALYTICS_BATCH_MAX = 100;
 export const AnalyticsRecord = Type.Object(
   {
@@ -127,7 +125,6 @@ export const AnalyticsBatch = Type.Object(
 );
 export const AnalyticsAccepted = Type.Object({ accepted: Type.Integer({ minimum: 0 }) }, { additionalProperties: false });
 // login (browser, device code, pages): the OAuth 2.0 endpoints the CLI calls (RFC 6749, 7636, 8628).
-export const CLI_CLIENT_ID = 'devtool-cli';
 export const DEVICE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
 
 export const DeviceCodeRequest = Type.Object(
@@ -185,10 +182,8 @@ export const KubeCredentials = Type.Object(
   { additionalProperties: false },
 );
 
-/** One route: its method, path (Fastify syntax, `:param`), the schemas of its parts, and who may call it. */
-export interface RouteSpec {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
-  url: string;
+/** One route: its method and path (endpoints.ts), the schemas of its parts, and who may call it. */
+export interface RouteSpec extends Endpoint {
   summary: string;
   /** false: answered without a token. */
   auth: boolean;
@@ -205,11 +200,10 @@ const route = <R extends RouteSpec>(r: R): R => r;
 const NameParam = Type.Object({ name: NamespaceName });
 
 export const routes = {
-  info: route({ method: 'GET', url: `${API_PREFIX}/info`, summary: 'What this service is and offers', auth: false, status: 200, response: Info }),
-  me: route({ method: 'GET', url: `${API_PREFIX}/me`, summary: 'The user the token belongs to', auth: true, status: 200, response: Me }),
+  info: route({ ...endpoints.info, summary: 'What this service is and offers', auth: false, status: 200, response: Info }),
+  me: route({ ...endpoints.me, summary: 'The user the token belongs to', auth: true, status: 200, response: Me }),
   createToken: route({
-    method: 'POST',
-    url: `${API_PREFIX}/tokens`,
+    ...endpoints.createToken,
     summary: 'Create an API token; the answer is the only time it is shown',
     auth: true,
     rateLimited: true,
@@ -217,27 +211,18 @@ export const routes = {
     status: 201,
     response: TokenCreated,
   }),
-  listTokens: route({ method: 'GET', url: `${API_PREFIX}/tokens`, summary: 'The tokens, without secrets', auth: true, status: 200, response: TokenList }),
+  listTokens: route({ ...endpoints.listTokens, summary: 'The tokens, without secrets', auth: true, status: 200, response: TokenList }),
   revokeToken: route({
-    method: 'DELETE',
-    url: `${API_PREFIX}/tokens/:id`,
+    ...endpoints.revokeToken,
     summary: 'Revoke a token; it is refused from then on',
     auth: true,
     rateLimited: true,
     params: Type.Object({ id: Type.String({ pattern: '^[a-f0-9]{1,64}$' }) }),
     status: 204,
   }),
-  listNamespaces: route({
-    method: 'GET',
-    url: `${API_PREFIX}/namespaces`,
-    summary: "The user's namespaces, with their status",
-    auth: true,
-    status: 200,
-    response: NamespaceList,
-  }),
+  listNamespaces: route({ ...endpoints.listNamespaces, summary: "The user's namespaces, with their status", auth: true, status: 200, response: NamespaceList }),
   createNamespace: route({
-    method: 'POST',
-    url: `${API_PREFIX}/namespaces`,
+    ...endpoints.createNamespace,
     summary: 'Create a namespace the user owns',
     auth: true,
     body: NamespaceCreateRequest,
@@ -245,41 +230,24 @@ export const routes = {
     response: Namespace,
   }),
   deleteNamespace: route({
-    method: 'DELETE',
-    url: `${API_PREFIX}/namespaces/:name`,
+    ...endpoints.deleteNamespace,
     summary: 'Delete a namespace (its owner or an admin); it is Terminating until Kubernetes has removed its contents',
     auth: true,
     params: NameParam,
     status: 202,
   }),
-  listSecrets: route({
-    method: 'GET',
-    url: `${API_PREFIX}/secrets`,
-    summary: 'Names of stored secrets, never values',
-    auth: true,
-    status: 200,
-    response: SecretList,
-  }),
+  listSecrets: route({ ...endpoints.listSecrets, summary: 'Names of stored secrets, never values', auth: true, status: 200, response: SecretList }),
   putSecret: route({
-    method: 'PUT',
-    url: `${API_PREFIX}/secrets/:name`,
+    ...endpoints.putSecret,
     summary: 'Store a secret (create or replace)',
     auth: true,
     params: Type.Object({ name: SecretName }),
     body: SecretPutRequest,
     status: 204,
   }),
-  deleteSecret: route({
-    method: 'DELETE',
-    url: `${API_PREFIX}/secrets/:name`,
-    summary: 'Delete a stored secret',
-    auth: true,
-    params: Type.Object({ name: SecretName }),
-    status: 204,
-  }),
+  deleteSecret: route({ ...endpoints.deleteSecret, summary: 'Delete a stored secret', auth: true, params: Type.Object({ name: SecretName }), status: 204 }),
   secretValues: route({
-    method: 'GET',
-    url: `${API_PREFIX}/secret-values`,
+    ...endpoints.secretValues,
     summary: "The user's stored secrets with their values, for deploy's ${NAME} (the user's own token only)",
     auth: true,
     status: 200,
@@ -287,8 +255,7 @@ export const routes = {
   }),
   // analytics and metrics
   sendAnalytics: route({
-    method: 'POST',
-    url: `${API_PREFIX}/analytics`,
+    ...endpoints.sendAnalytics,
     summary: "A batch of the CLI's analytics records, counted on GET /metrics; a token, when sent, must be valid (anonymous records are accepted)",
     auth: false,
     rateLimited: true,
@@ -298,8 +265,7 @@ export const routes = {
   }),
   // login (browser, device code, pages)
   deviceCode: route({
-    method: 'POST',
-    url: '/auth/device/code',
+    ...endpoints.deviceCode,
     summary: 'Start a device-code login (RFC 8628); JSON or form body',
     auth: false,
     rateLimited: true,
@@ -308,8 +274,7 @@ export const routes = {
     response: DeviceCodeAnswer,
   }),
   tokenGrant: route({
-    method: 'POST',
-    url: '/auth/token',
+    ...endpoints.tokenGrant,
     summary: 'Exchange an authorization code (with its PKCE verifier) or an approved device code for an API token; refusals are { error, error_description }',
     auth: false,
     rateLimited: true,
@@ -319,14 +284,13 @@ export const routes = {
   }),
   // cluster credentials
   kubeCredentials: route({
-    method: 'POST',
-    url: `${API_PREFIX}/kube-credentials`,
+    ...endpoints.kubeCredentials,
     summary: "Short-lived Kubernetes credentials of the user's own ServiceAccount (its namespaces' rights, nothing else)",
     auth: true,
     status: 200,
     response: KubeCredentials,
   }),
-} as const;
+} as const satisfies Record<EndpointName, RouteSpec>;
 
 export type RouteName = keyof typeof routes;
 

@@ -1,13 +1,11 @@
 /**
- * Trusting a devtool service behind a private CA (a local cluster's, a company's). Node's fetch
- * takes no CA per call, so a client given one makes its requests with node:https and the CA next
- * to the system's roots. When the handshake fails for an unknown authority, `untrustedLine` says
+ * Trusting a devtool service behind a private CA (a local cluster's, a company's): the client
+ * (http.ts) checks its certificate against the CA next to the system's roots. When the handshake fails for an unknown authority, `untrustedLine` says
  * so in one line with the SHA-256 fingerprint of the CA the server presented, which the user
  * compares before trusting it with DEVTOOL_CA_CERT.
  */
-import { request as httpsRequest } from 'node:https';
+import type { DetailedPeerCertificate, PeerCertificate } from 'node:tls';
 import { DevtoolError } from '../base/errors.ts';
-import { connect, rootCertificates, type PeerCertificate, type DetailedPeerCertificate } from 'node:tls';
 
 /** Handshake failures that mean "signed by a CA this machine does not trust". */
 export const UNTRUSTED_CODES = new Set([
@@ -17,46 +15,26 @@ export const UNTRUSTED_CODES = new Set([
   'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
 ]);
 
-/** A fetch for `https:` URLs that trusts `caPem` too; other URLs go to `fallback`. */
-export function fetchTrusting(caPem: string, fallback: typeof fetch = fetch): typeof fetch {
-  const ca = [...rootCertificates, caPem];
-  return (async (input: string | URL | Request, init: RequestInit = {}) => {
-    const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
-    if (url.protocol !== 'https:') return fallback(input, init);
-    return new Promise<Response>((resolve, reject) => {
-      const failed = (err: Error) => reject(Object.assign(new TypeError('fetch failed'), { cause: err }));
-      const req = httpsRequest(
-        url,
-        { method: init.method ?? 'GET', headers: init.headers as Record<string, string>, ca, signal: init.signal ?? undefined },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('error', failed);
-          res.on('end', () => {
-            const headers = new Headers();
-            for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
-            const status = res.statusCode ?? 502;
-            resolve(new Response(status === 204 || status === 304 ? null : Buffer.concat(chunks), { status, headers }));
-          });
-        },
-      );
-      req.on('error', (err) => (err.name === 'AbortError' ? reject(init.signal?.reason ?? err) : failed(err)));
-      if (typeof init.body === 'string') req.write(init.body);
-      req.end();
-    });
-  }) as typeof fetch;
+/**
+ * The CAs to check an https: service against when the user trusts `caPem`: the system's roots and
+ * it (a CA given to Node replaces its list rather than adding to it).
+ */
+export function trustedRoots(caPem: string): string[] {
+  return [...process.getBuiltinModule('node:tls').rootCertificates, caPem];
 }
 
 /** The CA at the top of the chain the server presents: its SHA-256 fingerprint and name. */
 export function presentedCa(url: string, timeoutMs = 5000): Promise<{ fingerprint: string; subject: string } | undefined> {
   const u = new URL(url);
   return new Promise((resolve) => {
-    const socket = connect({ host: u.hostname, port: Number(u.port || 443), servername: isIp(u.hostname) ? '' : u.hostname, rejectUnauthorized: false }, () => {
-      let cert = socket.getPeerCertificate(true) as DetailedPeerCertificate;
-      while (cert?.issuerCertificate && cert.issuerCertificate !== cert && cert.issuerCertificate.fingerprint256) cert = cert.issuerCertificate;
-      socket.destroy();
-      resolve(cert?.fingerprint256 ? { fingerprint: cert.fingerprint256, subject: subjectOf(cert) } : undefined);
-    });
+    const socket = process
+      .getBuiltinModule('node:tls')
+      .connect({ host: u.hostname, port: Number(u.port || 443), servername: isIp(u.hostname) ? '' : u.hostname, rejectUnauthorized: false }, () => {
+        let cert = socket.getPeerCertificate(true) as DetailedPeerCertificate;
+        while (cert?.issuerCertificate && cert.issuerCertificate !== cert && cert.issuerCertificate.fingerprint256) cert = cert.issuerCertificate;
+        socket.destroy();
+        resolve(cert?.fingerprint256 ? { fingerprint: cert.fingerprint256, subject: subjectOf(cert) } : undefined);
+      });
     socket.setTimeout(timeoutMs, () => {
       socket.destroy();
       resolve(undefined);

@@ -6,8 +6,8 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ExitCode } from '../../src/base/errors.ts';
 import { globalOptions, visibleCommands } from '../../src/cli/spec.ts';
@@ -119,6 +119,20 @@ describe('help and version', () => {
     const r = ok(runDevtool(['version']), 'version');
     assert.equal(r.stdout, `devtool version ${pkg.version}\n`);
     assert.equal(r.stderr, '');
+  });
+
+  test('the bundles load one another and yaml with require(): an import() would start the ES module loader (~12 ms a command)', () => {
+    const dist = dirname(cliPath);
+    const bundles = [
+      cliPath,
+      join(dist, 'service-client.cjs'),
+      ...readdirSync(join(dist, 'commands'))
+        .filter((f) => f.endsWith('.cjs'))
+        .map((f) => join(dist, 'commands', f)),
+    ];
+    assert.ok(bundles.length > 10, bundles.join(' '));
+    for (const file of bundles) assert.doesNotMatch(readFileSync(file, 'utf8'), /\bimport\(\s*["'](\.{1,2}\/|node:|yaml["'])/, file);
+    assert.match(readFileSync(cliPath, 'utf8'), /require\("\.\/commands\/namespace\.cjs"\)/);
   });
 
   test('`devtool completion` prints scripts that parse', () => {

@@ -109,7 +109,7 @@ async function storedTokenAccepted(f: Factory, url: string): Promise<string | un
 /** A login (browser or device code; never in CI): the new API token. */
 async function loginToken(f: Factory, url: string): Promise<string> {
   const { logIn } = await import('../../service/login/login.ts');
-  const { hostname } = await import('node:os');
+  const { hostname } = process.getBuiltinModule('node:os');
   const r = await logIn({
     url,
     client: await f.service({ url }),

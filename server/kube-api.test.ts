@@ -1,0 +1,76 @@
+/**
+ * The service's Kubernetes clients against an HTTPS server on loopback standing in for the API
+ * server (real TLS, a throwaway CA made with openssl): how many connections its calls open.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import * as k8s from '@kubernetes/client-node';
+import { makeKeepAliveApiClient } from './kube-api.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'devtool-kube-api-'));
+const server = createServer();
+let connections = 0;
+const authorizations: (string | undefined)[] = [];
+let kubeconfig = '';
+
+before(async () => {
+  const run = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+  run(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=kube-api unit CA']);
+  run(['req', ...ec, '-keyout', 'leaf.key', '-out', 'leaf.csr', '-subj', '/CN=127.0.0.1']);
+  writeFileSync(join(dir, 'leaf.ext'), 'subjectAltName=IP:127.0.0.1\n');
+  run(['x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'leaf.pem', '-days', '1', '-extfile', 'leaf.ext']);
+  server.setSecureContext({ key: readFileSync(join(dir, 'leaf.key')), cert: readFileSync(join(dir, 'leaf.pem')) });
+  server.on('secureConnection', () => connections++);
+  server.on('request', (req, res) => {
+    authorizations.push(req.headers.authorization);
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"kind":"NamespaceList","apiVersion":"v1","metadata":{},"items":[]}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  kubeconfig = JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'c', cluster: { server: `https://127.0.0.1:${port}`, 'certificate-authority': join(dir, 'ca.pem') } }],
+    users: [{ name: 'u', user: { token: 'the-token' } }],
+    contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+    'current-context': 'x',
+  });
+});
+
+after(() => {
+  server.closeAllConnections();
+  server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function connectionsFor(calls: (kc: k8s.KubeConfig) => Promise<unknown>): Promise<number> {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromString(kubeconfig);
+  server.closeAllConnections();
+  const before = connections;
+  await calls(kc);
+  return connections - before;
+}
+
+test("client-node's own clients open a connection per call; the service's share one, each call still authenticated", async () => {
+  const threeCalls = async (core: k8s.CoreV1Api) => {
+    for (let i = 0; i < 3; i++) await core.listNamespace();
+  };
+  assert.equal(await connectionsFor((kc) => threeCalls(kc.makeApiClient(k8s.CoreV1Api))), 3, 'the behaviour this works around');
+  authorizations.length = 0;
+  assert.equal(await connectionsFor((kc) => threeCalls(makeKeepAliveApiClient(k8s, kc, k8s.CoreV1Api))), 1);
+  assert.deepEqual(authorizations, ['Bearer the-token', 'Bearer the-token', 'Bearer the-token']);
+  // Two API groups on one kubeconfig: one pool.
+  const shared = await connectionsFor(async (kc) => {
+    await makeKeepAliveApiClient(k8s, kc, k8s.CoreV1Api).listNamespace();
+    await makeKeepAliveApiClient(k8s, kc, k8s.RbacAuthorizationV1Api).listClusterRole();
+  });
+  assert.equal(shared, 1);
+});

@@ -1,0 +1,50 @@
+/**
+ * The service's clients of the Kubernetes API, on connections kept alive. client-node 1.x makes a
+ * new https.Agent for every request (KubeConfig.applySecurityAuthentication), so every call paid a
+ * TCP and TLS handshake with the API server: three per authenticated request of the service (the
+ * token, the user, the route's own read), most of what `devtool namespace list` waited for.
+ * Here the kubeconfig still authenticates each request (a token read afresh, an exec plugin's
+ * output); only the agent is shared while its TLS material stays the same.
+ */
+import { Agent, type AgentOptions } from 'node:https';
+import type * as k8s from '@kubernetes/client-node';
+
+/**
+ * An idle connection is closed after this (an in-flight request is not bounded by it), before a
+ * load balancer in front of the API server would drop it under a request (they wait 60 s or more).
+ */
+const IDLE_MS = 30_000;
+
+type ApiClass<T> = new (config: k8s.Configuration) => T;
+
+/** One per kubeconfig: the API clients made from it share its connections. */
+const auths = new WeakMap<k8s.KubeConfig, k8s.SecurityAuthentication>();
+
+/** `kc.makeApiClient(api)`, with one keep-alive agent for the TLS settings the kubeconfig gives. */
+export function makeKeepAliveApiClient<T>(mod: typeof k8s, kc: k8s.KubeConfig, api: ApiClass<T>): T {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('the kubeconfig has no current cluster');
+  let auth = auths.get(kc);
+  if (!auth) auths.set(kc, (auth = keepAliveAuth(kc)));
+  return new api(mod.createConfiguration({ baseServer: new mod.ServerConfiguration(cluster.server, {}), authMethods: { default: auth } }));
+}
+
+/** The kubeconfig's authentication, then its per-request agent swapped for a shared one with the same options. */
+export function keepAliveAuth(kc: k8s.KubeConfig): k8s.SecurityAuthentication {
+  let shared: { key: string; agent: Agent } | undefined;
+  return {
+    getName: () => 'kubeconfig authentication, connections kept alive',
+    async applySecurityAuthentication(context) {
+      await kc.applySecurityAuthentication(context);
+      const made = context.getAgent();
+      // A proxy's agent (the kubeconfig's proxy-url) or plain HTTP: left as client-node made it.
+      if (!made || made.constructor !== Agent) return;
+      const options = (made as Agent & { options: AgentOptions }).options;
+      const key = JSON.stringify([options.ca, options.cert, options.key, options.pfx, options.rejectUnauthorized, options.servername].map(String));
+      // Rotated client certificates (an exec plugin's): a new agent; the old one's connections end
+      // when idle, like all of them (IDLE_MS), not under a request.
+      if (shared?.key !== key) shared = { key, agent: new Agent({ ...options, keepAlive: true, timeout: IDLE_MS }) };
+      context.setAgent(shared.agent);
+    },
+  };
+}

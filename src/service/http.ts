@@ -1,0 +1,85 @@
+/**
+ * One HTTP exchange of the service's client, over node:http and node:https. Not Node's global
+ * fetch: its library (undici) loads on the first call, ~80 ms of a short command, and its
+ * keep-alive pool held the process ~100 ms more before it could exit. The built-in agents keep
+ * connections alive too (Node 20), but an idle pooled socket does not hold the process.
+ * No proxy: like the fetch this replaces (Node 20's ignores HTTP(S)_PROXY), requests go direct.
+ */
+import type { IncomingMessage, RequestOptions } from 'node:http';
+
+export interface Exchange {
+  method: string;
+  url: URL;
+  headers: Record<string, string>;
+  body?: string;
+  /** The CAs an https: URL is checked against, instead of Node's own list (tls.ts: the system's plus the user's). */
+  ca?: readonly string[];
+  /** The whole exchange, from the name lookup to the body's last byte. */
+  timeoutMs: number;
+}
+
+export interface Answer {
+  status: number;
+  /** Where a redirect points (the client follows none). */
+  location?: string;
+  text: string;
+}
+
+/** The service did not answer in time. */
+export class ExchangeTimeout extends Error {
+  override name = 'TimeoutError';
+}
+
+/**
+ * Sends one request and reads its whole answer. A connection failure rejects with Node's error
+ * (its `code`: ECONNREFUSED, ENOTFOUND, SELF_SIGNED_CERT_IN_CHAIN...); no answer in time, with an
+ * ExchangeTimeout.
+ */
+export async function exchange(x: Exchange): Promise<Answer> {
+  try {
+    return await once(x);
+  } catch (err) {
+    // A kept-alive connection the server closed as this request went out: sent again, once, on a
+    // new one (Node's documented pattern), if sending it twice does no harm; a POST is not.
+    const stale = (err as { reusedSocket?: boolean }).reusedSocket && (err as NodeJS.ErrnoException).code === 'ECONNRESET';
+    if (stale && IDEMPOTENT.has(x.method)) return once(x);
+    throw err;
+  }
+}
+
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
+
+function once(x: Exchange): Promise<Answer> {
+  const https = x.url.protocol === 'https:';
+  const { request } = https ? process.getBuiltinModule('node:https') : process.getBuiltinModule('node:http');
+  const headers = x.body === undefined ? x.headers : { ...x.headers, 'content-length': String(Buffer.byteLength(x.body)) };
+  const options: RequestOptions & { ca?: string[] } = { method: x.method, headers, ...(https && x.ca ? { ca: [...x.ca] } : {}) };
+  return new Promise<Answer>((resolve, reject) => {
+    let answer: IncomingMessage | undefined;
+    const timer = setTimeout(() => {
+      const err = new ExchangeTimeout(`no answer within ${x.timeoutMs} ms`);
+      req.destroy(err);
+      answer?.destroy(err);
+    }, x.timeoutMs);
+    const fail = (err: Error) => {
+      clearTimeout(timer);
+      reject(Object.assign(err, { reusedSocket: req.reusedSocket && answer === undefined }));
+    };
+    const req = request(x.url, options, (res) => {
+      answer = res;
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        text += chunk;
+      });
+      res.on('error', fail);
+      res.on('end', () => {
+        clearTimeout(timer);
+        const location = res.headers.location;
+        resolve({ status: res.statusCode ?? 502, text, ...(location ? { location } : {}) });
+      });
+    });
+    req.on('error', fail);
+    req.end(x.body);
+  });
+}
