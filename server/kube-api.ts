@@ -25,7 +25,10 @@ export function makeKeepAliveApiClient<T>(mod: typeof k8s, kc: k8s.KubeConfig, a
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
   let auth = auths.get(kc);
-  if (!auth) auths.set(kc, (auth = keepAliveAuth(kc)));
+  if (!auth) {
+    auth = keepAliveAuth(kc);
+    auths.set(kc, auth);
+  }
   return new api(mod.createConfiguration({ baseServer: new mod.ServerConfiguration(cluster.server, {}), authMethods: { default: auth } }));
 }
 
