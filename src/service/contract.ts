@@ -196,12 +196,14 @@ export interface RouteSpec {
   rateLimited?: boolean;
   params?: TSchema;
   body?: TSchema;
-  /** Status of a success, and its body (undefined: no body). */
-  status: 200 | 201 | 202 | 204;
+  /** Status of a success, and its body (undefined: no body). 101: the connection is upgraded to a byte stream. */
+  status: 101 | 200 | 201 | 202 | 204;
   response?: TSchema;
 }
 
 const route = <R extends RouteSpec>(r: R): R => r;
+/** The `Upgrade:` protocol name of the build tunnel: after 101, the connection carries BuildKit's gRPC as is. */
+export const BUILD_TUNNEL_PROTOCOL = 'devtool-buildkit';
 const NameParam = Type.Object({ name: NamespaceName });
 
 export const routes = {
@@ -326,6 +328,17 @@ export const routes = {
     status: 200,
     response: KubeCredentials,
   }),
+  // hosted builds
+  buildTunnel: route({
+    method: 'GET',
+    url: `${API_PREFIX}/builds/tunnel`,
+    summary:
+      `With Connection: Upgrade and Upgrade: ${BUILD_TUNNEL_PROTOCOL}, a byte stream to the cluster's ` +
+      "BuildKit daemon (gRPC, as BuildKit's client speaks it); without them 426. " +
+      'Only when the service announces the builds capability (else 503)',
+    auth: true,
+    status: 101,
+  }),
 } as const;
 
 export type RouteName = keyof typeof routes;
@@ -351,3 +364,5 @@ export type OAuthErrorBody = Static<typeof OAuthError>;
 
 /** Capabilities this version of the contract defines; `GET /info` lists those the server offers. */
 export const CAPABILITIES = ['tokens', 'namespaces', 'secrets', 'analytics', 'login', 'kube-credentials'] as const;
+/** Offered only when the chart configured a builder (GET /info lists it then): the build tunnel. */
+export const BUILDS_CAPABILITY = 'builds';
