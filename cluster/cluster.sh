@@ -51,6 +51,8 @@ case $1 in
   stop) cmd_stop "$2" ;;
   image)
     [[ -f $here/images/$2/recipe.sh ]] || die "no recipe images/$2/recipe.sh"
+    # Recipes of other images are read (recipe_for) but not built here: their binaries need no path.
+    : "${COREDNS_BIN:=/dev/null}" "${PAUSE_BIN:=/dev/null}"
     ensure_go && ensure_crane && mkdir -p "$LOGS" "$CACHE/images" && ensure_image "$2"
     ;;
   *) usage ;;
