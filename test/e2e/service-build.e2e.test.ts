@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import { crane, ensureCluster, REGISTRY } from '../../cluster/test-cluster.ts';
-import { createSandbox, lines, repoRoot, runDevtool, type Sandbox } from './cli.ts';
+import { createSandbox, lines, repoRoot, runDevtool, type Sandbox, spawnDevtool } from './cli.ts';
 import { E2E_NAMESPACE_LABEL } from './cluster.ts';
 
 const URL_ = 'https://devtool.devtool.test';
@@ -94,7 +94,7 @@ after(async () => {
 });
 
 describe('hosted builds on a service context', () => {
-  test('the service offers builds, and the user cannot port-forward in the service's namespace', async () => {
+  test("the service offers builds, and the user cannot port-forward in the service's namespace", async () => {
     const c = spawnSync('curl', ['-sS', '--max-time', '10', '--cacert', CA_FILE, `${URL_}/api/v1/info`], { encoding: 'utf8' });
     const info = JSON.parse(c.stdout) as { capabilities: string[]; registry?: string };
     assert.ok(info.capabilities.includes('builds'), c.stdout);
@@ -122,7 +122,8 @@ describe('hosted builds on a service context', () => {
         `FROM ${REGISTRY}/debian:bookworm`,
         'COPY hello.txt /hello.txt',
         // The secret reaches the step (its hash is kept; a wrong or missing one fails the build).
-        `RUN --mount=type=secret,id=token,required=true test "$(sha256sum < /run/secrets/token | cut -d' ' -f1)" = "${sha256(SECRET)}" && echo secret-ok > /secret-ok.txt`,
+        'RUN --mount=type=secret,id=token,required=true \\',
+        `  test "$(sha256sum < /run/secrets/token | cut -d' ' -f1)" = "${sha256(SECRET)}" && echo secret-ok > /secret-ok.txt`,
         '',
       ].join('\n'),
     );
@@ -162,6 +163,41 @@ describe('hosted builds on a service context', () => {
       { encoding: 'utf8' },
     );
     assert.equal(exec.stdout, `hosted build ${run}\n`, exec.stderr);
+  });
+
+  // A frozen daemon (SIGSTOP: its connections stay open, nothing answers) stands for a dead path.
+  // The keepalive pings travel through the tunnel, so the limits hold end to end.
+  test('DEVTOOL_KEEPALIVE_CLIENT_* apply through the tunnel: a builder gone silent ends the build after time + timeout', { timeout: 200_000 }, async () => {
+    const app = join(work, `hbk-${run}`);
+    mkdirSync(app);
+    writeFileSync(join(app, 'Dockerfile'), `FROM ${REGISTRY}/debian:bookworm\nRUN echo "run ${run}-ka" && sleep 90\n`);
+    const pids = spawnSync('pgrep', ['-f', '^/usr/local/bin/buildkitd --config /etc/buildkit/buildkitd.toml'], { encoding: 'utf8' }).stdout.trim().split('\n');
+    assert.equal(pids.length, 1, `one in-cluster buildkitd on this node: ${pids.join(',')}`);
+    const pid = Number(pids[0]);
+    const env = { ...sandbox.env, DEVTOOL_CA_CERT: CA_FILE, DEVTOOL_KEEPALIVE_CLIENT_TIME_MS: '10000', DEVTOOL_KEEPALIVE_CLIENT_TIMEOUT_MS: '3000' };
+    const child = spawnDevtool(['build', '-f', 'Dockerfile'], { cwd: app, env });
+    let stderr = '';
+    let frozenAt = 0;
+    try {
+      const code = await new Promise<number | null>((resolve) => {
+        child.stderr.on('data', (d: Buffer) => {
+          stderr += d.toString();
+          if (!frozenAt && stderr.includes(`run ${run}-ka`)) {
+            process.kill(pid, 'SIGSTOP');
+            frozenAt = Date.now();
+          }
+        });
+        child.on('close', resolve);
+      });
+      const silentFor = Date.now() - frozenAt;
+      assert.ok(frozenAt > 0, `the step ran: ${stderr}`);
+      assert.equal(code, 1, stderr);
+      assert.match(lines(stderr).at(-1) ?? '', /^Error: building .*failed: .*keepalive/);
+      assert.ok(silentFor >= 10_000 && silentFor < 40_000, `failed after ${silentFor} ms of silence`);
+    } finally {
+      if (frozenAt) process.kill(pid, 'SIGCONT');
+      child.kill();
+    }
   });
 
   test('a refused token is one line, and nothing is built', { timeout: 120_000 }, () => {
