@@ -40,7 +40,8 @@ const up = (script) => lastLine(run('bash', [join(root, script), 'up'], { stdio:
 up('cluster/cluster.sh');
 const local = up('buildkit/buildkitd.sh');
 run(process.execPath, [join(root, 'scripts/build.mjs')]);
-if (lastLine(run('bash', [join(root, 'scripts/service-up.sh')], { stdio: ['ignore', 'pipe', 'inherit'] })) !== URL_) throw new Error('service:up did not end with the URL');
+if (lastLine(run('bash', [join(root, 'scripts/service-up.sh')], { stdio: ['ignore', 'pipe', 'inherit'] })) !== URL_)
+  throw new Error('service:up did not end with the URL');
 const id = Date.now().toString(36);
 const token = lastLine(run('npm', ['run', '--silent', 'service:user', '--', `bench${id}`], { cwd: root }));
 

@@ -4,7 +4,8 @@
 # passing the binary in BUILDKITD_BIN; the cache key covers the binary.
 IMAGE=buildkitd:devtool
 FROM=debian:bookworm
-PACKAGES=(runc ca-certificates)
+# git: BuildKit's git source (a build context given as a repository URL).
+PACKAGES=(runc ca-certificates git)
 ENTRYPOINT=(/usr/local/bin/buildkitd)
 KEY_EXTRA=$(sha256sum <"${BUILDKITD_BIN:?BUILDKITD_BIN: the buildkitd binary (buildkit/build.sh buildkitd-path)}")
 recipe_finish() {
