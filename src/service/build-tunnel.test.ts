@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { test } from 'node:test';
-import { openBuildTunnel } from './build-tunnel.ts';
+import { type BuildTunnelError, openBuildTunnel } from './build-tunnel.ts';
 
 /** A stand-in for the service: accepts the first `accept` upgrades (echoing bytes), then refuses with 401. */
 async function fakeService(accept: number) {
@@ -45,8 +45,9 @@ test('the first upgrade serves the first connection; a later refusal is kept as 
     assert.equal(await roundTrip(tunnel.address, 'hello'), 'echo:hello');
     assert.equal(tunnel.failure, undefined);
     assert.equal(await roundTrip(tunnel.address, 'again'), undefined, 'the refused connection is closed');
-    assert.equal(tunnel.failure?.status, 401);
-    assert.equal(tunnel.failure?.message, `the devtool service at ${svc.url} refused the build tunnel: token revoked or expired: log in again`);
+    const failure = tunnel.failure as BuildTunnelError | undefined;
+    assert.equal(failure?.status, 401);
+    assert.equal(failure?.message, `the devtool service at ${svc.url} refused the build tunnel: token revoked or expired: log in again`);
   } finally {
     await tunnel.close();
     svc.server.close();
