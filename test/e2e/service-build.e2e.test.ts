@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import { after, before, describe, test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import { crane, ensureCluster, REGISTRY } from '../../cluster/test-cluster.ts';
@@ -109,6 +110,20 @@ describe('hosted builds on a service context', () => {
       },
     });
     assert.equal(review.status?.allowed, false, 'the test user must not be able to port-forward to the builder');
+  });
+
+  test("the builder is not open to anyone else: without the service's client certificate buildkitd refuses", async () => {
+    const pod = (await core.listNamespacedPod({ namespace: NS, labelSelector: 'app.kubernetes.io/component=builder' })).items[0];
+    assert.ok(pod?.status?.podIP, 'the chart runs the builder');
+    // On the node's network (hostNetwork): reachable from this machine, so TLS must stop it.
+    const refused = await new Promise<string>((resolve) => {
+      const s = tlsConnect({ host: pod.status!.podIP!, port: 1235, rejectUnauthorized: false, ALPNProtocols: ['h2'] });
+      s.on('secureConnect', () => s.write('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'));
+      s.on('data', () => resolve('answered'));
+      s.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+      s.setTimeout(10_000, () => resolve('timeout'));
+    });
+    assert.equal(refused, 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED');
   });
 
   test('`devtool build` with --secret: built in the cluster, pushed to the announced registry, the secret only in its step', { timeout: 400_000 }, async () => {
