@@ -6,11 +6,15 @@
  */
 import { readFileSync } from 'node:fs';
 import { DevtoolError, UnavailableError } from '../base/errors.ts';
+import { oneLine } from '../base/text.ts';
 import type { ResolvedContext } from '../context/store.ts';
 import { openBuildTunnel } from '../service/build-tunnel.ts';
 import { trustedCas } from '../service/tls.ts';
 import type { BuildBackend, BuildLog, BuildRequest, BuildResult } from './backend.ts';
 import { BuildkitBackend, keepaliveSettings } from './buildkit.ts';
+
+/** Builds tried when the tunnel is cut under them (not when the build itself fails). */
+export const CUT_ATTEMPTS = 3;
 
 export async function openHostedBackend(
   context: Pick<ResolvedContext, 'name' | 'token' | 'certificate'>,
@@ -31,13 +35,23 @@ export async function openHostedBackend(
   return {
     name: `the hosted builder of ${url}`,
     async build(request: BuildRequest, log: BuildLog, signal?: AbortSignal): Promise<BuildResult> {
-      try {
-        return await backend.build(request, log, signal);
-      } catch (err) {
-        // A later upgrade refused (a token revoked mid-build...): that is the cause, not "cannot reach 127.0.0.1".
-        const failure = tunnel.failure;
-        if (failure && err instanceof DevtoolError) throw new DevtoolError(`building ${request.tags[0] ?? '(no tag)'} failed: ${failure.message}`);
-        throw err;
+      for (let attempt = 1; ; attempt++) {
+        const cutsBefore = tunnel.cuts;
+        try {
+          return await backend.build(request, log, signal);
+        } catch (err) {
+          // A later upgrade refused (a token revoked mid-build...): that is the cause, not "cannot reach 127.0.0.1".
+          const failure = tunnel.failure;
+          if (failure && err instanceof DevtoolError) throw new DevtoolError(`building ${request.tags[0] ?? '(no tag)'} failed: ${failure.message}`);
+          // The far side cut the connection mid-build (the front door's proxy closes upgraded
+          // connections when it reloads its configuration, which any deploy with endpoints causes):
+          // the build is run again, and BuildKit's cache keeps the steps that finished.
+          if (tunnel.cuts > cutsBefore && attempt < CUT_ATTEMPTS && !signal?.aborted) {
+            log.line(`the connection to the hosted builder was cut (${oneLine((err as Error).message)}): building again (${attempt + 1}/${CUT_ATTEMPTS})`);
+            continue;
+          }
+          throw err;
+        }
       }
     },
     async close(): Promise<void> {

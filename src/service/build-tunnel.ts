@@ -89,6 +89,12 @@ export interface BuildTunnel {
   readonly address: string;
   /** Why the last upgrade failed, when one did after the first (the build's error says this instead). */
   readonly failure: BuildTunnelError | undefined;
+  /**
+   * How many connections the far side cut while BuildKit's client still used them (the front door
+   * reloading its configuration closes upgraded connections; a service replica stopping): a build
+   * that failed after one was cut, not because of the build.
+   */
+  readonly cuts: number;
   close(): Promise<void>;
 }
 
@@ -101,6 +107,7 @@ export async function openBuildTunnel(opts: BuildTunnelOptions): Promise<BuildTu
   let spare: Socket | undefined = await upgrade(opts);
   spare.on('error', () => {});
   let failure: BuildTunnelError | undefined;
+  let cuts = 0;
   const live = new Set<Socket>();
   const server: Server = createServer((local) => {
     live.add(local);
@@ -113,6 +120,7 @@ export async function openBuildTunnel(opts: BuildTunnelOptions): Promise<BuildTu
         live.add(remote);
         remote.on('close', () => {
           live.delete(remote);
+          if (!local.destroyed) cuts++;
           local.destroy();
         });
         local.on('close', () => remote.destroy());
@@ -135,6 +143,9 @@ export async function openBuildTunnel(opts: BuildTunnelOptions): Promise<BuildTu
     address: `tcp://127.0.0.1:${port}`,
     get failure() {
       return failure;
+    },
+    get cuts() {
+      return cuts;
     },
     close: async () => {
       spare?.destroy();

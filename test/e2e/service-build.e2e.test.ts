@@ -180,6 +180,46 @@ describe('hosted builds on a service context', () => {
     assert.equal(exec.stdout, `hosted build ${run}\n`, exec.stderr);
   });
 
+  // Caddy 2.6 (the front door) closes upgraded connections whenever it loads a new configuration,
+  // which any Ingress change causes: the CLI builds again, and the steps that finished are cached.
+  test('a build whose tunnel the front door cuts (an Ingress changed elsewhere) is run again and succeeds', { timeout: 300_000 }, async () => {
+    const app = join(work, `hbx-${run}`);
+    mkdirSync(app);
+    writeFileSync(
+      join(app, 'Dockerfile'),
+      `FROM ${REGISTRY}/debian:bookworm\nRUN echo "run ${run}-cut" > /first.txt\nRUN echo "run ${run}-slow" && sleep 20\n`,
+    );
+    const ns = `${user}-devtool`;
+    const net = kc.makeApiClient(k8s.NetworkingV1Api);
+    await core.createNamespacedService({ namespace: ns, body: { metadata: { name: 'reload' }, spec: { ports: [{ port: 80 }] } } });
+    const child = spawnDevtool(['build', '-f', 'Dockerfile'], { cwd: app, env: { ...sandbox.env, DEVTOOL_CA_CERT: CA_FILE } });
+    let stderr = '';
+    let changed: Promise<unknown> | undefined;
+    const code = await new Promise<number | null>((resolve) => {
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+        if (!changed && stderr.includes(`run ${run}-slow`)) {
+          const rule = {
+            host: `reload-${run}.devtool.test`,
+            http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'reload', port: { number: 80 } } } }] },
+          };
+          changed = net.createNamespacedIngress({
+            namespace: ns,
+            body: { metadata: { name: 'reload' }, spec: { ingressClassName: 'devtool', rules: [rule] } },
+          });
+        }
+      });
+      child.on('close', resolve);
+    });
+    await changed;
+    assert.equal(code, 0, stderr);
+    assert.match(stderr, /the connection to the hosted builder was cut \(.*\): building again \(2\/3\)/);
+    const again = stderr.slice(stderr.indexOf('building again'));
+    const step = new RegExp(`#(\\d+) \\[2/3\\] RUN echo "run ${run}-cut"`).exec(again);
+    assert.ok(step, `the second attempt shows the first step:\n${again}`);
+    assert.match(again, new RegExp(`#${step[1]} CACHED`), 'the step that finished before the cut is cached, not run again');
+  });
+
   // A frozen daemon (SIGSTOP: its connections stay open, nothing answers) stands for a dead path.
   // The keepalive pings travel through the tunnel, so the limits hold end to end.
   test('DEVTOOL_KEEPALIVE_CLIENT_* apply through the tunnel: a builder gone silent ends the build after time + timeout', { timeout: 200_000 }, async () => {
