@@ -74,6 +74,11 @@ for (let round = 0; round < rounds; round++) {
   }
 }
 
+// The bench's user and its namespace go (the service keeps its token Secrets owned by the ServiceAccount).
+const kubectl = (args) => run('bash', [join(root, 'cluster/cluster.sh'), 'kubectl', ...args]);
+kubectl(['delete', 'namespace', `bench${id}-devtool`, '--wait=false']);
+kubectl(['-n', 'devtool', 'delete', 'serviceaccount', `user-bench${id}`]);
+
 const summary = (xs) => ({ runs: xs, median: median(xs) });
 console.log(
   JSON.stringify(
