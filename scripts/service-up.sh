@@ -56,7 +56,12 @@ bundle_image() { # NAME: dist/NAME.cjs -> $REGISTRY/NAME:<hash>@<digest>
 controller=$(bundle_image devtool-ingress)
 service=$(bundle_image devtool-service)
 proxy=$REGISTRY/caddy:2@$(crane digest "$REGISTRY/caddy:2")
-step "images ready: $controller, $service, $proxy"
+# hosted builds: buildkitd from buildkit/daemon (cached by release, buildkit/build.sh) with Debian's
+# runc (cluster/images/buildkitd, cached by the binary's hash).
+BUILDKITD_BIN=$(bash "$root/buildkit/build.sh" buildkitd-path) || sdie "building buildkitd failed"
+BUILDKITD_BIN=$BUILDKITD_BIN bash "$root/cluster/cluster.sh" image buildkitd || sdie "building the builder image failed"
+builder=$REGISTRY/buildkitd:devtool@$(crane digest "$REGISTRY/buildkitd:devtool")
+step "images ready: $controller, $service, $proxy, $builder"
 
 # The CA: made once (EC P-256, 10 years), kept across upgrades and cluster restarts.
 mkdir -p "$FD_STATE" && chmod 700 "$FD_STATE"
@@ -95,6 +100,7 @@ kctl() { bash "$root/cluster/cluster.sh" kubectl -n "$NAMESPACE" "$@"; }
   --set ingress.controller.image="$controller" --set ingress.proxy.image="$proxy" \
   --set-file ca.certificate="$FD_STATE/ca.crt" --set-file ca.key="$FD_STATE/ca.key" \
   --set service.image="$service" --set service.registry="$REGISTRY" --set service.kubeApiServer="$kube_server" \
+  --set builder.enabled=true --set builder.image="$builder" --set builder.hostNetwork=true --set "builder.insecureRegistries={$REGISTRY}" \
   --wait --timeout 5m >/dev/null || {
   kctl get pods -o wide
   kctl logs deploy/$RELEASE-front-door --all-containers --tail 20
@@ -104,6 +110,8 @@ kctl() { bash "$root/cluster/cluster.sh" kubectl -n "$NAMESPACE" "$@"; }
 # --wait saw the rollout through; both replicas must be ready now (maxUnavailable 0 keeps them so).
 ready=$(kctl get deploy "$RELEASE-service" -o jsonpath='{.status.readyReplicas}/{.spec.replicas}')
 [[ $ready == 2/2 ]] || sdie "service replicas ready: $ready, want 2/2"
+builder_ready=$(kctl get deploy "$RELEASE-builder" -o jsonpath='{.status.readyReplicas}')
+[[ $builder_ready == 1 ]] || { kctl logs deploy/$RELEASE-builder --tail 20; sdie "the builder is not ready"; }
 step "chart installed (release $RELEASE, namespace $NAMESPACE), service replicas ready: $ready"
 
 # The service answers through the front door over TLS signed by our CA, and hands that CA out. The

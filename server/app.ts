@@ -10,6 +10,7 @@ import type { App, AppContext, ServiceConfig } from './context.ts';
 import { ApiError, oneLine } from './errors.ts';
 import { authenticator } from './auth.ts';
 import { registerAnalyticsRoutes } from './routes/analytics.ts';
+import { registerBuildRoutes } from './routes/builds.ts';
 import type { KubeCredentialSource } from './kube-credentials.ts';
 import { registerKubeCredentialRoutes } from './routes/kube-credentials.ts';
 import { registerInfoRoutes } from './routes/info.ts';
@@ -115,6 +116,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   registerSecretRoutes(app, ctx, auth);
   registerLoginRoutes(app, ctx);
   registerKubeCredentialRoutes(app, opts.kubeCredentials, auth);
+  registerBuildRoutes(app, ctx, auth);
   return app;
 }
 

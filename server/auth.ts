@@ -22,15 +22,23 @@ export type Authenticator = (request: FastifyRequest, reply: FastifyReply) => Pr
 export function authenticator(ctx: AppContext): Authenticator {
   return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     // Without DEVTOOL_PUBLIC_URL, the address this request came to (a service run by hand).
-    const loginHint = () => `log in again with devtool context use ${ctx.config.publicUrl ?? `${request.protocol}://${request.host}`}`;
-    const header = request.headers.authorization;
-    if (!header) throw new ApiError(401, `missing API token (Authorization: Bearer): ${loginHint()}`);
-    const token = bearerToken(header);
-    if (!token) throw new ApiError(401, `not a devtool API token (Authorization: Bearer dvt_...): ${loginHint()}`);
-    const record = await ctx.store.findToken(hashToken(token));
-    if (!record || isExpired(record, ctx.now())) throw new ApiError(401, `token revoked or expired: ${loginHint()}`);
-    const user = await ctx.store.getUser(record.user);
-    if (!user) throw new ApiError(401, `the account of this token no longer exists: ${loginHint()}`);
+    const user = await authenticate(ctx, request.headers.authorization, `${request.protocol}://${request.host}`);
     users.set(request, user);
   };
+}
+
+/**
+ * The user of an `Authorization` header, or an ApiError 401 whose line says how to log in again;
+ * also used where no Fastify request exists (the build tunnel's HTTP upgrade).
+ */
+export async function authenticate(ctx: AppContext, header: string | undefined, requestedUrl: string): Promise<UserRecord> {
+  const loginHint = () => `log in again with devtool context use ${ctx.config.publicUrl ?? requestedUrl}`;
+  if (!header) throw new ApiError(401, `missing API token (Authorization: Bearer): ${loginHint()}`);
+  const token = bearerToken(header);
+  if (!token) throw new ApiError(401, `not a devtool API token (Authorization: Bearer dvt_...): ${loginHint()}`);
+  const record = await ctx.store.findToken(hashToken(token));
+  if (!record || isExpired(record, ctx.now())) throw new ApiError(401, `token revoked or expired: ${loginHint()}`);
+  const user = await ctx.store.getUser(record.user);
+  if (!user) throw new ApiError(401, `the account of this token no longer exists: ${loginHint()}`);
+  return user;
 }

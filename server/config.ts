@@ -1,6 +1,7 @@
 /** The service's settings, from its environment (the Helm chart sets them). */
 import { readFileSync } from 'node:fs';
 import { VERSION } from '../src/version.ts';
+import type { BuildkitUpstream } from './build-tunnel.ts';
 import type { ServiceConfig } from './context.ts';
 import type { KubeCredentialSettings } from './kube-credentials.ts';
 
@@ -52,6 +53,9 @@ export function readSettings(env: NodeJS.ProcessEnv): ServeSettings {
     }
     if (!config.certificate.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`DEVTOOL_CA_FILE=${caFile}: not a PEM certificate`);
   }
+  // hosted builds
+  const buildkit = readBuildkitUpstream(env);
+  if (buildkit) config.buildkit = buildkit;
   // Analytics and metrics: GET /metrics is open unless a scraper token is set.
   const metricsToken = optional('DEVTOOL_METRICS_TOKEN');
   if (metricsToken) config.metricsToken = metricsToken;
@@ -91,6 +95,41 @@ export function readSettings(env: NodeJS.ProcessEnv): ServeSettings {
     settings.kube = { server: kubeServer.replace(/\/+$/, ''), certificateAuthority: ca, tokenSeconds };
   }
   return settings;
+}
+
+/**
+ * hosted builds: the chart's BuildKit daemon. DEVTOOL_BUILDKIT_ADDRESS is HOST:PORT; with
+ * DEVTOOL_BUILDKIT_TLS_DIR (ca.crt, tls.crt, tls.key, as a kubernetes.io/tls Secret plus its CA)
+ * the service dials it with mutual TLS, checking the name DEVTOOL_BUILDKIT_SERVER_NAME (default HOST).
+ */
+export function readBuildkitUpstream(env: NodeJS.ProcessEnv, read: (file: string) => string = (f) => readFileSync(f, 'utf8')): BuildkitUpstream | undefined {
+  const address = env['DEVTOOL_BUILDKIT_ADDRESS']?.trim();
+  if (!address) return undefined;
+  const m = /^(?:tcp:\/\/)?([A-Za-z0-9.-]+|\[[0-9a-fA-F:]+\]):(\d{1,5})$/.exec(address);
+  const port = m ? Number(m[2]) : 0;
+  if (!m || port < 1 || port > 65535) throw new Error(`DEVTOOL_BUILDKIT_ADDRESS=${address}: expected HOST:PORT of the BuildKit daemon`);
+  const host = m[1]!.replace(/^\[|\]$/g, '');
+  const upstream: BuildkitUpstream = { host, port };
+  const dir = env['DEVTOOL_BUILDKIT_TLS_DIR']?.trim();
+  if (dir) {
+    const pem = (name: string, marker: string): string => {
+      let text: string;
+      try {
+        text = read(`${dir}/${name}`);
+      } catch (err) {
+        throw new Error(`DEVTOOL_BUILDKIT_TLS_DIR=${dir}: cannot read ${name}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      }
+      if (!text.includes(marker)) throw new Error(`DEVTOOL_BUILDKIT_TLS_DIR=${dir}: ${name} is not PEM (${marker})`);
+      return text;
+    };
+    upstream.tls = {
+      ca: pem('ca.crt', '-----BEGIN CERTIFICATE-----'),
+      cert: pem('tls.crt', '-----BEGIN CERTIFICATE-----'),
+      key: pem('tls.key', 'PRIVATE KEY-----'),
+      servername: env['DEVTOOL_BUILDKIT_SERVER_NAME']?.trim() || host,
+    };
+  }
+  return upstream;
 }
 
 const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;

@@ -2,6 +2,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { BuildkitUpstream } from './build-tunnel.ts';
 import type { Store } from './store/store.ts';
 
 export interface ServiceConfig {
@@ -27,6 +28,9 @@ export interface ServiceConfig {
   signup?: { mode: 'open' | 'allowList'; allow: string[] };
   /** How long a browser session lasts (default 8 hours). */
   sessionTtlMs?: number;
+  // hosted builds
+  /** The chart's BuildKit daemon (DEVTOOL_BUILDKIT_ADDRESS); absent: no `builds` capability. */
+  buildkit?: BuildkitUpstream;
 }
 
 /** What the handlers share. */

@@ -32,3 +32,33 @@ helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: service
 {{- end }}
+
+{{- /* hosted builds */}}
+{{- define "devtool.builderName" -}}
+{{ .Release.Name }}-builder
+{{- end }}
+
+{{- define "devtool.builderHost" -}}
+{{ include "devtool.builderName" . }}.{{ .Release.Namespace }}.svc
+{{- end }}
+
+{{- define "devtool.builderSelector" -}}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: builder
+{{- end }}
+
+{{- /* The builder's TLS material (CA, daemon and client certificates), base64 by key: the installed
+Secret's, else new ones. Kept across upgrades so that neither side restarts for nothing. */}}
+{{- define "devtool.builderTls" -}}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (printf "%s-tls" (include "devtool.builderName" .)) -}}
+{{- if and $existing (index ($existing.data | default dict) "client.key") -}}
+{{- toJson $existing.data -}}
+{{- else -}}
+{{- $name := include "devtool.builderName" . -}}
+{{- $ca := genCA "devtool builder CA" 3650 -}}
+{{- $sans := list $name (printf "%s.%s" $name .Release.Namespace) (include "devtool.builderHost" .) (printf "%s.cluster.local" (include "devtool.builderHost" .)) -}}
+{{- $daemon := genSignedCert (include "devtool.builderHost" .) nil $sans 3650 $ca -}}
+{{- $client := genSignedCert "devtool service" nil nil 3650 $ca -}}
+{{- toJson (dict "ca.crt" ($ca.Cert | b64enc) "tls.crt" ($daemon.Cert | b64enc) "tls.key" ($daemon.Key | b64enc) "client.crt" ($client.Cert | b64enc) "client.key" ($client.Key | b64enc)) -}}
+{{- end -}}
+{{- end }}

@@ -1,5 +1,5 @@
 /** GET /info (no token: a client learns what the service offers before logging in) and GET /me. */
-import { CAPABILITIES, type InfoBody, routes } from '../../src/service/contract.ts';
+import { BUILDS_CAPABILITY, CAPABILITIES, type InfoBody, routes } from '../../src/service/contract.ts';
 import { personalNamespace } from '../accounts.ts';
 import { type Authenticator, userOf } from '../auth.ts';
 import type { App, AppContext } from '../context.ts';
@@ -8,7 +8,7 @@ import { routeOptions } from './route-options.ts';
 export function registerInfoRoutes(app: App, ctx: AppContext, auth: Authenticator): void {
   const c = ctx.config;
   app.get(routes.info.url, routeOptions(routes.info, auth), async (): Promise<InfoBody> => {
-    const info: InfoBody = { version: c.version, apiVersion: 'v1', capabilities: [...CAPABILITIES] };
+    const info: InfoBody = { version: c.version, apiVersion: 'v1', capabilities: [...CAPABILITIES, ...(c.buildkit ? [BUILDS_CAPABILITY] : [])] };
     if (c.endpointDomain) info.endpointDomain = c.endpointDomain;
     if (c.registry) info.registry = c.registry;
     if (c.builder) info.builder = c.builder;

@@ -14,7 +14,7 @@ test('builder: BUILDKIT_HOST, else the service, else a tcp:// context builder, e
   assert.deepEqual(chooseBuilder({ ...cluster, builder: 'docker' }, {}), { kind: 'docker' });
   assert.deepEqual(chooseBuilder({ ...cluster, builder: 'tcp://10.0.0.5:1234' }, {}), { kind: 'buildkit', address: 'tcp://10.0.0.5:1234' });
   assert.deepEqual(chooseBuilder(cluster, { BUILDKIT_HOST: 'buildkitd:1234' }), { kind: 'buildkit', address: 'tcp://buildkitd:1234' });
-  assert.deepEqual(chooseBuilder(service, {}), { kind: 'service', url: 'https://devtool.example.com' });
+  assert.deepEqual(chooseBuilder(service, {}), { kind: 'service', url: 'https://devtool.example.com', context: service });
   assert.deepEqual(
     chooseBuilder(service, { BUILDKIT_HOST: 'buildkitd:1234' }),
     { kind: 'buildkit', address: 'tcp://buildkitd:1234' },
@@ -22,10 +22,24 @@ test('builder: BUILDKIT_HOST, else the service, else a tcp:// context builder, e
   );
 });
 
-test('a service context cannot build here: exit code 3 and what to do instead', async () => {
+test('a service context without a token cannot build: exit code 3 and how to log in', async () => {
   await assert.rejects(
-    openBackend({ kind: 'service', url: service.name }, {}, new DockerCredentials({})),
-    (e: unknown) => e instanceof UnavailableError && e.exitCode === 3 && /BUILDKIT_HOST/.test(e.message),
+    openBackend({ kind: 'service', url: service.name, context: service }, {}, new DockerCredentials({})),
+    (e: unknown) =>
+      e instanceof UnavailableError &&
+      e.exitCode === 3 &&
+      /needs a logged-in user: log in with 'devtool context use https:\/\/devtool\.example\.com --token/.test(e.message),
+  );
+});
+
+test('a malformed keepalive variable is refused before the service is asked', async () => {
+  await assert.rejects(
+    openBackend(
+      { kind: 'service', url: service.name, context: { ...service, token: 'dvt_x' } },
+      { DEVTOOL_KEEPALIVE_CLIENT_TIME_MS: 'soon' },
+      new DockerCredentials({}),
+    ),
+    /invalid DEVTOOL_KEEPALIVE_CLIENT_TIME_MS "soon"/,
   );
 });
 

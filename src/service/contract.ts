@@ -7,9 +7,9 @@
  * client imports (it takes only types from here).
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { ANALYTICS_ACTION_PATTERN, API_PREFIX, CLI_CLIENT_ID, type Endpoint, type EndpointName, endpoints } from './endpoints.ts';
+import { ANALYTICS_ACTION_PATTERN, API_PREFIX, BUILD_TUNNEL_PROTOCOL, CLI_CLIENT_ID, type Endpoint, type EndpointName, endpoints } from './endpoints.ts';
 
-export { ANALYTICS_ACTION_PATTERN, API_PREFIX, CLI_CLIENT_ID };
+export { ANALYTICS_ACTION_PATTERN, API_PREFIX, BUILD_TUNNEL_PROTOCOL, CLI_CLIENT_ID };
 
 /**
  * DNS-1123 label: what Kubernetes accepts as a namespace name. Also the rule for user names, whose
@@ -191,8 +191,8 @@ export interface RouteSpec extends Endpoint {
   rateLimited?: boolean;
   params?: TSchema;
   body?: TSchema;
-  /** Status of a success, and its body (undefined: no body). */
-  status: 200 | 201 | 202 | 204;
+  /** Status of a success, and its body (undefined: no body). 101: the connection is upgraded to a byte stream. */
+  status: 101 | 200 | 201 | 202 | 204;
   response?: TSchema;
 }
 
@@ -290,6 +290,16 @@ export const routes = {
     status: 200,
     response: KubeCredentials,
   }),
+  // hosted builds
+  buildTunnel: route({
+    ...endpoints.buildTunnel,
+    summary:
+      `With Connection: Upgrade and Upgrade: ${BUILD_TUNNEL_PROTOCOL}, a byte stream to the cluster's ` +
+      "BuildKit daemon (gRPC, as BuildKit's client speaks it); without them 426. " +
+      'Only when the service announces the builds capability (else 503)',
+    auth: true,
+    status: 101,
+  }),
 } as const satisfies Record<EndpointName, RouteSpec>;
 
 export type RouteName = keyof typeof routes;
@@ -315,3 +325,5 @@ export type OAuthErrorBody = Static<typeof OAuthError>;
 
 /** Capabilities this version of the contract defines; `GET /info` lists those the server offers. */
 export const CAPABILITIES = ['tokens', 'namespaces', 'secrets', 'analytics', 'login', 'kube-credentials'] as const;
+/** Offered only when the chart configured a builder (GET /info lists it then): the build tunnel. */
+export const BUILDS_CAPABILITY = 'builds';

@@ -14,6 +14,9 @@ export const CLI_CLIENT_ID = 'devtool-cli';
  */
 export const ANALYTICS_ACTION_PATTERN = '^[a-z][a-z0-9-]*( [a-z][a-z0-9-]*){0,3}$';
 
+/** The Upgrade protocol of the build tunnel: BuildKit's gRPC stream, carried through the service. */
+export const BUILD_TUNNEL_PROTOCOL = 'devtool-buildkit';
+
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 /** Where a route is: its method and path (Fastify syntax, `:param`). */
@@ -42,6 +45,8 @@ export const endpoints = {
   tokenGrant: { method: 'POST', url: '/auth/token' },
   // cluster credentials
   kubeCredentials: { method: 'POST', url: `${API_PREFIX}/kube-credentials` },
+  // hosted builds
+  buildTunnel: { method: 'GET', url: `${API_PREFIX}/builds/tunnel` },
 } as const satisfies Record<string, Endpoint>;
 
 export type EndpointName = keyof typeof endpoints;

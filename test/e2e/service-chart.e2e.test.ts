@@ -33,6 +33,9 @@ interface Rendered {
   };
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: rendered objects, read path by path in the builder's test
+type Loose = Record<string, any>;
+
 describe('the chart renders', () => {
   const helm = (args: string[]) => spawnSync('helm', args, { encoding: 'utf8', env: { ...process.env, PATH: pathWithHelm() } });
   const render = (...sets: string[]) => {
@@ -114,5 +117,43 @@ describe('the chart renders', () => {
     assert.match(off, /ingressClassName: nginx/);
     const none = render('ingress.enabled=false', 'service.enabled=false');
     assert.doesNotMatch(none, /^kind:/m);
+  });
+
+  // hosted builds
+  test("builder.enabled: buildkitd requires the service's client certificate; the service gets only the client side", () => {
+    const off = render('ingress.controller.image=c', 'service.image=s');
+    assert.doesNotMatch(off, /DEVTOOL_BUILDKIT_ADDRESS|x-builder/, 'no builder unless enabled');
+    const builder = ['builder.enabled=true', 'builder.image=b', 'builder.hostNetwork=true', 'builder.insecureRegistries={localhost:5000}'];
+    const text = render('ingress.controller.image=c', 'service.image=s', ...builder);
+    const docs = parseAllDocuments(text)
+      .map((d) => d.toJSON() as Loose)
+      .filter(Boolean);
+    const config = docs.find((d) => d.kind === 'ConfigMap' && d.metadata.name === 'x-builder')!.data['buildkitd.toml'] as string;
+    assert.match(config, /\[grpc\.tls\][^[]*ca = "\/etc\/buildkit\/tls\/ca\.crt"/, 'a CA makes buildkitd require client certificates');
+    assert.match(config, /\[registry\."localhost:5000"\]\s+http = true/);
+    const daemon = docs.find((d) => d.kind === 'Deployment' && d.metadata.name === 'x-builder')!.spec.template.spec;
+    assert.equal(daemon.hostNetwork, true);
+    assert.deepEqual(daemon.containers[0].args, ['--config', '/etc/buildkit/buildkitd.toml', '--addr', 'tcp://$(POD_IP):1235']);
+    assert.deepEqual(
+      daemon.volumes.find((v: { name: string }) => v.name === 'tls').secret.items.map((i: { key: string }) => i.key),
+      ['ca.crt', 'tls.crt', 'tls.key'],
+    );
+    const service = docs.find((d) => d.kind === 'Deployment' && d.metadata.name === 'x-service')!.spec.template.spec;
+    const env = Object.fromEntries(service.containers[0].env.map((e: { name: string; value?: string }) => [e.name, e.value]));
+    assert.equal(env.DEVTOOL_BUILDKIT_ADDRESS, 'x-builder.ns.svc:1235');
+    assert.equal(env.DEVTOOL_BUILDKIT_TLS_DIR, '/etc/devtool/builder');
+    assert.deepEqual(
+      service.volumes.find((v: { name: string }) => v.name === 'builder-tls').secret.items,
+      [
+        { key: 'ca.crt', path: 'ca.crt' },
+        { key: 'client.crt', path: 'tls.crt' },
+        { key: 'client.key', path: 'tls.key' },
+      ],
+      "the client certificate, never the daemon's key",
+    );
+    const sets = ['ingress.controller.image=c', 'service.image=s', 'builder.enabled=true'].flatMap((v) => ['--set', v]);
+    const missing = helm(['template', 'x', join(repoRoot, 'chart'), ...sets]);
+    assert.notEqual(missing.status, 0);
+    assert.match(missing.stderr, /builder\.image is required with builder\.enabled/);
   });
 });
