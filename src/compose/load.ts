@@ -100,7 +100,9 @@ export function loadComposeTexts(inputs: readonly ComposeText[], options: LoadOp
   const trees: Record<string, unknown>[] = [];
   const problems: Problem[] = [];
   for (const input of inputs) {
-    const parsed = parseYaml(input.text, display(input.path), { sources });
+    // One file is read quickly, its positions found only if an error needs one; several are
+    // merged, and a merge records where each part came from (merge.ts).
+    const parsed = parseYaml(input.text, display(input.path), { sources, quick: inputs.length === 1 });
     let tree: unknown = parsed.value;
     if (tree === null) {
       // An empty file is an empty project, as in Docker Compose.

@@ -10,6 +10,7 @@
  */
 import { LineCounter, isAlias, isMap, isPair, isScalar, isSeq, parseDocument, visit, type Alias, type Document, type Node, type YAMLMap } from 'yaml';
 import { LocatedError, type Path, type Problem, type SourcePos } from './errors.ts';
+import { readQuickly, UNREAD } from './fast.ts';
 
 interface EntryPos {
   /** Where the key was written (maps only). */
@@ -29,6 +30,8 @@ interface ContainerPos {
  */
 export class SourceMap {
   private readonly containers = new WeakMap<object, ContainerPos>();
+  /** Roots read quickly (fast.ts), each with the exact reading made the first time it is asked for. */
+  private readonly deferred = new WeakMap<object, { exact: () => LocatedYaml; read?: LocatedYaml }>();
 
   constructor(
     /** Where to point when nothing better is known: the start of the first file. */
@@ -54,11 +57,35 @@ export class SourceMap {
     if (entry) this.setEntry(to, toKey, entry);
   }
 
+  /**
+   * Marks `root` as read without positions: the first question about it reads the file again the
+   * exact way (`exact`) and answers from that reading, whose values have the same shape. If the
+   * exact reading refuses the file, its LocatedError is thrown then.
+   */
+  defer(root: object, exact: () => LocatedYaml): void {
+    this.deferred.set(root, { exact });
+  }
+
+  private readonly findExactly = (root: object, path: Path, part: 'key' | 'value'): SourcePos => {
+    const exact = this.exactReading(root)!;
+    return exact.sources.locate(exact.value, path, part);
+  };
+
+  private exactReading(root: object): LocatedYaml | undefined {
+    const d = this.deferred.get(root);
+    if (d) d.read ??= d.exact();
+    return d?.read;
+  }
+
   containerPos(container: object): SourcePos | undefined {
+    const exact = this.exactReading(container);
+    if (exact) return exact.sources.containerPos(exact.value as object);
     return this.containers.get(container)?.pos;
   }
 
   entry(container: object, key: string | number): EntryPos | undefined {
+    const exact = this.exactReading(container);
+    if (exact) return exact.sources.entry(exact.value as object, key);
     return this.containers.get(container)?.entries.get(key);
   }
 
@@ -68,6 +95,11 @@ export class SourceMap {
    * field), the deepest enclosing value that exists is returned.
    */
   locate(root: unknown, path: Path, part: 'key' | 'value' = 'value'): SourcePos {
+    if (isContainer(root) && this.deferred.has(root)) {
+      // Normalizing records a position with most parts of the model, for errors found later; the
+      // file is read again the exact way only if one of them is looked at.
+      return new DeferredPos(this.findExactly, root, [...path], part);
+    }
     let current: unknown = root;
     let best = (isContainer(root) && this.containerPos(root)) || this.fallback;
     for (let i = 0; i < path.length; i++) {
@@ -80,6 +112,43 @@ export class SourceMap {
       current = childOf(current, key);
     }
     return best;
+  }
+}
+
+/**
+ * A position worked out the first time one of its fields is read, from the exact reading of a
+ * file read quickly. Its fields are getters; it has no own data to print or copy, so code reads
+ * file, line and col (formatPos), as it does.
+ */
+class DeferredPos implements SourcePos {
+  #pos?: SourcePos;
+  readonly #find: (root: object, path: Path, part: 'key' | 'value') => SourcePos;
+  readonly #root: object;
+  readonly #path: Path;
+  readonly #part: 'key' | 'value';
+
+  constructor(find: (root: object, path: Path, part: 'key' | 'value') => SourcePos, root: object, path: Path, part: 'key' | 'value') {
+    this.#find = find;
+    this.#root = root;
+    this.#path = path;
+    this.#part = part;
+  }
+
+  private get pos(): SourcePos {
+    this.#pos ??= this.#find(this.#root, this.#path, this.#part);
+    return this.#pos;
+  }
+  get file(): string {
+    return this.pos.file;
+  }
+  get line(): number {
+    return this.pos.line;
+  }
+  get col(): number {
+    return this.pos.col;
+  }
+  toJSON(): SourcePos {
+    return { file: this.file, line: this.line, col: this.col };
   }
 }
 
@@ -110,6 +179,11 @@ export interface ParseOptions {
   readonly maxNodes?: number;
   /** Upper bound on nesting depth. */
   readonly maxDepth?: number;
+  /**
+   * Read with js-yaml and find positions only when asked (fast.ts): for a document read once and
+   * not merged with another by position (a merge asks where every part came from at once).
+   */
+  readonly quick?: boolean;
 }
 
 const defaultMaxNodes = 100_000;
@@ -126,6 +200,15 @@ export function parseYaml(text: string, file: string, options: ParseOptions = {}
     return { file, line, col };
   };
   const sources = options.sources ?? new SourceMap({ file, line: 1, col: 1 });
+  const maxNodes = options.maxNodes ?? Math.max(defaultMaxNodes, text.length);
+  const maxDepth = options.maxDepth ?? defaultMaxDepth;
+  if (options.quick) {
+    const value = readQuickly(text, maxNodes, maxDepth);
+    if (value !== UNREAD) {
+      if (isContainer(value)) sources.defer(value, () => parseYaml(text, file, { maxNodes, maxDepth }));
+      return { file, value, sources };
+    }
+  }
   let doc: Document.Parsed;
   try {
     doc = parseDocument(text, {
@@ -144,7 +227,7 @@ export function parseYaml(text: string, file: string, options: ParseOptions = {}
   if (doc.errors.length > 0) {
     throw new LocatedError(doc.errors.map((e): Problem => ({ pos: at(e.pos[0]), message: describeYamlError(e.code, e.message) })));
   }
-  const builder = new Builder(doc, sources, at, options.maxNodes ?? Math.max(defaultMaxNodes, text.length), options.maxDepth ?? defaultMaxDepth);
+  const builder = new Builder(doc, sources, at, maxNodes, maxDepth);
   const value = builder.build(doc.contents, 0);
   if (builder.problems.length > 0) throw new LocatedError(builder.problems);
   return { file, value, sources };
