@@ -12,6 +12,8 @@
 #                               push an image to localhost:5000 in a test
 #   cluster.sh kubectl ARGS...  kubectl of the cluster's release, on its
 #                               admin kubeconfig (for people debugging)
+#   cluster.sh kubectl-path     the path of that kubectl (static; the pipeline
+#                               runner image carries it)
 #   cluster.sh image RECIPE     build (or take from the cache) an image that `up`
 #                               does not need, e.g. node-git, and push it to the
 #                               registry; prints its reference name:tag@digest
@@ -26,13 +28,14 @@ for f in common packages build pki network components rootfs images addons lifec
   source "$here/lib/$f.sh"
 done
 
-usage() { echo "usage: $0 up|down|status|stop COMPONENT|image RECIPE|crane ARGS...|kubectl ARGS..." >&2; exit 2; }
+usage() { echo "usage: $0 up|down|status|stop COMPONENT|image RECIPE|crane ARGS...|kubectl ARGS...|kubectl-path" >&2; exit 2; }
 
 [[ $# -ge 1 ]] || usage
 # Tools need no lock: they only talk to the registry / apiserver.
 case $1 in
   crane) shift; ensure_go; ensure_crane; exec "$CRANE" "$@" ;;
   kubectl) shift; ensure_go; ensure_k8s_bins; exec "$K8S_BIN/kubectl" --kubeconfig "$KUBECONFIG_OUT" "$@" ;;
+  kubectl-path) ensure_go; ensure_k8s_bins; echo "$K8S_BIN/kubectl"; exit 0 ;;
 esac
 [[ $# -eq 1 || ( $# -eq 2 && ( $1 == stop || $1 == image ) ) ]] || usage
 [[ $EUID -eq 0 ]] || die "must run as root (it installs packages, mounts, sets up networking)"

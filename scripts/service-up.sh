@@ -56,7 +56,8 @@ bundle_image() { # NAME: dist/NAME.cjs -> $REGISTRY/NAME:<hash>@<digest>
 controller=$(bundle_image devtool-ingress)
 service=$(bundle_image devtool-service)
 proxy=$REGISTRY/caddy:2@$(crane digest "$REGISTRY/caddy:2")
-step "images ready: $controller, $service, $proxy"
+runner=$(bash "$root/scripts/runner-image.sh" | tail -n 1)
+step "images ready: $controller, $service, $proxy, $runner"
 
 # The CA: made once (EC P-256, 10 years), kept across upgrades and cluster restarts.
 mkdir -p "$FD_STATE" && chmod 700 "$FD_STATE"
@@ -95,6 +96,7 @@ kctl() { bash "$root/cluster/cluster.sh" kubectl -n "$NAMESPACE" "$@"; }
   --set ingress.controller.image="$controller" --set ingress.proxy.image="$proxy" \
   --set-file ca.certificate="$FD_STATE/ca.crt" --set-file ca.key="$FD_STATE/ca.key" \
   --set service.image="$service" --set service.registry="$REGISTRY" --set service.kubeApiServer="$kube_server" \
+  --set pipelines.runnerImage="$runner" \
   --wait --timeout 5m >/dev/null || {
   kctl get pods -o wide
   kctl logs deploy/$RELEASE-front-door --all-containers --tail 20
