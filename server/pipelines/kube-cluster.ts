@@ -4,7 +4,7 @@
  */
 import { PassThrough, type Writable } from 'node:stream';
 import type * as k8s from '@kubernetes/client-node';
-import { kubeErrorLine } from '../store/kubernetes.ts';
+import { kubeErrorLine, LABEL_MANAGED } from '../store/kubernetes.ts';
 import { ClusterRefusal, type JobState, type PipelineCluster, RecordConflict, type RunRecord, recordName } from './cluster.ts';
 import { LABEL_PIPELINE } from './job.ts';
 
@@ -105,7 +105,7 @@ export async function kubePipelineCluster(kc: k8s.KubeConfig): Promise<PipelineC
         metadata: {
           name: recordName(record.name),
           namespace: record.namespace,
-          labels: { ...labels, [LABEL_PIPELINE]: record.name },
+          labels: { ...labels, [LABEL_MANAGED]: 'devtool-service', [LABEL_PIPELINE]: record.name },
           resourceVersion: version,
         },
         data: { [RECORD_KEY]: JSON.stringify(rest), ...(log ? { [LOG_KEY]: log } : {}) },

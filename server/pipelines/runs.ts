@@ -104,15 +104,16 @@ export async function refresh(
     await cluster.deleteRecord(namespace, name);
     return { record: done, version: '' };
   }
+  let written: string;
   try {
-    await cluster.putRecord(done, version, {});
+    written = await cluster.putRecord(done, version, {});
   } catch (err) {
     // Another replica recorded it first: its record is as good.
     if (err instanceof RecordConflict) return await asApi(cluster.getRecord(namespace, name));
     throw err;
   }
   await cluster.deleteJob(namespace, record.job);
-  return { record: done, version };
+  return { record: done, version: written };
 }
 
 export async function getRun(cluster: PipelineCluster, namespace: string, name: string, now: Date): Promise<PipelineRunBody> {
