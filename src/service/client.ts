@@ -14,6 +14,9 @@ import {
   type MeBody,
   type NamespaceBody,
   type NamespaceListBody,
+  type PipelineDeployBody,
+  type PipelineDestroyBody,
+  type PipelineRunBody,
   type RouteSpec,
   routes,
   type SecretListBody,
@@ -96,6 +99,40 @@ export class ServiceClient {
     }
   };
   kubeCredentials = () => this.call<KubeCredentialsBody>(routes.kubeCredentials);
+  // pipelines
+  deployPipeline = (body: PipelineDeployBody) => this.call<PipelineRunBody>(routes.deployPipeline, { body });
+  destroyPipeline = (namespace: string, name: string, body: PipelineDestroyBody) =>
+    this.call<PipelineRunBody>(routes.destroyPipeline, { params: { namespace, name }, body });
+  getPipeline = (namespace: string, name: string) => this.call<PipelineRunBody>(routes.getPipeline, { params: { namespace, name } });
+  /**
+   * The run's output as it comes: `onText` gets each piece as the service passes it on; resolves
+   * when the service ends the stream (the runner ended, or the connection was cut: the caller asks
+   * getPipeline). No overall timeout: a run lasts as long as its own --timeout.
+   */
+  pipelineLog = async (namespace: string, name: string, onText: (text: string) => void, signal?: AbortSignal): Promise<void> => {
+    const path = routes.pipelineLog.url.replace(':namespace', encodeURIComponent(namespace)).replace(':name', encodeURIComponent(name));
+    const headers: Record<string, string> = { accept: 'text/plain' };
+    if (this.opts.token) headers['authorization'] = `Bearer ${this.opts.token}`;
+    let res: Response;
+    try {
+      res = await this.doFetch(`${this.base}${path}`, { headers, redirect: 'error', ...(signal ? { signal } : {}) });
+    } catch (err) {
+      throw new DevtoolError(`cannot reach the devtool service at ${this.base}: ${inWords(undefined, (err as Error).message)}`);
+    }
+    if (!res.ok) {
+      const reason = errorOf(await res.text());
+      throw new ServiceError(reason ?? `the devtool service at ${this.base} failed (${res.status} on GET ${path})`, res.status);
+    }
+    if (!res.body) return;
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) onText(decoder.decode(chunk, { stream: true }));
+    } catch {
+      // A cut connection (a service pod stopping) ends the stream like its end: the caller checks the status.
+    }
+    const rest = decoder.decode();
+    if (rest) onText(rest);
+  };
 
   private async call<T>(route: RouteSpec, parts: { params?: Record<string, string>; body?: unknown } = {}): Promise<T> {
     const path = route.url.replace(/:([A-Za-z]+)/g, (_, name: string) => encodeURIComponent(parts.params?.[name] ?? ''));
