@@ -32,3 +32,10 @@ helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: service
 {{- end }}
+
+{{- /* Whether the release holds the front door's CA: with its own front door, or given in values
+(a second release behind another release's front door: the service still hands the CA out and
+pipeline runners trust it). */}}
+{{- define "devtool.hasCa" -}}
+{{- if or .Values.ingress.enabled .Values.ca.certificate -}}true{{- end -}}
+{{- end }}

@@ -111,7 +111,9 @@ export class ServiceClient {
    */
   pipelineLog = async (namespace: string, name: string, onText: (text: string) => void, signal?: AbortSignal): Promise<void> => {
     const path = routes.pipelineLog.url.replace(':namespace', encodeURIComponent(namespace)).replace(':name', encodeURIComponent(name));
-    const headers: Record<string, string> = { accept: 'text/plain' };
+    // Its own connection, closed after it: a socket that carried a long stream is not reused (the
+    // proxy may have given up on it, and the next call would meet a reset).
+    const headers: Record<string, string> = { accept: 'text/plain', connection: 'close' };
     if (this.opts.token) headers['authorization'] = `Bearer ${this.opts.token}`;
     let res: Response;
     try {

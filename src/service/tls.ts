@@ -6,6 +6,7 @@
  * compares before trusting it with DEVTOOL_CA_CERT.
  */
 import { request as httpsRequest } from 'node:https';
+import { Readable } from 'node:stream';
 import { DevtoolError } from '../base/errors.ts';
 import { connect, rootCertificates, type PeerCertificate, type DetailedPeerCertificate } from 'node:tls';
 
@@ -29,15 +30,16 @@ export function fetchTrusting(caPem: string, fallback: typeof fetch = fetch): ty
         url,
         { method: init.method ?? 'GET', headers: init.headers as Record<string, string>, ca, signal: init.signal ?? undefined },
         (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('error', failed);
-          res.on('end', () => {
-            const headers = new Headers();
-            for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
-            const status = res.statusCode ?? 502;
-            resolve(new Response(status === 204 || status === 304 ? null : Buffer.concat(chunks), { status, headers }));
-          });
+          // The body streams as it comes (a pipeline's log is read while the run goes on).
+          const headers = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+          const status = res.statusCode ?? 502;
+          if (status === 204 || status === 304) {
+            res.resume();
+            resolve(new Response(null, { status, headers }));
+            return;
+          }
+          resolve(new Response(Readable.toWeb(res) as ReadableStream<Uint8Array>, { status, headers }));
         },
       );
       req.on('error', (err) => (err.name === 'AbortError' ? reject(init.signal?.reason ?? err) : failed(err)));

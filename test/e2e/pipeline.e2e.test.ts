@@ -5,6 +5,10 @@
  * command uses kubectl; --wait streaming the runner's output while it runs; a failing deploy; a
  * timeout the cluster enforces; no two runs at once; --skip-if-exists; destroy leaving nothing; a
  * private repository with a stored token that never shows.
+ *
+ * DEVTOOL_E2E_SERVICE_RELEASE=<name> runs it against a release of the service of its own
+ * (service-up.sh's DEVTOOL_SERVICE_RELEASE: https://<name>.devtool.test), so that another
+ * checkout's service:up on the same cluster cannot replace the service during the run.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -16,7 +20,8 @@ import * as k8s from '@kubernetes/client-node';
 import { ensureCluster } from '../../cluster/test-cluster.ts';
 import { createSandbox, repoRoot, runDevtool, spawnDevtool } from './cli.ts';
 
-const URL_ = 'https://devtool.devtool.test';
+const RELEASE = process.env.DEVTOOL_E2E_SERVICE_RELEASE || 'devtool';
+const URL_ = `https://${RELEASE}.devtool.test`;
 const CA_FILE = join(process.env.DEVTOOL_FRONT_DOOR_STATE ?? '/var/lib/devtool-front-door', 'ca.crt');
 const run = randomBytes(3).toString('hex');
 const user = `e2epl${run}`;
@@ -61,6 +66,8 @@ before(async () => {
   kc.loadFromFile(kubeconfigPath);
   core = kc.makeApiClient(k8s.CoreV1Api);
   batch = kc.makeApiClient(k8s.BatchV1Api);
+  process.env.DEVTOOL_SERVICE_RELEASE = RELEASE === 'devtool' ? '' : RELEASE;
+  process.env.DEVTOOL_SERVICE_NAMESPACE = RELEASE;
   assert.equal(script('scripts/service-up.sh', []), URL_);
   assert.equal(script('scripts/git-server.sh', ['up']), 'https://git-server.devtool.test');
   const made = spawnSync('npm', ['run', '--silent', 'service:user', '--', user], { cwd: repoRoot, encoding: 'utf8', timeout: 120_000 });
@@ -77,7 +84,7 @@ before(async () => {
 after(async () => {
   if (!core) return;
   await core.deleteNamespace({ name: NS }).catch(() => {});
-  await core.deleteNamespacedServiceAccount({ name: `user-${user}`, namespace: 'devtool' }).catch(() => {});
+  await core.deleteNamespacedServiceAccount({ name: `user-${user}`, namespace: RELEASE }).catch(() => {});
 });
 
 describe('pipeline deploy and destroy on the service', () => {

@@ -102,6 +102,15 @@ export function checkRepository(url: string, fromCheckout: boolean): void {
   }
 }
 
+/**
+ * The HTTP status of a service refusal (ServiceError's; read, not matched with instanceof: the
+ * client lives in its own bundle), undefined when the service was not reached.
+ */
+const statusOf = (err: unknown) => {
+  const status = (err as { status?: unknown }).status;
+  return typeof status === 'number' ? status : undefined;
+};
+
 /** Without --wait: how to follow. With --wait: the output as it comes, then the status. */
 async function follow(f: Factory, client: ServiceClient, run: PipelineRunBody, wait: boolean, timeoutMs: number): Promise<void> {
   const what = run.action === 'deploy' ? 'deploy' : 'destroy';
@@ -118,23 +127,32 @@ async function follow(f: Factory, client: ServiceClient, run: PipelineRunBody, w
   const deadline = Date.now() + timeoutMs + 120_000;
   let shown = 0;
   let last: PipelineRunBody = run;
+  let unreachable = 0;
   while (Date.now() < deadline) {
-    let seen = 0;
-    await client.pipelineLog(run.namespace, run.name, (text) => {
-      const fresh = text.slice(Math.max(0, shown - seen));
-      seen += text.length;
-      if (fresh) {
-        f.io.stdout.write(fresh);
-        shown += fresh.length;
-      }
-    });
-    last = await client.getPipeline(run.namespace, run.name).catch((err: unknown) => {
-      if ((err as { status?: number }).status === 404 && run.action === 'destroy') return { ...last, status: 'destroyed' as const };
-      throw err;
-    });
+    try {
+      let seen = 0;
+      await client.pipelineLog(run.namespace, run.name, (text) => {
+        const fresh = text.slice(Math.max(0, shown - seen));
+        seen += text.length;
+        if (fresh) {
+          f.io.stdout.write(fresh);
+          shown += fresh.length;
+        }
+      });
+      last = await client.getPipeline(run.namespace, run.name).catch((err: unknown) => {
+        if (statusOf(err) === 404 && run.action === 'destroy') return { ...last, status: 'destroyed' as const };
+        throw err;
+      });
+      unreachable = 0;
+    } catch (err) {
+      // The run goes on in the cluster when the service cannot be reached for a moment (a replica
+      // or the ingress restarting): ask again, for a minute at most.
+      if ((statusOf(err) ?? 500) < 500) throw err;
+      if (++unreachable > 30) throw err;
+    }
     if (last.status !== 'progressing' && last.status !== 'destroying') break;
     // The Job's result follows the end of its output by a moment.
-    await new Promise((r) => setTimeout(r, 1000));
+    await new Promise((r) => setTimeout(r, unreachable ? 2000 : 1000));
   }
   if (last.status === 'deployed' || last.status === 'destroyed') {
     f.io.stderr.write(`✓ pipeline "${run.name}" ${last.status} in namespace ${run.namespace}${last.commit ? ` (commit ${last.commit.slice(0, 12)})` : ''}\n`);
