@@ -49,6 +49,7 @@ export const envSecretName = (name: string, runId: string) => `${jobName(name, r
 /** The runner's script. `$@` is devtool's command line; REPOSITORY and BRANCH come from the environment. */
 export const RUNNER_SCRIPT = `set -eu
 d=${CREDENTIALS_DIR}
+mkdir -p "$HOME"
 # Git trusts the system's CAs and the front door's (a repository served through it).
 cat /etc/ssl/certs/ca-certificates.crt > /tmp/cas.pem
 if [ -s "$d/${KEY_FRONT_DOOR_CA}" ]; then cat "$d/${KEY_FRONT_DOOR_CA}" >> /tmp/cas.pem; export NODE_EXTRA_CA_CERTS="$d/${KEY_FRONT_DOOR_CA}"; fi

@@ -13,7 +13,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
@@ -181,12 +182,20 @@ describe('pipeline deploy and destroy on the service', () => {
     assert.equal(without.code, 1, without.stdout);
     assert.match(without.stderr, /could not read Username|Authentication failed|401/);
 
-    const put = await fetch(`${URL_}/api/v1/secrets/GIT_TOKEN_GIT_SERVER_DEVTOOL_TEST`, {
-      method: 'PUT',
-      headers: { authorization: `Bearer ${apiToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ value: GIT_TOKEN }),
+    // Stored as a user stores secrets, through the API.
+    const stored = await new Promise<number>((resolve, reject) => {
+      const req = httpsRequest(
+        `${URL_}/api/v1/secrets/GIT_TOKEN_GIT_SERVER_DEVTOOL_TEST`,
+        { method: 'PUT', ca: readFileSync(CA_FILE), headers: { authorization: `Bearer ${apiToken}`, 'content-type': 'application/json' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify({ value: GIT_TOKEN }));
     });
-    assert.equal(put.status, 204);
+    assert.equal(stored, 204);
     const child = spawnDevtool(['pipeline', 'deploy', '--repository', repo, '--name', 'private-app', '--wait'], { env, cwd: work });
     let out = '';
     child.stdout.on('data', (d: Buffer) => {
