@@ -4,7 +4,7 @@
  * (scripts/git-server.sh, HTTPS through the front door): a manifest application whose deploy
  * command uses kubectl; --wait streaming the runner's output while it runs; a failing deploy; a
  * timeout the cluster enforces; no two runs at once; --skip-if-exists; destroy leaving nothing; a
- * private repository with a stored token that never shows.
+ * private repository with a stored token that never shows; the service's pods deleted mid-run.
  *
  * DEVTOOL_E2E_SERVICE_RELEASE=<name> runs it against a release of the service of its own
  * (service-up.sh's DEVTOOL_SERVICE_RELEASE: https://<name>.devtool.test), so that another
@@ -219,6 +219,33 @@ describe('pipeline deploy and destroy on the service', () => {
     assert.ok(!out.includes(GIT_TOKEN), 'no token in the output');
     const record = await core.readNamespacedConfigMap({ name: 'devtool-pipeline-private-app', namespace: NS });
     assert.ok(!JSON.stringify(record).includes(GIT_TOKEN), 'no token in the record');
+  });
+
+  test('service pods deleted during a run: --wait carries on, shows each line once, and the status is right', async () => {
+    const repo = repository('steady-app', ['deploy:', '  - echo "before the restart"; sleep 15; echo "after the restart"', ''].join('\n'));
+    const child = spawnDevtool(['pipeline', 'deploy', '--repository', repo, '--name', 'steady-app', '--wait'], { env, cwd: work });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d;
+    });
+    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const deadline = Date.now() + 120_000;
+    while (!stdout.includes('before the restart') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    assert.ok(stdout.includes('before the restart'), `${stdout}\n${stderr}`);
+    // Every service pod goes (the Deployment makes new ones): whichever held the stream is among them.
+    const pods = (await core.listNamespacedPod({ namespace: RELEASE, labelSelector: 'app.kubernetes.io/component=service' })).items;
+    for (const p of pods) await core.deleteNamespacedPod({ name: p.metadata!.name!, namespace: RELEASE });
+    const code = await closed;
+    assert.equal(code, 0, `${stdout}\n${stderr}`);
+    // The command's output lines ("[command] text"), each once: a reopened stream skips what was shown.
+    assert.equal(stdout.match(/\] before the restart$/gm)?.length, 1, stdout);
+    assert.equal(stdout.match(/\] after the restart$/gm)?.length, 1, stdout);
+    assert.equal(stdout.match(/^devtool pipeline: cloning /gm)?.length, 1, stdout);
+    assert.match(stderr, /✓ pipeline "steady-app" deployed/);
   });
 
   test('an SSH remote is refused in one line, before anything runs', () => {
