@@ -51,6 +51,22 @@ function repository(name: string, manifest: string, token?: string): string {
 
 const devtool = (args: string[], timeoutMs = 240_000) => runDevtool(args, { env, timeoutMs, cwd: work });
 
+/** Stores a secret as a user does, through the service's API; answers the HTTP status. */
+function putSecret(name: string, value: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const req = httpsRequest(
+      `${URL_}/api/v1/secrets/${name}`,
+      { method: 'PUT', ca: readFileSync(CA_FILE), headers: { authorization: `Bearer ${apiToken}`, 'content-type': 'application/json' } },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify({ value }));
+  });
+}
+
 async function objectsLeft(): Promise<string[]> {
   const names = (items: { metadata?: { name?: string } }[], kind: string) => items.map((i) => `${kind}/${i.metadata?.name}`);
   return [
@@ -94,15 +110,19 @@ describe('pipeline deploy and destroy on the service', () => {
       'kubectl-app',
       [
         'deploy:',
-        '  - kubectl create configmap pipeline-made --from-literal=run=yes',
+        '  - kubectl create configmap pipeline-made --from-literal=run=yes --from-literal=greeting=$GREETING --from-literal=stored=$STORED_VALUE',
         '  - echo "first line"; sleep 6; echo "last line"',
         'destroy:',
         '  - kubectl delete configmap pipeline-made',
         '',
       ].join('\n'),
     );
+    assert.equal(await putSecret('STORED_VALUE', 'from-the-service'), 204);
     const started = Date.now();
-    const child = spawnDevtool(['pipeline', 'deploy', '--repository', repo, '--name', 'kubectl-app', '--wait', '--timeout', '3m'], { env, cwd: work });
+    const child = spawnDevtool(['pipeline', 'deploy', '--repository', repo, '--name', 'kubectl-app', '--wait', '--timeout', '3m', '--var', 'GREETING=hello'], {
+      env,
+      cwd: work,
+    });
     const arrivals: { line: string; at: number }[] = [];
     let stdout = '';
     let stderr = '';
@@ -124,7 +144,8 @@ describe('pipeline deploy and destroy on the service', () => {
     assert.match(stderr, /✓ pipeline "kubectl-app" deployed in namespace e2epl\w+-devtool \(commit [0-9a-f]{12}\)/);
     console.log(`pipeline deploy --wait of a kubectl app: ${((ended - started) / 1000).toFixed(1)} s`);
     const made = await core.readNamespacedConfigMap({ name: 'pipeline-made', namespace: NS });
-    assert.equal(made.data?.['run'], 'yes');
+    // --var and the user's stored secrets reach the manifest's commands.
+    assert.deepEqual(made.data, { run: 'yes', greeting: 'hello', stored: 'from-the-service' });
 
     const again = devtool(['pipeline', 'deploy', '--repository', repo, '--name', 'kubectl-app', '--skip-if-exists']);
     assert.equal(again.code, 0, again.stderr);
@@ -182,20 +203,7 @@ describe('pipeline deploy and destroy on the service', () => {
     assert.equal(without.code, 1, without.stdout);
     assert.match(without.stderr, /could not read Username|Authentication failed|401/);
 
-    // Stored as a user stores secrets, through the API.
-    const stored = await new Promise<number>((resolve, reject) => {
-      const req = httpsRequest(
-        `${URL_}/api/v1/secrets/GIT_TOKEN_GIT_SERVER_DEVTOOL_TEST`,
-        { method: 'PUT', ca: readFileSync(CA_FILE), headers: { authorization: `Bearer ${apiToken}`, 'content-type': 'application/json' } },
-        (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        },
-      );
-      req.on('error', reject);
-      req.end(JSON.stringify({ value: GIT_TOKEN }));
-    });
-    assert.equal(stored, 204);
+    assert.equal(await putSecret('GIT_TOKEN_GIT_SERVER_DEVTOOL_TEST', GIT_TOKEN), 204);
     const child = spawnDevtool(['pipeline', 'deploy', '--repository', repo, '--name', 'private-app', '--wait'], { env, cwd: work });
     let out = '';
     child.stdout.on('data', (d: Buffer) => {
