@@ -24,9 +24,13 @@ test('a deploy Job: branch, file and variables as arguments, the deadline from -
   assert.equal(job.spec?.activeDeadlineSeconds, 300);
 });
 
-test('a destroy Job on the default branch, with --volumes', () => {
-  const job = runnerJob({ ...base, action: 'destroy', volumes: true, timeoutSeconds: 60 });
+test('a destroy Job on the default branch, with --volumes, in the folder of the manifest deploy was given', () => {
+  const job = runnerJob({ ...base, action: 'destroy', volumes: true, timeoutSeconds: 60, file: 'deploy/devtool.yml' });
   assertGolden(join(dir, 'destroy-job.json'), `${JSON.stringify(job, null, 2)}\n`);
+  assert.deepEqual(
+    job.spec?.template.spec?.containers[0]?.env?.find((e) => e.name === 'MANIFEST_DIR'),
+    { name: 'MANIFEST_DIR', value: 'deploy' },
+  );
 });
 
 test('user-given values never enter the script: a hostile branch or variable stays one argument', () => {

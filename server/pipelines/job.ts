@@ -7,6 +7,7 @@
  * user-given values reach the script as arguments and environment variables, never spliced into
  * its text, and the git token is read by a credential helper from the mounted file.
  */
+import { posix } from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
 
 export const LABEL_PIPELINE = 'devtool.dev/pipeline';
@@ -73,6 +74,8 @@ if [ -n "\${BRANCH:-}" ]; then git clone --quiet --depth 1 --branch "$BRANCH" --
 else git clone --quiet --depth 1 -- "$REPOSITORY" /work/src; fi
 cd /work/src
 echo "${COMMIT_LINE_PREFIX}$(git rev-parse HEAD) (branch $(git rev-parse --abbrev-ref HEAD))"
+# destroy reads the manifest of its folder: the folder of the file deploy was given.
+if [ -n "\${MANIFEST_DIR:-}" ]; then cd -- "$MANIFEST_DIR"; fi
 echo "devtool pipeline: devtool $*"
 exec devtool "$@"
 `;
@@ -97,6 +100,7 @@ export function runnerJob(input: RunnerJobInput): k8s.V1Job {
   const env: k8s.V1EnvVar[] = [
     { name: 'REPOSITORY', value: input.repository },
     ...(input.branch ? [{ name: 'BRANCH', value: input.branch }] : []),
+    ...(input.action === 'destroy' && input.file && posix.dirname(input.file) !== '.' ? [{ name: 'MANIFEST_DIR', value: posix.dirname(input.file) }] : []),
     { name: 'NAMESPACE', value: input.namespace },
     { name: 'KUBECONFIG', value: '/tmp/kubeconfig' },
     { name: 'HOME', value: '/tmp/home' },
