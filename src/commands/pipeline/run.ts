@@ -131,14 +131,21 @@ async function follow(f: Factory, client: ServiceClient, run: PipelineRunBody, w
   while (Date.now() < deadline) {
     try {
       let seen = 0;
-      await client.pipelineLog(run.namespace, run.name, (text) => {
-        const fresh = text.slice(Math.max(0, shown - seen));
-        seen += text.length;
-        if (fresh) {
-          f.io.stdout.write(fresh);
-          shown += fresh.length;
-        }
-      });
+      // Bounded by the run's own deadline: a service that stops sending never holds the command.
+      const signal = AbortSignal.timeout(Math.max(1000, deadline - Date.now()));
+      await client.pipelineLog(
+        run.namespace,
+        run.name,
+        (text) => {
+          const fresh = text.slice(Math.max(0, shown - seen));
+          seen += text.length;
+          if (fresh) {
+            f.io.stdout.write(fresh);
+            shown += fresh.length;
+          }
+        },
+        signal,
+      );
       last = await client.getPipeline(run.namespace, run.name).catch((err: unknown) => {
         if (statusOf(err) === 404 && run.action === 'destroy') return { ...last, status: 'destroyed' as const };
         throw err;
