@@ -12,9 +12,11 @@
 #                               push an image to localhost:5000 in a test
 #   cluster.sh kubectl ARGS...  kubectl of the cluster's release, on its
 #                               admin kubeconfig (for people debugging)
-#   cluster.sh image DIR        build (if its cache entry is missing) and push the
-#                               image of images/DIR/recipe.sh, e.g. one the cluster
-#                               itself does not need (buildkitd, for the chart)
+#   cluster.sh kubectl-path     the path of that kubectl (static; the pipeline
+#                               runner image carries it)
+#   cluster.sh image RECIPE     build (or take from the cache) an image that `up`
+#                               does not need, e.g. node-git, and push it to the
+#                               registry; prints its reference name:tag@digest
 #
 # Environment: DEVTOOL_CLUSTER_CACHE (default /var/cache/devtool-cluster),
 # DEVTOOL_CLUSTER_STATE (default /var/lib/devtool-cluster).
@@ -26,13 +28,14 @@ for f in common packages build pki network components rootfs images addons lifec
   source "$here/lib/$f.sh"
 done
 
-usage() { echo "usage: $0 up|down|status|stop COMPONENT|image DIR|crane ARGS...|kubectl ARGS..." >&2; exit 2; }
+usage() { echo "usage: $0 up|down|status|stop COMPONENT|image RECIPE|crane ARGS...|kubectl ARGS...|kubectl-path" >&2; exit 2; }
 
 [[ $# -ge 1 ]] || usage
 # Tools need no lock: they only talk to the registry / apiserver.
 case $1 in
   crane) shift; ensure_go; ensure_crane; exec "$CRANE" "$@" ;;
   kubectl) shift; ensure_go; ensure_k8s_bins; exec "$K8S_BIN/kubectl" --kubeconfig "$KUBECONFIG_OUT" "$@" ;;
+  kubectl-path) ensure_go; ensure_k8s_bins; echo "$K8S_BIN/kubectl"; exit 0 ;;
 esac
 [[ $# -eq 1 || ( $# -eq 2 && ( $1 == stop || $1 == image ) ) ]] || usage
 [[ $EUID -eq 0 ]] || die "must run as root (it installs packages, mounts, sets up networking)"
@@ -51,9 +54,12 @@ case $1 in
   stop) cmd_stop "$2" ;;
   image)
     [[ -f $here/images/$2/recipe.sh ]] || die "no recipe images/$2/recipe.sh"
-    # Recipes of other images are read (recipe_for) but not built here: their binaries need no path.
-    : "${COREDNS_BIN:=/dev/null}" "${PAUSE_BIN:=/dev/null}"
-    ensure_go && ensure_crane && mkdir -p "$LOGS" "$CACHE/images" && ensure_image "$2"
+    # Recipes name these binaries (only `up` builds them); looking up a recipe by image name reads
+    # every recipe, and this image's chain uses neither.
+    PAUSE_BIN=${PAUSE_BIN:-/dev/null} COREDNS_BIN=${COREDNS_BIN:-/dev/null}
+    ensure_go && ensure_crane && mkdir -p "$LOGS" "$CACHE/images" && ensure_image "$2" || die "image $2 failed (logs: $LOGS)"
+    ref=$REGISTRY/$(load_recipe "$2"; echo "$IMAGE")
+    echo "$ref@$(cat "$(image_cache_dir "$2")/digest")"
     ;;
   *) usage ;;
 esac

@@ -124,3 +124,10 @@ await build({
 });
 await build({ ...selfContained, entryPoints: ['server/main.ts'], outfile: 'dist/devtool-service.cjs' });
 chmodSync(new URL('../dist/devtool-service.cjs', import.meta.url), 0o755);
+// The pipeline runner's devtool (scripts/runner-image.sh): the whole CLI as one self-contained file,
+// every handler and library bundled in, so the runner image needs no node_modules. A Job runs one
+// command, so the start-up work the CLI's split bundles save does not matter there.
+// ssh2's native add-ons (used by `up`, never by deploy) stay out: ssh2 requires them in a try and
+// falls back to JavaScript.
+await build({ ...selfContained, external: ['*.node'], entryPoints: ['src/main.ts'], outfile: 'dist/devtool-runner.cjs' });
+chmodSync(new URL('../dist/devtool-runner.cjs', import.meta.url), 0o755);

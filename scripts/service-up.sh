@@ -16,9 +16,19 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=../cluster/lib/common.sh
 source "$root/cluster/lib/common.sh" # ENDPOINT_DOMAIN, REGISTRY, node_ip
 FD_STATE=${DEVTOOL_FRONT_DOOR_STATE:-/var/lib/devtool-front-door}
-RELEASE=devtool
-NAMESPACE=devtool
-HOST=devtool.$ENDPOINT_DOMAIN
+# DEVTOOL_SERVICE_RELEASE: another release of the service alone (namespace and host named after it,
+# https://<release>.<domain>), behind the front door of the release `devtool` (installed first when
+# it does not answer). A test that must not see another checkout's service:up replace its service mid-run
+# (several worktrees on one cluster) installs its own this way.
+RELEASE=${DEVTOOL_SERVICE_RELEASE:-devtool}
+NAMESPACE=$RELEASE
+HOST=$RELEASE.$ENDPOINT_DOMAIN
+if [[ $RELEASE != devtool ]]; then
+  [[ $RELEASE =~ ^[a-z0-9][-a-z0-9]{0,30}$ ]] || { echo "service-up: invalid DEVTOOL_SERVICE_RELEASE=$RELEASE" >&2; exit 2; }
+  # The front door as it is when it answers (another checkout's install is as good); else ours.
+  curl -fsS --max-time 5 --cacert "$FD_STATE/ca.crt" "https://devtool.$ENDPOINT_DOMAIN/healthz" >/dev/null 2>&1 ||
+    DEVTOOL_SERVICE_RELEASE='' bash "$0" >/dev/null
+fi
 start=$SECONDS
 
 slog() { printf '[service-up %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -59,9 +69,9 @@ proxy=$REGISTRY/caddy:2@$(crane digest "$REGISTRY/caddy:2")
 # hosted builds: buildkitd from buildkit/daemon (cached by release, buildkit/build.sh) with Debian's
 # runc (cluster/images/buildkitd, cached by the binary's hash).
 BUILDKITD_BIN=$(bash "$root/buildkit/build.sh" buildkitd-path) || sdie "building buildkitd failed"
-BUILDKITD_BIN=$BUILDKITD_BIN bash "$root/cluster/cluster.sh" image buildkitd || sdie "building the builder image failed"
-builder=$REGISTRY/buildkitd:devtool@$(crane digest "$REGISTRY/buildkitd:devtool")
-step "images ready: $controller, $service, $proxy, $builder"
+builder=$(BUILDKITD_BIN=$BUILDKITD_BIN bash "$root/cluster/cluster.sh" image buildkitd | tail -n 1) || sdie "building the builder image failed"
+runner=$(bash "$root/scripts/runner-image.sh" | tail -n 1)
+step "images ready: $controller, $service, $proxy, $builder, $runner"
 
 # The CA: made once (EC P-256, 10 years), kept across upgrades and cluster restarts.
 mkdir -p "$FD_STATE" && chmod 700 "$FD_STATE"
@@ -95,12 +105,14 @@ kube_server=$(bash "$root/cluster/cluster.sh" kubectl config view --minify -o js
 [[ -n $kube_server ]] || sdie "no API server URL in $KUBECONFIG"
 
 kctl() { bash "$root/cluster/cluster.sh" kubectl -n "$NAMESPACE" "$@"; }
+front_door=(--set ingress.controller.image="$controller" --set ingress.proxy.image="$proxy")
+[[ $RELEASE == devtool ]] || front_door=(--set ingress.enabled=false --set frontDoor.host="$HOST")
 "$helm_bin" upgrade --install "$RELEASE" "$root/chart" --namespace "$NAMESPACE" --create-namespace \
-  --set endpointDomain="$ENDPOINT_DOMAIN" \
-  --set ingress.controller.image="$controller" --set ingress.proxy.image="$proxy" \
+  --set endpointDomain="$ENDPOINT_DOMAIN" "${front_door[@]}" \
   --set-file ca.certificate="$FD_STATE/ca.crt" --set-file ca.key="$FD_STATE/ca.key" \
   --set service.image="$service" --set service.registry="$REGISTRY" --set service.kubeApiServer="$kube_server" \
   --set builder.enabled=true --set builder.image="$builder" --set builder.hostNetwork=true --set "builder.insecureRegistries={$REGISTRY}" \
+  --set pipelines.runnerImage="$runner" \
   --wait --timeout 5m >/dev/null || {
   kctl get pods -o wide
   kctl logs deploy/$RELEASE-front-door --all-containers --tail 20

@@ -16,6 +16,8 @@ import { registerKubeCredentialRoutes } from './routes/kube-credentials.ts';
 import { registerInfoRoutes } from './routes/info.ts';
 import { registerLoginRoutes } from './routes/login.ts';
 import { registerNamespaceRoutes } from './routes/namespaces.ts';
+import type { PipelineCluster } from './pipelines/cluster.ts';
+import { registerPipelineRoutes } from './routes/pipelines.ts';
 import { registerSecretRoutes } from './routes/secrets.ts';
 import { registerTokenRoutes } from './routes/tokens.ts';
 import type { Store } from './store/store.ts';
@@ -31,6 +33,8 @@ export interface AppOptions {
   logLevel?: string;
   /** Where users' Kubernetes credentials come from; absent: the route answers 503. */
   kubeCredentials?: KubeCredentialSource;
+  /** Pipeline runs act on the cluster with a user's token through this (the unit tests' fake; default client-node). */
+  pipelineCluster?: (userToken: string) => Promise<PipelineCluster>;
 }
 
 /**
@@ -117,6 +121,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   registerLoginRoutes(app, ctx);
   registerKubeCredentialRoutes(app, opts.kubeCredentials, auth);
   registerBuildRoutes(app, ctx, auth);
+  registerPipelineRoutes(app, ctx, auth, opts.kubeCredentials, opts.pipelineCluster);
   return app;
 }
 

@@ -42,6 +42,8 @@ export function readSettings(env: NodeJS.ProcessEnv): ServeSettings {
   if (endpointDomain) config.endpointDomain = endpointDomain;
   const registry = optional('DEVTOOL_REGISTRY');
   if (registry) config.registry = registry;
+  const runnerImage = optional('DEVTOOL_RUNNER_IMAGE');
+  if (runnerImage) config.runnerImage = runnerImage;
   const builder = optional('DEVTOOL_BUILDER');
   if (builder) config.builder = builder;
   const caFile = optional('DEVTOOL_CA_FILE');

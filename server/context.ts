@@ -11,6 +11,8 @@ export interface ServiceConfig {
   publicUrl?: string;
   endpointDomain?: string;
   registry?: string;
+  /** The pipeline runner's image (DEVTOOL_RUNNER_IMAGE); without it pipeline routes answer 503. */
+  runnerImage?: string;
   builder?: string;
   /** PEM of the CA users must trust (the front door's), handed out by GET /info. */
   certificate?: string;

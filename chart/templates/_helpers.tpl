@@ -62,3 +62,10 @@ Secret's, else new ones. Kept across upgrades so that neither side restarts for 
 {{- toJson (dict "ca.crt" ($ca.Cert | b64enc) "tls.crt" ($daemon.Cert | b64enc) "tls.key" ($daemon.Key | b64enc) "client.crt" ($client.Cert | b64enc) "client.key" ($client.Key | b64enc)) -}}
 {{- end -}}
 {{- end }}
+
+{{- /* Whether the release holds the front door's CA: with its own front door, or given in values
+(a second release behind another release's front door: the service still hands the CA out and
+pipeline runners trust it). */}}
+{{- define "devtool.hasCa" -}}
+{{- if or .Values.ingress.enabled .Values.ca.certificate -}}true{{- end -}}
+{{- end }}

@@ -16,7 +16,7 @@
 # `up` then only pushes cached layouts into the (possibly fresh) registry.
 
 IMAGE_BUILDER_VERSION=1
-IMAGE_RECIPES=(pause coredns debian-bookworm debian-trixie nginx redis postgres node caddy)
+IMAGE_RECIPES=(pause coredns debian-bookworm debian-trixie nginx redis postgres node caddy node-git)
 PAUSE_IMAGE=$REGISTRY/pause:devtool
 COREDNS_IMAGE=$REGISTRY/coredns:${COREDNS_VERSION#v}
 

@@ -26,12 +26,17 @@ export const sanitizeName = toDnsLabel;
  * permission, a worktree pointer to a removed folder) means no name, never an error.
  */
 export function repositoryName(folder: string): string | undefined {
-  const text = gitConfigText(folder);
-  const section = text && /\[remote "origin"\]([^[]*)/.exec(text)?.[1];
-  const url = section && /^\s*url\s*=\s*(.+)$/m.exec(section)?.[1]?.trim();
+  const url = originUrl(folder);
   if (!url) return undefined;
   const last = url.replace(/\/+$/, '').split(/[/:]/).pop() ?? '';
   return last.replace(/\.git$/, '') || undefined;
+}
+
+/** The URL of the `origin` remote of the git repository holding `folder`, as written there. */
+export function originUrl(folder: string): string | undefined {
+  const text = gitConfigText(folder);
+  const section = text && /\[remote "origin"\]([^[]*)/.exec(text)?.[1];
+  return (section && /^\s*url\s*=\s*(.+)$/m.exec(section)?.[1]?.trim()) || undefined;
 }
 
 /** The text of the git config of the repository holding `folder`; the nearest `.git` decides. */

@@ -1,6 +1,6 @@
 /**
  * Commands that exist only with a devtool service. Namespace management and `kubeconfig` use it to
- * refuse a plain cluster or a context without a login. Pipelines and previews, not built yet, say
+ * refuse a plain cluster or a context without a login. Previews, not built yet, say
  * clearly why they cannot run: on a plain cluster because the service is not installed there; on a
  * service context because this build has no client for them.
  */

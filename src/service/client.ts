@@ -15,6 +15,9 @@ import type {
   MeBody,
   NamespaceBody,
   NamespaceListBody,
+  PipelineDeployBody,
+  PipelineDestroyBody,
+  PipelineRunBody,
   SecretListBody,
   SecretValuesBody,
   TokenCreateBody,
@@ -95,10 +98,41 @@ export class ServiceClient {
     }
   };
   kubeCredentials = () => this.call<KubeCredentialsBody>(endpoints.kubeCredentials);
+  // pipelines
+  deployPipeline = (body: PipelineDeployBody) => this.call<PipelineRunBody>(endpoints.deployPipeline, { body });
+  destroyPipeline = (namespace: string, name: string, body: PipelineDestroyBody) =>
+    this.call<PipelineRunBody>(endpoints.destroyPipeline, { params: { namespace, name }, body });
+  getPipeline = (namespace: string, name: string) => this.call<PipelineRunBody>(endpoints.getPipeline, { params: { namespace, name } });
+  /**
+   * The run's output as it comes: `onText` gets each piece as the service passes it on; resolves
+   * when the service ends the stream (the runner ended, or the connection was cut: the caller asks
+   * getPipeline). No overall timeout: a run lasts as long as its own --timeout.
+   */
+  pipelineLog = async (namespace: string, name: string, onText: (text: string) => void, signal?: AbortSignal): Promise<void> => {
+    // Its own connection, closed after it: a socket that carried a long stream is not reused (the
+    // proxy may have given up on it, and the next call would meet a reset).
+    await this.call<undefined>(endpoints.pipelineLog, {
+      params: { namespace, name },
+      accept: 'text/plain',
+      headers: { connection: 'close' },
+      onText,
+      ...(signal ? { signal } : {}),
+    });
+  };
 
-  private async call<T>(route: Endpoint, parts: { params?: Record<string, string>; body?: unknown } = {}): Promise<T> {
+  private async call<T>(
+    route: Endpoint,
+    parts: {
+      params?: Record<string, string>;
+      body?: unknown;
+      accept?: string;
+      headers?: Record<string, string>;
+      onText?: (text: string) => void;
+      signal?: AbortSignal;
+    } = {},
+  ): Promise<T> {
     const path = route.url.replace(/:([A-Za-z]+)/g, (_, name: string) => encodeURIComponent(parts.params?.[name] ?? ''));
-    const headers: Record<string, string> = { accept: 'application/json' };
+    const headers: Record<string, string> = { accept: parts.accept ?? 'application/json', ...parts.headers };
     if (this.opts.token) headers['authorization'] = `Bearer ${this.opts.token}`;
     if (parts.body !== undefined) headers['content-type'] = 'application/json';
     let res: Answer;
@@ -109,6 +143,8 @@ export class ServiceClient {
         headers,
         ...(parts.body !== undefined ? { body: JSON.stringify(parts.body) } : {}),
         ...(this.ca ? { ca: this.ca } : {}),
+        ...(parts.onText ? { onText: parts.onText } : {}),
+        ...(parts.signal ? { signal: parts.signal } : {}),
         timeoutMs: this.timeoutMs,
       });
     } catch (err) {
@@ -118,7 +154,7 @@ export class ServiceClient {
       throw new DevtoolError(`cannot reach the devtool service at ${this.base}: ${why}`);
     }
     const { status, text } = res;
-    if (status >= 200 && status < 300) return (text === '' ? undefined : JSON.parse(text)) as T;
+    if (status >= 200 && status < 300) return (text === '' || parts.onText ? undefined : JSON.parse(text)) as T;
     if (status >= 300 && status < 400) {
       // Never followed: the token would go to wherever the redirect points.
       throw new DevtoolError(

@@ -182,6 +182,65 @@ export const KubeCredentials = Type.Object(
   { additionalProperties: false },
 );
 
+// pipelines
+/** What `pipeline deploy` asks for. The repository is an HTTPS URL: never SSH (docs/decisions.md, "Pipelines"). */
+export const PIPELINE_LOG_MAX = 64 * 1024;
+export const PipelineName = Type.String({
+  pattern: NAME_PATTERN,
+  minLength: 1,
+  maxLength: 40,
+  description: `Pipeline name (40 characters at most): ${NAME_RULE}`,
+});
+export const PipelineDeployRequest = Type.Object(
+  {
+    namespace: NamespaceName,
+    name: PipelineName,
+    repository: Type.String({ pattern: '^https://[^\\s@/]+/\\S*$', maxLength: 2048, description: 'HTTPS URL of the repository, without credentials' }),
+    branch: Type.Optional(
+      Type.String({ pattern: '^[^\\s~^:?*\\[\\\\]+$', maxLength: 255, description: "Branch to deploy; the repository's default branch when absent" }),
+    ),
+    file: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Manifest location in the repository' })),
+    variables: Type.Array(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*=', maxLength: 16 * 1024 }), { maxItems: 100, description: 'NAME=VALUE, as --var' }),
+    timeoutSeconds: Type.Integer({ minimum: 1, maximum: 86_400, description: 'The Job is stopped after this long (activeDeadlineSeconds)' }),
+    skipIfExists: Type.Boolean({ description: 'Do nothing when the pipeline is already deployed in the namespace' }),
+  },
+  { additionalProperties: false },
+);
+export const PipelineDestroyRequest = Type.Object(
+  {
+    volumes: Type.Boolean({ description: 'Also destroy persistent volumes' }),
+    timeoutSeconds: Type.Integer({ minimum: 1, maximum: 86_400 }),
+  },
+  { additionalProperties: false },
+);
+export const PipelineStatus = Type.Union([
+  Type.Literal('progressing'),
+  Type.Literal('deployed'),
+  Type.Literal('error'),
+  Type.Literal('destroying'),
+  Type.Literal('destroyed'),
+]);
+export const PipelineRun = Type.Object(
+  {
+    name: Type.String(),
+    namespace: Type.String(),
+    status: PipelineStatus,
+    action: Type.Union([Type.Literal('deploy'), Type.Literal('destroy')]),
+    repository: Type.String(),
+    branch: Type.Optional(Type.String({ description: 'As asked; the commit line of the log names the branch cloned' })),
+    commit: Type.Optional(Type.String({ description: 'The commit deployed, once the runner has cloned' })),
+    file: Type.Optional(Type.String()),
+    job: Type.String({ description: 'The Kubernetes Job of this run' }),
+    startedAt: Type.String({ format: 'date-time' }),
+    finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
+    message: Type.Optional(Type.String({ description: 'Why it failed, one line' })),
+    skipped: Type.Optional(Type.Boolean({ description: 'skipIfExists found it deployed: nothing ran' })),
+    log: Type.Optional(Type.String({ description: `The run's last output, at most ${PIPELINE_LOG_MAX / 1024} KiB, once it has finished` })),
+  },
+  { additionalProperties: false },
+);
+export const PipelineParams = Type.Object({ namespace: NamespaceName, name: PipelineName });
+
 /** One route: its method and path (endpoints.ts), the schemas of its parts, and who may call it. */
 export interface RouteSpec extends Endpoint {
   summary: string;
@@ -300,6 +359,39 @@ export const routes = {
     auth: true,
     status: 101,
   }),
+  // pipelines
+  deployPipeline: route({
+    ...endpoints.deployPipeline,
+    summary: "Start a pipeline run: a Job clones the repository and runs devtool deploy with the caller's credentials and stored secrets; 409 while one runs",
+    auth: true,
+    body: PipelineDeployRequest,
+    status: 202,
+    response: PipelineRun,
+  }),
+  destroyPipeline: route({
+    ...endpoints.destroyPipeline,
+    summary: 'Start a run of devtool destroy for a pipeline (same repository, branch and file); its record is removed once it succeeds',
+    auth: true,
+    params: PipelineParams,
+    body: PipelineDestroyRequest,
+    status: 202,
+    response: PipelineRun,
+  }),
+  getPipeline: route({
+    ...endpoints.getPipeline,
+    summary: "A pipeline's last run, its status brought up to date from its Job",
+    auth: true,
+    params: PipelineParams,
+    status: 200,
+    response: PipelineRun,
+  }),
+  pipelineLog: route({
+    ...endpoints.pipelineLog,
+    summary: 'The output of the last run as text/plain, streamed while the run goes on; ends when the runner ends',
+    auth: true,
+    params: PipelineParams,
+    status: 200,
+  }),
 } as const satisfies Record<EndpointName, RouteSpec>;
 
 export type RouteName = keyof typeof routes;
@@ -322,8 +414,12 @@ export type DeviceCodeAnswerBody = Static<typeof DeviceCodeAnswer>;
 export type TokenGrantRequestBody = Static<typeof TokenGrantRequest>;
 export type TokenGrantAnswerBody = Static<typeof TokenGrantAnswer>;
 export type OAuthErrorBody = Static<typeof OAuthError>;
+export type PipelineDeployBody = Static<typeof PipelineDeployRequest>;
+export type PipelineDestroyBody = Static<typeof PipelineDestroyRequest>;
+export type PipelineRunBody = Static<typeof PipelineRun>;
+export type PipelineStatusValue = Static<typeof PipelineStatus>;
 
 /** Capabilities this version of the contract defines; `GET /info` lists those the server offers. */
-export const CAPABILITIES = ['tokens', 'namespaces', 'secrets', 'analytics', 'login', 'kube-credentials'] as const;
+export const CAPABILITIES = ['tokens', 'namespaces', 'secrets', 'analytics', 'login', 'kube-credentials', 'pipelines'] as const;
 /** Offered only when the chart configured a builder (GET /info lists it then): the build tunnel. */
 export const BUILDS_CAPABILITY = 'builds';

@@ -47,6 +47,11 @@ export const endpoints = {
   kubeCredentials: { method: 'POST', url: `${API_PREFIX}/kube-credentials` },
   // hosted builds
   buildTunnel: { method: 'GET', url: `${API_PREFIX}/builds/tunnel` },
+  // pipelines
+  deployPipeline: { method: 'POST', url: `${API_PREFIX}/pipelines` },
+  destroyPipeline: { method: 'POST', url: `${API_PREFIX}/pipelines/:namespace/:name/destroy` },
+  getPipeline: { method: 'GET', url: `${API_PREFIX}/pipelines/:namespace/:name` },
+  pipelineLog: { method: 'GET', url: `${API_PREFIX}/pipelines/:namespace/:name/log` },
 } as const satisfies Record<string, Endpoint>;
 
 export type EndpointName = keyof typeof endpoints;

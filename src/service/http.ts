@@ -16,6 +16,14 @@ export interface Exchange {
   ca?: readonly string[];
   /** The whole exchange, from the name lookup to the body's last byte. */
   timeoutMs: number;
+  /**
+   * A streamed answer (a pipeline's log): each piece of a 2xx body goes here as it arrives, and the
+   * timeout covers only the wait for the answer to begin. A connection cut during the stream ends
+   * it like its end (the caller asks how the run went).
+   */
+  onText?: (text: string) => void;
+  /** Ends the exchange when it aborts (a stream then ends as if cut). */
+  signal?: AbortSignal;
 }
 
 export interface Answer {
@@ -61,25 +69,43 @@ function once(x: Exchange): Promise<Answer> {
       req.destroy(err);
       answer?.destroy(err);
     }, x.timeoutMs);
+    let streaming = false;
+    let text = '';
+    const finish = () => {
+      clearTimeout(timer);
+      const location = answer?.headers.location;
+      resolve({ status: answer?.statusCode ?? 502, text, ...(location ? { location } : {}) });
+    };
     const fail = (err: Error) => {
+      if (streaming) return finish();
       clearTimeout(timer);
       reject(Object.assign(err, { reusedSocket: req.reusedSocket && answer === undefined }));
     };
     const req = request(x.url, options, (res) => {
       answer = res;
-      let text = '';
+      const status = res.statusCode ?? 502;
+      streaming = x.onText !== undefined && status >= 200 && status < 300;
+      if (streaming) clearTimeout(timer);
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {
-        text += chunk;
+        if (streaming) x.onText!(chunk);
+        else text += chunk;
       });
       res.on('error', fail);
-      res.on('end', () => {
-        clearTimeout(timer);
-        const location = res.headers.location;
-        resolve({ status: res.statusCode ?? 502, text, ...(location ? { location } : {}) });
-      });
+      res.on('end', finish);
+      // Cut mid-stream: no 'end' comes.
+      if (streaming) res.on('close', finish);
     });
     req.on('error', fail);
+    x.signal?.addEventListener(
+      'abort',
+      () => {
+        const err = new Error('aborted');
+        req.destroy(err);
+        answer?.destroy(err);
+      },
+      { once: true },
+    );
     req.end(x.body);
   });
 }

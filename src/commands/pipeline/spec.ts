@@ -1,39 +1,54 @@
-import type { CommandSpec } from '../../cli/spec.ts';
+import { command, type CommandSpec, type OptionSpec } from '../../cli/spec.ts';
 import { manifestFileWithoutDefault, timeout, vars, wait } from '../shared.ts';
 
-const requiresService = async () => (await import('../require-service.ts')).serviceCommandHandler('pipelines');
+const name = { name: 'name', type: 'string', defaultText: 'folder name', description: 'Pipeline name' } as const satisfies OptionSpec;
+const namespace = {
+  name: 'namespace',
+  short: 'n',
+  type: 'string',
+  defaultText: 'current cluster client config namespace',
+  description: 'Namespace',
+} as const satisfies OptionSpec;
+
+export const pipelineDeployOptions = [
+  { name: 'branch', type: 'string', defaultText: 'main branch', description: "Branch to deploy (default: the repository's default branch)" },
+  manifestFileWithoutDefault('Manifest location; when unset, automatic deployment rules apply'),
+  name,
+  namespace,
+  { name: 'repository', type: 'string', defaultText: "the checkout's origin remote", description: 'HTTPS URL of the repository' },
+  { name: 'skip-if-exists', type: 'bool', default: 'false', description: 'Skip when the pipeline already exists in the namespace' },
+  timeout('Wait for completion (the cluster stops the run after this long)'),
+  vars('Pipeline variable'),
+  wait('Wait until finished, showing the output as it comes'),
+] as const satisfies readonly OptionSpec[];
+
+export const pipelineDestroyOptions = [
+  name,
+  namespace,
+  timeout('Wait for destruction (the cluster stops the run after this long)'),
+  { name: 'volumes', short: 'v', type: 'bool', default: 'false', description: 'Destroy persistent volumes created by the pipeline' },
+  wait('Wait until destroyed, showing the output as it comes'),
+] as const satisfies readonly OptionSpec[];
 
 export const pipelineCommand: CommandSpec = {
   name: 'pipeline',
   summary: 'Run deploy or destroy as a job in the cluster (requires a logged-in user)',
+  description:
+    'Runs `devtool deploy` or `devtool destroy` in a Kubernetes Job of the namespace, on a clone of the repository (HTTPS; a private one ' +
+    'with the token stored on the service as the secret GIT_TOKEN_<HOST>, e.g. GIT_TOKEN_GITHUB_COM), with your own credentials and ' +
+    'stored secrets. Cluster-only: it needs a cluster with the devtool service installed.',
   subcommands: [
-    {
+    command({
       name: 'deploy',
       summary: 'Run a job in the cluster that clones the repository and runs deploy on it',
-      options: [
-        { name: 'branch', type: 'string', defaultText: 'main branch', description: 'Branch to deploy' },
-        manifestFileWithoutDefault('Manifest location; when unset, automatic deployment rules apply'),
-        { name: 'name', type: 'string', defaultText: 'folder name', description: 'Pipeline name' },
-        { name: 'namespace', short: 'n', type: 'string', defaultText: 'current cluster client config namespace', description: 'Namespace' },
-        { name: 'repository', type: 'string', description: 'HTTPS URL of the repository' },
-        { name: 'skip-if-exists', type: 'bool', default: 'false', description: 'Skip when the pipeline already exists in the namespace' },
-        timeout('Wait for completion'),
-        vars('Pipeline variable'),
-        wait('Wait until finished'),
-      ],
-      load: requiresService,
-    },
-    {
+      options: pipelineDeployOptions,
+      load: async () => (await import('./run.ts')).runPipelineDeploy,
+    }),
+    command({
       name: 'destroy',
       summary: 'Run a job in the cluster that clones the repository and runs destroy',
-      options: [
-        { name: 'name', type: 'string', defaultText: 'folder name', description: 'Pipeline name' },
-        { name: 'namespace', short: 'n', type: 'string', defaultText: 'current cluster client config namespace', description: 'Namespace' },
-        timeout('Wait for destruction'),
-        { name: 'volumes', short: 'v', type: 'bool', default: 'false', description: 'Destroy persistent volumes created by the pipeline' },
-        wait('Wait until destroyed'),
-      ],
-      load: requiresService,
-    },
+      options: pipelineDestroyOptions,
+      load: async () => (await import('./run.ts')).runPipelineDestroy,
+    }),
   ],
 };

@@ -1,0 +1,158 @@
+/**
+ * The Job of a pipeline run, as a pure function of what was asked (golden fixtures in testdata/).
+ * The runner (the image of scripts/runner-image.sh: devtool, git, kubectl, helm) clones the
+ * repository over HTTPS and runs `devtool deploy` or `devtool destroy` in it, as the user who asked:
+ * its Kubernetes credentials are a token of the user's own ServiceAccount, mounted from the run's
+ * Secret (runSecret) with the git token and the front door's CA. Nothing secret is in this spec:
+ * user-given values reach the script as arguments and environment variables, never spliced into
+ * its text, and the git token is read by a credential helper from the mounted file.
+ */
+import { posix } from 'node:path';
+import type * as k8s from '@kubernetes/client-node';
+
+export const LABEL_PIPELINE = 'devtool.dev/pipeline';
+export const LABEL_RUN = 'devtool.dev/pipeline-run';
+/** Where the run's Secret is mounted in the runner. */
+export const CREDENTIALS_DIR = '/var/run/devtool';
+/** Keys of the run's Secret. */
+export const KEY_KUBE_TOKEN = 'kube-token';
+export const KEY_CLUSTER_CA = 'cluster-ca.crt';
+export const KEY_FRONT_DOOR_CA = 'front-door-ca.crt';
+export const KEY_GIT_TOKEN = 'git-token';
+/** The runner prints this line once it has cloned: the service reads the commit from it. */
+export const COMMIT_LINE_PREFIX = 'devtool pipeline: commit ';
+
+export interface RunnerJobInput {
+  action: 'deploy' | 'destroy';
+  /** The pipeline's name: the environment name `devtool deploy` gets. */
+  name: string;
+  namespace: string;
+  /** Unique per run: names the Job and its Secrets. */
+  runId: string;
+  image: string;
+  repository: string;
+  branch?: string;
+  file?: string;
+  /** NAME=VALUE (deploy). */
+  variables: string[];
+  /** destroy --volumes */
+  volumes: boolean;
+  timeoutSeconds: number;
+  labels: Record<string, string>;
+}
+
+export const jobName = (name: string, runId: string) => `devtool-pipeline-${name}-${runId}`;
+/** The run's credentials (kube token, git token, CAs), mounted as files. */
+export const credentialsSecretName = jobName;
+/** The user's stored secrets, as the runner's environment (deploy's `${NAME}`). */
+export const envSecretName = (name: string, runId: string) => `${jobName(name, runId)}-env`;
+
+/** The runner's script. `$@` is devtool's command line; REPOSITORY and BRANCH come from the environment. */
+export const RUNNER_SCRIPT = `set -eu
+d=${CREDENTIALS_DIR}
+mkdir -p "$HOME"
+# Git trusts the system's CAs and the front door's (a repository served through it).
+cat /etc/ssl/certs/ca-certificates.crt > /tmp/cas.pem
+if [ -s "$d/${KEY_FRONT_DOOR_CA}" ]; then cat "$d/${KEY_FRONT_DOOR_CA}" >> /tmp/cas.pem; export NODE_EXTRA_CA_CERTS="$d/${KEY_FRONT_DOOR_CA}"; fi
+export GIT_SSL_CAINFO=/tmp/cas.pem
+# The user's own credentials: the API server from inside the cluster, the token from the mounted file.
+cat > "$KUBECONFIG" <<EOF
+apiVersion: v1
+kind: Config
+clusters: [{name: cluster, cluster: {server: "https://kubernetes.default.svc", certificate-authority: "$d/${KEY_CLUSTER_CA}"}}]
+users: [{name: user, user: {token: "$(cat "$d/${KEY_KUBE_TOKEN}")"}}]
+contexts: [{name: pipeline, context: {cluster: cluster, user: user, namespace: "$NAMESPACE"}}]
+current-context: pipeline
+EOF
+# A private repository: the token from the mounted file, through a credential helper (never in a URL,
+# an argument or the log).
+if [ -s "$d/${KEY_GIT_TOKEN}" ]; then
+  git config --global credential.helper '!f() { test "$1" = get && echo username=devtool && echo "password=$(cat ${CREDENTIALS_DIR}/${KEY_GIT_TOKEN})"; }; f'
+fi
+echo "devtool pipeline: cloning $REPOSITORY\${BRANCH:+ (branch $BRANCH)}"
+if [ -n "\${BRANCH:-}" ]; then git clone --quiet --depth 1 --branch "$BRANCH" -- "$REPOSITORY" /work/src
+else git clone --quiet --depth 1 -- "$REPOSITORY" /work/src; fi
+cd /work/src
+echo "${COMMIT_LINE_PREFIX}$(git rev-parse HEAD) (branch $(git rev-parse --abbrev-ref HEAD))"
+# destroy reads the manifest of its folder: the folder of the file deploy was given.
+if [ -n "\${MANIFEST_DIR:-}" ]; then cd -- "$MANIFEST_DIR"; fi
+echo "devtool pipeline: devtool $*"
+exec devtool "$@"
+`;
+
+/** devtool's command line in the runner. */
+export function runnerArgs(input: RunnerJobInput): string[] {
+  const args = [input.action, '--name', input.name, '--namespace', input.namespace];
+  if (input.action === 'deploy') {
+    if (input.file) args.push('--file', input.file);
+    for (const v of input.variables) args.push('--var', v);
+    args.push('--wait', '--timeout', `${input.timeoutSeconds}s`);
+  } else {
+    if (input.volumes) args.push('--volumes');
+    args.push('--wait', '--timeout', `${input.timeoutSeconds}s`);
+  }
+  return args;
+}
+
+export function runnerJob(input: RunnerJobInput): k8s.V1Job {
+  const name = jobName(input.name, input.runId);
+  const labels = { ...input.labels, [LABEL_PIPELINE]: input.name, [LABEL_RUN]: input.runId };
+  const env: k8s.V1EnvVar[] = [
+    { name: 'REPOSITORY', value: input.repository },
+    ...(input.branch ? [{ name: 'BRANCH', value: input.branch }] : []),
+    ...(input.action === 'destroy' && input.file && posix.dirname(input.file) !== '.' ? [{ name: 'MANIFEST_DIR', value: posix.dirname(input.file) }] : []),
+    { name: 'NAMESPACE', value: input.namespace },
+    { name: 'KUBECONFIG', value: '/tmp/kubeconfig' },
+    { name: 'HOME', value: '/tmp/home' },
+    { name: 'DEVTOOL_HOME', value: '/tmp/devtool' },
+    // HTTPS only: git refuses ssh://, git:// and file:// (also in submodules), and never prompts.
+    { name: 'GIT_ALLOW_PROTOCOL', value: 'https' },
+    { name: 'GIT_TERMINAL_PROMPT', value: '0' },
+    { name: 'CI', value: 'true' },
+  ];
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name, namespace: input.namespace, labels },
+    spec: {
+      // --timeout is the cluster's to enforce: Kubernetes stops the pod after this long.
+      activeDeadlineSeconds: input.timeoutSeconds,
+      backoffLimit: 0,
+      // A run nobody asked about again is cleaned up by Kubernetes after a day.
+      ttlSecondsAfterFinished: 86_400,
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: 'Never',
+          // The pod acts only with the user's token from the run's Secret, never the namespace's default account.
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          securityContext: { runAsUser: 1000, runAsGroup: 1000, runAsNonRoot: true, fsGroup: 1000 },
+          containers: [
+            {
+              name: 'runner',
+              image: input.image,
+              command: ['/bin/sh', '-c', RUNNER_SCRIPT, 'runner'],
+              args: runnerArgs(input),
+              workingDir: '/work',
+              env,
+              envFrom: [{ secretRef: { name: envSecretName(input.name, input.runId), optional: true } }],
+              volumeMounts: [
+                { name: 'credentials', mountPath: CREDENTIALS_DIR, readOnly: true },
+                { name: 'work', mountPath: '/work' },
+                { name: 'tmp', mountPath: '/tmp' },
+              ],
+              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+              resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '1Gi' } },
+            },
+          ],
+          volumes: [
+            { name: 'credentials', secret: { secretName: credentialsSecretName(input.name, input.runId), defaultMode: 0o440 } },
+            { name: 'work', emptyDir: {} },
+            { name: 'tmp', emptyDir: {} },
+          ],
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,128 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type * as k8s from '@kubernetes/client-node';
+import type { PipelineDeployBody } from '../../src/service/contract.ts';
+import { ApiError } from '../errors.ts';
+import { type JobState, type PipelineCluster, RecordConflict, type RunRecord } from './cluster.ts';
+import { deploy, destroy, getRun, gitTokenSecretName, type RunSettings } from './runs.ts';
+
+/** An in-memory cluster: records with versions, Jobs whose state the test sets, logs. */
+function fakeCluster() {
+  const records = new Map<string, { record: RunRecord; version: number }>();
+  const jobs = new Map<string, { job: k8s.V1Job; secrets: k8s.V1Secret[]; state: JobState; log: string }>();
+  let version = 0;
+  const key = (ns: string, name: string) => `${ns}/${name}`;
+  const cluster: PipelineCluster = {
+    async getRecord(ns, name) {
+      const r = records.get(key(ns, name));
+      return r && { record: structuredClone(r.record), version: String(r.version) };
+    },
+    async putRecord(record, v) {
+      const k = key(record.namespace, record.name);
+      const have = records.get(k);
+      if ((v === undefined && have) || (v !== undefined && String(have?.version) !== v)) throw new RecordConflict('conflict');
+      records.set(k, { record: structuredClone(record), version: ++version });
+      return String(version);
+    },
+    async deleteRecord(ns, name) {
+      records.delete(key(ns, name));
+    },
+    async createRun(job, secrets) {
+      jobs.set(job.metadata!.name!, { job, secrets, state: { state: 'running' }, log: '' });
+    },
+    async jobState(_ns, job) {
+      return jobs.get(job)?.state ?? { state: 'missing' };
+    },
+    async deleteJob(_ns, job) {
+      jobs.delete(job);
+    },
+    async logOf(_ns, job) {
+      const j = jobs.get(job);
+      return j && { head: j.log, tail: j.log };
+    },
+    async followLog() {
+      return false;
+    },
+  };
+  return { cluster, records, jobs };
+}
+
+const settings = (secrets: Record<string, string> = {}): RunSettings => ({
+  runnerImage: 'runner:1',
+  clusterCa: 'CLUSTER-CA',
+  frontDoorCa: 'FRONT-DOOR-CA',
+  labels: {},
+  issueToken: async (seconds) => `kube-token-${seconds}`,
+  storedSecrets: async () => secrets,
+  now: () => new Date('2026-01-01T00:00:00Z'),
+});
+
+const request: PipelineDeployBody = {
+  namespace: 'alice-devtool',
+  name: 'shop',
+  repository: 'https://git.example.com/shop.git',
+  variables: ['A=1'],
+  timeoutSeconds: 600,
+  skipIfExists: false,
+};
+
+const refusal = async (p: Promise<unknown>, status: number, pattern: RegExp) => {
+  await assert.rejects(p, (err: unknown) => err instanceof ApiError && err.statusCode === status && pattern.test(err.message));
+};
+
+test('the git token of the host goes to the mounted credentials only; other stored secrets become the environment', async () => {
+  const { cluster, jobs } = fakeCluster();
+  assert.equal(gitTokenSecretName('https://git.example.com/shop.git'), 'GIT_TOKEN_GIT_EXAMPLE_COM');
+  const run = await deploy(cluster, settings({ GIT_TOKEN_GIT_EXAMPLE_COM: 'tok-123', GIT_TOKEN_OTHER_HOST: 'other', DB_PASSWORD: 'pw' }), request);
+  assert.equal(run.status, 'progressing');
+  const { job, secrets } = jobs.get(run.job)!;
+  assert.ok(!JSON.stringify(job).includes('tok-123'), 'the token is not in the Job spec');
+  const [credentials, env] = secrets;
+  assert.equal(credentials!.stringData!['git-token'], 'tok-123');
+  assert.equal(credentials!.stringData!['kube-token'], 'kube-token-900');
+  assert.deepEqual(env!.stringData, { DB_PASSWORD: 'pw' });
+});
+
+test('never two runs at once; a finished run is recorded with its commit, and its Job removed', async () => {
+  const { cluster, jobs, records } = fakeCluster();
+  const first = await deploy(cluster, settings(), request);
+  await refusal(deploy(cluster, settings(), request), 409, /pipeline shop in namespace alice-devtool is running/);
+  Object.assign(jobs.get(first.job)!, { state: { state: 'succeeded' }, log: 'devtool pipeline: commit abc123 (branch main)\nok\n' });
+  const done = await getRun(cluster, 'alice-devtool', 'shop', new Date('2026-01-01T00:01:00Z'));
+  assert.equal(done.status, 'deployed');
+  assert.equal(done.commit, 'abc123');
+  assert.equal(done.finishedAt, '2026-01-01T00:01:00.000Z');
+  assert.ok(!jobs.has(first.job));
+  assert.equal(records.get('alice-devtool/shop')!.record.status, 'deployed');
+  const skipped = await deploy(cluster, settings(), { ...request, skipIfExists: true });
+  assert.equal(skipped.skipped, true);
+  assert.equal(jobs.size, 0);
+});
+
+test('a Job stopped by its deadline is a timeout; a failed one names its last line', async () => {
+  const { cluster, jobs } = fakeCluster();
+  const run = await deploy(cluster, settings(), request);
+  Object.assign(jobs.get(run.job)!, { state: { state: 'failed', reason: 'DeadlineExceeded', message: '' } });
+  const timedOut = await getRun(cluster, 'alice-devtool', 'shop', new Date());
+  assert.equal(timedOut.status, 'error');
+  assert.match(timedOut.message!, /timed out/);
+  const again = await deploy(cluster, settings(), request);
+  Object.assign(jobs.get(again.job)!, { state: { state: 'failed', reason: 'BackoffLimitExceeded', message: '' }, log: 'a\nexit status 3: boom\n' });
+  assert.match((await getRun(cluster, 'alice-devtool', 'shop', new Date())).message!, /the runner failed: exit status 3: boom/);
+});
+
+test('destroy runs with the recorded repository, and a successful one leaves no record', async () => {
+  const { cluster, jobs, records } = fakeCluster();
+  await refusal(destroy(cluster, settings(), 'alice-devtool', 'shop', { volumes: true, timeoutSeconds: 60 }), 404, /no pipeline shop/);
+  const run = await deploy(cluster, settings(), { ...request, branch: 'dev', file: 'app/devtool.yml' });
+  jobs.get(run.job)!.state = { state: 'succeeded' };
+  const d = await destroy(cluster, settings(), 'alice-devtool', 'shop', { volumes: true, timeoutSeconds: 60 });
+  assert.equal(d.status, 'destroying');
+  const args = jobs.get(d.job)!.job.spec!.template.spec!.containers[0]!.args!;
+  assert.deepEqual(args, ['destroy', '--name', 'shop', '--namespace', 'alice-devtool', '--volumes', '--wait', '--timeout', '60s']);
+  jobs.get(d.job)!.state = { state: 'succeeded' };
+  assert.equal((await getRun(cluster, 'alice-devtool', 'shop', new Date())).status, 'destroyed');
+  assert.equal(records.size, 0);
+  assert.equal(jobs.size, 0);
+  await refusal(getRun(cluster, 'alice-devtool', 'shop', new Date()), 404, /no pipeline/);
+});

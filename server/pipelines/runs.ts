@@ -1,0 +1,237 @@
+/**
+ * Pipeline runs: start one (never two at once on one pipeline), bring a record up to date from its
+ * Job, destroy. The service keeps no state of its own: a run's status is its Job's, read again on
+ * every request and written to the record once the Job has ended (so a service pod killed during a
+ * run loses nothing: the next request of any replica records the result).
+ */
+import { randomBytes } from 'node:crypto';
+import type * as k8s from '@kubernetes/client-node';
+import { PIPELINE_LOG_MAX, type PipelineDeployBody, type PipelineRunBody } from '../../src/service/contract.ts';
+import { ApiError } from '../errors.ts';
+import { ClusterRefusal, type PipelineCluster, RecordConflict, type RunRecord } from './cluster.ts';
+import {
+  COMMIT_LINE_PREFIX,
+  credentialsSecretName,
+  envSecretName,
+  KEY_CLUSTER_CA,
+  KEY_FRONT_DOOR_CA,
+  KEY_GIT_TOKEN,
+  KEY_KUBE_TOKEN,
+  LABEL_PIPELINE,
+  LABEL_RUN,
+  jobName,
+  runnerJob,
+} from './job.ts';
+
+/** Everything a run needs besides the cluster. */
+export interface RunSettings {
+  runnerImage: string;
+  /** PEM of the cluster's CA (the runner's kubeconfig trusts it). */
+  clusterCa: string;
+  /** PEM of the front door's CA (git trusts it beside the system's). */
+  frontDoorCa?: string;
+  /** Labels put on every object (DEVTOOL_OBJECT_LABELS). */
+  labels: Record<string, string>;
+  /** A token of the user's own ServiceAccount, living at least `seconds`. */
+  issueToken(seconds: number): Promise<string>;
+  /** The user's stored secrets. */
+  storedSecrets(): Promise<Record<string, string>>;
+  now(): Date;
+}
+
+/**
+ * The stored secret holding the token for a repository's host: GIT_TOKEN_ and the host in capitals,
+ * every other character an underscore (github.com: GIT_TOKEN_GITHUB_COM). Per host, so a token is
+ * never sent to another server.
+ */
+export function gitTokenSecretName(repository: string): string {
+  return `GIT_TOKEN_${new URL(repository).hostname.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+}
+
+const running = (r: RunRecord) => r.status === 'progressing' || r.status === 'destroying';
+const tailLines = (log: string, n: number) => log.replace(/\n$/, '').split('\n').slice(-n).join('\n');
+
+function body(record: RunRecord, extra: Partial<PipelineRunBody> = {}): PipelineRunBody {
+  const { runId: _, ...rest } = record;
+  return { ...rest, ...extra };
+}
+
+/** Kubernetes' refusal as the API's answer. */
+async function asApi<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    if (err instanceof ClusterRefusal) throw new ApiError(err.statusCode, err.message);
+    throw err;
+  }
+}
+
+/**
+ * The record with its Job's result: a run whose Job ended gets its status, end time, commit and the
+ * tail of its log, and its Job is deleted (with the pods and Secrets, the user's token among them).
+ * A successful destroy removes the record too and answers `destroyed`.
+ */
+export async function refresh(
+  cluster: PipelineCluster,
+  namespace: string,
+  name: string,
+  now: Date,
+): Promise<{ record: RunRecord; version: string } | undefined> {
+  const found = await asApi(cluster.getRecord(namespace, name));
+  if (!found || !running(found.record)) return found;
+  const { record, version } = found;
+  const job = await cluster.jobState(namespace, record.job);
+  if (job.state === 'running') return found;
+  const log = await cluster.logOf(namespace, record.job, 4096, PIPELINE_LOG_MAX);
+  const commit = log?.head
+    .split('\n')
+    .find((l) => l.startsWith(COMMIT_LINE_PREFIX))
+    ?.slice(COMMIT_LINE_PREFIX.length)
+    .split(' ')[0];
+  const done: RunRecord = { ...record, finishedAt: now.toISOString(), ...(commit ? { commit } : {}), ...(log ? { log: log.tail } : {}) };
+  if (job.state === 'succeeded') done.status = record.action === 'deploy' ? 'deployed' : 'destroyed';
+  else {
+    done.status = 'error';
+    done.message =
+      job.state === 'missing'
+        ? `the Job ${record.job} is gone before its result was recorded`
+        : job.reason === 'DeadlineExceeded'
+          ? `timed out: the Job was stopped after its --timeout`
+          : `the runner failed${log?.tail ? `: ${tailLines(log.tail, 1).slice(0, 300)}` : ` (${job.reason}: ${job.message})`}`;
+  }
+  if (done.status === 'destroyed') {
+    await cluster.deleteJob(namespace, record.job);
+    await cluster.deleteRecord(namespace, name);
+    return { record: done, version: '' };
+  }
+  let written: string;
+  try {
+    written = await cluster.putRecord(done, version, {});
+  } catch (err) {
+    // Another replica recorded it first: its record is as good.
+    if (err instanceof RecordConflict) return await asApi(cluster.getRecord(namespace, name));
+    throw err;
+  }
+  await cluster.deleteJob(namespace, record.job);
+  return { record: done, version: written };
+}
+
+export async function getRun(cluster: PipelineCluster, namespace: string, name: string, now: Date): Promise<PipelineRunBody> {
+  const found = await refresh(cluster, namespace, name, now);
+  if (!found) throw new ApiError(404, `no pipeline ${name} in namespace ${namespace}`);
+  return body(found.record);
+}
+
+interface StartInput {
+  action: 'deploy' | 'destroy';
+  namespace: string;
+  name: string;
+  repository: string;
+  branch?: string;
+  file?: string;
+  variables: string[];
+  volumes: boolean;
+  timeoutSeconds: number;
+}
+
+async function start(cluster: PipelineCluster, s: RunSettings, input: StartInput, previous: { record: RunRecord; version: string } | undefined) {
+  const runId = randomBytes(3).toString('hex');
+  const job = jobName(input.name, runId);
+  const record: RunRecord = {
+    name: input.name,
+    namespace: input.namespace,
+    status: input.action === 'deploy' ? 'progressing' : 'destroying',
+    action: input.action,
+    repository: input.repository,
+    ...(input.branch ? { branch: input.branch } : {}),
+    ...(input.file ? { file: input.file } : {}),
+    job,
+    runId,
+    startedAt: s.now().toISOString(),
+  };
+  // The record first: two requests at once both read "not running", only one writes (resourceVersion).
+  let version: string;
+  try {
+    version = await asApi(cluster.putRecord(record, previous?.version, s.labels));
+  } catch (err) {
+    if (err instanceof RecordConflict)
+      throw new ApiError(409, `pipeline ${input.name} in namespace ${input.namespace} was started by another request just now`);
+    throw err;
+  }
+  if (previous) await cluster.deleteJob(input.namespace, previous.record.job);
+
+  const stored = await s.storedSecrets();
+  const tokenName = gitTokenSecretName(input.repository);
+  const gitToken = stored[tokenName];
+  // The user's stored secrets become the runner's environment (deploy's ${NAME}); git tokens do not.
+  const env = Object.fromEntries(Object.entries(stored).filter(([k]) => !k.startsWith('GIT_TOKEN_')));
+  // The user's token outlives the run: a deploy running until its deadline still has credentials.
+  const kubeToken = await s.issueToken(Math.max(600, input.timeoutSeconds + 300));
+  const labels = { ...s.labels, [LABEL_PIPELINE]: input.name, [LABEL_RUN]: runId };
+  const secret = (name: string, data: Record<string, string>): k8s.V1Secret => ({
+    metadata: { name, namespace: input.namespace, labels },
+    stringData: data,
+  });
+  const secrets = [
+    secret(credentialsSecretName(input.name, runId), {
+      [KEY_KUBE_TOKEN]: kubeToken,
+      [KEY_CLUSTER_CA]: s.clusterCa,
+      ...(s.frontDoorCa ? { [KEY_FRONT_DOOR_CA]: s.frontDoorCa } : {}),
+      ...(gitToken ? { [KEY_GIT_TOKEN]: gitToken } : {}),
+    }),
+    ...(Object.keys(env).length ? [secret(envSecretName(input.name, runId), env)] : []),
+  ];
+  const spec = runnerJob({ ...input, runId, image: s.runnerImage, labels: s.labels });
+  try {
+    await asApi(cluster.createRun(spec, secrets));
+  } catch (err) {
+    const failed: RunRecord = { ...record, status: 'error', finishedAt: s.now().toISOString(), message: `the run could not start: ${(err as Error).message}` };
+    await cluster.putRecord(failed, version, s.labels).catch(() => undefined);
+    throw err;
+  }
+  return body(record);
+}
+
+function refuseRunning(r: RunRecord): never {
+  throw new ApiError(
+    409,
+    `pipeline ${r.name} in namespace ${r.namespace} is running (${r.action} since ${r.startedAt}): wait until it ends ` +
+      `(devtool pipeline deploy --wait follows a run) before starting another`,
+  );
+}
+
+export async function deploy(cluster: PipelineCluster, s: RunSettings, req: PipelineDeployBody): Promise<PipelineRunBody> {
+  const previous = await refresh(cluster, req.namespace, req.name, s.now());
+  if (previous && running(previous.record)) refuseRunning(previous.record);
+  if (req.skipIfExists && previous?.record.status === 'deployed') return body(previous.record, { skipped: true });
+  return await start(cluster, s, { ...req, action: 'deploy', volumes: false }, previous?.record.status === 'destroyed' ? undefined : previous);
+}
+
+export async function destroy(
+  cluster: PipelineCluster,
+  s: RunSettings,
+  namespace: string,
+  name: string,
+  opts: { volumes: boolean; timeoutSeconds: number },
+): Promise<PipelineRunBody> {
+  const previous = await refresh(cluster, namespace, name, s.now());
+  if (!previous || previous.record.status === 'destroyed') throw new ApiError(404, `no pipeline ${name} in namespace ${namespace}`);
+  if (running(previous.record)) refuseRunning(previous.record);
+  const r = previous.record;
+  return await start(
+    cluster,
+    s,
+    {
+      action: 'destroy',
+      namespace,
+      name,
+      repository: r.repository,
+      ...(r.branch ? { branch: r.branch } : {}),
+      ...(r.file ? { file: r.file } : {}),
+      variables: [],
+      volumes: opts.volumes,
+      timeoutSeconds: opts.timeoutSeconds,
+    },
+    previous,
+  );
+}

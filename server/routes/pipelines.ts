@@ -1,0 +1,100 @@
+/**
+ * Pipelines: start a deploy or destroy run, read a pipeline's last run, follow its output. Every
+ * cluster call acts with the caller's own ServiceAccount token (server/pipelines/kube-cluster.ts),
+ * so Kubernetes RBAC decides where a user may run one.
+ */
+import { PassThrough } from 'node:stream';
+import { routes } from '../../src/service/contract.ts';
+import { type Authenticator, userOf } from '../auth.ts';
+import type { App, AppContext } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import type { KubeCredentialSource } from '../kube-credentials.ts';
+import type { PipelineCluster } from '../pipelines/cluster.ts';
+import { LABEL_MANAGED } from '../store/kubernetes.ts';
+import { type RunSettings, deploy, destroy, getRun, refresh } from '../pipelines/runs.ts';
+import { routeOptions } from './route-options.ts';
+
+type ClusterFactory = (userToken: string) => Promise<PipelineCluster>;
+
+const defaultCluster: ClusterFactory = async (token) => {
+  const { kubePipelineCluster, userKubeConfig } = await import('../pipelines/kube-cluster.ts');
+  return kubePipelineCluster(await userKubeConfig(token));
+};
+
+export function registerPipelineRoutes(
+  app: App,
+  ctx: AppContext,
+  auth: Authenticator,
+  source: KubeCredentialSource | undefined,
+  clusterFactory: ClusterFactory = defaultCluster,
+): void {
+  const r = routes;
+
+  /** The caller's view of the cluster, and what a run needs. */
+  const forUser = async (user: string): Promise<{ cluster: PipelineCluster; settings: RunSettings }> => {
+    const image = ctx.config.runnerImage;
+    if (!image || !source) {
+      throw new ApiError(503, `this devtool service runs no pipelines: its operator has not set ${image ? 'DEVTOOL_KUBE_SERVER' : 'DEVTOOL_RUNNER_IMAGE'}`);
+    }
+    const { token } = await source.issuer.issue(user, source.tokenSeconds);
+    const settings: RunSettings = {
+      runnerImage: image,
+      clusterCa: source.certificateAuthority,
+      ...(ctx.config.certificate ? { frontDoorCa: ctx.config.certificate } : {}),
+      labels: { [LABEL_MANAGED]: 'devtool-service' },
+      issueToken: async (seconds) => (await source.issuer.issue(user, seconds)).token,
+      storedSecrets: () => ctx.store.secretValues(user),
+      now: ctx.now,
+    };
+    return { cluster: await clusterFactory(token), settings };
+  };
+
+  app.post(r.deployPipeline.url, routeOptions(r.deployPipeline, auth, { body: r.deployPipeline.body }), async (request, reply) => {
+    const { cluster, settings } = await forUser(userOf(request).name);
+    return reply.code(202).send(await deploy(cluster, settings, request.body));
+  });
+
+  app.post(
+    r.destroyPipeline.url,
+    routeOptions(r.destroyPipeline, auth, { params: r.destroyPipeline.params, body: r.destroyPipeline.body }),
+    async (request, reply) => {
+      const { cluster, settings } = await forUser(userOf(request).name);
+      const { namespace, name } = request.params;
+      return reply.code(202).send(await destroy(cluster, settings, namespace, name, request.body));
+    },
+  );
+
+  app.get(r.getPipeline.url, routeOptions(r.getPipeline, auth, { params: r.getPipeline.params }), async (request) => {
+    const { cluster } = await forUser(userOf(request).name);
+    return await getRun(cluster, request.params.namespace, request.params.name, ctx.now());
+  });
+
+  // The runner's output as it comes (text/plain, chunked). A run that has ended answers its recorded
+  // log. The client follows the status with getPipeline once the stream ends.
+  app.get(
+    r.pipelineLog.url,
+    { ...routeOptions(r.pipelineLog, auth, { params: r.pipelineLog.params }), schema: { params: r.pipelineLog.params } },
+    async (request, reply) => {
+      const { cluster } = await forUser(userOf(request).name);
+      const { namespace, name } = request.params;
+      const found = await refresh(cluster, namespace, name, ctx.now());
+      if (!found) throw new ApiError(404, `no pipeline ${name} in namespace ${namespace}`);
+      reply.header('content-type', 'text/plain; charset=utf-8').header('cache-control', 'no-store').header('x-accel-buffering', 'no');
+      const running = found.record.status === 'progressing' || found.record.status === 'destroying';
+      if (!running) return reply.send(found.record.log ?? '');
+      const out = new PassThrough();
+      const abort = new AbortController();
+      request.raw.on('close', () => abort.abort());
+      cluster.followLog(namespace, found.record.job, out, abort.signal).then(
+        (followed) => {
+          if (!followed) out.end();
+        },
+        (err: unknown) => {
+          request.log.warn({ err }, 'following a pipeline log failed');
+          out.end();
+        },
+      );
+      return reply.send(out);
+    },
+  );
+}
