@@ -134,3 +134,46 @@ test('the process can end as soon as its calls are answered: no pooled connectio
   const holding = (JSON.parse(stdout.trim().split('\n').pop()!) as string[]).filter((r) => r === 'TCPSocketWrap' || r === 'TLSWrap' || r === 'Timeout');
   assert.deepEqual(holding, []);
 });
+
+test("a pipeline's log streams: pieces arrive before the answer ends, past the call timeout; a refusal is one line", async () => {
+  let release: () => void = () => undefined;
+  const url = await serve((req, res) => {
+    if (req.url?.endsWith('/nope/log')) return json(res, 404, { error: 'no pipeline nope in namespace ns' });
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.write('cloning\n');
+    release = () => res.end('deployed\n');
+  });
+  const c = new ServiceClient({ url, token: 'dvt_t', timeoutMs: 200 });
+  const pieces: string[] = [];
+  const done = c.pipelineLog('ns', 'app', (text) => {
+    pieces.push(text);
+    // The first piece is here while the run goes on; the answer ends later than the timeout.
+    if (pieces.length === 1) setTimeout(() => release(), 400);
+  });
+  await done;
+  assert.deepEqual(pieces.join(''), 'cloning\ndeployed\n');
+  assert.equal(pieces[0], 'cloning\n');
+  await assert.rejects(
+    c.pipelineLog('ns', 'nope', () => undefined),
+    { message: 'no pipeline nope in namespace ns' },
+  );
+});
+
+test("a pipeline's log cut by an abort ends like its end", async () => {
+  const url = await serve((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.write('line 1\n');
+  });
+  const pieces: string[] = [];
+  const abort = new AbortController();
+  await new ServiceClient({ url, timeoutMs: 200 }).pipelineLog(
+    'ns',
+    'app',
+    (t) => {
+      pieces.push(t);
+      setTimeout(() => abort.abort(), 50);
+    },
+    abort.signal,
+  );
+  assert.deepEqual(pieces, ['line 1\n']);
+});
