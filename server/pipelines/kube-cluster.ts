@@ -4,17 +4,12 @@
  */
 import { PassThrough, type Writable } from 'node:stream';
 import type * as k8s from '@kubernetes/client-node';
-import { kubeErrorLine, LABEL_MANAGED } from '../store/kubernetes.ts';
+import { kubeErrorLine, LABEL_MANAGED, orUndefined, statusOf } from '../store/kubernetes.ts';
 import { ClusterRefusal, type JobState, type PipelineCluster, RecordConflict, type RunRecord, recordName } from './cluster.ts';
 import { LABEL_PIPELINE } from './job.ts';
 
 const RECORD_KEY = 'run.json';
 const LOG_KEY = 'log';
-
-const statusOf = (err: unknown) => {
-  const code = (err as { code?: unknown }).code;
-  return typeof code === 'number' ? code : undefined;
-};
 
 /** A refusal or a missing namespace as the user's one line; anything else as it is. */
 function refusal(err: unknown, what: string): unknown {
@@ -24,15 +19,6 @@ function refusal(err: unknown, what: string): unknown {
     return new ClusterRefusal(404, `${what}: the namespace does not exist`);
   }
   return err;
-}
-
-async function orUndefined<T>(p: Promise<T>): Promise<T | undefined> {
-  try {
-    return await p;
-  } catch (err) {
-    if (statusOf(err) === 404) return undefined;
-    throw err;
-  }
 }
 
 /** The service's view of the API server (in a pod: its own; else KUBECONFIG's), with `token` as the only credential. */

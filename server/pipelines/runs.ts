@@ -20,6 +20,7 @@ import {
   LABEL_PIPELINE,
   LABEL_RUN,
   jobName,
+  type RunnerJobInput,
   runnerJob,
 } from './job.ts';
 
@@ -122,17 +123,8 @@ export async function getRun(cluster: PipelineCluster, namespace: string, name: 
   return body(found.record);
 }
 
-interface StartInput {
-  action: 'deploy' | 'destroy';
-  namespace: string;
-  name: string;
-  repository: string;
-  branch?: string;
-  file?: string;
-  variables: string[];
-  volumes: boolean;
-  timeoutSeconds: number;
-}
+/** What a run is asked to do: the Job's input less what the service adds (its id, the image, labels). */
+type StartInput = Omit<RunnerJobInput, 'runId' | 'image' | 'labels'>;
 
 async function start(cluster: PipelineCluster, s: RunSettings, input: StartInput, previous: { record: RunRecord; version: string } | undefined) {
   const runId = randomBytes(3).toString('hex');

@@ -38,7 +38,7 @@ export interface KubeStoreOptions {
 }
 
 /** The HTTP status of a failed Kubernetes call, if it is one. */
-function statusOf(err: unknown): number | undefined {
+export function statusOf(err: unknown): number | undefined {
   const code = (err as { code?: unknown }).code;
   return typeof code === 'number' ? code : undefined;
 }
@@ -58,7 +58,8 @@ export function kubeErrorLine(err: unknown): string | undefined {
   return `Kubernetes API answered ${code}`;
 }
 
-async function orUndefined<T>(p: Promise<T>): Promise<T | undefined> {
+/** The answer, or undefined when Kubernetes says the object does not exist (404). */
+export async function orUndefined<T>(p: Promise<T>): Promise<T | undefined> {
   try {
     return await p;
   } catch (err) {
