@@ -1,0 +1,237 @@
+/**
+ * The schemas of the devtool service's API (TypeBox): what each route's parts hold, and the
+ * limits and rules they check. contract.ts puts them on the routes; the server validates with
+ * them, the OpenAPI document shows them, the CLI's client uses only their types.
+ */
+import { Type } from '@sinclair/typebox';
+import { ANALYTICS_ACTION_PATTERN, CLI_CLIENT_ID } from './endpoints.ts';
+
+/**
+ * DNS-1123 label: what Kubernetes accepts as a namespace name. Also the rule for user names, whose
+ * personal namespace is `<user>-devtool` (so a user name has at most 55 characters).
+ */
+export const NAME_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+export const NAME_RULE = "lowercase letters, digits and '-', starting and ending with a letter or digit";
+export const PERSONAL_SUFFIX = '-devtool';
+export const USER_NAME_MAX = 63 - PERSONAL_SUFFIX.length;
+/** Stored secrets are referenced as `${NAME}` in Compose files: an environment variable's name. */
+export const SECRET_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$';
+export const SECRET_NAME_RULE = "letters, digits and '_', not starting with a digit";
+/**
+ * A user's stored secrets are one Kubernetes Secret, capped at 1 MiB with its base64: 700 KiB of
+ * names and values in all (933 KiB once encoded), 64 KiB for one value.
+ */
+export const SECRET_VALUE_MAX = 64 * 1024;
+export const SECRETS_TOTAL_MAX = 700 * 1024;
+
+/** Every 4xx and 5xx answer. */
+export const ErrorBody = Type.Object({ error: Type.String({ description: 'What went wrong, one line' }) });
+
+export const Info = Type.Object(
+  {
+    version: Type.String({ description: 'Version of the service program' }),
+    apiVersion: Type.Literal('v1'),
+    capabilities: Type.Array(Type.String(), { description: 'Features this service offers; a client checks here, never in error texts' }),
+    endpointDomain: Type.Optional(Type.String({ description: 'Domain under which endpoints are exposed: https://<name>-<namespace>.<domain>' })),
+    registry: Type.Optional(Type.String({ description: 'Registry host images are pushed to' })),
+    builder: Type.Optional(Type.String({ description: 'Builder address' })),
+    certificate: Type.Optional(Type.String({ description: 'PEM of the CA that signs the service and endpoint certificates' })),
+  },
+  { additionalProperties: false },
+);
+
+export const Me = Type.Object(
+  {
+    name: Type.String(),
+    admin: Type.Boolean(),
+    namespace: Type.String({ description: 'The personal namespace, created with the account' }),
+  },
+  { additionalProperties: false },
+);
+
+export const TokenSummary = Type.Object(
+  {
+    id: Type.String({ description: 'Names the token for revocation; not a secret' }),
+    name: Type.String(),
+    createdAt: Type.String({ format: 'date-time' }),
+    expiresAt: Type.Optional(Type.String({ format: 'date-time' })),
+  },
+  { additionalProperties: false },
+);
+
+export const TokenCreateRequest = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100, description: 'What the token is for' }),
+    expiresInDays: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650, description: 'No expiry when absent' })),
+  },
+  { additionalProperties: false },
+);
+
+export const TokenCreated = Type.Composite([TokenSummary, Type.Object({ token: Type.String({ description: 'The API token; shown only here' }) })], {
+  additionalProperties: false,
+});
+
+export const TokenList = Type.Object({ tokens: Type.Array(TokenSummary) }, { additionalProperties: false });
+
+export const NamespaceName = Type.String({ pattern: NAME_PATTERN, minLength: 1, maxLength: 63, description: `DNS-1123 label: ${NAME_RULE}` });
+
+export const Namespace = Type.Object(
+  {
+    name: Type.String(),
+    status: Type.Union([Type.Literal('Active'), Type.Literal('Terminating')]),
+    owner: Type.String(),
+    personal: Type.Boolean({ description: 'The namespace created with the account' }),
+  },
+  { additionalProperties: false },
+);
+
+export const NamespaceList = Type.Object({ namespaces: Type.Array(Namespace) }, { additionalProperties: false });
+export const NamespaceCreateRequest = Type.Object({ name: NamespaceName }, { additionalProperties: false });
+
+export const SecretName = Type.String({ pattern: SECRET_NAME_PATTERN, minLength: 1, maxLength: 253, description: SECRET_NAME_RULE });
+export const SecretList = Type.Object(
+  { secrets: Type.Array(Type.Object({ name: Type.String() }, { additionalProperties: false })) },
+  { additionalProperties: false },
+);
+export const SecretPutRequest = Type.Object({ value: Type.String({ maxLength: SECRET_VALUE_MAX }) }, { additionalProperties: false });
+export const SecretValues = Type.Object(
+  { values: Type.Record(Type.String(), Type.String(), { description: 'Name to value' }) },
+  { additionalProperties: false },
+);
+
+/** One analytics record, as the reference lists its fields (`action`: ANALYTICS_ACTION_PATTERN, endpoints.ts). */
+export const ANALYTICS_BATCH_MAX = 100;
+export const AnalyticsRecord = Type.Object(
+  {
+    action: Type.String({ pattern: ANALYTICS_ACTION_PATTERN, maxLength: 80, description: 'The command path, e.g. "context use"' }),
+    timestamp: Type.String({ format: 'date-time', maxLength: 40 }),
+    version: Type.String({ maxLength: 64, description: 'CLI version' }),
+    os: Type.String({ maxLength: 64 }),
+    machineId: Type.String({ maxLength: 64, description: 'Anonymous machine ID' }),
+    actionId: Type.String({ maxLength: 64, description: 'Correlates the actions of one command execution' }),
+    success: Type.Boolean(),
+    userId: Type.Optional(Type.String({ maxLength: 64, description: 'The user, when logged in' })),
+  },
+  { additionalProperties: false },
+);
+export const AnalyticsBatch = Type.Object(
+  { records: Type.Array(AnalyticsRecord, { minItems: 1, maxItems: ANALYTICS_BATCH_MAX }) },
+  { additionalProperties: false },
+);
+export const AnalyticsAccepted = Type.Object({ accepted: Type.Integer({ minimum: 0 }) }, { additionalProperties: false });
+// login (browser, device code, pages): the OAuth 2.0 endpoints the CLI calls (RFC 6749, 7636, 8628).
+export const DEVICE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
+
+export const DeviceCodeRequest = Type.Object(
+  {
+    client_id: Type.Literal(CLI_CLIENT_ID),
+    machine: Type.Optional(Type.String({ maxLength: 64, description: 'Names the API token the login makes: "devtool CLI on <machine>"' })),
+  },
+  { additionalProperties: false },
+);
+
+export const DeviceCodeAnswer = Type.Object(
+  {
+    device_code: Type.String(),
+    user_code: Type.String({ description: 'What the user types on the device page: XXXX-XXXX' }),
+    verification_uri: Type.String(),
+    verification_uri_complete: Type.String(),
+    expires_in: Type.Integer(),
+    interval: Type.Integer(),
+  },
+  { additionalProperties: false },
+);
+
+export const TokenGrantRequest = Type.Object(
+  {
+    grant_type: Type.String({ description: `authorization_code (with code_verifier) or ${DEVICE_GRANT_TYPE}` }),
+    client_id: Type.Optional(Type.String()),
+    code: Type.Optional(Type.String({ maxLength: 200 })),
+    code_verifier: Type.Optional(Type.String({ maxLength: 200 })),
+    redirect_uri: Type.Optional(Type.String({ maxLength: 200 })),
+    device_code: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+
+export const TokenGrantAnswer = Type.Object(
+  {
+    access_token: Type.String({ description: 'An API token, listed and revocable like any other' }),
+    token_type: Type.Literal('Bearer'),
+    user: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
+/** The token endpoint's refusals, as RFC 6749 section 5.2 spells them (the code a client acts on, and one line). */
+export const OAuthError = Type.Object({ error: Type.String(), error_description: Type.String() }, { additionalProperties: false });
+
+/** Short-lived Kubernetes credentials of the user's own ServiceAccount: its rights are exactly its RoleBindings. */
+export const KubeCredentials = Type.Object(
+  {
+    server: Type.String({ description: 'URL of the Kubernetes API server, as users reach it' }),
+    certificateAuthority: Type.String({ description: "PEM of the CA that signs the API server's certificate" }),
+    token: Type.String({ description: "A bound ServiceAccount token (TokenRequest) of the user's own ServiceAccount" }),
+    expiresAt: Type.String({ format: 'date-time', description: 'When the token stops working; ask again before then' }),
+  },
+  { additionalProperties: false },
+);
+
+// pipelines
+/** What `pipeline deploy` asks for. The repository is an HTTPS URL: never SSH (docs/decisions.md, "Pipelines"). */
+export const PIPELINE_LOG_MAX = 64 * 1024;
+export const PipelineName = Type.String({
+  pattern: NAME_PATTERN,
+  minLength: 1,
+  maxLength: 40,
+  description: `Pipeline name (40 characters at most): ${NAME_RULE}`,
+});
+export const PipelineDeployRequest = Type.Object(
+  {
+    namespace: NamespaceName,
+    name: PipelineName,
+    repository: Type.String({ pattern: '^https://[^\\s@/]+/\\S*$', maxLength: 2048, description: 'HTTPS URL of the repository, without credentials' }),
+    branch: Type.Optional(
+      Type.String({ pattern: '^[^\\s~^:?*\\[\\\\]+$', maxLength: 255, description: "Branch to deploy; the repository's default branch when absent" }),
+    ),
+    file: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Manifest location in the repository' })),
+    variables: Type.Array(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*=', maxLength: 16 * 1024 }), { maxItems: 100, description: 'NAME=VALUE, as --var' }),
+    timeoutSeconds: Type.Integer({ minimum: 1, maximum: 86_400, description: 'The Job is stopped after this long (activeDeadlineSeconds)' }),
+    skipIfExists: Type.Boolean({ description: 'Do nothing when the pipeline is already deployed in the namespace' }),
+  },
+  { additionalProperties: false },
+);
+export const PipelineDestroyRequest = Type.Object(
+  {
+    volumes: Type.Boolean({ description: 'Also destroy persistent volumes' }),
+    timeoutSeconds: Type.Integer({ minimum: 1, maximum: 86_400 }),
+  },
+  { additionalProperties: false },
+);
+export const PipelineStatus = Type.Union([
+  Type.Literal('progressing'),
+  Type.Literal('deployed'),
+  Type.Literal('error'),
+  Type.Literal('destroying'),
+  Type.Literal('destroyed'),
+]);
+export const PipelineRun = Type.Object(
+  {
+    name: Type.String(),
+    namespace: Type.String(),
+    status: PipelineStatus,
+    action: Type.Union([Type.Literal('deploy'), Type.Literal('destroy')]),
+    repository: Type.String(),
+    branch: Type.Optional(Type.String({ description: 'As asked; the commit line of the log names the branch cloned' })),
+    commit: Type.Optional(Type.String({ description: 'The commit deployed, once the runner has cloned' })),
+    file: Type.Optional(Type.String()),
+    job: Type.String({ description: 'The Kubernetes Job of this run' }),
+    startedAt: Type.String({ format: 'date-time' }),
+    finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
+    message: Type.Optional(Type.String({ description: 'Why it failed, one line' })),
+    skipped: Type.Optional(Type.Boolean({ description: 'skipIfExists found it deployed: nothing ran' })),
+    log: Type.Optional(Type.String({ description: `The run's last output, at most ${PIPELINE_LOG_MAX / 1024} KiB, once it has finished` })),
+  },
+  { additionalProperties: false },
+);
+export const PipelineParams = Type.Object({ namespace: NamespaceName, name: PipelineName });
