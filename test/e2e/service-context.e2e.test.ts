@@ -43,7 +43,8 @@ describe('service contexts: logging in with a token, on the installed service', 
       name: url,
       token: 'REDACTED',
       namespace: `${user}-devtool`,
-      builder: 'docker',
+      // Builds on a service context go to its hosted builder, through the build tunnel.
+      builder: `${url}/api/v1/builds/tunnel`,
       registry: 'localhost:5000',
       isDevtool: true,
     });

@@ -5,6 +5,7 @@ import type { Factory } from '../../factory.ts';
 import { formatTable } from '../../io/table.ts';
 import { checkNamespaceName } from '../../kube/naming.ts';
 import { CLOUD_URL, looksLikeUrl, normalizeServiceUrl } from '../../service/cloud.ts';
+import { endpoints } from '../../service/endpoints.ts';
 import type { contextOptions } from './spec.ts';
 
 const USE_HINT = 'pass the context: devtool context use <URL_OR_CLUSTER_CONTEXT>';
@@ -66,7 +67,12 @@ export const runContextDelete: CommandHandler = async (f, inv) => {
   f.io.stdout.write(`Context "${name}" deleted\n`);
 };
 
+/**
+ * Where builds go: on a service context, the service's hosted builder, reached through its build
+ * tunnel (image/select.ts; BUILDKIT_HOST still wins there), else the context's daemon or docker.
+ */
 function builderOf(c: ResolvedContext): string {
+  if (c.isDevtool) return `${c.name.replace(/\/+$/, '')}${endpoints.buildTunnel.url}`;
   return c.builder || 'docker';
 }
 
