@@ -3,9 +3,10 @@
  * The runner (the image of scripts/runner-image.sh: devtool, git, kubectl, helm) clones the
  * repository over HTTPS and runs `devtool deploy` or `devtool destroy` in it, as the user who asked:
  * its Kubernetes credentials are a token of the user's own ServiceAccount, mounted from the run's
- * Secret (runSecret) with the git token and the front door's CA. Nothing secret is in this spec:
- * user-given values reach the script as arguments and environment variables, never spliced into
- * its text, and the git token is read by a credential helper from the mounted file.
+ * Secret (runSecret) with the git token, the front door's CA and the `--var` values. Nothing
+ * secret is in this spec: the branch and file reach the script as arguments and environment
+ * variables, never spliced into its text; the `--var` values and the git token are read from the
+ * mounted files (the token by a credential helper).
  */
 import { posix } from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
@@ -19,6 +20,11 @@ export const KEY_KUBE_TOKEN = 'kube-token';
 export const KEY_CLUSTER_CA = 'cluster-ca.crt';
 export const KEY_FRONT_DOOR_CA = 'front-door-ca.crt';
 export const KEY_GIT_TOKEN = 'git-token';
+/**
+ * The `--var` values, one key each (`var-000`, `var-001`... in the order given: a later one wins),
+ * so a value, which may be a password, is in no Job spec and no log line.
+ */
+export const variableKey = (index: number) => `var-${String(index).padStart(3, '0')}`;
 /** The runner prints this line once it has cloned: the service reads the commit from it. */
 export const COMMIT_LINE_PREFIX = 'devtool pipeline: commit ';
 
@@ -77,6 +83,14 @@ echo "${COMMIT_LINE_PREFIX}$(git rev-parse HEAD) (branch $(git rev-parse --abbre
 # destroy reads the manifest of its folder: the folder of the file deploy was given.
 if [ -n "\${MANIFEST_DIR:-}" ]; then cd -- "$MANIFEST_DIR"; fi
 echo "devtool pipeline: devtool $*"
+# --var values from the run's Secret, after the line above: the log names how many, never a value.
+n=0
+for f in "$d"/var-*; do
+  [ -f "$f" ] || continue
+  set -- "$@" --var "$(cat "$f")"
+  n=$((n + 1))
+done
+if [ "$n" -gt 0 ]; then echo "devtool pipeline: with $n --var value(s) from the run's Secret"; fi
 exec devtool "$@"
 `;
 
@@ -85,7 +99,7 @@ export function runnerArgs(input: RunnerJobInput): string[] {
   const args = [input.action, '--name', input.name, '--namespace', input.namespace];
   if (input.action === 'deploy') {
     if (input.file) args.push('--file', input.file);
-    for (const v of input.variables) args.push('--var', v);
+    // The --var values follow from the run's Secret (variableKey): none in the spec.
     args.push('--wait', '--timeout', `${input.timeoutSeconds}s`);
   } else {
     if (input.volumes) args.push('--volumes');

@@ -81,6 +81,9 @@ test('the git token of the host goes to the mounted credentials only; other stor
   assert.equal(credentials!.stringData!['git-token'], 'tok-123');
   assert.equal(credentials!.stringData!['kube-token'], 'kube-token-900');
   assert.deepEqual(env!.stringData, { DB_PASSWORD: 'pw' });
+  // The --var values: mounted files too, in order, none in the spec.
+  assert.equal(credentials!.stringData!['var-000'], 'A=1');
+  assert.ok(!JSON.stringify(job).includes('A=1'), 'a --var value is not in the Job spec');
 });
 
 test('never two runs at once; a finished run is recorded with its commit, and its Job removed', async () => {

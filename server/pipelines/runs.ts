@@ -21,6 +21,7 @@ import {
   LABEL_RUN,
   jobName,
   type RunnerJobInput,
+  variableKey,
   runnerJob,
 } from './job.ts';
 
@@ -170,6 +171,7 @@ async function start(cluster: PipelineCluster, s: RunSettings, input: StartInput
       [KEY_CLUSTER_CA]: s.clusterCa,
       ...(s.frontDoorCa ? { [KEY_FRONT_DOOR_CA]: s.frontDoorCa } : {}),
       ...(gitToken ? { [KEY_GIT_TOKEN]: gitToken } : {}),
+      ...Object.fromEntries(input.variables.map((v, i) => [variableKey(i), v])),
     }),
     ...(Object.keys(env).length ? [secret(envSecretName(input.name, runId), env)] : []),
   ];

@@ -141,6 +141,9 @@ describe('pipeline deploy and destroy on the service', () => {
     // The first line came while the runner slept: at least 5 s before the command ended.
     assert.ok(ended - first.at >= 5000, `"first line" arrived ${ended - first.at} ms before the end (streamed, not at the end)`);
     assert.match(stdout, /devtool pipeline: commit [0-9a-f]{40} \(branch main\)/);
+    // A --var value (it may be a password) is in no log line, nor in the Job: the run's Secret has it.
+    assert.match(stdout, /devtool pipeline: with 1 --var value\(s\) from the run's Secret/);
+    assert.ok(!stdout.includes('GREETING=hello') && !stderr.includes('GREETING=hello'), stdout);
     assert.match(stderr, /✓ pipeline "kubectl-app" deployed in namespace e2epl\w+-devtool \(commit [0-9a-f]{12}\)/);
     console.log(`pipeline deploy --wait of a kubectl app: ${((ended - started) / 1000).toFixed(1)} s`);
     const made = await core.readNamespacedConfigMap({ name: 'pipeline-made', namespace: NS });
