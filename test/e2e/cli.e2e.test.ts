@@ -219,10 +219,24 @@ describe('contexts', () => {
     assert.match(lines(noToken.stdout)[0] ?? '', /https:\/\/x\.example/);
     const list = run(sb, ['context', 'list']);
     const rows = contextRows(ok(list, 'context list').stdout);
-    assert.deepEqual(rows.at(-1), { name: 'https://x.example', current: true, namespace: 'default', builder: 'docker', registry: '-' });
+    // A service context builds on its hosted builder, through the build tunnel.
+    assert.deepEqual(rows.at(-1), {
+      name: 'https://x.example',
+      current: true,
+      namespace: 'default',
+      builder: 'https://x.example/api/v1/builds/tunnel',
+      registry: '-',
+    });
     assert.equal(rows.filter((row) => row.current).length, 1);
     const shown = showContext(sb);
-    assert.deepEqual(shown, { name: 'https://x.example', token: '', namespace: 'default', builder: 'docker', registry: '-', isDevtool: true });
+    assert.deepEqual(shown, {
+      name: 'https://x.example',
+      token: '',
+      namespace: 'default',
+      builder: 'https://x.example/api/v1/builds/tunnel',
+      registry: '-',
+      isDevtool: true,
+    });
     assert.equal(statSync(contextsFile).mode & 0o777, 0o600);
 
     const printed = [r.stdout, r.stderr, list.stdout, list.stderr, JSON.stringify(shown)].join('\n');
@@ -260,7 +274,14 @@ describe('contexts', () => {
     ok(run(sb, ['context', 'use', 'beta']), 'context use beta');
     const env = { DEVTOOL_URL: 'https://svc.example/', DEVTOOL_TOKEN: 'env-token-7' };
     const shown = showContext(sb, env);
-    assert.deepEqual(shown, { name: 'https://svc.example', token: 'REDACTED', namespace: 'default', builder: 'docker', registry: '-', isDevtool: true });
+    assert.deepEqual(shown, {
+      name: 'https://svc.example',
+      token: 'REDACTED',
+      namespace: 'default',
+      builder: 'https://svc.example/api/v1/builds/tunnel',
+      registry: '-',
+      isDevtool: true,
+    });
     assert.equal(showContext(sb).name, 'beta', 'nothing was stored');
     assert.match(fails(run(sb, ['namespace', 'use', 'x'], env), ExitCode.failure, 'namespace use with DEVTOOL_URL'), /DEVTOOL_URL\/DEVTOOL_TOKEN/);
   });
