@@ -16,9 +16,9 @@ import jsyaml from 'js-yaml';
 export const UNREAD = Symbol('unread');
 
 /**
- * YAML 1.2's core schema as the yaml package resolves it, plus merge keys (<<). js-yaml's own
- * core schema also reads 0b101 as a number and 1_000 as... a string, like the yaml package; only
- * the binary form differs, so integers are resolved here with the core schema's three forms.
+ * YAML 1.2's core schema as the yaml package resolves it, plus merge keys (<<). js-yaml's own int
+ * type also reads binary (0b101) as a number, where the yaml package keeps a string; so integers are
+ * resolved here with the core schema's three forms only (decimal, 0o octal, 0x hexadecimal).
  */
 const coreInt = new jsyaml.Type('tag:yaml.org,2002:int', {
   kind: 'scalar',
