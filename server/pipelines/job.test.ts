@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { assertGolden } from '../../test/golden.ts';
-import { type RunnerJobInput, runnerArgs, runnerJob } from './job.ts';
+import { recordName, variablesSecretName } from './cluster.ts';
+import { credentialsSecretName, envSecretName, jobName, LOAD_VARIABLES, type RunnerJobInput, runnerArgs, runnerJob, variableKey } from './job.ts';
 
 const dir = join(import.meta.dirname, 'testdata');
 const base: RunnerJobInput = {
@@ -25,13 +29,68 @@ test('a deploy Job: branch and file as arguments, no --var value in it, the dead
   assert.ok(!JSON.stringify(job).includes('two words'), 'a --var value is not in the spec');
 });
 
-test('a destroy Job on the default branch, with --volumes, in the folder of the manifest deploy was given', () => {
-  const job = runnerJob({ ...base, action: 'destroy', volumes: true, timeoutSeconds: 60, file: 'deploy/devtool.yml' });
+test('a destroy Job on the default branch, with --volumes, reading the manifest deploy was given', () => {
+  const job = runnerJob({ ...base, action: 'destroy', volumes: true, timeoutSeconds: 60, file: 'deploy/preview.yml' });
   assertGolden(join(dir, 'destroy-job.json'), `${JSON.stringify(job, null, 2)}\n`);
-  assert.deepEqual(
-    job.spec?.template.spec?.containers[0]?.env?.find((e) => e.name === 'MANIFEST_DIR'),
-    { name: 'MANIFEST_DIR', value: 'deploy' },
-  );
+  assert.deepEqual(job.spec?.template.spec?.containers[0]?.args, [
+    'destroy',
+    '--name',
+    'shop',
+    '--namespace',
+    'alice-devtool',
+    '--file',
+    'deploy/preview.yml',
+    '--volumes',
+    '--wait',
+    '--timeout',
+    '60s',
+  ]);
+});
+
+test('with the longest pipeline name, every name and label value of the run fits Kubernetes', () => {
+  const name = `a${'b'.repeat(38)}z`; // PipelineName: 40 characters at most
+  assert.equal(name.length, 40);
+  const runId = 'a1b2c3';
+  const job = runnerJob({ ...base, name, runId, namespace: `n${'s'.repeat(62)}` });
+  // A Job's name becomes its pods' job-name label value (63 at most, as every label value).
+  const label = /^([a-z0-9A-Z]([a-z0-9A-Z._-]{0,61}[a-z0-9A-Z])?)?$/;
+  const dns1123Label = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+  const dns1123Subdomain = (s: string) => s.length <= 253 && s.split('.').every((part) => dns1123Label.test(part));
+  assert.match(job.metadata!.name!, dns1123Label);
+  assert.ok(jobName(name, runId).length <= 63, jobName(name, runId));
+  for (const [k, v] of Object.entries({ ...job.metadata!.labels, ...job.spec!.template.metadata!.labels, 'job-name': job.metadata!.name! })) {
+    assert.match(v, label, `label ${k}=${v}`);
+  }
+  for (const secret of [credentialsSecretName(name, runId), envSecretName(name, runId), variablesSecretName(name), recordName(name)]) {
+    assert.ok(dns1123Subdomain(secret), secret);
+  }
+  const volumes = job.spec!.template.spec!.volumes!;
+  assert.equal(volumes.find((v) => v.name === 'credentials')?.secret?.secretName, credentialsSecretName(name, runId));
+});
+
+test("destroy's runner exports each variable whole (spaces, quotes, $, =); deploy passes them as --var", () => {
+  const d = mkdtempSync(join(tmpdir(), 'pl-vars-'));
+  try {
+    const tricky = `PASSWORD=a  b "c" 'd' $HOME \\ x=y $(id)`;
+    writeFileSync(join(d, variableKey(0)), 'GREETING=hello');
+    writeFileSync(join(d, variableKey(1)), tricky);
+    const run = (action: string, after: string) =>
+      spawnSync('/bin/sh', ['-c', `set -eu\nd=$0\n${LOAD_VARIABLES}${after}`, d, action, '--name', 'shop'], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH },
+      });
+    const destroyed = run('destroy', 'printf "%s|" "$@"; printf "%s|%s" "$GREETING" "$PASSWORD"');
+    assert.equal(destroyed.status, 0, destroyed.stderr);
+    assert.equal(
+      destroyed.stdout,
+      `devtool pipeline: with 2 variable(s) of the deploy from the run's Secret\ndestroy|--name|shop|hello|${tricky.slice('PASSWORD='.length)}`,
+    );
+    const deployed = run('deploy', 'printf "%s|" "$@"');
+    assert.equal(deployed.status, 0, deployed.stderr);
+    assert.equal(deployed.stdout, `devtool pipeline: with 2 --var value(s) from the run's Secret\ndeploy|--name|shop|--var|GREETING=hello|--var|${tricky}|`);
+  } finally {
+    rmSync(d, { recursive: true, force: true });
+  }
 });
 
 test('user-given values never enter the script: a hostile branch or variable stays one argument', () => {

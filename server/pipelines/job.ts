@@ -8,7 +8,6 @@
  * variables, never spliced into its text; the `--var` values and the git token are read from the
  * mounted files (the token by a credential helper).
  */
-import { posix } from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
 
 export const LABEL_PIPELINE = 'devtool.dev/pipeline';
@@ -47,11 +46,33 @@ export interface RunnerJobInput {
   labels: Record<string, string>;
 }
 
-export const jobName = (name: string, runId: string) => `devtool-pipeline-${name}-${runId}`;
+/**
+ * `devtool-run-<name>-<run>`: at most 59 characters with a 40-character name (PipelineName), as
+ * Kubernetes wants of a Job's name (its pods carry it as the job-name label: 63 at most).
+ */
+export const jobName = (name: string, runId: string) => `devtool-run-${name}-${runId}`;
 /** The run's credentials (kube token, git token, CAs), mounted as files. */
 export const credentialsSecretName = jobName;
 /** The user's stored secrets, as the runner's environment (deploy's `${NAME}`). */
 export const envSecretName = (name: string, runId: string) => `${jobName(name, runId)}-env`;
+
+/**
+ * The --var values from the run's Secret, after the line showing the command: the log names how
+ * many, never a value. deploy gets them as --var arguments; destroy has no --var, but loads the
+ * manifest with its environment, so they are exported (`export "$(cat f)"` assigns NAME=VALUE
+ * whole, spaces, quotes and `$` included). `$1` is the action; `$d` the mounted Secret.
+ */
+export const LOAD_VARIABLES = `n=0
+for f in "$d"/var-*; do
+  [ -f "$f" ] || continue
+  if [ "$1" = destroy ]; then export "$(cat "$f")"; else set -- "$@" --var "$(cat "$f")"; fi
+  n=$((n + 1))
+done
+if [ "$n" -gt 0 ]; then
+  if [ "$1" = destroy ]; then echo "devtool pipeline: with $n variable(s) of the deploy from the run's Secret"
+  else echo "devtool pipeline: with $n --var value(s) from the run's Secret"; fi
+fi
+`;
 
 /** The runner's script. `$@` is devtool's command line; REPOSITORY and BRANCH come from the environment. */
 export const RUNNER_SCRIPT = `set -eu
@@ -80,31 +101,18 @@ if [ -n "\${BRANCH:-}" ]; then git clone --quiet --depth 1 --branch "$BRANCH" --
 else git clone --quiet --depth 1 -- "$REPOSITORY" /work/src; fi
 cd /work/src
 echo "${COMMIT_LINE_PREFIX}$(git rev-parse HEAD) (branch $(git rev-parse --abbrev-ref HEAD))"
-# destroy reads the manifest of its folder: the folder of the file deploy was given.
-if [ -n "\${MANIFEST_DIR:-}" ]; then cd -- "$MANIFEST_DIR"; fi
 echo "devtool pipeline: devtool $*"
-# --var values from the run's Secret, after the line above: the log names how many, never a value.
-n=0
-for f in "$d"/var-*; do
-  [ -f "$f" ] || continue
-  set -- "$@" --var "$(cat "$f")"
-  n=$((n + 1))
-done
-if [ "$n" -gt 0 ]; then echo "devtool pipeline: with $n --var value(s) from the run's Secret"; fi
-exec devtool "$@"
+${LOAD_VARIABLES}exec devtool "$@"
 `;
 
 /** devtool's command line in the runner. */
 export function runnerArgs(input: RunnerJobInput): string[] {
   const args = [input.action, '--name', input.name, '--namespace', input.namespace];
-  if (input.action === 'deploy') {
-    if (input.file) args.push('--file', input.file);
-    // The --var values follow from the run's Secret (variableKey): none in the spec.
-    args.push('--wait', '--timeout', `${input.timeoutSeconds}s`);
-  } else {
-    if (input.volumes) args.push('--volumes');
-    args.push('--wait', '--timeout', `${input.timeoutSeconds}s`);
-  }
+  // destroy reads the manifest deploy was given: its destroy commands.
+  if (input.file) args.push('--file', input.file);
+  // deploy's --var values follow from the run's Secret (variableKey): none in the spec.
+  if (input.action === 'destroy' && input.volumes) args.push('--volumes');
+  args.push('--wait', '--timeout', `${input.timeoutSeconds}s`);
   return args;
 }
 
@@ -114,7 +122,6 @@ export function runnerJob(input: RunnerJobInput): k8s.V1Job {
   const env: k8s.V1EnvVar[] = [
     { name: 'REPOSITORY', value: input.repository },
     ...(input.branch ? [{ name: 'BRANCH', value: input.branch }] : []),
-    ...(input.action === 'destroy' && input.file && posix.dirname(input.file) !== '.' ? [{ name: 'MANIFEST_DIR', value: posix.dirname(input.file) }] : []),
     { name: 'NAMESPACE', value: input.namespace },
     { name: 'KUBECONFIG', value: '/tmp/kubeconfig' },
     { name: 'HOME', value: '/tmp/home' },

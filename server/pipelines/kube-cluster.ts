@@ -5,8 +5,8 @@
 import { PassThrough, type Writable } from 'node:stream';
 import type * as k8s from '@kubernetes/client-node';
 import { kubeErrorLine, LABEL_MANAGED, orUndefined, statusOf } from '../store/kubernetes.ts';
-import { ClusterRefusal, type JobState, type PipelineCluster, RecordConflict, type RunRecord, recordName } from './cluster.ts';
-import { LABEL_PIPELINE } from './job.ts';
+import { ClusterRefusal, type JobState, type PipelineCluster, RecordConflict, type RunRecord, recordName, variablesSecretName } from './cluster.ts';
+import { LABEL_PIPELINE, variableKey } from './job.ts';
 
 const RECORD_KEY = 'run.json';
 const LOG_KEY = 'log';
@@ -109,6 +109,46 @@ export async function kubePipelineCluster(kc: k8s.KubeConfig): Promise<PipelineC
     },
     async deleteRecord(namespace, name) {
       await orUndefined(core.deleteNamespacedConfigMap({ name: recordName(name), namespace }));
+    },
+    async putVariables(namespace, name, variables, labels) {
+      const body: k8s.V1Secret = {
+        metadata: {
+          name: variablesSecretName(name),
+          namespace,
+          labels: { ...labels, [LABEL_MANAGED]: 'devtool-service', [LABEL_PIPELINE]: name },
+        },
+        // data, not stringData: a replace then holds exactly these keys.
+        data: Object.fromEntries(variables.map((v, i) => [variableKey(i), Buffer.from(v, 'utf8').toString('base64')])),
+      };
+      try {
+        if (variables.length === 0) await orUndefined(core.deleteNamespacedSecret({ name: variablesSecretName(name), namespace }));
+        else
+          try {
+            await core.createNamespacedSecret({ namespace, body });
+          } catch (err) {
+            if (statusOf(err) !== 409) throw err;
+            await core.replaceNamespacedSecret({ name: variablesSecretName(name), namespace, body });
+          }
+      } catch (err) {
+        throw refusal(err, `pipeline ${name} in namespace ${namespace}`);
+      }
+    },
+    async getVariables(namespace, name) {
+      let secret: k8s.V1Secret | undefined;
+      try {
+        secret = await orUndefined(core.readNamespacedSecret({ name: variablesSecretName(name), namespace }));
+      } catch (err) {
+        throw refusal(err, `pipeline ${name} in namespace ${namespace}`);
+      }
+      const data = secret?.data ?? {};
+      // variableKey pads to 3 digits (at most 100 variables): the keys sort in their order.
+      return Object.keys(data)
+        .filter((k) => /^var-\d+$/.test(k))
+        .sort()
+        .map((k) => Buffer.from(data[k]!, 'base64').toString('utf8'));
+    },
+    async deleteVariables(namespace, name) {
+      await orUndefined(core.deleteNamespacedSecret({ name: variablesSecretName(name), namespace }));
     },
     async createRun(job, secrets) {
       const namespace = job.metadata!.namespace!;

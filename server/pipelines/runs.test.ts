@@ -6,9 +6,10 @@ import { ApiError } from '../errors.ts';
 import { type JobState, type PipelineCluster, RecordConflict, type RunRecord } from './cluster.ts';
 import { deploy, destroy, getRun, gitTokenSecretName, type RunSettings } from './runs.ts';
 
-/** An in-memory cluster: records with versions, Jobs whose state the test sets, logs. */
+/** An in-memory cluster: records with versions, variables Secrets, Jobs whose state the test sets, logs. */
 function fakeCluster() {
   const records = new Map<string, { record: RunRecord; version: number }>();
+  const variables = new Map<string, string[]>();
   const jobs = new Map<string, { job: k8s.V1Job; secrets: k8s.V1Secret[]; state: JobState; log: string }>();
   let version = 0;
   const key = (ns: string, name: string) => `${ns}/${name}`;
@@ -27,6 +28,16 @@ function fakeCluster() {
     async deleteRecord(ns, name) {
       records.delete(key(ns, name));
     },
+    async putVariables(ns, name, values) {
+      if (values.length === 0) variables.delete(key(ns, name));
+      else variables.set(key(ns, name), [...values]);
+    },
+    async getVariables(ns, name) {
+      return [...(variables.get(key(ns, name)) ?? [])];
+    },
+    async deleteVariables(ns, name) {
+      variables.delete(key(ns, name));
+    },
     async createRun(job, secrets) {
       jobs.set(job.metadata!.name!, { job, secrets, state: { state: 'running' }, log: '' });
     },
@@ -44,7 +55,7 @@ function fakeCluster() {
       return false;
     },
   };
-  return { cluster, records, jobs };
+  return { cluster, records, jobs, variables };
 }
 
 const settings = (secrets: Record<string, string> = {}): RunSettings => ({
@@ -122,10 +133,45 @@ test('destroy runs with the recorded repository, and a successful one leaves no 
   const d = await destroy(cluster, settings(), 'alice-devtool', 'shop', { volumes: true, timeoutSeconds: 60 });
   assert.equal(d.status, 'destroying');
   const args = jobs.get(d.job)!.job.spec!.template.spec!.containers[0]!.args!;
-  assert.deepEqual(args, ['destroy', '--name', 'shop', '--namespace', 'alice-devtool', '--volumes', '--wait', '--timeout', '60s']);
+  // The manifest deploy was given: destroy reads its destroy commands.
+  assert.deepEqual(args, ['destroy', '--name', 'shop', '--namespace', 'alice-devtool', '--file', 'app/devtool.yml', '--volumes', '--wait', '--timeout', '60s']);
   jobs.get(d.job)!.state = { state: 'succeeded' };
   assert.equal((await getRun(cluster, 'alice-devtool', 'shop', new Date())).status, 'destroyed');
   assert.equal(records.size, 0);
   assert.equal(jobs.size, 0);
   await refusal(getRun(cluster, 'alice-devtool', 'shop', new Date()), 404, /no pipeline/);
+});
+
+test("deploy's variables are kept for destroy: a redeploy replaces them, destroy copies them, a successful destroy removes them", async () => {
+  const { cluster, jobs, variables } = fakeCluster();
+  const tricky = `PASSWORD=a b "c" 'd' $HOME x=y`;
+  const first = await deploy(cluster, settings(), { ...request, variables: ['A=1', tricky] });
+  assert.deepEqual(variables.get('alice-devtool/shop'), ['A=1', tricky]);
+  jobs.get(first.job)!.state = { state: 'succeeded' };
+  const second = await deploy(cluster, settings(), { ...request, variables: ['B=2'] });
+  assert.deepEqual(variables.get('alice-devtool/shop'), ['B=2'], 'a redeploy replaces them');
+  jobs.get(second.job)!.state = { state: 'succeeded' };
+
+  const d = await destroy(cluster, settings(), 'alice-devtool', 'shop', { volumes: false, timeoutSeconds: 60 });
+  const { job, secrets } = jobs.get(d.job)!;
+  assert.equal(secrets[0]!.stringData!['var-000'], 'B=2', "copied into the destroy run's Secret");
+  assert.equal(secrets[0]!.stringData!['var-001'], undefined);
+  assert.ok(!JSON.stringify(job).includes('B=2'), 'no value in the Job spec');
+  assert.deepEqual(variables.get('alice-devtool/shop'), ['B=2'], 'kept while destroy runs (it may fail and be run again)');
+
+  jobs.get(d.job)!.state = { state: 'failed', reason: 'BackoffLimitExceeded', message: '' };
+  assert.equal((await getRun(cluster, 'alice-devtool', 'shop', new Date())).status, 'error');
+  assert.deepEqual(variables.get('alice-devtool/shop'), ['B=2'], 'a failed destroy keeps them for the next one');
+  const again = await destroy(cluster, settings(), 'alice-devtool', 'shop', { volumes: false, timeoutSeconds: 60 });
+  assert.equal(jobs.get(again.job)!.secrets[0]!.stringData!['var-000'], 'B=2');
+  jobs.get(again.job)!.state = { state: 'succeeded' };
+  assert.equal((await getRun(cluster, 'alice-devtool', 'shop', new Date())).status, 'destroyed');
+  assert.equal(variables.size, 0, 'gone with the record');
+
+  // A deploy without variables keeps none: a later destroy gets none.
+  const bare = await deploy(cluster, settings(), { ...request, variables: [] });
+  assert.equal(variables.size, 0);
+  jobs.get(bare.job)!.state = { state: 'succeeded' };
+  const d2 = await destroy(cluster, settings(), 'alice-devtool', 'shop', { volumes: false, timeoutSeconds: 60 });
+  assert.ok(!Object.keys(jobs.get(d2.job)!.secrets[0]!.stringData!).some((k) => k.startsWith('var-')));
 });

@@ -103,6 +103,8 @@ export async function refresh(
   }
   if (done.status === 'destroyed') {
     await cluster.deleteJob(namespace, record.job);
+    // The variables before the record: a record is never left without them while it lives.
+    await cluster.deleteVariables(namespace, name);
     await cluster.deleteRecord(namespace, name);
     return { record: done, version: '' };
   }
@@ -177,6 +179,8 @@ async function start(cluster: PipelineCluster, s: RunSettings, input: StartInput
   ];
   const spec = runnerJob({ ...input, runId, image: s.runnerImage, labels: s.labels });
   try {
+    // deploy's variables are kept for destroy (its commands may use ${NAME}), replacing earlier ones.
+    if (input.action === 'deploy') await asApi(cluster.putVariables(input.namespace, input.name, input.variables, s.labels));
     await asApi(cluster.createRun(spec, secrets));
   } catch (err) {
     const failed: RunRecord = { ...record, status: 'error', finishedAt: s.now().toISOString(), message: `the run could not start: ${(err as Error).message}` };
@@ -222,7 +226,8 @@ export async function destroy(
       repository: r.repository,
       ...(r.branch ? { branch: r.branch } : {}),
       ...(r.file ? { file: r.file } : {}),
-      variables: [],
+      // The last deploy's variables, copied into this run's Secret.
+      variables: await asApi(cluster.getVariables(namespace, name)),
       volumes: opts.volumes,
       timeoutSeconds: opts.timeoutSeconds,
     },

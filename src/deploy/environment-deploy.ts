@@ -4,6 +4,8 @@
  * `devtool deploy` and every dependency go through here, so a dependency is deployed exactly as
  * `devtool deploy` in its repository would deploy it.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { findApp, MANIFEST_FILE, missingFile, type AppSource } from '../app/folder.ts';
 import type { BuildSetup } from '../image/select.ts';
 import { DevtoolError } from '../base/errors.ts';
@@ -39,6 +41,21 @@ function deploySource(folder: string, file: string | readonly string[] | undefin
   throw new DevtoolError(
     `nothing to deploy in ${folder}: no ${MANIFEST_FILE} and no Compose file (${defaultComposeFileNames.join(', ')}); name one with --file`,
   );
+}
+
+/**
+ * What `destroy` reads: the manifest (its destroy commands, its name) and the folder naming the
+ * environment. With `file` (--file) it is found and loaded as deploy finds and loads it; a Compose
+ * file has no destroy commands (manifest undefined); a file that does not exist is an error, before
+ * anything is destroyed. Without: devtool.yml of `folder` when there is one.
+ */
+export function loadDestroySource(folder: string, file: string | undefined, env: Readonly<NodeJS.ProcessEnv>): { manifest?: Manifest; folder: string } {
+  if (file === undefined) {
+    const manifestPath = join(folder, MANIFEST_FILE);
+    return existsSync(manifestPath) ? { manifest: loadManifest(manifestPath, { cwd: folder, env }), folder } : { folder };
+  }
+  const source = loadSource(folder, file, env);
+  return source.kind === 'manifest' ? { manifest: source.manifest, folder: source.manifest.folder } : { folder: source.folder };
 }
 
 /** Where and with what an environment is deployed: the same for an application and its dependencies. */

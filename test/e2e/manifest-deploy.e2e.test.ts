@@ -252,3 +252,28 @@ test('destroy runs the destroy commands, then removes every object of the enviro
   assert.equal((await state('backend'))['status'], 'deployed');
   assert.deepEqual(await labelled('backend'), ['ConfigMap/backend-config', 'Deployment/backend-api']);
 });
+
+test('destroy --file: the destroy commands of the manifest named; a file that is not there is one line, nothing destroyed', { timeout: 180_000 }, async () => {
+  const dir = join(work, 'file-app');
+  mkdirSync(join(dir, 'deploy'), { recursive: true });
+  const marker = join(external, 'file-app-resource');
+  writeFileSync(
+    join(dir, 'deploy', 'preview.yml'),
+    ['deploy:', '  - kubectl create configmap file-app-made --from-literal=a=b', `  - touch "${marker}"`, 'destroy:', `  - rm "${marker}"`, ''].join('\n'),
+  );
+  const ns = ['--name', 'file-app', '--namespace', s.namespace];
+  const deployed = devtool(['deploy', '--file', 'deploy/preview.yml', ...ns], { cwd: dir });
+  assert.equal(deployed.code, 0, deployed.stderr);
+  assert.ok(existsSync(marker));
+
+  const missing = devtool(['destroy', '--file', 'deploy/missing.yml', ...ns], { cwd: dir });
+  assert.equal(missing.code, 1);
+  assert.equal(missing.stderr, 'Error: deploy/missing.yml not found\n');
+  assert.ok(existsSync(marker), 'nothing destroyed');
+  assert.deepEqual(await labelled('file-app'), ['ConfigMap/file-app-made']);
+
+  const r = devtool(['destroy', '-f', 'deploy/preview.yml', ...ns, '--wait'], { cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(!existsSync(marker), 'the destroy command of deploy/preview.yml ran');
+  assert.deepEqual(await labelled('file-app'), []);
+});

@@ -15,7 +15,7 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import { ensureCluster } from '../../cluster/test-cluster.ts';
@@ -41,11 +41,11 @@ function script(path: string, args: string[], timeout = 900_000): string {
   return r.stdout.trim().split('\n').at(-1)!;
 }
 
-/** A repository on the git server from a manifest's text. */
-function repository(name: string, manifest: string, token?: string): string {
+/** A repository on the git server from a manifest's text (at `file`: devtool.yml by default). */
+function repository(name: string, manifest: string, token?: string, file = 'devtool.yml'): string {
   const dir = join(work, name);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'devtool.yml'), manifest);
+  mkdirSync(join(dir, dirname(file)), { recursive: true });
+  writeFileSync(join(dir, file), manifest);
   return script('scripts/git-server.sh', ['repo', `${name}-${run}`, dir, ...(token ? ['--token', token] : [])]);
 }
 
@@ -105,7 +105,10 @@ after(async () => {
 });
 
 describe('pipeline deploy and destroy on the service', () => {
-  test('a manifest app whose deploy uses kubectl: --wait streams its output while it runs, then the status; destroy leaves nothing', async () => {
+  test("a --file manifest using kubectl: --wait streams its output, then the status; destroy has deploy's --var, leaves nothing", async () => {
+    // Not devtool.yml: destroy must read the file deploy was given. The destroy command's name is
+    // expanded when the manifest is loaded: it shows the --var values reached destroy's environment.
+    const note = `a "b" 'c' $d=e  f`;
     const repo = repository(
       'kubectl-app',
       [
@@ -113,16 +116,24 @@ describe('pipeline deploy and destroy on the service', () => {
         '  - kubectl create configmap pipeline-made --from-literal=run=yes --from-literal=greeting=$GREETING --from-literal=stored=$STORED_VALUE',
         '  - echo "first line"; sleep 6; echo "last line"',
         'destroy:',
-        '  - kubectl delete configmap pipeline-made',
+        '  - name: delete the configmap of ${GREETING} [${NOTE}]',
+        '    command: kubectl delete configmap pipeline-made && echo "deleted for $GREETING"',
         '',
       ].join('\n'),
+      undefined,
+      'deploy/preview.yml',
     );
     assert.equal(await putSecret('STORED_VALUE', 'from-the-service'), 204);
     const started = Date.now();
-    const child = spawnDevtool(['pipeline', 'deploy', '--repository', repo, '--name', 'kubectl-app', '--wait', '--timeout', '3m', '--var', 'GREETING=hello'], {
-      env,
-      cwd: work,
-    });
+    const child = spawnDevtool(
+      ['pipeline', 'deploy', '--repository', repo, '--name', 'kubectl-app', '--file', 'deploy/preview.yml', '--wait', '--timeout', '3m'].concat([
+        '--var',
+        'GREETING=hello',
+        '--var',
+        `NOTE=${note}`,
+      ]),
+      { env, cwd: work },
+    );
     const arrivals: { line: string; at: number }[] = [];
     let stdout = '';
     let stderr = '';
@@ -142,7 +153,7 @@ describe('pipeline deploy and destroy on the service', () => {
     assert.ok(ended - first.at >= 5000, `"first line" arrived ${ended - first.at} ms before the end (streamed, not at the end)`);
     assert.match(stdout, /devtool pipeline: commit [0-9a-f]{40} \(branch main\)/);
     // A --var value (it may be a password) is in no log line, nor in the Job: the run's Secret has it.
-    assert.match(stdout, /devtool pipeline: with 1 --var value\(s\) from the run's Secret/);
+    assert.match(stdout, /devtool pipeline: with 2 --var value\(s\) from the run's Secret/);
     assert.ok(!stdout.includes('GREETING=hello') && !stderr.includes('GREETING=hello'), stdout);
     assert.match(stderr, /✓ pipeline "kubectl-app" deployed in namespace e2epl\w+-devtool \(commit [0-9a-f]{12}\)/);
     console.log(`pipeline deploy --wait of a kubectl app: ${((ended - started) / 1000).toFixed(1)} s`);
@@ -157,6 +168,13 @@ describe('pipeline deploy and destroy on the service', () => {
     const destroyed = devtool(['pipeline', 'destroy', '--name', 'kubectl-app', '--wait']);
     assert.equal(destroyed.code, 0, destroyed.stderr);
     assert.match(destroyed.stderr, /✓ pipeline "kubectl-app" destroyed/);
+    // The destroy command of deploy/preview.yml ran, with the deploy's variables, each value whole.
+    assert.match(destroyed.stdout, /devtool pipeline: devtool destroy --name kubectl-app --namespace \S+ --file deploy\/preview.yml /);
+    assert.match(destroyed.stdout, /devtool pipeline: with 2 variable\(s\) of the deploy from the run's Secret/);
+    assert.ok(destroyed.stdout.includes(`delete the configmap of hello [${note}]`), destroyed.stdout);
+    assert.match(destroyed.stdout, /deleted for hello/);
+    assert.doesNotMatch(destroyed.stdout, /is not set/);
+    assert.ok(!destroyed.stdout.includes('GREETING=hello'), destroyed.stdout);
     // The runner's Job, pods and Secrets go with the record once the service has seen the result.
     const deadline = Date.now() + 60_000;
     let left = await objectsLeft();
@@ -179,7 +197,7 @@ describe('pipeline deploy and destroy on the service', () => {
     assert.equal(first.code, 0, first.stderr);
     assert.match(
       first.stdout,
-      /^Pipeline "slow-app" deploy started in namespace \S+ \(Job (devtool-pipeline-slow-app-\w+)\)\.\nFollow it with: kubectl logs -f job\/\1/,
+      /^Pipeline "slow-app" deploy started in namespace \S+ \(Job (devtool-run-slow-app-\w+)\)\.\nFollow it with: kubectl logs -f job\/\1/,
     );
     const second = devtool(['pipeline', 'deploy', '--repository', slow, '--name', 'slow-app']);
     assert.equal(second.code, 1);
@@ -225,7 +243,7 @@ describe('pipeline deploy and destroy on the service', () => {
     clearInterval(watch);
     assert.equal(code, 0, out);
     assert.match(out, /cloned a private repository/);
-    assert.match(jobSpecs, /devtool-pipeline-private-app-/, 'the Job was seen');
+    assert.match(jobSpecs, /devtool-run-private-app-/, 'the Job was seen');
     assert.ok(!jobSpecs.includes(GIT_TOKEN), 'no token in the Job spec');
     assert.ok(!out.includes(GIT_TOKEN), 'no token in the output');
     const record = await core.readNamespacedConfigMap({ name: 'devtool-pipeline-private-app', namespace: NS });

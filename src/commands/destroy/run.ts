@@ -1,21 +1,18 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { CommandHandler } from '../../cli/spec.ts';
 import { destroyEnvironment } from '../../deploy/destroy.ts';
+import { loadDestroySource } from '../../deploy/environment-deploy.ts';
 import { runDestroyCommands } from '../../deploy/manifest-deploy.ts';
-import { MANIFEST_FILE } from '../../app/manifest-file.ts';
 import { environmentName, sanitizeName } from '../../app/name.ts';
 import { Progress } from '../../deploy/progress.ts';
 import { clusterTarget } from '../../kube/target.ts';
-import { loadManifest } from '../../manifest/load.ts';
 import type { destroyOptions } from './spec.ts';
 
 export const runDestroy: CommandHandler<typeof destroyOptions> = async (f, inv) => {
+  // The manifest (--file, else the folder's devtool.yml when there is one): its destroy commands and
+  // its environment name. Loaded first: a bad or missing file stops before anything is destroyed.
+  const { manifest, folder } = loadDestroySource(f.cwd, inv.opts.file, f.env);
   const { context, namespace } = await clusterTarget(f, { namespace: inv.opts.namespace });
-  // The manifest of the folder, when there is one: its destroy commands and its environment name.
-  const manifestPath = join(f.cwd, MANIFEST_FILE);
-  const manifest = existsSync(manifestPath) ? loadManifest(manifestPath, { cwd: f.cwd, env: f.env }) : undefined;
-  const environment = environmentName(inv.opts.name ?? manifest?.name, f.cwd);
+  const environment = environmentName(inv.opts.name ?? manifest?.name, folder);
   const client = await f.kube({ context, namespace });
   const progress = new Progress(f.io.stderr, f.now, f.log);
   const timeoutMs = inv.opts.timeout;

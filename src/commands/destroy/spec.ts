@@ -1,7 +1,9 @@
 import { command, type OptionSpec } from '../../cli/spec.ts';
-import { envName, timeout, wait } from '../shared.ts';
+import { envName, manifestFileWithoutDefault, timeout, wait } from '../shared.ts';
 
 export const destroyOptions = [
+  // Not in the reference: an addition (docs/decisions.md), so a manifest deployed with --file gets its destroy commands run.
+  manifestFileWithoutDefault('Manifest location (default: devtool.yml of the current folder)'),
   envName(),
   { name: 'namespace', short: 'n', type: 'string', description: 'Overrides the namespace' },
   timeout('Wait for destruction'),
