@@ -105,6 +105,8 @@ kube_server=$(bash "$root/cluster/cluster.sh" kubectl config view --minify -o js
 [[ -n $kube_server ]] || sdie "no API server URL in $KUBECONFIG"
 
 kctl() { bash "$root/cluster/cluster.sh" kubectl -n "$NAMESPACE" "$@"; }
+# Previews on the local install: a week without a redeploy and one goes (the chart's default is
+# never); swept every 10 s, so a destroy without --wait is done moments after its run.
 front_door=(--set ingress.controller.image="$controller" --set ingress.proxy.image="$proxy")
 [[ $RELEASE == devtool ]] || front_door=(--set ingress.enabled=false --set frontDoor.host="$HOST")
 "$helm_bin" upgrade --install "$RELEASE" "$root/chart" --namespace "$NAMESPACE" --create-namespace \
@@ -113,6 +115,7 @@ front_door=(--set ingress.controller.image="$controller" --set ingress.proxy.ima
   --set service.image="$service" --set service.registry="$REGISTRY" --set service.kubeApiServer="$kube_server" \
   --set builder.enabled=true --set builder.image="$builder" --set builder.hostNetwork=true --set "builder.insecureRegistries={$REGISTRY}" \
   --set pipelines.runnerImage="$runner" \
+  --set previews.staleAfter=168h --set previews.sweepInterval=10s \
   --wait --timeout 5m >/dev/null || {
   kctl get pods -o wide
   kctl logs deploy/$RELEASE-front-door --all-containers --tail 20

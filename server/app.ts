@@ -18,6 +18,8 @@ import { registerLoginRoutes } from './routes/login.ts';
 import { registerNamespaceRoutes } from './routes/namespaces.ts';
 import type { PipelineCluster } from './pipelines/cluster.ts';
 import { registerPipelineRoutes } from './routes/pipelines.ts';
+import { previewDeps, registerPreviewRoutes } from './routes/previews.ts';
+import type { PreviewCluster } from './previews/previews.ts';
 import { registerSecretRoutes } from './routes/secrets.ts';
 import { registerTokenRoutes } from './routes/tokens.ts';
 import type { Store } from './store/store.ts';
@@ -35,6 +37,8 @@ export interface AppOptions {
   kubeCredentials?: KubeCredentialSource;
   /** Pipeline runs act on the cluster with a user's token through this (the unit tests' fake; default client-node). */
   pipelineCluster?: (userToken: string) => Promise<PipelineCluster>;
+  /** The same for preview environments (a pipeline cluster that also lists Ingress hosts). */
+  previewCluster?: (userToken: string) => Promise<PreviewCluster>;
 }
 
 /**
@@ -122,6 +126,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   registerKubeCredentialRoutes(app, opts.kubeCredentials, auth);
   registerBuildRoutes(app, ctx, auth);
   registerPipelineRoutes(app, ctx, auth, opts.kubeCredentials, opts.pipelineCluster);
+  registerPreviewRoutes(app, auth, previewDeps(ctx, opts.kubeCredentials, opts.previewCluster));
   return app;
 }
 

@@ -1,5 +1,6 @@
 /** The service's settings, from its environment (the Helm chart sets them). */
 import { readFileSync } from 'node:fs';
+import { parseDuration } from '../src/base/duration.ts';
 import { VERSION } from '../src/version.ts';
 import type { BuildkitUpstream } from './build-tunnel.ts';
 import type { ServiceConfig } from './context.ts';
@@ -16,6 +17,8 @@ export interface ServeSettings {
   config: ServiceConfig;
   /** Users' Kubernetes credentials (kube-credentials.ts); absent without DEVTOOL_KUBE_SERVER. */
   kube?: KubeCredentialSettings;
+  /** preview environments: how often each replica moves destroys on, and when a preview is stale. */
+  previews: { sweepIntervalMs: number; staleAfterMs?: number };
 }
 
 /** Reads the settings; a wrong one is an Error naming the variable. */
@@ -79,6 +82,7 @@ export function readSettings(env: NodeJS.ProcessEnv): ServeSettings {
     objectLabels,
     logLevel: env['LOG_LEVEL'] || 'info',
     config,
+    previews: readPreviewSettings(env),
   };
   // cluster credentials: users' kubeconfigs name this API server and trust this CA.
   const kubeServer = optional('DEVTOOL_KUBE_SERVER');
@@ -97,6 +101,24 @@ export function readSettings(env: NodeJS.ProcessEnv): ServeSettings {
     settings.kube = { server: kubeServer.replace(/\/+$/, ''), certificateAuthority: ca, tokenSeconds };
   }
   return settings;
+}
+
+/**
+ * preview environments: DEVTOOL_PREVIEW_SWEEP_INTERVAL (default 1m) and DEVTOOL_PREVIEW_STALE_AFTER
+ * (unset or 0: previews are never destroyed for being stale), Go-style durations like the CLI's.
+ */
+export function readPreviewSettings(env: NodeJS.ProcessEnv): ServeSettings['previews'] {
+  const duration = (name: string): number | undefined => {
+    const text = env[name]?.trim();
+    if (!text) return undefined;
+    const ms = parseDuration(text);
+    if (ms === undefined) throw new Error(`${name}=${text}: expected a duration with a unit, e.g. 168h or 30m`);
+    return ms;
+  };
+  const sweepIntervalMs = duration('DEVTOOL_PREVIEW_SWEEP_INTERVAL') ?? 60_000;
+  if (sweepIntervalMs < 1000) throw new Error(`DEVTOOL_PREVIEW_SWEEP_INTERVAL=${env['DEVTOOL_PREVIEW_SWEEP_INTERVAL']}: at least 1s`);
+  const staleAfterMs = duration('DEVTOOL_PREVIEW_STALE_AFTER');
+  return { sweepIntervalMs, ...(staleAfterMs ? { staleAfterMs } : {}) };
 }
 
 /**

@@ -9,6 +9,8 @@ import { createAccount } from './accounts.ts';
 import { buildApp } from './app.ts';
 import { readSettings } from './config.ts';
 import { tokenRequestIssuer } from './kube-credentials.ts';
+import { sweepPreviews } from './previews/sweeper.ts';
+import { previewDeps } from './routes/previews.ts';
 import { KubeStore, kubeErrorLine } from './store/kubernetes.ts';
 
 const USAGE = 'usage: devtool-service serve | create-user NAME [--admin]';
@@ -28,6 +30,26 @@ async function serve(): Promise<void> {
     );
   }, 600_000);
   sweep.unref();
+  // preview environments: destroys asked for without --wait, and stale previews (previews/sweeper.ts).
+  const previews = previewDeps({ store, config: s.config, now: () => new Date() }, kubeCredentials);
+  const sweepSettings = { ...(s.previews.staleAfterMs ? { staleAfterMs: s.previews.staleAfterMs } : {}), timeoutSeconds: 600 };
+  let sweeping = false;
+  const previewSweep = setInterval(() => {
+    if (sweeping || !kubeCredentials || !s.config.runnerImage) return;
+    sweeping = true;
+    sweepPreviews(previews, sweepSettings)
+      .then(
+        (r) => {
+          if (r.advanced.length || r.stale.length) app.log.info({ advanced: r.advanced, stale: r.stale }, 'preview environments swept');
+          for (const f of r.failed) app.log.warn({ preview: f.name, error: f.error }, 'sweeping a preview environment failed');
+        },
+        (err: unknown) => app.log.warn({ err }, 'sweeping preview environments failed'),
+      )
+      .finally(() => {
+        sweeping = false;
+      });
+  }, s.previews.sweepIntervalMs);
+  previewSweep.unref();
   const stop = async () => {
     await app.close();
     process.exit(0);

@@ -9,14 +9,12 @@ import { type Authenticator, userOf } from '../auth.ts';
 import type { App, AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import type { KubeCredentialSource } from '../kube-credentials.ts';
+import { actingUser, type ClusterFactory } from '../pipelines/acting-user.ts';
 import type { PipelineCluster } from '../pipelines/cluster.ts';
-import { LABEL_MANAGED } from '../store/kubernetes.ts';
-import { type RunSettings, deploy, destroy, getRun, refresh } from '../pipelines/runs.ts';
+import { deploy, destroy, getRun, refresh } from '../pipelines/runs.ts';
 import { routeOptions } from './route-options.ts';
 
-type ClusterFactory = (userToken: string) => Promise<PipelineCluster>;
-
-const defaultCluster: ClusterFactory = async (token) => {
+const defaultCluster: ClusterFactory<PipelineCluster> = async (token) => {
   const { kubePipelineCluster, userKubeConfig } = await import('../pipelines/kube-cluster.ts');
   return kubePipelineCluster(await userKubeConfig(token));
 };
@@ -26,28 +24,12 @@ export function registerPipelineRoutes(
   ctx: AppContext,
   auth: Authenticator,
   source: KubeCredentialSource | undefined,
-  clusterFactory: ClusterFactory = defaultCluster,
+  clusterFactory: ClusterFactory<PipelineCluster> = defaultCluster,
 ): void {
   const r = routes;
 
   /** The caller's view of the cluster, and what a run needs. */
-  const forUser = async (user: string): Promise<{ cluster: PipelineCluster; settings: RunSettings }> => {
-    const image = ctx.config.runnerImage;
-    if (!image || !source) {
-      throw new ApiError(503, `this devtool service runs no pipelines: its operator has not set ${image ? 'DEVTOOL_KUBE_SERVER' : 'DEVTOOL_RUNNER_IMAGE'}`);
-    }
-    const { token } = await source.issuer.issue(user, source.tokenSeconds);
-    const settings: RunSettings = {
-      runnerImage: image,
-      clusterCa: source.certificateAuthority,
-      ...(ctx.config.certificate ? { frontDoorCa: ctx.config.certificate } : {}),
-      labels: { [LABEL_MANAGED]: 'devtool-service' },
-      issueToken: async (seconds) => (await source.issuer.issue(user, seconds)).token,
-      storedSecrets: () => ctx.store.secretValues(user),
-      now: ctx.now,
-    };
-    return { cluster: await clusterFactory(token), settings };
-  };
+  const forUser = actingUser(ctx, source, clusterFactory);
 
   app.post(r.deployPipeline.url, routeOptions(r.deployPipeline, auth, { body: r.deployPipeline.body }), async (request, reply) => {
     const { cluster, settings } = await forUser(userOf(request).name);

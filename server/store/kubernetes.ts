@@ -9,13 +9,27 @@
  *   (one key at a time, so two replicas writing at once do not overwrite each other);
  * - a namespace is a Namespace labelled `devtool.dev/owner=<name>`, and owning it is a RoleBinding
  *   in it that gives the user's ServiceAccount the built-in `admin` ClusterRole: Kubernetes RBAC
- *   is the isolation between users.
+ *   is the isolation between users;
+ * - a preview environment is such a namespace labelled `devtool.dev/preview=<scope>`, what it
+ *   records in annotations; a global one also binds the built-in `edit` ClusterRole to the group
+ *   of every ServiceAccount of the service's namespace (all users, present and future).
  */
 import { timingSafeEqual } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
 import { makeKeepAliveApiClient } from '../kube-api.ts';
 import { KubeLoginStore } from './kubernetes-login.ts';
-import { ConflictError, type GrantKind, type GrantRecord, type NamespaceRecord, type Store, type TokenRecord, type UserRecord } from './store.ts';
+import {
+  ConflictError,
+  type GrantKind,
+  type GrantRecord,
+  type NamespaceRecord,
+  type NewNamespace,
+  type PreviewInfo,
+  type PreviewUpdate,
+  type Store,
+  type TokenRecord,
+  type UserRecord,
+} from './store.ts';
 
 export const LABEL_KIND = 'devtool.dev/kind';
 export const LABEL_USER = 'devtool.dev/user';
@@ -23,8 +37,18 @@ export const LABEL_ADMIN = 'devtool.dev/admin';
 export const LABEL_OWNER = 'devtool.dev/owner';
 export const LABEL_PERSONAL = 'devtool.dev/personal';
 export const LABEL_MANAGED = 'app.kubernetes.io/managed-by';
+export const LABEL_PREVIEW = 'devtool.dev/preview';
 const MANAGER = 'devtool-service';
 const OWNER_BINDING = 'devtool-owner';
+const ALL_USERS_BINDING = 'devtool-all-users';
+/** PreviewInfo's fields as annotations of the preview's namespace. */
+const PREVIEW_ANNOTATIONS = {
+  pipeline: 'devtool.dev/preview-pipeline',
+  deployedAt: 'devtool.dev/preview-deployed-at',
+  sourceUrl: 'devtool.dev/preview-source-url',
+  destroyRequestedAt: 'devtool.dev/preview-destroy-requested-at',
+  destroyReason: 'devtool.dev/preview-destroy-reason',
+} as const;
 
 export const serviceAccountName = (user: string) => `user-${user}`;
 const tokenSecretName = (id: string) => `devtool-token-${id}`;
@@ -230,11 +254,16 @@ export class KubeStore implements Store {
     return n && namespaceOf(n);
   }
 
-  async createNamespace(ns: { name: string; owner: string; personal: boolean }): Promise<NamespaceRecord> {
+  async createNamespace(ns: NewNamespace): Promise<NamespaceRecord> {
+    let created: k8s.V1Namespace;
     try {
-      await this.core.createNamespace({
-        body: { metadata: { name: ns.name, labels: this.labels({ [LABEL_OWNER]: ns.owner, [LABEL_PERSONAL]: String(ns.personal) }) } },
+      const labels = this.labels({
+        [LABEL_OWNER]: ns.owner,
+        [LABEL_PERSONAL]: String(ns.personal),
+        ...(ns.preview ? { [LABEL_PREVIEW]: ns.preview.scope } : {}),
       });
+      const annotations = ns.preview ? previewAnnotations(ns.preview) : undefined;
+      created = await this.core.createNamespace({ body: { metadata: { name: ns.name, labels, ...(annotations ? { annotations } : {}) } } });
     } catch (err) {
       if (statusOf(err) === 409) throw new ConflictError(`namespace ${ns.name} already exists`);
       throw err;
@@ -248,12 +277,41 @@ export class KubeStore implements Store {
           subjects: [{ kind: 'ServiceAccount', name: serviceAccountName(ns.owner), namespace: this.ns }],
         },
       });
+      if (ns.preview?.scope === 'global') {
+        // Every user, including those who sign up later: users are the ServiceAccounts of this
+        // namespace. `edit`, not `admin`: they use the preview, they cannot change who may.
+        await this.rbac.createNamespacedRoleBinding({
+          namespace: ns.name,
+          body: {
+            metadata: { name: ALL_USERS_BINDING, labels: this.labels({}) },
+            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'edit' },
+            subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: `system:serviceaccounts:${this.ns}` }],
+          },
+        });
+      }
     } catch (err) {
       // Nothing half-done: a namespace its owner cannot use is removed.
       await ignoreNotFound(this.core.deleteNamespace({ name: ns.name }));
       throw err;
     }
-    return { ...ns, status: 'Active' };
+    return namespaceOf(created) ?? { ...ns, status: 'Active' };
+  }
+
+  async listPreviews(): Promise<NamespaceRecord[]> {
+    const list = await this.core.listNamespace({ labelSelector: `${LABEL_MANAGED}=${MANAGER},${LABEL_PREVIEW}` });
+    return list.items.flatMap((n) => namespaceOf(n) ?? []).sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  async updatePreview(name: string, update: PreviewUpdate): Promise<boolean> {
+    const annotations: Record<string, string | null> = {};
+    for (const [k, v] of Object.entries(update)) if (v !== undefined) annotations[PREVIEW_ANNOTATIONS[k as keyof PreviewUpdate]] = v;
+    try {
+      await this.core.patchNamespace({ name, body: { metadata: { annotations } } }, this.mergePatch);
+      return true;
+    } catch (err) {
+      if (statusOf(err) === 404) return false;
+      throw err;
+    }
   }
 
   async deleteNamespace(name: string): Promise<void> {
@@ -302,5 +360,31 @@ function namespaceOf(n: k8s.V1Namespace): NamespaceRecord | undefined {
   const owner = labels[LABEL_OWNER];
   if (!owner || !n.metadata?.name) return undefined;
   const terminating = n.status?.phase === 'Terminating' || n.metadata.deletionTimestamp !== undefined;
-  return { name: n.metadata.name, owner, personal: labels[LABEL_PERSONAL] === 'true', status: terminating ? 'Terminating' : 'Active' };
+  const record: NamespaceRecord = { name: n.metadata.name, owner, personal: labels[LABEL_PERSONAL] === 'true', status: terminating ? 'Terminating' : 'Active' };
+  const created = n.metadata.creationTimestamp;
+  if (created) record.createdAt = new Date(created).toISOString();
+  const scope = labels[LABEL_PREVIEW];
+  if (scope === 'personal' || scope === 'global') {
+    const a = n.metadata.annotations ?? {};
+    const preview: PreviewInfo = {
+      scope,
+      pipeline: a[PREVIEW_ANNOTATIONS.pipeline] ?? n.metadata.name,
+      deployedAt: a[PREVIEW_ANNOTATIONS.deployedAt] ?? record.createdAt ?? new Date(0).toISOString(),
+    };
+    for (const k of ['sourceUrl', 'destroyRequestedAt', 'destroyReason'] as const) {
+      const v = a[PREVIEW_ANNOTATIONS[k]];
+      if (v) preview[k] = v;
+    }
+    record.preview = preview;
+  }
+  return record;
+}
+
+function previewAnnotations(p: PreviewInfo): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, key] of Object.entries(PREVIEW_ANNOTATIONS)) {
+    const v = p[k as keyof PreviewInfo];
+    if (v) out[key] = v;
+  }
+  return out;
 }

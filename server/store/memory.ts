@@ -1,5 +1,17 @@
 /** The store in memory: for unit tests of the handlers (fastify.inject), never for a running service. */
-import { ConflictError, type GrantKind, type GrantRecord, type NamespaceRecord, type Store, type TokenRecord, type UserRecord } from './store.ts';
+import {
+  ConflictError,
+  type GrantKind,
+  type GrantRecord,
+  type NamespaceRecord,
+  type NewNamespace,
+  type PreviewUpdate,
+  type Store,
+  type TokenRecord,
+  type UserRecord,
+} from './store.ts';
+
+const copy = (n: NamespaceRecord): NamespaceRecord => ({ ...n, ...(n.preview ? { preview: { ...n.preview } } : {}) });
 
 export class MemoryStore implements Store {
   readonly users = new Map<string, UserRecord>();
@@ -58,7 +70,7 @@ export class MemoryStore implements Store {
   }
 
   async listNamespaces(owner?: string): Promise<NamespaceRecord[]> {
-    return [...this.namespaces.values()].filter((n) => owner === undefined || n.owner === owner).map((n) => ({ ...n }));
+    return [...this.namespaces.values()].filter((n) => owner === undefined || n.owner === owner).map(copy);
   }
 
   async namespaceExists(name: string): Promise<boolean> {
@@ -67,14 +79,28 @@ export class MemoryStore implements Store {
 
   async getNamespace(name: string): Promise<NamespaceRecord | undefined> {
     const n = this.namespaces.get(name);
-    return n && { ...n };
+    return n && copy(n);
   }
 
-  async createNamespace(ns: { name: string; owner: string; personal: boolean }): Promise<NamespaceRecord> {
+  async createNamespace(ns: NewNamespace): Promise<NamespaceRecord> {
     if (await this.namespaceExists(ns.name)) throw new ConflictError(`namespace ${ns.name} already exists`);
-    const record: NamespaceRecord = { ...ns, status: 'Active' };
+    const record: NamespaceRecord = copy({ ...ns, status: 'Active', createdAt: new Date().toISOString() });
     this.namespaces.set(ns.name, record);
-    return { ...record };
+    return copy(record);
+  }
+
+  async listPreviews(): Promise<NamespaceRecord[]> {
+    return [...this.namespaces.values()].filter((n) => n.preview).map(copy);
+  }
+
+  async updatePreview(name: string, update: PreviewUpdate): Promise<boolean> {
+    const n = this.namespaces.get(name);
+    if (!n?.preview) return false;
+    for (const [k, v] of Object.entries(update)) {
+      if (v === null) delete n.preview[k as keyof PreviewUpdate];
+      else if (v !== undefined) n.preview[k as keyof PreviewUpdate] = v;
+    }
+    return true;
   }
 
   /** As Kubernetes does, the namespace stays, Terminating, until its contents are gone; `finishDeletes` ends that. */

@@ -27,6 +27,34 @@ export interface NamespaceRecord {
   owner: string;
   personal: boolean;
   status: 'Active' | 'Terminating';
+  /** When Kubernetes made it (ISO 8601). */
+  createdAt?: string;
+  /** Set on the namespace of a preview environment (server/previews/). */
+  preview?: PreviewInfo;
+}
+
+/** What a preview environment's namespace records about it besides its owner. */
+export interface PreviewInfo {
+  scope: 'personal' | 'global';
+  /** The pipeline that deploys it in its namespace (named after the repository, fixed at creation). */
+  pipeline: string;
+  /** The last `preview deploy` (ISO 8601): stale previews are counted from it. */
+  deployedAt: string;
+  sourceUrl?: string;
+  /** Set once a destroy was asked for (ISO 8601): the namespace goes once the destroy run has ended. */
+  destroyRequestedAt?: string;
+  /** Why it is being destroyed when nobody asked (a stale preview). */
+  destroyReason?: string;
+}
+
+/** Fields of PreviewInfo to change; null removes one. */
+export type PreviewUpdate = { [K in 'deployedAt' | 'sourceUrl' | 'destroyRequestedAt' | 'destroyReason']?: string | null };
+
+export interface NewNamespace {
+  name: string;
+  owner: string;
+  personal: boolean;
+  preview?: PreviewInfo;
 }
 
 export interface Store extends LoginStore {
@@ -51,9 +79,16 @@ export interface Store extends LoginStore {
   /** Any namespace of the cluster with this name (devtool's or not), so a taken name is known. */
   namespaceExists(name: string): Promise<boolean>;
   getNamespace(name: string): Promise<NamespaceRecord | undefined>;
-  /** Creates it and grants its owner the rights on it; a ConflictError when the name is taken. */
-  createNamespace(ns: { name: string; owner: string; personal: boolean }): Promise<NamespaceRecord>;
+  /**
+   * Creates it and grants its owner the rights on it (and, for a global preview, every user the
+   * rights to use it); a ConflictError when the name is taken.
+   */
+  createNamespace(ns: NewNamespace): Promise<NamespaceRecord>;
   deleteNamespace(name: string): Promise<void>;
+  /** The namespaces of preview environments, every user's. */
+  listPreviews(): Promise<NamespaceRecord[]>;
+  /** Changes what a preview's namespace records; false when it is gone. */
+  updatePreview(name: string, update: PreviewUpdate): Promise<boolean>;
 
   secretNames(user: string): Promise<string[]>;
   secretValues(user: string): Promise<Record<string, string>>;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { environmentName, repositoryName, sanitizeName } from './name.ts';
+import { currentBranch, environmentName, repositoryName, sanitizeName } from './name.ts';
 
 test('sanitizes to a DNS-1123 label', () => {
   assert.equal(sanitizeName('My_App.v2'), 'my-app-v2');
@@ -66,4 +66,25 @@ test('a worktree reads the config of its main repository', () => {
   mkdirSync(join(root, 'feature'));
   writeFileSync(join(root, 'feature', '.git'), 'gitdir: ../main/.git/worktrees/feature\n');
   assert.equal(environmentName(undefined, join(root, 'feature')), 'api');
+});
+
+test('the current branch comes from HEAD, in a worktree too; detached or none is undefined', () => {
+  const root = mkdtempSync(join(tmpdir(), 'name-'));
+  mkdirSync(join(root, '.git', 'worktrees', 'wt'), { recursive: true });
+  writeFileSync(join(root, '.git', 'HEAD'), 'ref: refs/heads/feature/login\n');
+  writeFileSync(join(root, '.git', 'config'), '[remote "origin"]\n\turl = https://example.com/acme/shop.git\n');
+  mkdirSync(join(root, 'src'));
+  assert.equal(currentBranch(join(root, 'src')), 'feature/login');
+
+  const wt = join(root, 'wt');
+  mkdirSync(wt);
+  writeFileSync(join(wt, '.git'), `gitdir: ${join(root, '.git', 'worktrees', 'wt')}\n`);
+  writeFileSync(join(root, '.git', 'worktrees', 'wt', 'HEAD'), 'ref: refs/heads/fix-1\n');
+  writeFileSync(join(root, '.git', 'worktrees', 'wt', 'commondir'), '../..\n');
+  assert.equal(currentBranch(wt), 'fix-1');
+  assert.equal(repositoryName(wt), 'shop', 'the config is the common dir');
+
+  writeFileSync(join(root, '.git', 'HEAD'), '3f2a9c0d1e2b3a4c5d6e7f8091a2b3c4d5e6f708\n');
+  assert.equal(currentBranch(root), undefined);
+  assert.equal(currentBranch(mkdtempSync(join(tmpdir(), 'no-git-'))), undefined);
 });

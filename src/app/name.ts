@@ -39,19 +39,35 @@ export function originUrl(folder: string): string | undefined {
   return (section && /^\s*url\s*=\s*(.+)$/m.exec(section)?.[1]?.trim()) || undefined;
 }
 
+/**
+ * The branch checked out in the git repository holding `folder` (from its HEAD: no git process),
+ * undefined on a detached HEAD or outside a repository.
+ */
+export function currentBranch(folder: string): string | undefined {
+  const dirs = gitDirsOf(folder);
+  const head = dirs && readText(join(dirs.gitDir, 'HEAD'));
+  return (head && /^ref:\s*refs\/heads\/(.+)$/m.exec(head)?.[1]?.trim()) || undefined;
+}
+
 /** The text of the git config of the repository holding `folder`; the nearest `.git` decides. */
 function gitConfigText(folder: string): string | undefined {
+  const dirs = gitDirsOf(folder);
+  return dirs && readText(join(dirs.commonDir, 'config'));
+}
+
+/** The git dir of the repository holding `folder` (HEAD is there) and its common dir (config is there: a worktree shares it). */
+function gitDirsOf(folder: string): { gitDir: string; commonDir: string } | undefined {
   for (let dir = folder; ; dir = dirname(dir)) {
     const dotGit = join(dir, '.git');
     const kind = entryKind(dotGit);
-    if (kind === 'folder') return readText(join(dotGit, 'config'));
+    if (kind === 'folder') return { gitDir: dotGit, commonDir: dotGit };
     if (kind === 'other') {
       // A worktree or submodule: ".git" is a file pointing at the real git dir.
       const target = /^gitdir:\s*(.+)$/m.exec(readText(dotGit) ?? '')?.[1]?.trim();
       if (!target) return undefined;
       const gitDir = isAbsolute(target) ? target : join(dir, target);
       const common = readText(join(gitDir, 'commondir'))?.trim();
-      return readText(join(common ? resolve(gitDir, common) : gitDir, 'config'));
+      return { gitDir, commonDir: common ? resolve(gitDir, common) : gitDir };
     }
     if (dirname(dir) === dir) return undefined;
   }

@@ -1,11 +1,8 @@
 /**
- * Commands that exist only with a devtool service. Namespace management and `kubeconfig` use it to
- * refuse a plain cluster or a context without a login. Previews, not built yet, say
- * clearly why they cannot run: on a plain cluster because the service is not installed there; on a
- * service context because this build has no client for them.
+ * Commands that exist only with a devtool service (namespaces, `kubeconfig`, pipelines, previews)
+ * use it to refuse a plain cluster or a context without a login, saying clearly why.
  */
 import { UnavailableError } from '../base/errors.ts';
-import type { CommandHandler } from '../cli/spec.ts';
 import type { ContextStore } from '../context/store.ts';
 
 export async function requireServiceContext(
@@ -26,8 +23,4 @@ export async function requireServiceContext(
     );
   }
   throw new UnavailableError(`'devtool ${command}' cannot reach ${ctx.name}: the devtool service client (${feature}) is not built in devtool ${f.version} yet`);
-}
-
-export function serviceCommandHandler(feature: string): CommandHandler {
-  return async (f, inv) => await requireServiceContext(f, inv.commandName, feature);
 }

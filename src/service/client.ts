@@ -18,6 +18,10 @@ import type {
   PipelineDeployBody,
   PipelineDestroyBody,
   PipelineRunBody,
+  PreviewBody,
+  PreviewDeployBody,
+  PreviewEndpointsBody,
+  PreviewListBody,
   SecretListBody,
   SecretValuesBody,
   TokenCreateBody,
@@ -119,6 +123,12 @@ export class ServiceClient {
       ...(signal ? { signal } : {}),
     });
   };
+  // preview environments (a preview's run is followed with getPipeline/pipelineLog: its pipeline, in its namespace)
+  deployPreview = (body: PreviewDeployBody) => this.call<PreviewBody>(endpoints.deployPreview, { body });
+  listPreviews = () => this.call<PreviewListBody>(endpoints.listPreviews);
+  getPreview = (name: string) => this.call<PreviewBody>(endpoints.getPreview, { params: { name } });
+  destroyPreview = (name: string, timeoutSeconds: number) => this.call<PreviewBody>(endpoints.destroyPreview, { params: { name }, body: { timeoutSeconds } });
+  previewEndpoints = (name: string) => this.call<PreviewEndpointsBody>(endpoints.previewEndpoints, { params: { name } });
 
   private async call<T>(
     route: Endpoint,

@@ -41,6 +41,13 @@ import {
   type PipelineStatus,
   PipelineRun,
   PipelineParams,
+  PreviewDeployRequest,
+  PreviewDestroyRequest,
+  Preview,
+  PreviewList,
+  PreviewEndpoints,
+  PreviewParams,
+  type PreviewScope,
 } from './schemas.ts';
 
 /** One route: its method and path (endpoints.ts), the schemas of its parts, and who may call it. */
@@ -194,6 +201,49 @@ export const routes = {
     params: PipelineParams,
     status: 200,
   }),
+  // preview environments
+  deployPreview: route({
+    ...endpoints.deployPreview,
+    summary:
+      'Deploy a preview environment: its namespace (created on the first deploy) and a pipeline run there; global ones only by admins; ' +
+      '409 when the name is taken (in either scope) or a run is going on',
+    auth: true,
+    body: PreviewDeployRequest,
+    status: 202,
+    response: Preview,
+  }),
+  listPreviews: route({
+    ...endpoints.listPreviews,
+    summary: "The caller's preview environments and the global ones, with their status",
+    auth: true,
+    status: 200,
+    response: PreviewList,
+  }),
+  getPreview: route({
+    ...endpoints.getPreview,
+    summary: 'A preview environment with its status',
+    auth: true,
+    params: PreviewParams,
+    status: 200,
+    response: Preview,
+  }),
+  destroyPreview: route({
+    ...endpoints.destroyPreview,
+    summary: 'Destroy a preview environment: a run of devtool destroy, then its namespace; a global one only by admins',
+    auth: true,
+    params: PreviewParams,
+    body: PreviewDestroyRequest,
+    status: 202,
+    response: Preview,
+  }),
+  previewEndpoints: route({
+    ...endpoints.previewEndpoints,
+    summary: "The public URLs of a preview environment (its namespace's Ingress hosts)",
+    auth: true,
+    params: PreviewParams,
+    status: 200,
+    response: PreviewEndpoints,
+  }),
 } as const satisfies Record<EndpointName, RouteSpec>;
 
 export type RouteName = keyof typeof routes;
@@ -220,8 +270,14 @@ export type PipelineDeployBody = Static<typeof PipelineDeployRequest>;
 export type PipelineDestroyBody = Static<typeof PipelineDestroyRequest>;
 export type PipelineRunBody = Static<typeof PipelineRun>;
 export type PipelineStatusValue = Static<typeof PipelineStatus>;
+export type PreviewDeployBody = Static<typeof PreviewDeployRequest>;
+export type PreviewDestroyBody = Static<typeof PreviewDestroyRequest>;
+export type PreviewBody = Static<typeof Preview>;
+export type PreviewListBody = Static<typeof PreviewList>;
+export type PreviewEndpointsBody = Static<typeof PreviewEndpoints>;
+export type PreviewScopeValue = Static<typeof PreviewScope>;
 
 /** Capabilities this version of the contract defines; `GET /info` lists those the server offers. */
-export const CAPABILITIES = ['tokens', 'namespaces', 'secrets', 'analytics', 'login', 'kube-credentials', 'pipelines'] as const;
+export const CAPABILITIES = ['tokens', 'namespaces', 'secrets', 'analytics', 'login', 'kube-credentials', 'pipelines', 'previews'] as const;
 /** Offered only when the chart configured a builder (GET /info lists it then): the build tunnel. */
 export const BUILDS_CAPABILITY = 'builds';

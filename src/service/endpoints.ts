@@ -52,6 +52,12 @@ export const endpoints = {
   destroyPipeline: { method: 'POST', url: `${API_PREFIX}/pipelines/:namespace/:name/destroy` },
   getPipeline: { method: 'GET', url: `${API_PREFIX}/pipelines/:namespace/:name` },
   pipelineLog: { method: 'GET', url: `${API_PREFIX}/pipelines/:namespace/:name/log` },
+  // preview environments
+  deployPreview: { method: 'POST', url: `${API_PREFIX}/previews` },
+  listPreviews: { method: 'GET', url: `${API_PREFIX}/previews` },
+  getPreview: { method: 'GET', url: `${API_PREFIX}/previews/:name` },
+  destroyPreview: { method: 'POST', url: `${API_PREFIX}/previews/:name/destroy` },
+  previewEndpoints: { method: 'GET', url: `${API_PREFIX}/previews/:name/endpoints` },
 } as const satisfies Record<string, Endpoint>;
 
 export type EndpointName = keyof typeof endpoints;

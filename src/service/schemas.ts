@@ -235,3 +235,54 @@ export const PipelineRun = Type.Object(
   { additionalProperties: false },
 );
 export const PipelineParams = Type.Object({ namespace: NamespaceName, name: PipelineName });
+
+// preview environments
+export const PreviewName = Type.String({
+  pattern: NAME_PATTERN,
+  minLength: 1,
+  maxLength: 63,
+  description: `Preview environment name, also its namespace's (63 characters at most): ${NAME_RULE}`,
+});
+export const PreviewScope = Type.Union([Type.Literal('personal'), Type.Literal('global')], {
+  description: 'personal: only its creator reaches it; global: every user of the service does, and only admins deploy or destroy it',
+});
+export const PreviewDeployRequest = Type.Object(
+  {
+    name: PreviewName,
+    scope: PreviewScope,
+    repository: PipelineDeployRequest.properties.repository,
+    branch: PipelineDeployRequest.properties.branch,
+    file: PipelineDeployRequest.properties.file,
+    sourceUrl: Type.Optional(Type.String({ pattern: '^https://\\S+$', maxLength: 2048, description: 'HTTPS URL of the pull or merge request' })),
+    variables: PipelineDeployRequest.properties.variables,
+    timeoutSeconds: PipelineDeployRequest.properties.timeoutSeconds,
+  },
+  { additionalProperties: false },
+);
+export const PreviewDestroyRequest = Type.Object(
+  { timeoutSeconds: Type.Integer({ minimum: 1, maximum: 86_400, description: "The destroy run's Job is stopped after this long" }) },
+  { additionalProperties: false },
+);
+export const PreviewStatus = Type.Union([Type.Literal('progressing'), Type.Literal('deployed'), Type.Literal('error'), Type.Literal('destroying')]);
+export const Preview = Type.Object(
+  {
+    name: Type.String(),
+    scope: PreviewScope,
+    owner: Type.String({ description: 'Who created it' }),
+    status: PreviewStatus,
+    pipeline: Type.String({ description: 'The pipeline that deploys it, in the namespace of the same name as the preview' }),
+    repository: Type.Optional(Type.String()),
+    branch: Type.Optional(Type.String()),
+    commit: Type.Optional(Type.String()),
+    file: Type.Optional(Type.String()),
+    sourceUrl: Type.Optional(Type.String()),
+    createdAt: Type.Optional(Type.String({ format: 'date-time' })),
+    deployedAt: Type.String({ format: 'date-time', description: 'The last deploy asked for' }),
+    job: Type.Optional(Type.String({ description: 'The Job of the last run, while it runs' })),
+    message: Type.Optional(Type.String({ description: 'Why it failed, or why it is being destroyed, one line' })),
+  },
+  { additionalProperties: false },
+);
+export const PreviewList = Type.Object({ previews: Type.Array(Preview) });
+export const PreviewEndpoints = Type.Object({ endpoints: Type.Array(Type.String({ description: 'https://...' })) });
+export const PreviewParams = Type.Object({ name: PreviewName });

@@ -52,9 +52,9 @@ export const runPipelineDestroy: CommandHandler<typeof pipelineDestroyOptions> =
   await follow(f, client, run, inv.opts.wait, inv.opts.timeout);
 };
 
-async function serviceOf(f: Factory, command: string): Promise<{ ctx: ResolvedContext; client: ServiceClient }> {
+export async function serviceOf(f: Factory, command: string, feature = FEATURE): Promise<{ ctx: ResolvedContext; client: ServiceClient }> {
   const ctx = await f.contexts.requireCurrent();
-  if (!ctx.isDevtool || !ctx.token) await requireServiceContext(f, command, FEATURE);
+  if (!ctx.isDevtool || !ctx.token) await requireServiceContext(f, command, feature);
   return { ctx, client: await f.service({ url: ctx.name, ...(ctx.token ? { token: ctx.token } : {}) }) };
 }
 
@@ -77,7 +77,7 @@ export function pipelineName(explicit: string | undefined, repository: string | 
   );
 }
 
-function checkoutRepository(cwd: string): string {
+export function checkoutRepository(cwd: string): string {
   const url = originUrl(cwd);
   if (!url) throw new UsageError(`no --repository, and ${cwd} is not a git checkout with an origin remote: pass --repository https://...`);
   return url;
@@ -106,13 +106,23 @@ export function checkRepository(url: string, fromCheckout: boolean): void {
  * The HTTP status of a service refusal (ServiceError's; read, not matched with instanceof: the
  * client lives in its own bundle), undefined when the service was not reached.
  */
-const statusOf = (err: unknown) => {
+export const statusOf = (err: unknown) => {
   const status = (err as { status?: unknown }).status;
   return typeof status === 'number' ? status : undefined;
 };
 
-/** Without --wait: how to follow. With --wait: the output as it comes, then the status. */
-async function follow(f: Factory, client: ServiceClient, run: PipelineRunBody, wait: boolean, timeoutMs: number): Promise<void> {
+/**
+ * Without --wait: how to follow. With --wait: the output as it comes, then the status. `label`
+ * names the run in what is printed (a preview's run is its pipeline's).
+ */
+export async function follow(
+  f: Factory,
+  client: ServiceClient,
+  run: PipelineRunBody,
+  wait: boolean,
+  timeoutMs: number,
+  label = `pipeline "${run.name}"`,
+): Promise<void> {
   const what = run.action === 'deploy' ? 'deploy' : 'destroy';
   if (!wait) {
     f.io.stdout.write(
@@ -121,7 +131,7 @@ async function follow(f: Factory, client: ServiceClient, run: PipelineRunBody, w
     );
     return;
   }
-  f.io.stderr.write(`• pipeline "${run.name}": ${what} running in namespace ${run.namespace} (Job ${run.job})\n`);
+  f.io.stderr.write(`• ${label}: ${what} running in namespace ${run.namespace} (Job ${run.job})\n`);
   // The stream may be cut (a service pod stopping); the next one starts from the beginning of the
   // output, so what was shown already is skipped.
   const deadline = Date.now() + timeoutMs + 120_000;
@@ -162,13 +172,13 @@ async function follow(f: Factory, client: ServiceClient, run: PipelineRunBody, w
     await new Promise((r) => setTimeout(r, unreachable ? 2000 : 1000));
   }
   if (last.status === 'deployed' || last.status === 'destroyed') {
-    f.io.stderr.write(`✓ pipeline "${run.name}" ${last.status} in namespace ${run.namespace}${last.commit ? ` (commit ${last.commit.slice(0, 12)})` : ''}\n`);
+    f.io.stderr.write(`✓ ${label} ${last.status} in namespace ${run.namespace}${last.commit ? ` (commit ${last.commit.slice(0, 12)})` : ''}\n`);
     return;
   }
   if (last.status === 'error') {
     const lines = (last.log ?? '').replace(/\n$/, '').split('\n').slice(-LAST_LINES);
     if (lines.join('')) f.io.stderr.write(`last lines of the run:\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
-    throw new DevtoolError(`pipeline "${run.name}" failed in namespace ${run.namespace}: ${last.message ?? 'see the lines above'}`);
+    throw new DevtoolError(`${label} failed in namespace ${run.namespace}: ${last.message ?? 'see the lines above'}`);
   }
-  throw new DevtoolError(`pipeline "${run.name}" still ${last.status} after --timeout ${Math.round(timeoutMs / 1000)}s`);
+  throw new DevtoolError(`${label} still ${last.status} after --timeout ${Math.round(timeoutMs / 1000)}s`);
 }

@@ -1,43 +1,58 @@
-import type { CommandSpec } from '../../cli/spec.ts';
+import { command, type CommandSpec, type OptionSpec } from '../../cli/spec.ts';
 import { manifestFileWithoutDefault, timeout, vars, wait } from '../shared.ts';
 
-const requiresService = async () => (await import('../require-service.ts')).serviceCommandHandler('preview environments');
+export const previewDeployOptions = [
+  { name: 'branch', type: 'string', defaultText: 'current branch', description: 'Branch to deploy' },
+  manifestFileWithoutDefault('Manifest location; when unset, automatic deployment rules apply'),
+  { name: 'repository', type: 'string', defaultText: 'repo of current git configuration', description: 'Repository URL (HTTPS)' },
+  { name: 'scope', type: 'string', default: 'personal', allowed: ['personal', 'global'], description: 'Scope: personal or global' },
+  { name: 'sourceUrl', type: 'string', description: 'HTTPS URL of the pull/merge request to deploy' },
+  timeout('Wait for completion (the cluster stops the run after this long)'),
+  vars('Preview variable'),
+  wait('Wait until finished, showing the output as it comes'),
+] as const satisfies readonly OptionSpec[];
+
+export const previewDestroyOptions = [
+  timeout('Wait for destruction (the cluster stops the run after this long)'),
+  wait('Wait until destroyed, showing the output as it comes'),
+] as const satisfies readonly OptionSpec[];
+
+export const previewEndpointsOptions = [
+  { name: 'output', short: 'o', type: 'string', allowed: ['json'], description: 'Output format: json, for parsing endpoints into a pull-request layout' },
+] as const satisfies readonly OptionSpec[];
+
+const NAME_ARG = [{ name: 'name' }];
+const load = async () => await import('./run.ts');
 
 export const previewCommand: CommandSpec = {
   name: 'preview',
   summary: 'Manage preview environments (cluster-only; requires a logged-in user)',
+  description:
+    'A preview environment is a namespace of its own where a pipeline deploys a branch of a repository (HTTPS). Personal ones (the default) ' +
+    'are reachable by their creator only; global ones by every user, and only admins deploy or destroy them. The name defaults to the ' +
+    "repository's name and the branch. Cluster-only: it needs a cluster with the devtool service installed.",
   subcommands: [
-    {
+    command({
       name: 'deploy',
       summary: 'Deploy a preview environment for a branch (only admins can deploy a global one)',
-      args: [{ name: 'name' }],
-      options: [
-        { name: 'branch', type: 'string', defaultText: 'current branch', description: 'Branch to deploy' },
-        manifestFileWithoutDefault('Manifest location; when unset, automatic deployment rules apply'),
-        { name: 'repository', type: 'string', defaultText: 'repo of current git configuration', description: 'Repository URL' },
-        { name: 'scope', type: 'string', default: 'personal', allowed: ['personal', 'global'], description: 'Scope: personal or global' },
-        { name: 'sourceUrl', type: 'string', description: 'HTTPS URL of the pull/merge request to deploy' },
-        timeout('Wait for completion'),
-        vars('Preview variable'),
-        wait('Wait until finished'),
-      ],
-      load: requiresService,
-    },
-    {
+      args: NAME_ARG,
+      options: previewDeployOptions,
+      load: async () => (await load()).runPreviewDeploy,
+    }),
+    command({
       name: 'destroy',
       summary: 'Destroy a preview environment (only administrators can destroy a global one)',
-      args: [{ name: 'name' }],
-      load: requiresService,
-    },
-    {
+      args: NAME_ARG,
+      options: previewDestroyOptions,
+      load: async () => (await load()).runPreviewDestroy,
+    }),
+    command({
       name: 'endpoints',
       summary: 'List the endpoints of a preview environment',
-      args: [{ name: 'name' }],
-      options: [
-        { name: 'output', short: 'o', type: 'string', allowed: ['json'], description: 'Output format: json, for parsing endpoints into a pull-request layout' },
-      ],
-      load: requiresService,
-    },
-    { name: 'list', summary: 'Show status and scope of your preview environments', load: requiresService },
+      args: NAME_ARG,
+      options: previewEndpointsOptions,
+      load: async () => (await load()).runPreviewEndpoints,
+    }),
+    { name: 'list', summary: 'Show status and scope of your preview environments', load: async () => (await load()).runPreviewList },
   ],
 };

@@ -1,0 +1,40 @@
+/**
+ * Preview environments (server/previews/): deploy, list, read, destroy, endpoints. Following a
+ * run's output goes through the pipeline routes (the preview's pipeline, in its namespace).
+ */
+import { routes } from '../../src/service/contract.ts';
+import { type Authenticator, userOf } from '../auth.ts';
+import type { App, AppContext } from '../context.ts';
+import type { KubeCredentialSource } from '../kube-credentials.ts';
+import { actingUser, type ClusterFactory } from '../pipelines/acting-user.ts';
+import { deployPreview, destroyPreview, getPreview, listPreviews, type PreviewCluster, type PreviewDeps, previewEndpoints } from '../previews/previews.ts';
+import { routeOptions } from './route-options.ts';
+
+export const defaultPreviewCluster: ClusterFactory<PreviewCluster> = async (token) => {
+  const [{ userKubeConfig }, { kubePreviewCluster }] = await Promise.all([import('../pipelines/kube-cluster.ts'), import('../previews/kube-cluster.ts')]);
+  return kubePreviewCluster(await userKubeConfig(token));
+};
+
+/** What the preview handlers and the sweeper act with. */
+export function previewDeps(ctx: AppContext, source: KubeCredentialSource | undefined, clusterFactory = defaultPreviewCluster): PreviewDeps {
+  return { store: ctx.store, actAs: actingUser(ctx, source, clusterFactory), now: ctx.now };
+}
+
+export function registerPreviewRoutes(app: App, auth: Authenticator, deps: PreviewDeps): void {
+  const r = routes;
+  app.post(r.deployPreview.url, routeOptions(r.deployPreview, auth, { body: r.deployPreview.body }), async (request, reply) => {
+    return reply.code(202).send(await deployPreview(deps, userOf(request), request.body));
+  });
+  app.get(r.listPreviews.url, routeOptions(r.listPreviews, auth), async (request) => ({ previews: await listPreviews(deps, userOf(request)) }));
+  app.get(r.getPreview.url, routeOptions(r.getPreview, auth, { params: r.getPreview.params }), async (request) => {
+    return await getPreview(deps, userOf(request), request.params.name);
+  });
+  app.post(
+    r.destroyPreview.url,
+    routeOptions(r.destroyPreview, auth, { params: r.destroyPreview.params, body: r.destroyPreview.body }),
+    async (request, reply) => reply.code(202).send(await destroyPreview(deps, userOf(request), request.params.name, request.body.timeoutSeconds)),
+  );
+  app.get(r.previewEndpoints.url, routeOptions(r.previewEndpoints, auth, { params: r.previewEndpoints.params }), async (request) => {
+    return { endpoints: await previewEndpoints(deps, userOf(request), request.params.name) };
+  });
+}

@@ -1,0 +1,161 @@
+/**
+ * `preview deploy|destroy|list|endpoints`: preview environments on the devtool service
+ * (server/previews/). A preview's runs are its pipeline's, in the preview's namespace, so --wait
+ * follows them as `pipeline deploy --wait` does.
+ */
+import { DevtoolError, UsageError } from '../../base/errors.ts';
+import type { CommandHandler } from '../../cli/spec.ts';
+import { currentBranch, originUrl, sanitizeName } from '../../app/name.ts';
+import { formatTable } from '../../io/table.ts';
+import type { ServiceClient } from '../../service/client.ts';
+import type { PreviewBody } from '../../service/contract.ts';
+import { checkoutRepository, checkRepository, follow, serviceOf, statusOf } from '../pipeline/run.ts';
+import type { previewDeployOptions, previewDestroyOptions, previewEndpointsOptions } from './spec.ts';
+
+const FEATURE = 'preview environments';
+const NAME_MAX = 63;
+
+export const runPreviewDeploy: CommandHandler<typeof previewDeployOptions> = async (f, inv) => {
+  const { client } = await serviceOf(f, inv.commandName, FEATURE);
+  const fromCheckout = inv.opts.repository === undefined;
+  const repository = inv.opts.repository ?? checkoutRepository(f.cwd);
+  checkRepository(repository, fromCheckout);
+  // The current branch only when the repository is the checkout's: another repository's default branch otherwise.
+  const branch = inv.opts.branch ?? (fromCheckout || sameRepository(originUrl(f.cwd), repository) ? currentBranch(f.cwd) : undefined);
+  const name = previewName(inv.args[0], repository, branch);
+  const sourceUrl = inv.opts.sourceUrl;
+  if (sourceUrl !== undefined && !/^https:\/\/\S+$/.test(sourceUrl)) {
+    throw new UsageError(`invalid value "${sourceUrl}" for flag --sourceUrl: the HTTPS URL of the pull or merge request`);
+  }
+  for (const v of inv.opts.var)
+    if (!/^[A-Za-z_][A-Za-z0-9_]*=/.test(v)) throw new UsageError(`invalid value for flag --var: expected KEY=VALUE, got "${v.split('=')[0]}..."`);
+  const preview = await client.deployPreview({
+    name,
+    scope: inv.opts.scope as 'personal' | 'global',
+    repository,
+    ...(branch ? { branch } : {}),
+    ...(inv.opts.file ? { file: inv.opts.file } : {}),
+    ...(sourceUrl ? { sourceUrl } : {}),
+    variables: inv.opts.var,
+    timeoutSeconds: seconds(inv.opts.timeout),
+  });
+  const label = `preview "${name}"`;
+  if (!inv.opts.wait) {
+    f.io.stdout.write(
+      `Preview environment "${name}" (${preview.scope}) is being deployed in namespace ${name}${preview.branch ? ` from branch ${preview.branch}` : ''}.\n` +
+        `Follow it with: devtool preview list, or run it with --wait\n`,
+    );
+    return;
+  }
+  await follow(f, client, await client.getPipeline(name, preview.pipeline), true, inv.opts.timeout, label);
+  const { endpoints } = await client.previewEndpoints(name);
+  if (endpoints.length) f.io.stdout.write(`Endpoints of preview "${name}":\n${endpoints.map((u) => `  ${u}\n`).join('')}`);
+};
+
+export const runPreviewDestroy: CommandHandler<typeof previewDestroyOptions> = async (f, inv) => {
+  const { client } = await serviceOf(f, inv.commandName, FEATURE);
+  const name = previewName(inv.args[0], undefined, undefined, f.cwd);
+  const preview = await client.destroyPreview(name, seconds(inv.opts.timeout));
+  if (!inv.opts.wait) {
+    f.io.stdout.write(`Preview environment "${name}" is being destroyed: its destroy runs, then its namespace is deleted\n`);
+    return;
+  }
+  const deadline = Date.now() + inv.opts.timeout + 60_000;
+  if (preview.job) {
+    const run = await client.getPipeline(name, preview.pipeline).catch((err: unknown) => {
+      if (statusOf(err) === 404) return undefined; // ended and recorded already
+      throw err;
+    });
+    if (run) await follow(f, client, run, true, inv.opts.timeout, `preview "${name}"`);
+  }
+  // The namespace goes once the run has ended: the service deletes it, Kubernetes empties it.
+  f.io.stderr.write(`• preview "${name}": deleting its namespace\n`);
+  for (;;) {
+    const left = await client.getPreview(name).catch((err: unknown) => {
+      if (statusOf(err) === 404) return undefined;
+      throw err;
+    });
+    if (!left) break;
+    if (left.status === 'error') throw new DevtoolError(`preview "${name}": ${left.message ?? 'destroy failed'}`);
+    if (Date.now() > deadline) throw new DevtoolError(`preview "${name}" still ${left.status} after --timeout ${Math.round(inv.opts.timeout / 1000)}s`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  f.io.stderr.write(`✓ preview "${name}" destroyed\n`);
+};
+
+export const runPreviewList: CommandHandler = async (f, inv) => {
+  const { client } = await serviceOf(f, inv.commandName, FEATURE);
+  const { previews } = await client.listPreviews();
+  if (previews.length === 0) {
+    f.io.stderr.write('No preview environments: deploy one with devtool preview deploy\n');
+    return;
+  }
+  const now = f.now().getTime();
+  const rows = previews.map((p) => [p.name, p.scope, p.status, p.branch ?? '-', age(now - Date.parse(p.createdAt ?? p.deployedAt)), p.owner]);
+  f.io.stdout.write(formatTable(['Name', 'Scope', 'Status', 'Branch', 'Age', 'Owner'], rows));
+  const failed = previews.filter((p) => p.status === 'error' && p.message);
+  for (const p of failed) f.io.stderr.write(`${p.name}: ${p.message}\n`);
+};
+
+export const runPreviewEndpoints: CommandHandler<typeof previewEndpointsOptions> = async (f, inv) => {
+  const { client } = await serviceOf(f, inv.commandName, FEATURE);
+  const name = previewName(inv.args[0], undefined, undefined, f.cwd);
+  const { endpoints } = await client.previewEndpoints(name);
+  if (inv.opts.output === 'json') {
+    f.io.stdout.write(`${JSON.stringify(endpoints, null, 2)}\n`);
+    return;
+  }
+  if (endpoints.length === 0) await sayWhyNone(f.io.stderr, client, name);
+  f.io.stdout.write(endpoints.map((u) => `${u}\n`).join(''));
+};
+
+async function sayWhyNone(stderr: NodeJS.WritableStream, client: ServiceClient, name: string): Promise<void> {
+  const p: PreviewBody = await client.getPreview(name);
+  stderr.write(`No public endpoints in preview "${name}" (${p.status}${p.status === 'error' && p.message ? `: ${p.message}` : ''})\n`);
+}
+
+/**
+ * The given name (checked), else `<repository>-<branch>` of the checkout (or of --repository and
+ * --branch): one preview per branch, as its pull request has.
+ */
+export function previewName(given: string | undefined, repository: string | undefined, branch: string | undefined, cwd?: string): string {
+  if (given !== undefined) {
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(given) || given.length > NAME_MAX) {
+      throw new UsageError(
+        `invalid preview name "${given}": lowercase letters, digits and '-', starting and ending with a letter or digit, at most ${NAME_MAX}`,
+      );
+    }
+    return given;
+  }
+  const repo = repository ?? (cwd ? originUrl(cwd) : undefined);
+  const repoName = repo
+    ?.replace(/\/+$/, '')
+    .split(/[/:]/)
+    .pop()
+    ?.replace(/\.git$/, '');
+  if (!repoName)
+    throw new UsageError(
+      'no preview name, and this folder is not a git checkout with an origin remote: pass the name, e.g. devtool preview destroy my-preview',
+    );
+  const b = branch ?? (repository === undefined && cwd ? currentBranch(cwd) : undefined);
+  return sanitizeName(b ? `${repoName}-${b}` : repoName)
+    .slice(0, NAME_MAX)
+    .replace(/-+$/, '');
+}
+
+const normalized = (url: string) =>
+  url
+    .replace(/\.git$/, '')
+    .replace(/\/+$/, '')
+    .toLowerCase();
+const sameRepository = (a: string | undefined, b: string) => a !== undefined && normalized(a) === normalized(b);
+const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+/** 45s, 12m, 3h, 2d: kubectl's way of saying an age. */
+export function age(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 120) return `${s}s`;
+  if (s < 7200) return `${Math.floor(s / 60)}m`;
+  if (s < 172_800) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86_400)}d`;
+}
