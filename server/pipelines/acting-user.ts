@@ -29,6 +29,7 @@ export function actingUser<C>(ctx: AppContext, source: KubeCredentialSource | un
       runnerImage: image,
       clusterCa: source.certificateAuthority,
       ...(ctx.config.certificate ? { frontDoorCa: ctx.config.certificate } : {}),
+      ...(ctx.config.endpointDomain ? { endpointDomain: ctx.config.endpointDomain } : {}),
       labels: { [LABEL_MANAGED]: 'devtool-service' },
       issueToken: async (seconds) => (await source.issuer.issue(user, seconds)).token,
       storedSecrets: () => ctx.store.secretValues(user),

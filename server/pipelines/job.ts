@@ -44,6 +44,8 @@ export interface RunnerJobInput {
   volumes: boolean;
   timeoutSeconds: number;
   labels: Record<string, string>;
+  /** The domain of public endpoints (the service's): Compose endpoints get their URLs under it. */
+  endpointDomain?: string;
 }
 
 /**
@@ -130,6 +132,7 @@ export function runnerJob(input: RunnerJobInput): k8s.V1Job {
     { name: 'GIT_ALLOW_PROTOCOL', value: 'https' },
     { name: 'GIT_TERMINAL_PROMPT', value: '0' },
     { name: 'CI', value: 'true' },
+    ...(input.endpointDomain ? [{ name: 'DEVTOOL_ENDPOINT_DOMAIN', value: input.endpointDomain }] : []),
   ];
   return {
     apiVersion: 'batch/v1',

@@ -34,6 +34,8 @@ export interface RunSettings {
   frontDoorCa?: string;
   /** Labels put on every object (DEVTOOL_OBJECT_LABELS). */
   labels: Record<string, string>;
+  /** The service's endpoint domain, for the deploys it runs. */
+  endpointDomain?: string;
   /** A token of the user's own ServiceAccount, living at least `seconds`. */
   issueToken(seconds: number): Promise<string>;
   /** The user's stored secrets. */
@@ -177,7 +179,7 @@ async function start(cluster: PipelineCluster, s: RunSettings, input: StartInput
     }),
     ...(Object.keys(env).length ? [secret(envSecretName(input.name, runId), env)] : []),
   ];
-  const spec = runnerJob({ ...input, runId, image: s.runnerImage, labels: s.labels });
+  const spec = runnerJob({ ...input, runId, image: s.runnerImage, labels: s.labels, ...(s.endpointDomain ? { endpointDomain: s.endpointDomain } : {}) });
   try {
     // deploy's variables are kept for destroy (its commands may use ${NAME}), replacing earlier ones.
     if (input.action === 'deploy') await asApi(cluster.putVariables(input.namespace, input.name, input.variables, s.labels));
