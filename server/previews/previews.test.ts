@@ -7,6 +7,7 @@ import { KEY_KUBE_TOKEN } from '../pipelines/job.ts';
 import type { RunSettings } from '../pipelines/runs.ts';
 import { MemoryStore } from '../store/memory.ts';
 import { deployPreview, destroyPreview, getPreview, listPreviews, pipelineNameOf, type PreviewDeps, previewEndpoints } from './previews.ts';
+import { sleepPreview, wakePreview } from './sleep.ts';
 import { sweepPreviews } from './sweeper.ts';
 
 const alice = { name: 'alice', admin: false };
@@ -18,6 +19,8 @@ function setup() {
   const store = new MemoryStore();
   const fake = fakeCluster();
   const hosts = new Map<string, string[]>();
+  /** Replicas of each namespace's workloads, and what sleep kept. */
+  const workloads = new Map<string, { replicas: number; kept?: number }[]>();
   const clock = { now: new Date('2026-03-01T00:00:00Z') };
   const actedAs: string[] = [];
   const deps: PreviewDeps = {
@@ -33,7 +36,15 @@ function setup() {
         storedSecrets: async () => ({}),
         now: () => clock.now,
       };
-      return { cluster: { ...fake.cluster, ingressHosts: async (ns) => hosts.get(ns) ?? [] }, settings };
+      const scaleWorkloads = async (ns: string, action: 'sleep' | 'wake') => {
+        let changed = 0;
+        for (const w of workloads.get(ns) ?? []) {
+          if (action === 'sleep' && w.replicas > 0) [w.kept, w.replicas, changed] = [w.replicas, 0, changed + 1];
+          if (action === 'wake' && w.kept !== undefined) [w.replicas, w.kept, changed] = [w.kept, undefined, changed + 1];
+        }
+        return changed;
+      };
+      return { cluster: { ...fake.cluster, ingressHosts: async (ns) => hosts.get(ns) ?? [], scaleWorkloads }, settings };
     },
   };
   /** The Job of the preview's current run, and a way to end it. */
@@ -43,7 +54,7 @@ function setup() {
     j.state = state === 'succeeded' ? { state } : { state, reason: 'BackoffLimitExceeded', message: 'failed' };
     j.log = log;
   };
-  return { store, fake, hosts, clock, deps, actedAs, jobOf, end };
+  return { store, fake, hosts, workloads, clock, deps, actedAs, jobOf, end };
 }
 
 const request = (over: Partial<PreviewDeployBody> = {}): PreviewDeployBody => ({
@@ -234,4 +245,32 @@ test('the sweeper finishes destroys nobody waits for, and destroys stale preview
   end('old', 'succeeded');
   assert.deepEqual(await sweepPreviews(deps, { timeoutSeconds: 60, staleAfterMs: week }), { advanced: ['old'], stale: [], failed: [] });
   assert.equal((await store.getNamespace('old'))?.status, 'Terminating');
+});
+
+test('sleep scales the workloads to zero and wake gives them back; a redeploy wakes it; global ones sleep by admins only', async () => {
+  const { store, deps, end, workloads } = setup();
+  await deployPreview(deps, alice, request());
+  await refused(sleepPreview(deps, alice, 'shop-feature'), 409, /is progressing: only a deployed preview can sleep \(wait until its run ends\)/);
+  end('shop-feature', 'succeeded');
+  workloads.set('shop-feature', [{ replicas: 2 }, { replicas: 0 }]);
+  const asleep = await sleepPreview(deps, alice, 'shop-feature');
+  assert.equal(asleep.status, 'sleeping');
+  assert.match(asleep.message ?? '', /devtool preview wake shop-feature/);
+  assert.deepEqual(workloads.get('shop-feature'), [{ replicas: 0, kept: 2 }, { replicas: 0 }]);
+  assert.equal((await listPreviews(deps, alice))[0]?.status, 'sleeping');
+  await refused(sleepPreview(deps, bob, 'shop-feature'), 404, /no preview environment/);
+
+  const awake = await wakePreview(deps, alice, 'shop-feature');
+  assert.equal(awake.status, 'deployed');
+  assert.deepEqual(workloads.get('shop-feature'), [{ replicas: 2, kept: undefined }, { replicas: 0 }]);
+
+  await sleepPreview(deps, alice, 'shop-feature');
+  await deployPreview(deps, alice, request());
+  assert.equal((await store.getNamespace('shop-feature'))?.preview?.sleepingSince, undefined, 'a redeploy wakes it');
+
+  await deployPreview(deps, root, request({ name: 'demo', scope: 'global' }));
+  end('demo', 'succeeded');
+  await refused(sleepPreview(deps, bob, 'demo'), 403, /only admins can put the global preview environment demo to sleep/);
+  assert.equal((await sleepPreview(deps, root, 'demo')).status, 'sleeping');
+  assert.equal((await wakePreview(deps, bob, 'demo')).status, 'deployed', 'every user may wake a global preview');
 });

@@ -28,6 +28,11 @@ import { ConflictError, type NamespaceRecord, type Store, type UserRecord } from
 export interface PreviewCluster extends PipelineCluster {
   /** The hosts of the Ingresses of a namespace: its public endpoints. */
   ingressHosts(namespace: string): Promise<string[]>;
+  /**
+   * sleep: every Deployment and StatefulSet of the namespace with replicas goes to zero, keeping its
+   * count in an annotation; wake: those get their count back. Answers how many changed.
+   */
+  scaleWorkloads(namespace: string, action: 'sleep' | 'wake'): Promise<number>;
 }
 
 export interface PreviewDeps {
@@ -85,7 +90,7 @@ function view(p: NamespaceRecord, found: Found, status: PreviewBody['status'], m
 /** May `user` see this preview? Its owner, and everybody for a global one. */
 const reaches = (p: NamespaceRecord, user: UserRecord) => p.owner === user.name || p.preview?.scope === 'global';
 
-async function previewOf(deps: PreviewDeps, name: string, user: UserRecord): Promise<NamespaceRecord> {
+export async function previewOf(deps: PreviewDeps, name: string, user: UserRecord): Promise<NamespaceRecord> {
   const p = await deps.store.getNamespace(name);
   // Another user's personal preview is not there for this user: the same answer as none.
   if (!p?.preview || !reaches(p, user)) throw new ApiError(404, `no preview environment ${name}`);
@@ -99,7 +104,7 @@ async function finishDestroy(deps: PreviewDeps, p: NamespaceRecord, found: Found
 }
 
 /** The preview's status, read from its namespace and its pipeline; a destroy whose run has ended deletes the namespace. */
-async function settle(deps: PreviewDeps, cluster: PipelineCluster, p: NamespaceRecord): Promise<PreviewBody> {
+export async function settle(deps: PreviewDeps, cluster: PipelineCluster, p: NamespaceRecord): Promise<PreviewBody> {
   const info = p.preview!;
   if (p.status === 'Terminating') return view(p, undefined, 'destroying', info.destroyReason);
   const found = await refresh(cluster, p.name, info.pipeline, deps.now());
@@ -118,6 +123,7 @@ async function settle(deps: PreviewDeps, cluster: PipelineCluster, p: NamespaceR
     return view(p, found, 'destroying', info.destroyReason);
   }
   if (!run) return view(p, found, 'error', `no deploy was recorded: run devtool preview deploy ${p.name} again`);
+  if (info.sleepingSince && run.status === 'deployed') return view(p, found, 'sleeping', `asleep since ${info.sleepingSince}: devtool preview wake ${p.name}`);
   return view(p, found, run.status === 'destroyed' ? 'destroying' : run.status, run.message);
 }
 
@@ -192,7 +198,8 @@ export async function deployPreview(deps: PreviewDeps, user: UserRecord, req: Pr
     }
     throw err;
   }
-  if (!fresh) await deps.store.updatePreview(name, { deployedAt: now, ...(req.sourceUrl ? { sourceUrl: req.sourceUrl } : {}) });
+  // A redeploy applies the workloads' replicas again: a sleeping preview wakes up.
+  if (!fresh) await deps.store.updatePreview(name, { deployedAt: now, sleepingSince: null, ...(req.sourceUrl ? { sourceUrl: req.sourceUrl } : {}) });
   const latest = (await deps.store.getNamespace(name)) ?? p;
   return view(latest, { record: { ...run, runId: '' }, version: '' }, 'progressing');
 }

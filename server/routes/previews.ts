@@ -1,5 +1,5 @@
 /**
- * Preview environments (server/previews/): deploy, list, read, destroy, endpoints. Following a
+ * Preview environments (server/previews/): deploy, list, read, destroy, endpoints, sleep, wake. Following a
  * run's output goes through the pipeline routes (the preview's pipeline, in its namespace).
  */
 import { routes } from '../../src/service/contract.ts';
@@ -8,6 +8,7 @@ import type { App, AppContext } from '../context.ts';
 import type { KubeCredentialSource } from '../kube-credentials.ts';
 import { actingUser, type ClusterFactory } from '../pipelines/acting-user.ts';
 import { deployPreview, destroyPreview, getPreview, listPreviews, type PreviewCluster, type PreviewDeps, previewEndpoints } from '../previews/previews.ts';
+import { sleepPreview, wakePreview } from '../previews/sleep.ts';
 import { routeOptions } from './route-options.ts';
 
 export const defaultPreviewCluster: ClusterFactory<PreviewCluster> = async (token) => {
@@ -36,5 +37,11 @@ export function registerPreviewRoutes(app: App, auth: Authenticator, deps: Previ
   );
   app.get(r.previewEndpoints.url, routeOptions(r.previewEndpoints, auth, { params: r.previewEndpoints.params }), async (request) => {
     return { endpoints: await previewEndpoints(deps, userOf(request), request.params.name) };
+  });
+  app.post(r.sleepPreview.url, routeOptions(r.sleepPreview, auth, { params: r.sleepPreview.params }), async (request) => {
+    return await sleepPreview(deps, userOf(request), request.params.name);
+  });
+  app.post(r.wakePreview.url, routeOptions(r.wakePreview, auth, { params: r.wakePreview.params }), async (request) => {
+    return await wakePreview(deps, userOf(request), request.params.name);
   });
 }

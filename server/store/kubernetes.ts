@@ -48,6 +48,7 @@ const PREVIEW_ANNOTATIONS = {
   sourceUrl: 'devtool.dev/preview-source-url',
   destroyRequestedAt: 'devtool.dev/preview-destroy-requested-at',
   destroyReason: 'devtool.dev/preview-destroy-reason',
+  sleepingSince: 'devtool.dev/preview-sleeping-since',
 } as const;
 
 export const serviceAccountName = (user: string) => `user-${user}`;
@@ -371,7 +372,7 @@ function namespaceOf(n: k8s.V1Namespace): NamespaceRecord | undefined {
       pipeline: a[PREVIEW_ANNOTATIONS.pipeline] ?? n.metadata.name,
       deployedAt: a[PREVIEW_ANNOTATIONS.deployedAt] ?? record.createdAt ?? new Date(0).toISOString(),
     };
-    for (const k of ['sourceUrl', 'destroyRequestedAt', 'destroyReason'] as const) {
+    for (const k of ['sourceUrl', 'destroyRequestedAt', 'destroyReason', 'sleepingSince'] as const) {
       const v = a[PREVIEW_ANNOTATIONS[k]];
       if (v) preview[k] = v;
     }

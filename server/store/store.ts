@@ -45,10 +45,12 @@ export interface PreviewInfo {
   destroyRequestedAt?: string;
   /** Why it is being destroyed when nobody asked (a stale preview). */
   destroyReason?: string;
+  /** Set while its workloads are scaled to zero by `preview sleep` (ISO 8601). */
+  sleepingSince?: string;
 }
 
 /** Fields of PreviewInfo to change; null removes one. */
-export type PreviewUpdate = { [K in 'deployedAt' | 'sourceUrl' | 'destroyRequestedAt' | 'destroyReason']?: string | null };
+export type PreviewUpdate = { [K in 'deployedAt' | 'sourceUrl' | 'destroyRequestedAt' | 'destroyReason' | 'sleepingSince']?: string | null };
 
 export interface NewNamespace {
   name: string;

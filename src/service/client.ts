@@ -129,6 +129,8 @@ export class ServiceClient {
   getPreview = (name: string) => this.call<PreviewBody>(endpoints.getPreview, { params: { name } });
   destroyPreview = (name: string, timeoutSeconds: number) => this.call<PreviewBody>(endpoints.destroyPreview, { params: { name }, body: { timeoutSeconds } });
   previewEndpoints = (name: string) => this.call<PreviewEndpointsBody>(endpoints.previewEndpoints, { params: { name } });
+  sleepPreview = (name: string) => this.call<PreviewBody>(endpoints.sleepPreview, { params: { name } });
+  wakePreview = (name: string) => this.call<PreviewBody>(endpoints.wakePreview, { params: { name } });
 
   private async call<T>(
     route: Endpoint,

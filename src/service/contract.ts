@@ -244,6 +244,22 @@ export const routes = {
     status: 200,
     response: PreviewEndpoints,
   }),
+  sleepPreview: route({
+    ...endpoints.sleepPreview,
+    summary: "Scale a preview environment's Deployments and StatefulSets to zero, keeping their replicas to wake it; a global one only by admins",
+    auth: true,
+    params: PreviewParams,
+    status: 200,
+    response: Preview,
+  }),
+  wakePreview: route({
+    ...endpoints.wakePreview,
+    summary: 'Give a sleeping preview environment its workloads back, with the replicas they had',
+    auth: true,
+    params: PreviewParams,
+    status: 200,
+    response: Preview,
+  }),
 } as const satisfies Record<EndpointName, RouteSpec>;
 
 export type RouteName = keyof typeof routes;

@@ -58,6 +58,8 @@ export const endpoints = {
   getPreview: { method: 'GET', url: `${API_PREFIX}/previews/:name` },
   destroyPreview: { method: 'POST', url: `${API_PREFIX}/previews/:name/destroy` },
   previewEndpoints: { method: 'GET', url: `${API_PREFIX}/previews/:name/endpoints` },
+  sleepPreview: { method: 'POST', url: `${API_PREFIX}/previews/:name/sleep` },
+  wakePreview: { method: 'POST', url: `${API_PREFIX}/previews/:name/wake` },
 } as const satisfies Record<string, Endpoint>;
 
 export type EndpointName = keyof typeof endpoints;

@@ -263,7 +263,13 @@ export const PreviewDestroyRequest = Type.Object(
   { timeoutSeconds: Type.Integer({ minimum: 1, maximum: 86_400, description: "The destroy run's Job is stopped after this long" }) },
   { additionalProperties: false },
 );
-export const PreviewStatus = Type.Union([Type.Literal('progressing'), Type.Literal('deployed'), Type.Literal('error'), Type.Literal('destroying')]);
+export const PreviewStatus = Type.Union([
+  Type.Literal('progressing'),
+  Type.Literal('deployed'),
+  Type.Literal('sleeping'),
+  Type.Literal('error'),
+  Type.Literal('destroying'),
+]);
 export const Preview = Type.Object(
   {
     name: Type.String(),

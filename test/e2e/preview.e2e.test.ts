@@ -6,7 +6,7 @@
  * Covered: defaults from the checkout (name, repository, branch); a personal preview invisible to
  * another user; a global preview refused to a non-admin, reachable by all once an admin deploys
  * it, destroyed by admins only; names taken in the other scope; destroy with and without --wait
- * leaving nothing; a stale preview destroyed by the service (service:up sets previews.staleAfter to
+ * leaving nothing; sleep and wake; a stale preview destroyed by the service (service:up sets previews.staleAfter to
  * a week; the test dates the preview's last deploy back, the one way a test can let a week pass).
  */
 import assert from 'node:assert/strict';
@@ -126,6 +126,17 @@ describe('preview environments on the service', () => {
     const list = as('alice', ['preview', 'list']);
     assert.equal(list.code, 0, list.stderr);
     assert.match(list.stdout, new RegExp(`^${name}\\s+personal\\s+deployed\\s+main\\s+\\d+[sm]\\s+${names.alice}\\s*$`, 'm'));
+
+    // Asleep: no pod runs, the rest stays; awake: the same page again.
+    const slept = as('alice', ['preview', 'sleep'], checkout);
+    assert.equal(slept.code, 0, slept.stderr);
+    assert.match(slept.stdout, new RegExp(`Preview environment "${name}" is asleep`));
+    assert.match(as('alice', ['preview', 'list']).stdout, new RegExp(`^${name}\\s+personal\\s+sleeping\\s`, 'm'));
+    await waitFor('no pod left in the sleeping preview', async () => (await svc.core.listNamespacedPod({ namespace: name })).items.length === 0, 90_000);
+    const woken = as('alice', ['preview', 'wake', name]);
+    assert.equal(woken.code, 0, woken.stderr);
+    assert.equal((await page(url)).body?.trim(), `preview page ${PAGE_TOKEN}`);
+    assert.match(as('alice', ['preview', 'list']).stdout, new RegExp(`^${name}\\s+personal\\s+deployed\\s`, 'm'));
 
     // Bob: not in his list, not his to read or destroy, and its name is not free.
     const bobList = as('bob', ['preview', 'list']);

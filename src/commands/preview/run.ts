@@ -1,5 +1,5 @@
 /**
- * `preview deploy|destroy|list|endpoints`: preview environments on the devtool service
+ * `preview deploy|destroy|list|endpoints|sleep|wake`: preview environments on the devtool service
  * (server/previews/). A preview's runs are its pipeline's, in the preview's namespace, so --wait
  * follows them as `pipeline deploy --wait` does.
  */
@@ -107,6 +107,21 @@ export const runPreviewEndpoints: CommandHandler<typeof previewEndpointsOptions>
   }
   if (endpoints.length === 0) await sayWhyNone(f.io.stderr, client, name);
   f.io.stdout.write(endpoints.map((u) => `${u}\n`).join(''));
+};
+
+/** sleep: its workloads scaled to zero; wake: back as they were. */
+export const runPreviewSleep: CommandHandler = async (f, inv) => {
+  const { client } = await serviceOf(f, inv.commandName, FEATURE);
+  const name = previewName(inv.args[0], undefined, undefined, f.cwd);
+  await client.sleepPreview(name);
+  f.io.stdout.write(`Preview environment "${name}" is asleep: its pods are stopped, its volumes and endpoints kept; devtool preview wake ${name} wakes it\n`);
+};
+
+export const runPreviewWake: CommandHandler = async (f, inv) => {
+  const { client } = await serviceOf(f, inv.commandName, FEATURE);
+  const name = previewName(inv.args[0], undefined, undefined, f.cwd);
+  const woken = await client.wakePreview(name);
+  f.io.stdout.write(`Preview environment "${name}" is waking up (${woken.status}): its workloads have their replicas back\n`);
 };
 
 async function sayWhyNone(stderr: NodeJS.WritableStream, client: ServiceClient, name: string): Promise<void> {

@@ -54,5 +54,12 @@ export const previewCommand: CommandSpec = {
       load: async () => (await load()).runPreviewEndpoints,
     }),
     { name: 'list', summary: 'Show status and scope of your preview environments', load: async () => (await load()).runPreviewList },
+    {
+      name: 'sleep',
+      summary: 'Scale a preview environment to zero, keeping everything else (only admins for a global one)',
+      args: NAME_ARG,
+      load: async () => (await load()).runPreviewSleep,
+    },
+    { name: 'wake', summary: 'Wake a sleeping preview environment', args: NAME_ARG, load: async () => (await load()).runPreviewWake },
   ],
 };

@@ -1,0 +1,40 @@
+/**
+ * `preview sleep` and `preview wake` (Okteto's #2463): a preview nobody uses for now keeps its
+ * namespace, volumes and records but no running pods. Sleeping scales its Deployments and
+ * StatefulSets to zero, each keeping its count in an annotation of its own (so waking restores
+ * exactly what ran, and a workload added meanwhile is left alone); the namespace records since when
+ * it sleeps. A redeploy wakes it too. The owner sleeps and wakes a personal preview; everybody may
+ * wake a global one, only admins put one to sleep (as only they destroy one).
+ */
+import type { PreviewBody } from '../../src/service/contract.ts';
+import { ApiError } from '../errors.ts';
+import type { UserRecord } from '../store/store.ts';
+import { type PreviewDeps, previewOf, settle } from './previews.ts';
+
+export async function sleepPreview(deps: PreviewDeps, user: UserRecord, name: string): Promise<PreviewBody> {
+  const p = await previewOf(deps, name, user);
+  if (p.preview!.scope === 'global' && !user.admin) throw new ApiError(403, `only admins can put the global preview environment ${name} to sleep`);
+  const { cluster } = await deps.actAs(user.name);
+  const now = await settle(deps, cluster, p);
+  if (now.status === 'sleeping') return now;
+  if (now.status !== 'deployed') {
+    throw new ApiError(
+      409,
+      `preview environment ${name} is ${now.status}: only a deployed preview can sleep${now.status === 'progressing' ? ' (wait until its run ends)' : ''}`,
+    );
+  }
+  await cluster.scaleWorkloads(name, 'sleep');
+  const since = deps.now().toISOString();
+  await deps.store.updatePreview(name, { sleepingSince: since });
+  return await settle(deps, cluster, { ...p, preview: { ...p.preview!, sleepingSince: since } });
+}
+
+export async function wakePreview(deps: PreviewDeps, user: UserRecord, name: string): Promise<PreviewBody> {
+  const p = await previewOf(deps, name, user);
+  const { cluster } = await deps.actAs(user.name);
+  // Woken even when not marked asleep: a sleep cut short (a service pod stopping) left annotations.
+  await cluster.scaleWorkloads(name, 'wake');
+  if (p.preview!.sleepingSince) await deps.store.updatePreview(name, { sleepingSince: null });
+  const { sleepingSince: _, ...awake } = p.preview!;
+  return await settle(deps, cluster, { ...p, preview: awake });
+}
