@@ -107,12 +107,16 @@ kube_server=$(bash "$root/cluster/cluster.sh" kubectl config view --minify -o js
 kctl() { bash "$root/cluster/cluster.sh" kubectl -n "$NAMESPACE" "$@"; }
 front_door=(--set ingress.controller.image="$controller" --set ingress.proxy.image="$proxy")
 [[ $RELEASE == devtool ]] || front_door=(--set ingress.enabled=false --set frontDoor.host="$HOST")
+# The builder listens on the node's network: another release's builder needs a port of its own, or
+# its pod never schedules beside the shared release's (1235). One from the release name, 1300-1799.
+builder_port=()
+[[ $RELEASE == devtool ]] || builder_port=(--set builder.port=$((1300 + $(printf %s "$RELEASE" | cksum | cut -d' ' -f1) % 500)))
 "$helm_bin" upgrade --install "$RELEASE" "$root/chart" --namespace "$NAMESPACE" --create-namespace \
   --set endpointDomain="$ENDPOINT_DOMAIN" "${front_door[@]}" \
   --set-file ca.certificate="$FD_STATE/ca.crt" --set-file ca.key="$FD_STATE/ca.key" \
   --set service.image="$service" --set service.registry="$REGISTRY" --set service.kubeApiServer="$kube_server" \
   --set builder.enabled=true --set builder.image="$builder" --set builder.hostNetwork=true --set "builder.insecureRegistries={$REGISTRY}" \
-  --set pipelines.runnerImage="$runner" \
+  "${builder_port[@]}" --set pipelines.runnerImage="$runner" \
   --wait --timeout 5m >/dev/null || {
   kctl get pods -o wide
   kctl logs deploy/$RELEASE-front-door --all-containers --tail 20
