@@ -109,12 +109,16 @@ kctl() { bash "$root/cluster/cluster.sh" kubectl -n "$NAMESPACE" "$@"; }
 # never); swept every 10 s, so a destroy without --wait is done moments after its run.
 front_door=(--set ingress.controller.image="$controller" --set ingress.proxy.image="$proxy")
 [[ $RELEASE == devtool ]] || front_door=(--set ingress.enabled=false --set frontDoor.host="$HOST")
+# The builder listens on the node's network: another release's builder needs a port of its own, or
+# its pod never schedules beside the shared release's (1235). One from the release name, 1300-1799.
+builder_port=()
+[[ $RELEASE == devtool ]] || builder_port=(--set builder.port=$((1300 + $(printf %s "$RELEASE" | cksum | cut -d' ' -f1) % 500)))
 "$helm_bin" upgrade --install "$RELEASE" "$root/chart" --namespace "$NAMESPACE" --create-namespace \
   --set endpointDomain="$ENDPOINT_DOMAIN" "${front_door[@]}" \
   --set-file ca.certificate="$FD_STATE/ca.crt" --set-file ca.key="$FD_STATE/ca.key" \
   --set service.image="$service" --set service.registry="$REGISTRY" --set service.kubeApiServer="$kube_server" \
   --set builder.enabled=true --set builder.image="$builder" --set builder.hostNetwork=true --set "builder.insecureRegistries={$REGISTRY}" \
-  --set pipelines.runnerImage="$runner" \
+  "${builder_port[@]}" --set pipelines.runnerImage="$runner" \
   --set previews.staleAfter=168h --set previews.sweepInterval=10s \
   --wait --timeout 5m >/dev/null || {
   kctl get pods -o wide
