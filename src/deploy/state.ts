@@ -3,8 +3,11 @@
  * survives the laptop: name, status, the manifest or Compose file deployed, variables and a
  * bounded tail of the deploy output. It carries its own label, not the environment label, so
  * pruning and destroying the environment's objects never removes the record by accident.
+ * The `--var` values are not in it: they may be passwords, and whoever may read ConfigMaps of the
+ * namespace may read the record. They are kept in a Secret beside it (`devtool-env-<name>-vars`,
+ * for destroy's commands); the record names them only.
  */
-import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import { DevtoolError } from '../base/errors.ts';
 import { FIELD_MANAGER, isNotFound, type KubeClient } from '../kube/client.ts';
 import { describeKubeError } from '../kube/config.ts';
@@ -35,6 +38,11 @@ export function stateConfigMapName(envName: string): string {
   return `devtool-env-${envName}`.slice(0, 253);
 }
 
+/** The Secret holding a deployed environment's --var values (JSON under `variables`). */
+export function variablesSecretName(envName: string): string {
+  return `devtool-env-${envName}-vars`;
+}
+
 export function tail(text: string, bytes = OUTPUT_TAIL_BYTES): string {
   const buf = Buffer.from(text, 'utf8');
   return buf.length <= bytes
@@ -49,12 +57,14 @@ export async function readEnvironment(client: KubeClient, envName: string): Prom
   try {
     const cm = await client.core.readNamespacedConfigMap({ name: stateConfigMapName(envName), namespace: client.namespace });
     const d = cm.data ?? {};
+    // A record written before the values moved to the Secret still has them (rewritten without on the next write).
+    const variables = d.variables ? (JSON.parse(d.variables) as Record<string, string>) : d.variableNames ? await readVariables(client, envName) : {};
     return {
       name: d.name ?? envName,
       status: (d.status as EnvironmentStatus) ?? 'error',
       source: d.source ?? '',
       manifest: d.manifest ?? '',
-      variables: d.variables ? (JSON.parse(d.variables) as Record<string, string>) : {},
+      variables,
       output: d.output ?? '',
       ...(d.error ? { error: d.error } : {}),
       updated: d.updated ?? '',
@@ -80,21 +90,56 @@ export async function writeEnvironment(client: KubeClient, record: EnvironmentRe
       status: record.status,
       source: record.source,
       manifest,
-      variables: JSON.stringify(record.variables),
+      variableNames: Object.keys(record.variables).join(','),
       output: tail(record.output),
       ...(record.error ? { error: record.error } : {}),
       updated: record.updated,
     },
   };
   try {
+    await writeVariables(client, record.name, record.variables);
     await client.objects.patch(cm, undefined, undefined, FIELD_MANAGER, true, 'application/apply-patch+yaml');
   } catch (err) {
     throw new DevtoolError(`cannot record the state of environment "${record.name}": ${describeKubeError(err)}`);
   }
 }
 
+async function readVariables(client: KubeClient, envName: string): Promise<Record<string, string>> {
+  try {
+    const secret = await client.core.readNamespacedSecret({ name: variablesSecretName(envName), namespace: client.namespace });
+    const text = secret.data?.variables;
+    return text ? (JSON.parse(Buffer.from(text, 'base64').toString('utf8')) as Record<string, string>) : {};
+  } catch (err) {
+    if (isNotFound(err)) return {};
+    throw err;
+  }
+}
+
+/** The Secret holds exactly these values; none: no Secret. */
+async function writeVariables(client: KubeClient, envName: string, variables: Record<string, string>): Promise<void> {
+  if (Object.keys(variables).length === 0) {
+    await client.core.deleteNamespacedSecret({ name: variablesSecretName(envName), namespace: client.namespace }).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
+    return;
+  }
+  const secret: V1Secret = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: variablesSecretName(envName),
+      namespace: client.namespace,
+      labels: { [STATE_LABEL]: envName, 'app.kubernetes.io/managed-by': 'devtool' },
+    },
+    type: 'Opaque',
+    data: { variables: Buffer.from(JSON.stringify(variables)).toString('base64') },
+  };
+  await client.objects.patch(secret, undefined, undefined, FIELD_MANAGER, true, 'application/apply-patch+yaml');
+}
+
 export async function deleteEnvironment(client: KubeClient, envName: string): Promise<void> {
   try {
+    await writeVariables(client, envName, {});
     await client.core.deleteNamespacedConfigMap({ name: stateConfigMapName(envName), namespace: client.namespace });
   } catch (err) {
     if (!isNotFound(err)) throw new DevtoolError(`cannot delete the state of environment "${envName}": ${describeKubeError(err)}`);
