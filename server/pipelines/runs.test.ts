@@ -122,3 +122,26 @@ test("deploy's variables are kept for destroy: a redeploy replaces them, destroy
   const d2 = await destroy(cluster, settings(), 'alice-devtool', 'shop', { volumes: false, timeoutSeconds: 60 });
   assert.ok(!Object.keys(jobs.get(d2.job)!.secrets[0]!.stringData!).some((k) => k.startsWith('var-')));
 });
+
+test("reuseParams redeploys with the last deploy's repository, branch, file and variables; what is given wins", async () => {
+  const { cluster, jobs } = fakeCluster();
+  const s = settings();
+  const envOf = (job: string) => Object.fromEntries((jobs.get(job)!.job.spec!.template.spec!.containers[0]!.env ?? []).map((e) => [e.name, e.value]));
+  const secretOf = (job: string) => jobs.get(job)!.secrets[0]!.stringData!;
+  await refusal(deploy(cluster, s, { ...request, reuseParams: true }), 404, /no pipeline shop in namespace alice-devtool to redeploy/);
+  const { repository: _, ...withoutRepository } = request;
+  await refusal(deploy(cluster, s, withoutRepository), 400, /body.repository: required/);
+
+  const first = await deploy(cluster, s, { ...request, branch: 'feature', file: 'deploy/app.yml', variables: ['A=1', 'B=two words'] });
+  jobs.get(first.job)!.state = { state: 'succeeded' };
+  const again = await deploy(cluster, s, { ...withoutRepository, variables: [], reuseParams: true });
+  assert.deepEqual([again.repository, again.branch, again.file], ['https://git.example.com/shop.git', 'feature', 'deploy/app.yml']);
+  assert.equal(envOf(again.job).BRANCH, 'feature');
+  assert.deepEqual([secretOf(again.job)['var-000'], secretOf(again.job)['var-001']], ['A=1', 'B=two words']);
+
+  jobs.get(again.job)!.state = { state: 'succeeded' };
+  const other = await deploy(cluster, s, { ...withoutRepository, branch: 'main', variables: ['C=3'], reuseParams: true });
+  assert.equal(other.branch, 'main');
+  assert.equal(other.file, 'deploy/app.yml');
+  assert.deepEqual([secretOf(other.job)['var-000'], secretOf(other.job)['var-001']], ['C=3', undefined]);
+});

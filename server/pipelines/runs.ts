@@ -200,11 +200,31 @@ function refuseRunning(r: RunRecord): never {
   );
 }
 
+/**
+ * Starts a deploy run. `reuseParams` (Okteto's #3903): what the request leaves out comes from the
+ * last deploy: its repository, branch and file, and its `--var` values when none are given.
+ */
 export async function deploy(cluster: PipelineCluster, s: RunSettings, req: PipelineDeployBody): Promise<PipelineRunBody> {
   const previous = await refresh(cluster, req.namespace, req.name, s.now());
   if (previous && running(previous.record)) refuseRunning(previous.record);
   if (req.skipIfExists && previous?.record.status === 'deployed') return body(previous.record, { skipped: true });
-  return await start(cluster, s, { ...req, action: 'deploy', volumes: false }, previous?.record.status === 'destroyed' ? undefined : previous);
+  const { reuseParams, skipIfExists: _, ...asked } = req;
+  let input = asked;
+  if (reuseParams) {
+    const last = previous?.record.status === 'destroyed' ? undefined : previous?.record;
+    if (!last)
+      throw new ApiError(404, `no pipeline ${req.name} in namespace ${req.namespace} to redeploy with its parameters: deploy it with --repository first`);
+    input = {
+      ...asked,
+      repository: asked.repository ?? last.repository,
+      ...((asked.branch ?? last.branch) ? { branch: asked.branch ?? last.branch } : {}),
+      ...((asked.file ?? last.file) ? { file: asked.file ?? last.file } : {}),
+      variables: asked.variables.length ? asked.variables : await asApi(cluster.getVariables(req.namespace, req.name)),
+    };
+  }
+  const { repository } = input;
+  if (!repository) throw new ApiError(400, "body.repository: required (or reuseParams, to redeploy with the last deploy's)");
+  return await start(cluster, s, { ...input, repository, action: 'deploy', volumes: false }, previous?.record.status === 'destroyed' ? undefined : previous);
 }
 
 export async function destroy(

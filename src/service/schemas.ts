@@ -186,11 +186,12 @@ export const PipelineName = Type.String({
   maxLength: 40,
   description: `Pipeline name (40 characters at most): ${NAME_RULE}`,
 });
+const RepositoryUrl = Type.String({ pattern: '^https://[^\\s@/]+/\\S*$', maxLength: 2048, description: 'HTTPS URL of the repository, without credentials' });
 export const PipelineDeployRequest = Type.Object(
   {
     namespace: NamespaceName,
     name: PipelineName,
-    repository: Type.String({ pattern: '^https://[^\\s@/]+/\\S*$', maxLength: 2048, description: 'HTTPS URL of the repository, without credentials' }),
+    repository: Type.Optional(RepositoryUrl),
     branch: Type.Optional(
       Type.String({ pattern: '^[^\\s~^:?*\\[\\\\]+$', maxLength: 255, description: "Branch to deploy; the repository's default branch when absent" }),
     ),
@@ -198,6 +199,9 @@ export const PipelineDeployRequest = Type.Object(
     variables: Type.Array(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*=', maxLength: 16 * 1024 }), { maxItems: 100, description: 'NAME=VALUE, as --var' }),
     timeoutSeconds: Type.Integer({ minimum: 1, maximum: 86_400, description: 'The Job is stopped after this long (activeDeadlineSeconds)' }),
     skipIfExists: Type.Boolean({ description: 'Do nothing when the pipeline is already deployed in the namespace' }),
+    reuseParams: Type.Optional(
+      Type.Boolean({ description: "Take what is not given (repository, branch, file, and the variables when none are given) from the last deploy's" }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -250,7 +254,7 @@ export const PreviewDeployRequest = Type.Object(
   {
     name: PreviewName,
     scope: PreviewScope,
-    repository: PipelineDeployRequest.properties.repository,
+    repository: RepositoryUrl,
     branch: PipelineDeployRequest.properties.branch,
     file: PipelineDeployRequest.properties.file,
     sourceUrl: Type.Optional(Type.String({ pattern: '^https://\\S+$', maxLength: 2048, description: 'HTTPS URL of the pull or merge request' })),

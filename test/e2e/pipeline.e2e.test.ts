@@ -113,7 +113,8 @@ describe('pipeline deploy and destroy on the service', () => {
       'kubectl-app',
       [
         'deploy:',
-        '  - kubectl create configmap pipeline-made --from-literal=run=yes --from-literal=greeting=$GREETING --from-literal=stored=$STORED_VALUE',
+        '  - kubectl create configmap pipeline-made --from-literal=run=yes --from-literal=greeting=$GREETING --from-literal=stored=$STORED_VALUE ' +
+          '--dry-run=client -o yaml | kubectl apply -f -',
         '  - echo "first line"; sleep 6; echo "last line"',
         'destroy:',
         '  - name: delete the configmap of ${GREETING} [${NOTE}]',
@@ -164,6 +165,13 @@ describe('pipeline deploy and destroy on the service', () => {
     const again = devtool(['pipeline', 'deploy', '--repository', repo, '--name', 'kubectl-app', '--skip-if-exists']);
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stdout, /^Pipeline "kubectl-app" is already deployed in namespace \S+ \(commit [0-9a-f]{12}\): skipped\n$/);
+
+    // Redeployed with the last deploy's parameters, from a folder that is no checkout (Okteto's #3903).
+    const reused = devtool(['pipeline', 'deploy', '--name', 'kubectl-app', '--reuse-params', '--wait']);
+    assert.equal(reused.code, 0, `${reused.stdout}\n${reused.stderr}`);
+    assert.match(reused.stdout, /devtool pipeline: devtool deploy --name kubectl-app --namespace \S+ --file deploy\/preview.yml /);
+    assert.match(reused.stdout, /devtool pipeline: with 2 --var value\(s\) from the run's Secret/);
+    assert.match(reused.stderr, /✓ pipeline "kubectl-app" deployed/);
 
     const destroyed = devtool(['pipeline', 'destroy', '--name', 'kubectl-app', '--wait']);
     assert.equal(destroyed.code, 0, destroyed.stderr);

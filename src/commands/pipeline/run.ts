@@ -21,8 +21,9 @@ const LAST_LINES = 15;
 
 export const runPipelineDeploy: CommandHandler<typeof pipelineDeployOptions> = async (f, inv) => {
   const { ctx, client } = await serviceOf(f, inv.commandName);
-  const repository = inv.opts.repository ?? checkoutRepository(f.cwd);
-  checkRepository(repository, inv.opts.repository === undefined);
+  // --reuse-params: the service takes what is not given from the last deploy.
+  const repository = inv.opts.repository ?? (inv.opts.reuseParams ? undefined : checkoutRepository(f.cwd));
+  if (repository !== undefined) checkRepository(repository, inv.opts.repository === undefined);
   const name = pipelineName(inv.opts.name, inv.opts.repository, f.cwd);
   const namespace = inv.opts.namespace ?? ctx.namespace;
   for (const v of inv.opts.var)
@@ -30,12 +31,13 @@ export const runPipelineDeploy: CommandHandler<typeof pipelineDeployOptions> = a
   const run = await client.deployPipeline({
     namespace,
     name,
-    repository,
+    ...(repository ? { repository } : {}),
     ...(inv.opts.branch ? { branch: inv.opts.branch } : {}),
     ...(inv.opts.file ? { file: inv.opts.file } : {}),
     variables: inv.opts.var,
     timeoutSeconds: Math.max(1, Math.ceil(inv.opts.timeout / 1000)),
     skipIfExists: inv.opts.skipIfExists,
+    ...(inv.opts.reuseParams ? { reuseParams: true } : {}),
   });
   if (run.skipped) {
     f.io.stdout.write(`Pipeline "${name}" is already deployed in namespace ${namespace}${run.commit ? ` (commit ${run.commit.slice(0, 12)})` : ''}: skipped\n`);

@@ -16,6 +16,12 @@ export const pipelineDeployOptions = [
   name,
   namespace,
   { name: 'repository', type: 'string', defaultText: "the checkout's origin remote", description: 'HTTPS URL of the repository' },
+  {
+    name: 'reuse-params',
+    type: 'bool',
+    default: 'false',
+    description: "Redeploy with the last deploy's repository, branch, file and variables (those given here win)",
+  },
   { name: 'skip-if-exists', type: 'bool', default: 'false', description: 'Skip when the pipeline already exists in the namespace' },
   timeout('Wait for completion (the cluster stops the run after this long)'),
   vars('Pipeline variable'),
