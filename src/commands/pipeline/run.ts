@@ -158,12 +158,14 @@ export async function follow(
         },
         signal,
       );
-      last = await client.getPipeline(run.namespace, run.name).catch((err: unknown) => {
-        if (statusOf(err) === 404 && run.action === 'destroy') return { ...last, status: 'destroyed' as const };
-        throw err;
-      });
+      last = await client.getPipeline(run.namespace, run.name);
       unreachable = 0;
     } catch (err) {
+      // A destroy that succeeded removes its record (and a preview's namespace goes after it): gone is done.
+      if (statusOf(err) === 404 && run.action === 'destroy') {
+        last = { ...last, status: 'destroyed' };
+        break;
+      }
       // The run goes on in the cluster when the service cannot be reached for a moment (a replica
       // or the ingress restarting): ask again, for a minute at most.
       if ((statusOf(err) ?? 500) < 500) throw err;
