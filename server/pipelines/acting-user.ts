@@ -8,6 +8,7 @@ import type { AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import type { KubeCredentialSource } from '../kube-credentials.ts';
 import { LABEL_MANAGED } from '../store/kubernetes.ts';
+import { newToken } from '../tokens.ts';
 import type { RunSettings } from './runs.ts';
 
 export type ClusterFactory<C> = (userToken: string) => Promise<C>;
@@ -30,6 +31,19 @@ export function actingUser<C>(ctx: AppContext, source: KubeCredentialSource | un
       clusterCa: source.certificateAuthority,
       ...(ctx.config.certificate ? { frontDoorCa: ctx.config.certificate } : {}),
       ...(ctx.config.endpointDomain ? { endpointDomain: ctx.config.endpointDomain } : {}),
+      ...(ctx.config.publicUrl
+        ? {
+            service: {
+              url: ctx.config.publicUrl,
+              // Listed with the user's tokens under this name, and expiring with the run.
+              issueApiToken: async (seconds: number, name: string) => {
+                const made = newToken(user, name, ctx.now(), seconds / 86_400);
+                await ctx.store.addToken(made.record);
+                return made.token;
+              },
+            },
+          }
+        : {}),
       labels: { [LABEL_MANAGED]: 'devtool-service' },
       issueToken: async (seconds) => (await source.issuer.issue(user, seconds)).token,
       storedSecrets: () => ctx.store.secretValues(user),

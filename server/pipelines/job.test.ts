@@ -23,7 +23,14 @@ const base: RunnerJobInput = {
 };
 
 test('a deploy Job: branch and file as arguments, no --var value in it, the deadline from --timeout', () => {
-  const job = runnerJob({ ...base, branch: 'feature/x', file: 'deploy/devtool.yml', variables: ['A=1', 'B=two words'], endpointDomain: 'devtool.test' });
+  const job = runnerJob({
+    ...base,
+    branch: 'feature/x',
+    file: 'deploy/devtool.yml',
+    variables: ['A=1', 'B=two words'],
+    endpointDomain: 'devtool.test',
+    serviceUrl: 'https://devtool.devtool.test',
+  });
   assertGolden(join(dir, 'deploy-job.json'), `${JSON.stringify(job, null, 2)}\n`);
   assert.equal(job.spec?.activeDeadlineSeconds, 300);
   assert.ok(!JSON.stringify(job).includes('two words'), 'a --var value is not in the spec');

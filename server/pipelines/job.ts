@@ -19,6 +19,8 @@ export const KEY_KUBE_TOKEN = 'kube-token';
 export const KEY_CLUSTER_CA = 'cluster-ca.crt';
 export const KEY_FRONT_DOOR_CA = 'front-door-ca.crt';
 export const KEY_GIT_TOKEN = 'git-token';
+/** A short-lived API token of the user: devtool in the runner acts on the service context with it (hosted builds). */
+export const KEY_API_TOKEN = 'api-token';
 /**
  * The `--var` values, one key each (`var-000`, `var-001`... in the order given: a later one wins),
  * so a value, which may be a password, is in no Job spec and no log line.
@@ -46,6 +48,8 @@ export interface RunnerJobInput {
   labels: Record<string, string>;
   /** The domain of public endpoints (the service's): Compose endpoints get their URLs under it. */
   endpointDomain?: string;
+  /** The service's URL: devtool in the runner uses it as its context, with the run's API token. */
+  serviceUrl?: string;
 }
 
 /**
@@ -82,7 +86,10 @@ d=${CREDENTIALS_DIR}
 mkdir -p "$HOME"
 # Git trusts the system's CAs and the front door's (a repository served through it).
 cat /etc/ssl/certs/ca-certificates.crt > /tmp/cas.pem
-if [ -s "$d/${KEY_FRONT_DOOR_CA}" ]; then cat "$d/${KEY_FRONT_DOOR_CA}" >> /tmp/cas.pem; export NODE_EXTRA_CA_CERTS="$d/${KEY_FRONT_DOOR_CA}"; fi
+if [ -s "$d/${KEY_FRONT_DOOR_CA}" ]; then
+  cat "$d/${KEY_FRONT_DOOR_CA}" >> /tmp/cas.pem
+  export NODE_EXTRA_CA_CERTS="$d/${KEY_FRONT_DOOR_CA}" DEVTOOL_CA_CERT="$d/${KEY_FRONT_DOOR_CA}"
+fi
 export GIT_SSL_CAINFO=/tmp/cas.pem
 # The user's own credentials: the API server from inside the cluster, the token from the mounted file.
 cat > "$KUBECONFIG" <<EOF
@@ -93,6 +100,14 @@ users: [{name: user, user: {token: "$(cat "$d/${KEY_KUBE_TOKEN}")"}}]
 contexts: [{name: pipeline, context: {cluster: cluster, user: user, namespace: "$NAMESPACE"}}]
 current-context: pipeline
 EOF
+# With the service's URL and an API token, devtool acts on the service context (DEVTOOL_URL): its
+# hosted builder builds the images, its registry and endpoint domain apply; Kubernetes is reached
+# in the cluster (DEVTOOL_KUBE_SERVER), with the credentials the service hands out.
+if [ -n "\${DEVTOOL_URL:-}" ] && [ -s "$d/${KEY_API_TOKEN}" ]; then
+  DEVTOOL_TOKEN=$(cat "$d/${KEY_API_TOKEN}"); export DEVTOOL_TOKEN
+else
+  unset DEVTOOL_URL
+fi
 # A private repository: the token from the mounted file, through a credential helper (never in a URL,
 # an argument or the log).
 if [ -s "$d/${KEY_GIT_TOKEN}" ]; then
@@ -133,6 +148,12 @@ export function runnerJob(input: RunnerJobInput): k8s.V1Job {
     { name: 'GIT_TERMINAL_PROMPT', value: '0' },
     { name: 'CI', value: 'true' },
     ...(input.endpointDomain ? [{ name: 'DEVTOOL_ENDPOINT_DOMAIN', value: input.endpointDomain }] : []),
+    ...(input.serviceUrl
+      ? [
+          { name: 'DEVTOOL_URL', value: input.serviceUrl },
+          { name: 'DEVTOOL_KUBE_SERVER', value: 'https://kubernetes.default.svc' },
+        ]
+      : []),
   ];
   return {
     apiVersion: 'batch/v1',

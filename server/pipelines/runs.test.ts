@@ -145,3 +145,26 @@ test("reuseParams redeploys with the last deploy's repository, branch, file and 
   assert.equal(other.file, 'deploy/app.yml');
   assert.deepEqual([secretOf(other.job)['var-000'], secretOf(other.job)['var-001']], ['C=3', undefined]);
 });
+
+test("with the service's URL, the run gets a short-lived API token of the user (the runner's devtool works on the service context)", async () => {
+  const { cluster, jobs } = fakeCluster();
+  const issued: { seconds: number; name: string }[] = [];
+  const s: RunSettings = {
+    ...settings(),
+    service: {
+      url: 'https://devtool.example',
+      issueApiToken: async (seconds, name) => {
+        issued.push({ seconds, name });
+        return 'dvt_run-token';
+      },
+    },
+  };
+  const run = await deploy(cluster, s, { ...request, timeoutSeconds: 900 });
+  assert.deepEqual(issued, [{ seconds: 1200, name: `pipeline shop in alice-devtool (run ${run.job.split('-').at(-1)})` }]);
+  const job = jobs.get(run.job)!;
+  assert.equal(job.secrets[0]!.stringData!['api-token'], 'dvt_run-token');
+  const env = Object.fromEntries((job.job.spec!.template.spec!.containers[0]!.env ?? []).map((e) => [e.name, e.value]));
+  assert.equal(env.DEVTOOL_URL, 'https://devtool.example');
+  assert.equal(env.DEVTOOL_KUBE_SERVER, 'https://kubernetes.default.svc');
+  assert.ok(!JSON.stringify(job.job).includes('dvt_run-token'), 'the token is in no Job spec');
+});

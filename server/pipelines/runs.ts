@@ -15,6 +15,7 @@ import {
   envSecretName,
   KEY_CLUSTER_CA,
   KEY_FRONT_DOOR_CA,
+  KEY_API_TOKEN,
   KEY_GIT_TOKEN,
   KEY_KUBE_TOKEN,
   LABEL_PIPELINE,
@@ -36,6 +37,11 @@ export interface RunSettings {
   labels: Record<string, string>;
   /** The service's endpoint domain, for the deploys it runs. */
   endpointDomain?: string;
+  /**
+   * The service's public URL and a way to make an API token of the user, living `seconds`: the
+   * runner's devtool then works on the service context (hosted builds, the service's registry).
+   */
+  service?: { url: string; issueApiToken(seconds: number, name: string): Promise<string> };
   /** A token of the user's own ServiceAccount, living at least `seconds`. */
   issueToken(seconds: number): Promise<string>;
   /** The user's stored secrets. */
@@ -163,7 +169,9 @@ async function start(cluster: PipelineCluster, s: RunSettings, input: StartInput
   // The user's stored secrets become the runner's environment (deploy's ${NAME}); git tokens do not.
   const env = Object.fromEntries(Object.entries(stored).filter(([k]) => !k.startsWith('GIT_TOKEN_')));
   // The user's token outlives the run: a deploy running until its deadline still has credentials.
-  const kubeToken = await s.issueToken(Math.max(600, input.timeoutSeconds + 300));
+  const lifetime = Math.max(600, input.timeoutSeconds + 300);
+  const kubeToken = await s.issueToken(lifetime);
+  const apiToken = s.service && (await s.service.issueApiToken(lifetime, `pipeline ${input.name} in ${input.namespace} (run ${runId})`));
   const labels = { ...s.labels, [LABEL_PIPELINE]: input.name, [LABEL_RUN]: runId };
   const secret = (name: string, data: Record<string, string>): k8s.V1Secret => ({
     metadata: { name, namespace: input.namespace, labels },
@@ -175,11 +183,19 @@ async function start(cluster: PipelineCluster, s: RunSettings, input: StartInput
       [KEY_CLUSTER_CA]: s.clusterCa,
       ...(s.frontDoorCa ? { [KEY_FRONT_DOOR_CA]: s.frontDoorCa } : {}),
       ...(gitToken ? { [KEY_GIT_TOKEN]: gitToken } : {}),
+      ...(apiToken ? { [KEY_API_TOKEN]: apiToken } : {}),
       ...Object.fromEntries(input.variables.map((v, i) => [variableKey(i), v])),
     }),
     ...(Object.keys(env).length ? [secret(envSecretName(input.name, runId), env)] : []),
   ];
-  const spec = runnerJob({ ...input, runId, image: s.runnerImage, labels: s.labels, ...(s.endpointDomain ? { endpointDomain: s.endpointDomain } : {}) });
+  const spec = runnerJob({
+    ...input,
+    runId,
+    image: s.runnerImage,
+    labels: s.labels,
+    ...(s.endpointDomain ? { endpointDomain: s.endpointDomain } : {}),
+    ...(s.service ? { serviceUrl: s.service.url } : {}),
+  });
   try {
     // deploy's variables are kept for destroy (its commands may use ${NAME}), replacing earlier ones.
     if (input.action === 'deploy') await asApi(cluster.putVariables(input.namespace, input.name, input.variables, s.labels));

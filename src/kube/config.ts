@@ -24,7 +24,7 @@ export async function kubeConfigFor(ctx: ResolvedContext, env: Readonly<NodeJS.P
   if (ctx.isDevtool) {
     if (!credentials)
       throw new UnavailableError(`the context "${ctx.name}" is a devtool service: log in with 'devtool context use ${ctx.name} --token <API_TOKEN>'`);
-    return serviceKubeConfig(k8s, ctx, credentials);
+    return serviceKubeConfig(k8s, ctx, credentials, env.DEVTOOL_KUBE_SERVER?.trim() || undefined);
   }
   const kc = new k8s.KubeConfig();
   // First file wins for a name, as kubectl merges them.
@@ -42,12 +42,15 @@ export async function kubeConfigFor(ctx: ResolvedContext, env: Readonly<NodeJS.P
 /**
  * A KubeConfig for a service context: the API server and CA the service names, and a user whose
  * bearer token is set per request from `credentials` (client-node's custom authenticator), never
- * stored in the KubeConfig, so every request carries a current token.
+ * stored in the KubeConfig, so every request carries a current token. `server`
+ * (DEVTOOL_KUBE_SERVER) replaces the announced address where that one is not reachable: a
+ * pipeline's runner in the cluster uses https://kubernetes.default.svc (the same CA signs it).
  */
 async function serviceKubeConfig(
   k8s: typeof import('@kubernetes/client-node'),
   ctx: ResolvedContext,
   credentials: ServiceKubeCredentials,
+  server?: string,
 ): Promise<KubeConfig> {
   const first = await credentials.current();
   const kc = new k8s.KubeConfig();
@@ -59,7 +62,7 @@ async function serviceKubeConfig(
     },
   });
   kc.loadFromOptions({
-    clusters: [{ name: ctx.name, server: first.server, caData: Buffer.from(first.certificateAuthority).toString('base64'), skipTLSVerify: false }],
+    clusters: [{ name: ctx.name, server: server ?? first.server, caData: Buffer.from(first.certificateAuthority).toString('base64'), skipTLSVerify: false }],
     users: [{ name: ctx.name, authProvider: { name: SERVICE_AUTH, config: {} } }],
     contexts: [{ name: ctx.name, cluster: ctx.name, user: ctx.name, namespace: ctx.namespace }],
     currentContext: ctx.name,

@@ -20,6 +20,8 @@ import { after, before, describe, test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import { ensureCluster } from '../../cluster/test-cluster.ts';
 import { createSandbox, repoRoot, runDevtool, spawnDevtool } from './cli.ts';
+import { type Fetched, httpsGet } from './installed-service.ts';
+import { waitFor } from './wait.ts';
 
 const RELEASE = process.env.DEVTOOL_E2E_SERVICE_RELEASE || 'devtool';
 const URL_ = `https://${RELEASE}.devtool.test`;
@@ -191,6 +193,37 @@ describe('pipeline deploy and destroy on the service', () => {
       left = await objectsLeft();
     }
     assert.deepEqual(left, []);
+  });
+
+  test('a Compose application with a build section: the hosted builder builds it, its endpoint serves the built page', async () => {
+    // The runner has no Docker daemon: its devtool works on the service context (the run's API
+    // token), so the image can only come from the hosted builder.
+    const page = `built-${run}`;
+    const dir = join(work, 'compose-build');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'Dockerfile'), `FROM localhost:5000/nginx:1\nRUN echo "${page}" > /usr/share/nginx/html/index.html\n`);
+    writeFileSync(join(dir, 'compose.yaml'), ['services:', '  web:', '    build: .', '    ports:', '      - "8080:80"', ''].join('\n'));
+    const repo = script('scripts/git-server.sh', ['repo', `compose-build-${run}`, dir]);
+    const d = devtool(['pipeline', 'deploy', '--repository', repo, '--name', 'compose-build', '--wait', '--timeout', '5m'], 400_000);
+    assert.equal(d.code, 0, `${d.stdout}\n${d.stderr}`);
+    assert.match(d.stdout, new RegExp(`building image web with the hosted builder of ${URL_.replaceAll('.', '\\.')}`));
+    assert.match(d.stderr, /✓ pipeline "compose-build" deployed/);
+    const url = `https://web-${NS}.devtool.test`;
+    let last: Fetched = {};
+    await waitFor(
+      `${url} serves the built page`,
+      async () => {
+        last = await httpsGet(url, readFileSync(CA_FILE, 'utf8'));
+        return last.status === 200;
+      },
+      90_000,
+    ).catch(() => assert.fail(`${url}: ${JSON.stringify(last)}`));
+    assert.equal(last.body?.trim(), page);
+    // The run's API token is one of the user's tokens, named after the run, expiring with it.
+    const tokens = await core.listNamespacedSecret({ namespace: RELEASE, labelSelector: `devtool.dev/kind=token,devtool.dev/user=${user}` });
+    assert.ok(tokens.items.length >= 2, 'the login token and the run tokens');
+    const destroyed = devtool(['pipeline', 'destroy', '--name', 'compose-build', '--wait']);
+    assert.equal(destroyed.code, 0, destroyed.stderr);
   });
 
   test('a failing deploy exits non-zero with its last lines; a second run while one runs is refused', () => {
