@@ -100,13 +100,12 @@ users: [{name: user, user: {token: "$(cat "$d/${KEY_KUBE_TOKEN}")"}}]
 contexts: [{name: pipeline, context: {cluster: cluster, user: user, namespace: "$NAMESPACE"}}]
 current-context: pipeline
 EOF
-# With the service's URL and an API token, devtool acts on the service context (DEVTOOL_URL): its
-# hosted builder builds the images, its registry and endpoint domain apply; Kubernetes is reached
-# in the cluster (DEVTOOL_KUBE_SERVER), with the credentials the service hands out.
-if [ -n "\${DEVTOOL_URL:-}" ] && [ -s "$d/${KEY_API_TOKEN}" ]; then
-  DEVTOOL_TOKEN=$(cat "$d/${KEY_API_TOKEN}"); export DEVTOOL_TOKEN
-else
-  unset DEVTOOL_URL
+# With the service's URL and an API token, devtool works on the service context, logged in as a
+# user does (context use reads what the service announces: its registry, endpoint domain, CA): its
+# hosted builder builds the images; Kubernetes is reached in the cluster (DEVTOOL_KUBE_SERVER), with
+# the credentials the service hands out.
+if [ -n "\${SERVICE_URL:-}" ] && [ -s "$d/${KEY_API_TOKEN}" ]; then
+  devtool context use "$SERVICE_URL" --token "$(cat "$d/${KEY_API_TOKEN}")" >/dev/null
 fi
 # A private repository: the token from the mounted file, through a credential helper (never in a URL,
 # an argument or the log).
@@ -150,7 +149,7 @@ export function runnerJob(input: RunnerJobInput): k8s.V1Job {
     ...(input.endpointDomain ? [{ name: 'DEVTOOL_ENDPOINT_DOMAIN', value: input.endpointDomain }] : []),
     ...(input.serviceUrl
       ? [
-          { name: 'DEVTOOL_URL', value: input.serviceUrl },
+          { name: 'SERVICE_URL', value: input.serviceUrl },
           { name: 'DEVTOOL_KUBE_SERVER', value: 'https://kubernetes.default.svc' },
         ]
       : []),

@@ -164,7 +164,7 @@ test("with the service's URL, the run gets a short-lived API token of the user (
   const job = jobs.get(run.job)!;
   assert.equal(job.secrets[0]!.stringData!['api-token'], 'dvt_run-token');
   const env = Object.fromEntries((job.job.spec!.template.spec!.containers[0]!.env ?? []).map((e) => [e.name, e.value]));
-  assert.equal(env.DEVTOOL_URL, 'https://devtool.example');
+  assert.equal(env.SERVICE_URL, 'https://devtool.example');
   assert.equal(env.DEVTOOL_KUBE_SERVER, 'https://kubernetes.default.svc');
   assert.ok(!JSON.stringify(job.job).includes('dvt_run-token'), 'the token is in no Job spec');
 });
