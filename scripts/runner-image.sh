@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The pipeline runner image (what `pipeline deploy` and `pipeline destroy` Jobs run): node-git:20
 # (Node.js 20 and git from Debian, cluster/images/node-git) plus one layer with this checkout's
-# devtool (dist/devtool-runner.cjs, the whole CLI self-contained), the cluster's kubectl and the
-# pinned helm (cluster/helm.sh): what manifest deploy commands call. Built locally, pushed to the
+# devtool (dist/devtool-runner.cjs, the whole CLI self-contained, with its BuildKit client for the
+# hosted builder), the cluster's kubectl and the pinned helm (cluster/helm.sh): what manifest
+# deploy commands call. Built locally, pushed to the
 # local registry as devtool-runner:<version>-<hash of the layer>, so an unchanged runner is not
 # pushed again and a changed one gets a new tag. Prints name:tag@digest (stdout's last line).
 # Needs dist/devtool-runner.cjs (`node scripts/build.mjs cluster`). Progress goes to stderr.
@@ -19,12 +20,18 @@ bundle=$root/dist/devtool-runner.cjs
 base=$(bash "$root/cluster/cluster.sh" image node-git | tail -n 1)
 kubectl_bin=$(bash "$root/cluster/cluster.sh" kubectl-path | tail -n 1)
 helm_bin=$(bash "$root/cluster/helm.sh" path)
+buildkit_client=$(bash "$root/buildkit/build.sh" client-path | tail -n 1)
 version=$(node -p 'require(process.argv[1]).version' "$root/package.json")
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/layer/opt/devtool" "$work/layer/usr/local/bin"
 install -m 644 "$bundle" "$work/layer/opt/devtool/devtool.cjs"
+# Laid out as a packaged release: the BuildKit client (images built on the hosted builder) in bin/
+# beside a package.json that names the package root.
+printf '{"name":"devtool","version":"%s"}\n' "$version" >"$work/layer/opt/devtool/package.json"
+case $(uname -m) in aarch64 | arm64) arch=arm64 ;; *) arch=amd64 ;; esac # the node's: the runner runs on this cluster
+install -D -m 755 "$buildkit_client" "$work/layer/opt/devtool/bin/devtool-buildkit-linux-$arch"
 install -m 755 "$kubectl_bin" "$work/layer/usr/local/bin/kubectl"
 install -m 755 "$helm_bin" "$work/layer/usr/local/bin/helm"
 printf '#!/bin/sh\nexec node /opt/devtool/devtool.cjs "$@"\n' >"$work/layer/usr/local/bin/devtool"
