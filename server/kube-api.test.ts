@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
-import { makeKeepAliveApiClient } from './kube-api.ts';
+import { isConnectionLoss, makeKeepAliveApiClient, retryingReads } from './kube-api.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'devtool-kube-api-'));
 const server = createServer();
@@ -73,4 +73,40 @@ test("client-node's own clients open a connection per call; the service's share 
     await makeKeepAliveApiClient(k8s, kc, k8s.RbacAuthorizationV1Api).listClusterRole();
   });
   assert.equal(shared, 1);
+});
+
+test('reads are sent once more when the kept-alive connection was lost under them; writes and HTTP refusals are not', async () => {
+  const lost = Object.assign(new Error('Invalid response body while trying to fetch https://10.96.0.1/api/v1/namespaces/x: Premature close'), {
+    code: 'ERR_STREAM_PREMATURE_CLOSE',
+  });
+  const refused = Object.assign(new Error('HTTP-Code: 404'), { code: 404 });
+  const calls: string[] = [];
+  const failures: Record<string, unknown[]> = { readNamespace: [lost], listNamespace: [refused], createNamespace: [lost] };
+  const api = {
+    async readNamespace() {
+      calls.push('read');
+      const f = failures.readNamespace!.shift();
+      if (f) throw f;
+      return 'ns';
+    },
+    async listNamespace() {
+      calls.push('list');
+      const f = failures.listNamespace!.shift();
+      if (f) throw f;
+      return [];
+    },
+    async createNamespace() {
+      calls.push('create');
+      const f = failures.createNamespace!.shift();
+      if (f) throw f;
+      return 'made';
+    },
+  };
+  const client = retryingReads(api);
+  assert.equal(await client.readNamespace(), 'ns');
+  await assert.rejects(client.listNamespace(), /HTTP-Code: 404/);
+  await assert.rejects(client.createNamespace(), /Premature close/);
+  assert.deepEqual(calls, ['read', 'read', 'list', 'create']);
+  assert.equal(isConnectionLoss(Object.assign(new Error('x'), { code: 'ECONNRESET' })), true);
+  assert.equal(isConnectionLoss(refused), false);
 });

@@ -29,7 +29,40 @@ export function makeKeepAliveApiClient<T>(mod: typeof k8s, kc: k8s.KubeConfig, a
     auth = keepAliveAuth(kc);
     auths.set(kc, auth);
   }
-  return new api(mod.createConfiguration({ baseServer: new mod.ServerConfiguration(cluster.server, {}), authMethods: { default: auth } }));
+  return retryingReads(new api(mod.createConfiguration({ baseServer: new mod.ServerConfiguration(cluster.server, {}), authMethods: { default: auth } })));
+}
+
+/** A failure of the connection itself (no HTTP answer): what a kept-alive socket closed by the server at that moment gives. */
+export function isConnectionLoss(err: unknown): boolean {
+  const e = err as { code?: unknown; errno?: unknown };
+  if (typeof e.code === 'number') return false; // an HTTP status: the server answered
+  const code = String(e.errno ?? e.code ?? '');
+  return (
+    ['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE', 'ECONNREFUSED', 'ETIMEDOUT'].includes(code) || /Premature close|socket hang up/.test(String(err))
+  );
+}
+
+/**
+ * The API client with its reads (read*, list*) tried once more when the connection was lost under
+ * them: a kept-alive connection the API server closes just as a request goes out fails that
+ * request (seen as "Premature close"), and a read may always be sent again. Writes are not
+ * retried: whether they took effect is unknown.
+ */
+export function retryingReads<T extends object>(client: T): T {
+  return new Proxy(client, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof value !== 'function' || typeof prop !== 'string' || !/^(read|list)/.test(prop)) return value;
+      return async (...args: unknown[]) => {
+        try {
+          return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        } catch (err) {
+          if (!isConnectionLoss(err)) throw err;
+          return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        }
+      };
+    },
+  });
 }
 
 /** The kubeconfig's authentication, then its per-request agent swapped for a shared one with the same options. */
