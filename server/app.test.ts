@@ -48,7 +48,7 @@ describe('service API', () => {
     assert.deepEqual(info.json(), {
       version: '9.9.9',
       apiVersion: 'v1',
-      capabilities: ['tokens', 'namespaces', 'secrets', 'analytics', 'login', 'kube-credentials', 'pipelines'],
+      capabilities: ['tokens', 'namespaces', 'secrets', 'analytics', 'login', 'kube-credentials', 'pipelines', 'previews'],
       endpointDomain: 'dev.example',
       registry: 'registry.dev.example',
     });

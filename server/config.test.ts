@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { readSettings } from './config.ts';
+import { readPreviewSettings, readSettings } from './config.ts';
 
 test('settings: defaults, optional announcements, the CA read from its file', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-config-'));
@@ -16,6 +16,7 @@ test('settings: defaults, optional announcements, the CA read from its file', ()
     objectLabels: {},
     logLevel: 'info',
     config: { version: readSettings({ POD_NAMESPACE: 'x' }).config.version, rateLimit: { max: 30, timeWindowMs: 60_000 } },
+    previews: { sweepIntervalMs: 60_000 },
   });
   const s = readSettings({
     POD_NAMESPACE: 'devtool',
@@ -71,4 +72,15 @@ test('login settings: the sign-up policy, and a wrong mode or public URL named',
   });
   assert.throws(() => readSettings({ POD_NAMESPACE: 'd', DEVTOOL_SIGNUP_MODE: 'closed' }), /DEVTOOL_SIGNUP_MODE=closed: expected open or allowList/);
   assert.throws(() => readSettings({ POD_NAMESPACE: 'd', DEVTOOL_PUBLIC_URL: 'devtool.example' }), /DEVTOOL_PUBLIC_URL=devtool.example: expected/);
+});
+
+test('preview settings: the sweep interval and the stale time as durations; a wrong one names its variable', () => {
+  assert.deepEqual(readPreviewSettings({}), { sweepIntervalMs: 60_000 });
+  assert.deepEqual(readPreviewSettings({ DEVTOOL_PREVIEW_SWEEP_INTERVAL: '10s', DEVTOOL_PREVIEW_STALE_AFTER: '168h' }), {
+    sweepIntervalMs: 10_000,
+    staleAfterMs: 168 * 3_600_000,
+  });
+  assert.deepEqual(readPreviewSettings({ DEVTOOL_PREVIEW_STALE_AFTER: '0' }), { sweepIntervalMs: 60_000 }, '0 is never');
+  assert.throws(() => readPreviewSettings({ DEVTOOL_PREVIEW_STALE_AFTER: '7' }), /^Error: DEVTOOL_PREVIEW_STALE_AFTER=7: expected a duration with a unit/);
+  assert.throws(() => readPreviewSettings({ DEVTOOL_PREVIEW_SWEEP_INTERVAL: '10ms' }), /DEVTOOL_PREVIEW_SWEEP_INTERVAL=10ms: at least 1s/);
 });
