@@ -1,7 +1,8 @@
 /**
  * `up`, `exec` and `down` on a StatefulSet on the local cluster: two replicas with a
  * volumeClaimTemplate, whose first pod wrote a file into its volume. The dev pod inherits that
- * volume (pod-0's claim) and pod-0's host name, a local edit syncs in, and `down` gives the
+ * volume (pod-0's claim), pod-0's host name and DNS name, a local edit syncs in, the original watch
+ * follows the StatefulSet, and `down` gives the
  * StatefulSet back exactly as it was, its pod-0 running again on the same data (and what the dev
  * container wrote there). Plus the one-line refusals: a Deployment and a StatefulSet of one name,
  * and a StatefulSet that deletes its claims when scaled down.
@@ -91,6 +92,10 @@ test('up on a StatefulSet: its data is there, sync and exec work; down gives it 
   const e = inContainer('cat /data/hello.txt; hostname; exit 7');
   assert.equal(e.code, 7, e.stderr);
   assert.equal(e.stdout, 'written by db-0\ndb-0\n');
+
+  // pod-0's DNS name (through the headless Service) reaches the dev pod.
+  const ip = inContainer('hostname -i').stdout.trim();
+  await waitFor('db-0.db resolving to the dev pod', async () => inContainer('getent hosts db-0.db').stdout.startsWith(`${ip} `), 60_000);
 
   // A local edit reaches the dev container.
   writeFileSync(join(folder, 'main.sh'), 'echo two\n');
