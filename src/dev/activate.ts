@@ -9,7 +9,6 @@ import { formatDuration } from '../base/duration.ts';
 import { applyObject } from '../kube/apply.ts';
 import { isNotFound, isTransient, type KubeClient } from '../kube/client.ts';
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
-import type { DeploymentObject } from '../kube/objects.ts';
 import { claimProblem } from '../kube/claims.ts';
 import { POLL_MS } from '../kube/poll.ts';
 import { workloadState } from '../kube/workloads.ts';
@@ -19,6 +18,8 @@ import { originOf } from './origin.ts';
 import { findOriginal, notFoundMessage, recordAndScaleDown } from './original.ts';
 import { AUTOCREATED_ANNOTATION, standaloneOriginal } from './standalone.ts';
 import type { DevTarget } from './target.ts';
+import { checkDevelopable, kindWord, type OriginalKind, type OriginalObject } from './statefulset.ts';
+import { takeOverFirstPodClaims } from './statefulset-claims.ts';
 
 export interface ActivateOptions {
   extraEnv: Record<string, string>;
@@ -41,8 +42,10 @@ export interface Activated {
   pod: string;
   /** No original: `up` created a standalone dev Deployment (autocreate), which nothing follows. */
   standalone: boolean;
+  /** What the original is (what the original watch follows). */
+  kind: OriginalKind;
   /** The dev objects for a changed original, from the same inputs (original-watch.ts keeps the mirror in step). */
-  rebuild(original: DeploymentObject): DevObjects;
+  rebuild(original: OriginalObject): DevObjects;
 }
 
 export async function activate(client: KubeClient, t: DevTarget, o: ActivateOptions): Promise<Activated> {
@@ -58,8 +61,9 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
     const next = other.gone ? `run 'devtool down' here to take it over` : `run 'devtool down' there first`;
     throw new DevtoolError(`${t.devName} is already in development from ${other.where} (deployment ${name} in namespace ${t.namespace}); ${next}`);
   }
-  const original = found ?? standaloneOriginal(t.devName, t.dev.image ?? keptImage(mirror) ?? (await o.standaloneImage()));
-  const rebuild = (from: DeploymentObject) => {
+  if (found?.kind === 'StatefulSet') checkDevelopable(found);
+  const original: OriginalObject = found ?? standaloneOriginal(t.devName, t.dev.image ?? keptImage(mirror) ?? (await o.standaloneImage()));
+  const rebuild = (from: OriginalObject) => {
     const objects = buildDevObjects({
       original: from,
       devName: t.devName,
@@ -79,8 +83,9 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
   };
   const objects = rebuild(original);
   if (found) {
-    o.step(`scaling deployment ${original.metadata.name} to 0 (its replicas are recorded for 'devtool down')`);
+    o.step(`scaling ${kindWord(original.kind)} ${original.metadata.name} to 0 (its replicas are recorded for 'devtool down')`);
     await recordAndScaleDown(client, original, t);
+    if (original.kind === 'StatefulSet') await takeOverFirstPodClaims(client, original, { timeoutMs: o.timeoutMs, step: o.step });
   } else {
     o.step(
       `no deployment ${t.devName} to swap in namespace ${t.namespace}: creating the standalone dev deployment ${objects.deployment.metadata.name} (autocreate)`,
@@ -91,7 +96,7 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
   await applyObject(client, objects.deployment);
   o.step(`starting dev container ${objects.deployment.metadata.name}`);
   const pod = await waitForDevPod(client, t.devName, objects, o.timeoutMs);
-  return { objects, pod, rebuild, standalone: !found };
+  return { objects, pod, rebuild, standalone: !found, kind: original.kind };
 }
 
 /**

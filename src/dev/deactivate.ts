@@ -1,5 +1,5 @@
 /**
- * `down`: gives the original back exactly as `up` found it (its recorded replicas; devtool's
+ * `down`: gives the original (Deployment or StatefulSet) back exactly as `up` found it (its recorded replicas; devtool's
  * annotations removed), deletes the mirror and its Secret, waits for the dev pods to end and, with
  * --volumes, deletes the claim. Everything it needs is on the cluster, so it works after `up` was
  * killed. Re-running it is harmless. A dev container activated from a folder of this machine that
@@ -16,6 +16,7 @@ import { readMirror } from './activate.ts';
 import { AUTOCREATED_ANNOTATION } from './standalone.ts';
 import type { DevTarget } from './target.ts';
 import { sleep } from '../base/wait.ts';
+import { kindWord } from './statefulset.ts';
 
 export interface DeactivateOptions {
   volumes: boolean;
@@ -46,14 +47,22 @@ export async function deactivate(client: KubeClient, t: DevTarget, o: Deactivate
     await o.takeOver(other.localFolder);
   }
   let found = false;
-  if (original && rec) {
+  const restore = async () => {
+    if (!original || !rec) return;
     if (rec.hash && rec.hash !== originalSpecHash(original)) {
-      o.warn(`deployment ${original.metadata.name} changed while in dev mode (redeployed?): its replicas are restored, the rest is left as it is now`);
+      o.warn(
+        `${kindWord(original.kind)} ${original.metadata.name} changed while in dev mode (redeployed?): ` +
+          'its replicas are restored, the rest is left as it is now',
+      );
     }
     await restoreOriginal(client, original, rec);
-    o.step(`deployment ${original.metadata.name} restored to ${rec.replicas} replica${rec.replicas === 1 ? '' : 's'}`);
+    o.step(`${kindWord(original.kind)} ${original.metadata.name} restored to ${rec.replicas} replica${rec.replicas === 1 ? '' : 's'}`);
     found = true;
-  }
+  };
+  // A StatefulSet's first pod gets the claims the dev pod used: it starts once the dev pod is gone,
+  // so two pods never use the data at once. A Deployment is given back first (it serves sooner).
+  const afterDevPod = original?.kind === 'StatefulSet';
+  if (!afterDevPod) await restore();
   const removed = await remove(client, 'apps/v1', 'Deployment', 'deployments', name);
   if (removed && standalone?.metadata?.annotations?.[AUTOCREATED_ANNOTATION]) o.step(`standalone dev deployment ${name} deleted`);
   found = removed || found;
@@ -63,6 +72,7 @@ export async function deactivate(client: KubeClient, t: DevTarget, o: Deactivate
     `the dev pods of ${name} to end`,
     async () => (await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: `${DEV_POD_LABEL}=${t.devName}` })).items.length === 0,
   );
+  if (afterDevPod) await restore();
   if (o.volumes) {
     // The claim is only freed once no pod uses it: the delete is accepted at once and finishes then.
     if (await remove(client, 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', name)) {

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import { parse, stringify } from 'yaml';
 import { assertGolden } from '../../test/golden.ts';
 import type { DeploymentObject } from '../kube/objects.ts';
+import type { OriginalObject } from './statefulset.ts';
 import { buildDevObjects, syncSubPath } from './mirror.ts';
 import { loadManifestText } from '../manifest/load.ts';
 import type { DevService } from '../manifest/model.ts';
@@ -15,7 +16,7 @@ import { parseEnvList } from './spec.ts';
 const dir = join(import.meta.dirname, 'testdata');
 
 function build(name: string) {
-  const original = parse(readFileSync(join(dir, name, 'original.yaml'), 'utf8')) as DeploymentObject;
+  const original = parse(readFileSync(join(dir, name, 'original.yaml'), 'utf8')) as OriginalObject;
   const file = join(dir, name, 'devtool.yml');
   const [devName, dev] = Object.entries(loadManifestText(readFileSync(file, 'utf8'), file, { cwd: dir, env: {} }).services)[0]!;
   return buildDevObjects({

@@ -1,5 +1,5 @@
 /**
- * The objects of dev mode, built from the original Deployment without touching the cluster: the
+ * The objects of dev mode, built from the original Deployment (or StatefulSet) without touching the cluster: the
  * mirror Deployment `<name>-devtool`, the claim that keeps synced folders and agent state across
  * pod restarts, and the Secret holding the agent's contract (agent/README.md).
  *
@@ -14,11 +14,13 @@ import type { DeploymentObject, PersistentVolumeClaimObject } from '../kube/obje
 import { DEV_LABEL, DEV_POD_LABEL, FOLDER_ANNOTATION, ORIGINAL_ANNOTATION, SPEC_HASH_ANNOTATION, mirrorName, stableJson } from './names.ts';
 import { sha256 } from '../base/hash.ts';
 import type { DevService } from '../manifest/model.ts';
+import { kindWord, mirrorSourceSpec, type OriginalObject } from './statefulset.ts';
 
 export type SecretObject = V1Secret & { apiVersion: 'v1'; kind: 'Secret'; metadata: V1ObjectMeta & { name: string } };
 
 export interface MirrorInput {
-  original: DeploymentObject;
+  /** A Deployment or a StatefulSet (statefulset.ts: what of it the mirror takes). */
+  original: OriginalObject;
   /** The `services` key. */
   devName: string;
   dev: DevService;
@@ -93,10 +95,10 @@ export function buildDevObjects(input: MirrorInput): DevObjects {
         },
       };
 
-  const spec = structuredClone(original.spec);
-  if (!spec?.template.spec) throw new DevtoolError(`deployment ${original.metadata.name} has no pod template`);
+  const spec = mirrorSourceSpec(original);
+  if (!spec?.template.spec) throw new DevtoolError(`${kindWord(original.kind)} ${original.metadata.name} has no pod template`);
   const pod = spec.template.spec;
-  const index = devContainerIndex(pod.containers, dev.container, original.metadata.name);
+  const index = devContainerIndex(pod.containers, dev.container, `${kindWord(original.kind)} ${original.metadata.name}`);
   pod.containers[index] = devContainer(pod.containers[index]!, input);
 
   pod.initContainers = [agentInstaller(input.agentImage), ...(pod.initContainers ?? [])];
@@ -149,13 +151,11 @@ export function agentContract(hostPrivateKey: string, clientPublicKey: string, s
   return JSON.stringify({ version: 1, ssh, ...(syncthing ? { syncthing } : {}) }, null, 2);
 }
 
-function devContainerIndex(containers: V1Container[], wanted: string | undefined, deployment: string): number {
+function devContainerIndex(containers: V1Container[], wanted: string | undefined, workload: string): number {
   if (wanted === undefined) return 0;
   const i = containers.findIndex((c) => c.name === wanted);
   if (i < 0)
-    throw new DevtoolError(
-      `deployment ${deployment} has no container "${wanted}" (it has ${containers.map((c) => c.name).join(', ')}); fix "container" in the manifest`,
-    );
+    throw new DevtoolError(`${workload} has no container "${wanted}" (it has ${containers.map((c) => c.name).join(', ')}); fix "container" in the manifest`);
   return i;
 }
 

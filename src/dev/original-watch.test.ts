@@ -10,6 +10,7 @@ import type { DeploymentObject } from '../kube/objects.ts';
 import type { DevObjects } from './mirror.ts';
 import { FOLDER_ANNOTATION, ORIGINAL_ANNOTATION, REPLICAS_ANNOTATION, SPEC_HASH_ANNOTATION } from './names.ts';
 import { OriginalWatch, type DeploymentWatchApi } from './original-watch.ts';
+import type { OriginalKind } from './statefulset.ts';
 
 const FOLDER = 'f0ld3r';
 const MIRROR = 'web-dev';
@@ -21,6 +22,8 @@ class FakeDeployments implements DeploymentWatchApi {
   readonly objects = new Map<string, V1Deployment>();
   readonly watchers: Watcher[] = [];
   readonly calls: string[] = [];
+  /** What the originals are (the watcher names them so; the fake stores them alike). */
+  kind: OriginalKind = 'Deployment';
   /** The next lists that fail (the API server away). */
   failLists = 0;
   /** The next merge patches that get a 409 (someone wrote in between). */
@@ -66,6 +69,11 @@ class FakeDeployments implements DeploymentWatchApi {
     const w: Watcher = { name, event, done, open: true };
     this.watchers.push(w);
     return { abort: () => (w.open = false) };
+  }
+
+  /** The mirror lives in the same map: the fake's originals are Deployments too. */
+  readMirror(name: string): Promise<V1Deployment> {
+    return this.read(name);
   }
 
   async read(name: string): Promise<V1Deployment> {
@@ -187,6 +195,21 @@ test('a redeployed original is scaled back to zero, its new replicas recorded fo
   assert.equal(api.objects.get('web')!.metadata!.annotations![REPLICAS_ANNOTATION], '2');
   assert.deepEqual(notices, ["deployment web was redeployed with 2 replicas: scaled back to 0 while the dev container is active ('devtool down' restores 2)"]);
   assert.ok(!api.calls.some((c) => c.startsWith('replace')), 'same pod template: the mirror is not replaced');
+});
+
+test('a StatefulSet original is followed alike, and named as one', async () => {
+  const api = activated();
+  api.kind = 'StatefulSet';
+  const { notices } = start(api);
+  await eventually('the watch is open', () => api.openWatches().length === 1);
+  api.put(original({ replicas: 3 }));
+  await eventually('the original is back at 0', () => replicasOf(api, 'web') === 0);
+  api.put(original({ image: 'web:2' }));
+  await eventually('the mirror is replaced', () => api.objects.get(MIRROR)!.spec!.template.spec!.containers[0]!.image === 'web:2');
+  assert.deepEqual(notices, [
+    "statefulset web was redeployed with 3 replicas: scaled back to 0 while the dev container is active ('devtool down' restores 3)",
+    'statefulset web changed: dev container web-dev updated to match (its pod restarts with the new settings)',
+  ]);
 });
 
 test("a change of the original's pod template replaces the mirror with one rebuilt from it", async () => {

@@ -1,5 +1,5 @@
 /**
- * While `up` runs, the dev container follows its original Deployment (the States table: "a
+ * While `up` runs, the dev container follows its original Deployment or StatefulSet (the States table: "a
  * watcher keeps the mirror definition up to date with the original"):
  *
  * - the original's pod template changes (`kubectl set env deployment/x`, a new image, a new
@@ -19,23 +19,28 @@
  * re-watched whenever it ends: the server's timeout, a 410 Gone, a dropped connection or an API
  * server restart, with a backoff while the API server is away.
  *
- * The watcher reaches the cluster only through DeploymentWatchApi (deploymentWatchApi(client) is
- * the real one), so its decisions are unit-tested against an in-memory Deployment.
+ * The watcher reaches the cluster only through DeploymentWatchApi (deploymentWatchApi(client, kind)
+ * is the real one), so its decisions are unit-tested against an in-memory Deployment.
  */
 import * as k8s from '@kubernetes/client-node';
 import { DevtoolError } from '../base/errors.ts';
 import { isNotFound, isTransient, withTimeout, type KubeClient } from '../kube/client.ts';
 import { describeKubeError } from '../kube/config.ts';
-import type { DeploymentObject } from '../kube/objects.ts';
 import type { Logger } from '../log/logger.ts';
 import type { DevObjects } from './mirror.ts';
 import { FOLDER_ANNOTATION, ORIGINAL_ANNOTATION, SPEC_HASH_ANNOTATION } from './names.ts';
-import { recordAnnotations, recorded } from './original.ts';
+import { asOriginal, recordAnnotations, recorded } from './original.ts';
+import { kindWord, type OriginalKind, type OriginalObject } from './statefulset.ts';
 
-/** The Deployment API the watcher uses, in the dev container's namespace, and nothing more. */
+/** The original as the API server gives it (a mirror is always a Deployment). */
+type Workload = k8s.V1Deployment | k8s.V1StatefulSet;
+
+/** The workload API the watcher uses, in the dev container's namespace, and nothing more. */
 export interface DeploymentWatchApi {
-  /** The Deployments named `name` (none or one), and the resourceVersion of the list to watch from. */
-  list(name: string): Promise<{ items: k8s.V1Deployment[]; resourceVersion?: string }>;
+  /** What the original is: list, watch, read and mergePatch are of this kind; readMirror and replace of Deployments. */
+  readonly kind: OriginalKind;
+  /** The originals named `name` (none or one), and the resourceVersion of the list to watch from. */
+  list(name: string): Promise<{ items: Workload[]; resourceVersion?: string }>;
   /**
    * Watches the Deployment `name`: `event` for each change (ERROR carries a Status), then `done`
    * once, with the error or undefined when the server ended the watch. Resolves once the watch is
@@ -44,23 +49,30 @@ export interface DeploymentWatchApi {
   watch(
     name: string,
     query: { resourceVersion?: string; timeoutSeconds: number },
-    event: (type: string, object: k8s.V1Deployment | k8s.V1Status) => void,
+    event: (type: string, object: Workload | k8s.V1Status) => void,
     done: (err: unknown) => void,
   ): Promise<{ abort(): void }>;
-  read(name: string): Promise<k8s.V1Deployment>;
-  /** A JSON merge patch. */
+  /** The original. */
+  read(name: string): Promise<Workload>;
+  /** A JSON merge patch of the original. */
   mergePatch(name: string, body: object): Promise<unknown>;
-  /** A replace: carries the body's resourceVersion, so a 409 if it changed, and never creates. */
+  /** The mirror Deployment. */
+  readMirror(name: string): Promise<k8s.V1Deployment>;
+  /** A replace of the mirror: carries the body's resourceVersion, so a 409 if it changed, and never creates. */
   replace(name: string, body: k8s.V1Deployment): Promise<unknown>;
 }
 
-/** The DeploymentWatchApi of a client's namespace. */
-export function deploymentWatchApi(client: KubeClient): DeploymentWatchApi {
+/** The DeploymentWatchApi of a client's namespace, for an original of this kind. */
+export function deploymentWatchApi(client: KubeClient, kind: OriginalKind = 'Deployment'): DeploymentWatchApi {
   const namespace = client.namespace;
-  const path = `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/deployments`;
+  const sts = kind === 'StatefulSet';
+  const path = `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/${sts ? 'statefulsets' : 'deployments'}`;
+  const asMergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
   return {
+    kind,
     list: async (name) => {
-      const list = await client.apps.listNamespacedDeployment({ namespace, fieldSelector: `metadata.name=${name}` });
+      const query = { namespace, fieldSelector: `metadata.name=${name}` };
+      const list = sts ? await client.apps.listNamespacedStatefulSet(query) : await client.apps.listNamespacedDeployment(query);
       return { items: list.items, resourceVersion: list.metadata?.resourceVersion };
     },
     watch: (name, { resourceVersion, timeoutSeconds }, event, done) =>
@@ -70,9 +82,12 @@ export function deploymentWatchApi(client: KubeClient): DeploymentWatchApi {
         event,
         done,
       ),
-    read: (name) => client.apps.readNamespacedDeployment({ name, namespace }),
+    read: (name) => (sts ? client.apps.readNamespacedStatefulSet({ name, namespace }) : client.apps.readNamespacedDeployment({ name, namespace })),
     mergePatch: (name, body) =>
-      client.apps.patchNamespacedDeployment({ name, namespace, body }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch)),
+      sts
+        ? client.apps.patchNamespacedStatefulSet({ name, namespace, body }, asMergePatch)
+        : client.apps.patchNamespacedDeployment({ name, namespace, body }, asMergePatch),
+    readMirror: (name) => client.apps.readNamespacedDeployment({ name, namespace }),
     replace: (name, body) => client.apps.replaceNamespacedDeployment({ name, namespace, body }),
   };
 }
@@ -86,7 +101,7 @@ export interface OriginalWatchOptions {
   /** The objects `up` applied. */
   objects: DevObjects;
   /** The dev objects for another version of the original, from `up`'s inputs. */
-  rebuild(original: DeploymentObject): DevObjects;
+  rebuild(original: OriginalObject): DevObjects;
   /** One-line notices for the user. */
   notice(message: string): void;
   log: Pick<Logger, 'debug'>;
@@ -108,7 +123,9 @@ export class OriginalWatch {
   private uid?: string;
   /** The spec hash of the mirror as last applied. */
   private applied: string | undefined;
-  private pending?: { original: DeploymentObject | undefined };
+  private pending?: { original: OriginalObject | undefined };
+  /** "deployment" or "statefulset", for notices. */
+  private readonly kind: string;
   private draining?: Promise<void>;
   private gone = false;
   private lastProblem = '';
@@ -116,6 +133,7 @@ export class OriginalWatch {
   constructor(private readonly o: OriginalWatchOptions) {
     this.name = o.objects.deployment.metadata.annotations?.[ORIGINAL_ANNOTATION] ?? '';
     this.applied = o.objects.deployment.metadata.annotations?.[SPEC_HASH_ANNOTATION];
+    this.kind = kindWord(o.deployments.kind);
     void this.loop();
   }
 
@@ -135,8 +153,8 @@ export class OriginalWatch {
     while (!this.stopped) {
       let healthy = false;
       try {
-        const list = await withTimeout(this.o.deployments.list(this.name), 30_000, `reading deployment ${this.name}`);
-        this.enqueue(list.items[0] ? asObject(list.items[0]) : undefined);
+        const list = await withTimeout(this.o.deployments.list(this.name), 30_000, `reading ${this.kind} ${this.name}`);
+        this.enqueue(list.items[0] ? this.asObject(list.items[0]) : undefined);
         healthy = await this.watchFrom(list.resourceVersion);
       } catch (err) {
         this.o.log.debug(`original watch of ${this.name}: ${describeKubeError(err)}`);
@@ -172,7 +190,7 @@ export class OriginalWatch {
         .watch(
           this.name,
           { ...(resourceVersion ? { resourceVersion } : {}), timeoutSeconds: WATCH_SECONDS },
-          (type: string, object: k8s.V1Deployment | k8s.V1Status) => {
+          (type: string, object: Workload | k8s.V1Status) => {
             // ERROR carries a Status, typically 410 Gone (the resourceVersion is too old): re-list.
             if (type === 'ERROR')
               return end(
@@ -180,7 +198,7 @@ export class OriginalWatch {
                 (object as k8s.V1Status).code === 410,
               );
             if (type === 'BOOKMARK') return;
-            this.enqueue(type === 'DELETED' ? undefined : asObject(object as k8s.V1Deployment));
+            this.enqueue(type === 'DELETED' ? undefined : this.asObject(object as Workload));
           },
           (err: unknown) => end(err ? describeKubeError(err) : 'closed by the server', !err),
         )
@@ -195,7 +213,7 @@ export class OriginalWatch {
   }
 
   /** Only the latest state matters: states that arrive while one is handled are coalesced. */
-  private enqueue(original: DeploymentObject | undefined): void {
+  private enqueue(original: OriginalObject | undefined): void {
     this.pending = { original };
     this.draining ??= this.drain().finally(() => (this.draining = undefined));
   }
@@ -211,18 +229,18 @@ export class OriginalWatch {
         const message = err instanceof DevtoolError ? err.message : describeKubeError(err);
         this.o.log.debug(`original watch of ${this.name}: ${message}`);
         // Transient ones are retried by the next re-list; say anything else once.
-        if (!isTransient(err) && message !== this.lastProblem) this.o.notice(`cannot follow a change of deployment ${this.name}: ${message}`);
+        if (!isTransient(err) && message !== this.lastProblem) this.o.notice(`cannot follow a change of ${this.kind} ${this.name}: ${message}`);
         this.lastProblem = message;
       }
     }
   }
 
   /** Brings the original and the mirror in line with one observed state of the original. */
-  private async follow(observed: DeploymentObject | undefined): Promise<void> {
+  private async follow(observed: OriginalObject | undefined): Promise<void> {
     let original = observed;
     for (let attempt = 1; ; attempt++) {
       if (!original) {
-        if (!this.gone) this.o.notice(`deployment ${this.name} was deleted; the dev container keeps running and is reactivated if it comes back`);
+        if (!this.gone) this.o.notice(`${this.kind} ${this.name} was deleted; the dev container keeps running and is reactivated if it comes back`);
         this.gone = true;
         return;
       }
@@ -243,14 +261,14 @@ export class OriginalWatch {
    * Scales a redeployed original back to zero, recording its new replicas for `down`. Returns false
    * when the original is not ours to touch (restored by `down`, or taken over from elsewhere).
    */
-  private async reactivate(original: DeploymentObject): Promise<boolean> {
+  private async reactivate(original: OriginalObject): Promise<boolean> {
     const annotations = original.metadata.annotations ?? {};
     this.uid ??= original.metadata.uid;
     const ours = annotations[FOLDER_ANNOTATION] === this.o.folder && recorded(original) !== undefined;
     // Deleted and created anew (a new UID) loses devtool's annotations; `down` keeps the UID.
     const recreated = original.metadata.uid !== this.uid && !annotations[FOLDER_ANNOTATION] && !recorded(original);
     if (!ours && !recreated) {
-      this.o.log.debug(`original watch: deployment ${this.name} is no longer marked for this folder ('devtool down' restored it?); leaving it alone`);
+      this.o.log.debug(`original watch: ${this.kind} ${this.name} is no longer marked for this folder ('devtool down' restored it?); leaving it alone`);
       return false;
     }
     const replicas = original.spec?.replicas ?? 1;
@@ -262,14 +280,14 @@ export class OriginalWatch {
     });
     this.uid = original.metadata.uid;
     this.o.notice(
-      `deployment ${this.name} was ${recreated ? 'recreated' : 'redeployed'} with ${replicas} replica${replicas === 1 ? '' : 's'}: scaled back to ` +
+      `${this.kind} ${this.name} was ${recreated ? 'recreated' : 'redeployed'} with ${replicas} replica${replicas === 1 ? '' : 's'}: scaled back to ` +
         `0 while the dev container is active ('devtool down' restores ${replicas})`,
     );
     return true;
   }
 
   /** Replaces the mirror when the original's pod template changed; never creates it. */
-  private async updateMirror(original: DeploymentObject): Promise<void> {
+  private async updateMirror(original: OriginalObject): Promise<void> {
     const next = this.o.rebuild(original).deployment;
     const hash = next.metadata.annotations?.[SPEC_HASH_ANNOTATION];
     if (hash === this.applied) return;
@@ -277,7 +295,7 @@ export class OriginalWatch {
     for (let attempt = 1; ; attempt++) {
       let live: k8s.V1Deployment;
       try {
-        live = await this.o.deployments.read(name);
+        live = await this.o.deployments.readMirror(name);
       } catch (err) {
         if (isNotFound(err)) return; // removed by `down`: it stays removed
         throw err;
@@ -299,12 +317,16 @@ export class OriginalWatch {
       }
     }
     this.applied = hash;
-    this.o.notice(`deployment ${this.name} changed: dev container ${name} updated to match (its pod restarts with the new settings)`);
+    this.o.notice(`${this.kind} ${this.name} changed: dev container ${name} updated to match (its pod restarts with the new settings)`);
   }
 
-  private async read(): Promise<DeploymentObject | undefined> {
+  private asObject(d: Workload): OriginalObject {
+    return asOriginal(this.o.deployments.kind, d);
+  }
+
+  private async read(): Promise<OriginalObject | undefined> {
     try {
-      return asObject(await this.o.deployments.read(this.name));
+      return this.asObject(await this.o.deployments.read(this.name));
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -312,11 +334,7 @@ export class OriginalWatch {
   }
 }
 
-function asObject(d: k8s.V1Deployment): DeploymentObject {
-  return { ...d, apiVersion: 'apps/v1', kind: 'Deployment', metadata: { ...d.metadata, name: d.metadata!.name! } } as DeploymentObject;
-}
-
-/** Starts following the original of an activated dev container; `stop()` it when `up` ends. */
-export function watchOriginal({ client, ...o }: Omit<OriginalWatchOptions, 'deployments'> & { client: KubeClient }): OriginalWatch {
-  return new OriginalWatch({ ...o, deployments: deploymentWatchApi(client) });
+/** Starts following the original (of this kind) of an activated dev container; `stop()` it when `up` ends. */
+export function watchOriginal({ client, kind, ...o }: Omit<OriginalWatchOptions, 'deployments'> & { client: KubeClient; kind: OriginalKind }): OriginalWatch {
+  return new OriginalWatch({ ...o, deployments: deploymentWatchApi(client, kind) });
 }

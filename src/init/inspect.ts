@@ -35,7 +35,7 @@ export interface Inspection {
   readonly charts: string[];
   /** The `name` of each chart's Chart.yaml, by folder (none when it has no plain string name). */
   readonly chartNames: Readonly<Record<string, string>>;
-  /** Names of the Deployments those manifests define, shallowest folder first, then in file order. */
+  /** Names of the Deployments and StatefulSets (what `up` swaps) those manifests define, shallowest folder first, then in file order. */
   readonly deployments: string[];
   readonly language?: Language;
 }
@@ -125,13 +125,14 @@ export function isKubernetesManifest(text: string): boolean {
   return /^apiVersion:\s*\S/m.test(text) && /^kind:\s*\S/m.test(text);
 }
 
-/** The names of the Deployments of a (multi-document) manifest file; a file that does not parse has none. */
+/** The names of the Deployments and StatefulSets of a (multi-document) manifest file; a file that does not parse has none. */
 export function deploymentNames(text: string): string[] {
   const names: string[] = [];
   for (const doc of parseAllDocuments(text)) {
     if (doc.errors.length) continue;
     const d = doc.toJS() as { kind?: unknown; metadata?: { name?: unknown } } | null;
-    if (d && typeof d === 'object' && d.kind === 'Deployment' && typeof d.metadata?.name === 'string') names.push(d.metadata.name);
+    if (d && typeof d === 'object' && (d.kind === 'Deployment' || d.kind === 'StatefulSet') && typeof d.metadata?.name === 'string')
+      names.push(d.metadata.name);
   }
   return names;
 }

@@ -92,6 +92,11 @@ test('the Deployments of Kubernetes manifests name the dev container; nothing to
     'web',
   ]);
   assert.deepEqual(deploymentNames('kind: [unclosed\n'), []);
+  // A StatefulSet is swapped as a Deployment is (docs/dev-containers.md, "StatefulSets").
+  assert.deepEqual(
+    deploymentNames('apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\n---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: d}\n'),
+    ['db'],
+  );
   const k8s = inspectFolder(join(testdata, 'node-k8s'));
   assert.deepEqual(k8s.deployments, ['web']);
   const kubectl = deployMethods(k8s)[0]!;

@@ -92,8 +92,8 @@ export function helmRelease(i: Inspection, chart: string, app: string): string {
 }
 
 /**
- * Whether `up` will find no Deployment to swap, so that the dev container is created standalone
- * (`autocreate: true`): no deploy method, or Kubernetes manifests that define no Deployment. A chart's
+ * Whether `up` will find no Deployment or StatefulSet to swap, so that the dev container is created standalone
+ * (`autocreate: true`): no deploy method, or Kubernetes manifests that define neither. A chart's
  * and a Compose file's workloads are their own: there, a wrong name stays an error.
  */
 export function nothingToSwap(i: Inspection, deploy: DeployMethod): boolean {

@@ -81,7 +81,10 @@ test('Kubernetes manifests: init proposes kubectl apply and the Deployment they 
   writeProject(cwd, { 'typo.yml': 'services:\n  helo:\n    sync: [".:/app"]\n' });
   const typo = runDevtool(['up', '--file', 'typo.yml'], { cwd, env, timeoutMs: 60_000 });
   assert.equal(typo.code, 1, typo.stderr);
-  assert.match(typo.stderr, /no Deployment named "helo" in namespace \S+: .*or set services\.helo\.autocreate: true for a standalone dev container/);
+  assert.match(
+    typo.stderr,
+    /no Deployment or StatefulSet named "helo" in namespace \S+: .*or set services\.helo\.autocreate: true for a standalone dev container/,
+  );
   assert.deepEqual(await devLeftovers(s, 'helo'), []);
 });
 

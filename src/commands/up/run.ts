@@ -35,7 +35,7 @@ export const runUp: CommandHandler<typeof upOptions> = async (f, inv) => {
     for (const x of syncPlan?.folders ?? []) progress.step(`sync ${describeFolder(x, t.manifest.folder)}`);
     for (const note of t.skipped) progress.warn(note);
     await deployIfNeeded(f, t, client, inv.opts.deploy, progress);
-    const { objects, pod, rebuild, standalone } = await activate(client, t, {
+    const { objects, pod, rebuild, standalone, kind } = await activate(client, t, {
       syncthing: syncPlan?.remoteSection,
       extraEnv,
       agentImage: image,
@@ -47,7 +47,7 @@ export const runUp: CommandHandler<typeof upOptions> = async (f, inv) => {
     });
     // Keeps the mirror in step with the original while `up` runs (src/dev/original-watch.ts); a standalone one has none.
     if (!standalone)
-      originalWatch = watchOriginal({ client, folder: t.folder, origin: t.origin, objects, rebuild, notice: (m) => progress.warn(m), log: f.log });
+      originalWatch = watchOriginal({ client, kind, folder: t.folder, origin: t.origin, objects, rebuild, notice: (m) => progress.warn(m), log: f.log });
     tunnel = new DevTunnel({
       client,
       devName: t.devName,

@@ -17,9 +17,9 @@ export const upCommand = command({
   name: 'up',
   summary: 'Activate a development container: file sync and port forwarding',
   description:
-    'Swaps the original deployment for a development container defined in the manifest `services` section, with two-way file synchronization and ' +
-    'port forwarding. Builds images and runs the deploy commands if needed: when the deployment to develop does not exist yet, or always with ' +
-    '--deploy.\n' +
+    'Swaps the original deployment or statefulset for a development container defined in the manifest `services` section, with two-way file ' +
+    'synchronization and port forwarding. Builds images and runs the deploy commands if needed: when the workload to develop does not exist yet, ' +
+    'or always with --deploy.\n' +
     'Next to a Compose file (and no devtool.yml), the Compose services that mount a host folder are the development containers: those folders ' +
     'are synchronized and their published ports forwarded.',
   args: [{ name: 'devName' }],
