@@ -21,7 +21,7 @@ type ApiClass<T> = new (config: k8s.Configuration) => T;
 const auths = new WeakMap<k8s.KubeConfig, k8s.SecurityAuthentication>();
 
 /** `kc.makeApiClient(api)`, with one keep-alive agent for the TLS settings the kubeconfig gives. */
-export function makeKeepAliveApiClient<T>(mod: typeof k8s, kc: k8s.KubeConfig, api: ApiClass<T>): T {
+export function makeKeepAliveApiClient<T extends object>(mod: typeof k8s, kc: k8s.KubeConfig, api: ApiClass<T>): T {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
   let auth = auths.get(kc);
