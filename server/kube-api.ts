@@ -6,7 +6,8 @@
  * Here the kubeconfig still authenticates each request (a token read afresh, an exec plugin's
  * output); only the agent is shared while its TLS material stays the same.
  */
-import { Agent, type AgentOptions } from 'node:https';
+import { request as httpRequest } from 'node:http';
+import { Agent, type AgentOptions, request as httpsRequest } from 'node:https';
 import type * as k8s from '@kubernetes/client-node';
 
 /**
@@ -29,7 +30,47 @@ export function makeKeepAliveApiClient<T extends object>(mod: typeof k8s, kc: k8
     auth = keepAliveAuth(kc);
     auths.set(kc, auth);
   }
-  return retryingReads(new api(mod.createConfiguration({ baseServer: new mod.ServerConfiguration(cluster.server, {}), authMethods: { default: auth } })));
+  const config = mod.createConfiguration({
+    baseServer: new mod.ServerConfiguration(cluster.server, {}),
+    authMethods: { default: auth },
+    httpApi: nodeHttpLibrary(mod),
+  });
+  return retryingReads(new api(config));
+}
+
+/**
+ * client-node's transport on node:http(s) instead of node-fetch 2, whose check of chunked bodies
+ * misfires on kept-alive sockets that are reused: it failed complete answers with "Premature
+ * close" (node-fetch#1767) as soon as requests ran side by side (a preview list, the sweeper).
+ * The body is read whole: the API server's answers to these clients are small objects and lists.
+ */
+export function nodeHttpLibrary(mod: typeof k8s): k8s.HttpLibrary {
+  return mod.wrapHttpLibrary({
+    send: (request) =>
+      new Promise<k8s.ResponseContext>((resolve, reject) => {
+        const body = request.getBody();
+        if (body !== undefined && typeof body !== 'string' && !Buffer.isBuffer(body)) {
+          reject(new Error('kube-api: only string bodies are sent'));
+          return;
+        }
+        const url = new URL(request.getUrl());
+        const signal = request.getSignal();
+        const options = { method: request.getHttpMethod().toString(), headers: request.getHeaders(), agent: request.getAgent(), ...(signal ? { signal } : {}) };
+        const req = (url.protocol === 'http:' ? httpRequest : httpsRequest)(url, options, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', reject);
+          res.on('end', () => {
+            const data = Buffer.concat(chunks);
+            const headers: Record<string, string> = {};
+            for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+            resolve(new mod.ResponseContext(res.statusCode ?? 0, headers, { text: async () => data.toString('utf8'), binary: async () => data }));
+          });
+        });
+        req.on('error', reject);
+        req.end(body);
+      }),
+  });
 }
 
 /** A failure of the connection itself (no HTTP answer): what a kept-alive socket closed by the server at that moment gives. */
