@@ -45,13 +45,17 @@ test('a destroy Job on the default branch, with --volumes, reading the manifest 
     'shop',
     '--namespace',
     'alice-devtool',
-    '--file',
-    'deploy/preview.yml',
     '--volumes',
     '--wait',
     '--timeout',
     '60s',
   ]);
+  // The file goes to the script, which passes --file when the checkout has it (a destroy runs on even
+  // when the branch, or the file, is gone).
+  assert.deepEqual(
+    job.spec?.template.spec?.containers[0]?.env?.find((e) => e.name === 'DESTROY_FILE'),
+    { name: 'DESTROY_FILE', value: 'deploy/preview.yml' },
+  );
 });
 
 test('with the longest pipeline name, every name and label value of the run fits Kubernetes', () => {

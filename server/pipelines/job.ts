@@ -113,9 +113,26 @@ if [ -s "$d/${KEY_GIT_TOKEN}" ]; then
   git config --global credential.helper '!f() { test "$1" = get && echo username=devtool && echo "password=$(cat ${CREDENTIALS_DIR}/${KEY_GIT_TOKEN})"; }; f'
 fi
 echo "devtool pipeline: cloning $REPOSITORY\${BRANCH:+ (branch $BRANCH)}"
-if [ -n "\${BRANCH:-}" ]; then git clone --quiet --depth 1 --branch "$BRANCH" -- "$REPOSITORY" /work/src
-else git clone --quiet --depth 1 -- "$REPOSITORY" /work/src; fi
+if [ -n "\${BRANCH:-}" ]; then cloned() { git clone --quiet --depth 1 --branch "$BRANCH" -- "$REPOSITORY" /work/src; }
+else cloned() { git clone --quiet --depth 1 -- "$REPOSITORY" /work/src; }; fi
+if ! cloned; then
+  # A destroy still runs when its branch is gone (a merged pull request's), or the repository:
+  # with the default branch's manifest, else without one (its destroy commands cannot run then).
+  [ "$1" = destroy ] || exit 1
+  rm -fr /work/src
+  if [ -n "\${BRANCH:-}" ] && git clone --quiet --depth 1 -- "$REPOSITORY" /work/src; then
+    echo "devtool pipeline: branch $BRANCH cannot be cloned: destroying with the default branch's manifest"
+  else
+    echo "devtool pipeline: the repository cannot be cloned: destroying without its manifest (no destroy commands run)"
+    mkdir -p /work/src && git init --quiet /work/src
+  fi
+fi
 cd /work/src
+# destroy --file: the file deploy was given, when this checkout has it.
+if [ -n "\${DESTROY_FILE:-}" ]; then
+  if [ -f "$DESTROY_FILE" ]; then set -- "$@" --file "$DESTROY_FILE"
+  else echo "devtool pipeline: $DESTROY_FILE is not in this checkout: destroying without it"; fi
+fi
 echo "${COMMIT_LINE_PREFIX}$(git rev-parse HEAD) (branch $(git rev-parse --abbrev-ref HEAD))"
 echo "devtool pipeline: devtool $*"
 ${LOAD_VARIABLES}exec devtool "$@"
@@ -124,8 +141,8 @@ ${LOAD_VARIABLES}exec devtool "$@"
 /** devtool's command line in the runner. */
 export function runnerArgs(input: RunnerJobInput): string[] {
   const args = [input.action, '--name', input.name, '--namespace', input.namespace];
-  // destroy reads the manifest deploy was given: its destroy commands.
-  if (input.file) args.push('--file', input.file);
+  // destroy reads the manifest deploy was given (DESTROY_FILE: the script passes it when the checkout has it).
+  if (input.file && input.action === 'deploy') args.push('--file', input.file);
   // deploy's --var values follow from the run's Secret (variableKey): none in the spec.
   if (input.action === 'destroy' && input.volumes) args.push('--volumes');
   args.push('--wait', '--timeout', `${input.timeoutSeconds}s`);
@@ -138,6 +155,7 @@ export function runnerJob(input: RunnerJobInput): k8s.V1Job {
   const env: k8s.V1EnvVar[] = [
     { name: 'REPOSITORY', value: input.repository },
     ...(input.branch ? [{ name: 'BRANCH', value: input.branch }] : []),
+    ...(input.action === 'destroy' && input.file ? [{ name: 'DESTROY_FILE', value: input.file }] : []),
     { name: 'NAMESPACE', value: input.namespace },
     { name: 'KUBECONFIG', value: '/tmp/kubeconfig' },
     { name: 'HOME', value: '/tmp/home' },

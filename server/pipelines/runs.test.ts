@@ -79,9 +79,11 @@ test('destroy runs with the recorded repository, and a successful one leaves no 
   jobs.get(run.job)!.state = { state: 'succeeded' };
   const d = await destroy(cluster, settings(), 'alice-devtool', 'shop', { volumes: true, timeoutSeconds: 60 });
   assert.equal(d.status, 'destroying');
-  const args = jobs.get(d.job)!.job.spec!.template.spec!.containers[0]!.args!;
-  // The manifest deploy was given: destroy reads its destroy commands.
-  assert.deepEqual(args, ['destroy', '--name', 'shop', '--namespace', 'alice-devtool', '--file', 'app/devtool.yml', '--volumes', '--wait', '--timeout', '60s']);
+  const container = jobs.get(d.job)!.job.spec!.template.spec!.containers[0]!;
+  assert.deepEqual(container.args, ['destroy', '--name', 'shop', '--namespace', 'alice-devtool', '--volumes', '--wait', '--timeout', '60s']);
+  // The manifest deploy was given (the script passes --file when the checkout has it), on the same branch.
+  const env = Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value]));
+  assert.deepEqual([env.DESTROY_FILE, env.BRANCH], ['app/devtool.yml', 'dev']);
   jobs.get(d.job)!.state = { state: 'succeeded' };
   assert.equal((await getRun(cluster, 'alice-devtool', 'shop', new Date())).status, 'destroyed');
   assert.equal(records.size, 0);

@@ -179,7 +179,7 @@ describe('pipeline deploy and destroy on the service', () => {
     assert.equal(destroyed.code, 0, destroyed.stderr);
     assert.match(destroyed.stderr, /✓ pipeline "kubectl-app" destroyed/);
     // The destroy command of deploy/preview.yml ran, with the deploy's variables, each value whole.
-    assert.match(destroyed.stdout, /devtool pipeline: devtool destroy --name kubectl-app --namespace \S+ --file deploy\/preview.yml /);
+    assert.match(destroyed.stdout, /devtool pipeline: devtool destroy --name kubectl-app --namespace \S+ .*--file deploy\/preview.yml/);
     assert.match(destroyed.stdout, /devtool pipeline: with 2 variable\(s\) of the deploy from the run's Secret/);
     assert.ok(destroyed.stdout.includes(`delete the configmap of hello [${note}]`), destroyed.stdout);
     assert.match(destroyed.stdout, /deleted for hello/);

@@ -218,6 +218,18 @@ describe('preview environments on the service', () => {
     console.log(`stale preview: ${seen.trim() || 'gone before a list showed it'}`);
   });
 
+  test('a preview whose branch is gone (a merged pull request) is destroyed all the same', async () => {
+    const name = `gone-${run}`;
+    const d = as('alice', ['preview', 'deploy', name, '--repository', quickRepo, '--branch', 'merged-and-deleted', '--wait']);
+    assert.equal(d.code, 1, d.stdout);
+    assert.match(d.stderr, /Remote branch merged-and-deleted not found/);
+    await svc.markForCleanup(name);
+    const destroyed = as('alice', ['preview', 'destroy', name, '--wait']);
+    assert.equal(destroyed.code, 0, `${destroyed.stdout}\n${destroyed.stderr}`);
+    assert.match(destroyed.stdout, /branch merged-and-deleted cannot be cloned: destroying with the default branch's manifest/);
+    assert.equal(await svc.core.readNamespace({ name }).catch(() => undefined), undefined);
+  });
+
   test('bad input: one line each, nothing created', () => {
     const bad = as('alice', ['preview', 'deploy', 'Bad_Name', '--repository', quickRepo]);
     assert.equal(bad.code, 2);
