@@ -2,8 +2,8 @@
  * Dev containers in locked-down namespaces and with non-root images (docs/dev-containers.md,
  * "Pod Security and non-root images"): `up` where Pod Security `restricted` or `baseline` is
  * enforced, with an image whose user (uid 1000) has no home and with a random uid in group 0 as
- * OpenShift assigns; and a dev section the policy refuses, which fails in one line before anything
- * changes.
+ * OpenShift assigns; a dev section the policy refuses, which fails in one line before anything
+ * changes; and a non-root image on storage that ignores fsGroup, which fails saying what to change.
  */
 import * as k8s from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
@@ -197,4 +197,30 @@ test('restricted: a dev section asking for root fails in one line before anythin
   await assert.rejects(apps.readNamespacedDeployment({ name: 'api-devtool', namespace: s.namespace }));
   await assert.rejects(s.core.readNamespacedSecret({ name: 'api-devtool', namespace: s.namespace }));
   await assert.rejects(s.core.readNamespacedPersistentVolumeClaim({ name: 'api-devtool', namespace: s.namespace }));
+});
+
+test('a non-root image on storage that ignores fsGroup fails in one line saying what to change', { timeout: 300_000 }, async (t) => {
+  // The local cluster's default storage is the in-tree host-path provisioner (folders root 0750,
+  // fsGroup not applied); on storage that applies fsGroup this case simply works.
+  const { s, apps, dev } = await setUp(
+    'restricted',
+    {
+      securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+      containers: [sleeper(uid1000Image(), compliant)],
+    },
+    'services:\n  api:\n    sync: [".:/app"]\n',
+  );
+  const classes = await s.kc.makeApiClient(k8s.StorageV1Api).listStorageClass();
+  const standard = classes.items.find((c) => c.metadata?.annotations?.['storageclass.kubernetes.io/is-default-class'] === 'true');
+  if (standard?.provisioner !== 'kubernetes.io/host-path') return t.skip(`the default storage class is ${standard?.provisioner}`);
+  const before_ = await apps.readNamespacedDeployment({ name: 'api', namespace: s.namespace });
+  const r = dev(['up'], 240_000);
+  assert.equal(r.code, 1, r.stderr);
+  const errors = lines(r.stderr).filter((l) => l.startsWith('Error:'));
+  assert.equal(errors.length, 1, r.stderr);
+  assert.match(errors[0]!, /state directory \/var\/devtool \(owner 0:0, mode 0750\) is not writable by uid 1000 /);
+  assert.match(errors[0]!, /its volume ignores the pod's securityContext\.fsGroup .*persistentVolume\.enabled: false in the manifest/);
+  const down = dev(['down', '--volumes'], 120_000);
+  assert.equal(down.code, 0, down.stderr);
+  assert.deepEqual((await apps.readNamespacedDeployment({ name: 'api', namespace: s.namespace })).spec, before_.spec);
 });
