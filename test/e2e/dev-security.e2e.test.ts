@@ -171,7 +171,7 @@ test('baseline: a random uid in group 0 (as OpenShift assigns) gets sync, exec a
   await developAs(c, RANDOM_UID, FORWARD);
 });
 
-test('restricted: a dev section asking for root fails in one line before anything changes', { timeout: 300_000 }, async () => {
+test('restricted: a dev section asking for root fails in one line before anything changes', { timeout: 300_000 }, async (t) => {
   const { s, apps, dev } = await setUp(
     'restricted',
     {
@@ -185,6 +185,7 @@ test('restricted: a dev section asking for root fails in one line before anythin
   assert.equal(r.code, 1, r.stderr);
   const [line, ...more] = lines(r.stderr).filter((l) => l.startsWith('Error:'));
   assert.equal(more.length, 0);
+  t.diagnostic(line!);
   assert.match(line!, new RegExp(`^Error: dev container api cannot run in namespace ${s.namespace}: its Pod Security policy "restricted"`));
   assert.match(line!, /runAsUser=0/);
   assert.match(line!, /NET_ADMIN/);
