@@ -83,6 +83,11 @@ func runSupervise(args []string) error {
 	} else if replaced {
 		logger.Printf("HOME=%s (the image's user has no writable home)", home)
 	}
+	if tmp, replaced, err := ensureTmp(stateDir); err != nil {
+		logger.Printf("no writable temporary folder for uid %d: %v", os.Getuid(), err)
+	} else if replaced {
+		logger.Printf("TMPDIR=%s (/tmp is not writable)", tmp)
+	}
 
 	self, err := os.Executable()
 	if err != nil {

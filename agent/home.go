@@ -33,6 +33,24 @@ func ensureHome(stateDir string) (string, bool, error) {
 	return home, true, os.Setenv(EnvHome, home)
 }
 
+// ensureTmp gives a container whose /tmp cannot be written (a read-only
+// root file system, as hardened pods ask) a TMPDIR in the state
+// directory: compilers, package managers and mktemp need one. A TMPDIR
+// already set, or a writable /tmp, is left alone.
+func ensureTmp(stateDir string) (string, bool, error) {
+	if tmp := os.Getenv("TMPDIR"); tmp != "" {
+		return tmp, false, nil
+	}
+	if writableDir(os.TempDir()) {
+		return os.TempDir(), false, nil
+	}
+	tmp := filepath.Join(stateDir, "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return "", false, err
+	}
+	return tmp, true, os.Setenv("TMPDIR", tmp)
+}
+
 func writableDir(path string) bool {
 	info, err := os.Stat(path)
 	return err == nil && info.IsDir() && unix.Access(path, unix.W_OK|unix.X_OK) == nil

@@ -37,3 +37,20 @@ func TestEnsureHomeKeepsAWritableHome(t *testing.T) {
 		t.Fatalf("home %q replaced %v err %v", home, replaced, err)
 	}
 }
+
+func TestEnsureTmpKeepsAGivenTMPDIR(t *testing.T) {
+	mine := t.TempDir()
+	t.Setenv("TMPDIR", mine)
+	tmp, replaced, err := ensureTmp(t.TempDir())
+	if err != nil || replaced || tmp != mine {
+		t.Fatalf("tmp %q replaced %v err %v", tmp, replaced, err)
+	}
+}
+
+func TestEnsureTmpKeepsAWritableTmp(t *testing.T) {
+	t.Setenv("TMPDIR", "")
+	tmp, replaced, err := ensureTmp(t.TempDir())
+	if err != nil || replaced || tmp != os.TempDir() {
+		t.Fatalf("tmp %q replaced %v err %v", tmp, replaced, err)
+	}
+}

@@ -9,7 +9,7 @@ import * as k8s from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { after, test, type TestContext } from 'node:test';
 import { crane } from '../../cluster/test-cluster.ts';
 import { lines, runDevtool } from './cli.ts';
 import { runInPty } from './pty.ts';
@@ -101,7 +101,13 @@ const compliant: k8s.V1SecurityContext = { allowPrivilegeEscalation: false, capa
  * terminal, and (`forward`: the manifest forwards it to 8080) a server of the dev container
  * answering here; `down` restores the original.
  */
-async function developAs(c: Awaited<ReturnType<typeof setUp>>, uid: number, forward?: number): Promise<void> {
+async function developAs(
+  t: TestContext,
+  c: Awaited<ReturnType<typeof setUp>>,
+  uid: number,
+  opts: { forward?: number; readOnlyRoot?: boolean } = {},
+): Promise<void> {
+  const { forward, readOnlyRoot } = opts;
   const { s, apps, folder, env, dev } = c;
   const before_ = await apps.readNamespacedDeployment({ name: 'api', namespace: s.namespace });
   const up = await startUp(['-n', s.namespace], { env, cwd: folder });
@@ -118,6 +124,11 @@ async function developAs(c: Awaited<ReturnType<typeof setUp>>, uid: number, forw
   const home = dev(['exec', '--', 'sh', '-c', 'cd && touch .probe && pwd']);
   assert.equal(home.code, 0, home.stderr);
   assert.equal(home.stdout.trim(), '/var/devtool/home');
+  // And a temporary folder, also when the root file system is read-only (TMPDIR then on the volume).
+  const tmp = dev(['exec', '--', 'sh', '-c', 'f=$(mktemp) && echo x > "$f" && echo "$f"']);
+  assert.equal(tmp.code, 0, tmp.stderr);
+  t.diagnostic(`uid ${uid}: mktemp made ${tmp.stdout.trim()}`);
+  if (readOnlyRoot) assert.match(tmp.stdout.trim(), /^\/var\/devtool\/tmp\//);
 
   // Container -> laptop, and an edit here that arrives there owned by the user.
   assert.equal(dev(['exec', '--', 'sh', '-c', 'echo container > /app/from-container.txt']).code, 0);
@@ -150,16 +161,16 @@ async function developAs(c: Awaited<ReturnType<typeof setUp>>, uid: number, forw
   assert.deepEqual(restored.spec, before_.spec);
 }
 
-test('restricted: an image running as uid 1000 with no home gets sync, exec and a shell', { timeout: 600_000 }, async () => {
+test('restricted: an image running as uid 1000 with no home gets sync, exec and a shell', { timeout: 600_000 }, async (t) => {
   const c = await setUp('restricted', {
     // Seccomp on the container only: the agent's installer (an init container) must set its own.
     securityContext: { runAsNonRoot: true },
     containers: [sleeper(uid1000Image(), { ...compliant, seccompProfile: { type: 'RuntimeDefault' }, readOnlyRootFilesystem: true })],
   });
-  await developAs(c, 1000);
+  await developAs(t, c, 1000, { readOnlyRoot: true });
 });
 
-test('baseline: a random uid in group 0 (as OpenShift assigns) gets sync, exec and a shell', { timeout: 600_000 }, async () => {
+test('baseline: a random uid in group 0 (as OpenShift assigns) gets sync, exec and a shell', { timeout: 600_000 }, async (t) => {
   const c = await setUp(
     'baseline',
     {
@@ -168,7 +179,7 @@ test('baseline: a random uid in group 0 (as OpenShift assigns) gets sync, exec a
     },
     `${NON_ROOT_MANIFEST}    forward: ["${FORWARD}:8080"]\n`,
   );
-  await developAs(c, RANDOM_UID, FORWARD);
+  await developAs(t, c, RANDOM_UID, { forward: FORWARD });
 });
 
 test('restricted: a dev section asking for root fails in one line before anything changes', { timeout: 300_000 }, async (t) => {
