@@ -66,8 +66,7 @@ func runSupervise(args []string) error {
 	}
 	logDir := filepath.Join(stateDir, "logs")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return fmt.Errorf("state directory %s is not writable by uid %d gid %d (%w); "+
-			"mount it from a volume and set the pod's securityContext.fsGroup", stateDir, os.Getuid(), os.Getgid(), err)
+		return unwritableState(stateDir, err)
 	}
 
 	// The supervisor's own events go to the container log (kubectl logs)
@@ -78,6 +77,17 @@ func runSupervise(args []string) error {
 	}
 	defer own.Close()
 	logger := log.New(io.MultiWriter(os.Stderr, own), "devtool-agent: ", log.LstdFlags)
+	// Before any child starts: the SSH server's sessions and Syncthing inherit it.
+	if home, replaced, err := ensureHome(stateDir); err != nil {
+		logger.Printf("no writable home for uid %d: %v", os.Getuid(), err)
+	} else if replaced {
+		logger.Printf("HOME=%s (the image's user has no writable home)", home)
+	}
+	if tmp, replaced, err := ensureTmp(stateDir); err != nil {
+		logger.Printf("no writable temporary folder for uid %d: %v", os.Getuid(), err)
+	} else if replaced {
+		logger.Printf("TMPDIR=%s (/tmp is not writable)", tmp)
+	}
 
 	self, err := os.Executable()
 	if err != nil {

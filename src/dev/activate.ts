@@ -15,6 +15,7 @@ import { workloadState } from '../kube/workloads.ts';
 import { buildDevObjects, type DevObjects } from './mirror.ts';
 import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName, ORIGIN_ANNOTATION, SPEC_HASH_ANNOTATION } from './names.ts';
 import { originOf } from './origin.ts';
+import { checkPodSecurity } from './pod-security.ts';
 import { findOriginal, notFoundMessage, recordAndScaleDown } from './original.ts';
 import { AUTOCREATED_ANNOTATION, standaloneOriginal } from './standalone.ts';
 import type { DevTarget } from './target.ts';
@@ -82,6 +83,8 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
     return objects;
   };
   const objects = rebuild(original);
+  // Before anything changes: a dev pod the namespace's Pod Security policy refuses leaves the original as it was.
+  await checkPodSecurity(client, { devName: t.devName, dev: t.dev, mirror: objects.deployment, original: found });
   if (found) {
     o.step(`scaling ${kindWord(original.kind)} ${original.metadata.name} to 0 (its replicas are recorded for 'devtool down')`);
     await recordAndScaleDown(client, original, t);

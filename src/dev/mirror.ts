@@ -7,7 +7,7 @@
  * envFrom, volumes, sidecars and pod labels (existing Services route to it); only the dev
  * container is changed. Pure: the same input always gives the same objects (golden tests).
  */
-import type { V1Container, V1EnvVar, V1Secret, V1VolumeMount, V1ObjectMeta } from '@kubernetes/client-node';
+import type { V1Capabilities, V1Container, V1EnvVar, V1Secret, V1VolumeMount, V1ObjectMeta } from '@kubernetes/client-node';
 import { DevtoolError } from '../base/errors.ts';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../kube/labels.ts';
 import type { DeploymentObject, PersistentVolumeClaimObject } from '../kube/objects.ts';
@@ -62,6 +62,9 @@ export function devContainerName(pod: { spec?: { containers: { name: string; com
 /** Makes the claim's subPath directories writable by any UID (kubelet chowns volume roots to it). */
 export const DEFAULT_FS_GROUP = 4242;
 
+/** The devtool-bin image's user (agent/build.sh IMAGE_USER). */
+const AGENT_IMAGE_UID = 65532;
+
 const BIN_VOLUME = 'devtool-bin';
 const CONFIG_VOLUME = 'devtool-config';
 const DATA_VOLUME = 'devtool-data';
@@ -101,7 +104,7 @@ export function buildDevObjects(input: MirrorInput): DevObjects {
   const index = devContainerIndex(pod.containers, dev.container, `${kindWord(original.kind)} ${original.metadata.name}`);
   pod.containers[index] = devContainer(pod.containers[index]!, input);
 
-  pod.initContainers = [agentInstaller(input.agentImage), ...(pod.initContainers ?? [])];
+  pod.initContainers = [agentInstaller(input.agentImage, pod.securityContext?.runAsUser === 0), ...(pod.initContainers ?? [])];
   pod.volumes = [
     ...(pod.volumes ?? []).filter((v) => ![BIN_VOLUME, CONFIG_VOLUME, DATA_VOLUME].includes(v.name)),
     { name: BIN_VOLUME, emptyDir: {} },
@@ -159,13 +162,22 @@ function devContainerIndex(containers: V1Container[], wanted: string | undefined
   return i;
 }
 
-function agentInstaller(image: string): V1Container {
+/** `rootPod`: the original runs its pod as uid 0, which the installer's runAsNonRoot would refuse: it gets the image's user. */
+function agentInstaller(image: string, rootPod: boolean): V1Container {
   return {
     name: 'devtool-bin',
     image,
     imagePullPolicy: 'IfNotPresent',
     command: ['/devtool-bin/devtool-agent', 'install', AGENT_BIN_DIR],
-    securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true },
+    // Pod Security "restricted" as it is (the image's user is 65532): it writes only to its volume.
+    securityContext: {
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      runAsNonRoot: true,
+      ...(rootPod ? { runAsUser: AGENT_IMAGE_UID } : {}),
+      readOnlyRootFilesystem: true,
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
     resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } },
     volumeMounts: [{ name: BIN_VOLUME, mountPath: AGENT_BIN_DIR }],
   };
@@ -190,7 +202,9 @@ function devContainer(c: V1Container, input: MirrorInput): V1Container {
     out.securityContext = {
       ...out.securityContext,
       ...rest,
-      ...(capabilities ? { capabilities: { add: [...capabilities.add], drop: [...capabilities.drop] } } : {}),
+      // A list the manifest gives replaces the original's; one it leaves out is kept: adding
+      // NET_BIND_SERVICE must not lose the original's `drop: [ALL]` (Pod Security "restricted" needs it).
+      ...(capabilities ? { capabilities: mergedCapabilities(out.securityContext?.capabilities, capabilities) } : {}),
     };
   }
   // The agent is PID 1: it runs SSH and Syncthing and keeps the container up. The
@@ -222,6 +236,12 @@ function devContainer(c: V1Container, input: MirrorInput): V1Container {
   const taken = new Set(mounts.map((m) => m.mountPath));
   out.volumeMounts = [...(c.volumeMounts ?? []).filter((m) => !taken.has(m.mountPath)), ...mounts];
   return out;
+}
+
+function mergedCapabilities(original: V1Capabilities | undefined, dev: { add: string[]; drop: string[] }): V1Capabilities {
+  const add = dev.add.length ? dev.add : (original?.add ?? []);
+  const drop = dev.drop.length ? dev.drop : (original?.drop ?? []);
+  return { ...(add.length ? { add: [...add] } : {}), ...(drop.length ? { drop: [...drop] } : {}) };
 }
 
 /** A flat subPath per remote folder: "/app" -> "sync_app", "/" -> "sync_". */

@@ -32,6 +32,9 @@ export async function workloadState(client: KubeClient, ref: WorkloadRef): Promi
       const s = d.status ?? {};
       const progressFailed = s.conditions?.find((c) => c.type === 'Progressing' && c.status === 'False' && c.reason === 'ProgressDeadlineExceeded');
       if (progressFailed) return failedOrDiagnosed(client, ref, `rollout stalled: ${progressFailed.message ?? 'progress deadline exceeded'}`);
+      // Pod Security refusing its pods does not pass (a quota, also a ReplicaFailure, may): no pod would ever come.
+      const refused = s.conditions?.find((c) => c.type === 'ReplicaFailure' && c.status === 'True' && /violates PodSecurity/.test(c.message ?? ''));
+      if (refused) return { state: 'failed', reason: `its pods are refused: ${refused.message}` };
       if (
         (s.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0) &&
         (s.updatedReplicas ?? 0) >= want &&
