@@ -17,6 +17,8 @@ const dir = mkdtempSync(join(tmpdir(), 'devtool-kube-api-'));
 const server = createServer();
 let connections = 0;
 const authorizations: (string | undefined)[] = [];
+/** What the server read: method, path and body of each request. */
+const seen: string[] = [];
 let kubeconfig = '';
 
 before(async () => {
@@ -30,7 +32,12 @@ before(async () => {
   server.on('secureConnection', () => connections++);
   server.on('request', (req, res) => {
     authorizations.push(req.headers.authorization);
-    res.writeHead(200, { 'content-type': 'application/json' }).end('{"kind":"NamespaceList","apiVersion":"v1","metadata":{},"items":[]}');
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c));
+    req.on('end', () => {
+      seen.push(`${req.method} ${req.url} ${body}`.trim());
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"kind":"NamespaceList","apiVersion":"v1","metadata":{},"items":[]}');
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
@@ -109,4 +116,15 @@ test('reads are sent once more when the kept-alive connection was lost under the
   assert.deepEqual(calls, ['read', 'read', 'list', 'create']);
   assert.equal(isConnectionLoss(Object.assign(new Error('x'), { code: 'ECONNRESET' })), true);
   assert.equal(isConnectionLoss(refused), false);
+});
+
+test('a DELETE with a body on a kept-alive connection is framed: the next request on it is read whole', async () => {
+  seen.length = 0;
+  const opened = await connectionsFor(async (kc) => {
+    const core = makeKeepAliveApiClient(k8s, kc, k8s.CoreV1Api);
+    await core.deleteNamespacedSecret({ name: 's', namespace: 'n', body: { preconditions: { uid: 'é-1' } } }).catch(() => undefined);
+    await core.listNamespace();
+  });
+  assert.equal(opened, 1);
+  assert.deepEqual(seen, ['DELETE /api/v1/namespaces/n/secrets/s {"preconditions":{"uid":"é-1"}}', 'GET /api/v1/namespaces']);
 });
