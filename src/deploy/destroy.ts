@@ -38,6 +38,9 @@ export async function destroyEnvironment(client: KubeClient, opts: DestroyOption
   const deleted: string[] = [];
   const keptVolumes: string[] = [];
   for (const o of objects) {
+    // Its owner's deletion takes it (background propagation): deleting it too is redundant, and
+    // not always allowed (the built-in admin role may not delete a StatefulSet's ControllerRevisions).
+    if (o.owned) continue;
     if (o.kind.kind === 'PersistentVolumeClaim' && !opts.volumes) {
       keptVolumes.push(o.name);
       continue;

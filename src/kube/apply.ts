@@ -27,6 +27,8 @@ export async function applyObject<T extends KubernetesObject>(client: KubeClient
 export interface LabeledObject {
   kind: ResourceKind;
   name: string;
+  /** It has a controlling owner (a Deployment's ReplicaSet, a StatefulSet's ControllerRevision, their Pods): the garbage collector removes it with its owner. */
+  owned?: boolean;
 }
 
 /** Objects in the client's namespace that match the label selector: of the given kinds, else of every kind. */
@@ -38,8 +40,8 @@ export async function listByLabel(client: KubeClient, labelSelector: string, onl
         `${kind.apiVersion === 'v1' ? '/api/v1' : `/apis/${kind.apiVersion}`}/namespaces/${encodeURIComponent(client.namespace)}/${kind.resource}` +
         `?labelSelector=${encodeURIComponent(labelSelector)}`;
       try {
-        const list = await client.getJson<{ items: { metadata: { name: string } }[] }>(path);
-        return list.items.map((i) => ({ kind, name: i.metadata.name }));
+        const list = await client.getJson<{ items: { metadata: { name: string; ownerReferences?: { controller?: boolean }[] } }[] }>(path);
+        return list.items.map((i) => ({ kind, name: i.metadata.name, ...(i.metadata.ownerReferences?.some((r) => r.controller) ? { owned: true } : {}) }));
       } catch {
         return []; // a kind we may not list (RBAC) or an API that is down: skip, reported by callers that care
       }
