@@ -27,7 +27,10 @@ export async function applyObject<T extends KubernetesObject>(client: KubeClient
 export interface LabeledObject {
   kind: ResourceKind;
   name: string;
-  /** It has a controlling owner (a Deployment's ReplicaSet, a StatefulSet's ControllerRevision, their Pods): the garbage collector removes it with its owner. */
+  /**
+   * It has a controlling owner (a Deployment's ReplicaSet, a StatefulSet's ControllerRevision, their
+   * Pods): the garbage collector removes it with its owner.
+   */
   owned?: boolean;
 }
 
