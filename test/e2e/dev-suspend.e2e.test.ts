@@ -185,16 +185,19 @@ async function suspendRound(round: string, o: { deadPath: boolean }): Promise<nu
     'edited-here.txt=edited-here: on this machine during the suspend\n' +
     'edited-there.txt=edited-there: in the container during the suspend\n' +
     'untouched.txt=untouched: before the suspend\n';
-  let arrivedAt = 0;
+  // Each side's arrival on its own: the container's edits here, this machine's there.
+  let hereAt = 0;
+  let thereAt = 0;
   let lastRemote = '';
   await waitFor(
     'every edit on both sides',
     async () => {
-      if (localTree(round) !== expected) return false;
-      lastRemote = await containerTree(round);
-      if (lastRemote !== expected) return false;
-      arrivedAt = Date.now();
-      return true;
+      if (!hereAt && localTree(round) === expected) hereAt = Date.now();
+      if (!thereAt) {
+        lastRemote = await containerTree(round);
+        if (lastRemote === expected) thereAt = Date.now();
+      }
+      return hereAt > 0 && thereAt > 0;
     },
     180_000,
   ).catch((err: Error) => {
@@ -204,9 +207,11 @@ async function suspendRound(round: string, o: { deadPath: boolean }): Promise<nu
   const synchronizedAt = Date.now();
   await waitFor('the forwarded port answers', async () => (await forwardAnswer()).startsWith('SSH-2.0-'), 60_000);
   const forwardAt = Date.now();
+  const arrivedAt = Math.max(hereAt, thereAt);
   const seconds = (at: number) => ((at - continuedAt) / 1000).toFixed(1);
   console.log(
-    `${round}: suspend of ${SUSPEND_MS / 1000}s; from SIGCONT, every edit on the other side in ${seconds(arrivedAt)}s, ` +
+    `${round}: suspend of ${SUSPEND_MS / 1000}s; from SIGCONT, every edit on the other side in ${seconds(arrivedAt)}s ` +
+      `(the container's here in ${seconds(hereAt)}s, this machine's there in ${seconds(thereAt)}s), ` +
       `status 100.00% in ${seconds(synchronizedAt)}s, the forward answering in ${seconds(forwardAt)}s`,
   );
   // What up did on resume, for the record: the sleep noticed, the connection checked or redialled.
