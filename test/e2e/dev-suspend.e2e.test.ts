@@ -255,3 +255,24 @@ test('the same, when the network paths of up died during the suspend (no reset e
   // The SSH keepalive alone (3 unanswered probes, 5 s apart) would take 15 s to notice.
   assert.ok(seconds < 12, `every edit arrived ${seconds}s after SIGCONT`);
 });
+
+test('status is below 100.00% while the two Syncthings are not connected, though neither has anything to send', { timeout: 120_000 }, async () => {
+  await waitFor('status 100.00%', () => status() === 'Synchronization status: 100.00%', 60_000);
+  const devDir = join(env.DEVTOOL_HOME!, 'dev');
+  const [state] = readdirSync(devDir).map((d) => join(devDir, d));
+  const apiKey = (JSON.parse(readFileSync(join(state!, 'sync-keys.json'), 'utf8')) as { local: { apiKey: string } }).local.apiKey;
+  const { port } = JSON.parse(readFileSync(join(state!, 'syncthing-address.json'), 'utf8')) as { port: number };
+  const { remoteDevice } = JSON.parse(readFileSync(join(state!, 'sync-runtime.json'), 'utf8')) as { remoteDevice: string };
+  // The local end stops talking to the container's, as it does between a wake and its redial.
+  const device = async (action: 'pause' | 'resume') => {
+    const r = await fetch(`http://127.0.0.1:${port}/rest/system/${action}?device=${remoteDevice}`, { method: 'POST', headers: { 'X-API-Key': apiKey } });
+    assert.equal(r.status, 200, await r.text());
+  };
+  await device('pause');
+  try {
+    await waitFor('status below 100% while disconnected', () => status() === 'Synchronization status: 99.99%', 30_000);
+  } finally {
+    await device('resume');
+  }
+  await waitFor('status 100.00% once connected again', () => status() === 'Synchronization status: 100.00%', 60_000);
+});
