@@ -31,6 +31,8 @@ export interface ReconnectOptions<C extends Connection> {
 
 export const BACKOFF_MIN_MS = 250;
 export const BACKOFF_MAX_MS = 5000;
+/** verify(): a deadline passed this late (the event loop was busy) is extended by as much. */
+export const VERIFY_GRACE_MS = 200;
 /** A connection that lasted longer than this resets the backoff. */
 export const STABLE_MS = 10_000;
 
@@ -93,12 +95,21 @@ export class Reconnector<C extends Connection> {
     const c = this.current;
     if (!c || this.closed) return false;
     const answered = await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => {
-        // Not decided in the timers phase: a reply already waiting on the socket is read in the
-        // poll phase that follows, and setImmediate runs after it. A busy event loop (a sync
-        // read of many files) must not drop a healthy connection whose answer was only unread.
-        setImmediate(() => resolve(false));
-      }, timeoutMs);
+      // A busy event loop (a synchronous read of many files) must not drop a healthy connection
+      // whose answer is only unread: the answer crosses two sockets of this process (the
+      // port-forward's, then SSH's), each read in a later turn of the loop than the timer that
+      // fired late. So a deadline passed late gives the I/O a little more time, and one on time
+      // is decided after the poll phase that follows (setImmediate), not in the timers phase.
+      let due = performance.now() + timeoutMs;
+      let timer: NodeJS.Timeout;
+      const expire = () => {
+        const late = performance.now() - due;
+        if (late > VERIFY_GRACE_MS) {
+          due = performance.now() + VERIFY_GRACE_MS;
+          timer = setTimeout(expire, VERIFY_GRACE_MS);
+        } else setImmediate(() => resolve(false));
+      };
+      timer = setTimeout(expire, timeoutMs);
       probe(c).then(
         () => {
           clearTimeout(timer);
