@@ -5,15 +5,20 @@
 import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import { BACKOFF_MAX_MS, BACKOFF_MIN_MS, nextBackoff, Reconnector, STABLE_MS } from './reconnect.ts';
+import { BACKOFF_MAX_MS, BACKOFF_MIN_MS, nextBackoff, Reconnector, STABLE_MS, VERIFY_GRACE_MS } from './reconnect.ts';
 
 class FakeConnection extends EventEmitter {
   ended = false;
   constructor(readonly id: number) {
     super();
   }
+  destroyed = false;
   end(): void {
     this.ended = true;
+    this.drop();
+  }
+  destroy(): void {
+    this.destroyed = true;
     this.drop();
   }
   /** The pod restarts, the port-forward dies: the connection closes. */
@@ -94,7 +99,7 @@ test('after a drop it reconnects, says so, asks for the reverse forwards again, 
   assert.equal(await r.connection(), second, 'a live connection is handed out at once');
 });
 
-test('while the dev container is unreachable, the wait doubles from 500 ms up to 5 s; a connection that lasted starts it again at the minimum', async () => {
+test('while the dev container is unreachable, the wait doubles from 500 ms up to 5 s; a connection that lasted is redialled at once', async () => {
   const d = new FakeDevContainer();
   d.reachable = false;
   const r = started(d);
@@ -106,7 +111,13 @@ test('while the dev container is unreachable, the wait doubles from 500 ms up to
   const before = d.waits.length;
   c.drop();
   await eventually('reconnected', () => d.connections.length === 2);
-  assert.equal(d.waits[before], BACKOFF_MIN_MS, 'reset after a connection of more than 10 s');
+  assert.equal(d.waits[before], 0, 'no wait after a connection of more than 10 s');
+  // The new connection drops at once and the container stays away: the backoff starts again.
+  d.livesMs = 0;
+  d.reachable = false;
+  (await r.connection(1000)).drop();
+  await eventually('two more attempts', () => d.waits.length >= before + 3);
+  assert.deepEqual(d.waits.slice(before, before + 3), [0, BACKOFF_MIN_MS, 2 * BACKOFF_MIN_MS], 'then the backoff starts again from the minimum');
 });
 
 test('a connection that drops at once does not reset the backoff', async () => {
@@ -169,8 +180,74 @@ test('a dial that completes after close() is ended, not handed out', async () =>
   await eventually('the late connection is ended', () => late.ended);
 });
 
-test('nextBackoff: doubling, capped, reset by a stable connection', () => {
+test('nextBackoff: doubling, capped, none after a stable connection, the minimum after that', () => {
   assert.equal(nextBackoff(BACKOFF_MIN_MS, 0), 500);
   assert.equal(nextBackoff(4000, 9_999), BACKOFF_MAX_MS);
-  assert.equal(nextBackoff(BACKOFF_MAX_MS, STABLE_MS + 1), BACKOFF_MIN_MS);
+  assert.equal(nextBackoff(BACKOFF_MAX_MS, STABLE_MS + 1), 0);
+  assert.equal(nextBackoff(0, 10), BACKOFF_MIN_MS);
+});
+
+test('verify after a sleep: a connection that answers is kept', async () => {
+  const d = new FakeDevContainer();
+  const r = started(d);
+  const c = await r.connection(1000);
+  assert.equal(await r.verify(async () => undefined, 200), true);
+  assert.equal(c.ended, false);
+  assert.equal(await r.connection(), c);
+});
+
+test('verify after a sleep: a connection that does not answer in time is dropped and dialled again at once', async () => {
+  const d = new FakeDevContainer();
+  const r = started(d);
+  const c = await r.connection(1000);
+  d.livesMs = STABLE_MS + 1;
+  const t0 = Date.now();
+  assert.equal(await r.verify(() => new Promise(() => undefined), 50), false);
+  assert.ok(Date.now() - t0 < 1000);
+  assert.equal(c.destroyed, true, 'destroyed, not ended: a goodbye would never get through a dead path');
+  await eventually('a new connection', () => d.connections.length === 2);
+  assert.equal((await r.connection(1000)).id, 2);
+  assert.equal(d.waits.at(-1), 0, 'dialled again without a wait');
+});
+
+test('verify: a probe that cannot be sent counts as no answer; with no connection there is nothing to check', async () => {
+  const d = new FakeDevContainer();
+  const r = started(d);
+  const c = await r.connection(1000);
+  assert.equal(await r.verify(() => Promise.reject(new Error('Not connected')), 1000), false);
+  assert.equal(c.destroyed, true);
+  d.reachable = false;
+  await eventually('the drop is noticed', () => d.notices.length === 1);
+  assert.equal(await r.verify(async () => undefined, 50), false);
+});
+
+test('verify: an answer that arrives while the event loop is busy past the deadline still counts (busy is not dead)', async () => {
+  const d = new FakeDevContainer();
+  const r = started(d);
+  const c = await r.connection(1000);
+  // The answer comes through a socket pair, as it does through the port-forward's and SSH's
+  // sockets; the event loop is blocked past the deadline before either is read.
+  const { createServer, connect } = await import('node:net');
+  const server = createServer((s) => s.end('pong'));
+  await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
+  const port = (server.address() as { port: number }).port;
+  const answered = r.verify(
+    () =>
+      new Promise<void>((resolve, reject) => {
+        connect(port, '127.0.0.1')
+          .once('data', () => resolve())
+          .once('error', reject);
+      }),
+    5,
+  );
+  const until = Date.now() + VERIFY_GRACE_MS + 100;
+  while (Date.now() < until) {
+    // blocked, as a synchronous read of many files blocks it
+  }
+  try {
+    assert.equal(await answered, true);
+    assert.equal(c.destroyed, false);
+  } finally {
+    server.close();
+  }
 });

@@ -11,6 +11,8 @@ import type { Logger } from '../log/logger.ts';
 /** What the reconnector needs of a connection: to end it, and to hear when it has closed. */
 export interface Connection {
   end(): void;
+  /** Drops it at once, without a goodbye (one a dead network path would never deliver). */
+  destroy?(): void;
   once(event: 'close', listener: () => void): unknown;
 }
 
@@ -29,12 +31,18 @@ export interface ReconnectOptions<C extends Connection> {
 
 export const BACKOFF_MIN_MS = 250;
 export const BACKOFF_MAX_MS = 5000;
+/** verify(): a deadline passed this late (the event loop was busy) is extended by as much. */
+export const VERIFY_GRACE_MS = 200;
 /** A connection that lasted longer than this resets the backoff. */
 export const STABLE_MS = 10_000;
 
-/** The wait before the next attempt: quick failures double it (up to the maximum), a connection that lasted resets it. */
+/**
+ * The wait before the next attempt: a connection that lasted is redialled at once (after a
+ * suspend, or a dropped port-forward, every 250 ms counts: sync waits for it); quick failures
+ * double the wait from the minimum up to the maximum.
+ */
 export function nextBackoff(previousMs: number, lastedMs: number): number {
-  return lastedMs > STABLE_MS ? BACKOFF_MIN_MS : Math.min(previousMs * 2, BACKOFF_MAX_MS);
+  return lastedMs > STABLE_MS ? 0 : Math.min(Math.max(previousMs * 2, BACKOFF_MIN_MS), BACKOFF_MAX_MS);
 }
 
 export class Reconnector<C extends Connection> {
@@ -74,6 +82,51 @@ export class Reconnector<C extends Connection> {
       }, timeoutMs);
       this.waiters.push(waiter);
     });
+  }
+
+  /**
+   * Makes sure the current connection still answers (after the machine slept: wake.ts). `probe`
+   * resolves once the far end has answered anything; a connection that does not within `timeoutMs`
+   * is dropped at once, so the loop dials anew instead of waiting for the keepalive (15 s or more
+   * on a path that died while the machine slept: no reset ever arrives there). Resolves whether it
+   * answered.
+   */
+  async verify(probe: (c: C) => Promise<void>, timeoutMs: number): Promise<boolean> {
+    const c = this.current;
+    if (!c || this.closed) return false;
+    const answered = await new Promise<boolean>((resolve) => {
+      // A busy event loop (a synchronous read of many files) must not drop a healthy connection
+      // whose answer is only unread: the answer crosses two sockets of this process (the
+      // port-forward's, then SSH's), each read in a later turn of the loop than the timer that
+      // fired late. So a deadline passed late gives the I/O a little more time, and one on time
+      // is decided after the poll phase that follows (setImmediate), not in the timers phase.
+      let due = performance.now() + timeoutMs;
+      let timer: NodeJS.Timeout;
+      const expire = () => {
+        const late = performance.now() - due;
+        if (late > VERIFY_GRACE_MS) {
+          due = performance.now() + VERIFY_GRACE_MS;
+          timer = setTimeout(expire, VERIFY_GRACE_MS);
+        } else setImmediate(() => resolve(false));
+      };
+      timer = setTimeout(expire, timeoutMs);
+      probe(c).then(
+        () => {
+          clearTimeout(timer);
+          resolve(true);
+        },
+        () => {
+          clearTimeout(timer);
+          resolve(false);
+        },
+      );
+    });
+    if (!answered && this.current === c && !this.closed) {
+      this.o.log.debug(`dev tunnel: the connection did not answer within ${timeoutMs} ms; dropping it and dialling again`);
+      if (c.destroy) c.destroy();
+      else c.end();
+    }
+    return answered;
   }
 
   /** Ends the current connection and fails every waiter, at once; nothing is dialled after it. */

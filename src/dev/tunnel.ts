@@ -21,6 +21,10 @@ import { blobOfPublicKey } from './keys.ts';
 import type { ExecCapture, StdinWriter } from '../kube/exec.ts';
 import { AGENT_SSH_PORT, devContainerName } from './mirror.ts';
 import { Reconnector } from './reconnect.ts';
+import { watchWake } from './wake.ts';
+
+/** After a sleep, how long the SSH connection has to answer before it is dropped and dialled anew. */
+const WAKE_PROBE_MS = 3000;
 
 export interface TunnelOptions {
   client: KubeClient;
@@ -43,6 +47,7 @@ export class DevTunnel {
   /** A connection still in its handshake (up to its 30 s ready timeout). */
   private connecting?: ssh2.Client;
   private readonly sockets = new Set<Socket | Duplex>();
+  private stopWatchingWake = () => {};
 
   constructor(private readonly o: TunnelOptions) {
     this.link = new Reconnector({
@@ -70,6 +75,7 @@ export class DevTunnel {
       this.listeners.push(server);
     }
     this.link.start();
+    this.stopWatchingWake = watchWake((slept) => this.woke(slept));
     await this.connection(timeoutMs);
   }
 
@@ -108,12 +114,28 @@ export class DevTunnel {
    * `down` had removed the dev pod and the tunnel was reconnecting.)
    */
   close(): void {
+    this.stopWatchingWake();
     for (const s of this.listeners) s.close();
     this.pfServer?.close();
     // Ends the live connection and fails the waiters (their timers cleared).
     this.link.close();
     this.connecting?.end();
     for (const s of this.sockets) s.destroy();
+  }
+
+  /**
+   * The process did not run for `slept` ms (the machine slept, or `up` was stopped: wake.ts). The
+   * SSH connection may be dead without knowing it: the agent drops a client that has not answered
+   * its keepalive for 45 s, and after a real suspend the network path may be gone, so no reset
+   * ever arrives. One round trip tells; a connection that does not answer is dropped and dialled
+   * again at once, and the forwards and sync follow the new one.
+   */
+  private woke(slept: number): void {
+    this.o.log.debug(`dev tunnel: this process did not run for ${(slept / 1000).toFixed(1)} s (the machine slept or it was stopped); checking the connection`);
+    const started = Date.now();
+    void this.link.verify(probe, WAKE_PROBE_MS).then((answered) => {
+      if (answered) this.o.log.debug(`dev tunnel: the connection answered after the sleep in ${Date.now() - started} ms`);
+    });
   }
 
   private connectOnce(): Promise<ssh2.Client> {
@@ -203,6 +225,26 @@ export class DevTunnel {
     this.sockets.add(s);
     s.once('close', () => this.sockets.delete(s));
   }
+}
+
+/**
+ * One round trip on an SSH connection: a forward to port 0 in the dev container, which the agent
+ * refuses at once (no connection can be made there). Either answer, refusal or channel, proves the
+ * far end alive; nothing runs and nothing stays open. Rejects when it cannot even be sent.
+ */
+function probe(c: ssh2.Client): Promise<void> {
+  return new Promise((resolve, reject) => {
+    try {
+      c.forwardOut('127.0.0.1', 0, '127.0.0.1', 0, (err, ch) => {
+        ch?.close();
+        // 'No response from server': the connection ended before the answer.
+        if (err && /no response/i.test(err.message)) reject(err);
+        else resolve();
+      });
+    } catch (err) {
+      reject(err as Error);
+    }
+  });
 }
 
 /** Joins two streams both ways; either end closing closes the other. */

@@ -60,6 +60,9 @@ export async function syncStatus(state: SyncStateFiles, devName: string): Promis
     values.push(l.completion, r.completion);
   }
   let mean = values.length ? values.reduce((a, b) => a + b, 0) / values.length : 100;
+  // Each end's figure comes from the last index it had of the other: while they are not connected
+  // (right after a sleep, until `up` has redialled) both can read 100% with changes unsent.
+  if (mean >= 100 && runtime.folders.length > 0 && !(await local.connected(runtime.remoteDevice).catch(() => false))) mean = 99.99;
   // After a bootstrap both ends can look complete before the container has indexed what landed.
   if (runtime.firstSyncDone === false) mean = Math.min(mean, 99.99);
   return { percent: mean, runtime, keys, localUrl: local.baseUrl };

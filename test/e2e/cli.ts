@@ -125,10 +125,13 @@ export function runDevtool(args: readonly string[], opts: RunOptions = {}): RunR
 }
 
 /** Starts `devtool ...args` without waiting (stdin stays open until the caller ends it). */
-export function spawnDevtool(args: readonly string[], opts: Omit<RunOptions, 'input' | 'timeoutMs'> = {}): ChildProcessWithoutNullStreams {
+export function spawnDevtool(
+  args: readonly string[],
+  opts: Omit<RunOptions, 'input' | 'timeoutMs'> & { /** In a process group of its own (to signal it and its children at once). */ detached?: boolean } = {},
+): ChildProcessWithoutNullStreams {
   ensureBuilt();
   const env = envFor(opts);
-  return spawn(process.execPath, [cliPath, ...args], { env, cwd: opts.cwd ?? env.HOME, stdio: 'pipe' });
+  return spawn(process.execPath, [cliPath, ...args], { env, cwd: opts.cwd ?? env.HOME, stdio: 'pipe', detached: opts.detached ?? false });
 }
 
 /** Lines of an output, without the final newline. */

@@ -27,7 +27,7 @@ export function killUpSessions(): void {
 }
 
 /** Starts `devtool up ARGS` and resolves once it is ready; rejects with its output if it exits or takes over `timeoutMs`. */
-export function startUp(args: readonly string[], opts: { env: NodeJS.ProcessEnv; cwd: string }, timeoutMs = 240_000): Promise<UpSession> {
+export function startUp(args: readonly string[], opts: { env: NodeJS.ProcessEnv; cwd: string; detached?: boolean }, timeoutMs = 240_000): Promise<UpSession> {
   const proc = spawnDevtool(['up', ...args], opts);
   started.push(proc);
   let stdout = '';
