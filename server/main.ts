@@ -34,7 +34,7 @@ async function serve(): Promise<void> {
   const previews = previewDeps({ store, config: s.config, now: () => new Date() }, kubeCredentials);
   const sweepSettings = { ...(s.previews.staleAfterMs ? { staleAfterMs: s.previews.staleAfterMs } : {}), timeoutSeconds: 600 };
   let sweeping = false;
-  const previewSweep = setInterval(() => {
+  const sweepPreviewsNow = () => {
     if (sweeping || !kubeCredentials || !s.config.runnerImage) return;
     sweeping = true;
     sweepPreviews(previews, sweepSettings)
@@ -48,8 +48,16 @@ async function serve(): Promise<void> {
       .finally(() => {
         sweeping = false;
       });
-  }, s.previews.sweepIntervalMs);
-  previewSweep.unref();
+  };
+  // Replicas started together would sweep in step: each starts at a random point of the interval.
+  const firstSweep = setTimeout(
+    () => {
+      setInterval(sweepPreviewsNow, s.previews.sweepIntervalMs).unref();
+      sweepPreviewsNow();
+    },
+    Math.floor(Math.random() * s.previews.sweepIntervalMs),
+  );
+  firstSweep.unref();
   const stop = async () => {
     await app.close();
     process.exit(0);

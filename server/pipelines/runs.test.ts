@@ -170,3 +170,15 @@ test("with the service's URL, the run gets a short-lived API token of the user (
   assert.equal(env.DEVTOOL_KUBE_SERVER, 'https://kubernetes.default.svc');
   assert.ok(!JSON.stringify(job.job).includes('dvt_run-token'), 'the token is in no Job spec');
 });
+
+test('a Job not there yet just after its record was written is starting, not gone (another replica is creating it)', async () => {
+  const { cluster, jobs } = fakeCluster();
+  const started = new Date('2026-01-01T00:00:00Z');
+  const run = await deploy(cluster, { ...settings(), now: () => started }, request);
+  jobs.delete(run.job); // as seen by a replica reading between the record and the Job
+  const soon = await getRun(cluster, 'alice-devtool', 'shop', new Date(started.getTime() + 5_000));
+  assert.equal(soon.status, 'progressing');
+  const late = await getRun(cluster, 'alice-devtool', 'shop', new Date(started.getTime() + 120_000));
+  assert.equal(late.status, 'error');
+  assert.match(late.message ?? '', /is gone before its result was recorded/);
+});

@@ -58,6 +58,9 @@ export function gitTokenSecretName(repository: string): string {
   return `GIT_TOKEN_${new URL(repository).hostname.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
 }
 
+/** How long a run's Job may take to appear after its record says it runs. */
+export const JOB_APPEARS_MS = 60_000;
+
 const running = (r: RunRecord) => r.status === 'progressing' || r.status === 'destroying';
 const tailLines = (log: string, n: number) => log.replace(/\n$/, '').split('\n').slice(-n).join('\n');
 
@@ -92,6 +95,10 @@ export async function refresh(
   const { record, version } = found;
   const job = await cluster.jobState(namespace, record.job);
   if (job.state === 'running') return found;
+  // The record is written before its Job is created (that order keeps two runs from starting): a
+  // Job not there yet in the first moments is starting, not gone. Treating it as gone deleted the
+  // Job another replica was creating.
+  if (job.state === 'missing' && now.getTime() - Date.parse(record.startedAt) < JOB_APPEARS_MS) return found;
   const log = await cluster.logOf(namespace, record.job, 4096, PIPELINE_LOG_MAX);
   const commit = log?.head
     .split('\n')

@@ -41,8 +41,9 @@ export async function sweepPreviews(deps: PreviewDeps, s: SweepSettings): Promis
     if (p.status === 'Terminating') continue;
     try {
       if (p.preview!.destroyRequestedAt) {
-        await advanceDestroy(deps, p, { timeoutSeconds: s.timeoutSeconds, retryFailed: false });
-        report.advanced.push(p.name);
+        // A destroy that failed stays as it is (its owner sees why): not counted.
+        const after = await advanceDestroy(deps, p, { timeoutSeconds: s.timeoutSeconds, retryFailed: false });
+        if (after.status === 'destroying') report.advanced.push(p.name);
       } else if (s.staleAfterMs !== undefined && now.getTime() - Date.parse(p.preview!.deployedAt) > s.staleAfterMs) {
         if (await runGoingOn(deps, p)) continue;
         const idle = humanDuration(now.getTime() - Date.parse(p.preview!.deployedAt));

@@ -213,7 +213,7 @@ describe('preview environments on the service', () => {
         return !seen.includes(name) || /destroying/.test(seen);
       },
       90_000,
-    );
+    ).catch(() => assert.fail(`the stale preview was not destroyed within 90 s; the last list:\n${seen}`));
     await namespaceGone(name, 180_000);
     console.log(`stale preview: ${seen.trim() || 'gone before a list showed it'}`);
   });

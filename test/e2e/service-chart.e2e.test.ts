@@ -71,6 +71,7 @@ describe('the chart renders', () => {
       DEVTOOL_PUBLIC_URL: 'https://devtool.devtool.test',
       DEVTOOL_ENDPOINT_DOMAIN: 'devtool.test',
       DEVTOOL_KUBE_SERVER: 'https://k:6443',
+      DEVTOOL_PREVIEW_SWEEP_INTERVAL: '1m',
       DEVTOOL_CA_FILE: '/etc/devtool/ca/ca.crt',
       DEVTOOL_TRUSTED_PROXIES: '1',
       DEVTOOL_RATE_LIMIT: '30',
@@ -88,9 +89,9 @@ describe('the chart renders', () => {
     assert.equal(ingress.spec?.rules?.[0]?.host, 'devtool.devtool.test');
     const rules = (kind: string) => docs.find((d) => d.kind === kind && d.metadata.name === 'x-service')!.rules;
     assert.deepEqual(rules('ClusterRole'), [
-      { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'create', 'delete'] },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'create', 'delete', 'patch'] },
       { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['create'] },
-      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['bind'], resourceNames: ['admin'] },
+      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['bind'], resourceNames: ['admin', 'edit'] },
     ]);
     assert.deepEqual(rules('Role'), [
       { apiGroups: [''], resources: ['serviceaccounts', 'secrets'], verbs: ['get', 'list', 'create', 'delete', 'patch', 'deletecollection'] },
