@@ -123,8 +123,9 @@ describe('service store on Kubernetes', () => {
     const stored = JSON.stringify(secrets.items[0]!.data);
     assert.ok(!stored.includes(Buffer.from(a.token).toString('base64')) && !stored.includes(a.token));
 
-    const ns = await store.getNamespace(a.namespace);
+    const { createdAt, ...ns } = (await store.getNamespace(a.namespace)) ?? {};
     assert.deepEqual(ns, { name: a.namespace, owner: userA, personal: true, status: 'Active' });
+    assert.ok(Math.abs(Date.parse(createdAt ?? '') - Date.now()) < 600_000, `created just now: ${createdAt}`);
     assert.ok(await store.deleteToken(userA, found!.id));
     assert.equal(await store.findToken(hashToken(a.token)), undefined);
     assert.equal(await store.deleteToken(userA, found!.id), false);
@@ -149,12 +150,8 @@ describe('service store on Kubernetes', () => {
 
   test('namespaces: created, taken, listed with their status, Terminating once deleted', async () => {
     const shop = `shop-${run}`;
-    assert.deepEqual(await store.createNamespace({ name: shop, owner: userA, personal: false }), {
-      name: shop,
-      owner: userA,
-      personal: false,
-      status: 'Active',
-    });
+    const { createdAt: _, ...made } = await store.createNamespace({ name: shop, owner: userA, personal: false });
+    assert.deepEqual(made, { name: shop, owner: userA, personal: false, status: 'Active' });
     await assert.rejects(store.createNamespace({ name: shop, owner: userB, personal: false }), ConflictError);
     assert.ok(await store.namespaceExists('kube-system'));
     assert.equal(await store.getNamespace('kube-system'), undefined, 'a namespace devtool does not manage is not a record');
