@@ -27,7 +27,11 @@ export const sanitizeName = toDnsLabel;
  */
 export function repositoryName(folder: string): string | undefined {
   const url = originUrl(folder);
-  if (!url) return undefined;
+  return url ? repositoryNameOf(url) : undefined;
+}
+
+/** The repository name in a remote URL (HTTPS or SSH): its last part without `.git`. */
+export function repositoryNameOf(url: string): string | undefined {
   const last = url.replace(/\/+$/, '').split(/[/:]/).pop() ?? '';
   return last.replace(/\.git$/, '') || undefined;
 }

@@ -5,7 +5,7 @@
  */
 import { DevtoolError, UsageError } from '../../base/errors.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
-import { currentBranch, originUrl, sanitizeName } from '../../app/name.ts';
+import { currentBranch, originUrl, repositoryNameOf, sanitizeName } from '../../app/name.ts';
 import { formatTable } from '../../io/table.ts';
 import type { ServiceClient } from '../../service/client.ts';
 import type { PreviewBody } from '../../service/contract.ts';
@@ -143,11 +143,7 @@ export function previewName(given: string | undefined, repository: string | unde
     return given;
   }
   const repo = repository ?? (cwd ? originUrl(cwd) : undefined);
-  const repoName = repo
-    ?.replace(/\/+$/, '')
-    .split(/[/:]/)
-    .pop()
-    ?.replace(/\.git$/, '');
+  const repoName = repo && repositoryNameOf(repo);
   if (!repoName)
     throw new UsageError(
       'no preview name, and this folder is not a git checkout with an origin remote: pass the name, e.g. devtool preview destroy my-preview',
