@@ -20,7 +20,9 @@ const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 export function runInPty(args: readonly string[], opts: { cwd: string; env: NodeJS.ProcessEnv }): PtySession {
   ensureBuilt();
-  const command = [process.execPath, cliPath, ...args].map(shellQuote).join(' ');
+  // exec: the CLI replaces script's shell, so its exit code is the CLI's own; a shell left waiting
+  // (dash) would die of the terminal's Ctrl-C itself and report 130 whatever the CLI did with it.
+  const command = `exec ${[process.execPath, cliPath, ...args].map(shellQuote).join(' ')}`;
   // -e: script exits with the child's code; -q: no banner; /dev/null: no typescript file.
   const child: ChildProcessWithoutNullStreams = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {
     cwd: opts.cwd,

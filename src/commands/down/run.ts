@@ -2,36 +2,56 @@ import type { CommandHandler } from '../../cli/spec.ts';
 import { Progress } from '../../deploy/progress.ts';
 import { deactivate } from '../../dev/deactivate.ts';
 import { STOP_GRACE_MS, type DevState } from '../../dev/local-state.ts';
-import { devState, devTarget } from '../../dev/target.ts';
+import { allDevTargets, devState, devTarget, type DevTarget } from '../../dev/target.ts';
 import { devTargetQuery } from '../shared.ts';
 import type { downOptions } from './spec.ts';
 
+/** `down NAME` restores that dev container; `down` alone, every one of the folder. */
 export const runDown: CommandHandler<typeof downOptions> = async (f, inv) => {
-  const t = await devTarget(f, devTargetQuery(inv));
-  const client = await f.kube(t);
+  const q = devTargetQuery(inv);
+  const targets = q.devName !== undefined ? [await devTarget(f, q)] : await allDevTargets(f, q);
+  const client = await f.kube(targets[0]!);
   const progress = new Progress(f.io.stderr, f.now, f.log);
-  const found = await deactivate(client, t, {
-    volumes: inv.opts.volumes,
-    timeoutMs: 2 * 60_000,
-    step: (m) => progress.step(m),
-    warn: (m) => progress.warn(m),
-    // The session of a folder that is gone keeps its state under the same key it had there.
-    takeOver: async (folder) => {
-      const left = await endLocalSession(devState(f, folder, t.context.name, t.namespace, t.devName), progress);
-      if (left)
-        progress.warn(
-          `'devtool up' (pid ${left.pid}) of ${folder} may still be running: ${left.reason}; end it with Ctrl-C where it runs, then run 'devtool down' again`,
-        );
-    },
-  });
-  const left = await endLocalSession(t.state, progress);
-  if (found) progress.done(`dev container ${t.devName} deactivated`);
-  else progress.done(`no dev container ${t.devName} was active in namespace ${t.namespace}`);
-  if (left)
-    progress.warn(
-      `'devtool up' (pid ${left.pid}) for ${t.devName} may still be running: ${left.reason}; end it with Ctrl-C where it runs, then run 'devtool down' again`,
-    );
+  for (const t of targets) {
+    const found = await deactivate(client, t, {
+      volumes: inv.opts.volumes,
+      timeoutMs: 2 * 60_000,
+      step: (m) => progress.step(m),
+      warn: (m) => progress.warn(m),
+      // The session of a folder that is gone keeps its state under the same key it had there.
+      takeOver: async (folder) => {
+        const left = await endLocalSession(devState(f, folder, t.context.name, t.namespace, t.devName), progress);
+        if (left)
+          progress.warn(
+            `'devtool up' (pid ${left.pid}) of ${folder} may still be running: ${left.reason}; end it with Ctrl-C where it runs, then run 'devtool down' again`,
+          );
+      },
+    });
+    // One `up` may run several dev containers of this folder: ending it for this one ends it for them.
+    const alsoRan = targets.length === 1 ? sharingItsUp(f, t) : [];
+    const left = await endLocalSession(t.state, progress);
+    if (found) progress.done(`dev container ${t.devName} deactivated`);
+    else progress.done(`no dev container ${t.devName} was active in namespace ${t.namespace}`);
+    if (left)
+      progress.warn(
+        `'devtool up' (pid ${left.pid}) for ${t.devName} may still be running: ${left.reason}; end it with Ctrl-C where it runs, then run 'devtool down' again`,
+      );
+    else if (alsoRan.length > 0)
+      progress.warn(
+        `that 'devtool up' also ran ${alsoRan.join(', ')}: ${alsoRan.length === 1 ? 'it stays' : 'they stay'} active, without sync or forwards until ` +
+          `${alsoRan.map((n) => `'devtool up ${n}'`).join(' or ')} (or 'devtool up' for all)`,
+      );
+  }
 };
+
+/** The other dev containers of the folder whose `up` is the one running this one's (an `up` of several). */
+function sharingItsUp(f: Parameters<typeof devState>[0], t: DevTarget): string[] {
+  const pid = t.state.holder();
+  if (pid === undefined) return [];
+  return Object.keys(t.manifest.services).filter(
+    (name) => name !== t.devName && devState(f, t.manifest.folder, t.context.name, t.namespace, name).holder() === pid,
+  );
+}
 
 /**
  * The `up` session of a folder has nothing left to forward to: end it, then forget the keys.

@@ -10,6 +10,9 @@ export const statusOptions = [
 export const statusCommand = command({
   name: 'status',
   summary: 'Show the file synchronization status of a development container',
+  description:
+    'With devName, or in a folder with one development container, its synchronization status. Without devName in a folder with several, ' +
+    'one line per development container, named.',
   args: [{ name: 'devName' }],
   options: statusOptions,
   load: async () => (await import('./run.ts')).runStatus,

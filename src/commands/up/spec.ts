@@ -21,7 +21,9 @@ export const upCommand = command({
     'synchronization and port forwarding. Builds images and runs the deploy commands if needed: when the workload to develop does not exist yet, ' +
     'or always with --deploy.\n' +
     'Next to a Compose file (and no devtool.yml), the Compose services that mount a host folder are the development containers: those folders ' +
-    'are synchronized and their published ports forwarded.',
+    'are synchronized and their published ports forwarded.\n' +
+    'Without devName, when the folder has several development containers, brings them all up in this process (each line of one starts ' +
+    'with [name]; no shell opens: use `devtool exec NAME -- sh`); `down` without devName restores them all.',
   args: [{ name: 'devName' }],
   options: upOptions,
   load: async () => (await import('./run.ts')).runUp,

@@ -1,0 +1,153 @@
+/**
+ * One dev container's `up` session, in the steps `up` goes through whether it brings up one dev
+ * container or several (up-several.ts): prepare (the client, the sync plan, said before anything
+ * changes), then start (activation, the original's watch, the tunnel and its forwards, the sync),
+ * which resolves once the dev container is ready and says so in a few lines for stdout. The deploy
+ * step in between is the caller's: several dev containers of one folder share one application.
+ */
+import type ssh2 from 'ssh2';
+import type { Progress } from '../deploy/progress.ts';
+import type { KubeClient } from '../kube/client.ts';
+import type { KubeTarget } from '../kube/target.ts';
+import type { Logger } from '../log/logger.ts';
+import type { SyncSession } from '../sync/session.ts';
+import { activate } from './activate.ts';
+import type { DeployFirstEnv } from './deploy-first.ts';
+import { watchOriginal, type OriginalWatch } from './original-watch.ts';
+import { captureOutput } from './session.ts';
+import { standaloneImage, type StandaloneImageEnv } from './standalone.ts';
+import { agentImage, type DevTarget } from './target.ts';
+import { DevTunnel } from './tunnel.ts';
+import { checkWatchLimits, describeFolder, firstSyncSummary, prepareSync, startSync, syncingHow, type SyncPlan } from './up-sync.ts';
+
+/** How long `up` waits for the dev pod (image pulls included). */
+const READY_TIMEOUT_MS = 5 * 60_000;
+
+/** What a session needs from outside (the command's factory passes itself). */
+export interface UpEnv extends DeployFirstEnv, StandaloneImageEnv {
+  readonly env: Readonly<NodeJS.ProcessEnv>;
+  readonly log: Logger;
+  readonly version: string;
+  kube(target: KubeTarget): Promise<KubeClient>;
+}
+
+export interface PreparedUp {
+  readonly t: DevTarget;
+  readonly client: KubeClient;
+  readonly progress: Progress;
+  readonly syncPlan: SyncPlan | undefined;
+  readonly image: string;
+}
+
+export interface UpSessionOptions {
+  extraEnv: Record<string, string>;
+  reset: boolean;
+  /** Where "first sync settled" goes once the sync settles in the background. */
+  settled(line: string): void;
+}
+
+/** A running session: the dev container is ready, its tunnel, forwards and sync run until close(). */
+export interface DevSession {
+  readonly t: DevTarget;
+  /** The state, for stdout: what a script (or a test) waits for. */
+  readonly readyLines: string[];
+  /** A standalone dev container (autocreate): `down` removes it rather than restoring an original. */
+  readonly standalone: boolean;
+  connection(): Promise<ssh2.Client>;
+  close(): Promise<void>;
+}
+
+/** Before anything changes: the cluster client and the sync plan, and what is synchronized (and what is not) said. */
+export async function prepareUp(f: UpEnv, t: DevTarget, progress: Progress): Promise<PreparedUp> {
+  const image = agentImage(f, t.context);
+  const client = await f.kube(t);
+  const syncPlan = await prepareSync(f, t);
+  for (const x of syncPlan?.folders ?? []) progress.step(`sync ${describeFolder(x, t.manifest.folder)}`);
+  for (const note of t.skipped) progress.warn(note);
+  return { t, client, progress, syncPlan, image };
+}
+
+/**
+ * Activates the dev container and starts its tunnel and sync; resolves once it is ready. When a
+ * step fails, what this started on this machine is closed; the cluster objects stay as activation
+ * left them (`down` removes them, or the caller does: up-several.ts).
+ */
+export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOptions): Promise<DevSession> {
+  const { t, client, progress, syncPlan } = p;
+  const keys = t.state.keys();
+  let tunnel: DevTunnel | undefined;
+  let sync: SyncSession | undefined;
+  let originalWatch: OriginalWatch | undefined;
+  const close = async () => {
+    originalWatch?.stop();
+    await sync?.close();
+    tunnel?.close();
+  };
+  try {
+    const { objects, pod, rebuild, standalone, kind } = await activate(client, t, {
+      syncthing: syncPlan?.remoteSection,
+      extraEnv: o.extraEnv,
+      agentImage: p.image,
+      hostPrivateKey: keys.host.privateKey,
+      clientPublicKey: keys.client.publicKey,
+      timeoutMs: READY_TIMEOUT_MS,
+      step: (m) => progress.step(m),
+      standaloneImage: () => standaloneImage(f, t, progress),
+    });
+    // Keeps the mirror in step with the original while `up` runs (original-watch.ts); a standalone one has none.
+    if (!standalone)
+      originalWatch = watchOriginal({ client, kind, folder: t.folder, origin: t.origin, objects, rebuild, notice: (m) => progress.warn(m), log: f.log });
+    const started = new DevTunnel({
+      client,
+      devName: t.devName,
+      hostPublicKey: keys.host.publicKey,
+      clientPrivateKey: keys.client.privateKey,
+      log: f.log,
+      forwards: t.dev.forward,
+      reverses: t.dev.reverse,
+      notice: (m) => progress.warn(m),
+    });
+    tunnel = started;
+    await started.start();
+    if (syncPlan) {
+      progress.step('starting the sync (first pass: no local file is overwritten or deleted)');
+      const since = Date.now();
+      const { session, firstSync } = await startSync(f, t, syncPlan, started, { reset: o.reset, notice: (m) => progress.warn(m) });
+      sync = session;
+      progress.step(firstSyncSummary(firstSync, ((Date.now() - since) / 1000).toFixed(1)));
+      if (firstSync.some((r) => r.copied)) {
+        void session.settled.then(
+          () => o.settled(`first sync settled in ${((Date.now() - since) / 1000).toFixed(1)}s; ${syncingHow(syncPlan.folders)}`),
+          () => undefined,
+        );
+      }
+      const ssh = await started.connection();
+      await checkWatchLimits(
+        syncPlan,
+        (command) => captureOutput(ssh, command),
+        (m) => progress.warn(m),
+      );
+    }
+    const readyLines = [`dev container ${objects.deployment.metadata.name} is ready (pod ${pod}, namespace ${t.namespace})`];
+    for (const fw of t.dev.forward) readyLines.push(`  forward  localhost:${fw.local} -> ${fw.service ?? t.devName}:${fw.remote}`);
+    for (const r of t.dev.reverse) readyLines.push(`  reverse  ${t.devName}:${r.remote} -> localhost:${r.local}`);
+    for (const x of syncPlan?.folders ?? []) readyLines.push(`  sync     ${x.local} ${x.mode === 'send-only' ? '->' : '<->'} ${x.remote}`);
+    return { t, readyLines, standalone, connection: () => started.connection(), close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** Resolves on Ctrl-C (SIGINT) or SIGTERM (`down` from another terminal): `up`'s sessions then end. */
+export function untilInterrupted(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}

@@ -1,0 +1,194 @@
+/**
+ * `up` of one dev container, or of every dev container of the folder in one process (`up` with no
+ * name on a manifest with several `services`, or a Compose application with several services that
+ * mount a folder). Each dev container keeps its own state folder, lock, tunnel and Syncthing pair,
+ * exactly as `up NAME` has them, so `up NAME` in another terminal, `exec NAME`, `status NAME` and
+ * `down NAME` see no difference. With several:
+ * - every lock is taken before anything changes (one held by another `up` refuses them all);
+ * - the deploy step runs once, then the dev containers come up side by side, their progress lines
+ *   prefixed with `[name]`;
+ * - when one fails, the sessions that started are closed and the dev containers this `up`
+ *   activated are restored as `down` restores them (one that was already active from this folder
+ *   stays active, as it was), and the error names the one that failed;
+ * - no shell is opened (which one?): `up` says how to open one, `devtool exec NAME -- sh`;
+ * - Ctrl-C ends every session; the dev containers stay active until `devtool down`.
+ */
+import { DevtoolError } from '../base/errors.ts';
+import { Progress } from '../deploy/progress.ts';
+import type { IOStreams } from '../factory.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { readMirror } from './activate.ts';
+import { deactivate } from './deactivate.ts';
+import { checkDeployFlag, deployIfNeeded } from './deploy-first.ts';
+import { FOLDER_ANNOTATION, mirrorName } from './names.ts';
+import { findOriginal } from './original.ts';
+import { runSession, shellJoin } from './session.ts';
+import type { DevTarget } from './target.ts';
+import { prepareUp, startUpSession, untilInterrupted, type DevSession, type PreparedUp, type UpEnv } from './up-session.ts';
+
+export interface UpCommandEnv extends UpEnv {
+  readonly io: IOStreams;
+  readonly interactive: boolean;
+}
+
+export interface UpOptions {
+  extraEnv: Record<string, string>;
+  reset: boolean;
+  /** --deploy */
+  deploy: boolean;
+}
+
+/** One dev container: today's `up` (the shell in a terminal, else forwarding until interrupted). */
+export async function upOne(f: UpCommandEnv, t: DevTarget, o: UpOptions): Promise<number> {
+  checkDeployFlag(f, t, o.deploy);
+  const release = t.state.lock(t.devName);
+  let session: DevSession | undefined;
+  try {
+    const progress = new Progress(f.io.stderr, f.now, f.log);
+    const prepared = await prepareUp(f, t, progress);
+    await deployIfNeeded(f, t, prepared.client, o.deploy, progress);
+    session = await startUpSession(f, prepared, {
+      ...o,
+      // Said on stderr only without a shell, where it would land in the middle of the prompt.
+      settled: (line) => (f.interactive ? f.log.info(line) : progress.step(line)),
+    });
+    f.io.stdout.write(`${session.readyLines.join('\n')}\n`);
+    if (f.interactive) {
+      const command = t.dev.command.length > 0 ? shellJoin(t.dev.command) : undefined;
+      await runSession(await session.connection(), f.io, { command, pty: true, term: f.env.TERM });
+      f.io.stderr.write(`The dev container stays active: 'devtool down' ${session.standalone ? 'removes it' : `restores ${t.devName}`}.\n`);
+      return 0;
+    }
+    f.io.stdout.write(`Forwarding until interrupted (Ctrl-C); the dev container stays active until 'devtool down'.\n`);
+    await untilInterrupted();
+    return 0;
+  } finally {
+    await session?.close();
+    release();
+  }
+}
+
+/** Every dev container of the folder in this process (see the top of this file). */
+export async function upSeveral(f: UpCommandEnv, targets: readonly DevTarget[], o: UpOptions): Promise<number> {
+  checkDeployFlag(f, targets[0]!, o.deploy);
+  const releases = lockAll(targets);
+  const sessions: DevSession[] = [];
+  try {
+    const progress = new Progress(f.io.stderr, f.now, f.log);
+    const names = targets.map((t) => t.devName);
+    progress.step(`bringing up ${names.length} dev containers: ${names.join(', ')} (lines of one start with [name])`);
+    const prepared: PreparedUp[] = [];
+    for (const t of targets) prepared.push(await prepareUp(f, t, progress.child(t.devName)));
+    // One application: deployed at most once (a forced deploy deploys it all; otherwise the first
+    // dev container whose workload is missing deploys it, and the others then find theirs).
+    for (const [i, p] of prepared.entries()) {
+      if (o.deploy && i > 0) break;
+      await deployIfNeeded(f, p.t, p.client, o.deploy, progress);
+    }
+    const activeBefore = await Promise.all(prepared.map((p) => activeFromHere(p.client, p.t)));
+    const results = await Promise.allSettled(
+      prepared.map((p) =>
+        startUpSession(f, p, {
+          extraEnv: o.extraEnv,
+          reset: o.reset,
+          settled: (line) => (f.interactive ? f.log.info(`[${p.t.devName}] ${line}`) : p.progress.step(line)),
+        }),
+      ),
+    );
+    for (const r of results) if (r.status === 'fulfilled') sessions.push(r.value);
+    const failed = prepared.flatMap((p, i) => (results[i]!.status === 'rejected' ? [{ p, err: (results[i] as PromiseRejectedResult).reason as Error }] : []));
+    if (failed.length > 0) {
+      await closeAll(sessions.splice(0));
+      const restored: string[] = [];
+      const kept: string[] = [];
+      for (const [i, p] of prepared.entries()) {
+        if (activeBefore[i]) kept.push(p.t.devName);
+        else if (await restoreIfActivated(p, progress)) restored.push(p.t.devName);
+      }
+      for (const x of failed) progress.fail(`${x.p.t.devName}: ${x.err.message}`);
+      throw new DevtoolError(
+        failureLine(
+          failed.map((x) => ({ name: x.p.t.devName, message: x.err.message })),
+          restored,
+          kept,
+        ),
+      );
+    }
+    for (const s of sessions) f.io.stdout.write(`${s.readyLines.join('\n')}\n`);
+    if (f.interactive) {
+      f.io.stderr.write(
+        `${names.length} dev containers are up, so no shell opens here: open one in another terminal with ` +
+          `${names.map((n) => `'devtool exec ${n} -- sh'`).join(' or ')}; ` +
+          'Ctrl-C ends the sync and forwards here.\n',
+      );
+    }
+    f.io.stdout.write(`Forwarding until interrupted (Ctrl-C); the dev containers stay active until 'devtool down'.\n`);
+    await untilInterrupted();
+    f.io.stderr.write(`The dev containers stay active: 'devtool down' restores ${names.join(', ')}.\n`);
+    return 0;
+  } finally {
+    await closeAll(sessions);
+    for (const release of releases) release();
+  }
+}
+
+/**
+ * Closes the sessions together: Ctrl-C reaches the local Syncthings too (one process group), and a
+ * session still waiting its turn would take its Syncthing's exit for a crash and restart it.
+ */
+async function closeAll(sessions: readonly DevSession[]): Promise<void> {
+  await Promise.all(sessions.map((s) => s.close()));
+}
+
+/** Every dev container's lock, or none: one held by another `up` refuses them all, naming the others. */
+export function lockAll(targets: readonly Pick<DevTarget, 'devName' | 'state'>[]): (() => void)[] {
+  const releases: (() => void)[] = [];
+  try {
+    for (const t of targets) releases.push(t.state.lock(t.devName));
+    return releases;
+  } catch (err) {
+    for (const release of releases) release();
+    const busy = targets[releases.length]!.devName;
+    const others = targets.filter((t) => t.devName !== busy).map((t) => `'devtool up ${t.devName}'`);
+    throw new DevtoolError(`${(err as Error).message}; bring up the others one by one (${others.join(', ')})`);
+  }
+}
+
+/** Whether the dev container is in dev mode from this folder (its original, or its standalone Deployment, says so). */
+async function activeFromHere(client: KubeClient, t: DevTarget): Promise<boolean> {
+  const original = await findOriginal(client, t.devName, t.dev);
+  if (original?.metadata.annotations?.[FOLDER_ANNOTATION] === t.folder) return true;
+  const mirror = await readMirror(client, mirrorName(original?.metadata.name ?? t.devName));
+  return mirror?.metadata?.annotations?.[FOLDER_ANNOTATION] === t.folder;
+}
+
+/** `down` for a dev container this `up` activated (and only then: another folder's is never touched). */
+async function restoreIfActivated(p: PreparedUp, progress: Progress): Promise<boolean> {
+  const lines = progress.child(p.t.devName);
+  try {
+    if (!(await activeFromHere(p.client, p.t))) return false;
+    await deactivate(p.client, p.t, {
+      volumes: false,
+      timeoutMs: 2 * 60_000,
+      step: (m) => lines.step(m),
+      warn: (m) => lines.warn(m),
+      // Activated from this folder just now: never another folder's to take over.
+      takeOver: async () => undefined,
+    });
+    return true;
+  } catch (err) {
+    lines.warn(`could not restore it (${(err as Error).message}): run 'devtool down ${p.t.devName}'`);
+    return false;
+  }
+}
+
+/** The one line that says which did not come up, why, and what is left. */
+export function failureLine(failed: readonly { name: string; message: string }[], restored: readonly string[], kept: readonly string[]): string {
+  const first = failed[0]!;
+  const reason = failed.length === 1 ? first.message : `${first.name}: ${first.message} (the lines above say the others')`;
+  const after = [
+    restored.length > 0 ? `restored ${restored.join(', ')} (nothing this 'up' activated is left)` : "nothing this 'up' activated is left",
+    ...(kept.length > 0 ? [`${kept.join(', ')} ${kept.length === 1 ? 'stays' : 'stay'} active as before`] : []),
+  ];
+  return `dev container${failed.length === 1 ? '' : 's'} ${failed.map((x) => x.name).join(', ')} did not come up: ${reason}; ${after.join('; ')}`;
+}
