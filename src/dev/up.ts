@@ -5,8 +5,8 @@
  * exactly as `up NAME` has them, so `up NAME` in another terminal, `exec NAME`, `status NAME` and
  * `down NAME` see no difference. With several:
  * - every lock is taken before anything changes (one held by another `up` refuses them all);
- * - the deploy step runs once, then the dev containers come up side by side, their progress lines
- *   prefixed with `[name]`;
+ * - the deploy step runs once; a dev container with nothing to swap then fails before any swap;
+ *   the dev containers come up side by side, their progress lines prefixed with `[name]`;
  * - when one fails, the sessions that started are closed and the dev containers this `up`
  *   activated are restored as `down` restores them (one that was already active from this folder
  *   stays active, as it was), and the error names the one that failed;
@@ -21,7 +21,7 @@ import { readMirror } from './activate.ts';
 import { deactivate } from './deactivate.ts';
 import { checkDeployFlag, deployIfNeeded } from './deploy-first.ts';
 import { FOLDER_ANNOTATION, mirrorName } from './names.ts';
-import { findOriginal } from './original.ts';
+import { findOriginal, notFoundMessage } from './original.ts';
 import { runSession, shellJoin } from './session.ts';
 import type { DevTarget } from './target.ts';
 import { prepareUp, startUpSession, untilInterrupted, type DevSession, type PreparedUp, type UpEnv } from './up-session.ts';
@@ -85,6 +85,11 @@ export async function upSeveral(f: UpCommandEnv, targets: readonly DevTarget[], 
       if (o.deploy && i > 0) break;
       await deployIfNeeded(f, p.t, p.client, o.deploy, progress);
     }
+    // A dev container with nothing to swap (a typo, a workload not deployed) fails before any swap.
+    for (const p of prepared) {
+      if (!p.t.dev.autocreate && !(await findOriginal(p.client, p.t.devName, p.t.dev)))
+        throw new DevtoolError(`dev container ${p.t.devName}: ${notFoundMessage(p.t.devName, p.t.dev, p.t.namespace)}; nothing was changed`);
+    }
     const activeBefore = await Promise.all(prepared.map((p) => activeFromHere(p.client, p.t)));
     const results = await Promise.allSettled(
       prepared.map((p) =>
@@ -99,13 +104,14 @@ export async function upSeveral(f: UpCommandEnv, targets: readonly DevTarget[], 
     const failed = prepared.flatMap((p, i) => (results[i]!.status === 'rejected' ? [{ p, err: (results[i] as PromiseRejectedResult).reason as Error }] : []));
     if (failed.length > 0) {
       await closeAll(sessions.splice(0));
+      // Several failures: each said here; the last line says the first.
+      if (failed.length > 1) for (const x of failed) progress.fail(`${x.p.t.devName}: ${x.err.message}`);
       const restored: string[] = [];
       const kept: string[] = [];
       for (const [i, p] of prepared.entries()) {
         if (activeBefore[i]) kept.push(p.t.devName);
         else if (await restoreIfActivated(p, progress)) restored.push(p.t.devName);
       }
-      for (const x of failed) progress.fail(`${x.p.t.devName}: ${x.err.message}`);
       throw new DevtoolError(
         failureLine(
           failed.map((x) => ({ name: x.p.t.devName, message: x.err.message })),

@@ -161,19 +161,38 @@ test('one up brings up both dev containers: each swapped, synced and forwarded; 
 
 test('a dev container that cannot come up: up names it in one line and restores the others it activated', { timeout: 600_000 }, async () => {
   const broken = join(s.root, 'broken');
-  for (const name of ['api', 'web']) mkdirSync(join(broken, name), { recursive: true });
-  // ghost has no Deployment (and no autocreate): api and web come up, then are given back.
+  for (const name of ['api', 'web', 'bad']) mkdirSync(join(broken, name), { recursive: true });
+  folders.push(broken);
+  // A name with nothing to swap fails before any swap.
+  writeFileSync(join(broken, 'devtool.yml'), 'services:\n  api:\n    sync: ["./api:/app"]\n  ghost:\n    sync: ["./api:/srv"]\n');
+  const ghost = devtool(['up'], broken);
+  assert.equal(ghost.code, 1, ghost.stderr);
+  assert.match(
+    lines(ghost.stderr).at(-1)!,
+    /^Error: dev container ghost: no Deployment or StatefulSet named "ghost" in namespace \S+: .*; nothing was changed$/,
+  );
+  assert.doesNotMatch(ghost.stderr, /scaling/);
+  await assertRestored();
+
+  // bad's dev image cannot be pulled: api and web come up, bad is swapped and fails; all three are given back.
+  await createSleepingDeployment(s, 'bad');
+  const badBefore = await apps.readNamespacedDeployment({ name: 'bad', namespace: s.namespace });
   writeFileSync(
     join(broken, 'devtool.yml'),
-    'services:\n  api:\n    sync: ["./api:/app"]\n  ghost:\n    sync: ["./api:/srv"]\n  web:\n    sync: ["./web:/app"]\n',
+    'services:\n  api:\n    sync: ["./api:/app"]\n  bad:\n    image: localhost:5000/devtool-e2e-no-such-image:1\n    sync: ["./bad:/app"]\n' +
+      '  web:\n    sync: ["./web:/app"]\n',
   );
-  folders.push(broken);
   const r = devtool(['up'], broken, 400_000);
   assert.equal(r.code, 1, r.stderr);
-  const last = lines(r.stderr).at(-1)!;
-  assert.match(last, /^Error: dev container ghost did not come up: .*ghost.*; restored api, web \(nothing this 'up' activated is left\)$/);
-  assert.match(r.stderr, /^\[api\] • deployment api restored to 1 replica$/m);
+  assert.match(
+    lines(r.stderr).at(-1)!,
+    /^Error: dev container bad did not come up: dev container bad-devtool failed: .*; restored api, bad, web \(nothing this 'up' activated is left\)$/,
+  );
+  assert.match(r.stderr, /^\[web\] • deployment web restored to 2 replicas$/m);
+  assert.match(r.stderr, /^\[bad\] • deployment bad restored to 1 replica$/m);
   await assertRestored();
+  assert.deepEqual((await apps.readNamespacedDeployment({ name: 'bad', namespace: s.namespace })).spec, badBefore.spec);
+  await apps.deleteNamespacedDeployment({ name: 'bad', namespace: s.namespace });
 });
 
 test('a Compose application with two services that mount folders: one up, each folder in its own container, down restores both', {
