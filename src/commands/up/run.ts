@@ -8,7 +8,7 @@ import { standaloneImage } from '../../dev/standalone.ts';
 import { agentImage, devTarget } from '../../dev/target.ts';
 import { DevTunnel } from '../../dev/tunnel.ts';
 import { watchOriginal, type OriginalWatch } from '../../dev/original-watch.ts';
-import { checkWatchLimits, describeFolder, firstSyncSummary, prepareSync, startSync, syncingHow } from '../../dev/up-sync.ts';
+import { checkWatchLimits, describeFolder, firstSyncSummary, prepareSync, startSync, syncingHow, syncSession } from '../../dev/up-sync.ts';
 import type { SyncSession } from '../../sync/session.ts';
 import { devTargetQuery } from '../shared.ts';
 import type { upOptions } from './spec.ts';
@@ -20,6 +20,7 @@ export const runUp: CommandHandler<typeof upOptions> = async (f, inv) => {
   // The command line first: a bad --env is a usage error before any file or cluster is read.
   const extraEnv = parseEnvList(inv.opts.env);
   const t = await devTarget(f, devTargetQuery(inv));
+  f.log.debug(`dev container ${t.devName} of ${t.manifest.file}, namespace ${t.namespace}`);
   checkDeployFlag(f, t, inv.opts.deploy);
   const release = t.state.lock(t.devName);
   let tunnel: DevTunnel | undefined;
@@ -29,25 +30,14 @@ export const runUp: CommandHandler<typeof upOptions> = async (f, inv) => {
     const image = agentImage(f, t.context);
     const keys = t.state.keys();
     const client = await f.kube(t);
+    f.log.debug('cluster client ready');
     const progress = new Progress(f.io.stderr, f.now, f.log);
     const syncPlan = await prepareSync(f, t);
+    f.log.debug('sync keys and binaries ready');
     // What is synchronized, and what is not, is said before anything happens.
     for (const x of syncPlan?.folders ?? []) progress.step(`sync ${describeFolder(x, t.manifest.folder)}`);
     for (const note of t.skipped) progress.warn(note);
     await deployIfNeeded(f, t, client, inv.opts.deploy, progress);
-    const { objects, pod, rebuild, standalone, kind } = await activate(client, t, {
-      syncthing: syncPlan?.remoteSection,
-      extraEnv,
-      agentImage: image,
-      hostPrivateKey: keys.host.privateKey,
-      clientPublicKey: keys.client.publicKey,
-      timeoutMs: READY_TIMEOUT_MS,
-      step: (m) => progress.step(m),
-      standaloneImage: () => standaloneImage(f, t, progress),
-    });
-    // Keeps the mirror in step with the original while `up` runs (src/dev/original-watch.ts); a standalone one has none.
-    if (!standalone)
-      originalWatch = watchOriginal({ client, kind, folder: t.folder, origin: t.origin, objects, rebuild, notice: (m) => progress.warn(m), log: f.log });
     tunnel = new DevTunnel({
       client,
       devName: t.devName,
@@ -58,12 +48,29 @@ export const runUp: CommandHandler<typeof upOptions> = async (f, inv) => {
       reverses: t.dev.reverse,
       notice: (m) => progress.warn(m),
     });
+    // This machine's sync end starts now, while the dev pod does.
+    if (syncPlan) sync = syncSession(f, t, syncPlan, tunnel, { reset: inv.opts.reset, notice: (m) => progress.warn(m) });
+    const { objects, pod, rebuild, standalone, kind } = await activate(client, t, {
+      syncthing: syncPlan?.remoteSection,
+      extraEnv,
+      agentImage: image,
+      hostPrivateKey: keys.host.privateKey,
+      clientPublicKey: keys.client.publicKey,
+      timeoutMs: READY_TIMEOUT_MS,
+      step: (m) => progress.step(m),
+      log: (line) => f.log.debug(line),
+      standaloneImage: () => standaloneImage(f, t, progress),
+    });
+    // Keeps the mirror in step with the original while `up` runs (src/dev/original-watch.ts); a standalone one has none.
+    if (!standalone)
+      originalWatch = watchOriginal({ client, kind, folder: t.folder, origin: t.origin, objects, rebuild, notice: (m) => progress.warn(m), log: f.log });
     await tunnel.start();
-    if (syncPlan) {
+    f.log.debug('connected to the dev container');
+    if (syncPlan && sync) {
       progress.step('starting the sync (first pass: no local file is overwritten or deleted)');
       const started = Date.now();
-      const { session, firstSync } = await startSync(f, t, syncPlan, tunnel, { reset: inv.opts.reset, notice: (m) => progress.warn(m) });
-      sync = session;
+      const session = sync;
+      const firstSync = await startSync(t, session);
       progress.step(firstSyncSummary(firstSync, ((Date.now() - started) / 1000).toFixed(1)));
       if (firstSync.some((r) => r.copied)) {
         // Said on stderr only without a shell, where it would land in the middle of the prompt.
@@ -89,6 +96,7 @@ export const runUp: CommandHandler<typeof upOptions> = async (f, inv) => {
     for (const r of t.dev.reverse) lines.push(`  reverse  ${t.devName}:${r.remote} -> localhost:${r.local}`);
     for (const x of syncPlan?.folders ?? []) lines.push(`  sync     ${x.local} ${x.mode === 'send-only' ? '->' : '<->'} ${x.remote}`);
     f.io.stdout.write(`${lines.join('\n')}\n`);
+    f.log.debug(lines[0]!);
 
     if (f.interactive) {
       const c = await tunnel.connection();
