@@ -18,7 +18,7 @@ import { captureOutput } from './session.ts';
 import { standaloneImage, type StandaloneImageEnv } from './standalone.ts';
 import { agentImage, type DevTarget } from './target.ts';
 import { DevTunnel } from './tunnel.ts';
-import { checkWatchLimits, describeFolder, firstSyncSummary, prepareSync, startSync, syncingHow, type SyncPlan } from './up-sync.ts';
+import { checkWatchLimits, describeFolder, firstSyncSummary, prepareSync, startSync, syncingHow, syncSession, type SyncPlan } from './up-sync.ts';
 
 /** How long `up` waits for the dev pod (image pulls included). */
 const READY_TIMEOUT_MS = 5 * 60_000;
@@ -59,9 +59,12 @@ export interface DevSession {
 
 /** Before anything changes: the cluster client and the sync plan, and what is synchronized (and what is not) said. */
 export async function prepareUp(f: UpEnv, t: DevTarget, progress: Progress): Promise<PreparedUp> {
+  f.log.debug(`dev container ${t.devName} of ${t.manifest.file}, namespace ${t.namespace}`);
   const image = agentImage(f, t.context);
   const client = await f.kube(t);
+  f.log.debug('cluster client ready');
   const syncPlan = await prepareSync(f, t);
+  f.log.debug('sync keys and binaries ready');
   for (const x of syncPlan?.folders ?? []) progress.step(`sync ${describeFolder(x, t.manifest.folder)}`);
   for (const note of t.skipped) progress.warn(note);
   return { t, client, progress, syncPlan, image };
@@ -84,19 +87,6 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
     tunnel?.close();
   };
   try {
-    const { objects, pod, rebuild, standalone, kind } = await activate(client, t, {
-      syncthing: syncPlan?.remoteSection,
-      extraEnv: o.extraEnv,
-      agentImage: p.image,
-      hostPrivateKey: keys.host.privateKey,
-      clientPublicKey: keys.client.publicKey,
-      timeoutMs: READY_TIMEOUT_MS,
-      step: (m) => progress.step(m),
-      standaloneImage: () => standaloneImage(f, t, progress),
-    });
-    // Keeps the mirror in step with the original while `up` runs (original-watch.ts); a standalone one has none.
-    if (!standalone)
-      originalWatch = watchOriginal({ client, kind, folder: t.folder, origin: t.origin, objects, rebuild, notice: (m) => progress.warn(m), log: f.log });
     const started = new DevTunnel({
       client,
       devName: t.devName,
@@ -108,12 +98,29 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
       notice: (m) => progress.warn(m),
     });
     tunnel = started;
+    // This machine's sync end starts now, while the dev pod does (SyncSession.startLocal).
+    if (syncPlan) sync = syncSession(f, t, syncPlan, started, { reset: o.reset, notice: (m) => progress.warn(m) });
+    const { objects, pod, rebuild, standalone, kind } = await activate(client, t, {
+      syncthing: syncPlan?.remoteSection,
+      extraEnv: o.extraEnv,
+      agentImage: p.image,
+      hostPrivateKey: keys.host.privateKey,
+      clientPublicKey: keys.client.publicKey,
+      timeoutMs: READY_TIMEOUT_MS,
+      step: (m) => progress.step(m),
+      log: (line) => f.log.debug(`${t.devName}: ${line}`),
+      standaloneImage: () => standaloneImage(f, t, progress),
+    });
+    // Keeps the mirror in step with the original while `up` runs (original-watch.ts); a standalone one has none.
+    if (!standalone)
+      originalWatch = watchOriginal({ client, kind, folder: t.folder, origin: t.origin, objects, rebuild, notice: (m) => progress.warn(m), log: f.log });
     await started.start();
-    if (syncPlan) {
+    f.log.debug(`${t.devName}: connected to the dev container`);
+    if (syncPlan && sync) {
       progress.step('starting the sync (first pass: no local file is overwritten or deleted)');
       const since = Date.now();
-      const { session, firstSync } = await startSync(f, t, syncPlan, started, { reset: o.reset, notice: (m) => progress.warn(m) });
-      sync = session;
+      const session = sync;
+      const firstSync = await startSync(t, session);
       progress.step(firstSyncSummary(firstSync, ((Date.now() - since) / 1000).toFixed(1)));
       if (firstSync.some((r) => r.copied)) {
         void session.settled.then(
@@ -132,6 +139,7 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
     for (const fw of t.dev.forward) readyLines.push(`  forward  localhost:${fw.local} -> ${fw.service ?? t.devName}:${fw.remote}`);
     for (const r of t.dev.reverse) readyLines.push(`  reverse  ${t.devName}:${r.remote} -> localhost:${r.local}`);
     for (const x of syncPlan?.folders ?? []) readyLines.push(`  sync     ${x.local} ${x.mode === 'send-only' ? '->' : '<->'} ${x.remote}`);
+    f.log.debug(readyLines[0]!);
     return { t, readyLines, standalone, connection: () => started.connection(), close };
   } catch (err) {
     await close();

@@ -36,13 +36,17 @@ export async function prepareSync(f: { readonly env: Readonly<NodeJS.ProcessEnv>
   return { folders, keys, remoteSection: remoteSyncthing(keys, folders), agentBinary, syncthingBinary };
 }
 
-export async function startSync(
+/**
+ * The sync session of this plan, its local end already starting (SyncSession.startLocal): made
+ * before the dev pod is up, so the local Syncthing comes up while the pod does.
+ */
+export function syncSession(
   f: { readonly log: Logger },
   t: DevTarget,
   plan: SyncPlan,
   tunnel: SyncTunnel,
   o: { reset: boolean; notice(m: string): void },
-): Promise<{ session: SyncSession; firstSync: FirstSync[] }> {
+): SyncSession {
   const session = new SyncSession({
     tunnel,
     keys: plan.keys,
@@ -55,8 +59,14 @@ export async function startSync(
     reset: o.reset,
     remoteAgent: AGENT_PATH,
   });
+  session.startLocal();
+  return session;
+}
+
+/** The first sync, once the tunnel is up; a failure closes the session. */
+export async function startSync(t: DevTarget, session: SyncSession): Promise<FirstSync[]> {
   try {
-    return { session, firstSync: await session.start() };
+    return await session.start();
   } catch (err) {
     await session.close();
     throw new DevtoolError(`file sync did not start: ${(err as Error).message} (local log: ${t.state.dir}/syncthing.log)`);

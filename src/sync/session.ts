@@ -81,6 +81,8 @@ export class SyncSession {
 
   /** The local folders that have turned two-way (firstPass); all start send-only. */
   private readonly twoWay = new Set<string>();
+  /** startLocal's work: the forwards and the local Syncthing started, and a promise of it answering. */
+  private localStarted?: Promise<{ localReady: Promise<void> }>;
   /** Setting the folders up again after a restart of the local Syncthing (restoreFolders). */
   private restoring: Promise<void> = Promise.resolve();
 
@@ -97,6 +99,43 @@ export class SyncSession {
   }
 
   /**
+   * Starts this machine's end: the forwards to the container's sync service and the local
+   * Syncthing. It needs neither the dev pod nor the SSH connection (a forward waits for the
+   * connection before it dials), so `up` calls this while the dev pod starts, and the second or so
+   * the local Syncthing takes to come up is spent meanwhile. Called again, it does nothing.
+   */
+  startLocal(): void {
+    if (this.localStarted) return;
+    const { o } = this;
+    this.localStarted = (async () => {
+      const peer = await o.tunnel.openForward('127.0.0.1', REMOTE_SYNC_PORT);
+      const remoteApiPort = await o.tunnel.openForward('127.0.0.1', REMOTE_GUI_PORT);
+      // The local folders start paused (localContract): their first scan would take the CPU the
+      // bootstrap's copy needs.
+      const local = new LocalSyncthing({
+        stateDir: o.stateDir,
+        syncthingBinary: o.syncthingBinary,
+        agentBinary: o.agentBinary,
+        contract: localContract(o.keys, o.folders, peer),
+        log: o.log,
+        notice: o.notice,
+        restarted: () => {
+          this.restoring = this.restoreFolders().catch((err: Error) =>
+            o.notice(`the local sync service restarted, and its folders could not be set up again: ${err.message}`),
+          );
+        },
+      });
+      this.local = local;
+      // Follows the port the local Syncthing binds at each start (local-address.ts).
+      this.localApi = new LocalSyncthingApi(() => local.address, o.keys.local.apiKey);
+      this.remoteApi = new SyncthingApi(`http://127.0.0.1:${remoteApiPort}`, o.keys.remote.apiKey);
+      return { localReady: local.start().then(() => this.localApi!.waitReady(30_000)) };
+    })();
+    // Awaited by start(); a failure before then is start()'s to report.
+    this.localStarted.then((x) => x.localReady).catch(() => undefined);
+  }
+
+  /**
    * Starts both ends and makes the first sync. Resolves once the container has every folder's
    * files: a new (empty) folder is filled by the bootstrap (bootstrap.ts) and Syncthing settles it
    * in the background (`settled`); any other folder gets the whole first pass here.
@@ -105,29 +144,9 @@ export class SyncSession {
     const { o } = this;
     const deadline = Date.now() + timeoutMs;
     const phases = phaseTimer();
-    const peer = await o.tunnel.openForward('127.0.0.1', REMOTE_SYNC_PORT);
-    const remoteApiPort = await o.tunnel.openForward('127.0.0.1', REMOTE_GUI_PORT);
-    // The local folders start paused (localContract): their first scan would take the CPU the
-    // bootstrap's copy needs. The local Syncthing starts meanwhile.
-    const local = new LocalSyncthing({
-      stateDir: o.stateDir,
-      syncthingBinary: o.syncthingBinary,
-      agentBinary: o.agentBinary,
-      contract: localContract(o.keys, o.folders, peer),
-      log: o.log,
-      notice: o.notice,
-      restarted: () => {
-        this.restoring = this.restoreFolders().catch((err: Error) =>
-          o.notice(`the local sync service restarted, and its folders could not be set up again: ${err.message}`),
-        );
-      },
-    });
-    this.local = local;
-    // Follows the port the local Syncthing binds at each start (local-address.ts).
-    this.localApi = new LocalSyncthingApi(() => local.address, o.keys.local.apiKey);
-    this.remoteApi = new SyncthingApi(`http://127.0.0.1:${remoteApiPort}`, o.keys.remote.apiKey);
-    const localReady = this.local.start().then(() => this.localApi!.waitReady(30_000));
-    localReady.catch(() => undefined); // awaited below
+    this.startLocal();
+    const { localReady } = await this.localStarted!;
+    if (!this.remoteApi || !this.localApi) throw new Error('the local end did not start');
     phases.mark('forwards');
     await this.remoteApi.waitReady(60_000);
     phases.mark('container sync service ready');
@@ -349,6 +368,7 @@ export class SyncSession {
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.localStarted?.catch(() => undefined); // so that a local Syncthing still starting is stopped too
     await this.watcher?.close();
     await this.local?.stop();
   }

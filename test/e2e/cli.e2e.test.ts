@@ -135,6 +135,18 @@ describe('help and version', () => {
     assert.match(readFileSync(cliPath, 'utf8'), /require\("\.\/commands\/namespace\.cjs"\)/);
   });
 
+  test('@kubernetes/client-node is required from its one minified bundle, never loaded as ~1,500 ES modules from node_modules', () => {
+    const dist = dirname(cliPath);
+    const commands = readdirSync(join(dist, 'commands')).filter((f) => f.endsWith('.cjs'));
+    for (const file of [cliPath, ...commands.map((f) => join(dist, 'commands', f))])
+      assert.doesNotMatch(readFileSync(file, 'utf8'), /(require|import)\(\s*["']@kubernetes\/client-node["']\)/, file);
+    assert.match(readFileSync(join(dist, 'commands', 'up.cjs'), 'utf8'), /require\("\.\.\/kube-client\.cjs"\)/);
+    const loaded = spawnSync(process.execPath, ['-e', `process.stdout.write(typeof require(${JSON.stringify(join(dist, 'kube-client.cjs'))}).KubeConfig)`], {
+      encoding: 'utf8',
+    });
+    assert.equal(loaded.stdout, 'function', loaded.stderr);
+  });
+
   test('`devtool completion` prints scripts that parse', () => {
     const bash = ok(runDevtool(['completion', 'bash']), 'completion bash');
     assert.equal(spawnSync('bash', ['-n'], { input: bash.stdout }).status, 0);
