@@ -38,6 +38,13 @@ export interface TunnelOptions {
   notice?(message: string): void;
 }
 
+/**
+ * Every socket of the tunnel sends at once (TCP_NODELAY). Nagle's algorithm holds a small write
+ * back while an earlier one is unacknowledged, and the peer delays its ACK by up to 40 ms: an SSH
+ * window adjustment or a Syncthing request (small writes, answered) then waits that long.
+ */
+const NO_DELAY = { noDelay: true };
+
 export class DevTunnel {
   private pfServer?: Server;
   private pfPort = 0;
@@ -60,10 +67,10 @@ export class DevTunnel {
 
   /** Opens the listeners and waits for the first SSH connection (or fails after `timeoutMs`). */
   async start(timeoutMs = 60_000): Promise<void> {
-    this.pfServer = createServer((sock) => void this.portForward(sock));
+    this.pfServer = createServer(NO_DELAY, (sock) => void this.portForward(sock));
     this.pfPort = await listen(this.pfServer, 0);
     for (const f of this.o.forwards ?? []) {
-      const server = createServer((sock) => void this.forwardOut(sock, f));
+      const server = createServer(NO_DELAY, (sock) => void this.forwardOut(sock, f));
       try {
         await listen(server, f.local);
       } catch (err) {
@@ -97,7 +104,7 @@ export class DevTunnel {
    */
   async openForward(host: string, port: number): Promise<number> {
     const f: Forward = { local: 0, remote: port, service: host };
-    const server = createServer((sock) => void this.forwardOut(sock, f));
+    const server = createServer(NO_DELAY, (sock) => void this.forwardOut(sock, f));
     const local = await listen(server, 0);
     this.listeners.push(server);
     return local;
@@ -143,7 +150,10 @@ export class DevTunnel {
     return new Promise((resolve, reject) => {
       const c = new ssh2.Client();
       this.connecting = c;
-      c.once('ready', () => resolve(c));
+      c.once('ready', () => {
+        c.setNoDelay(true);
+        resolve(c);
+      });
       c.once('error', (err) => reject(err));
       c.once('close', () => reject(new Error('connection closed during the handshake')));
       // Later errors end in 'close', which the loop handles; the reason goes to devtool.log (an
@@ -210,7 +220,7 @@ export class DevTunnel {
     c.on('tcp connection', (info, accept, reject) => {
       const r = reverses.find((x) => x.remote === info.destPort);
       if (!r) return reject();
-      const local = tcpConnect(r.local, '127.0.0.1');
+      const local = tcpConnect({ port: r.local, host: '127.0.0.1', noDelay: true });
       local.once('connect', () => splice(local, accept()));
       local.once('error', () => reject());
     });

@@ -13,9 +13,17 @@ import { readInputFile } from '../io/input-file.ts';
 import { basename, relative, sep } from 'node:path';
 import type { FSWatcher } from 'chokidar';
 import type { SyncFolderPair } from './contract.ts';
+import { MAX_SCAN_PATHS } from './rest.ts';
 
 /** Changes are collected this long before one scan request: an editor's save is several events. */
 const DEBOUNCE_MS = 10;
+/**
+ * chokidar reports a path at most once in 50 ms (its change throttle, index.js `_throttle(CHANGE,
+ * path, 50)`): a second write in that window is dropped, not delayed, and would wait for
+ * Syncthing's own watcher (over a second). So the paths of each batch are scanned once more after
+ * that window; a scan that finds nothing changed costs Syncthing a stat.
+ */
+const FOLLOW_UP_MS = 50;
 
 export interface WatcherOptions {
   scan(folderId: string, subs: string[]): Promise<void>;
@@ -28,6 +36,8 @@ export class LocalWatcher {
   private watchers: FSWatcher[] = [];
   private pending = new Map<string, Set<string>>();
   private timer?: NodeJS.Timeout;
+  private followUps = new Map<string, Set<string>>();
+  private followUpTimer?: NodeJS.Timeout;
   private closed = false;
 
   constructor(
@@ -84,14 +94,28 @@ export class LocalWatcher {
     const batches = [...this.pending];
     this.pending.clear();
     for (const [id, subs] of batches) {
-      // Many paths become one scan of the whole folder (SyncthingApi.scan).
+      // Many paths become one scan of the whole folder (SyncthingApi.scan): no second one of those.
       void this.o.scan(id, [...subs]).catch(() => undefined);
+      if (subs.size <= MAX_SCAN_PATHS) this.followUp(id, subs);
     }
+  }
+
+  private followUp(id: string, subs: Set<string>): void {
+    const all = this.followUps.get(id);
+    if (all) for (const s of subs) all.add(s);
+    else this.followUps.set(id, new Set(subs));
+    this.followUpTimer ??= setTimeout(() => {
+      this.followUpTimer = undefined;
+      const batches = [...this.followUps];
+      this.followUps.clear();
+      for (const [folder, paths] of batches) void this.o.scan(folder, [...paths]).catch(() => undefined);
+    }, FOLLOW_UP_MS);
   }
 
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
+    clearTimeout(this.followUpTimer);
     await Promise.all(this.watchers.map((w) => w.close()));
     this.watchers = [];
   }
