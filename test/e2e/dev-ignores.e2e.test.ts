@@ -2,8 +2,9 @@
  * The `.stignore` `init` proposes, at work on the local cluster (docs/sync.md, "Big trees"): a Node
  * project with a `node_modules` of 2,000 files. Nothing of node_modules crosses either way; the
  * local watcher of `up` holds one inotify watch per synced folder, none per file and none in
- * node_modules (read from /proc/<pid>/fdinfo); and `(?d)` lets a folder deleted here go in the
- * container although it holds a node_modules installed there.
+ * node_modules (read from /proc/<pid>/fdinfo), nor does the agent's rescanner in the container;
+ * and `(?d)` lets a folder deleted here go in the container although it holds a node_modules
+ * installed there.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
@@ -85,6 +86,15 @@ test("init's .stignore: node_modules stays on each side, watched nowhere here, a
   // one per file (2,100 files), none of node_modules' 81 folders.
   const watches = inotifyWatches(up.proc.pid!);
   assert.ok(watches >= 9 && watches < 30, `up holds ${watches} inotify watches`);
+
+  // The agent's rescanner (in PID 1, the agent) does not watch node_modules in the container either:
+  // 50 packages installed there (101 folders) add no watch.
+  const agentWatches = () => Number(inContainer('cat /proc/1/fdinfo/* 2>/dev/null | grep -c "^inotify wd:"').stdout.trim());
+  const before = agentWatches();
+  assert.equal(inContainer('for p in $(seq 1 50); do mkdir -p /app/node_modules/p$p/lib; done; echo ok').stdout.trim(), 'ok');
+  await new Promise((r) => setTimeout(r, 2000));
+  assert.ok(before >= 9, `the agent holds ${before} inotify watches for 9 synced folders`);
+  assert.equal(agentWatches(), before, 'node_modules in the container is not watched');
 
   // Installed in the container: stays there, even in a synced folder.
   assert.equal(inContainer('mkdir -p /app/packages/web/node_modules/dep && echo dep > /app/packages/web/node_modules/dep/i.js && echo ok').stdout.trim(), 'ok');
