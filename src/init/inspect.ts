@@ -12,6 +12,13 @@ import { parseYaml } from '../yaml/parse.ts';
 
 export type Language = 'node' | 'go' | 'python' | 'java' | 'rust' | 'ruby' | 'php' | 'dotnet';
 
+/**
+ * A language's package manager or build tool, as its marker files at the top say: what decides
+ * which folders hold downloaded packages or build output (`.stignore`, propose.ts). Java is two
+ * (Maven builds into target/, Gradle into build/).
+ */
+export type Ecosystem = 'npm' | 'python' | 'go' | 'maven' | 'gradle' | 'cargo' | 'bundler' | 'composer' | 'dotnet';
+
 export interface Dockerfile {
   /** Relative to the inspected folder, with "/" separators. */
   readonly path: string;
@@ -37,7 +44,10 @@ export interface Inspection {
   readonly chartNames: Readonly<Record<string, string>>;
   /** Names of the Deployments and StatefulSets (what `up` swaps) those manifests define, shallowest folder first, then in file order. */
   readonly deployments: string[];
+  /** The language of the dev container's image and port: the first marker found at the top. */
   readonly language?: Language;
+  /** Every ecosystem whose marker is at the top, in the order of ECOSYSTEM_MARKERS (a project may mix several). */
+  readonly ecosystems: Ecosystem[];
 }
 
 const MAX_DEPTH = 3;
@@ -59,6 +69,26 @@ const MARKERS: readonly [string, Language][] = [
   ['Gemfile', 'ruby'],
   ['composer.json', 'php'],
 ];
+
+/** Marker files at the top of a project, by ecosystem; a name ending in "*" is a suffix (`*.csproj`). */
+const ECOSYSTEM_MARKERS: readonly [Ecosystem, readonly string[]][] = [
+  ['npm', ['package.json']],
+  ['python', ['requirements.txt', 'pyproject.toml', 'Pipfile', 'setup.py']],
+  ['go', ['go.mod']],
+  ['maven', ['pom.xml']],
+  ['gradle', ['build.gradle', 'build.gradle.kts', 'settings.gradle', 'settings.gradle.kts']],
+  ['cargo', ['Cargo.toml']],
+  ['bundler', ['Gemfile']],
+  ['composer', ['composer.json']],
+  ['dotnet', ['global.json', '*.csproj', '*.fsproj', '*.sln']],
+];
+
+/** The ecosystems of the names found at a project's top, in ECOSYSTEM_MARKERS order. */
+export function ecosystemsOf(names: Iterable<string>): Ecosystem[] {
+  const top = [...names];
+  const has = (marker: string) => (marker.startsWith('*') ? top.some((n) => n.endsWith(marker.slice(1))) : top.includes(marker));
+  return ECOSYSTEM_MARKERS.filter(([, markers]) => markers.some(has)).map(([e]) => e);
+}
 
 export function inspectFolder(folder: string): Inspection {
   const files: string[] = [];
@@ -92,7 +122,8 @@ export function inspectFolder(folder: string): Inspection {
   const language =
     MARKERS.find(([marker]) => top.has(marker))?.[1] ?? (top.has('global.json') || [...top].some((n) => n.endsWith('.csproj')) ? 'dotnet' : undefined);
   const composeServices = composeFiles[0] ? composeServiceNames(read(join(folder, composeFiles[0]))) : [];
-  return { folder, dockerfiles, composeFiles, composeServices, manifestDirs, charts, chartNames, deployments, ...(language ? { language } : {}) };
+  const ecosystems = ecosystemsOf(top);
+  return { folder, dockerfiles, composeFiles, composeServices, manifestDirs, charts, chartNames, deployments, ...(language ? { language } : {}), ecosystems };
 }
 
 /** The service names of a Compose file, best dev container first (see Inspection); none when it does not parse. */

@@ -1,6 +1,7 @@
 /**
  * init's guesses over fixture folders: testdata/<case>/ is a project, expected-devtool.yml what
- * `init -v1` writes for it (UPDATE_GOLDEN=1 rewrites; review the diff). Every proposal must load.
+ * `init -v1` writes for it and expected.stignore the `.stignore` (UPDATE_GOLDEN=1 rewrites; review
+ * the diff). Every proposal must load.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,8 +21,8 @@ import {
   proposedImage,
   proposeManifest,
   renderManifest,
-  stignore,
 } from './propose.ts';
+import { renderStignore } from './ignore.ts';
 
 const testdata = join(import.meta.dirname, 'testdata');
 
@@ -32,6 +33,7 @@ for (const name of readdirSync(testdata).sort()) {
     const manifest = proposeManifest(i, defaultAnswers(i, appName(i)));
     const text = renderManifest(manifest, 'fixture');
     assertGolden(join(dir, 'expected-devtool.yml'), text);
+    assertGolden(join(dir, 'expected.stignore'), renderStignore(i.ecosystems));
     const loaded = loadManifestText(text, join(dir, 'devtool.yml'), { cwd: dir, env: {} });
     assert.equal(Object.keys(loaded.services).length, 1);
   });
@@ -81,10 +83,10 @@ test('EXPOSE parsing and manifest detection', () => {
   assert.ok(!isKubernetesManifest('services:\n  web: {}\n'));
 });
 
-test('ignore suggestions per language', () => {
-  const text = stignore(inspectFolder(join(testdata, 'node-k8s')));
-  assert.match(text, /^node_modules$/m);
-  assert.match(text, /^\.git$/m);
+test('ecosystems: every marker at the top, not only the first', () => {
+  assert.deepEqual(inspectFolder(join(testdata, 'node-k8s')).ecosystems, ['npm']);
+  assert.deepEqual(inspectFolder(join(testdata, 'helm-go')).ecosystems, ['go']);
+  assert.deepEqual(inspectFolder(join(testdata, 'empty')).ecosystems, []);
 });
 
 test('the Deployments of Kubernetes manifests name the dev container; nothing to swap means autocreate and no public image', () => {

@@ -10,24 +10,19 @@ import type { Inspection, Language } from './inspect.ts';
 export interface LanguageDefaults {
   readonly image: string;
   readonly port: number;
-  /** .stignore lines: what the sync should never carry. */
-  readonly ignore: readonly string[];
 }
 
 export const LANGUAGE_DEFAULTS: Record<Language | 'other', LanguageDefaults> = {
-  node: { image: 'node:20', port: 3000, ignore: ['node_modules', 'dist', '.next', 'coverage'] },
-  go: { image: 'golang:1.22', port: 8080, ignore: ['bin', 'vendor'] },
-  python: { image: 'python:3.12', port: 8080, ignore: ['__pycache__', '*.pyc', '.venv', 'venv', '.pytest_cache'] },
-  java: { image: 'maven:3-eclipse-temurin-21', port: 8080, ignore: ['target', 'build', '.gradle'] },
-  rust: { image: 'rust:1', port: 8080, ignore: ['target'] },
-  ruby: { image: 'ruby:3', port: 3000, ignore: ['vendor/bundle', 'log', 'tmp'] },
-  php: { image: 'php:8', port: 8080, ignore: ['vendor'] },
-  dotnet: { image: 'mcr.microsoft.com/dotnet/sdk:8.0', port: 8080, ignore: ['bin', 'obj'] },
-  other: { image: 'debian:bookworm', port: 8080, ignore: [] },
+  node: { image: 'node:20', port: 3000 },
+  go: { image: 'golang:1.22', port: 8080 },
+  python: { image: 'python:3.12', port: 8080 },
+  java: { image: 'maven:3-eclipse-temurin-21', port: 8080 },
+  rust: { image: 'rust:1', port: 8080 },
+  ruby: { image: 'ruby:3', port: 3000 },
+  php: { image: 'php:8', port: 8080 },
+  dotnet: { image: 'mcr.microsoft.com/dotnet/sdk:8.0', port: 8080 },
+  other: { image: 'debian:bookworm', port: 8080 },
 };
-
-/** Never synced whatever the language: history, editor state and local secrets. */
-const COMMON_IGNORE = ['.git', '.devtool', '.env', '*.swp', '.DS_Store'];
 
 export type DeployMethod = { kind: 'helm'; chart: string } | { kind: 'kubectl'; dirs: string[] } | { kind: 'compose'; file: string } | { kind: 'none' };
 
@@ -185,11 +180,6 @@ function deploySection(i: Inspection, m: DeployMethod, name: string): unknown {
     case 'none':
       return undefined;
   }
-}
-
-export function stignore(i: Inspection): string {
-  const lang = LANGUAGE_DEFAULTS[i.language ?? 'other'];
-  return `${['# Never synchronized by devtool up (one pattern per line)', ...COMMON_IGNORE, ...lang.ignore].join('\n')}\n`;
 }
 
 export function renderManifest(manifest: Record<string, unknown>, note: string): string {

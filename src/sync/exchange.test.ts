@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { indexesExchanged, readSettled, receivedFrom, scanAndExchange, type SyncEnd, type SyncEnds } from './exchange.ts';
+import { indexesExchanged, readSettled, receivedFrom, scanAndExchange, scanWait, type SyncEnd, type SyncEnds } from './exchange.ts';
 import type { FolderStatus } from './rest.ts';
 
 const LOCAL = 'AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA';
@@ -22,8 +22,10 @@ class FakeEnd implements SyncEnd {
   async status(): Promise<FolderStatus> {
     return { state: 'idle', sequence: this.sequence, remoteSequence: { [this.peer.toLowerCase()]: this.received } } as unknown as FolderStatus;
   }
-  async scan(): Promise<void> {
+  scanWaits: (number | undefined)[] = [];
+  async scan(_folder: string, _subs?: readonly string[], timeoutMs?: number): Promise<void> {
     this.scans++;
+    this.scanWaits.push(timeoutMs);
   }
   async connected(): Promise<boolean> {
     return true;
@@ -101,6 +103,18 @@ test('scanAndExchange scans both ends first', async () => {
     1_000,
   );
   assert.deepEqual([local.scans, remote.scans], [1, 1]);
+});
+
+test('whole-folder scans wait until the deadline, at least a minute (a first scan of 40,000 files took one)', async () => {
+  const local = new FakeEnd(0, REMOTE);
+  const remote = new FakeEnd(0, LOCAL);
+  await scanAndExchange(
+    ends(local, remote, () => undefined, { t: 1_000 }),
+    'f',
+    301_000,
+  );
+  assert.deepEqual([local.scanWaits, remote.scanWaits], [[300_000], [300_000]]);
+  assert.equal(scanWait({ now: () => 1_000 }, 2_000), 60_000);
 });
 
 test('a peer never heard of has sent nothing', () => {

@@ -11,7 +11,8 @@ import type { FolderStatus } from './rest.ts';
 /** What the exchange needs of each end's REST API (SyncthingApi has it; tests fake it). */
 export interface SyncEnd {
   status(folder: string): Promise<FolderStatus>;
-  scan(folder: string, subs?: readonly string[]): Promise<void>;
+  /** Resolves once indexed; `timeoutMs` bounds the wait (a first scan hashes every file). */
+  scan(folder: string, subs?: readonly string[], timeoutMs?: number): Promise<void>;
   connected(device: string): Promise<boolean>;
 }
 
@@ -67,8 +68,15 @@ export async function indexesExchanged(e: SyncEnds, folder: string, deadline: nu
  * change on either disk, made while no session ran, is then known to both.
  */
 export async function scanAndExchange(e: SyncEnds, folder: string, deadline: number): Promise<void> {
-  await Promise.all([e.local.scan(folder), e.remote.scan(folder)]);
+  // Whole-folder scans, the first ones hashing every file: as long as the session allows.
+  const wait = scanWait(e, deadline);
+  await Promise.all([e.local.scan(folder, [], wait), e.remote.scan(folder, [], wait)]);
   await indexesExchanged(e, folder, deadline);
+}
+
+/** How long a whole-folder scan may take: until the deadline, and at least a minute. */
+export function scanWait(e: Pick<SyncEnds, 'now'>, deadline: number): number {
+  return Math.max(60_000, deadline - e.now());
 }
 
 /**

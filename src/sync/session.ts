@@ -23,7 +23,7 @@ import { MAX_SCAN_PATHS, SyncthingApi, type FolderType, type Versioning } from '
 import { LocalWatcher, readIgnoreLines } from './watcher.ts';
 import { prepareRemoteFolder, type PreparedFolder } from './bootstrap.ts';
 import { ContainerGuard } from './container-guard.ts';
-import { indexesExchanged, readSettled, scanAndExchange, type SyncEnds } from './exchange.ts';
+import { indexesExchanged, readSettled, scanAndExchange, scanWait, type SyncEnds } from './exchange.ts';
 import { firstPassSummary, fsLookup, keepLocal, planFirstPass } from './first-pass.ts';
 import { sleep } from '../base/wait.ts';
 
@@ -225,7 +225,7 @@ export class SyncSession {
    */
   private async settleBootstrap(f: SyncFolderPair, deadline: number): Promise<void> {
     try {
-      await this.localApi!.scan(f.id);
+      await this.localApi!.scan(f.id, [], scanWait(this.ends(), deadline));
       if (f.mode === 'send-only') {
         // Stays receive-only there: settled once the container has this machine's index.
         await indexesExchanged(this.ends(), f.id, deadline);

@@ -4,26 +4,20 @@
  * waiting for Syncthing's own watcher (which batches for at least a second). Syncthing's watcher
  * and its periodic rescan stay on as a safety net.
  *
- * Folders named in the first lines of `.stignore` (plain names like `node_modules`, `/build`)
- * are not watched: they would only cost inotify watches, the scarce resource of big trees.
+ * One inotify watch per folder (fs.watch on a directory reports what happens to its entries), none
+ * per file: a general-purpose watcher (chokidar) also watches every file, which for 40,000 files
+ * cost 300 MB of memory and 40,000 watches (docs/sync.md, "Big trees"). Folders named in
+ * `.stignore` as plain names (`node_modules`, `/build`) are not entered: they would only cost
+ * watches, the scarce resource of big trees.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, type FSWatcher, readdirSync, readFileSync, statSync, watch } from 'node:fs';
 import { DevtoolError } from '../base/errors.ts';
 import { readInputFile } from '../io/input-file.ts';
-import { basename, relative, sep } from 'node:path';
-import type { FSWatcher } from 'chokidar';
+import { join, relative, sep } from 'node:path';
 import type { SyncFolderPair } from './contract.ts';
-import { MAX_SCAN_PATHS } from './rest.ts';
 
 /** Changes are collected this long before one scan request: an editor's save is several events. */
 const DEBOUNCE_MS = 10;
-/**
- * chokidar reports a path at most once in 50 ms (its change throttle, index.js `_throttle(CHANGE,
- * path, 50)`): a second write in that window is dropped, not delayed, and would wait for
- * Syncthing's own watcher (over a second). So the paths of each batch are scanned once more after
- * that window; a scan that finds nothing changed costs Syncthing a stat.
- */
-const FOLLOW_UP_MS = 50;
 
 export interface WatcherOptions {
   scan(folderId: string, subs: string[]): Promise<void>;
@@ -33,12 +27,12 @@ export interface WatcherOptions {
 }
 
 export class LocalWatcher {
-  private watchers: FSWatcher[] = [];
+  /** Watched directories (absolute) of every folder. */
+  private watchers = new Map<string, FSWatcher>();
   private pending = new Map<string, Set<string>>();
   private timer?: NodeJS.Timeout;
-  private followUps = new Map<string, Set<string>>();
-  private followUpTimer?: NodeJS.Timeout;
   private closed = false;
+  private warned = false;
 
   constructor(
     private readonly folders: readonly SyncFolderPair[],
@@ -46,35 +40,74 @@ export class LocalWatcher {
   ) {}
 
   async start(): Promise<void> {
-    const { watch } = await import('chokidar');
     for (const folder of this.folders) {
-      if (this.closed) return;
       const skip = plainIgnores(folder.local);
-      const w = watch(folder.local, {
-        ignoreInitial: true,
-        followSymlinks: false,
-        ignored: (path: string) => {
-          const rel = relative(folder.local, path);
-          if (rel === '' || rel.startsWith('..')) return false;
-          const name = basename(path);
-          return name === '.stfolder' || name === '.stversions' || name.startsWith('.syncthing.') || skip.has(name) || skip.has(`/${rel.split(sep)[0]}`);
-        },
-      });
-      w.on('all', (_event, path) => this.changed(folder, path));
-      w.on('error', (err) => {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code === 'ENOSPC' || code === 'EMFILE') {
-          this.o.warn(
-            `the local file watcher ran out of inotify watches for ${folder.local}: raise fs.inotify.max_user_watches (sysctl), or ignore big ` +
-              `folders in .stignore; changes are still found by the periodic rescan`,
-          );
-        }
-      });
-      // Kept before it is ready: a close() during the initial walk of a big tree must close it
-      // too, or its inotify handle keeps the process alive after `up` has ended.
-      this.watchers.push(w);
-      await new Promise<void>((resolve) => w.once('ready', () => resolve()));
+      // One directory per turn of the event loop at most 200 at a time: a big tree's walk must not
+      // hold up the session's other work (and a close() during it stops it).
+      const queue = [folder.local];
+      for (let n = 0; queue.length; n++) {
+        if (this.closed) return;
+        if (n % 200 === 199) await new Promise((r) => setImmediate(r));
+        this.watchDir(folder, skip, queue.shift()!, queue);
+      }
     }
+  }
+
+  /** Watches `dir` and queues its subfolders (all of them when `queue` is omitted, at once). */
+  private watchDir(folder: SyncFolderPair, skip: Set<string>, dir: string, queue?: string[]): void {
+    if (this.closed || this.watchers.has(dir)) return;
+    let w: FSWatcher;
+    try {
+      w = watch(dir, { persistent: true }, (_event, name) => {
+        if (name) this.event(folder, skip, join(dir, name.toString()));
+      });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if ((code === 'ENOSPC' || code === 'EMFILE') && !this.warned) {
+        this.warned = true;
+        this.o.warn(
+          `the local file watcher ran out of inotify watches for ${folder.local}: raise fs.inotify.max_user_watches (sysctl), or ignore big ` +
+            `folders in .stignore; changes are still found by the periodic rescan`,
+        );
+      }
+      return; // gone already (ENOENT), or not watchable: the periodic rescan covers it
+    }
+    // The directory was deleted or moved away: its watch ends (a new one comes with its new name).
+    w.on('error', () => this.unwatch(dir));
+    this.watchers.set(dir, w);
+    let entries: string[] = [];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true })
+        .filter((e) => e.isDirectory() && !ignoredPath(folder.local, skip, join(dir, e.name)))
+        .map((e) => join(dir, e.name));
+    } catch {
+      // deleted meanwhile: its watcher reports that
+    }
+    if (queue) queue.push(...entries);
+    else for (const sub of entries) this.watchDir(folder, skip, sub);
+  }
+
+  private unwatch(dir: string): void {
+    for (const [path, w] of this.watchers) {
+      if (path === dir || path.startsWith(`${dir}${sep}`)) {
+        w.close();
+        this.watchers.delete(path);
+      }
+    }
+  }
+
+  private event(folder: SyncFolderPair, skip: Set<string>, path: string): void {
+    if (this.closed || ignoredPath(folder.local, skip, path)) return;
+    // A directory created or moved in is watched with all it holds (the scan of its path covers
+    // what was written there before the watch); one deleted or moved away is dropped.
+    let isDir = false;
+    try {
+      isDir = statSync(path).isDirectory();
+    } catch {
+      if (this.watchers.has(path)) this.unwatch(path);
+    }
+    if (isDir && !this.watchers.has(path)) this.watchDir(folder, skip, path);
+    this.changed(folder, path);
   }
 
   private changed(folder: SyncFolderPair, path: string): void {
@@ -94,49 +127,60 @@ export class LocalWatcher {
     const batches = [...this.pending];
     this.pending.clear();
     for (const [id, subs] of batches) {
-      // Many paths become one scan of the whole folder (SyncthingApi.scan): no second one of those.
+      // Many paths become one scan of the whole folder (SyncthingApi.scan).
       void this.o.scan(id, [...subs]).catch(() => undefined);
-      if (subs.size <= MAX_SCAN_PATHS) this.followUp(id, subs);
     }
   }
 
-  private followUp(id: string, subs: Set<string>): void {
-    const all = this.followUps.get(id);
-    if (all) for (const s of subs) all.add(s);
-    else this.followUps.set(id, new Set(subs));
-    this.followUpTimer ??= setTimeout(() => {
-      this.followUpTimer = undefined;
-      const batches = [...this.followUps];
-      this.followUps.clear();
-      for (const [folder, paths] of batches) void this.o.scan(folder, [...paths]).catch(() => undefined);
-    }, FOLLOW_UP_MS);
+  /** How many directories are watched (one inotify watch each). */
+  get watchedDirs(): number {
+    return this.watchers.size;
   }
 
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
-    clearTimeout(this.followUpTimer);
-    await Promise.all(this.watchers.map((w) => w.close()));
-    this.watchers = [];
+    for (const w of this.watchers.values()) w.close();
+    this.watchers.clear();
   }
 }
 
-/** The lines of `.stignore` that are plain names or root-anchored names (no wildcards). */
+/** Syncthing's own files, and what a plain `.stignore` name covers (the name itself or a top folder for `/name`). */
+function ignoredPath(root: string, skip: Set<string>, path: string): boolean {
+  const rel = relative(root, path);
+  if (rel === '' || rel.startsWith('..')) return false;
+  const parts = rel.split(sep);
+  const name = parts[parts.length - 1]!;
+  if (name === '.stfolder' || name === '.stversions' || name.startsWith('.syncthing.') || name.startsWith('~syncthing~')) return true;
+  return parts.some((p) => skip.has(p)) || skip.has(`/${parts[0]}`);
+}
+
+/** The plain names of a folder's `.stignore` (plainIgnoreNames); none without one. */
 export function plainIgnores(folder: string): Set<string> {
-  let text = '';
   try {
-    text = readFileSync(`${folder}/.stignore`, 'utf8');
+    return plainIgnoreNames(readFileSync(`${folder}/.stignore`, 'utf8'));
   } catch {
     return new Set();
   }
-  return new Set(
-    text
-      .split('\n')
-      .map((l) => l.trim().replace(/\/+$/, ''))
-      .filter(
-        (l) => l && !l.startsWith('//') && !l.startsWith('#') && !l.startsWith('!') && !l.startsWith('(') && !/[*?[\]{}]/.test(l) && !l.slice(1).includes('/'),
-      ),
-  );
+}
+
+/**
+ * The lines of a `.stignore` that are plain names or root-anchored names (no wildcards), after
+ * Syncthing's `(?d)` and `(?i)` prefixes (`(?d)node_modules` is still node_modules; under `(?i)` the
+ * name as written is ignored too). As the agent's rescanner reads them: Syncthing applies the first
+ * pattern that matches, so reading stops at the first negation (`!keep` may re-include something
+ * below a later name) and at the first `#include` (its file may hold negations).
+ */
+export function plainIgnoreNames(text: string): Set<string> {
+  const names = new Set<string>();
+  for (const raw of text.split('\n')) {
+    const line = raw.trim().replace(/^(\(\?[di]\)){1,2}/, '');
+    if (!line || line.startsWith('//')) continue;
+    if (line.startsWith('!') || line.startsWith('#include')) break;
+    const name = line.replace(/\/+$/, '');
+    if (name && !name.startsWith('#') && !name.startsWith('(') && !/[*?[\]{}\\]/.test(name) && !name.slice(1).includes('/')) names.add(name);
+  }
+  return names;
 }
 
 /** The patterns of a folder's `.stignore`, as the remote end must get them ([] when there is none; too large: an error). */

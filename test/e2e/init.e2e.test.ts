@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { renderStignore } from '../../src/init/ignore.ts';
 import { loadManifest } from '../../src/manifest/load.ts';
 import { createSandbox, repoRoot, runDevtool } from './cli.ts';
 import { KEY, runInPty } from './pty.ts';
@@ -52,7 +53,7 @@ test('interactive init in a terminal: the answers typed end up in the manifest',
   assert.equal(m.services['web']!.image, undefined, "no public image: up keeps the swapped Deployment's");
   assert.equal(m.services['web']!.autocreate, false, 'the manifests define the Deployment to swap');
   assert.deepEqual(Object.keys(m.build), [m.name]);
-  assert.match(readFileSync(join(dir, '.stignore'), 'utf8'), /^node_modules$/m);
+  assert.match(readFileSync(join(dir, '.stignore'), 'utf8'), /^\(\?d\)node_modules$/m);
 });
 
 test('choosing another deploy method with the arrow keys', { timeout: 60_000 }, async () => {
@@ -105,4 +106,24 @@ test('an existing manifest is never overwritten without --replace', () => {
   const replaced = runDevtool(['init', '-v1', '--replace'], { cwd: dir });
   assert.equal(replaced.code, 0, replaced.stderr);
   assert.match(readFileSync(join(dir, 'devtool.yml'), 'utf8'), /kubectl apply -f k8s/);
+});
+
+test('init proposes a .stignore for every ecosystem it finds, and keeps an existing one', () => {
+  const dir = project();
+  writeFileSync(join(dir, 'go.mod'), 'module example.com/api\n\ngo 1.22\n');
+  const r = runDevtool(['init', '-v1'], { cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /\.stignore created \(for npm, go\)/);
+  const text = readFileSync(join(dir, '.stignore'), 'utf8');
+  assert.equal(text, renderStignore(['npm', 'go']));
+  assert.match(text, /^\(\?d\)node_modules$/m);
+  assert.match(text, /^\(\?d\)\/bin$/m);
+
+  // A .stignore of the user's is never rewritten; init says what it lacks.
+  writeFileSync(join(dir, '.stignore'), 'node_modules\n.git\n');
+  const again = runDevtool(['init', '-v1', '--replace'], { cwd: dir });
+  assert.equal(again.code, 0, again.stderr);
+  assert.equal(readFileSync(join(dir, '.stignore'), 'utf8'), 'node_modules\n.git\n');
+  assert.match(again.stdout, /! \.stignore exists and is kept as it is; init would also ignore: \.devtool \.env .*\(\?d\)dist .*\(\?d\)\/bin/);
+  assert.doesNotMatch(again.stdout, /node_modules/);
 });

@@ -49,7 +49,7 @@ func isSyncthingTemp(rel string) bool {
 }
 
 // plainIgnores are the lines of a .stignore that name a path literally
-// (no wildcards, no prefixes). Directories they match are not watched:
+// (no wildcards; Syncthing's (?d) and (?i) prefixes aside). Directories they match are not watched:
 // Syncthing skips them, so an inotify watch there would cost kernel
 // memory and events for nothing. Anything subtler (globs, includes) is
 // left to Syncthing: watching too much only costs, skipping too much
@@ -75,7 +75,7 @@ func parsePlainIgnores(data []byte) plainIgnores {
 		case isNegation(line) || strings.HasPrefix(line, "#include"):
 			return p
 		}
-		name, rooted, ok := plainName(line)
+		name, rooted, ok := plainName(stripPrefixes(line))
 		if !ok {
 			continue
 		}
@@ -101,6 +101,19 @@ func isNegation(line string) bool {
 			return false
 		}
 	}
+}
+
+// stripPrefixes removes Syncthing's (?i) and (?d) prefixes (any order,
+// each once): "(?d)node_modules" still ignores node_modules, which then
+// need not be watched. Under (?i) the name as written is ignored too, so
+// skipping exactly it stays on the safe side.
+func stripPrefixes(line string) string {
+	for i := 0; i < 2; i++ {
+		if strings.HasPrefix(line, "(?i)") || strings.HasPrefix(line, "(?d)") {
+			line = line[4:]
+		}
+	}
+	return line
 }
 
 // plainName returns the path a line names literally, and whether a

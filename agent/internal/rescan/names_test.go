@@ -49,13 +49,14 @@ dist/
 {a,b}
 src/*/gen
 .git
+(?d)(?i)target
 !keep-me
 after-negation
 `
 
 func TestPlainIgnoreLines(t *testing.T) {
 	p := parsePlainIgnores([]byte(sampleStignore))
-	wantAnywhere := []string{"node_modules", "vendor/cache", ".git"}
+	wantAnywhere := []string{"node_modules", "vendor/cache", "Thumbs.db", ".DS_Store", ".git", "target"}
 	wantRooted := []string{"build", ".cache/go"}
 	if len(p.anywhere) != len(wantAnywhere) || len(p.rooted) != len(wantRooted) {
 		t.Fatalf("parsed anywhere %v rooted %v, want %v and %v", p.anywhere, p.rooted, wantAnywhere, wantRooted)
@@ -88,7 +89,9 @@ func TestPlainIgnoreLines(t *testing.T) {
 		"x/.cache/go":              false,
 		".git/objects/ab":          true,
 		"node_modulesx":            false,
-		"Thumbs.db":                false, // prefixed: left to Syncthing
+		"Thumbs.db":                true, // (?i): the name as written is ignored too
+		".DS_Store":                true, // (?d): ignored all the same
+		"crates/x/target/debug":    true,
 		"after-negation":           false, // may be re-included: left to Syncthing
 		"src/main.go":              false,
 		"dist":                     false,

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { MANIFEST_FILE } from '../../app/manifest-file.ts';
 import { DevtoolError, UsageError } from '../../base/errors.ts';
@@ -16,9 +16,9 @@ import {
   proposedImage,
   proposeManifest,
   renderManifest,
-  stignore,
   type Answers,
 } from '../../init/propose.ts';
+import { missingPatterns, renderStignore } from '../../init/ignore.ts';
 import { writeFileAtomic } from '../../io/atomic-file.ts';
 import { checkNamespaceName } from '../../kube/naming.ts';
 import { loadManifestText } from '../../manifest/load.ts';
@@ -46,14 +46,20 @@ export const runInit: CommandHandler<typeof initOptions> = async (f, inv) => {
   // What init writes must load: a guess that the loader rejects is a bug, caught here, not at deploy.
   loadManifestText(text, path, { cwd: f.cwd, env: {} });
   writeFileAtomic(path, text, 0o644);
+  // An existing .stignore is the user's (its order and negations matter): kept as is, and what
+  // it lacks of the proposal is said, not merged in.
   const ignorePath = join(dirname(path), '.stignore');
   const wroteIgnore = !existsSync(ignorePath);
-  if (wroteIgnore) writeFileAtomic(ignorePath, stignore(inspection), 0o644);
+  if (wroteIgnore) writeFileAtomic(ignorePath, renderStignore(inspection.ecosystems), 0o644);
+  const lacking = wroteIgnore ? [] : missingPatterns(readText(ignorePath), inspection.ecosystems);
 
   const shown = relative(f.cwd, path) || path;
   const standalone = nothingToSwap(inspection, answers.deploy) ? ': nothing to swap, up creates it (autocreate)' : '';
   f.io.stdout.write(`✓ ${shown} created (${describeMethod(answers.deploy)}; dev container "${answers.service}" forwarding ${answers.port}${standalone})\n`);
-  if (wroteIgnore) f.io.stdout.write(`✓ ${relative(f.cwd, ignorePath) || ignorePath} created: files 'devtool up' never synchronizes\n`);
+  const shownIgnore = relative(f.cwd, ignorePath) || ignorePath;
+  const found = inspection.ecosystems.length ? ` (for ${inspection.ecosystems.join(', ')})` : '';
+  if (wroteIgnore) f.io.stdout.write(`✓ ${shownIgnore} created${found}: what 'devtool up' never synchronizes\n`);
+  else if (lacking.length) f.io.stdout.write(`! ${shownIgnore} exists and is kept as it is; init would also ignore: ${lacking.join(' ')}\n`);
   if (publicImage && !devImage)
     f.io.stdout.write(`! dev container image ${publicImage} is a public image: if the cluster cannot pull it, set services.${answers.service}.image\n`);
   const target = [context ? `--context ${context}` : '', namespace ? `--namespace ${namespace}` : ''].filter(Boolean).join(' ');
@@ -62,6 +68,14 @@ export const runInit: CommandHandler<typeof initOptions> = async (f, inv) => {
   const deploys = manifest['build'] !== undefined || manifest['deploy'] !== undefined;
   f.io.stdout.write(deploys ? `  next: devtool deploy${flags}, then devtool up${flags}\n` : `  next: devtool up${flags}\n`);
 };
+
+function readText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
 
 /** The context's copy of a public image (init/dev-image.ts); no context, no registry or no copy: none. */
 async function imageCopy(f: Factory, image: string, context: string | undefined): Promise<string | undefined> {
