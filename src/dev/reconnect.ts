@@ -62,6 +62,11 @@ export class Reconnector<C extends Connection> {
   }
 
   /** The live connection, waiting for a reconnect if there is none right now. */
+  /** Whether a connection is live right now. */
+  get isConnected(): boolean {
+    return this.current !== undefined;
+  }
+
   connection(timeoutMs = 30_000): Promise<C> {
     if (this.current) return Promise.resolve(this.current);
     if (this.closed) return Promise.reject(new DevtoolError('the connection to the dev container is closed'));

@@ -100,11 +100,17 @@ export class DevTunnel {
 
   /**
    * A loopback port on this machine forwarded to host:port as seen from the dev container (the
-   * sync service's ports); like the manifest's forwards, it stays open across reconnects.
+   * sync service's ports); like the manifest's forwards, it stays open across reconnects. A
+   * connection made while there is no SSH connection waits for one, unless `refuseWhileDown`:
+   * then it is closed at once (the local Syncthing, started before the dev pod, must not sit out
+   * its 10 s TLS handshake timeout on a connection held open for a pod still starting).
    */
-  async openForward(host: string, port: number): Promise<number> {
+  async openForward(host: string, port: number, o: { refuseWhileDown?: boolean } = {}): Promise<number> {
     const f: Forward = { local: 0, remote: port, service: host };
-    const server = createServer(NO_DELAY, (sock) => void this.forwardOut(sock, f));
+    const server = createServer(NO_DELAY, (sock) => {
+      if (o.refuseWhileDown && !this.link.isConnected) sock.destroy();
+      else void this.forwardOut(sock, f);
+    });
     const local = await listen(server, 0);
     this.listeners.push(server);
     return local;

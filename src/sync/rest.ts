@@ -165,6 +165,11 @@ export class SyncthingApi {
     return this.request('PATCH', `/rest/config/folders/${encodeURIComponent(folder)}`, patch);
   }
 
+  /** New addresses for a device: Syncthing dials a changed address at once (its connection loop otherwise sleeps 5 s or more). */
+  setDeviceAddresses(device: string, addresses: readonly string[]): Promise<void> {
+    return this.request('PATCH', `/rest/config/devices/${encodeURIComponent(device)}`, { addresses });
+  }
+
   setIgnores(folder: string, lines: readonly string[]): Promise<void> {
     return this.request('POST', `/rest/db/ignores?folder=${encodeURIComponent(folder)}`, { ignore: lines });
   }

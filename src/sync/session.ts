@@ -29,7 +29,7 @@ import { sleep } from '../base/wait.ts';
 
 export interface SyncTunnel {
   /** A local port forwarded (over SSH) to host:port in the dev container; stable across reconnects. */
-  openForward(host: string, port: number): Promise<number>;
+  openForward(host: string, port: number, o?: { refuseWhileDown?: boolean }): Promise<number>;
   /** The current SSH connection into the dev container (the bootstrap looks at the folder with it). */
   connection(): Promise<ssh2.Client>;
   /** Runs a command in the dev container with `input` as its standard input (the bootstrap's untar). */
@@ -81,6 +81,8 @@ export class SyncSession {
 
   /** The local folders that have turned two-way (firstPass); all start send-only. */
   private readonly twoWay = new Set<string>();
+  /** The forward the local Syncthing dials once the tunnel is up (dialPeerNow). */
+  private peerAddress?: Promise<string>;
   /** startLocal's work: the forwards and the local Syncthing started, and a promise of it answering. */
   private localStarted?: Promise<{ localReady: Promise<void> }>;
   /** Setting the folders up again after a restart of the local Syncthing (restoreFolders). */
@@ -108,7 +110,9 @@ export class SyncSession {
     if (this.localStarted) return;
     const { o } = this;
     this.localStarted = (async () => {
-      const peer = await o.tunnel.openForward('127.0.0.1', REMOTE_SYNC_PORT);
+      // Until the tunnel is up, the local Syncthing's dials to this port fail at once; start() then
+      // points it at a second forward, which it dials at once (peerAddress).
+      const peer = await o.tunnel.openForward('127.0.0.1', REMOTE_SYNC_PORT, { refuseWhileDown: true });
       const remoteApiPort = await o.tunnel.openForward('127.0.0.1', REMOTE_GUI_PORT);
       // The local folders start paused (localContract): their first scan would take the CPU the
       // bootstrap's copy needs.
@@ -168,6 +172,7 @@ export class SyncSession {
     phases.mark(results.some((r) => r.copied) ? 'copy' : 'folders prepared');
     await localReady;
     phases.mark('local sync service ready');
+    await this.dialPeerNow();
     for (const f of o.folders) await this.localApi.patchFolder(f.id, this.localFolderState(f));
     if (o.reset) await this.reset();
     this.writeRuntime(false);
@@ -191,6 +196,16 @@ export class SyncSession {
     return results;
   }
 
+  /**
+   * Points the local Syncthing at the container's through a forward that waits for the SSH
+   * connection. A changed address is dialled at once; the address it started with refused dials
+   * while the dev pod was starting, and Syncthing retries those only every 5 s or more.
+   */
+  private async dialPeerNow(): Promise<void> {
+    this.peerAddress ??= this.o.tunnel.openForward('127.0.0.1', REMOTE_SYNC_PORT).then((port) => `tcp://127.0.0.1:${port}`);
+    await this.localApi!.setDeviceAddresses(this.o.keys.remote.deviceID, [await this.peerAddress]);
+  }
+
   private localFolderState(f: SyncFolderPair): { paused: false; type: FolderType; versioning: Versioning } {
     return { paused: false, type: this.twoWay.has(f.id) ? 'sendreceive' : 'sendonly', versioning: this.guard.trash(f) };
   }
@@ -198,6 +213,7 @@ export class SyncSession {
   /** After the local Syncthing restarted (from the contract: paused, send-only): each folder as it was. */
   private async restoreFolders(): Promise<void> {
     await this.localApi!.waitReady(60_000);
+    await this.dialPeerNow();
     for (const f of this.o.folders) await this.localApi!.patchFolder(f.id, this.localFolderState(f));
     this.o.log.info('the local sync service restarted: its folders are set up again');
   }
