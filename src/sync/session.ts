@@ -26,6 +26,7 @@ import { ContainerGuard } from './container-guard.ts';
 import { indexesExchanged, readSettled, scanAndExchange, type SyncEnds } from './exchange.ts';
 import { firstPassSummary, fsLookup, keepLocal, planFirstPass } from './first-pass.ts';
 import { sleep } from '../base/wait.ts';
+import { dropCopied, settleReceiveOnly } from './settle.ts';
 
 export interface SyncTunnel {
   /** A local port forwarded (over SSH) to host:port in the dev container; stable across reconnects. */
@@ -213,7 +214,7 @@ export class SyncSession {
         this.o.log.info(`first sync of ${f.local} settled: sent only`);
         return;
       }
-      await this.waitRemoteCaughtUp(f, deadline);
+      await this.waitRemoteSettled(f, deadline);
       await this.remoteApi!.patchFolder(f.id, { type: 'sendreceive' });
       await this.firstPass(f, deadline);
       this.o.log.info(`first sync of ${f.local} settled: both ends agree, two-way`);
@@ -289,26 +290,44 @@ export class SyncSession {
     await local.setFolderType(f.id, 'sendreceive');
   }
 
-  /** Until the remote end has everything this end has (and both are idle). */
-  private async waitRemoteCaughtUp(f: SyncFolderPair, deadline: number): Promise<void> {
+  /**
+   * Until the remote end has everything this end has, both idle, and none of its receive-only
+   * changes is the bootstrap's stale copy (settle.ts).
+   */
+  private async waitRemoteSettled(f: SyncFolderPair, deadline: number): Promise<void> {
     await indexesExchanged(this.ends(), f.id, deadline);
     const local = this.localApi!;
     const remote = this.remoteApi!;
-    let last = '';
-    for (;;) {
-      // Once closed the APIs only fail: waiting on to the deadline kept `up` alive for minutes.
-      if (this.closed) throw new Error(`the sync session of ${f.local} was closed`);
-      try {
-        const [c, ls, rs] = await Promise.all([local.completion(f.id, this.o.keys.remote.deviceID), local.status(f.id), remote.status(f.id)]);
-        last = `remote ${c.completion.toFixed(2)}%, local ${ls.state}, remote ${rs.state}`;
-        if (c.completion >= 100 && c.needItems === 0 && ls.state === 'idle' && rs.state === 'idle' && (await local.connected(this.o.keys.remote.deviceID)))
-          return;
-      } catch (err) {
-        last = (err as Error).message;
-      }
-      if (Date.now() > deadline) throw new Error(`the first sync of ${f.local} did not finish in time (${last})`);
-      await sleep(100);
-    }
+    const remoteDevice = this.o.keys.remote.deviceID;
+    const dropped = await settleReceiveOnly(
+      {
+        probe: async () => {
+          const [c, ls, rs] = await Promise.all([local.completion(f.id, remoteDevice), local.status(f.id), remote.status(f.id)]);
+          const idle = c.completion >= 100 && c.needItems === 0 && ls.state === 'idle' && rs.state === 'idle';
+          return {
+            caughtUp: idle && (await local.connected(remoteDevice)),
+            remoteIdle: rs.state === 'idle',
+            remoteNeed: rs.needTotalItems ?? 0,
+            receiveOnly: rs.receiveOnlyTotalItems ?? 0,
+            describe:
+              `remote ${c.completion.toFixed(2)}%, local ${ls.state}, remote ${rs.state}, ` + `${rs.receiveOnlyTotalItems ?? 0} receive-only change(s) there`,
+          };
+        },
+        localChanged: () => remote.localChanged(f.id),
+        dropCopied: (names) => dropCopied(this.o.tunnel, { agentPath: this.o.remoteAgent, remoteDir: f.remote, names, log: this.o.log }),
+        rescan: (paths) => remote.scan(f.id, paths),
+        closed: () => this.closed,
+        sleep,
+        now: () => Date.now(),
+      },
+      deadline,
+      f.local,
+    );
+    if (dropped.length > 0)
+      this.o.log.info(
+        `first sync of ${f.local}: removed ${dropped.length} stale copied path(s) in the container (this machine changed or deleted them after the copy): ` +
+          `${dropped.slice(0, 20).join(', ')}${dropped.length > 20 ? ', ...' : ''}`,
+      );
   }
 
   /** Our watcher's rescans, each path seen by the guard first (ContainerGuard.beforeScan), unless they are many (a whole-folder scan). */
