@@ -159,9 +159,10 @@ try {
     current = session;
     const r = { round, bootstrapped: false, settled: false, settleMs: null, conflictsLocal: [], conflictsContainer: [], wrongContent: [], error: null };
     try {
-      if (!(await until(() => /into the new volume/.test(session.output()) || session.proc.exitCode !== null, 240_000)))
-        throw new Error(`no copy into a new volume: ${session.output()}`);
+      await until(() => /into the new volume/.test(session.output()) || session.proc.exitCode !== null, 240_000);
       r.bootstrapped = /into the new volume/.test(session.output());
+      // Not this round's subject (the cluster away, a volume left over): an error, not a stuck settle.
+      if (!r.bootstrapped) throw new Error(`no copy into a new volume: ${session.output().slice(-300)}`);
       // The typing: edits and deletions at their moments of the 2 s after the copy.
       const t0 = Date.now();
       await Promise.all(
@@ -209,6 +210,17 @@ try {
   run('kubectl', ['--kubeconfig', kubeconfig, 'delete', 'namespace', ns, '--wait=false']);
 }
 
+/** The most rounds in a row without a conflict copy, a stuck settle, wrong content or an error. */
+function longestCleanRun(rs) {
+  let best = 0;
+  let now = 0;
+  for (const r of rs) {
+    const clean = r.bootstrapped && r.settled && !r.error && r.conflictsLocal.length + r.conflictsContainer.length + r.wrongContent.length === 0;
+    now = clean ? now + 1 : 0;
+    best = Math.max(best, now);
+  }
+  return best;
+}
 const settleTimes = results
   .map((r) => r.settleMs)
   .filter((x) => x !== null)
@@ -227,9 +239,11 @@ console.log(
         local: results.reduce((n, r) => n + r.conflictsLocal.length, 0),
         container: results.reduce((n, r) => n + r.conflictsContainer.length, 0),
       },
-      stuckSettles: results.filter((r) => !r.settled).length,
+      stuckSettles: results.filter((r) => r.bootstrapped && !r.settled).length,
+      // Rounds that failed for another reason (the cluster unreachable, a command failing): see stderr.
       wrongContent: results.reduce((n, r) => n + r.wrongContent.length, 0),
       errors: results.filter((r) => r.error).length,
+      longestCleanRun: longestCleanRun(results),
       settleMs: settleTimes.length ? { min: settleTimes[0], median: settleTimes[Math.floor(settleTimes.length / 2)], max: settleTimes.at(-1) } : null,
     },
     null,

@@ -216,6 +216,7 @@ export class SyncSession {
       }
       await this.waitRemoteSettled(f, deadline);
       await this.remoteApi!.patchFolder(f.id, { type: 'sendreceive' });
+      this.o.log.debug(`first sync of ${f.local}: the container's folder is send-receive; the first pass follows`);
       await this.firstPass(f, deadline);
       this.o.log.info(`first sync of ${f.local} settled: both ends agree, two-way`);
     } catch (err) {
@@ -296,6 +297,7 @@ export class SyncSession {
    */
   private async waitRemoteSettled(f: SyncFolderPair, deadline: number): Promise<void> {
     await indexesExchanged(this.ends(), f.id, deadline);
+    this.o.log.debug(`first sync of ${f.local}: indexes exchanged`);
     const local = this.localApi!;
     const remote = this.remoteApi!;
     const remoteDevice = this.o.keys.remote.deviceID;
@@ -319,6 +321,7 @@ export class SyncSession {
         closed: () => this.closed,
         sleep,
         now: () => Date.now(),
+        report: (where) => this.o.log.debug(`first sync of ${f.local} still settling: ${where}`),
       },
       deadline,
       f.local,

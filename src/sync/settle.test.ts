@@ -87,9 +87,8 @@ test('stale copies are removed once the puller is done, then rescanned; the appâ
   );
   const dropped = await settleReceiveOnly(c, 10_000, 'app');
   assert.deepEqual(dropped, ['a.sync-conflict-20260101-000000-AAAAAAA.txt', 'deleted-on-laptop.txt']);
-  // Deletions are not offered (nothing on disk); the app's file is offered once more after the
-  // rescan changed the listing, then not again.
-  assert.deepEqual(c.drops, [['a.sync-conflict-20260101-000000-AAAAAAA.txt', 'deleted-on-laptop.txt', 'written-by-app.txt'], ['written-by-app.txt']]);
+  // Deletions are not offered (nothing on disk); the app's file is offered once only.
+  assert.deepEqual(c.drops, [['a.sync-conflict-20260101-000000-AAAAAAA.txt', 'deleted-on-laptop.txt', 'written-by-app.txt']]);
   assert.deepEqual(c.rescans, [['a.sync-conflict-20260101-000000-AAAAAAA.txt', 'deleted-on-laptop.txt']]);
   assert.deepEqual(
     c.changed.map((e) => e.name),
@@ -113,6 +112,19 @@ test('a copy that turns up after a clean listing (the laptop re-created a delete
   };
   const dropped = await settleReceiveOnly(c, 10_000, 'app');
   assert.deepEqual(dropped, ['x.sync-conflict-20260101-000000-AAAAAAA']);
+});
+
+test('an app writing on during the settle neither holds it up nor costs an exec per look', async () => {
+  let looks = 0;
+  const c = new FakeContainer([{ name: 'log.txt', copied: false }], 0, (self) => {
+    looks++;
+    // It appends to its log at every look: the listing's size and time change each time.
+    self.changed = [{ name: 'log.txt', copied: false }];
+  });
+  const origProbe = c.probe.bind(c);
+  c.probe = async () => ({ ...(await origProbe()), caughtUp: looks > 5 });
+  assert.deepEqual(await settleReceiveOnly(c, 10_000, 'app'), []);
+  assert.equal(c.drops.length, 1);
 });
 
 test('never caught up: fails at the deadline saying where it stood; closed: fails at once', async () => {

@@ -53,17 +53,25 @@ export interface SettleEnds {
   closed(): boolean;
   sleep(ms: number): Promise<void>;
   now(): number;
+  /** Where it stands, every REPORT_MS while it waits (the log: a slow settle says why). */
+  report?(describe: string): void;
 }
+
+const REPORT_MS = 10_000;
 
 /**
  * Until the container's folder holds the laptop's version of everything and no receive-only change
  * that the bootstrap wrote; returns the paths removed. The caller then turns the folder
- * send-receive. Once a listing was offered and nothing of it removed, it is not offered again
- * until it changes (each offer is an exec into the container).
+ * send-receive. Each offer is an exec into the container.
  */
 export async function settleReceiveOnly(e: SettleEnds, deadline: number, label: string): Promise<string[]> {
   const dropped: string[] = [];
-  let offered: string | undefined;
+  // Each name is offered once: what the bootstrap wrote cannot turn up again under a name it was
+  // not (or no longer) at when offered (a conflict copy gets a new name), so a name kept once is
+  // the app's. An app appending to a file (its listing changes at every look) then costs no exec
+  // per look and cannot keep the settle from ending.
+  const offered = new Set<string>();
+  let reported = e.now();
   for (;;) {
     if (e.closed()) throw new Error(`the sync session of ${label} was closed`);
     let p: SettleProbe | undefined;
@@ -79,26 +87,25 @@ export async function settleReceiveOnly(e: SettleEnds, deadline: number, label: 
       // Only once the puller is done: a stale copy it has yet to settle by metadata is no copy
       // to remove (removing it would cost a transfer).
       if (!clean && p.remoteIdle && p.remoteNeed === 0) {
-        const changed = (await e.localChanged()).filter((i) => !i.deleted);
-        const listing = changed
-          .map((i) => `${i.name}\0${i.size ?? ''}\0${i.modified ?? ''}`)
-          .sort()
-          .join('\n');
-        if (listing !== offered) {
-          const removed = changed.length > 0 ? await e.dropCopied(changed.map((i) => i.name)) : [];
+        const fresh = (await e.localChanged()).filter((i) => !i.deleted && !offered.has(i.name)).map((i) => i.name);
+        if (fresh.length > 0) {
+          const removed = await e.dropCopied(fresh);
+          for (const name of fresh) offered.add(name);
           if (removed.length > 0) {
             dropped.push(...removed);
             await e.rescan(removed);
-            offered = undefined;
             continue;
           }
-          offered = listing;
         }
         clean = true;
       }
       if (p.caughtUp && clean) return dropped;
     }
     if (e.now() > deadline) throw new Error(`the first sync of ${label} did not finish in time (${describe})`);
+    if (e.now() - reported >= REPORT_MS) {
+      reported = e.now();
+      e.report?.(describe);
+    }
     await e.sleep(100);
   }
 }
