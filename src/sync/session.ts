@@ -311,13 +311,24 @@ export class SyncSession {
             remoteIdle: rs.state === 'idle',
             remoteNeed: rs.needTotalItems ?? 0,
             receiveOnly: rs.receiveOnlyTotalItems ?? 0,
+            remoteBehind: c.completion < 100 || c.needItems > 0,
             describe:
-              `remote ${c.completion.toFixed(2)}%, local ${ls.state}, remote ${rs.state}, ` + `${rs.receiveOnlyTotalItems ?? 0} receive-only change(s) there`,
+              `remote ${c.completion.toFixed(2)}%, local ${ls.state}, remote ${rs.state}, ${rs.needTotalItems ?? 0} needed and ` +
+              `${rs.receiveOnlyTotalItems ?? 0} receive-only change(s) there, ${rs.pullErrors} pull error(s)`,
           };
         },
         localChanged: () => remote.localChanged(f.id),
         dropCopied: (names) => dropCopied(this.o.tunnel, { agentPath: this.o.remoteAgent, remoteDir: f.remote, names, log: this.o.log }),
         rescan: (paths) => remote.scan(f.id, paths),
+        rescanLacking: async () => {
+          const q = new URLSearchParams({ folder: f.id, device: remoteDevice, perpage: '20' });
+          const r = await local.request<{ files: { name: string }[] | null }>('GET', `/rest/db/remoteneed?${q}`);
+          const names = (r.files ?? []).map((x) => x.name);
+          if (names.length === 0) return 'nothing listed';
+          const first = await remote.file(f.id, names[0]!).catch((err: Error) => err.message);
+          await Promise.all([local.scan(f.id, names), remote.scan(f.id, names)]);
+          return `${names.join(', ')}; the container's entry of the first: ${JSON.stringify(first).slice(0, 600)}`;
+        },
         closed: () => this.closed,
         sleep,
         now: () => Date.now(),

@@ -23,6 +23,10 @@ class FakeContainer implements SettleEnds {
   rescans: string[][] = [];
   listings = 0;
   isClosed = false;
+  /** The laptop sees the container one version short while it needs nothing (fixed by a rescan of `lacking`). */
+  behind = false;
+  lacking: string[] = [];
+  report?: (d: string) => void;
   constructor(
     public changed: Entry[],
     public pulling = 0,
@@ -38,6 +42,7 @@ class FakeContainer implements SettleEnds {
       remoteIdle: !busy,
       remoteNeed: busy ? 1 : 0,
       receiveOnly: this.changed.length,
+      remoteBehind: busy || this.behind,
       describe: `${this.changed.length} receive-only`,
     };
   }
@@ -55,7 +60,12 @@ class FakeContainer implements SettleEnds {
     // Removed receive-only files are deleted with an empty version: the laptop's version (or
     // nothing) is pulled, they are no longer receive-only changes.
     this.changed = this.changed.filter((e) => !paths.includes(e.name));
+    if (this.lacking.length > 0 && this.lacking.every((n) => paths.includes(n))) this.behind = false;
     this.pulling = 1;
+  }
+  async rescanLacking() {
+    await this.rescan(this.lacking);
+    return this.lacking.join(', ');
   }
   closed() {
     return this.isClosed;
@@ -125,6 +135,23 @@ test('an app writing on during the settle neither holds it up nor costs an exec 
   c.probe = async () => ({ ...(await origProbe()), caughtUp: looks > 5 });
   assert.deepEqual(await settleReceiveOnly(c, 10_000, 'app'), []);
   assert.equal(c.drops.length, 1);
+});
+
+test('a container that needs nothing while the laptop sees it behind rescans what it lacks, after 5 s', async () => {
+  const c = new FakeContainer([], 0);
+  c.behind = true;
+  c.lacking = ['d1/f1.txt'];
+  const origProbe = c.probe.bind(c);
+  c.probe = async () => {
+    const p = await origProbe();
+    return { ...p, caughtUp: !c.behind && p.caughtUp };
+  };
+  const reports: string[] = [];
+  c.report = (d: string) => reports.push(d);
+  assert.deepEqual(await settleReceiveOnly(c, 60_000, 'app'), []);
+  assert.deepEqual(c.rescans, [['d1/f1.txt']]);
+  assert.ok(c.time >= 5_000 && c.time < 6_000, `rescanned after ${c.time} ms`);
+  assert.match(reports.join('\n'), /lacks \(as this machine sees it\): d1\/f1.txt; rescanned on both ends/);
 });
 
 test('never caught up: fails at the deadline saying where it stood; closed: fails at once', async () => {
