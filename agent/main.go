@@ -8,7 +8,6 @@
 //	syncthing-config   write a Syncthing home from the contract
 //	keygen             print fresh keys for a contract, as JSON
 //	untar DIR          extract a tar stream into an empty synced folder
-//	drop-copied DIR    remove what untar wrote, of the names on stdin
 //	with-parent PPID -- PROGRAM   run PROGRAM, ended when process PPID ends
 //	version            print versions
 package main
@@ -40,8 +39,6 @@ commands:
   keygen                       print a new SSH host key and Syncthing identity as JSON
   untar DIR                    extract a tar stream from stdin into the empty folder DIR
                                (exit 3: DIR is not empty, nothing done)
-  drop-copied DIR              of the NUL-separated names on stdin (relative to DIR),
-                               remove those still exactly as untar wrote them
   with-parent PPID -- PROGRAM [ARGS..]
                                exec PROGRAM, which gets SIGTERM when process
                                PPID ends (Linux; elsewhere a plain exec)
@@ -71,8 +68,6 @@ func main() {
 		err = runKeygen(args)
 	case "untar":
 		err = runUntar(args)
-	case "drop-copied":
-		err = runDropCopied(args)
 	case "with-parent":
 		err = runWithParent(args)
 	case "version", "--version", "-v":

@@ -23,10 +23,6 @@ export interface FolderStatus {
   needBytes: number;
   errors: number;
   pullErrors: number;
-  /** Items this end needs (the puller's work left). */
-  needTotalItems?: number;
-  /** Items changed here while the folder is receive-only (not announced, `/rest/db/localchanged`). */
-  receiveOnlyTotalItems?: number;
   /** The highest sequence number of this end's own changes to the folder. */
   sequence: number;
   /** The highest sequence number of each peer's changes this end has received, by device ID. */
@@ -135,21 +131,6 @@ export class SyncthingApi {
         60_000,
       );
       const items = [...(r.progress ?? []), ...(r.queued ?? []), ...(r.rest ?? [])];
-      all.push(...items);
-      if (items.length < NEED_PAGE) return all;
-    }
-  }
-
-  /**
-   * What changed here while the folder is receive-only (its own versions, never announced), every
-   * page of it (`/rest/db/localchanged`).
-   */
-  async localChanged(folder: string): Promise<NeedItem[]> {
-    const all: NeedItem[] = [];
-    for (let page = 1; ; page++) {
-      const q = new URLSearchParams({ folder, page: String(page), perpage: String(NEED_PAGE) });
-      const r = await this.request<{ files: NeedItem[] | null }>('GET', `/rest/db/localchanged?${q}`, undefined, 60_000);
-      const items = r.files ?? [];
       all.push(...items);
       if (items.length < NEED_PAGE) return all;
     }

@@ -26,7 +26,6 @@ import { ContainerGuard } from './container-guard.ts';
 import { indexesExchanged, readSettled, scanAndExchange, scanWait, type SyncEnds } from './exchange.ts';
 import { firstPassSummary, fsLookup, keepLocal, planFirstPass } from './first-pass.ts';
 import { sleep } from '../base/wait.ts';
-import { dropCopied, settleReceiveOnly } from './settle.ts';
 
 export interface SyncTunnel {
   /** A local port forwarded (over SSH) to host:port in the dev container; stable across reconnects. */
@@ -249,9 +248,8 @@ export class SyncSession {
         this.o.log.info(`first sync of ${f.local} settled: sent only`);
         return;
       }
-      await this.waitRemoteSettled(f, deadline);
+      await this.waitRemoteCaughtUp(f, deadline);
       await this.remoteApi!.patchFolder(f.id, { type: 'sendreceive' });
-      this.o.log.debug(`first sync of ${f.local}: the container's folder is send-receive; the first pass follows`);
       await this.firstPass(f, deadline);
       this.o.log.info(`first sync of ${f.local} settled: both ends agree, two-way`);
     } catch (err) {
@@ -326,57 +324,26 @@ export class SyncSession {
     await local.setFolderType(f.id, 'sendreceive');
   }
 
-  /**
-   * Until the remote end has everything this end has, both idle, and none of its receive-only
-   * changes is the bootstrap's stale copy (settle.ts).
-   */
-  private async waitRemoteSettled(f: SyncFolderPair, deadline: number): Promise<void> {
+  /** Until the remote end has everything this end has (and both are idle). */
+  private async waitRemoteCaughtUp(f: SyncFolderPair, deadline: number): Promise<void> {
     await indexesExchanged(this.ends(), f.id, deadline);
-    this.o.log.debug(`first sync of ${f.local}: indexes exchanged`);
     const local = this.localApi!;
     const remote = this.remoteApi!;
-    const remoteDevice = this.o.keys.remote.deviceID;
-    const dropped = await settleReceiveOnly(
-      {
-        probe: async () => {
-          const [c, ls, rs] = await Promise.all([local.completion(f.id, remoteDevice), local.status(f.id), remote.status(f.id)]);
-          const idle = c.completion >= 100 && c.needItems === 0 && ls.state === 'idle' && rs.state === 'idle';
-          return {
-            caughtUp: idle && (await local.connected(remoteDevice)),
-            remoteIdle: rs.state === 'idle',
-            remoteNeed: rs.needTotalItems ?? 0,
-            receiveOnly: rs.receiveOnlyTotalItems ?? 0,
-            remoteBehind: c.completion < 100 || c.needItems > 0,
-            describe:
-              `remote ${c.completion.toFixed(2)}%, local ${ls.state}, remote ${rs.state}, ${rs.needTotalItems ?? 0} needed and ` +
-              `${rs.receiveOnlyTotalItems ?? 0} receive-only change(s) there, ${rs.pullErrors} pull error(s)`,
-          };
-        },
-        localChanged: () => remote.localChanged(f.id),
-        dropCopied: (names) => dropCopied(this.o.tunnel, { agentPath: this.o.remoteAgent, remoteDir: f.remote, names, log: this.o.log }),
-        rescan: (paths) => remote.scan(f.id, paths),
-        rescanLacking: async () => {
-          const q = new URLSearchParams({ folder: f.id, device: remoteDevice, perpage: '20' });
-          const r = await local.request<{ files: { name: string }[] | null }>('GET', `/rest/db/remoteneed?${q}`);
-          const names = (r.files ?? []).map((x) => x.name);
-          if (names.length === 0) return 'nothing listed';
-          const first = await remote.file(f.id, names[0]!).catch((err: Error) => err.message);
-          await Promise.all([local.scan(f.id, names), remote.scan(f.id, names)]);
-          return `${names.join(', ')}; the container's entry of the first: ${JSON.stringify(first).slice(0, 600)}`;
-        },
-        closed: () => this.closed,
-        sleep,
-        now: () => Date.now(),
-        report: (where) => this.o.log.debug(`first sync of ${f.local} still settling: ${where}`),
-      },
-      deadline,
-      f.local,
-    );
-    if (dropped.length > 0)
-      this.o.log.info(
-        `first sync of ${f.local}: removed ${dropped.length} stale copied path(s) in the container (this machine changed or deleted them after the copy): ` +
-          `${dropped.slice(0, 20).join(', ')}${dropped.length > 20 ? ', ...' : ''}`,
-      );
+    let last = '';
+    for (;;) {
+      // Once closed the APIs only fail: waiting on to the deadline kept `up` alive for minutes.
+      if (this.closed) throw new Error(`the sync session of ${f.local} was closed`);
+      try {
+        const [c, ls, rs] = await Promise.all([local.completion(f.id, this.o.keys.remote.deviceID), local.status(f.id), remote.status(f.id)]);
+        last = `remote ${c.completion.toFixed(2)}%, local ${ls.state}, remote ${rs.state}`;
+        if (c.completion >= 100 && c.needItems === 0 && ls.state === 'idle' && rs.state === 'idle' && (await local.connected(this.o.keys.remote.deviceID)))
+          return;
+      } catch (err) {
+        last = (err as Error).message;
+      }
+      if (Date.now() > deadline) throw new Error(`the first sync of ${f.local} did not finish in time (${last})`);
+      await sleep(100);
+    }
   }
 
   /** Our watcher's rescans, each path seen by the guard first (ContainerGuard.beforeScan), unless they are many (a whole-folder scan). */
