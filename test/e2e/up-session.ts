@@ -4,6 +4,8 @@
  * sync is done and the forwards listen.
  */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { runDevtool, spawnDevtool } from './cli.ts';
 import { deleteNamespace, type ClusterSandbox } from './cluster.ts';
 
@@ -56,12 +58,19 @@ export function startUp(args: readonly string[], opts: { env: NodeJS.ProcessEnv;
       if (err) reject(err);
       else resolve(session);
     };
-    const timer = setTimeout(() => done(new Error(`up not ready in ${timeoutMs / 1000}s:\n${output}`)), timeoutMs);
+    const timer = setTimeout(() => done(new Error(`up not ready in ${timeoutMs / 1000}s:\n${output}${logTail(opts.env)}`)), timeoutMs);
     proc.once('exit', (code) => done(new Error(`up exited ${code}:\n${output}`)));
     const check = setInterval(() => {
       if (stdout.includes(READY)) done();
     }, 100);
   });
+}
+
+/** The end of devtool.log (CI keeps only a failure's text): where an `up` that never got ready was. */
+function logTail(env: NodeJS.ProcessEnv): string {
+  const log = join(env.DEVTOOL_HOME ?? '', 'devtool.log');
+  if (!env.DEVTOOL_HOME || !existsSync(log)) return '';
+  return `\n--- devtool.log, last lines:\n${readFileSync(log, 'utf8').split('\n').slice(-60).join('\n')}`;
 }
 
 /**
