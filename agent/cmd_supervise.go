@@ -27,6 +27,11 @@ import (
 // next to this binary, where `install` put it).
 const EnvSyncthingBin = "DEVTOOL_SYNCTHING_BIN"
 
+// EnvKeepBinaries names a folder (on the dev container's volume) that
+// supervise copies this agent and Syncthing into, in the background, for
+// the next dev pod to run without an init container.
+const EnvKeepBinaries = "DEVTOOL_KEEP_BINARIES"
+
 func runSupervise(args []string) error {
 	fs := flag.NewFlagSet("supervise", flag.ContinueOnError)
 	state := fs.String("state", "", "state directory (default $DEVTOOL_STATE, the contract's stateDir, or "+config.DefaultStateDir+")")
@@ -92,6 +97,16 @@ func runSupervise(args []string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
+	}
+	// $DEVTOOL_KEEP_BINARIES, not a flag: an older agent started by a newer CLI ignores it
+	// (a flag it does not know would stop it), and the CLI copes with the copy missing.
+	if keep := os.Getenv(EnvKeepBinaries); keep != "" {
+		// In the background: the copy (tens of MB) must not delay SSH and Syncthing.
+		go func() {
+			if err := keepBinaries(filepath.Dir(self), keep); err != nil {
+				logger.Printf("cannot keep the agent in %s for the next dev pod: %v", keep, err)
+			}
+		}()
 	}
 	var specs []supervisor.Spec
 	if !*noSync {

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
+	"devtool.dev/agent/internal/config"
 	"devtool.dev/agent/internal/untar"
 )
 
@@ -29,10 +31,20 @@ func runUntar(args []string) error {
 		return errors.New("usage: devtool-agent untar DIR < archive.tar")
 	}
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
-	st, err := untar.Extract(fs.Arg(0), in)
+	manifest := untar.NewManifest()
+	st, err := untar.ExtractRecording(fs.Arg(0), in, manifest)
 	if errors.Is(err, untar.ErrNotEmpty) {
 		fmt.Fprintf(os.Stderr, "devtool-agent untar: %v\n", err)
 		os.Exit(exitNotEmpty)
+	}
+	// What landed is recorded even after a failure: the settling of the
+	// first sync tells the copy from the app's writes by it (drop-copied).
+	// Without it the sync still settles, with conflict copies for files
+	// changed on the laptop meanwhile, so a failure to save is only said.
+	if manifest.Len() > 0 {
+		if serr := manifest.Save(untar.ManifestPath(stateDir(), fs.Arg(0))); serr != nil {
+			fmt.Fprintf(os.Stderr, "devtool-agent untar: cannot save the manifest: %v\n", serr)
+		}
 	}
 	if err != nil {
 		return err
@@ -48,5 +60,62 @@ func runUntar(args []string) error {
 		return err
 	}
 	fmt.Println(string(out))
+	return nil
+}
+
+// stateDir is the agent's state dir as the supervisor resolves it
+// ($DEVTOOL_STATE, which the dev container's environment sets, else the default).
+func stateDir() string {
+	return (*config.Config)(nil).StateDirectory()
+}
+
+// runDropCopied removes, of the names read from stdin (NUL-separated,
+// relative to DIR), those still exactly as untar wrote them (its
+// manifest): the settling of a bootstrapped first sync passes the
+// folder's receive-only changes (docs/sync.md). Prints one JSON line
+// {"removed":[...],"manifest":true|false}.
+func runDropCopied(args []string) error {
+	fs := flag.NewFlagSet("drop-copied", flag.ContinueOnError)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: devtool-agent drop-copied DIR < NUL-separated names")
+	}
+	input, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for n := range strings.SplitSeq(string(input), "\x00") {
+		if n != "" {
+			names = append(names, n)
+		}
+	}
+	out := struct {
+		Removed  []string `json:"removed"`
+		Manifest bool     `json:"manifest"`
+	}{Removed: []string{}}
+	manifest, err := untar.LoadManifest(untar.ManifestPath(stateDir(), fs.Arg(0)))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return err
+	default:
+		out.Manifest = true
+		removed, err := untar.DropCopied(fs.Arg(0), names, manifest)
+		out.Removed = append(out.Removed, removed...)
+		if err != nil {
+			// What was removed is said first: the caller rescans it.
+			line, _ := json.Marshal(out)
+			fmt.Println(string(line))
+			return err
+		}
+	}
+	line, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	fmt.Println(string(line))
 	return nil
 }

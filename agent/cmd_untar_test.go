@@ -20,8 +20,10 @@ func TestUntarCommand(t *testing.T) {
 	w.WriteHeader(&tar.Header{Typeflag: tar.TypeLink, Name: "./b.txt", Linkname: "a.txt"})
 	w.Close()
 
+	state := t.TempDir()
 	run := func(dir string) (stdout, stderr string, code int) {
 		cmd := exec.Command(agentBin, "untar", dir)
+		cmd.Env = append(os.Environ(), "DEVTOOL_STATE="+state)
 		cmd.Stdin = bytes.NewReader(archive.Bytes())
 		var out, errOut bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -54,5 +56,46 @@ func TestUntarCommand(t *testing.T) {
 	_, stderr, code = run(filepath.Join(dir, "missing"))
 	if code != 1 || !strings.HasPrefix(stderr, "devtool-agent untar: ") {
 		t.Fatalf("missing dir: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// untar records what it wrote in the state dir; drop-copied removes, of
+// the names it is given, only what is still exactly that.
+func TestDropCopiedCommand(t *testing.T) {
+	var archive bytes.Buffer
+	w := tar.NewWriter(&archive)
+	for _, name := range []string{"a.txt", "b.txt", "c.txt"} {
+		w.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644, Size: 2})
+		w.Write([]byte("hi"))
+	}
+	w.Close()
+	state, dir := t.TempDir(), t.TempDir()
+	env := append(os.Environ(), "DEVTOOL_STATE="+state)
+	run := func(input []byte, args ...string) (string, string, int) {
+		cmd := exec.Command(agentBin, args...)
+		cmd.Env, cmd.Stdin = env, bytes.NewReader(input)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		cmd.Run()
+		return out.String(), errOut.String(), cmd.ProcessState.ExitCode()
+	}
+	// Before any untar there is no manifest: nothing is removed.
+	if out, stderr, code := run([]byte("a.txt"), "drop-copied", dir); code != 0 || out != `{"removed":[],"manifest":false}`+"\n" {
+		t.Fatalf("no manifest: exit %d, %q %q", code, out, stderr)
+	}
+	if _, stderr, code := run(archive.Bytes(), "untar", dir); code != 0 {
+		t.Fatalf("untar: exit %d, %s", code, stderr)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b.txt"), []byte("app"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := run([]byte("a.txt\x00b.txt\x00"), "drop-copied", dir)
+	if code != 0 || out != `{"removed":["a.txt"],"manifest":true}`+"\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	for name, want := range map[string]bool{"a.txt": false, "b.txt": true, "c.txt": true} {
+		if _, err := os.Stat(filepath.Join(dir, name)); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", name, err == nil, want)
+		}
 	}
 }

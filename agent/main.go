@@ -8,6 +8,7 @@
 //	syncthing-config   write a Syncthing home from the contract
 //	keygen             print fresh keys for a contract, as JSON
 //	untar DIR          extract a tar stream into an empty synced folder
+//	drop-copied DIR    remove what untar wrote, of the names on stdin
 //	with-parent PPID -- PROGRAM   run PROGRAM, ended when process PPID ends
 //	version            print versions
 package main
@@ -39,6 +40,8 @@ commands:
   keygen                       print a new SSH host key and Syncthing identity as JSON
   untar DIR                    extract a tar stream from stdin into the empty folder DIR
                                (exit 3: DIR is not empty, nothing done)
+  drop-copied DIR              of the NUL-separated names on stdin (relative to DIR),
+                               remove those still exactly as untar wrote them
   with-parent PPID -- PROGRAM [ARGS..]
                                exec PROGRAM, which gets SIGTERM when process
                                PPID ends (Linux; elsewhere a plain exec)
@@ -68,6 +71,8 @@ func main() {
 		err = runKeygen(args)
 	case "untar":
 		err = runUntar(args)
+	case "drop-copied":
+		err = runDropCopied(args)
 	case "with-parent":
 		err = runWithParent(args)
 	case "version", "--version", "-v":
@@ -118,6 +123,21 @@ func runInstall(args []string) error {
 			return err
 		}
 		fmt.Printf("installed %s\n", filepath.Join(dst, name))
+	}
+	return nil
+}
+
+// keepBinaries copies the installed files from src into dst for the next dev
+// pod (`supervise` with $DEVTOOL_KEEP_BINARIES), the agent last: a dev pod that finds the
+// agent there finds Syncthing too, even if this one ended mid-copy.
+func keepBinaries(src, dst string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	for i := len(installedFiles) - 1; i >= 0; i-- {
+		if err := copyExecutable(filepath.Join(src, installedFiles[i]), filepath.Join(dst, installedFiles[i])); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -365,3 +365,36 @@ func superviseEndToEnd(t *testing.T, cred *syscall.Credential) {
 		t.Fatalf("ssh.log: %s", data)
 	}
 }
+
+// TestSuperviseKeepsBinaries: with $DEVTOOL_KEEP_BINARIES, supervise copies the
+// installed agent and Syncthing into the folder the next dev pod runs them
+// from (the claim), without holding up what it supervises.
+func TestSuperviseKeepsBinaries(t *testing.T) {
+	bin := installAgent(t)
+	state := t.TempDir()
+	keep := filepath.Join(state, "agent-0123456789ab")
+	cmd := exec.Command(filepath.Join(bin, "devtool-agent"), "supervise", "--no-ssh", "--no-syncthing", "--state", state, "--", "sleep", "30")
+	cmd.Env = append(os.Environ(), EnvKeepBinaries+"="+keep)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	deadline := time.Now().Add(20 * time.Second)
+	for _, name := range installedFiles {
+		for {
+			want, _ := os.ReadFile(filepath.Join(bin, name))
+			got, err := os.ReadFile(filepath.Join(keep, name))
+			if err == nil && bytes.Equal(got, want) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s not kept in %s: %v", name, keep, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	out, err := exec.Command(filepath.Join(keep, "devtool-agent"), "version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "devtool-agent ") {
+		t.Fatalf("kept agent: %q, %v", out, err)
+	}
+}

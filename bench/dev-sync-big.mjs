@@ -15,10 +15,11 @@
 //   node bench/dev-sync-big.mjs [--files 100000] [--mb 1024] [--modules 60000] [--idle 60] [--quiet 30]
 //                               [--small-files 10000] [--small-mb 100] [--registry localhost:5000]
 //                               [--cases 10k,100k]
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { agentImage, buildCli, clusterUp, devtoolEnv, root, run, sleep } from './lib.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
@@ -30,14 +31,6 @@ const idleS = Math.max(60, arg('--idle', 60));
 const quietS = arg('--quiet', 30);
 const registry = arg('--registry', 'localhost:5000');
 const cases = arg('--cases', '10k,100k').split(',');
-const root = new URL('..', import.meta.url).pathname;
-const run = (cmd, args, opts = {}) => {
-  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20, ...opts });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
-  return r.stdout;
-};
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const lastLine = (s) => s.trim().split('\n').pop();
 
 /**
  * A tree of `files` files of `mb` MB in all, `modules` of them under node_modules (packages of 100
@@ -66,12 +59,12 @@ function tree({ files, mb, modules }) {
   return dir;
 }
 
-const kubeconfig = lastLine(run('bash', [join(root, 'cluster/cluster.sh'), 'up'], { stdio: ['ignore', 'pipe', 'inherit'] }));
-run(process.execPath, [join(root, 'scripts/build.mjs')]);
-const agentImage = lastLine(run('bash', [join(root, 'agent/build.sh'), 'all', registry], { stdio: ['ignore', 'pipe', 'inherit'] }));
+const kubeconfig = clusterUp();
+buildCli();
+const agent = agentImage(registry);
 const work = mkdtempSync(join(tmpdir(), 'bench-big-'));
 const ns = `bench-big-${Date.now().toString(36)}`;
-const env = { ...process.env, KUBECONFIG: kubeconfig, DEVTOOL_HOME: join(work, 'home'), DEVTOOL_DISABLE_ANALYTICS: '1', DEVTOOL_BIN_IMAGE: agentImage };
+const env = devtoolEnv({ kubeconfig, home: join(work, 'home'), image: agent });
 const kubectl = (args, opts = {}) => run('kubectl', ['--kubeconfig', kubeconfig, '-n', ns, ...args], { env, ...opts });
 const devtool = (project, args, opts = {}) => run(process.execPath, [join(root, 'dist/devtool.cjs'), ...args], { cwd: project, env, ...opts });
 

@@ -14,12 +14,13 @@
 //   node bench/dev-sync.mjs [--edits 100] [--isolated-gap 400] [--files 10000] [--mb 100] [--rounds 3] [--latency-only]
 // Big trees (100,000 files / 1 GB with a node_modules, ready time and idle CPU and memory, next to
 // a 10,000-file tree): bench/dev-sync-big.mjs.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { editStages, followSyncEvents, stageMedians } from './sync-stages.mjs';
+import { agentImage, buildCli, clusterUp, devtoolEnv, pct, root, run, sleep } from './lib.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
@@ -31,33 +32,15 @@ const mb = arg('--mb', 100);
 const isolatedGap = arg('--isolated-gap', 400);
 // --latency-only: up and the edits, not the initial sync of a big tree.
 const rounds = process.argv.includes('--latency-only') ? 0 : arg('--rounds', 3);
-const root = new URL('..', import.meta.url).pathname;
-const run = (cmd, args, opts = {}) => {
-  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20, ...opts });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
-  return r.stdout;
-};
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const round1 = (x) => Math.round(x * 10) / 10;
 
-const kubeconfig = run('bash', [join(root, 'cluster/cluster.sh'), 'up'], { stdio: ['ignore', 'pipe', 'inherit'] })
-  .trim()
-  .split('\n')
-  .pop();
-run(process.execPath, [join(root, 'scripts/build.mjs')]);
-// Pushed to $DEVTOOL_BIN_REGISTRY (agent/build.sh; default localhost:5000): a repository of your own
-// (localhost:5000/NAME) keeps this tree's agent apart from others'.
+const kubeconfig = clusterUp();
+buildCli();
 // DEVTOOL_BIN_IMAGE: measure that image (its agent and Syncthing; DEVTOOL_SYNCTHING_BIN the local one).
-const agentImage =
-  process.env.DEVTOOL_BIN_IMAGE ||
-  run('bash', [join(root, 'agent/build.sh'), 'all'], { stdio: ['ignore', 'pipe', 'inherit'] })
-    .trim()
-    .split('\n')
-    .pop();
+const agent = agentImage();
 const dir = mkdtempSync(join(tmpdir(), 'bench-sync-'));
 const ns = `bench-sync-${Date.now().toString(36)}`;
-const env = { ...process.env, KUBECONFIG: kubeconfig, DEVTOOL_HOME: join(dir, 'home'), DEVTOOL_DISABLE_ANALYTICS: '1', DEVTOOL_BIN_IMAGE: agentImage };
+const env = devtoolEnv({ kubeconfig, home: join(dir, 'home'), image: agent });
 const kubectl = (args, opts = {}) => run('kubectl', ['--kubeconfig', kubeconfig, '-n', ns, ...args], { env, ...opts });
 const project = join(dir, 'project');
 mkdirSync(join(project, 'lat'), { recursive: true });

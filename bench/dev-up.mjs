@@ -8,10 +8,11 @@
 // steps `up` logged in devtool.log, each with the time since the step before.
 // Targets: every run under 10 s; under 2.5 s with the image cached.
 //   node bench/dev-up.mjs [--runs 20] [--volumes]
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { agentImage, buildCli, clusterUp, devtoolEnv, pct, root, run } from './lib.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
@@ -19,29 +20,14 @@ const arg = (name, fallback) => {
 };
 const runs = arg('--runs', 20);
 const newVolumeEachRun = process.argv.includes('--volumes');
-const root = new URL('..', import.meta.url).pathname;
-const run = (cmd, args, opts = {}) => {
-  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20, ...opts });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
-  return r.stdout;
-};
-const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 
-const kubeconfig = run('bash', [join(root, 'cluster/cluster.sh'), 'up'], { stdio: ['ignore', 'pipe', 'inherit'] })
-  .trim()
-  .split('\n')
-  .pop();
-run(process.execPath, [join(root, 'scripts/build.mjs')]);
-const agentImage = run('bash', [join(root, 'agent/build.sh'), process.env.DEVTOOL_E2E_BIN_REGISTRY ?? 'localhost:5000'], {
-  stdio: ['ignore', 'pipe', 'inherit'],
-})
-  .trim()
-  .split('\n')
-  .pop();
+const kubeconfig = clusterUp();
+buildCli();
+const agent = agentImage(process.env.DEVTOOL_E2E_BIN_REGISTRY);
 const dir = mkdtempSync(join(tmpdir(), 'bench-up-'));
 const ns = `bench-up-${Date.now().toString(36)}`;
 const home = join(dir, 'home');
-const env = { ...process.env, KUBECONFIG: kubeconfig, DEVTOOL_HOME: home, DEVTOOL_DISABLE_ANALYTICS: '1', DEVTOOL_BIN_IMAGE: agentImage };
+const env = devtoolEnv({ kubeconfig, home, image: agent });
 const kubectl = (args, opts = {}) => run('kubectl', ['--kubeconfig', kubeconfig, '-n', ns, ...args], { env, ...opts });
 const project = join(dir, 'project');
 mkdirSync(join(project, 'src'), { recursive: true });

@@ -17,6 +17,8 @@
 #   cluster.sh image RECIPE     build (or take from the cache) an image that `up`
 #                               does not need, e.g. node-git, and push it to the
 #                               registry; prints its reference name:tag@digest
+#   cluster.sh forget-image REF the node drops its copy of REF, so the next pod
+#                               pulls it again (a tag pushed with new content)
 #
 # Environment: DEVTOOL_CLUSTER_CACHE (default /var/cache/devtool-cluster),
 # DEVTOOL_CLUSTER_STATE (default /var/lib/devtool-cluster).
@@ -28,7 +30,7 @@ for f in common packages build pki network components rootfs images addons lifec
   source "$here/lib/$f.sh"
 done
 
-usage() { echo "usage: $0 up|down|status|stop COMPONENT|image RECIPE|crane ARGS...|kubectl ARGS...|kubectl-path" >&2; exit 2; }
+usage() { echo "usage: $0 up|down|status|stop COMPONENT|image RECIPE|crane ARGS...|kubectl ARGS...|kubectl-path|forget-image REF" >&2; exit 2; }
 
 [[ $# -ge 1 ]] || usage
 # Tools need no lock: they only talk to the registry / apiserver.
@@ -36,6 +38,12 @@ case $1 in
   crane) shift; ensure_go; ensure_crane; exec "$CRANE" "$@" ;;
   kubectl) shift; ensure_go; ensure_k8s_bins; exec "$K8S_BIN/kubectl" --kubeconfig "$KUBECONFIG_OUT" "$@" ;;
   kubectl-path) ensure_go; ensure_k8s_bins; echo "$K8S_BIN/kubectl"; exit 0 ;;
+  # The node drops its copy of REF (a tag pushed again with new content: IfNotPresent would keep
+  # starting the old one); the next pod that names it pulls it from the registry.
+  forget-image)
+    [[ $# -eq 2 ]] || usage
+    /usr/bin/ctr --address "$CONTAINERD_SOCK" -n k8s.io images rm "$2" >/dev/null 2>&1 || true
+    exit 0 ;;
 esac
 [[ $# -eq 1 || ( $# -eq 2 && ( $1 == stop || $1 == image ) ) ]] || usage
 [[ $EUID -eq 0 ]] || die "must run as root (it installs packages, mounts, sets up networking)"

@@ -53,6 +53,9 @@ infra() {
 infra_failed=0
 if infra bash cluster/cluster.sh up && infra bash cluster/dockerd.sh up && infra bash buildkit/buildkitd.sh up && infra bash agent/build.sh localhost:5000 &&
   infra bash cluster/helm.sh path && infra bash scripts/browser.sh path; then
+  # Service contexts name the agent by its version tag (localhost:5000/devtool-bin:<version>), which
+  # every build pushes again: the node must not keep starting the agent of an earlier build.
+  bash cluster/cluster.sh forget-image "$(bash agent/build.sh image-ref)"
   # A run cut off before its cleanup (a killed CI job) leaves its test namespaces, and their dev
   # pods keep two cores busy: gone before this run's tests start (test/e2e/cluster.ts labels them).
   infra bash cluster/cluster.sh kubectl delete namespace -l devtool.dev/e2e=true --wait=true --timeout=180s ||

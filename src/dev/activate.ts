@@ -10,9 +10,10 @@ import { applyObject } from '../kube/apply.ts';
 import { isNotFound, isTransient, type KubeClient } from '../kube/client.ts';
 import { Watch, type V1Deployment, type V1Pod } from '@kubernetes/client-node';
 import { claimProblem } from '../kube/claims.ts';
-import { POLL_MS } from '../kube/poll.ts';
+import { POLL_MS, pollUntil } from '../kube/poll.ts';
 import { workloadState } from '../kube/workloads.ts';
-import { buildDevObjects, type DevObjects } from './mirror.ts';
+import { agentKeptOnClaim, agentMissing, recordAgentOnClaim } from './agent-cache.ts';
+import { buildDevObjects, copiesAgent, type DevObjects } from './mirror.ts';
 import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName, ORIGIN_ANNOTATION, SPEC_HASH_ANNOTATION } from './names.ts';
 import { originOf } from './origin.ts';
 import { type PodWatchApi, watchPodStart } from './pod-start.ts';
@@ -67,6 +68,8 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
   }
   if (found?.kind === 'StatefulSet') checkDevelopable(found);
   const original: OriginalObject = found ?? standaloneOriginal(t.devName, t.dev.image ?? keptImage(mirror) ?? (await o.standaloneImage()));
+  // The claim shares the mirror's name (mirror.ts).
+  let agentOnClaim = t.dev.persistentVolume.enabled && (await agentKeptOnClaim(client, name, o.agentImage, () => readMirror(client, name)));
   const rebuild = (from: OriginalObject) => {
     const objects = buildDevObjects({
       original: from,
@@ -78,6 +81,7 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
       hostPrivateKey: o.hostPrivateKey,
       clientPublicKey: o.clientPublicKey,
       syncthing: o.syncthing,
+      agentOnClaim,
     });
     if (!found) {
       // The folder in words too: another folder's `up` or `down` names it (there is no original to carry it).
@@ -85,7 +89,7 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
     }
     return objects;
   };
-  const objects = rebuild(original);
+  let objects = rebuild(original);
   // Before anything changes: a dev pod the namespace's Pod Security policy refuses leaves the original as it was.
   await checkPodSecurity(client, { devName: t.devName, dev: t.dev, mirror: objects.deployment, original: found });
   if (found) {
@@ -101,8 +105,39 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
   if (objects.claim) await applyObject(client, objects.claim);
   await applyObject(client, objects.deployment);
   o.step(`starting dev container ${objects.deployment.metadata.name}`);
-  const pod = await waitForDevPod(client, t.devName, objects, o);
+  let pod: string;
+  try {
+    pod = await waitForDevPod(client, t.devName, objects, { ...o, agentOnClaim });
+  } catch (err) {
+    if (!(err instanceof AgentMissingError)) throw err;
+    o.log(`${err.message}: the init container copies it again`);
+    agentOnClaim = false;
+    objects = rebuild(original);
+    await applyObject(client, objects.deployment);
+    // The failed pod's status would fail the next wait at once; Recreate removes it first anyway.
+    await pollUntil(o.timeoutMs, `dev pod ${err.pod} to be replaced`, async () => {
+      const pods = await devPods(client, t.devName);
+      return !pods.some((p) => p.metadata?.name === err.pod);
+    });
+    pod = await waitForDevPod(client, t.devName, objects, o);
+  }
+  if (objects.claim && copiesAgent(objects.deployment)) {
+    // Only a speed-up for the next dev pod: a refusal (RBAC without patch on claims) costs nothing else.
+    await recordAgentOnClaim(client, objects.claim.metadata.name, o.agentImage).catch((e: unknown) =>
+      o.log(`cannot record the agent on claim ${objects.claim?.metadata.name}: ${(e as Error).message}`),
+    );
+  }
   return { objects, pod, rebuild, standalone: !found, kind: original.kind };
+}
+
+/** The dev pod cannot exec the agent its claim was recorded to hold (agent-cache.ts). */
+class AgentMissingError extends Error {
+  constructor(
+    readonly pod: string,
+    claim: string,
+  ) {
+    super(`dev pod ${pod} finds no agent on claim ${claim}`);
+  }
 }
 
 /**
@@ -136,31 +171,61 @@ export async function readyDevPod(client: KubeClient, devName: string, specHash?
 
 /** The running, ready dev pod of a dev container, if there is one. */
 export async function readyDevPodObject(client: KubeClient, devName: string, specHash?: string): Promise<V1Pod | undefined> {
-  const pods = await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: `${DEV_POD_LABEL}=${devName}` });
-  return pods.items.find(
-    (p) =>
-      !p.metadata?.deletionTimestamp &&
-      p.status?.phase === 'Running' &&
-      (specHash === undefined || p.metadata?.annotations?.[SPEC_HASH_ANNOTATION] === specHash) &&
-      (p.status.containerStatuses ?? []).every((c) => c.ready),
+  return (await devPods(client, devName)).find((p) => isReadyDevPod(p, specHash));
+}
+
+async function devPods(client: KubeClient, devName: string): Promise<V1Pod[]> {
+  return (await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: `${DEV_POD_LABEL}=${devName}` })).items;
+}
+
+function isReadyDevPod(p: V1Pod, specHash: string | undefined): boolean {
+  return (
+    !p.metadata?.deletionTimestamp &&
+    p.status?.phase === 'Running' &&
+    (specHash === undefined || p.metadata?.annotations?.[SPEC_HASH_ANNOTATION] === specHash) &&
+    (p.status.containerStatuses ?? []).every((c) => c.ready)
   );
 }
 
+function devWorkload(devName: string, objects: DevObjects) {
+  return { kind: 'Deployment' as const, name: objects.deployment.metadata.name, podSelector: `${DEV_POD_LABEL}=${devName}` };
+}
+
+function failedMessage(name: string, state: { reason: string; logTail?: string }): string {
+  return `dev container ${name} failed: ${state.reason}${state.logTail ? ` (last log line: ${state.logTail.split('\n').at(-1)})` : ''}`;
+}
+
+/**
+ * Why the dev pod fails, in the words of the wait for it, if it does. A container that exits at once
+ * is Running, so ready, for a moment between its restarts: `up` may have taken that moment for
+ * ready, and asks this when it then cannot reach the agent.
+ */
+export async function devPodFailure(client: KubeClient, devName: string, objects: DevObjects): Promise<string | undefined> {
+  const ref = devWorkload(devName, objects);
+  const state = await workloadState(client, ref);
+  return state.state === 'failed' ? failedMessage(ref.name, state) : undefined;
+}
+
 /** Waits for the dev pod of this spec, failing early with the reason a `kubectl describe` would show. */
-async function waitForDevPod(client: KubeClient, devName: string, objects: DevObjects, o: Pick<ActivateOptions, 'timeoutMs' | 'log'>): Promise<string> {
+async function waitForDevPod(
+  client: KubeClient,
+  devName: string,
+  objects: DevObjects,
+  o: Pick<ActivateOptions, 'timeoutMs' | 'log'> & { agentOnClaim?: boolean },
+): Promise<string> {
   const { timeoutMs } = o;
   const specHash = objects.deployment.metadata.annotations?.[SPEC_HASH_ANNOTATION];
-  const ref = { kind: 'Deployment' as const, name: objects.deployment.metadata.name, podSelector: `${DEV_POD_LABEL}=${devName}` };
+  const ref = devWorkload(devName, objects);
   let detail = 'starting';
   const startedAt = Date.now();
   const check = async (): Promise<string | undefined> => {
-    const pod = await readyDevPod(client, devName, specHash);
+    const pods = await devPods(client, devName);
+    const pod = pods.find((p) => isReadyDevPod(p, specHash))?.metadata?.name;
     if (pod) return pod;
+    const missing = o.agentOnClaim ? pods.find((p) => p.metadata?.annotations?.[SPEC_HASH_ANNOTATION] === specHash && agentMissing(p)) : undefined;
+    if (missing) throw new AgentMissingError(missing.metadata?.name ?? '', objects.claim?.metadata.name ?? '');
     const state = await workloadState(client, ref);
-    if (state.state === 'failed')
-      throw new DevtoolError(
-        `dev container ${ref.name} failed: ${state.reason}${state.logTail ? ` (last log line: ${state.logTail.split('\n').at(-1)})` : ''}`,
-      );
+    if (state.state === 'failed') throw new DevtoolError(failedMessage(ref.name, state));
     if (state.state === 'progressing') detail = state.detail;
     // A claim that does not bind keeps the pod Pending forever: say why instead of timing out.
     if (objects.claim && Date.now() - startedAt > 5000) {

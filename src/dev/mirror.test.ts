@@ -6,7 +6,7 @@ import { parse, stringify } from 'yaml';
 import { assertGolden } from '../../test/golden.ts';
 import type { DeploymentObject } from '../kube/objects.ts';
 import type { OriginalObject } from './statefulset.ts';
-import { buildDevObjects, syncSubPath } from './mirror.ts';
+import { agentKeptDir, buildDevObjects, copiesAgent, syncSubPath } from './mirror.ts';
 import { loadManifestText } from '../manifest/load.ts';
 import type { DevService } from '../manifest/model.ts';
 import { parseEnvList } from './spec.ts';
@@ -15,7 +15,7 @@ import { parseEnvList } from './spec.ts';
 // UPDATE_GOLDEN=1 rewrites expected.yaml; review the diff before committing it.
 const dir = join(import.meta.dirname, 'testdata');
 
-function build(name: string) {
+function build(name: string, more: { agentOnClaim?: boolean } = {}) {
   const original = parse(readFileSync(join(dir, name, 'original.yaml'), 'utf8')) as OriginalObject;
   const file = join(dir, name, 'devtool.yml');
   const [devName, dev] = Object.entries(loadManifestText(readFileSync(file, 'utf8'), file, { cwd: dir, env: {} }).services)[0]!;
@@ -28,6 +28,7 @@ function build(name: string) {
     folder: '0123456789abcdef',
     hostPrivateKey: '-----BEGIN OPENSSH PRIVATE KEY-----\nHOST\n-----END OPENSSH PRIVATE KEY-----\n',
     clientPublicKey: 'ssh-ed25519 AAAACLIENT devtool',
+    ...more,
   });
 }
 
@@ -115,3 +116,43 @@ function service(over: Partial<DevService>): DevService {
     ...over,
   };
 }
+
+test('a claim that already holds the agent: no init container, the kept copy mounted read-only, another spec hash', () => {
+  const first = build('minimal');
+  const cached = build('minimal', { agentOnClaim: true });
+  assert.equal(copiesAgent(first.deployment), true);
+  assert.equal(copiesAgent(cached.deployment), false);
+  const mountOf = (o: ReturnType<typeof build>) => o.deployment.spec!.template.spec!.containers[0]!.volumeMounts!.find((m) => m.mountPath === '/devtool/bin');
+  const kept = agentKeptDir('localhost:5000/devtool-bin:0.1.0');
+  assert.deepEqual(mountOf(cached), { name: 'devtool-data', subPath: `state/${kept}`, mountPath: '/devtool/bin', readOnly: true });
+  assert.deepEqual(mountOf(first), { name: 'devtool-bin', mountPath: '/devtool/bin' });
+  const commandOf = (o: ReturnType<typeof build>) => o.deployment.spec!.template.spec!.containers[0]!.command;
+  assert.deepEqual(commandOf(first), ['/devtool/bin/devtool-agent', 'supervise', '--no-syncthing']);
+  assert.deepEqual(commandOf(cached), commandOf(first));
+  const keepOf = (o: ReturnType<typeof build>) => o.deployment.spec!.template.spec!.containers[0]!.env!.find((e) => e.name === 'DEVTOOL_KEEP_BINARIES')?.value;
+  assert.equal(keepOf(first), `/var/devtool/${kept}`, 'the agent copies itself onto the claim');
+  assert.equal(keepOf(cached), undefined);
+  assert.equal(
+    cached.deployment.spec!.template.spec!.volumes!.some((v) => v.name === 'devtool-bin'),
+    false,
+  );
+  const hash = (o: ReturnType<typeof build>) => o.deployment.metadata.annotations!['devtool.dev/dev-spec-hash'];
+  assert.notEqual(hash(cached), hash(first), 'switching rolls the pod');
+  assert.notEqual(
+    agentKeptDir('localhost:5000/devtool-bin:0.1.0'),
+    agentKeptDir('localhost:5000/devtool-bin:0.1.1'),
+    'a new agent build gets a directory of its own',
+  );
+});
+
+test('without a claim the agent is always copied, into an emptyDir', () => {
+  const o = build('novolume', { agentOnClaim: true });
+  assert.equal(o.claim, undefined);
+  assert.equal(copiesAgent(o.deployment), true);
+  assert.ok(o.deployment.spec!.template.spec!.volumes!.some((v) => v.name === 'devtool-bin' && v.emptyDir));
+  assert.ok(!o.deployment.spec!.template.spec!.containers[0]!.env!.some((e) => e.name === 'DEVTOOL_KEEP_BINARIES'));
+  assert.deepEqual(
+    o.deployment.metadata.annotations!['devtool.dev/dev-spec-hash'],
+    build('novolume').deployment.metadata.annotations!['devtool.dev/dev-spec-hash'],
+  );
+});

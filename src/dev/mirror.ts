@@ -35,6 +35,11 @@ export interface MirrorInput {
   clientPublicKey: string;
   /** The contract's `syncthing` section (src/sync/contract.ts); absent: no folders to sync. */
   syncthing?: Record<string, unknown>;
+  /**
+   * The claim already holds this agent build (agentKeptDir, where an earlier dev pod's agent copied
+   * itself): the dev pod starts without the init container. Ignored without a claim.
+   */
+  agentOnClaim?: boolean;
 }
 
 export interface DevObjects {
@@ -66,6 +71,7 @@ export const DEFAULT_FS_GROUP = 4242;
 const AGENT_IMAGE_UID = 65532;
 
 const BIN_VOLUME = 'devtool-bin';
+const INSTALLER_NAME = 'devtool-bin';
 const CONFIG_VOLUME = 'devtool-config';
 const DATA_VOLUME = 'devtool-data';
 
@@ -75,7 +81,17 @@ export function buildDevObjects(input: MirrorInput): DevObjects {
   const labels = { [DEV_LABEL]: devName, [MANAGED_BY_LABEL]: MANAGED_BY };
   const agentConfig = agentContract(input.hostPrivateKey, input.clientPublicKey, input.syncthing);
   // Everything that shapes the dev pod: a change rolls it (the annotation is on the template too).
-  const specHash = sha256(stableJson({ dev, extraEnv: input.extraEnv, image: input.agentImage, agentConfig, template: original.spec?.template })).slice(0, 16);
+  const agentOnClaim = input.agentOnClaim === true && dev.persistentVolume.enabled;
+  const specHash = sha256(
+    stableJson({
+      dev,
+      extraEnv: input.extraEnv,
+      image: input.agentImage,
+      agentConfig,
+      template: original.spec?.template,
+      ...(agentOnClaim ? { agentOnClaim } : {}),
+    }),
+  ).slice(0, 16);
 
   const secret: SecretObject = {
     apiVersion: 'v1',
@@ -102,12 +118,19 @@ export function buildDevObjects(input: MirrorInput): DevObjects {
   if (!spec?.template.spec) throw new DevtoolError(`${kindWord(original.kind)} ${original.metadata.name} has no pod template`);
   const pod = spec.template.spec;
   const index = devContainerIndex(pod.containers, dev.container, `${kindWord(original.kind)} ${original.metadata.name}`);
-  pod.containers[index] = devContainer(pod.containers[index]!, input);
+  // With a claim, the agent copies itself onto it (into its state folder, which its user can
+  // write), and the next dev pod of the same agent build runs it from there, without the init
+  // container: that saves the kubelet a round of about a second (agent-cache.ts).
+  const keptDir = agentKeptDir(input.agentImage);
+  const agent: AgentPlacement = agentOnClaim
+    ? { mount: { name: DATA_VOLUME, subPath: `state/${keptDir}`, readOnly: true } }
+    : { mount: { name: BIN_VOLUME }, keepIn: claim ? `${AGENT_STATE_DIR}/${keptDir}` : undefined };
+  pod.containers[index] = devContainer(pod.containers[index]!, input, agent);
 
-  pod.initContainers = [agentInstaller(input.agentImage, pod.securityContext?.runAsUser === 0), ...(pod.initContainers ?? [])];
+  if (!agentOnClaim) pod.initContainers = [agentInstaller(input.agentImage, pod.securityContext?.runAsUser === 0), ...(pod.initContainers ?? [])];
   pod.volumes = [
     ...(pod.volumes ?? []).filter((v) => ![BIN_VOLUME, CONFIG_VOLUME, DATA_VOLUME].includes(v.name)),
-    { name: BIN_VOLUME, emptyDir: {} },
+    ...(agentOnClaim ? [] : [{ name: BIN_VOLUME, emptyDir: {} }]),
     // 0440 + fsGroup: readable by whatever UID the image runs as, by no one else.
     { name: CONFIG_VOLUME, secret: { secretName: name, defaultMode: 0o440 } },
     // Without a persistent volume (the manifest opted out) the state lasts as long as the pod.
@@ -165,7 +188,7 @@ function devContainerIndex(containers: V1Container[], wanted: string | undefined
 /** `rootPod`: the original runs its pod as uid 0, which the installer's runAsNonRoot would refuse: it gets the image's user. */
 function agentInstaller(image: string, rootPod: boolean): V1Container {
   return {
-    name: 'devtool-bin',
+    name: INSTALLER_NAME,
     image,
     imagePullPolicy: 'IfNotPresent',
     command: ['/devtool-bin/devtool-agent', 'install', AGENT_BIN_DIR],
@@ -183,7 +206,23 @@ function agentInstaller(image: string, rootPod: boolean): V1Container {
   };
 }
 
-function devContainer(c: V1Container, input: MirrorInput): V1Container {
+/** Where in the agent's state folder (on the claim) an agent build is kept: one folder per devtool-bin image. */
+export function agentKeptDir(agentImage: string): string {
+  return `agent-${sha256(agentImage).slice(0, 12)}`;
+}
+
+/** The dev Deployment starts its pods with the init container that copies the agent. */
+export function copiesAgent(deployment: { spec?: { template?: { spec?: { initContainers?: { name: string }[] } } } }): boolean {
+  return (deployment.spec?.template?.spec?.initContainers ?? []).some((c) => c.name === INSTALLER_NAME);
+}
+
+/** Where the dev container finds the agent (`mount`, at AGENT_BIN_DIR), and where it keeps a copy for the next dev pod. */
+interface AgentPlacement {
+  mount: { name: string; subPath?: string; readOnly?: boolean };
+  keepIn?: string;
+}
+
+function devContainer(c: V1Container, input: MirrorInput, agent: AgentPlacement): V1Container {
   const { dev } = input;
   const out: V1Container = { ...c };
   if (dev.image) out.image = dev.image;
@@ -219,6 +258,8 @@ function devContainer(c: V1Container, input: MirrorInput): V1Container {
   const devtoolEnv: Record<string, string> = {
     DEVTOOL_AGENT_CONFIG: `${AGENT_CONFIG_DIR}/${AGENT_CONFIG_FILE}`,
     DEVTOOL_STATE: AGENT_STATE_DIR,
+    // An environment variable, not a flag: an older agent (a tag the node cached) ignores it.
+    ...(agent.keepIn ? { DEVTOOL_KEEP_BINARIES: agent.keepIn } : {}),
   };
   const overrides: Record<string, string> = { ...dev.environment, ...input.extraEnv, ...devtoolEnv };
   const env: V1EnvVar[] = (c.env ?? []).filter((e) => !(e.name in overrides));
@@ -226,7 +267,7 @@ function devContainer(c: V1Container, input: MirrorInput): V1Container {
   out.env = env;
 
   const mounts: V1VolumeMount[] = [
-    { name: BIN_VOLUME, mountPath: AGENT_BIN_DIR },
+    { ...agent.mount, mountPath: AGENT_BIN_DIR },
     { name: CONFIG_VOLUME, mountPath: AGENT_CONFIG_DIR, readOnly: true },
     { name: DATA_VOLUME, mountPath: AGENT_STATE_DIR, subPath: 'state' },
     // Each synced folder on its own subPath: a workingDir created inside a volume by the runtime

@@ -24,6 +24,13 @@ export const ORIGINAL_ANNOTATION = 'devtool.dev/dev-original';
 /** On the mirror (and its pod template): a hash of the dev spec and agent config; a change rolls the pod. */
 export const SPEC_HASH_ANNOTATION = 'devtool.dev/dev-spec-hash';
 
+/**
+ * On the mirror's claim: the agent the claim already holds (agentSubPath), so that the next dev pod
+ * needs no init container to copy it (mirror.ts). Written with its own field manager, so the claim's
+ * applies leave it alone.
+ */
+export const AGENT_INSTALLED_ANNOTATION = 'devtool.dev/agent-installed';
+
 export const DEV_ANNOTATIONS_ON_ORIGINAL = [FOLDER_ANNOTATION, ORIGIN_ANNOTATION, REPLICAS_ANNOTATION, ORIGINAL_HASH_ANNOTATION] as const;
 
 /** The mirror Deployment, its claim and its Secret share one name. */

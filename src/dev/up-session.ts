@@ -7,11 +7,12 @@
  */
 import type ssh2 from 'ssh2';
 import type { Progress } from '../deploy/progress.ts';
+import { DevtoolError } from '../base/errors.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeTarget } from '../kube/target.ts';
 import type { Logger } from '../log/logger.ts';
 import type { SyncSession } from '../sync/session.ts';
-import { activate } from './activate.ts';
+import { activate, devPodFailure } from './activate.ts';
 import type { DeployFirstEnv } from './deploy-first.ts';
 import { watchOriginal, type OriginalWatch } from './original-watch.ts';
 import { captureOutput } from './session.ts';
@@ -114,7 +115,10 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
     // Keeps the mirror in step with the original while `up` runs (original-watch.ts); a standalone one has none.
     if (!standalone)
       originalWatch = watchOriginal({ client, kind, folder: t.folder, origin: t.origin, objects, rebuild, notice: (m) => progress.warn(m), log: f.log });
-    await started.start();
+    await started.start().catch(async (err: unknown) => {
+      const failure = await devPodFailure(client, t.devName, objects).catch(() => undefined);
+      throw failure ? new DevtoolError(failure) : err;
+    });
     f.log.debug(`${t.devName}: connected to the dev container`);
     if (syncPlan && sync) {
       progress.step('starting the sync (first pass: no local file is overwritten or deleted)');

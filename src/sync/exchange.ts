@@ -67,11 +67,13 @@ export async function indexesExchanged(e: SyncEnds, folder: string, deadline: nu
  * Both ends scan their folder now (each scan returns once indexed), then exchange indexes: every
  * change on either disk, made while no session ran, is then known to both.
  */
-export async function scanAndExchange(e: SyncEnds, folder: string, deadline: number): Promise<void> {
+export async function scanAndExchange(e: SyncEnds, folder: string, deadline: number, step?: (what: string) => void): Promise<void> {
   // Whole-folder scans, the first ones hashing every file: as long as the session allows.
   const wait = scanWait(e, deadline);
   await Promise.all([e.local.scan(folder, [], wait), e.remote.scan(folder, [], wait)]);
+  step?.('both ends scanned');
   await indexesExchanged(e, folder, deadline);
+  step?.('indexes exchanged');
 }
 
 /** How long a whole-folder scan may take: until the deadline, and at least a minute. */

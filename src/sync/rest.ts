@@ -23,6 +23,10 @@ export interface FolderStatus {
   needBytes: number;
   errors: number;
   pullErrors: number;
+  /** Items this end needs (the puller's work left). */
+  needTotalItems?: number;
+  /** Items changed here while the folder is receive-only (not announced, `/rest/db/localchanged`). */
+  receiveOnlyTotalItems?: number;
   /** The highest sequence number of this end's own changes to the folder. */
   sequence: number;
   /** The highest sequence number of each peer's changes this end has received, by device ID. */
@@ -120,20 +124,41 @@ export class SyncthingApi {
    * Everything this end still needs of the folder, every page of it. Each page is read from the
    * index as it is then: read through readSettled (exchange.ts) for a list of one moment.
    */
-  async need(folder: string): Promise<NeedItem[]> {
+  need(folder: string): Promise<NeedItem[]> {
+    type Page = { progress: NeedItem[] | null; queued: NeedItem[] | null; rest: NeedItem[] | null };
+    return this.pages<Page>('/rest/db/need', { folder }, (r) => [...(r.progress ?? []), ...(r.queued ?? []), ...(r.rest ?? [])]);
+  }
+
+  /**
+   * What changed here while the folder is receive-only (its own versions, never announced), every
+   * page of it (`/rest/db/localchanged`).
+   */
+  localChanged(folder: string): Promise<NeedItem[]> {
+    return this.pages<{ files: NeedItem[] | null }>('/rest/db/localchanged', { folder }, (r) => r.files ?? []);
+  }
+
+  /** What `device` lacks of the folder as this end sees it, `perpage` names per page, up to `pages` pages (`/rest/db/remoteneed`). */
+  async remoteNeed(folder: string, device: string, o: { perpage?: number; pages?: number } = {}): Promise<string[]> {
+    const items = await this.pages<{ files: NeedItem[] | null }>('/rest/db/remoteneed', { folder, device }, (r) => r.files ?? [], o);
+    return items.map((i) => i.name);
+  }
+
+  /** A paged list of the REST API, page after page until a short one (or `o.pages` of them). */
+  private async pages<R>(
+    path: string,
+    params: Record<string, string>,
+    itemsOf: (r: R) => NeedItem[],
+    o: { perpage?: number; pages?: number } = {},
+  ): Promise<NeedItem[]> {
+    const perpage = o.perpage ?? NEED_PAGE;
     const all: NeedItem[] = [];
-    for (let page = 1; ; page++) {
-      const q = new URLSearchParams({ folder, page: String(page), perpage: String(NEED_PAGE) });
-      const r = await this.request<{ progress: NeedItem[] | null; queued: NeedItem[] | null; rest: NeedItem[] | null }>(
-        'GET',
-        `/rest/db/need?${q}`,
-        undefined,
-        60_000,
-      );
-      const items = [...(r.progress ?? []), ...(r.queued ?? []), ...(r.rest ?? [])];
+    for (let page = 1; page <= (o.pages ?? Infinity); page++) {
+      const q = new URLSearchParams({ ...params, page: String(page), perpage: String(perpage) });
+      const items = itemsOf(await this.request<R>('GET', `${path}?${q}`, undefined, 60_000));
       all.push(...items);
-      if (items.length < NEED_PAGE) return all;
+      if (items.length < perpage) break;
     }
+    return all;
   }
 
   /** This end's entry of a file, and the global one (`/rest/db/file`). */

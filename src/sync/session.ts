@@ -23,9 +23,10 @@ import { MAX_SCAN_PATHS, SyncthingApi, type FolderType, type Versioning } from '
 import { LocalWatcher, readIgnoreLines } from './watcher.ts';
 import { prepareRemoteFolder, type PreparedFolder } from './bootstrap.ts';
 import { ContainerGuard } from './container-guard.ts';
-import { indexesExchanged, readSettled, scanAndExchange, scanWait, type SyncEnds } from './exchange.ts';
+import { indexesExchanged, readSettled, receivedFrom, scanAndExchange, scanWait, type SyncEnds } from './exchange.ts';
 import { firstPassSummary, fsLookup, keepLocal, planFirstPass } from './first-pass.ts';
 import { sleep } from '../base/wait.ts';
+import { dropCopied, settleReceiveOnly } from './settle.ts';
 
 export interface SyncTunnel {
   /** A local port forwarded (over SSH) to host:port in the dev container; stable across reconnects. */
@@ -84,7 +85,7 @@ export class SyncSession {
   /** The forward the local Syncthing dials once the tunnel is up (dialPeerNow). */
   private peerAddress?: Promise<string>;
   /** startLocal's work: the forwards and the local Syncthing started, and a promise of it answering. */
-  private localStarted?: Promise<{ localReady: Promise<void> }>;
+  private localStarted?: Promise<{ localReady: Promise<void>; localApi: LocalSyncthingApi; remoteApi: SyncthingApi }>;
   /** Setting the folders up again after a restart of the local Syncthing (restoreFolders). */
   private restoring: Promise<void> = Promise.resolve();
 
@@ -131,9 +132,11 @@ export class SyncSession {
       });
       this.local = local;
       // Follows the port the local Syncthing binds at each start (local-address.ts).
-      this.localApi = new LocalSyncthingApi(() => local.address, o.keys.local.apiKey);
-      this.remoteApi = new SyncthingApi(`http://127.0.0.1:${remoteApiPort}`, o.keys.remote.apiKey);
-      return { localReady: local.start().then(() => this.localApi!.waitReady(30_000)) };
+      const localApi = new LocalSyncthingApi(() => local.address, o.keys.local.apiKey);
+      const remoteApi = new SyncthingApi(`http://127.0.0.1:${remoteApiPort}`, o.keys.remote.apiKey);
+      this.localApi = localApi;
+      this.remoteApi = remoteApi;
+      return { localReady: local.start().then(() => localApi.waitReady(30_000)), localApi, remoteApi };
     })();
     // Awaited by start(); a failure before then is start()'s to report.
     this.localStarted.then((x) => x.localReady).catch(() => undefined);
@@ -149,17 +152,16 @@ export class SyncSession {
     const deadline = Date.now() + timeoutMs;
     const phases = phaseTimer();
     this.startLocal();
-    const { localReady } = await this.localStarted!;
-    if (!this.remoteApi || !this.localApi) throw new Error('the local end did not start');
+    const { localReady, localApi, remoteApi } = await this.localStarted!;
     phases.mark('forwards');
-    await this.remoteApi.waitReady(60_000);
+    await remoteApi.waitReady(60_000);
     phases.mark('container sync service ready');
     for (const f of o.folders) await this.pushIgnores(f);
     const results: FirstSync[] = [];
     for (const folder of o.folders) {
       const extraIgnores = this.guard.ignoreLines(folder, []);
       const prepared = await prepareRemoteFolder({
-        api: this.remoteApi,
+        api: remoteApi,
         tunnel: o.tunnel,
         folder,
         agentPath: o.remoteAgent,
@@ -173,10 +175,12 @@ export class SyncSession {
     await localReady;
     phases.mark('local sync service ready');
     await this.dialPeerNow();
-    for (const f of o.folders) await this.localApi.patchFolder(f.id, this.localFolderState(f));
+    for (const f of o.folders) await localApi.patchFolder(f.id, this.localFolderState(f));
     if (o.reset) await this.reset();
     this.writeRuntime(false);
+    phases.mark('peer dialed, folders resumed');
     for (const r of results) if (!r.settle) await this.firstPass(r.folder, deadline);
+    phases.mark('first pass');
     this.watcher = new LocalWatcher(o.folders, {
       scan: (id, subs) => this.scanLocal(id, subs),
       ignoresChanged: (f) =>
@@ -191,7 +195,7 @@ export class SyncSession {
     this.settled.catch(() => undefined); // reported by settleBootstrap; `up` reports the outcome too
     if (!results.some((r) => r.copied)) await this.settled;
     void this.followEvents();
-    phases.mark('first pass');
+    phases.mark('watcher');
     o.log.debug(`first sync phases: ${phases.summary()}`);
     return results;
   }
@@ -248,8 +252,9 @@ export class SyncSession {
         this.o.log.info(`first sync of ${f.local} settled: sent only`);
         return;
       }
-      await this.waitRemoteCaughtUp(f, deadline);
+      await this.waitRemoteSettled(f, deadline);
       await this.remoteApi!.patchFolder(f.id, { type: 'sendreceive' });
+      this.o.log.debug(`first sync of ${f.local}: the container's folder is send-receive; the first pass follows`);
       await this.firstPass(f, deadline);
       this.o.log.info(`first sync of ${f.local} settled: both ends agree, two-way`);
     } catch (err) {
@@ -296,7 +301,8 @@ export class SyncSession {
     // A send-only folder never takes anything from the container: it stays `sendonly` here.
     if (f.mode === 'send-only') return;
     const local = this.localApi!;
-    await scanAndExchange(this.ends(), f.id, deadline);
+    const began = Date.now();
+    await scanAndExchange(this.ends(), f.id, deadline, (what) => this.o.log.debug(`first pass of ${f.local}: ${what} after ${Date.now() - began} ms`));
     let reads = 0;
     const need = await readSettled(
       this.ends(),
@@ -324,26 +330,63 @@ export class SyncSession {
     await local.setFolderType(f.id, 'sendreceive');
   }
 
-  /** Until the remote end has everything this end has (and both are idle). */
-  private async waitRemoteCaughtUp(f: SyncFolderPair, deadline: number): Promise<void> {
+  /**
+   * Until the remote end has everything this end has, both idle, and none of its receive-only
+   * changes is the bootstrap's stale copy (settle.ts).
+   */
+  private async waitRemoteSettled(f: SyncFolderPair, deadline: number): Promise<void> {
     await indexesExchanged(this.ends(), f.id, deadline);
+    this.o.log.debug(`first sync of ${f.local}: indexes exchanged`);
     const local = this.localApi!;
     const remote = this.remoteApi!;
-    let last = '';
-    for (;;) {
-      // Once closed the APIs only fail: waiting on to the deadline kept `up` alive for minutes.
-      if (this.closed) throw new Error(`the sync session of ${f.local} was closed`);
-      try {
-        const [c, ls, rs] = await Promise.all([local.completion(f.id, this.o.keys.remote.deviceID), local.status(f.id), remote.status(f.id)]);
-        last = `remote ${c.completion.toFixed(2)}%, local ${ls.state}, remote ${rs.state}`;
-        if (c.completion >= 100 && c.needItems === 0 && ls.state === 'idle' && rs.state === 'idle' && (await local.connected(this.o.keys.remote.deviceID)))
-          return;
-      } catch (err) {
-        last = (err as Error).message;
-      }
-      if (Date.now() > deadline) throw new Error(`the first sync of ${f.local} did not finish in time (${last})`);
-      await sleep(100);
-    }
+    const remoteDevice = this.o.keys.remote.deviceID;
+    const dropped = await settleReceiveOnly(
+      {
+        probe: async () => {
+          const [c, ls, rs, connected] = await Promise.all([
+            local.completion(f.id, remoteDevice),
+            local.status(f.id),
+            remote.status(f.id),
+            local.connected(remoteDevice),
+          ]);
+          const idle = c.completion >= 100 && c.needItems === 0 && ls.state === 'idle' && rs.state === 'idle';
+          return {
+            caughtUp: idle && connected,
+            localReady: ls.state === 'idle' && connected,
+            exchanged: receivedFrom(ls, remoteDevice) >= rs.sequence && receivedFrom(rs, this.o.keys.local.deviceID) >= ls.sequence,
+            remoteIdle: rs.state === 'idle',
+            remoteNeed: rs.needTotalItems ?? 0,
+            receiveOnly: rs.receiveOnlyTotalItems ?? 0,
+            remoteBehind: c.completion < 100 || c.needItems > 0,
+            describe:
+              `remote ${c.completion.toFixed(2)}%, local ${ls.state}, remote ${rs.state}, ${rs.needTotalItems ?? 0} needed and ` +
+              `${rs.receiveOnlyTotalItems ?? 0} receive-only change(s) there, ${rs.pullErrors} pull error(s)`,
+          };
+        },
+        localChanged: () => remote.localChanged(f.id),
+        dropCopied: (names) => dropCopied(this.o.tunnel, { agentPath: this.o.remoteAgent, remoteDir: f.remote, names, log: this.o.log }),
+        rescan: (paths) => remote.scan(f.id, paths),
+        lacking: () => local.remoteNeed(f.id, remoteDevice),
+        rescanLacking: async () => {
+          const names = await local.remoteNeed(f.id, remoteDevice, { perpage: 20, pages: 1 });
+          if (names.length === 0) return 'nothing listed';
+          const first = await remote.file(f.id, names[0]!).catch((err: Error) => err.message);
+          await Promise.all([local.scan(f.id, names), remote.scan(f.id, names)]);
+          return `${names.join(', ')}; the container's entry of the first: ${JSON.stringify(first).slice(0, 600)}`;
+        },
+        closed: () => this.closed,
+        sleep,
+        now: () => Date.now(),
+        report: (where) => this.o.log.debug(`first sync of ${f.local} still settling: ${where}`),
+      },
+      deadline,
+      f.local,
+    );
+    if (dropped.length > 0)
+      this.o.log.info(
+        `first sync of ${f.local}: removed ${dropped.length} stale copied path(s) in the container (this machine changed or deleted them after the copy): ` +
+          `${dropped.slice(0, 20).join(', ')}${dropped.length > 20 ? ', ...' : ''}`,
+      );
   }
 
   /** Our watcher's rescans, each path seen by the guard first (ContainerGuard.beforeScan), unless they are many (a whole-folder scan). */

@@ -146,6 +146,72 @@ test('up activates, exec/forward/reverse work, a second up is refused, down afte
   await assert.rejects(s.core.readNamespacedPersistentVolumeClaim({ name: 'web-devtool', namespace: s.namespace }));
 });
 
+test('the agent is copied onto the claim once: the next dev pod starts without the init container, and one whose claim lost it gets it again', {
+  timeout: 480_000,
+}, async (t) => {
+  const claim = () => s.core.readNamespacedPersistentVolumeClaim({ name: 'web-devtool', namespace: s.namespace });
+  const copies = async () => {
+    const mirror = await apps.readNamespacedDeployment({ name: 'web-devtool', namespace: s.namespace });
+    return (mirror.spec?.template.spec?.initContainers ?? []).some((c) => c.name === 'devtool-bin');
+  };
+  const podName = () => dev(['exec', '--', 'sh', '-c', 'echo $HOSTNAME']).stdout.trim();
+
+  // A new claim: the init container copies the agent, and `up` records that on the claim.
+  let session = await startUp(['-n', s.namespace], { env, cwd: folder });
+  t.after(() => session.stop());
+  assert.equal(await copies(), true);
+  const recorded = (await claim()).metadata?.annotations?.['devtool.dev/agent-installed'];
+  assert.match(recorded ?? '', /^agent-[0-9a-f]{12}$/);
+  const firstPod = podName();
+  // `up` again without `down`: the running dev pod is kept as it is (no roll to the other form).
+  await session.stop();
+  session = await startUp(['-n', s.namespace], { env, cwd: folder });
+  assert.equal(podName(), firstPod);
+  assert.equal(await copies(), true);
+  await session.stop();
+  assert.equal(dev(['down'], 120_000).code, 0);
+  assert.equal((await claim()).metadata?.annotations?.['devtool.dev/agent-installed'], recorded, 'the claim keeps the record through down');
+
+  // The next dev pod runs the agent from the claim, read-only.
+  session = await startUp(['-n', s.namespace], { env, cwd: folder });
+  assert.equal(await copies(), false);
+  const e = dev(['exec', '--', 'sh', '-c', 'echo $FROM_MANIFEST; touch /devtool/bin/x']);
+  assert.equal(e.stdout.trim(), '1', e.stderr);
+  assert.notEqual(e.code, 0, 'the agent cannot be changed from the dev container');
+  assert.match(e.stderr, /Read-only file system/);
+  await session.stop();
+  assert.equal(dev(['down'], 120_000).code, 0);
+
+  // The claim loses its content (the record stays): the dev pod cannot exec the agent, so `up`
+  // copies it again instead of failing.
+  await s.core.createNamespacedPod({
+    namespace: s.namespace,
+    body: {
+      metadata: { name: 'wipe' },
+      spec: {
+        restartPolicy: 'Never',
+        containers: [
+          {
+            name: 'wipe',
+            image: `${REGISTRY}/debian:bookworm`,
+            command: ['sh', '-c', 'ls -d /claim/state/agent-* && rm -rf /claim/state/agent-*'],
+            volumeMounts: [{ name: 'c', mountPath: '/claim' }],
+          },
+        ],
+        volumes: [{ name: 'c', persistentVolumeClaim: { claimName: 'web-devtool' } }],
+      },
+    },
+  });
+  await waitFor(async () => (await s.core.readNamespacedPod({ name: 'wipe', namespace: s.namespace })).status?.phase === 'Succeeded', 120_000);
+  await s.core.deleteNamespacedPod({ name: 'wipe', namespace: s.namespace, gracePeriodSeconds: 0 });
+  session = await startUp(['-n', s.namespace], { env, cwd: folder });
+  assert.equal(await copies(), true);
+  assert.equal(dev(['exec', '--', 'true']).code, 0);
+  assert.match(readFileSync(join(env.DEVTOOL_HOME!, 'devtool.log'), 'utf8'), /finds no agent on claim web-devtool: the init container copies it again/);
+  await session.stop();
+  assert.equal(dev(['down', '--volumes'], 120_000).code, 0);
+});
+
 function withoutRevision(a: Record<string, string> | undefined): Record<string, string> {
   const { 'deployment.kubernetes.io/revision': _r, ...rest } = a ?? {};
   return rest;

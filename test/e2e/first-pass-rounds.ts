@@ -96,6 +96,12 @@ async function devPodReport(): Promise<string> {
   return lines.join('\n');
 }
 
+/** devtool.log as it is now (empty before the first command). */
+function devtoolLog(): Buffer {
+  const log = join(env.DEVTOOL_HOME ?? '', 'devtool.log');
+  return existsSync(log) ? readFileSync(log) : Buffer.alloc(0);
+}
+
 async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms = 120_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await cond())) {
@@ -190,6 +196,7 @@ async function round(r: string, n: number, how: 'stopped' | 'killed'): Promise<v
   writeFiles(join(root, 'created-both'), SMALL, (i) => `laptop side ${i}\n`);
   writeFiles(join(root, 'local-created'), SMALL, (i) => `laptop new ${i}\n`);
 
+  const logFrom = devtoolLog().length;
   up = await startUp(['-n', s.namespace], { env, cwd: folder });
   const out = up.output();
 
@@ -212,7 +219,12 @@ async function round(r: string, n: number, how: 'stopped' | 'killed'): Promise<v
   // have taken this machine's edits into the folder it deleted, and so have made it anew.
   const said = /the dev container changed (\d+) path\(s\) and deleted (\d+) path\(s\) that this machine has: kept this machine's version/.exec(out);
   assert.ok(said, `up says what it kept:\n${out}`);
-  assert.equal(Number(said[1]), n + 1);
+  // Or n without the link, when the `up` cut off was the first one, before its first sync settled
+  // (this round run alone): the container's folder was still receive-only, and its puller had
+  // already put this machine's link back (Syncthing makes no conflict copy of a link), so the first
+  // pass finds the link unchanged. It ends as this machine's either way (below).
+  const settledBefore = !devtoolLog().subarray(logFrom).toString('utf8').includes('was cut off before it settled');
+  assert.ok(settledBefore ? Number(said[1]) === n + 1 : [n, n + 1].includes(Number(said[1])), said[0]);
   assert.ok([n + 7, n + 8].includes(Number(said[2])), said[0]);
 
   // Then, both ways: each side ends with every version, the container's as conflict copies.

@@ -59,7 +59,7 @@ export function startUp(args: readonly string[], opts: { env: NodeJS.ProcessEnv;
       else resolve(session);
     };
     const timer = setTimeout(() => done(new Error(`up not ready in ${timeoutMs / 1000}s:\n${output}${logTail(opts.env)}`)), timeoutMs);
-    proc.once('exit', (code) => done(new Error(`up exited ${code}:\n${output}`)));
+    proc.once('exit', (code) => done(new Error(`up exited ${code}:\n${output}${logTail(opts.env)}`)));
     const check = setInterval(() => {
       if (stdout.includes(READY)) done();
     }, 100);

@@ -56,6 +56,14 @@ func (e *extractor) parent(name string) (int, string, error) {
 	return fd, base, nil
 }
 
+// record adds name (in dirfd), as it is now, to the manifest if one is kept.
+func (e *extractor) record(dirfd int, name string) error {
+	if e.manifest == nil {
+		return nil
+	}
+	return e.manifest.record(dirfd, name)
+}
+
 func (e *extractor) dropCache() {
 	if e.cacheFd >= 0 {
 		unix.Close(e.cacheFd)
@@ -71,6 +79,9 @@ func (e *extractor) openOrMakeDir(fd int, c, walked string) (int, error) {
 		if err = mkdirat(fd, c, implicitDirMode); err == nil {
 			e.dirs[walked] = &dirEntry{}
 			e.stats.Dirs++
+			if err := e.record(fd, c); err != nil {
+				return -1, err
+			}
 		} else if !errors.Is(err, unix.EEXIST) {
 			return -1, fmt.Errorf("create directory %s: %w", walked, err)
 		}

@@ -74,6 +74,8 @@ type extractor struct {
 	// symlinks are the symlink entries seen so far, created at the end.
 	symlinks    []symlink
 	symlinkName map[string]bool
+	// manifest, when not nil, records every entry created (manifest.go).
+	manifest *Manifest
 }
 
 type dirEntry struct {
@@ -93,12 +95,19 @@ type symlink struct {
 // permission bits (no setuid, setgid or sticky) and modification times;
 // ownership is the caller's.
 func Extract(dir string, r io.Reader) (Stats, error) {
+	return ExtractRecording(dir, r, nil)
+}
+
+// ExtractRecording is Extract that also records in m the identity of
+// every entry it creates (nil: none).
+func ExtractRecording(dir string, r io.Reader, m *Manifest) (Stats, error) {
 	root, err := openEmptyDir(dir)
 	if err != nil {
 		return Stats{}, err
 	}
 	defer root.Close()
 	e := newExtractor(int(root.Fd()))
+	e.manifest = m
 	defer e.dropCache()
 	if err := e.extract(r); err != nil {
 		return e.stats, err
@@ -256,6 +265,9 @@ func (e *extractor) makeDir(name string, perm uint32, mtime time.Time) error {
 		d = &dirEntry{}
 		e.dirs[name] = d
 		e.stats.Dirs++
+		if err := e.record(pfd, base); err != nil {
+			return err
+		}
 	case errors.Is(err, unix.EEXIST) && d != nil && !d.explicit:
 		// Made earlier as the parent of an entry that came before this one.
 	default:
@@ -295,6 +307,9 @@ func (e *extractor) writeFile(name string, perm uint32, mtime time.Time, data io
 	if err := setMtime(pfd, base, mtime); err != nil {
 		return fmt.Errorf("set file time: %w", err)
 	}
+	if err := e.record(pfd, base); err != nil {
+		return err
+	}
 	e.stats.Files++
 	return nil
 }
@@ -311,7 +326,7 @@ func (e *extractor) makeSymlink(s symlink) error {
 	if err := setMtime(pfd, base, s.mtime); err != nil {
 		return fmt.Errorf("set symlink time: %w", err)
 	}
-	return nil
+	return e.record(pfd, base)
 }
 
 // finishDirs gives the directories the archive has entries for their
