@@ -226,7 +226,10 @@ async function waitForDevPod(
     if (missing) throw new AgentMissingError(missing.metadata?.name ?? '', objects.claim?.metadata.name ?? '');
     const state = await workloadState(client, ref);
     if (state.state === 'failed') throw new DevtoolError(failedMessage(ref.name, state));
-    if (state.state === 'progressing') detail = state.detail;
+    if (state.state === 'progressing' && state.detail !== detail) {
+      detail = state.detail;
+      o.log(`dev container ${ref.name}: ${detail}`);
+    }
     // A claim that does not bind keeps the pod Pending forever: say why instead of timing out.
     if (objects.claim && Date.now() - startedAt > 5000) {
       const problem = await claimProblem(client, objects.claim.metadata.name);

@@ -6,6 +6,7 @@
 import type { V1LabelSelector, V1ObjectMeta, V1Pod } from '@kubernetes/client-node';
 import { podClaimProblem, waitsForClaims } from './claims.ts';
 import { isNotFound, type KubeClient } from './client.ts';
+import { podSchedulingVerdict, unschedulableCondition } from './scheduling.ts';
 
 export type WorkloadKind = 'Deployment' | 'StatefulSet' | 'DaemonSet' | 'Job';
 
@@ -84,15 +85,23 @@ export async function workloadState(client: KubeClient, ref: WorkloadRef): Promi
 /** A failed state, with the pod-level reason when there is a sharper one (and its log tail). */
 async function failedOrDiagnosed(client: KubeClient, ref: WorkloadRef, fallback: string, jobFailed = false): Promise<WorkloadState> {
   const found = await diagnosePods(client, ref, jobFailed);
-  return found ?? { state: 'failed', reason: fallback };
+  return found.failed ?? { state: 'failed', reason: fallback };
 }
 
 async function diagnoseOr(client: KubeClient, ref: WorkloadRef, detail: string): Promise<WorkloadState> {
-  return (await diagnosePods(client, ref)) ?? { state: 'progressing', detail };
+  const found = await diagnosePods(client, ref);
+  return found.failed ?? { state: 'progressing', detail: found.waiting ? `${detail}; ${found.waiting}` : detail };
 }
 
-/** Looks for a hard failure among the workload's pods. Undefined while things merely take time. */
-export async function diagnosePods(client: KubeClient, ref: WorkloadRef, jobFailed = false): Promise<Extract<WorkloadState, { state: 'failed' }> | undefined> {
+interface Diagnosis {
+  /** A hard failure among the workload's pods. */
+  failed?: Extract<WorkloadState, { state: 'failed' }>;
+  /** What a pod waits for, when that says more than a count of ready replicas. */
+  waiting?: string;
+}
+
+/** Looks for a hard failure among the workload's pods; nothing while things merely take time. */
+async function diagnosePods(client: KubeClient, ref: WorkloadRef, jobFailed = false): Promise<Diagnosis> {
   const pods = (await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: ref.podSelector })).items;
   // The newest attempt first: its log is the one that explains the failure.
   pods.sort((a, b) => time(b.metadata?.creationTimestamp) - time(a.metadata?.creationTimestamp));
@@ -100,15 +109,27 @@ export async function diagnosePods(client: KubeClient, ref: WorkloadRef, jobFail
     const found = podFailure(pod, jobFailed);
     if (!found) continue;
     const logTail = found.logs ? await podLogTail(client, pod.metadata?.name ?? '', found.container, found.previous) : undefined;
-    return { state: 'failed', reason: found.reason, pod: pod.metadata?.name, ...(logTail ? { logTail } : {}) };
+    return { failed: { state: 'failed', reason: found.reason, pod: pod.metadata?.name, ...(logTail ? { logTail } : {}) } };
   }
+  let waiting: string | undefined;
   for (const pod of pods) {
-    const claim = waitsForClaims(pod) ? await podClaimProblem(client, pod) : undefined;
-    if (claim) return { state: 'failed', reason: `pod cannot be scheduled: ${claim}`, pod: pod.metadata?.name };
+    const name = pod.metadata?.name;
+    if (waitsForClaims(pod)) {
+      const claim = await podClaimProblem(client, pod);
+      if (claim) return { failed: { state: 'failed', reason: `pod cannot be scheduled: ${claim}`, pod: name } };
+      continue;
+    }
+    const unschedulable = unschedulableCondition(pod);
+    if (unschedulable) {
+      const verdict = await podSchedulingVerdict(client, pod, unschedulable);
+      if (verdict.state === 'failed') return { failed: { state: 'failed', reason: verdict.reason, pod: name } };
+      waiting ??= verdict.detail;
+      continue;
+    }
     const probe = await probeFailure(client, pod);
-    if (probe) return { state: 'failed', reason: probe, pod: pod.metadata?.name };
+    if (probe) return { failed: { state: 'failed', reason: probe, pod: name } };
   }
-  return undefined;
+  return waiting ? { waiting } : {};
 }
 
 interface PodFailure {
@@ -144,10 +165,7 @@ export function podFailure(pod: V1Pod, jobFailed: boolean): PodFailure | undefin
       return { reason: `container ${c.name} exited with code ${terminated.exitCode}`, container: c.name, logs: true, previous: false };
     }
   }
-  const unschedulable = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable');
-  // Waiting for its claims to bind is not a failure by itself (claims.ts: diagnosePods asks them).
-  if (unschedulable && waitsForClaims(pod)) return undefined;
-  if (unschedulable) return { reason: `pod cannot be scheduled: ${unschedulable.message ?? 'unschedulable'}`, logs: false, previous: false };
+  // An unschedulable pod is diagnosePods's to judge: its claims and the scheduler's reasons may pass.
   return undefined;
 }
 
