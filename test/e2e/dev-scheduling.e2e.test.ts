@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { lines, runDevtool } from './cli.ts';
-import { killUpSessions, startUp, tearDownDev } from './up-session.ts';
+import { killUpSessions, startUp, tearDownDev, type UpSession } from './up-session.ts';
 import { waitFor } from './wait.ts';
 import { clusterSandbox, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
 
@@ -73,7 +73,7 @@ test('a dev pod waits while it cannot be scheduled, and starts once a node fits'
   const upSession = startUp(['-n', s.namespace], { env, cwd: folder });
   const log = join(env.DEVTOOL_HOME!, 'devtool.log');
   const waiting = /dev container api-devtool: .*waiting to be scheduled: 0\/1 nodes are available: 1 node\(s\) didn't match/;
-  let up;
+  let up: UpSession;
   try {
     await waitFor('up waiting to be scheduled', () => existsSync(log) && waiting.test(readFileSync(log, 'utf8')), 60_000);
     // Well within the autoscaler window: a node that fits arrives.
