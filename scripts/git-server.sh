@@ -30,7 +30,24 @@ usage() { gdie "usage: $0 up | repo NAME DIR [--token TOKEN] [--branch BRANCH]";
 [[ $EUID -eq 0 ]] || gdie "must run as root (the local cluster's admin kubeconfig is root's)"
 kctl() { bash "$root/cluster/cluster.sh" kubectl -n "$NAMESPACE" "$@"; }
 
-answers() { curl -fsS --max-time 5 --cacert "$CA" "https://$HOST/healthz" >/dev/null 2>&1; }
+# Whether the server answers through the front door; what it got is kept in $last_answer.
+last_answer=''
+answers() {
+  local code
+  code=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 --cacert "$CA" "https://$HOST/healthz" 2>&1 | tr '\n' ' ')
+  last_answer=${code% }
+  [[ $last_answer == 200 ]]
+}
+
+# Why the front door does not answer, layer by layer: the Service's ready endpoints, and the
+# Service's address from this machine (the front door runs on the node's network and dials it).
+diagnose() {
+  local ip endpoints direct
+  ip=$(kctl get service git-server -o jsonpath='{.spec.clusterIP}' 2>&1)
+  endpoints=$(kctl get endpointslices -l kubernetes.io/service-name=git-server -o jsonpath='{range .items[*].endpoints[*]}{.addresses[0]}({.conditions.ready}) {end}' 2>&1)
+  direct=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 "http://$ip/healthz" 2>&1 | tr '\n' ' ')
+  echo "last answer: ${last_answer:-none}; Service $ip, ready endpoints: ${endpoints:-none}; http://$ip/healthz from this machine: $direct"
+}
 
 cmd_up() {
   [[ -s $CA ]] || gdie "no front door CA at $CA: run npm run service:up first"
@@ -85,11 +102,13 @@ spec:
         paths: [{path: /, pathType: Prefix, backend: {service: {name: git-server, port: {name: http}}}}]
 EOF
   kctl rollout status deploy/git-server --timeout 180s >/dev/null || gdie "the git server did not become ready: $(kctl get pods -o wide 2>&1 | tail -n +2)"
-  for _ in $(seq 1 60); do
+  # Seconds as a rule; a CI run once saw it take over 60 s with the pod ready (cause unknown:
+  # diagnose says which layer it is if it happens again).
+  for _ in $(seq 1 120); do
     answers && { echo "https://$HOST" >&3; return 0; }
     sleep 1
   done
-  gdie "https://$HOST/healthz does not answer through the front door after 60 s"
+  gdie "https://$HOST/healthz does not answer through the front door after 120 s ($(diagnose))"
 }
 
 # A running pod of the server (one replica, Recreate: at most one).

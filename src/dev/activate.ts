@@ -222,10 +222,17 @@ async function waitForDevPod(
     const pods = await devPods(client, devName);
     const pod = pods.find((p) => isReadyDevPod(p, specHash))?.metadata?.name;
     if (pod) return pod;
-    const missing = o.agentOnClaim ? pods.find((p) => p.metadata?.annotations?.[SPEC_HASH_ANNOTATION] === specHash && agentMissing(p)) : undefined;
-    if (missing) throw new AgentMissingError(missing.metadata?.name ?? '', objects.claim?.metadata.name ?? '');
+    const missingAgent = (from: V1Pod[]) => {
+      const missing = o.agentOnClaim ? from.find((p) => p.metadata?.annotations?.[SPEC_HASH_ANNOTATION] === specHash && agentMissing(p)) : undefined;
+      if (missing) throw new AgentMissingError(missing.metadata?.name ?? '', objects.claim?.metadata.name ?? '');
+    };
+    missingAgent(pods);
     const state = await workloadState(client, ref);
-    if (state.state === 'failed') throw new DevtoolError(failedMessage(ref.name, state));
+    if (state.state === 'failed') {
+      // The start error may have come after the list above: the missing agent is not a failure.
+      if (o.agentOnClaim) missingAgent(await devPods(client, devName));
+      throw new DevtoolError(failedMessage(ref.name, state));
+    }
     if (state.state === 'progressing' && state.detail !== detail) {
       detail = state.detail;
       o.log(`dev container ${ref.name}: ${detail}`);
