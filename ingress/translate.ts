@@ -15,6 +15,10 @@
  *   (`/api` serves `/api` and `/api/x`, not `/apix`); the longest path wins.
  * - Backends are the Service's ClusterIP and port: the proxy runs on the node's network, where
  *   kube-proxy routes ClusterIPs and the cluster's DNS names do not resolve.
+ * - No connection to a backend is kept for the next request. A Service's route can be here before
+ *   kube-proxy has rules for its ClusterIP: a connection opened then is not translated and goes
+ *   wherever the node's default route leads (on a network with a transparent proxy, a server
+ *   that answers 404). A kept connection would carry every later request there too; seen in CI.
  * - A host belongs to the namespace of the oldest Ingress naming it: an Ingress of another namespace
  *   cannot take over someone's endpoint.
  */
@@ -173,7 +177,7 @@ export function translate(ingresses: readonly V1Ingress[], services: readonly V1
       .sort(specificity)
       .map((r) => ({
         match: [{ host: [r.host], path: r.paths }],
-        handle: [{ handler: 'reverse_proxy', upstreams: [{ dial: r.dial }] }],
+        handle: [{ handler: 'reverse_proxy', upstreams: [{ dial: r.dial }], transport: { protocol: 'http', keep_alive: { enabled: false } } }],
         terminal: true,
       })),
   );
