@@ -30,12 +30,13 @@ usage() { gdie "usage: $0 up | repo NAME DIR [--token TOKEN] [--branch BRANCH]";
 [[ $EUID -eq 0 ]] || gdie "must run as root (the local cluster's admin kubeconfig is root's)"
 kctl() { bash "$root/cluster/cluster.sh" kubectl -n "$NAMESPACE" "$@"; }
 
+# The HTTP status of a GET (curl ARGS... URL), or curl's error and 000, on one line.
+status_of() { local out; out=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 "$@" 2>&1 | tr '\n' ' '); echo "${out% }"; }
+
 # Whether the server answers through the front door; what it got is kept in $last_answer.
 last_answer=''
 answers() {
-  local code
-  code=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 --cacert "$CA" "https://$HOST/healthz" 2>&1 | tr '\n' ' ')
-  last_answer=${code% }
+  last_answer=$(status_of --cacert "$CA" "https://$HOST/healthz")
   [[ $last_answer == 200 ]]
 }
 
@@ -45,7 +46,7 @@ diagnose() {
   local ip endpoints direct
   ip=$(kctl get service git-server -o jsonpath='{.spec.clusterIP}' 2>&1)
   endpoints=$(kctl get endpointslices -l kubernetes.io/service-name=git-server -o jsonpath='{range .items[*].endpoints[*]}{.addresses[0]}({.conditions.ready}) {end}' 2>&1)
-  direct=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 "http://$ip/healthz" 2>&1 | tr '\n' ' ')
+  direct=$(status_of "http://$ip/healthz")
   echo "last answer: ${last_answer:-none}; Service $ip, ready endpoints: ${endpoints:-none}; http://$ip/healthz from this machine: $direct"
 }
 
@@ -102,8 +103,9 @@ spec:
         paths: [{path: /, pathType: Prefix, backend: {service: {name: git-server, port: {name: http}}}}]
 EOF
   kctl rollout status deploy/git-server --timeout 180s >/dev/null || gdie "the git server did not become ready: $(kctl get pods -o wide 2>&1 | tail -n +2)"
-  # Seconds as a rule; a CI run once saw it take over 60 s with the pod ready (cause unknown:
-  # diagnose says which layer it is if it happens again).
+  # Seconds as a rule. A CI run once got 404 for minutes with the pod ready: the front door kept a
+  # connection opened before kube-proxy routed the ClusterIP (ingress/translate.ts keeps none now);
+  # diagnose says which layer fails if anything like it comes back.
   for _ in $(seq 1 120); do
     answers && { echo "https://$HOST" >&3; return 0; }
     sleep 1

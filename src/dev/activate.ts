@@ -218,19 +218,20 @@ async function waitForDevPod(
   const ref = devWorkload(devName, objects);
   let detail = 'starting';
   const startedAt = Date.now();
+  /** A dev pod of this spec that cannot exec the agent its claim was recorded to hold: install it again. */
+  const throwIfAgentMissing = (pods: V1Pod[]) => {
+    const missing = pods.find((p) => p.metadata?.annotations?.[SPEC_HASH_ANNOTATION] === specHash && agentMissing(p));
+    if (missing) throw new AgentMissingError(missing.metadata?.name ?? '', objects.claim?.metadata.name ?? '');
+  };
   const check = async (): Promise<string | undefined> => {
     const pods = await devPods(client, devName);
     const pod = pods.find((p) => isReadyDevPod(p, specHash))?.metadata?.name;
     if (pod) return pod;
-    const missingAgent = (from: V1Pod[]) => {
-      const missing = o.agentOnClaim ? from.find((p) => p.metadata?.annotations?.[SPEC_HASH_ANNOTATION] === specHash && agentMissing(p)) : undefined;
-      if (missing) throw new AgentMissingError(missing.metadata?.name ?? '', objects.claim?.metadata.name ?? '');
-    };
-    missingAgent(pods);
+    if (o.agentOnClaim) throwIfAgentMissing(pods);
     const state = await workloadState(client, ref);
     if (state.state === 'failed') {
       // The start error may have come after the list above: the missing agent is not a failure.
-      if (o.agentOnClaim) missingAgent(await devPods(client, devName));
+      if (o.agentOnClaim) throwIfAgentMissing(await devPods(client, devName));
       throw new DevtoolError(failedMessage(ref.name, state));
     }
     if (state.state === 'progressing' && state.detail !== detail) {

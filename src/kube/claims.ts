@@ -7,6 +7,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
 import { isNotFound, type KubeClient } from './client.ts';
+import { unschedulableCondition } from './scheduling.ts';
 
 /**
  * The scheduler's messages for a pod whose claims are not bound yet, or not in its cache yet (a
@@ -17,7 +18,7 @@ export const UNBOUND_CLAIMS = /unbound immediate PersistentVolumeClaims|persiste
 
 /** Whether the pod is unschedulable only until its claims are bound. */
 export function waitsForClaims(pod: V1Pod): boolean {
-  const c = pod.status?.conditions?.find((x) => x.type === 'PodScheduled' && x.status === 'False' && x.reason === 'Unschedulable');
+  const c = unschedulableCondition(pod);
   return c !== undefined && UNBOUND_CLAIMS.test(c.message ?? '');
 }
 

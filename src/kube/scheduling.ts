@@ -25,6 +25,7 @@ const PASSING_TAINTS = [
 /** Autoscalers' pod events saying a node is on its way for this pod. */
 const SCALE_UP_EVENTS = ['TriggeredScaleUp', 'Nominated'];
 
+/** The pod's PodScheduled condition while the scheduler turns it down, if it does. */
 export function unschedulableCondition(pod: V1Pod): V1PodCondition | undefined {
   return pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable');
 }
