@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -25,4 +25,44 @@ test('keys are made once and reused', () => {
   assert.deepEqual(state.keys(), a);
   state.clear();
   assert.equal(state.readKeys(), undefined);
+});
+
+test("down NAME asks the up of several to let go of one dev container: it does, and that up's lock is gone", async () => {
+  const state = new DevState(join(mkdtempSync(join(tmpdir(), 'devstate-')), 'k'));
+  const release = state.lock('api');
+  let asked = 0;
+  const stop = state.onLeaveRequest(() => {
+    asked++;
+    release();
+  });
+  try {
+    assert.equal(await state.askHolderToLeave({ graceMs: 5_000 }), true);
+    assert.equal(asked, 1);
+    assert.equal(state.holder(), undefined);
+    assert.equal(existsSync(state.leaveFile), false, 'the request is taken away by the up that answered it');
+  } finally {
+    stop();
+  }
+});
+
+test('a leave request for another process is not answered; an up that never answers keeps its lock and the request is withdrawn', async () => {
+  const state = new DevState(join(mkdtempSync(join(tmpdir(), 'devstate-')), 'k'));
+  const release = state.lock('api');
+  let asked = 0;
+  const stop = state.onLeaveRequest(() => asked++, process.pid + 1);
+  try {
+    assert.equal(await state.askHolderToLeave({ graceMs: 300 }), false);
+    assert.equal(asked, 0);
+    assert.equal(state.holder(), process.pid, 'still held');
+    assert.equal(existsSync(state.leaveFile), false, 'withdrawn');
+  } finally {
+    stop();
+    release();
+  }
+});
+
+test('with no up running, there is nobody to ask', async () => {
+  const state = new DevState(join(mkdtempSync(join(tmpdir(), 'devstate-')), 'k'));
+  assert.equal(await state.askHolderToLeave({ graceMs: 100 }), true);
+  assert.equal(existsSync(state.leaveFile), false);
 });

@@ -3,17 +3,19 @@
  * environment (the client's private key never leaves the machine; the host key's public half is
  * what `exec` pins) and the PID file that stops a second `up` of the same dev container.
  */
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import { DevtoolError } from '../base/errors.ts';
 import { writeFileAtomic } from '../io/atomic-file.ts';
 import { PidFile } from '../io/pid-file.ts';
-import type { ProcessTable, StopResult } from '../io/stop-process.ts';
+import { systemProcesses, type ProcessTable, type StopResult } from '../io/stop-process.ts';
+import { waitUntil, type WaitClock } from '../base/wait.ts';
 import { generateDevKeys, type DevKeys } from './keys.ts';
 import { generateSyncKeys, parseSyncKeys, type SyncKeys } from '../sync/keys.ts';
 
 /** How long `down` lets a running `up` end by itself before killing it. */
 export const STOP_GRACE_MS = 5_000;
+const LEAVE_POLL_MS = 100;
 
 /** `node .../devtool.cjs up ...`, `devtool up ...`: a devtool `up`, whatever the install. */
 export function isDevtoolUp(args: readonly string[]): boolean {
@@ -31,6 +33,10 @@ export class DevState {
   }
   get pidFile(): string {
     return join(this.dir, 'up.pid');
+  }
+  /** Written by `down NAME`: the `up` that runs this dev container among others lets go of this one alone. */
+  get leaveFile(): string {
+    return join(this.dir, 'leave-request');
   }
 
   readKeys(): DevKeys | undefined {
@@ -96,6 +102,56 @@ export class DevState {
    */
   async stopHolder(o: { graceMs?: number; processes?: ProcessTable } = {}): Promise<({ pid: number } & StopResult) | undefined> {
     return this.upPidFile(o.processes).stop({ graceMs: o.graceMs ?? STOP_GRACE_MS, except: process.pid });
+  }
+
+  /**
+   * `down NAME` of a dev container whose `up` runs others too: asks that `up` to end this one's
+   * session alone (leave-request, naming it), and waits until it has let go of the PID file. False
+   * when it did not within `graceMs` (an `up` of an earlier version never looks): the request is
+   * withdrawn, and the caller stops that `up` whole, as before.
+   */
+  async askHolderToLeave(o: { graceMs?: number; processes?: ProcessTable; clock?: WaitClock } = {}): Promise<boolean> {
+    const pid = this.holder();
+    if (pid === undefined) return true;
+    writeFileAtomic(this.leaveFile, `${pid}\n`, 0o600);
+    const processes = o.processes ?? systemProcesses;
+    const letGo = () => this.recordedPid() !== pid || processes.commandLine(pid) === undefined;
+    try {
+      await waitUntil(letGo, { timeoutMs: o.graceMs ?? STOP_GRACE_MS, intervalMs: LEAVE_POLL_MS, timedOut: () => new Error('no answer'), clock: o.clock });
+      return true;
+    } catch {
+      rmSync(this.leaveFile, { force: true });
+      return false;
+    }
+  }
+
+  /**
+   * The `up` side of askHolderToLeave: calls `leave` once, when a leave request naming `pid` is (or
+   * already was) in the state folder. Returns what stops looking.
+   */
+  onLeaveRequest(leave: () => void, pid = process.pid): () => void {
+    let asked = false;
+    const look = () => {
+      if (asked) return;
+      let named: number;
+      try {
+        named = Number(readFileSync(this.leaveFile, 'utf8').trim());
+      } catch {
+        return;
+      }
+      if (named !== pid) return;
+      asked = true;
+      rmSync(this.leaveFile, { force: true });
+      stop();
+      leave();
+    };
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const watcher = watch(this.dir, look);
+    // Nothing to look at for: a watch that fails later (the folder removed by `down`) just ends.
+    watcher.on('error', () => watcher.close());
+    const stop = () => watcher.close();
+    look();
+    return stop;
   }
 
   private upPidFile(processes?: ProcessTable): PidFile {

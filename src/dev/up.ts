@@ -11,7 +11,9 @@
  *   activated are restored as `down` restores them (one that was already active from this folder
  *   stays active, as it was), and the error names the one that failed;
  * - no shell is opened (which one?): `up` says how to open one, `devtool exec NAME -- sh`;
- * - Ctrl-C ends every session; the dev containers stay active until `devtool down`.
+ * - Ctrl-C ends every session; the dev containers stay active until `devtool down`;
+ * - `down NAME` from another terminal ends that one's session here and the others go on; `up`
+ *   ends with the last.
  */
 import { DevtoolError } from '../base/errors.ts';
 import { Progress } from '../deploy/progress.ts';
@@ -129,13 +131,42 @@ export async function upSeveral(f: UpCommandEnv, targets: readonly DevTarget[], 
       );
     }
     f.io.stdout.write(`Forwarding until interrupted (Ctrl-C); the dev containers stay active until 'devtool down'.\n`);
-    await untilInterrupted();
-    f.io.stderr.write(`The dev containers stay active: 'devtool down' restores ${names.join(', ')}.\n`);
+    const leaving = leaveWhenAsked(sessions, releases, progress);
+    await Promise.race([untilInterrupted(), leaving.allLeft]);
+    leaving.stop();
+    if (sessions.length > 0) f.io.stderr.write(`The dev containers stay active: 'devtool down' restores ${sessions.map((s) => s.t.devName).join(', ')}.\n`);
     return 0;
   } finally {
     await closeAll(sessions);
     for (const release of releases) release();
   }
+}
+
+/**
+ * `down NAME` from another terminal (DevState.askHolderToLeave): that dev container's session ends
+ * here, its lock is let go, and the others go on. `sessions` keeps the ones still running; the
+ * promise resolves once none is left. `releases[i]` is the lock of `sessions[i]`.
+ */
+function leaveWhenAsked(sessions: DevSession[], releases: readonly (() => void)[], progress: Progress): { allLeft: Promise<void>; stop(): void } {
+  const lockOf = new Map(sessions.map((s, i) => [s, releases[i]!]));
+  const stops: (() => void)[] = [];
+  const allLeft = new Promise<void>((resolve) => {
+    for (const s of [...sessions]) {
+      const leave = async () => {
+        sessions.splice(sessions.indexOf(s), 1);
+        const others = sessions.map((x) => x.t.devName);
+        await s.close().catch(() => undefined);
+        lockOf.get(s)!();
+        progress.step(
+          `[${s.t.devName}] 'devtool down ${s.t.devName}' ended its sync and forwards here` +
+            (others.length > 0 ? `; ${others.join(', ')} ${others.length === 1 ? 'goes' : 'go'} on` : ''),
+        );
+        if (sessions.length === 0) resolve();
+      };
+      stops.push(s.t.state.onLeaveRequest(() => void leave()));
+    }
+  });
+  return { allLeft, stop: () => stops.forEach((stop) => stop()) };
 }
 
 /**

@@ -3,8 +3,9 @@
  * `services` (two Deployments) and a Compose application with two services that mount folders.
  * One `up` brings both up (each swapped, synced into its own container, forwarding its own port),
  * `status` names each, two `up`s of one dev container are refused, `up NAME` still brings up one
- * while another terminal's `up OTHER` runs, a dev container that cannot come up makes `up` restore
- * the others it activated, and `down` restores both Deployments exactly.
+ * while another terminal's `up OTHER` runs, `down NAME` ends only that one's session in the `up` of
+ * both, a dev container that cannot come up makes `up` restore the others it activated, and `down`
+ * restores both Deployments exactly.
  */
 import * as k8s from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
@@ -156,6 +157,37 @@ test('one up brings up both dev containers: each swapped, synced and forwarded; 
   assert.match(down.stderr, /✓ dev container api deactivated/);
   assert.match(down.stderr, /✓ dev container web deactivated/);
   await waitFor('both ups ended', () => upApi.proc.exitCode !== null && upWeb.proc.exitCode !== null, 30_000);
+  await assertRestored();
+});
+
+test('down NAME while one up runs both: that one is restored, the other keeps syncing in the same up, which ends with the last', {
+  timeout: 600_000,
+}, async () => {
+  const up = await startUp(['-n', s.namespace], { env, cwd: folder }, 300_000);
+  const down = devtool(['down', 'api'], folder, 180_000);
+  assert.equal(down.code, 0, down.stderr);
+  assert.match(down.stderr, /'devtool up' let go of api; web goes on syncing/);
+  assert.match(down.stderr, /✓ dev container api deactivated/);
+  assert.doesNotMatch(down.stderr, /without sync or forwards|stopped 'devtool up'/, 'the up of both is not stopped');
+  await waitFor("up says api's session ended", () => /\[api\] • 'devtool down api' ended its sync and forwards here; web goes on/.test(up.output()), 30_000);
+  assert.equal(up.proc.exitCode, null, up.output());
+  assert.deepEqual((await apps.readNamespacedDeployment({ name: 'api', namespace: s.namespace })).spec, before_.api!.spec, 'api is given back');
+  assert.equal((await apps.readNamespacedDeployment({ name: 'web', namespace: s.namespace })).spec?.replicas, 0, 'web is still swapped');
+  assert.deepEqual(await mirrors(), ['web-devtool']);
+
+  // web still syncs both ways through the same up.
+  writeFileSync(join(folder, 'web', 'after-down.txt'), 'web still syncs\n');
+  await waitFor('an edit after down api, in web', () => inContainer('web', 'cat /app/after-down.txt').stdout === 'web still syncs\n', 60_000);
+  assert.equal(inContainer('web', 'echo back from web > /app/back-after-down.txt').code, 0);
+  await waitFor('a file made in web after down api, here', () => existsSync(join(folder, 'web', 'back-after-down.txt')), 60_000);
+  await waitFor('web at 100%', () => devtool(['status', 'web']).stdout === 'Synchronization status: 100.00%\n', 60_000);
+  assert.equal(devtool(['up', 'web']).code, 1, 'web is still held by that up');
+
+  // down of the last one ends that up.
+  const last = devtool(['down', 'web'], folder, 180_000);
+  assert.equal(last.code, 0, last.stderr);
+  await waitFor('up ended with its last dev container', () => up.proc.exitCode !== null, 30_000);
+  assert.equal(up.proc.exitCode, 0, up.output());
   await assertRestored();
 });
 

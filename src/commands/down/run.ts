@@ -6,6 +6,9 @@ import { allDevTargets, devState, devTarget, type DevTarget } from '../../dev/ta
 import { devTargetQuery } from '../shared.ts';
 import type { downOptions } from './spec.ts';
 
+/** How long the `up` of several gets to close one session (its Syncthing included) and let go of it. */
+const LEAVE_GRACE_MS = 15_000;
+
 /** `down NAME` restores that dev container; `down` alone, every one of the folder. */
 export const runDown: CommandHandler<typeof downOptions> = async (f, inv) => {
   const q = devTargetQuery(inv);
@@ -13,6 +16,11 @@ export const runDown: CommandHandler<typeof downOptions> = async (f, inv) => {
   const client = await f.kube(targets[0]!);
   const progress = new Progress(f.io.stderr, f.now, f.log);
   for (const t of targets) {
+    // One `up` may run several dev containers of this folder: it is asked to let go of this one
+    // alone; one that does not answer (an earlier version) is stopped whole, as the warning says.
+    const alsoRan = targets.length === 1 ? sharingItsUp(f, t) : [];
+    const leftAlone = alsoRan.length > 0 && (await t.state.askHolderToLeave({ graceMs: LEAVE_GRACE_MS }));
+    if (leftAlone) progress.step(`'devtool up' let go of ${t.devName}; ${alsoRan.join(', ')} ${alsoRan.length === 1 ? 'goes' : 'go'} on syncing`);
     const found = await deactivate(client, t, {
       volumes: inv.opts.volumes,
       timeoutMs: 2 * 60_000,
@@ -27,8 +35,6 @@ export const runDown: CommandHandler<typeof downOptions> = async (f, inv) => {
           );
       },
     });
-    // One `up` may run several dev containers of this folder: ending it for this one ends it for them.
-    const alsoRan = targets.length === 1 ? sharingItsUp(f, t) : [];
     const left = await endLocalSession(t.state, progress);
     if (found) progress.done(`dev container ${t.devName} deactivated`);
     else progress.done(`no dev container ${t.devName} was active in namespace ${t.namespace}`);
@@ -36,7 +42,7 @@ export const runDown: CommandHandler<typeof downOptions> = async (f, inv) => {
       progress.warn(
         `'devtool up' (pid ${left.pid}) for ${t.devName} may still be running: ${left.reason}; end it with Ctrl-C where it runs, then run 'devtool down' again`,
       );
-    else if (alsoRan.length > 0)
+    else if (alsoRan.length > 0 && !leftAlone)
       progress.warn(
         `that 'devtool up' also ran ${alsoRan.join(', ')}: ${alsoRan.length === 1 ? 'it stays' : 'they stay'} active, without sync or forwards until ` +
           `${alsoRan.map((n) => `'devtool up ${n}'`).join(' or ')} (or 'devtool up' for all)`,
