@@ -122,7 +122,7 @@ func runSupervise(args []string) error {
 			// Regenerated before every start: the contract is the truth.
 			PreStart: func() error {
 				openFolders(cfg.Syncthing.Folders, logger.Printf)
-				id, err := syncthingcfg.WriteHome(home, cfg.Syncthing)
+				id, err := syncthingcfg.WriteHome(home, unsettledReceiveOnly(cfg.Syncthing, stateDir, logger.Printf))
 				if err == nil {
 					logger.Printf("syncthing: device %s, config in %s", id, home)
 				}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"devtool.dev/agent/internal/config"
@@ -61,6 +62,48 @@ func runUntar(args []string) error {
 	}
 	fmt.Println(string(out))
 	return nil
+}
+
+// runSettled forgets the manifest of DIR's bootstrap: the CLI calls it
+// once the first sync has settled (no stale copy is left to remove), just
+// before the folder turns send-receive. From then on a Syncthing start
+// writes the folder as the contract says (unsettledReceiveOnly).
+func runSettled(args []string) error {
+	fs := flag.NewFlagSet("settled", flag.ContinueOnError)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: devtool-agent settled DIR")
+	}
+	err := os.Remove(untar.ManifestPath(stateDir(), fs.Arg(0)))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// unsettledReceiveOnly is the contract's Syncthing section with every
+// send-receive folder whose bootstrap copy has not settled yet (its
+// manifest is still in the state dir: runSettled has not run) made
+// receive-only. Syncthing's configuration is written from the contract
+// before every start, and a folder written send-receive would announce
+// the copy's stale files (the laptop's older content) as the container's
+// own changes: conflict copies on both sides. The CLI settles such a
+// folder and turns it send-receive, at once or at the next `up`.
+func unsettledReceiveOnly(st config.Syncthing, stateDir string, logf func(string, ...any)) config.Syncthing {
+	folders := slices.Clone(st.Folders)
+	for i, f := range folders {
+		if f.Type != "" && f.Type != "sendreceive" {
+			continue
+		}
+		if _, err := os.Stat(untar.ManifestPath(stateDir, f.Path)); err == nil {
+			folders[i].Type = "receiveonly"
+			logf("syncthing: %s stays receive-only: its first copy is not settled yet", f.Path)
+		}
+	}
+	st.Folders = folders
+	return st
 }
 
 // stateDir is the agent's state dir as the supervisor resolves it

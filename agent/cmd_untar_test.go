@@ -4,11 +4,14 @@ import (
 	"archive/tar"
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"devtool.dev/agent/internal/config"
 )
 
 func TestUntarCommand(t *testing.T) {
@@ -98,4 +101,54 @@ func TestDropCopiedCommand(t *testing.T) {
 			t.Errorf("%s: exists %v, want %v", name, err == nil, want)
 		}
 	}
+}
+
+// After untar, a Syncthing start keeps the folder receive-only (its copy is
+// not settled); `settled` forgets the manifest, and the contract's type
+// applies again. Other folders and other types are left as they are.
+func TestUnsettledFolderStaysReceiveOnlyUntilSettled(t *testing.T) {
+	var archive bytes.Buffer
+	w := tar.NewWriter(&archive)
+	w.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "a.txt", Mode: 0o644, Size: 2})
+	w.Write([]byte("hi"))
+	w.Close()
+	state, copied, other, ro := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	run := func(input []byte, args ...string) {
+		t.Helper()
+		cmd := exec.Command(agentBin, args...)
+		cmd.Env, cmd.Stdin = append(os.Environ(), "DEVTOOL_STATE="+state), bytes.NewReader(input)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v: %s", args, err, out)
+		}
+	}
+	contract := config.Syncthing{Folders: []config.Folder{
+		{ID: "copied", Path: copied},
+		{ID: "other", Path: other, Type: "sendreceive"},
+		{ID: "ro", Path: ro, Type: "receiveonly"},
+	}}
+	types := func() []string {
+		var logged []string
+		st := unsettledReceiveOnly(contract, state, func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) })
+		out := []string{}
+		for _, f := range st.Folders {
+			out = append(out, f.ID+"="+f.Type)
+		}
+		return append(out, logged...)
+	}
+	if got := strings.Join(types(), "; "); got != "copied=; other=sendreceive; ro=receiveonly" {
+		t.Fatalf("before any copy: %s", got)
+	}
+	run(archive.Bytes(), "untar", copied)
+	want := "copied=receiveonly; other=sendreceive; ro=receiveonly; syncthing: " + copied + " stays receive-only: its first copy is not settled yet"
+	if got := strings.Join(types(), "; "); got != want {
+		t.Fatalf("after the copy:\n got %s\nwant %s", got, want)
+	}
+	if contract.Folders[0].Type != "" {
+		t.Fatal("the contract itself was changed")
+	}
+	run(nil, "settled", copied)
+	if got := strings.Join(types(), "; "); got != "copied=; other=sendreceive; ro=receiveonly" {
+		t.Fatalf("after settled: %s", got)
+	}
+	run(nil, "settled", copied) // again: nothing to forget, no error
 }

@@ -42,6 +42,8 @@ commands:
                                (exit 3: DIR is not empty, nothing done)
   drop-copied DIR              of the NUL-separated names on stdin (relative to DIR),
                                remove those still exactly as untar wrote them
+  settled DIR                  the first sync of DIR has settled: forget untar's manifest
+                               (a Syncthing start no longer keeps DIR receive-only)
   with-parent PPID -- PROGRAM [ARGS..]
                                exec PROGRAM, which gets SIGTERM when process
                                PPID ends (Linux; elsewhere a plain exec)
@@ -73,6 +75,8 @@ func main() {
 		err = runUntar(args)
 	case "drop-copied":
 		err = runDropCopied(args)
+	case "settled":
+		err = runSettled(args)
 	case "with-parent":
 		err = runWithParent(args)
 	case "version", "--version", "-v":

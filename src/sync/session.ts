@@ -26,7 +26,7 @@ import { ContainerGuard } from './container-guard.ts';
 import { indexesExchanged, readSettled, receivedFrom, scanAndExchange, scanWait, type SyncEnds } from './exchange.ts';
 import { firstPassSummary, fsLookup, keepLocal, planFirstPass } from './first-pass.ts';
 import { sleep } from '../base/wait.ts';
-import { dropCopied, settleReceiveOnly } from './settle.ts';
+import { dropCopied, forgetCopy, settleReceiveOnly } from './settle.ts';
 
 export interface SyncTunnel {
   /** A local port forwarded (over SSH) to host:port in the dev container; stable across reconnects. */
@@ -253,6 +253,8 @@ export class SyncSession {
         return;
       }
       await this.waitRemoteSettled(f, deadline);
+      // Forgotten before the switch: a Syncthing start in between then writes it send-receive, as the switch would.
+      await forgetCopy(this.o.tunnel, { agentPath: this.o.remoteAgent, remoteDir: f.remote, log: this.o.log });
       await this.remoteApi!.patchFolder(f.id, { type: 'sendreceive' });
       this.o.log.debug(`first sync of ${f.local}: the container's folder is send-receive; the first pass follows`);
       await this.firstPass(f, deadline);

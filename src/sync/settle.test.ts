@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ExecCapture, StdinWriter } from '../kube/exec.ts';
-import { dropCopied, dropInput, parseDropAnswer, settleReceiveOnly, type ChangedItem, type SettleEnds } from './settle.ts';
+import { dropCopied, dropInput, forgetCopy, parseDropAnswer, settleReceiveOnly, type ChangedItem, type SettleEnds } from './settle.ts';
 
 interface Entry {
   name: string;
@@ -247,4 +247,26 @@ test('drop-copied: NUL-separated names in, its JSON line out, in batches', async
     dropCopied(failing, { agentPath: 'a', remoteDir: '/app', names: ['x'], log: { info: () => undefined } }),
     /cannot remove the stale copies in the container: devtool-agent drop-copied: permission denied/,
   );
+});
+
+test('settled: the agent forgets the copy; a failure, or an exec that cannot run, is only logged', async () => {
+  const calls: string[][] = [];
+  const logged: string[] = [];
+  const log = { info: (m: string) => logged.push(m) };
+  const answering = (capture: Partial<ExecCapture> | Error) => ({
+    async runWithInput(command: string[]): Promise<ExecCapture> {
+      calls.push(command);
+      if (capture instanceof Error) throw capture;
+      return { code: 0, stdout: Buffer.alloc(0), stderr: '', ...capture } as ExecCapture;
+    },
+  });
+  await forgetCopy(answering({}), { agentPath: '/devtool/bin/devtool-agent', remoteDir: '/app', log });
+  assert.deepEqual(calls, [['/devtool/bin/devtool-agent', 'settled', '/app']]);
+  assert.deepEqual(logged, []);
+  await forgetCopy(answering({ code: 1, stderr: 'devtool-agent settled: permission denied\n' }), { agentPath: 'a', remoteDir: '/app', log });
+  await forgetCopy(answering(new Error('the tunnel is down')), { agentPath: 'a', remoteDir: '/app', log });
+  assert.deepEqual(logged, [
+    'settled in /app failed (the next up settles it again): devtool-agent settled: permission denied',
+    'settled in /app failed (the next up settles it again): the tunnel is down',
+  ]);
 });

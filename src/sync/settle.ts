@@ -198,6 +198,23 @@ export async function dropCopied(
   return removed;
 }
 
+/**
+ * `devtool-agent settled` in the container: the copy is settled, its manifest goes. Until then the
+ * agent writes the folder receive-only at every Syncthing start (a restart during the settle would
+ * otherwise announce the stale copies). A failure is only logged: the next `up` settles the folder
+ * again, which finds nothing to remove.
+ */
+export async function forgetCopy(
+  tunnel: Pick<SyncTunnel, 'runWithInput'>,
+  o: { agentPath: string; remoteDir: string; log: Pick<Logger, 'info'> },
+): Promise<void> {
+  const done = await tunnel.runWithInput([o.agentPath, 'settled', o.remoteDir], async () => undefined, 30_000).catch((err: Error) => err);
+  if (done instanceof Error || done.code !== 0) {
+    const why = done instanceof Error ? done.message : done.stderr.trim().split('\n').pop() || done.message || `exit code ${done.code}`;
+    o.log.info(`settled in ${o.remoteDir} failed (the next up settles it again): ${why}`);
+  }
+}
+
 /** Names go to `devtool-agent drop-copied` in batches of this many (its answer stays small). */
 export const DROP_BATCH = 200;
 
