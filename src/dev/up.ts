@@ -157,8 +157,8 @@ function leaveWhenAsked(sessions: DevSession[], releases: readonly (() => void)[
         const others = sessions.map((x) => x.t.devName);
         await s.close().catch(() => undefined);
         lockOf.get(s)!();
-        progress.step(
-          `[${s.t.devName}] 'devtool down ${s.t.devName}' ended its sync and forwards here` +
+        progress.child(s.t.devName).step(
+          `'devtool down ${s.t.devName}' ended its sync and forwards here` +
             (others.length > 0 ? `; ${others.join(', ')} ${others.length === 1 ? 'goes' : 'go'} on` : ''),
         );
         if (sessions.length === 0) resolve();

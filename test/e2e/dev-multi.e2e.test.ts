@@ -15,7 +15,7 @@ import { after, before, test } from 'node:test';
 import { lines, runDevtool } from './cli.ts';
 import { clusterSandbox, createSleepingDeployment, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
 import { runInPty } from './pty.ts';
-import { startUp, tearDownDev } from './up-session.ts';
+import { startUp, tearDownDev, type UpSession } from './up-session.ts';
 import { waitFor } from './wait.ts';
 
 const PORT = { api: 29000 + Math.floor(Math.random() * 500), web: 29600 + Math.floor(Math.random() * 500) };
@@ -164,6 +164,15 @@ test('down NAME while one up runs both: that one is restored, the other keeps sy
   timeout: 600_000,
 }, async () => {
   const up = await startUp(['-n', s.namespace], { env, cwd: folder }, 300_000);
+  try {
+    await downOneThenTheOther(up);
+  } finally {
+    // Whatever failed, the next tests start from both Deployments restored.
+    if (up.proc.exitCode === null || (await mirrors()).length > 0) devtool(['down'], folder, 180_000);
+  }
+});
+
+async function downOneThenTheOther(up: UpSession): Promise<void> {
   const down = devtool(['down', 'api'], folder, 180_000);
   assert.equal(down.code, 0, down.stderr);
   assert.match(down.stderr, /'devtool up' let go of api; web goes on syncing/);
@@ -182,6 +191,11 @@ test('down NAME while one up runs both: that one is restored, the other keeps sy
   await waitFor('a file made in web after down api, here', () => existsSync(join(folder, 'web', 'back-after-down.txt')), 60_000);
   await waitFor('web at 100%', () => devtool(['status', 'web']).stdout === 'Synchronization status: 100.00%\n', 60_000);
   assert.equal(devtool(['up', 'web']).code, 1, 'web is still held by that up');
+  // web's forward still answers; api's local port is given up.
+  const server = `nohup node -e "require('http').createServer((q,r)=>r.end('web')).listen(8080)" >/dev/null 2>&1 &`;
+  assert.equal(inContainer('web', server).code, 0);
+  await waitFor('web through its forward after down api', async () => (await httpGet(PORT.web).catch(() => '')) === 'web', 30_000);
+  await assert.rejects(httpGet(PORT.api), "api's forward is closed");
 
   // down of the last one ends that up.
   const last = devtool(['down', 'web'], folder, 180_000);
@@ -189,7 +203,7 @@ test('down NAME while one up runs both: that one is restored, the other keeps sy
   await waitFor('up ended with its last dev container', () => up.proc.exitCode !== null, 30_000);
   assert.equal(up.proc.exitCode, 0, up.output());
   await assertRestored();
-});
+}
 
 test('a dev container that cannot come up: up names it in one line and restores the others it activated', { timeout: 600_000 }, async () => {
   const broken = join(s.root, 'broken');
