@@ -157,16 +157,23 @@ function leaveWhenAsked(sessions: DevSession[], releases: readonly (() => void)[
         const others = sessions.map((x) => x.t.devName);
         await s.close().catch(() => undefined);
         lockOf.get(s)!();
-        progress.child(s.t.devName).step(
-          `'devtool down ${s.t.devName}' ended its sync and forwards here` +
-            (others.length > 0 ? `; ${others.join(', ')} ${others.length === 1 ? 'goes' : 'go'} on` : ''),
-        );
+        progress
+          .child(s.t.devName)
+          .step(
+            `'devtool down ${s.t.devName}' ended its sync and forwards here` +
+              (others.length > 0 ? `; ${others.join(', ')} ${others.length === 1 ? 'goes' : 'go'} on` : ''),
+          );
         if (sessions.length === 0) resolve();
       };
       stops.push(s.t.state.onLeaveRequest(() => void leave()));
     }
   });
-  return { allLeft, stop: () => stops.forEach((stop) => stop()) };
+  return {
+    allLeft,
+    stop: () => {
+      for (const stop of stops) stop();
+    },
+  };
 }
 
 /**
