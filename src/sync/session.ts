@@ -25,7 +25,7 @@ import { prepareRemoteFolder, type PreparedFolder } from './bootstrap.ts';
 import { ContainerGuard } from './container-guard.ts';
 import { indexesExchanged, readSettled, receivedFrom, scanAndExchange, scanWait, type SyncEnds } from './exchange.ts';
 import { firstPassSummary, fsLookup, keepLocal, planFirstPass } from './first-pass.ts';
-import { sleep } from '../base/wait.ts';
+import { sleep, waitUntil } from '../base/wait.ts';
 import { dropCopied, forgetCopy, settleReceiveOnly } from './settle.ts';
 
 export interface SyncTunnel {
@@ -254,8 +254,8 @@ export class SyncSession {
       }
       await this.waitRemoteSettled(f, deadline);
       // Forgotten before the switch: a Syncthing start in between then writes it send-receive, as the switch would.
-      await forgetCopy(this.o.tunnel, { agentPath: this.o.remoteAgent, remoteDir: f.remote, log: this.o.log });
-      await this.remoteApi!.patchFolder(f.id, { type: 'sendreceive' });
+      await forgetCopy(this.o.tunnel, { agentPath: this.o.remoteAgent, remoteDir: f.remote, log: this.o.log, deadline, closed: () => this.closed });
+      await this.switchRemoteToSendReceive(f, deadline);
       this.o.log.debug(`first sync of ${f.local}: the container's folder is send-receive; the first pass follows`);
       await this.firstPass(f, deadline);
       this.o.log.info(`first sync of ${f.local} settled: both ends agree, two-way`);
@@ -264,6 +264,28 @@ export class SyncSession {
       if (!this.closed) this.o.notice(`the first sync of ${f.local} is not settled yet: ${(err as Error).message}`);
       throw err;
     }
+  }
+
+  /**
+   * The container's folder turned send-receive, and seen so: a dev pod replaced during the settle
+   * started its Syncthing receive-only (the copy was not forgotten yet) and answers only once it is
+   * up, so the switch is made again until the Syncthing that runs says send-receive. Once the copy
+   * is forgotten, every later start is send-receive anyway (the contract).
+   */
+  private async switchRemoteToSendReceive(f: SyncFolderPair, deadline: number): Promise<void> {
+    const remote = this.remoteApi!;
+    await waitUntil(
+      async () => {
+        await remote.patchFolder(f.id, { type: 'sendreceive' });
+        return (await remote.folderConfig(f.id)).type === 'sendreceive';
+      },
+      {
+        timeoutMs: Math.max(0, deadline - Date.now()),
+        intervalMs: 500,
+        retry: () => !this.closed,
+        timedOut: (err) => new Error(`the container's folder ${f.remote} did not turn send-receive${err ? `: ${(err as Error).message}` : ''}`),
+      },
+    );
   }
 
   /** Both ends drop their index database and restart (Syncthing's /rest/system/reset). */

@@ -249,24 +249,44 @@ test('drop-copied: NUL-separated names in, its JSON line out, in batches', async
   );
 });
 
-test('settled: the agent forgets the copy; a failure, or an exec that cannot run, is only logged', async () => {
+test('settled: the agent forgets the copy; a dev pod being replaced is waited for; an agent that refuses is only logged', async () => {
   const calls: string[][] = [];
   const logged: string[] = [];
   const log = { info: (m: string) => logged.push(m) };
-  const answering = (capture: Partial<ExecCapture> | Error) => ({
+  let now = 0;
+  const clock = {
+    now: () => now,
+    sleep: async (ms: number) => {
+      now += ms;
+    },
+  };
+  const answering = (...answers: (Partial<ExecCapture> | Error)[]) => ({
     async runWithInput(command: string[]): Promise<ExecCapture> {
       calls.push(command);
-      if (capture instanceof Error) throw capture;
-      return { code: 0, stdout: Buffer.alloc(0), stderr: '', ...capture } as ExecCapture;
+      const a = answers.shift() ?? {};
+      if (a instanceof Error) throw a;
+      return { code: 0, stdout: Buffer.alloc(0), stderr: '', ...a } as ExecCapture;
     },
   });
-  await forgetCopy(answering({}), { agentPath: '/devtool/bin/devtool-agent', remoteDir: '/app', log });
+  const o = { agentPath: '/devtool/bin/devtool-agent', remoteDir: '/app', log, deadline: 10_000, closed: () => false, clock };
+  await forgetCopy(answering({}), o);
   assert.deepEqual(calls, [['/devtool/bin/devtool-agent', 'settled', '/app']]);
+
+  // No dev pod for a moment, then an exec cut off (-1), then the new pod answers.
+  calls.length = 0;
+  await forgetCopy(answering(new Error('no running dev pod'), { code: -1, message: 'container not found' }, {}), o);
+  assert.equal(calls.length, 3);
   assert.deepEqual(logged, []);
-  await forgetCopy(answering({ code: 1, stderr: 'devtool-agent settled: permission denied\n' }), { agentPath: 'a', remoteDir: '/app', log });
-  await forgetCopy(answering(new Error('the tunnel is down')), { agentPath: 'a', remoteDir: '/app', log });
-  assert.deepEqual(logged, [
-    'settled in /app failed (the next up settles it again): devtool-agent settled: permission denied',
-    'settled in /app failed (the next up settles it again): the tunnel is down',
-  ]);
+
+  // The agent ran and said no (an older one): logged, not retried.
+  calls.length = 0;
+  await forgetCopy(answering({ code: 2, stderr: 'devtool-agent: unknown command "settled"\n' }), o);
+  assert.equal(calls.length, 1);
+  assert.deepEqual(logged, ['settled in /app failed: devtool-agent: unknown command "settled"']);
+
+  // No pod until the deadline: the settle fails, saying why.
+  now = 0;
+  const never = { runWithInput: async (): Promise<ExecCapture> => Promise.reject(new Error('no running dev pod')) };
+  await assert.rejects(forgetCopy(never, o), /^Error: cannot tell the container that the first sync of \/app settled: no running dev pod$/);
+  assert.ok(now >= 10_000);
 });

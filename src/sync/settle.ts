@@ -18,6 +18,7 @@
  * copy, or its entry goes away where the laptop has none. What the app wrote in the container
  * has another identity: it stays, and turns into an ordinary change at the switch.
  */
+import { realClock, type WaitClock } from '../base/wait.ts';
 import type { Logger } from '../log/logger.ts';
 import type { SyncTunnel } from './session.ts';
 
@@ -201,19 +202,32 @@ export async function dropCopied(
 /**
  * `devtool-agent settled` in the container: the copy is settled, its manifest goes. Until then the
  * agent writes the folder receive-only at every Syncthing start (a restart during the settle would
- * otherwise announce the stale copies). A failure is only logged: the next `up` settles the folder
- * again, which finds nothing to remove.
+ * otherwise announce the stale copies). So it must happen before the switch to send-receive: a dev
+ * pod replaced meanwhile (no pod to exec into, or the exec cut off) is waited for and asked again,
+ * until `deadline`; then it throws (the folder stays receive-only there, and the next `up` settles
+ * it). An agent that ran and refused (an older one, without `settled`, keeps no such rule) is only
+ * logged.
  */
 export async function forgetCopy(
   tunnel: Pick<SyncTunnel, 'runWithInput'>,
-  o: { agentPath: string; remoteDir: string; log: Pick<Logger, 'info'> },
+  o: { agentPath: string; remoteDir: string; log: Pick<Logger, 'info'>; deadline: number; closed(): boolean; clock?: WaitClock },
 ): Promise<void> {
-  const done = await tunnel.runWithInput([o.agentPath, 'settled', o.remoteDir], async () => undefined, 30_000).catch((err: Error) => err);
-  if (done instanceof Error || done.code !== 0) {
+  const clock = o.clock ?? realClock;
+  for (;;) {
+    const done = await tunnel.runWithInput([o.agentPath, 'settled', o.remoteDir], async () => undefined, 30_000).catch((err: Error) => err);
+    if (!(done instanceof Error) && done.code === 0) return;
     const why = done instanceof Error ? done.message : done.stderr.trim().split('\n').pop() || done.message || `exit code ${done.code}`;
-    o.log.info(`settled in ${o.remoteDir} failed (the next up settles it again): ${why}`);
+    // -1: the command did not run (the container is not running).
+    if (!(done instanceof Error) && done.code !== -1) {
+      o.log.info(`settled in ${o.remoteDir} failed: ${why}`);
+      return;
+    }
+    if (o.closed() || clock.now() >= o.deadline) throw new Error(`cannot tell the container that the first sync of ${o.remoteDir} settled: ${why}`);
+    await clock.sleep(FORGET_RETRY_MS);
   }
 }
+
+const FORGET_RETRY_MS = 500;
 
 /** Names go to `devtool-agent drop-copied` in batches of this many (its answer stays small). */
 export const DROP_BATCH = 200;
