@@ -260,11 +260,12 @@ test('settled: the agent forgets the copy; a dev pod being replaced is waited fo
       now += ms;
     },
   };
-  const answering = (...answers: (Partial<ExecCapture> | Error)[]) => ({
+  /** Each call's answer: an exec's result, or `{ throws }` for a rejection. */
+  const answering = (...answers: (Partial<ExecCapture> | { throws: unknown })[]) => ({
     async runWithInput(command: string[]): Promise<ExecCapture> {
       calls.push(command);
       const a = answers.shift() ?? {};
-      if (a instanceof Error) throw a;
+      if ('throws' in a) throw a.throws;
       return { code: 0, stdout: Buffer.alloc(0), stderr: '', ...a } as ExecCapture;
     },
   });
@@ -274,8 +275,9 @@ test('settled: the agent forgets the copy; a dev pod being replaced is waited fo
 
   // No dev pod for a moment, then an exec cut off (-1), then the new pod answers.
   calls.length = 0;
-  await forgetCopy(answering(new Error('no running dev pod'), { code: -1, message: 'container not found' }, {}), o);
-  assert.equal(calls.length, 3);
+  const wsEvent = { type: 'error', message: 'socket hang up' }; // not an Error: a WebSocket's error event
+  await forgetCopy(answering({ throws: new Error('no running dev pod') }, { code: -1, message: 'container not found' }, { throws: wsEvent }, {}), o);
+  assert.equal(calls.length, 4);
   assert.deepEqual(logged, []);
 
   // The agent ran and said no (an older one): logged, not retried.

@@ -19,6 +19,7 @@
  * has another identity: it stays, and turns into an ordinary change at the switch.
  */
 import { realClock, type WaitClock } from '../base/wait.ts';
+import type { ExecCapture } from '../kube/exec.ts';
 import type { Logger } from '../log/logger.ts';
 import type { SyncTunnel } from './session.ts';
 
@@ -214,11 +215,14 @@ export async function forgetCopy(
 ): Promise<void> {
   const clock = o.clock ?? realClock;
   for (;;) {
-    const done = await tunnel.runWithInput([o.agentPath, 'settled', o.remoteDir], async () => undefined, 30_000).catch((err: Error) => err);
-    if (!(done instanceof Error) && done.code === 0) return;
-    const why = done instanceof Error ? done.message : done.stderr.trim().split('\n').pop() || done.message || `exit code ${done.code}`;
+    // A failed exec may reject with something other than an Error (a WebSocket's error event).
+    const done: ExecCapture | { failure: unknown } = await tunnel
+      .runWithInput([o.agentPath, 'settled', o.remoteDir], async () => undefined, 30_000)
+      .catch((failure: unknown) => ({ failure }));
+    if ('code' in done && done.code === 0) return;
+    const why = 'code' in done ? (done.stderr ?? '').trim().split('\n').pop() || done.message || `exit code ${done.code}` : describeFailure(done.failure);
     // -1: the command did not run (the container is not running).
-    if (!(done instanceof Error) && done.code !== -1) {
+    if ('code' in done && done.code !== -1) {
       o.log.info(`settled in ${o.remoteDir} failed: ${why}`);
       return;
     }
@@ -228,6 +232,12 @@ export async function forgetCopy(
 }
 
 const FORGET_RETRY_MS = 500;
+
+function describeFailure(failure: unknown): string {
+  if (failure instanceof Error) return failure.message;
+  const message = (failure as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' && message !== '' ? message : String(failure);
+}
 
 /** Names go to `devtool-agent drop-copied` in batches of this many (its answer stays small). */
 export const DROP_BATCH = 200;
