@@ -65,8 +65,8 @@ func runUntar(args []string) error {
 }
 
 // runSettled forgets the manifest of DIR's bootstrap: the CLI calls it
-// once the first sync has settled (no stale copy is left to remove), just
-// before the folder turns send-receive. From then on a Syncthing start
+// once the first sync has settled (no stale copy is left to remove) and
+// the folder is send-receive. From then on a Syncthing start
 // writes the folder as the contract says (unsettledReceiveOnly).
 func runSettled(args []string) error {
 	fs := flag.NewFlagSet("settled", flag.ContinueOnError)

@@ -253,7 +253,10 @@ export class SyncSession {
         return;
       }
       await this.waitRemoteSettled(f, deadline);
-      // Forgotten before the switch: a Syncthing start in between then writes it send-receive, as the switch would.
+      // The switch at once: a file the puller replaces meanwhile can still make a conflict copy
+      // the last listing did not see. Then the copy is forgotten (later starts are send-receive),
+      // and the switch is checked again: a dev pod replaced in between started receive-only.
+      await this.switchRemoteToSendReceive(f, deadline);
       await forgetCopy(this.o.tunnel, { agentPath: this.o.remoteAgent, remoteDir: f.remote, log: this.o.log, deadline, closed: () => this.closed });
       await this.switchRemoteToSendReceive(f, deadline);
       this.o.log.debug(`first sync of ${f.local}: the container's folder is send-receive; the first pass follows`);
@@ -269,15 +272,16 @@ export class SyncSession {
   /**
    * The container's folder turned send-receive, and seen so: a dev pod replaced during the settle
    * started its Syncthing receive-only (the copy was not forgotten yet) and answers only once it is
-   * up, so the switch is made again until the Syncthing that runs says send-receive. Once the copy
-   * is forgotten, every later start is send-receive anyway (the contract).
+   * up, so the switch is made until the Syncthing that runs says send-receive. Once the copy is
+   * forgotten, every later start is send-receive anyway (the contract).
    */
   private async switchRemoteToSendReceive(f: SyncFolderPair, deadline: number): Promise<void> {
     const remote = this.remoteApi!;
     await waitUntil(
       async () => {
+        if ((await remote.folderConfig(f.id)).type === 'sendreceive') return true;
         await remote.patchFolder(f.id, { type: 'sendreceive' });
-        return (await remote.folderConfig(f.id)).type === 'sendreceive';
+        return false;
       },
       {
         timeoutMs: Math.max(0, deadline - Date.now()),

@@ -203,10 +203,10 @@ export async function dropCopied(
 /**
  * `devtool-agent settled` in the container: the copy is settled, its manifest goes. Until then the
  * agent writes the folder receive-only at every Syncthing start (a restart during the settle would
- * otherwise announce the stale copies). So it must happen before the switch to send-receive: a dev
- * pod replaced meanwhile (no pod to exec into, or the exec cut off) is waited for and asked again,
- * until `deadline`; then it throws (the folder stays receive-only there, and the next `up` settles
- * it). An agent that ran and refused (an older one, without `settled`, keeps no such rule) is only
+ * otherwise announce the stale copies). Right after the switch to send-receive: a dev pod
+ * replaced meanwhile (no pod to exec into, or the exec cut off) is waited for and asked again,
+ * until `deadline`; then it throws (the folder stays receive-only there at the next start, and the
+ * next `up` settles it). An agent that ran and refused (an older one, without `settled`, keeps no such rule) is only
  * logged.
  */
 export async function forgetCopy(
