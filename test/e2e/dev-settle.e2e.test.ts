@@ -124,7 +124,9 @@ for (const [round, restart] of [
     // then the container may have settled most of it, and the test would prove less).
     let session = upUntilCopied();
     try {
-      await waitFor('the copy into the new volume', () => /copied 300\d files .* into the new volume/.test(session.output()), 240_000);
+      await waitFor('the copy into the new volume', () => /copied 300\d files .* into the new volume/.test(session.output()), 240_000).catch((err: Error) =>
+        assert.fail(`${err.message}; up said:\n${session.output()}`),
+      );
       // Cut off at once: nothing can have settled yet.
       if (restart) await session.kill();
       const t0 = Date.now();
