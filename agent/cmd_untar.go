@@ -24,16 +24,13 @@ const exitNotEmpty = 3
 // files already written stay; the CLI reports it and Syncthing then syncs
 // the folder as usual.
 func runUntar(args []string) error {
-	fs := flag.NewFlagSet("untar", flag.ContinueOnError)
-	if err := fs.Parse(args); err != nil {
+	dir, err := oneDir("untar", "DIR < archive.tar", args)
+	if err != nil {
 		return err
-	}
-	if fs.NArg() != 1 {
-		return errors.New("usage: devtool-agent untar DIR < archive.tar")
 	}
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	manifest := untar.NewManifest()
-	st, err := untar.ExtractRecording(fs.Arg(0), in, manifest)
+	st, err := untar.ExtractRecording(dir, in, manifest)
 	if errors.Is(err, untar.ErrNotEmpty) {
 		fmt.Fprintf(os.Stderr, "devtool-agent untar: %v\n", err)
 		os.Exit(exitNotEmpty)
@@ -43,7 +40,7 @@ func runUntar(args []string) error {
 	// Without it the sync still settles, with conflict copies for files
 	// changed on the laptop meanwhile, so a failure to save is only said.
 	if manifest.Len() > 0 {
-		if serr := manifest.Save(untar.ManifestPath(stateDir(), fs.Arg(0))); serr != nil {
+		if serr := manifest.Save(untar.ManifestPath(stateDir(), dir)); serr != nil {
 			fmt.Fprintf(os.Stderr, "devtool-agent untar: cannot save the manifest: %v\n", serr)
 		}
 	}
@@ -69,14 +66,11 @@ func runUntar(args []string) error {
 // the folder is send-receive. From then on a Syncthing start
 // writes the folder as the contract says (unsettledReceiveOnly).
 func runSettled(args []string) error {
-	fs := flag.NewFlagSet("settled", flag.ContinueOnError)
-	if err := fs.Parse(args); err != nil {
+	dir, err := oneDir("settled", "DIR", args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return errors.New("usage: devtool-agent settled DIR")
-	}
-	err := os.Remove(untar.ManifestPath(stateDir(), fs.Arg(0)))
+	err = os.Remove(untar.ManifestPath(stateDir(), dir))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -106,6 +100,19 @@ func unsettledReceiveOnly(st config.Syncthing, stateDir string, logf func(string
 	return st
 }
 
+// oneDir parses the arguments of a subcommand that takes exactly one
+// folder and no flags (untar, drop-copied, settled).
+func oneDir(name, usage string, args []string) (string, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	if err := fs.Parse(args); err != nil {
+		return "", err
+	}
+	if fs.NArg() != 1 {
+		return "", errors.New("usage: devtool-agent " + name + " " + usage)
+	}
+	return fs.Arg(0), nil
+}
+
 // stateDir is the agent's state dir as the supervisor resolves it
 // ($DEVTOOL_STATE, which the dev container's environment sets, else the default).
 func stateDir() string {
@@ -118,12 +125,9 @@ func stateDir() string {
 // folder's receive-only changes (docs/sync.md). Prints one JSON line
 // {"removed":[...],"manifest":true|false}.
 func runDropCopied(args []string) error {
-	fs := flag.NewFlagSet("drop-copied", flag.ContinueOnError)
-	if err := fs.Parse(args); err != nil {
+	dir, err := oneDir("drop-copied", "DIR < NUL-separated names", args)
+	if err != nil {
 		return err
-	}
-	if fs.NArg() != 1 {
-		return errors.New("usage: devtool-agent drop-copied DIR < NUL-separated names")
 	}
 	input, err := io.ReadAll(os.Stdin)
 	if err != nil {
@@ -139,14 +143,14 @@ func runDropCopied(args []string) error {
 		Removed  []string `json:"removed"`
 		Manifest bool     `json:"manifest"`
 	}{Removed: []string{}}
-	manifest, err := untar.LoadManifest(untar.ManifestPath(stateDir(), fs.Arg(0)))
+	manifest, err := untar.LoadManifest(untar.ManifestPath(stateDir(), dir))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
 		return err
 	default:
 		out.Manifest = true
-		removed, err := untar.DropCopied(fs.Arg(0), names, manifest)
+		removed, err := untar.DropCopied(dir, names, manifest)
 		out.Removed = append(out.Removed, removed...)
 		if err != nil {
 			// What was removed is said first: the caller rescans it.

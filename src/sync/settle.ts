@@ -18,7 +18,7 @@
  * copy, or its entry goes away where the laptop has none. What the app wrote in the container
  * has another identity: it stays, and turns into an ordinary change at the switch.
  */
-import { realClock, type WaitClock } from '../base/wait.ts';
+import { realClock, waitUntil, type WaitClock } from '../base/wait.ts';
 import type { ExecCapture } from '../kube/exec.ts';
 import type { Logger } from '../log/logger.ts';
 import type { SyncTunnel } from './session.ts';
@@ -191,7 +191,7 @@ export async function dropCopied(
     );
     if (done.stdout.length > 0) removed.push(...parseDropAnswer(done.stdout.toString('utf8')).removed);
     if (done.code !== 0) {
-      const why = done.stderr.trim().split('\n').pop() || done.message || `exit code ${done.code}`;
+      const why = execFailure(done);
       o.log.info(`drop-copied in ${o.remoteDir} failed: ${why}`);
       if (removed.length > 0) return removed;
       throw new Error(`cannot remove the stale copies in the container: ${why}`);
@@ -206,32 +206,42 @@ export async function dropCopied(
  * otherwise announce the stale copies). Right after the switch to send-receive: a dev pod
  * replaced meanwhile (no pod to exec into, or the exec cut off) is waited for and asked again,
  * until `deadline`; then it throws (the folder stays receive-only there at the next start, and the
- * next `up` settles it). An agent that ran and refused (an older one, without `settled`, keeps no such rule) is only
- * logged.
+ * next `up` settles it). An agent that ran and refused (an older one, without `settled`, keeps no
+ * such rule) is only logged.
  */
 export async function forgetCopy(
   tunnel: Pick<SyncTunnel, 'runWithInput'>,
   o: { agentPath: string; remoteDir: string; log: Pick<Logger, 'info'>; deadline: number; closed(): boolean; clock?: WaitClock },
 ): Promise<void> {
   const clock = o.clock ?? realClock;
-  for (;;) {
-    // A failed exec may reject with something other than an Error (a WebSocket's error event).
-    const done: ExecCapture | { failure: unknown } = await tunnel
-      .runWithInput([o.agentPath, 'settled', o.remoteDir], async () => undefined, 30_000)
-      .catch((failure: unknown) => ({ failure }));
-    if ('code' in done && done.code === 0) return;
-    const why = 'code' in done ? (done.stderr ?? '').trim().split('\n').pop() || done.message || `exit code ${done.code}` : describeFailure(done.failure);
-    // -1: the command did not run (the container is not running).
-    if ('code' in done && done.code !== -1) {
-      o.log.info(`settled in ${o.remoteDir} failed: ${why}`);
-      return;
-    }
-    if (o.closed() || clock.now() >= o.deadline) throw new Error(`cannot tell the container that the first sync of ${o.remoteDir} settled: ${why}`);
-    await clock.sleep(FORGET_RETRY_MS);
-  }
+  let why = '';
+  const failed = () => new Error(`cannot tell the container that the first sync of ${o.remoteDir} settled: ${why}`);
+  await waitUntil(
+    async () => {
+      // A failed exec may reject with something other than an Error (a WebSocket's error event).
+      const done: ExecCapture | { failure: unknown } = await tunnel
+        .runWithInput([o.agentPath, 'settled', o.remoteDir], async () => undefined, 30_000)
+        .catch((failure: unknown) => ({ failure }));
+      if ('code' in done && done.code === 0) return true;
+      why = 'code' in done ? execFailure(done) : describeFailure(done.failure);
+      // -1: the command did not run (the container is not running); any other code, the agent refused.
+      if ('code' in done && done.code !== -1) {
+        o.log.info(`settled in ${o.remoteDir} failed: ${why}`);
+        return true;
+      }
+      if (o.closed()) throw failed();
+      return false;
+    },
+    { timeoutMs: Math.max(0, o.deadline - clock.now()), intervalMs: FORGET_RETRY_MS, clock, timedOut: failed },
+  );
 }
 
 const FORGET_RETRY_MS = 500;
+
+/** What a command run through the exec said when it failed: its last line on stderr, else why it did not run. */
+function execFailure(done: ExecCapture): string {
+  return (done.stderr ?? '').trim().split('\n').pop() || done.message || `exit code ${done.code}`;
+}
 
 function describeFailure(failure: unknown): string {
   if (failure instanceof Error) return failure.message;
