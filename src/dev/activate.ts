@@ -10,6 +10,7 @@ import { applyObject } from '../kube/apply.ts';
 import { isNotFound, isTransient, type KubeClient } from '../kube/client.ts';
 import { Watch, type V1Deployment, type V1Pod } from '@kubernetes/client-node';
 import { claimProblem } from '../kube/claims.ts';
+import { MountRetry } from '../kube/mount-retry.ts';
 import { POLL_MS, pollUntil } from '../kube/poll.ts';
 import { workloadState } from '../kube/workloads.ts';
 import { agentKeptOnClaim, agentMissing, recordAgentOnClaim } from './agent-cache.ts';
@@ -179,12 +180,11 @@ async function devPods(client: KubeClient, devName: string): Promise<V1Pod[]> {
 }
 
 function isReadyDevPod(p: V1Pod, specHash: string | undefined): boolean {
-  return (
-    !p.metadata?.deletionTimestamp &&
-    p.status?.phase === 'Running' &&
-    (specHash === undefined || p.metadata?.annotations?.[SPEC_HASH_ANNOTATION] === specHash) &&
-    (p.status.containerStatuses ?? []).every((c) => c.ready)
-  );
+  return !p.metadata?.deletionTimestamp && p.status?.phase === 'Running' && ofSpec(p, specHash) && (p.status.containerStatuses ?? []).every((c) => c.ready);
+}
+
+function ofSpec(p: V1Pod, specHash: string | undefined): boolean {
+  return specHash === undefined || p.metadata?.annotations?.[SPEC_HASH_ANNOTATION] === specHash;
 }
 
 function devWorkload(devName: string, objects: DevObjects) {
@@ -223,10 +223,12 @@ async function waitForDevPod(
     const missing = pods.find((p) => p.metadata?.annotations?.[SPEC_HASH_ANNOTATION] === specHash && agentMissing(p));
     if (missing) throw new AgentMissingError(missing.metadata?.name ?? '', objects.claim?.metadata.name ?? '');
   };
+  const mountRetry = new MountRetry(client, o.log);
   const check = async (): Promise<string | undefined> => {
     const pods = await devPods(client, devName);
     const pod = pods.find((p) => isReadyDevPod(p, specHash))?.metadata?.name;
     if (pod) return pod;
+    await mountRetry.check(pods.filter((p) => ofSpec(p, specHash)));
     if (o.agentOnClaim) throwIfAgentMissing(pods);
     const state = await workloadState(client, ref);
     if (state.state === 'failed') {

@@ -7,6 +7,7 @@ import { AGENT, locateHostBinary, SYNCTHING } from '../binaries/host-binary.ts';
 import { DevtoolError } from '../base/errors.ts';
 import { showPath } from '../manifest/project-scope.ts';
 import type { Logger } from '../log/logger.ts';
+import { isCaseSensitive } from '../sync/case-sensitivity.ts';
 import { remoteSyncthing, syncFolderPairs, type SyncFolderPair } from '../sync/contract.ts';
 import type { SyncKeys } from '../sync/keys.ts';
 import { SyncSession, type FirstSync, type SyncTunnel } from '../sync/session.ts';
@@ -24,13 +25,14 @@ export interface SyncPlan {
 
 /** Undefined when the dev container syncs no folder. */
 export async function prepareSync(f: { readonly env: Readonly<NodeJS.ProcessEnv> }, t: DevTarget): Promise<SyncPlan | undefined> {
-  const folders = syncFolderPairs(t.devName, t.manifest.folder, t.dev.sync, t.dev.trustContainer);
-  if (folders.length === 0) return undefined;
-  for (const x of folders) {
+  const pairs = syncFolderPairs(t.devName, t.manifest.folder, t.dev.sync, t.dev.trustContainer);
+  if (pairs.length === 0) return undefined;
+  for (const x of pairs) {
     if (!existsSync(x.local) || !statSync(x.local).isDirectory()) {
       throw new DevtoolError(`${t.manifest.file}: services.${t.devName}.sync: local folder ${x.local} does not exist`);
     }
   }
+  const folders = pairs.map((x) => ({ ...x, localCaseSensitive: isCaseSensitive(x.local) }));
   const [agentBinary, syncthingBinary] = await Promise.all([locateHostBinary(AGENT, f.env), locateHostBinary(SYNCTHING, f.env)]);
   const keys = await t.state.syncKeys(agentBinary);
   return { folders, keys, remoteSection: remoteSyncthing(keys, folders), agentBinary, syncthingBinary };

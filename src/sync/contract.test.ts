@@ -36,6 +36,30 @@ test('every local folder starts send-only, whatever its mode', () => {
   );
 });
 
+test('both ends keep every conflict copy, and rescan as a safety net only', () => {
+  type Folder = { maxConflicts: number; rescanIntervalS: number; fsWatcherDelayS: number };
+  const remote = remoteSyncthing(keys, folders) as { folders: Folder[] };
+  const local = localContract(keys, folders, 3) as { syncthing: { folders: Folder[] } };
+  for (const f of [...remote.folders, ...local.syncthing.folders]) {
+    assert.deepEqual([f.maxConflicts, f.rescanIntervalS, f.fsWatcherDelayS], [-1, 3600, 10]);
+  }
+});
+
+test("Syncthing's checks for a case-insensitive file system: off in the container, off here only where known case-sensitive", () => {
+  type Folder = { caseSensitiveFS: boolean };
+  const remote = remoteSyncthing(keys, folders) as { folders: Folder[] };
+  assert.deepEqual(
+    remote.folders.map((f) => f.caseSensitiveFS),
+    [true, true],
+  );
+  const known = [{ ...folders[0]!, localCaseSensitive: true }, folders[1]!];
+  const local = localContract(keys, known, 3) as { syncthing: { folders: Folder[] } };
+  assert.deepEqual(
+    local.syncthing.folders.map((f) => f.caseSensitiveFS),
+    [true, false],
+  );
+});
+
 test('what up says of each folder', () => {
   assert.deepEqual(
     folders.map((x) => describeFolder(x, '/p')),

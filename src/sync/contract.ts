@@ -26,9 +26,28 @@ export interface SyncFolderPair {
   readonly trustContainer?: boolean;
   /** `send-only`: the container's end is receive-only, so what changes there stays there. */
   readonly mode: SyncMode;
+  /** The local folder's file system is known to tell names apart by case (case-sensitivity.ts). */
+  readonly localCaseSensitive?: boolean;
 }
 
 export const GUI_USER = 'devtool';
+
+/**
+ * Every conflict copy is kept, on both ends. Syncthing's default (10 per file) deletes the oldest
+ * copies beyond that, which loses a version; and to count them it lists the whole folder at each
+ * conflict: 5,000 conflicts in a folder of 5,000 files kept the container's Syncthing busy for
+ * minutes (`first-pass-rounds.ts`' round of 5,000, which timed out in CI).
+ */
+const UNLIMITED_CONFLICTS = -1;
+
+/**
+ * Syncthing's own watcher and periodic rescan, on both ends, are only a safety net: our watchers
+ * (watcher.ts here, the agent's rescanner there) ask for a scan of each changed path at once.
+ * Syncthing's defaults, which are what ran until 2026-11-28 whatever the contract said (its folder
+ * PATCH put them back: rest.ts, patchFolder), and what every figure in docs/sync.md was measured
+ * with.
+ */
+const SAFETY_NET = { fsWatcherDelayS: 10, rescanIntervalS: 3600 };
 export const REMOTE_GUI_PORT = 8384;
 export const REMOTE_SYNC_PORT = 22000;
 
@@ -65,6 +84,11 @@ export function remoteSyncthing(keys: SyncKeys, folders: readonly SyncFolderPair
       label: f.remote,
       type: f.mode === 'send-only' ? 'receiveonly' : 'sendreceive',
       ignorePerms: !f.trustContainer,
+      maxConflicts: UNLIMITED_CONFLICTS,
+      ...SAFETY_NET,
+      // The dev volume is a Linux file system: no checks for a case-insensitive one
+      // (agent/README.md, caseSensitiveFS).
+      caseSensitiveFS: true,
     })),
   };
 }
@@ -96,12 +120,12 @@ export function localContract(keys: SyncKeys, folders: readonly SyncFolderPair[]
         path: f.local,
         label: f.local,
         type: 'sendonly',
-        // The user's files: keep fsync. Their own editor's watcher is ours (watcher.ts), so
-        // Syncthing's is only a fallback and a rescan catches anything both missed.
+        // The user's files: keep fsync.
         disableFsync: false,
+        maxConflicts: UNLIMITED_CONFLICTS,
         fsWatcherEnabled: true,
-        fsWatcherDelayS: 1,
-        rescanIntervalS: 60,
+        ...SAFETY_NET,
+        caseSensitiveFS: f.localCaseSensitive === true,
         // The folder itself is the marker: no .stfolder in the user's project. The remote end keeps
         // the default marker, its guard against syncing an unmounted (empty) volume as deletions.
         markerName: '.',

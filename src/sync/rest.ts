@@ -185,9 +185,17 @@ export class SyncthingApi {
     return this.request('GET', `/rest/config/folders/${encodeURIComponent(folder)}`);
   }
 
-  /** Changes folder settings; Syncthing restarts the folder (a paused one neither scans nor pulls). */
-  patchFolder(folder: string, patch: { type?: FolderType; paused?: boolean; versioning?: Versioning }): Promise<void> {
-    return this.request('PATCH', `/rest/config/folders/${encodeURIComponent(folder)}`, patch);
+  /**
+   * Changes folder settings; Syncthing restarts the folder (a paused one neither scans nor pulls).
+   * Not Syncthing's PATCH: it decodes the patch into the folder after resetting every field that
+   * has a default (v1.30's FolderConfiguration.UnmarshalJSON), so `{type}` alone also put back
+   * maxConflicts 10, rescanIntervalS 3600 and fsWatcherDelayS 10 over the contract's. The whole
+   * folder is read, changed and written back instead (only devtool changes these folders).
+   */
+  async patchFolder(folder: string, patch: { type?: FolderType; paused?: boolean; versioning?: Versioning }): Promise<void> {
+    const path = `/rest/config/folders/${encodeURIComponent(folder)}`;
+    const whole = await this.request<Record<string, unknown>>('GET', path);
+    await this.request('PUT', path, { ...whole, ...patch });
   }
 
   /** New addresses for a device: Syncthing dials a changed address at once (its connection loop otherwise sleeps 5 s or more). */

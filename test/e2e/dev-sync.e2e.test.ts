@@ -99,6 +99,18 @@ test('two-way sync: first pass keeps local files, writes and deletes cross both 
   await waitFor('container delete locally', () => !existsSync(join(folder, 'out/result.txt')));
 
   await waitFor('status 100.00%', () => dev(['status']).stdout.trim() === 'Synchronization status: 100.00%');
+  // The folder settings of the contract hold in both running Syncthings after the session's
+  // changes of folder type (Syncthing's own PATCH put its defaults back: maxConflicts 10).
+  const localConfigs = readdirSync(join(env.DEVTOOL_HOME!, 'dev')).map((d) => join(env.DEVTOOL_HOME!, 'dev', d, 'syncthing', 'config.xml'));
+  const runningConfigs = [inContainer('cat /var/devtool/syncthing/config.xml').stdout, ...localConfigs.filter(existsSync).map((p) => readFileSync(p, 'utf8'))];
+  assert.equal(runningConfigs.length, 2);
+  for (const xml of runningConfigs) {
+    const folder = /<folder id="devtool-[\s\S]*?<\/folder>/.exec(xml)?.[0] ?? '';
+    assert.match(folder, /type="sendreceive"/);
+    assert.match(folder, /<maxConflicts>-1<\/maxConflicts>/, 'every conflict copy kept');
+    // Both on Linux file systems: no directory listing per changed file (docs/sync.md).
+    assert.match(folder, /<caseSensitiveFS>true<\/caseSensitiveFS>/);
+  }
   const info = dev(['status', '--info']);
   assert.equal(info.code, 0, info.stderr);
   assert.match(info.stdout, /^Local sync service: +http:\/\/127\.0\.0\.1:\d+$/m);

@@ -106,6 +106,12 @@ type Folder struct {
 	FSWatcherDelayS  int   `json:"fsWatcherDelayS,omitempty"`
 	IgnorePerms      bool  `json:"ignorePerms,omitempty"`
 	MaxConflicts     int   `json:"maxConflicts,omitempty"`
+	// CaseSensitiveFS turns off Syncthing's checks for a case-insensitive
+	// file system. Those list a folder's directory again after every file
+	// created, renamed or removed in it: quadratic in a directory of
+	// thousands of files. The CLI sets it where the file system is known
+	// to be case-sensitive.
+	CaseSensitiveFS bool `json:"caseSensitiveFS,omitempty"`
 	// MarkerName is the path whose existence tells Syncthing the folder
 	// is there (default ".stfolder", created on first start). The CLI's
 	// local end uses "." so no marker lands in the user's project.

@@ -109,6 +109,8 @@ func TestSyncthingAcceptsConfig(t *testing.T) {
 	self, peer := mustIdentity(t), mustIdentity(t)
 	dir := t.TempDir()
 	st := instanceConfig(t, self, peer, filepath.Join(dir, "work"), testutil.FreePort(t), testutil.FreePort(t))
+	st.Folders[0].MaxConflicts = -1
+	st.Folders[0].CaseSensitiveFS = true
 	in := startInstance(t, "remote", st)
 
 	// The REST API needs the API key (basic auth alone gets a CSRF 403).
@@ -147,10 +149,12 @@ func TestSyncthingAcceptsConfig(t *testing.T) {
 	// Syncthing read our settings rather than its defaults.
 	var cfg struct {
 		Folders []struct {
-			ID           string
-			Path         string
-			DisableFsync bool
-			Devices      []struct{ DeviceID string }
+			ID              string
+			Path            string
+			DisableFsync    bool
+			MaxConflicts    int
+			CaseSensitiveFS bool
+			Devices         []struct{ DeviceID string }
 		}
 		Options struct {
 			ListenAddresses       []string
@@ -171,6 +175,9 @@ func TestSyncthingAcceptsConfig(t *testing.T) {
 	}
 	if len(cfg.Folders) != 1 || cfg.Folders[0].ID != "work" || !cfg.Folders[0].DisableFsync || len(cfg.Folders[0].Devices) != 2 {
 		t.Fatalf("folders not as written: %+v", cfg.Folders)
+	}
+	if cfg.Folders[0].MaxConflicts != -1 || !cfg.Folders[0].CaseSensitiveFS {
+		t.Fatalf("maxConflicts and caseSensitiveFS not as written: %+v", cfg.Folders[0])
 	}
 	// Syncthing creates the folder and its marker on first start.
 	if _, err := os.Stat(filepath.Join(dir, "work", ".stfolder")); err != nil {

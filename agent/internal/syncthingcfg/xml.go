@@ -46,6 +46,7 @@ type xmlFolder struct {
 	IgnoreDelete     bool              `xml:"ignoreDelete"`
 	DisableFsync     bool              `xml:"disableFsync"`
 	MaxConflicts     int               `xml:"maxConflicts,omitempty"`
+	CaseSensitiveFS  bool              `xml:"caseSensitiveFS"`
 	MarkerName       string            `xml:"markerName,omitempty"`
 	Paused           bool              `xml:"paused"`
 }
@@ -165,6 +166,7 @@ func ConfigXML(st config.Syncthing, selfID string) ([]byte, error) {
 			IgnoreDelete:     f.IgnoreDelete,
 			DisableFsync:     fsyncOff,
 			MaxConflicts:     f.MaxConflicts,
+			CaseSensitiveFS:  f.CaseSensitiveFS,
 			MarkerName:       f.MarkerName,
 			Paused:           f.Paused,
 		})
