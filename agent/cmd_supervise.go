@@ -19,6 +19,7 @@ import (
 	"devtool.dev/agent/internal/config"
 	"devtool.dev/agent/internal/perms"
 	"devtool.dev/agent/internal/rescan"
+	"devtool.dev/agent/internal/sshserver"
 	"devtool.dev/agent/internal/supervisor"
 	"devtool.dev/agent/internal/syncthingcfg"
 )
@@ -87,6 +88,13 @@ func runSupervise(args []string) error {
 		logger.Printf("no writable home for uid %d: %v", os.Getuid(), err)
 	} else if replaced {
 		logger.Printf("HOME=%s (the image's user has no writable home)", home)
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		if line, err := ensurePasswdEntry(passwdFile, os.Getuid(), os.Getgid(), home, sshserver.DefaultShell()); err != nil {
+			logger.Printf("cannot give uid %d a name in %s: %v", os.Getuid(), passwdFile, err)
+		} else if line != "" {
+			logger.Printf("added %q to %s (uid %d had no entry; the image lets group %d write it)", line, passwdFile, os.Getuid(), os.Getgid())
+		}
 	}
 	if tmp, replaced, err := ensureTmp(stateDir); err != nil {
 		logger.Printf("no writable temporary folder for uid %d: %v", os.Getuid(), err)

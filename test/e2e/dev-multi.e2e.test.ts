@@ -156,7 +156,13 @@ test('one up brings up both dev containers: each swapped, synced and forwarded; 
   assert.equal(down.code, 0, down.stderr);
   assert.match(down.stderr, /✓ dev container api deactivated/);
   assert.match(down.stderr, /✓ dev container web deactivated/);
-  await waitFor('both ups ended', () => upApi.proc.exitCode !== null && upWeb.proc.exitCode !== null, 30_000);
+  // Each `up` ends on down's SIGTERM by itself; one that had to be killed failed this once in CI.
+  const ended = (u: UpSession) => u.proc.exitCode !== null || u.proc.signalCode !== null;
+  await waitFor('both ups ended', () => ended(upApi) && ended(upWeb), 30_000).catch((err: Error) => {
+    throw new Error(`${err.message}\ndown said:\n${down.stderr}\nup api said:\n${upApi.output()}\nup web said:\n${upWeb.output()}`);
+  });
+  assert.doesNotMatch(down.stderr, /so it was killed/, 'an up ends within the grace after SIGTERM');
+  assert.deepEqual([upApi.proc.exitCode, upWeb.proc.exitCode], [0, 0], `up api:\n${upApi.output()}\nup web:\n${upWeb.output()}`);
   await assertRestored();
 });
 

@@ -7,7 +7,9 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test, type TestContext } from 'node:test';
 import { crane } from '../../cluster/test-cluster.ts';
@@ -37,6 +39,29 @@ function uid1000Image(): string {
   } catch {
     crane(['mutate', '--insecure', '--user', '1000:1000', `${REGISTRY}/debian:bookworm`, '-t', ref]);
   }
+  return ref;
+}
+
+/**
+ * node:20 made for OpenShift's random uids: /etc/passwd writable by group 0 (`chmod g=u`), so that
+ * the entrypoint can give the uid a name. The file is a minimal one (root and node), mode 0664.
+ */
+function openshiftReadyImage(): string {
+  const ref = `${REGISTRY}/node-openshift:20`;
+  try {
+    crane(['digest', '--insecure', ref]);
+    return ref;
+  } catch {
+    // not pushed yet: build it
+  }
+  const work = mkdtempSync(join(tmpdir(), 'devtool-image-'));
+  mkdirSync(join(work, 'etc'));
+  writeFileSync(join(work, 'etc/passwd'), 'root:x:0:0:root:/root:/bin/bash\nnode:x:1000:1000::/home/node:/bin/bash\n');
+  chmodSync(join(work, 'etc/passwd'), 0o664);
+  const layer = join(work, 'layer.tar');
+  const tar = spawnSync('tar', ['-C', work, '--owner=0', '--group=0', '-cf', layer, 'etc'], { encoding: 'utf8' });
+  if (tar.status !== 0) throw new Error(`tar failed: ${tar.stderr}`);
+  crane(['append', '--insecure', '-b', `${REGISTRY}/node:20`, '-f', layer, '-t', ref]);
   return ref;
 }
 
@@ -105,9 +130,9 @@ async function developAs(
   t: TestContext,
   c: Awaited<ReturnType<typeof setUp>>,
   uid: number,
-  opts: { forward?: number; readOnlyRoot?: boolean } = {},
+  opts: { forward?: number; readOnlyRoot?: boolean; name?: string } = {},
 ): Promise<void> {
-  const { forward, readOnlyRoot } = opts;
+  const { forward, readOnlyRoot, name } = opts;
   const { s, apps, folder, env, dev } = c;
   const before_ = await apps.readNamespacedDeployment({ name: 'api', namespace: s.namespace });
   const up = await startUp(['-n', s.namespace], { env, cwd: folder });
@@ -120,6 +145,10 @@ async function developAs(
   assert.equal(owner, String(uid), 'a synced file belongs to that user');
   assert.equal(text, 'laptop');
 
+  // A name, where the image lets the agent add the uid to /etc/passwd (OpenShift's convention);
+  // else none, and nothing else fails for it.
+  const whoami = dev(['exec', '--', 'sh', '-c', 'whoami 2>/dev/null || echo "(no name)"']);
+  assert.equal(whoami.stdout.trim(), name ?? '(no name)', whoami.stderr);
   // A home it can write, though its user has no /etc/passwd entry (the runtime says HOME=/).
   const home = dev(['exec', '--', 'sh', '-c', 'cd && touch .probe && pwd']);
   assert.equal(home.code, 0, home.stderr);
@@ -152,6 +181,7 @@ async function developAs(
   await pty.waitFor(/[#$] $/m, 60_000);
   pty.type('echo "shell uid $(id -u) in $(pwd) home $HOME"\r');
   await pty.waitFor(`shell uid ${uid} in /app home /var/devtool/home`, 30_000);
+  if (name) assert.doesNotMatch(pty.output(), /I have no name!/, 'the prompt has the name');
   pty.type('exit\r');
   assert.equal(await pty.exit(60_000), 0, pty.output());
 
@@ -170,16 +200,16 @@ test('restricted: an image running as uid 1000 with no home gets sync, exec and 
   await developAs(t, c, 1000, { readOnlyRoot: true });
 });
 
-test('baseline: a random uid in group 0 (as OpenShift assigns) gets sync, exec and a shell', { timeout: 600_000 }, async (t) => {
+test('baseline: a random uid in group 0 (as OpenShift assigns) gets sync, exec, a shell and a name', { timeout: 600_000 }, async (t) => {
   const c = await setUp(
     'baseline',
     {
       securityContext: { runAsUser: RANDOM_UID, runAsGroup: 0 },
-      containers: [sleeper(`${REGISTRY}/node:20`, compliant)],
+      containers: [sleeper(openshiftReadyImage(), compliant)],
     },
     `${NON_ROOT_MANIFEST}    forward: ["${FORWARD}:8080"]\n`,
   );
-  await developAs(t, c, RANDOM_UID, { forward: FORWARD });
+  await developAs(t, c, RANDOM_UID, { forward: FORWARD, name: 'devtool' });
 });
 
 test('restricted: a dev section asking for root fails in one line before anything changes', { timeout: 300_000 }, async (t) => {

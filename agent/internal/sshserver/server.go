@@ -95,7 +95,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Env = os.Environ()
 	}
 	if cfg.Shell == "" {
-		cfg.Shell = defaultShell()
+		cfg.Shell = DefaultShell()
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
@@ -114,7 +114,8 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-func defaultShell() string {
+// DefaultShell is the login shell when none is configured: $SHELL if it exists, then /bin/bash, /bin/sh.
+func DefaultShell() string {
 	if sh := os.Getenv("SHELL"); sh != "" {
 		if _, err := os.Stat(sh); err == nil {
 			return sh
