@@ -140,7 +140,10 @@ test('up: a dev pod the kubelet backed off from over a claim it could not read i
   assert.ok(existsSync(log));
   assert.match(
     readFileSync(log, 'utf8'),
-    /late: pod late-devtool-\S+: the kubelet could not read its volumes yet \(failed to fetch PVC from API server: persistentvolumeclaims "late-extra" not found\); asking it to try again now/,
+    new RegExp(
+      'late: pod late-devtool-\\S+: the kubelet could not read its volumes yet ' +
+        '\\(failed to fetch PVC from API server: persistentvolumeclaims "late-extra" not found\\); asking it to try again now',
+    ),
   );
   await up.stop();
 });
