@@ -34,6 +34,7 @@ log() { printf 'agent/build.sh: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 command -v go >/dev/null || die "the Go toolchain (go) is required"
+GO_VERSION=$(go version)
 
 cli_version() {
   sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' "$ROOT/package.json" | head -n1
@@ -59,15 +60,17 @@ AGENT_LDFLAGS="-s -w -X main.version=$VERSION -X main.syncthingVersion=$SYNCTHIN
 
 # key FILES... -- EXTRA...: short hash of the files' names and contents,
 # the Go version and EXTRA (flags).
+# One sha256sum for all the files (names relative to agent/): `up` in a
+# source checkout runs this script twice before it can start (~100 ms
+# each, most of it processes started one per file before).
 key() {
-  local files=() extra=()
-  while (($#)) && [[ $1 != -- ]]; do files+=("$1"); shift; done
+  local names=() extra=()
+  while (($#)) && [[ $1 != -- ]]; do names+=("${1#"$AGENT_DIR"/}"); shift; done
   (($#)) && shift
   extra=("$@")
   {
-    for f in "${files[@]}"; do printf '%s\n' "${f#"$AGENT_DIR"/}"; cat "$f"; done
-    go version
-    printf '%s\n' "${extra[@]}"
+    (cd "$AGENT_DIR" && sha256sum -- "${names[@]}")
+    printf '%s\n' "$GO_VERSION" "${extra[@]}"
   } | sha256sum | cut -c1-16
 }
 
@@ -226,12 +229,14 @@ push_image() {
 cmd=${1:-all}
 case $cmd in
   syncthing-path)
-    build_syncthing "$(host_arch)"
-    echo "$SYNCTHING_CACHE/linux-$(host_arch)/syncthing"
+    arch=$(host_arch)
+    build_syncthing "$arch"
+    echo "$SYNCTHING_CACHE/linux-$arch/syncthing"
     ;;
   agent-path)
-    build_agent "$(host_arch)"
-    echo "$AGENT_CACHE/linux-$(host_arch)/devtool-agent"
+    arch=$(host_arch)
+    build_agent "$arch"
+    echo "$AGENT_CACHE/linux-$arch/devtool-agent"
     ;;
   binaries)
     for a in $ARCHES; do build_agent "$a"; build_syncthing "$a"; done

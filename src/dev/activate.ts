@@ -12,9 +12,11 @@ import { Watch, type V1Deployment, type V1Pod } from '@kubernetes/client-node';
 import { claimProblem } from '../kube/claims.ts';
 import { MountRetry } from '../kube/mount-retry.ts';
 import { POLL_MS, pollUntil } from '../kube/poll.ts';
+import { podPortGreeting } from '../kube/port-check.ts';
 import { workloadState } from '../kube/workloads.ts';
+import { AgentAnswer, agentCandidate } from './agent-answer.ts';
 import { agentKeptOnClaim, agentMissing, recordAgentOnClaim } from './agent-cache.ts';
-import { buildDevObjects, copiesAgent, type DevObjects } from './mirror.ts';
+import { AGENT_SSH_PORT, buildDevObjects, copiesAgent, type DevObjects } from './mirror.ts';
 import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName, ORIGIN_ANNOTATION, SPEC_HASH_ANNOTATION } from './names.ts';
 import { originOf } from './origin.ts';
 import { type PodWatchApi, watchPodStart } from './pod-start.ts';
@@ -45,7 +47,13 @@ export interface ActivateOptions {
 
 export interface Activated {
   objects: DevObjects;
+  /** The dev pod: ready, or its agent answering (agent-answer.ts). */
   pod: string;
+  /**
+   * Resolves once the API server says the pod is ready: at once, or up to a second after its agent
+   * answered (the kubelet's next look); rejects when the pod fails meanwhile.
+   */
+  podReady: Promise<void>;
   /** No original: `up` created a standalone dev Deployment (autocreate), which nothing follows. */
   standalone: boolean;
   /** What the original is (what the original watch follows). */
@@ -106,9 +114,9 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
   if (objects.claim) await applyObject(client, objects.claim);
   await applyObject(client, objects.deployment);
   o.step(`starting dev container ${objects.deployment.metadata.name}`);
-  let pod: string;
+  let started: DevPodStart;
   try {
-    pod = await waitForDevPod(client, t.devName, objects, { ...o, agentOnClaim });
+    started = await waitForDevPod(client, t.devName, objects, { ...o, agentOnClaim });
   } catch (err) {
     if (!(err instanceof AgentMissingError)) throw err;
     o.log(`${err.message}: the init container copies it again`);
@@ -120,7 +128,7 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
       const pods = await devPods(client, t.devName);
       return !pods.some((p) => p.metadata?.name === err.pod);
     });
-    pod = await waitForDevPod(client, t.devName, objects, o);
+    started = await waitForDevPod(client, t.devName, objects, o);
   }
   if (objects.claim && copiesAgent(objects.deployment)) {
     // Only a speed-up for the next dev pod: a refusal (RBAC without patch on claims) costs nothing else.
@@ -128,7 +136,7 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
       o.log(`cannot record the agent on claim ${objects.claim?.metadata.name}: ${(e as Error).message}`),
     );
   }
-  return { objects, pod, rebuild, standalone: !found, kind: original.kind };
+  return { objects, pod: started.pod, podReady: started.ready, rebuild, standalone: !found, kind: original.kind };
 }
 
 /** The dev pod cannot exec the agent its claim was recorded to hold (agent-cache.ts). */
@@ -206,13 +214,23 @@ export async function devPodFailure(client: KubeClient, devName: string, objects
   return state.state === 'failed' ? failedMessage(ref.name, state) : undefined;
 }
 
-/** Waits for the dev pod of this spec, failing early with the reason a `kubectl describe` would show. */
+/** A dev pod that has started: the API server says it is ready, or will (`ready`) now that its agent answers. */
+interface DevPodStart {
+  pod: string;
+  ready: Promise<void>;
+}
+
+/**
+ * Waits for the dev pod of this spec, failing early with the reason a `kubectl describe` would
+ * show. Returns as soon as the API server says it is ready or its agent answers, whichever is first
+ * (agent-answer.ts); in the second case `ready` goes on waiting for the API server.
+ */
 async function waitForDevPod(
   client: KubeClient,
   devName: string,
   objects: DevObjects,
   o: Pick<ActivateOptions, 'timeoutMs' | 'log'> & { agentOnClaim?: boolean },
-): Promise<string> {
+): Promise<DevPodStart> {
   const { timeoutMs } = o;
   const specHash = objects.deployment.metadata.annotations?.[SPEC_HASH_ANNOTATION];
   const ref = devWorkload(devName, objects);
@@ -224,10 +242,12 @@ async function waitForDevPod(
     if (missing) throw new AgentMissingError(missing.metadata?.name ?? '', objects.claim?.metadata.name ?? '');
   };
   const mountRetry = new MountRetry(client, o.log);
+  const agent = new AgentAnswer({ greet: (pod) => podPortGreeting(client, pod, AGENT_SSH_PORT, 1000), log: o.log });
   const check = async (): Promise<string | undefined> => {
     const pods = await devPods(client, devName);
     const pod = pods.find((p) => isReadyDevPod(p, specHash))?.metadata?.name;
     if (pod) return pod;
+    agent.offer(agentCandidate(pods, specHash));
     await mountRetry.check(pods.filter((p) => ofSpec(p, specHash)));
     if (o.agentOnClaim) throwIfAgentMissing(pods);
     const state = await workloadState(client, ref);
@@ -253,17 +273,24 @@ async function waitForDevPod(
   };
   // Polled as before (the failure checks need reads anyway); a watch on the pods cuts each pause short.
   const podWatch = watchPodStart(podWatchApi(client), ref.podSelector, o.log);
-  try {
-    return await waitUntil(check, {
-      timeoutMs,
-      intervalMs: POLL_MS,
-      retry: isTransient,
-      timedOut: () => new DevtoolError(`timed out after ${formatDuration(timeoutMs)} waiting for dev container ${ref.name} (${detail})`),
-      clock: { now: () => Date.now(), sleep: (ms) => podWatch.sleep(ms) },
-    });
-  } finally {
+  const apiReady = waitUntil(check, {
+    timeoutMs,
+    intervalMs: POLL_MS,
+    retry: isTransient,
+    timedOut: () => new DevtoolError(`timed out after ${formatDuration(timeoutMs)} waiting for dev container ${ref.name} (${detail})`),
+    clock: { now: () => Date.now(), sleep: (ms) => podWatch.sleep(ms) },
+  }).finally(() => {
     podWatch.stop();
-  }
+    agent.stop();
+  });
+  const first = await Promise.race([apiReady.then((pod) => ({ pod, agentFirst: false })), agent.answered.then((pod) => ({ pod, agentFirst: true }))]);
+  if (!first.agentFirst) return { pod: first.pod, ready: Promise.resolve() };
+  const answeredAt = Date.now();
+  o.log(`pod ${first.pod}: its agent answers (the API server says ready at the kubelet's next look)`);
+  const ready = apiReady.then((pod) => o.log(`pod ${pod}: ready by the API server ${Date.now() - answeredAt} ms after its agent answered`));
+  // Handled here too: a caller that failed meanwhile never awaits it.
+  ready.catch(() => undefined);
+  return { pod: first.pod, ready };
 }
 
 function podWatchApi(client: KubeClient): PodWatchApi {

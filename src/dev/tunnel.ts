@@ -11,6 +11,7 @@
  */
 import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { V1Pod } from '@kubernetes/client-node';
 import ssh2 from 'ssh2';
 import { DevtoolError } from '../base/errors.ts';
 import type { KubeClient } from '../kube/client.ts';
@@ -55,18 +56,32 @@ export class DevTunnel {
   private connecting?: ssh2.Client;
   private readonly sockets = new Set<Socket | Duplex>();
   private stopWatchingWake = () => {};
+  /** The pod for the first dial only, given by start(): its agent answers, the API server may not say ready yet. */
+  private firstPod?: string;
+  /** The pod of the latest port-forward: the live connection's, once it is up. */
+  private forwardedPod?: string;
 
   constructor(private readonly o: TunnelOptions) {
     this.link = new Reconnector({
-      dial: () => this.connectOnce().finally(() => (this.connecting = undefined)),
+      dial: () =>
+        this.connectOnce().finally(() => {
+          this.connecting = undefined;
+          // One dial only: any later one goes to whichever pod the API server says is ready.
+          this.firstPod = undefined;
+        }),
       connected: (c) => this.reverse(c),
       notice: (m) => this.o.notice?.(m),
       log: o.log,
     });
   }
 
-  /** Opens the listeners and waits for the first SSH connection (or fails after `timeoutMs`). */
-  async start(timeoutMs = 60_000): Promise<void> {
+  /**
+   * Opens the listeners and waits for the first SSH connection (or fails after `timeoutMs`). The
+   * first dial goes to `pod` when given (a dev pod whose agent answers, agent-answer.ts), else to the
+   * ready dev pod.
+   */
+  async start(timeoutMs = 60_000, pod?: string): Promise<void> {
+    this.firstPod = pod;
     this.pfServer = createServer(NO_DELAY, (sock) => void this.portForward(sock));
     this.pfPort = await listen(this.pfServer, 0);
     for (const f of this.o.forwards ?? []) {
@@ -92,7 +107,8 @@ export class DevTunnel {
    * the throughput of SSH inside a port-forward, measured with 100 MB: 1.8 s against 3.5 s).
    */
   async runWithInput(command: string[], input: StdinWriter, timeoutMs: number): Promise<ExecCapture> {
-    const pod = await readyDevPodObject(this.o.client, this.o.devName);
+    // The connected pod first: just after `up` connects, the API server may not say it is ready yet.
+    const pod = (await this.readForwardedPod()) ?? (await readyDevPodObject(this.o.client, this.o.devName));
     if (!pod) throw new DevtoolError('no running dev pod');
     const { execCapture } = await import('../kube/exec.ts');
     return execCapture(this.o.client, pod.metadata!.name!, devContainerName(pod), command, { timeoutMs, maxBytes: 64 * 1024, stdin: input });
@@ -151,6 +167,16 @@ export class DevTunnel {
     });
   }
 
+  private async readForwardedPod(): Promise<V1Pod | undefined> {
+    if (!this.forwardedPod || !this.link.isConnected) return undefined;
+    try {
+      const pod = await this.o.client.core.readNamespacedPod({ name: this.forwardedPod, namespace: this.o.client.namespace });
+      return pod.metadata?.deletionTimestamp ? undefined : pod;
+    } catch {
+      return undefined;
+    }
+  }
+
   private connectOnce(): Promise<ssh2.Client> {
     const expected = blobOfPublicKey(this.o.hostPublicKey);
     return new Promise((resolve, reject) => {
@@ -184,8 +210,9 @@ export class DevTunnel {
   private async portForward(sock: Socket): Promise<void> {
     this.track(sock);
     try {
-      const pod = await readyDevPod(this.o.client, this.o.devName);
+      const pod = this.firstPod ?? (await readyDevPod(this.o.client, this.o.devName));
       if (!pod) throw new Error('no ready dev pod');
+      this.forwardedPod = pod;
       const { PortForward } = await import('@kubernetes/client-node');
       const ws = await new PortForward(this.o.client.kc, true).portForward(this.o.client.namespace, pod, [AGENT_SSH_PORT], sock, null, sock);
       const socket = typeof ws === 'function' ? ws() : ws;

@@ -19,13 +19,13 @@ import { captureOutput } from './session.ts';
 import { standaloneImage, type StandaloneImageEnv } from './standalone.ts';
 import { agentImage, type DevTarget } from './target.ts';
 import { DevTunnel } from './tunnel.ts';
-import { checkWatchLimits, describeFolder, firstSyncSummary, prepareSync, startSync, syncingHow, syncSession, type SyncPlan } from './up-sync.ts';
+import { checkWatchLimits, describeFolder, firstSyncSummary, prepareSync, startSync, syncingHow, syncSession, type SyncEnv, type SyncPlan } from './up-sync.ts';
 
 /** How long `up` waits for the dev pod (image pulls included). */
 const READY_TIMEOUT_MS = 5 * 60_000;
 
 /** What a session needs from outside (the command's factory passes itself). */
-export interface UpEnv extends DeployFirstEnv, StandaloneImageEnv {
+export interface UpEnv extends DeployFirstEnv, StandaloneImageEnv, SyncEnv {
   readonly env: Readonly<NodeJS.ProcessEnv>;
   readonly log: Logger;
   readonly version: string;
@@ -101,7 +101,7 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
     tunnel = started;
     // This machine's sync end starts now, while the dev pod does (SyncSession.startLocal).
     if (syncPlan) sync = syncSession(f, t, syncPlan, started, { reset: o.reset, notice: (m) => progress.warn(m) });
-    const { objects, pod, rebuild, standalone, kind } = await activate(client, t, {
+    const { objects, pod, podReady, rebuild, standalone, kind } = await activate(client, t, {
       syncthing: syncPlan?.remoteSection,
       extraEnv: o.extraEnv,
       agentImage: p.image,
@@ -115,30 +115,35 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
     // Keeps the mirror in step with the original while `up` runs (original-watch.ts); a standalone one has none.
     if (!standalone)
       originalWatch = watchOriginal({ client, kind, folder: t.folder, origin: t.origin, objects, rebuild, notice: (m) => progress.warn(m), log: f.log });
-    await started.start().catch(async (err: unknown) => {
-      const failure = await devPodFailure(client, t.devName, objects).catch(() => undefined);
-      throw failure ? new DevtoolError(failure) : err;
-    });
-    f.log.debug(`${t.devName}: connected to the dev container`);
-    if (syncPlan && sync) {
-      progress.step('starting the sync (first pass: no local file is overwritten or deleted)');
-      const since = Date.now();
-      const session = sync;
-      const firstSync = await startSync(t, session);
-      progress.step(firstSyncSummary(firstSync, ((Date.now() - since) / 1000).toFixed(1)));
-      if (firstSync.some((r) => r.copied)) {
-        void session.settled.then(
-          () => o.settled(`first sync settled in ${((Date.now() - since) / 1000).toFixed(1)}s; ${syncingHow(syncPlan.folders)}`),
-          () => undefined,
+    const connectAndSync = async () => {
+      await started.start(60_000, pod).catch(async (err: unknown) => {
+        const failure = await devPodFailure(client, t.devName, objects).catch(() => undefined);
+        throw failure ? new DevtoolError(failure) : err;
+      });
+      f.log.debug(`${t.devName}: connected to the dev container`);
+      if (syncPlan && sync) {
+        progress.step('starting the sync (first pass: no local file is overwritten or deleted)');
+        const since = Date.now();
+        const session = sync;
+        const firstSync = await startSync(t, session);
+        progress.step(firstSyncSummary(firstSync, ((Date.now() - since) / 1000).toFixed(1)));
+        if (firstSync.some((r) => r.copied)) {
+          void session.settled.then(
+            () => o.settled(`first sync settled in ${((Date.now() - since) / 1000).toFixed(1)}s; ${syncingHow(syncPlan.folders)}`),
+            () => undefined,
+          );
+        }
+        const ssh = await started.connection();
+        await checkWatchLimits(
+          syncPlan,
+          (command) => captureOutput(ssh, command),
+          (m) => progress.warn(m),
         );
       }
-      const ssh = await started.connection();
-      await checkWatchLimits(
-        syncPlan,
-        (command) => captureOutput(ssh, command),
-        (m) => progress.warn(m),
-      );
-    }
+    };
+    // Connected and the first pass run while the API server catches up with a pod whose agent
+    // already answers (agent-answer.ts); ready once both are done, so every tool then agrees.
+    await Promise.all([podReady, connectAndSync()]);
     const readyLines = [`dev container ${objects.deployment.metadata.name} is ready (pod ${pod}, namespace ${t.namespace})`];
     for (const fw of t.dev.forward) readyLines.push(`  forward  localhost:${fw.local} -> ${fw.service ?? t.devName}:${fw.remote}`);
     for (const r of t.dev.reverse) readyLines.push(`  reverse  ${t.devName}:${r.remote} -> localhost:${r.local}`);
