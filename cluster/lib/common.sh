@@ -82,12 +82,26 @@ node_ip() {
 # --- processes ----------------------------------------------------------------
 pid_of() { [[ -f $RUN/$1.pid ]] && cat "$RUN/$1.pid"; }
 
-# Alive, and really ours: after a reboot a stale pid file may name an
-# unrelated process (every daemon's command line contains its name).
+# Alive, and really ours: a stale pid file (the daemon died, or the machine
+# rebooted) may name a pid now reused, even as a thread of another process
+# (kill -0 and /proc/PID answer for a thread id too). Seen: dockerd.sh took a
+# thread of the cluster's containerd for its own containerd, never started
+# it, and failed. So the pid must lead its process, and its command line must
+# be the one start_daemon recorded (pid files written before that record keep
+# the older check: the name in the command line).
 is_running() {
-  local pid
+  local pid tgid
   pid=$(pid_of "$1") || return 1
-  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && grep -qa -- "$1" "/proc/$pid/cmdline" 2>/dev/null
+  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || return 1
+  tgid=$(sed -n 's/^Tgid:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null)
+  [[ $tgid == "$pid" ]] || return 1
+  if [[ -f $RUN/$1.cmdline ]]; then
+    # Through a pipe: /proc files say size 0, and cmp -s takes two regular
+    # files of different sizes for different without reading them.
+    cat "/proc/$pid/cmdline" 2>/dev/null | cmp -s - "$RUN/$1.cmdline"
+  else
+    grep -qa -- "$1" "/proc/$pid/cmdline" 2>/dev/null
+  fi
 }
 
 # start_daemon NAME CMD...: run CMD in its own session (so its whole process
@@ -101,6 +115,9 @@ start_daemon() {
   # fd 3 (up's real stdout) and 9 (the command lock) must not leak either.
   setsid "$@" </dev/null >>"$LOGS/$name.log" 2>&1 3>&- 9>&- &
   echo $! >"$RUN/$name.pid"
+  # setsid execs the command itself (a background job leads no process
+  # group), so this is exactly the pid's /proc/PID/cmdline.
+  printf '%s\0' "$@" >"$RUN/$name.cmdline"
   disown $! 2>/dev/null || true
 }
 
@@ -110,7 +127,8 @@ stop_daemons() {
   local name pid pids=() i alive
   for name in "$@"; do
     pid=$(pid_of "$name") || continue
-    if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
+    # Never a process that only reuses a stale pid (is_running).
+    if is_running "$name"; then
       kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
       pids+=("$pid")
     fi
@@ -122,7 +140,7 @@ stop_daemons() {
     sleep 0.2
   done
   for pid in "${pids[@]}"; do kill -KILL -- "-$pid" 2>/dev/null || true; done
-  for name in "$@"; do rm -f "$RUN/$name.pid"; done
+  for name in "$@"; do rm -f "$RUN/$name.pid" "$RUN/$name.cmdline"; done
 }
 
 # wait_for NAME TIMEOUT_SECONDS CMD...: poll CMD until it succeeds; fail with

@@ -63,11 +63,15 @@ export interface Activated {
 }
 
 export async function activate(client: KubeClient, t: DevTarget, o: ActivateOptions): Promise<Activated> {
+  // The applies below would each wait for their API version's discovery first: read it meanwhile.
+  void Promise.all([client.objects.discover('v1', 'Secret'), client.objects.discover('apps/v1', 'Deployment')]).catch(() => undefined);
   const found = await findOriginal(client, t.devName, t.dev);
   if (!found && !t.dev.autocreate) throw new DevtoolError(notFoundMessage(t.devName, t.dev, t.namespace));
   const name = mirrorName(found?.metadata.name ?? t.devName);
   // Whose dev container: recorded on the original, or, for a standalone one, on its own Deployment.
-  const mirror = found?.metadata.annotations?.[FOLDER_ANNOTATION] ? undefined : await readMirror(client, name);
+  let mirrorRead: Promise<V1Deployment | undefined> | undefined;
+  const mirrorOnce = () => (mirrorRead ??= readMirror(client, name));
+  const mirror = found?.metadata.annotations?.[FOLDER_ANNOTATION] ? undefined : await mirrorOnce();
   const owner = mirror ? asOwner(mirror) : found;
   const activeFrom = owner?.metadata.annotations?.[FOLDER_ANNOTATION];
   if (activeFrom && activeFrom !== t.folder) {
@@ -78,7 +82,7 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
   if (found?.kind === 'StatefulSet') checkDevelopable(found);
   const original: OriginalObject = found ?? standaloneOriginal(t.devName, t.dev.image ?? keptImage(mirror) ?? (await o.standaloneImage()));
   // The claim shares the mirror's name (mirror.ts).
-  let agentOnClaim = t.dev.persistentVolume.enabled && (await agentKeptOnClaim(client, name, o.agentImage, () => readMirror(client, name)));
+  let agentOnClaim = t.dev.persistentVolume.enabled && (await agentKeptOnClaim(client, name, o.agentImage, mirrorOnce));
   const rebuild = (from: OriginalObject) => {
     const objects = buildDevObjects({
       original: from,
@@ -110,8 +114,7 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
       `no deployment ${t.devName} to swap in namespace ${t.namespace}: creating the standalone dev deployment ${objects.deployment.metadata.name} (autocreate)`,
     );
   }
-  await applyObject(client, objects.secret);
-  if (objects.claim) await applyObject(client, objects.claim);
+  await Promise.all([applyObject(client, objects.secret), objects.claim && applyObject(client, objects.claim)]);
   await applyObject(client, objects.deployment);
   o.step(`starting dev container ${objects.deployment.metadata.name}`);
   let started: DevPodStart;

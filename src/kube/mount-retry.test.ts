@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
-import { MAX_RETRIES, MOUNT_RETRY_ANNOTATION, MountRetry, mountFailureReason, unansweredMountFailure, waitsForKubelet } from './mount-retry.ts';
+import { BOUND_FOR_MS, MAX_RETRIES, MOUNT_RETRY_ANNOTATION, MountRetry, mountFailureReason, unansweredMountFailure, waitsForKubelet } from './mount-retry.ts';
 
 // The kubelet v1.33's event, as it recorded it for a dev pod of a full run of the suite.
 const REFUSED =
@@ -79,14 +79,17 @@ test('MountRetry sets the annotation on each new failure, at most MAX_RETRIES ti
   const events = [event(REFUSED)];
   const fake = fakeCore(events);
   const lines: string[] = [];
+  let now = 5000;
   const retry = new MountRetry(
     fake.client,
     (l) => lines.push(l),
-    () => 5000,
+    () => now,
   );
-  const justBound = pod({ conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: new Date(4500) }] });
-  await retry.check([justBound]);
-  assert.equal(fake.listed(), 0, 'no events read for a pod bound half a second ago');
+  await retry.check([pod()]);
+  now += BOUND_FOR_MS - 1;
+  await retry.check([pod()]);
+  assert.equal(fake.listed(), 0, 'no events read for a pod first seen bound less than BOUND_FOR_MS ago');
+  now += 1;
   await retry.check([pod()]);
   await retry.check([pod()]);
   assert.deepEqual(fake.patches, [{ name: 'web-devtool-abc', value: '1' }], 'one ask for one failure');
@@ -105,11 +108,14 @@ test('MountRetry sets the annotation on each new failure, at most MAX_RETRIES ti
 test('MountRetry that may not patch pods says so once and leaves the pod to the kubelet', async () => {
   const fake = fakeCore([event(REFUSED)], new Error('pods "web-devtool-abc" is forbidden'));
   const lines: string[] = [];
+  let now = 5000;
   const retry = new MountRetry(
     fake.client,
     (l) => lines.push(l),
-    () => 5000,
+    () => now,
   );
+  await retry.check([pod()]);
+  now += BOUND_FOR_MS;
   await retry.check([pod()]);
   await retry.check([pod()]);
   assert.equal(lines.filter((l) => l.includes('not asking the kubelet')).length, 1);

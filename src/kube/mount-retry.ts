@@ -58,14 +58,24 @@ export function mountFailureReason(message: string): string {
 }
 
 /**
+ * How long after `up` first sees a pod bound it starts reading the pod's events. The kubelet fails
+ * within some 50 ms of the binding; a normal dev pod starts in 0.5 to 1 s, so reading from 300 ms
+ * costs one or two event reads on a normal start, and answers a refused one 0.3 s after it was seen.
+ */
+export const BOUND_FOR_MS = 300;
+
+/**
  * Watches one wait for pods to start: for a pod the kubelet backed off from over a failure to read
  * its volumes, changes its MOUNT_RETRY_ANNOTATION so the kubelet tries again at once. `check` is
  * called on each poll with the pods of the wait; it reads events only for a pod still waiting for
- * the kubelet a second after it was bound, and asks at most MAX_RETRIES times per pod.
+ * the kubelet BOUND_FOR_MS after this wait first saw it bound, and asks at most MAX_RETRIES times per
+ * pod.
  */
 export class MountRetry {
   private readonly answered = new Map<string, number>();
   private readonly asked = new Map<string, number>();
+  /** When this wait first saw each pod bound (its own clock: the API server's is to the second). */
+  private readonly seenBound = new Map<string, number>();
 
   constructor(
     private readonly client: Pick<KubeClient, 'core' | 'namespace'>,
@@ -76,7 +86,7 @@ export class MountRetry {
   async check(pods: readonly V1Pod[]): Promise<void> {
     for (const pod of pods) {
       const uid = pod.metadata?.uid ?? '';
-      if (!waitsForKubelet(pod) || (this.asked.get(uid) ?? 0) >= MAX_RETRIES || !this.boundForASecond(pod)) continue;
+      if (!waitsForKubelet(pod) || (this.asked.get(uid) ?? 0) >= MAX_RETRIES || !this.boundLongEnough(uid)) continue;
       try {
         await this.retryIfRefused(pod, uid);
       } catch (err) {
@@ -108,10 +118,13 @@ export class MountRetry {
     );
   }
 
-  /** Reading events for a pod bound less than a second ago would cost a call on almost every start. */
-  private boundForASecond(pod: V1Pod): boolean {
-    const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'True');
-    const since = scheduled?.lastTransitionTime ? new Date(scheduled.lastTransitionTime).getTime() : Number.NaN;
-    return Number.isNaN(since) || this.now() - since >= 1000;
+  /** Reading events for a pod bound just now would cost a call on every start, before the kubelet could even fail. */
+  private boundLongEnough(uid: string): boolean {
+    const seen = this.seenBound.get(uid);
+    if (seen === undefined) {
+      this.seenBound.set(uid, this.now());
+      return false;
+    }
+    return this.now() - seen >= BOUND_FOR_MS;
   }
 }

@@ -48,7 +48,7 @@ export type PortGreeting =
  * kubelet to report the container running. A refused connection comes back on the error stream in
  * some 20 ms; a pod without a sandbox yet is a 500, a missing pod a 404.
  */
-export async function podPortGreeting(client: KubeClient, pod: string, port: number, timeoutMs: number): Promise<PortGreeting> {
+export async function podPortGreeting(client: Pick<KubeClient, 'kc' | 'namespace'>, pod: string, port: number, timeoutMs: number): Promise<PortGreeting> {
   const { PortForward } = await import('@kubernetes/client-node');
   const output = new PassThrough();
   const errors = new PassThrough();
