@@ -96,15 +96,17 @@ export class SyncthingApi {
   }
 
   /** Resolves once the API answers, retrying until `timeoutMs`. */
-  async waitReady(timeoutMs: number): Promise<void> {
+  /** Waits until it answers; `signal` ends the wait early (its owner gave up: a pending wait keeps the process alive). */
+  async waitReady(timeoutMs: number, signal?: AbortSignal): Promise<void> {
     const ping = async () => {
+      signal?.throwIfAborted();
       await this.request('GET', '/rest/system/ping', undefined, 2_000);
       return true;
     };
     await waitUntil(ping, {
       timeoutMs,
       intervalMs: 200,
-      retry: () => true,
+      retry: () => !signal?.aborted,
       timedOut: (last) =>
         new Error(`the sync service at ${this.baseUrl} did not answer within ${Math.round(timeoutMs / 1000)}s${last ? ` (${(last as Error).message})` : ''}`),
     });

@@ -91,6 +91,8 @@ export class SyncSession {
 
   /** What the container may not plant here (container-guard.ts). */
   private readonly guard: ContainerGuard;
+  /** Aborted by close(): ends the waits that would keep the process alive. */
+  private readonly closing = new AbortController();
 
   constructor(private readonly o: SyncSessionOptions) {
     this.guard = new ContainerGuard({
@@ -136,7 +138,7 @@ export class SyncSession {
       const remoteApi = new SyncthingApi(`http://127.0.0.1:${remoteApiPort}`, o.keys.remote.apiKey);
       this.localApi = localApi;
       this.remoteApi = remoteApi;
-      return { localReady: local.start().then(() => localApi.waitReady(30_000)), localApi, remoteApi };
+      return { localReady: local.start().then(() => localApi.waitReady(30_000, this.closing.signal)), localApi, remoteApi };
     })();
     // Awaited by start(); a failure before then is start()'s to report.
     this.localStarted.then((x) => x.localReady).catch(() => undefined);
@@ -455,6 +457,9 @@ export class SyncSession {
 
   async close(): Promise<void> {
     this.closed = true;
+    // An `up` that failed before its dev pod (no workload to swap, say) exited only once the wait
+    // for the local Syncthing timed out, 30 s later.
+    this.closing.abort();
     await this.localStarted?.catch(() => undefined); // so that a local Syncthing still starting is stopped too
     await this.watcher?.close();
     await this.local?.stop();

@@ -79,7 +79,9 @@ test('Kubernetes manifests: init proposes kubectl apply and the Deployment they 
 
   // A name that matches no Deployment (a typo) is still an error without autocreate, naming the fixes; nothing is created.
   writeProject(cwd, { 'typo.yml': 'services:\n  helo:\n    sync: [".:/app"]\n' });
-  const typo = runDevtool(['up', '--file', 'typo.yml'], { cwd, env, timeoutMs: 60_000 });
+  // It ends with its error: it once waited out the local Syncthing's 30 s start timeout first.
+  const typo = runDevtool(['up', '--file', 'typo.yml'], { cwd, env, timeoutMs: 20_000 });
+  assert.equal(typo.timedOut, false, `up still ran 20 s after its error: ${typo.stderr}`);
   assert.equal(typo.code, 1, typo.stderr);
   assert.match(
     typo.stderr,

@@ -1,7 +1,7 @@
-import { AGENT, SYNCTHING } from '../../binaries/host-binary.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
 import { parseEnvList } from '../../dev/spec.ts';
 import { allDevTargets, devTarget } from '../../dev/target.ts';
+import { upOne, upSeveral } from '../../dev/up.ts';
 import { devTargetQuery } from '../shared.ts';
 import type { upOptions } from './spec.ts';
 
@@ -12,9 +12,5 @@ export const runUp: CommandHandler<typeof upOptions> = async (f, inv) => {
   const q = devTargetQuery(inv);
   const targets = q.devName !== undefined ? [await devTarget(f, q)] : await allDevTargets(f, q);
   const o = { extraEnv, reset: inv.opts.reset, deploy: inv.opts.deploy };
-  // The sync's programs are looked up (in a source checkout: agent/build.sh, some 100 ms a program,
-  // in processes of their own) while the cluster client and the rest of `up` load here (~0.3 s).
-  if (targets.some((t) => t.dev.sync.length > 0)) for (const bin of [AGENT, SYNCTHING]) void f.hostBinary(bin);
-  const { upOne, upSeveral } = await import('../../dev/up.ts');
   return targets.length === 1 ? upOne(f, targets[0]!, o) : upSeveral(f, targets, o);
 };
