@@ -35,6 +35,8 @@ export interface ActivateOptions {
   /** The agent's Syncthing settings; absent when the dev container syncs no folder. */
   syncthing?: Record<string, unknown>;
   timeoutMs: number;
+  /** Ends the wait for the dev pod, `podReady`'s too: the caller gave up (its session closed). */
+  signal?: AbortSignal;
   step(message: string): void;
   /** Detail for devtool.log only (each step of the dev pod's start). */
   log(line: string): void;
@@ -232,7 +234,7 @@ async function waitForDevPod(
   client: KubeClient,
   devName: string,
   objects: DevObjects,
-  o: Pick<ActivateOptions, 'timeoutMs' | 'log'> & { agentOnClaim?: boolean },
+  o: Pick<ActivateOptions, 'timeoutMs' | 'log' | 'signal'> & { agentOnClaim?: boolean },
 ): Promise<DevPodStart> {
   const { timeoutMs } = o;
   const specHash = objects.deployment.metadata.annotations?.[SPEC_HASH_ANNOTATION];
@@ -247,6 +249,7 @@ async function waitForDevPod(
   const mountRetry = new MountRetry(client, o.log);
   const agent = new AgentAnswer({ greet: (pod) => podPortGreeting(client, pod, AGENT_SSH_PORT, 1000), log: o.log });
   const check = async (): Promise<string | undefined> => {
+    o.signal?.throwIfAborted();
     const pods = await devPods(client, devName);
     const pod = pods.find((p) => isReadyDevPod(p, specHash))?.metadata?.name;
     if (pod) return pod;

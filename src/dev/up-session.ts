@@ -82,7 +82,10 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
   let tunnel: DevTunnel | undefined;
   let sync: SyncSession | undefined;
   let originalWatch: OriginalWatch | undefined;
+  // A failure after the agent answered must not leave the wait for the API server's ready running.
+  const closing = new AbortController();
   const close = async () => {
+    closing.abort();
     originalWatch?.stop();
     await sync?.close();
     tunnel?.close();
@@ -108,6 +111,7 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
       hostPrivateKey: keys.host.privateKey,
       clientPublicKey: keys.client.publicKey,
       timeoutMs: READY_TIMEOUT_MS,
+      signal: closing.signal,
       step: (m) => progress.step(m),
       log: (line) => f.log.debug(`${t.devName}: ${line}`),
       standaloneImage: () => standaloneImage(f, t, progress),
