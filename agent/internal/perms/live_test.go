@@ -218,7 +218,9 @@ func TestContainerSyncthingRestarts(t *testing.T) {
 	p.laptop.Scan(t, "after.sh")
 	waitFile(t, p.containerDir, "after.sh", "after\n")
 	waitMode(t, filepath.Join(p.containerDir, "after.sh"), 0o755)
-	if !strings.Contains(p.logs.String(), "Syncthing restarted") {
+	// startTime is whole seconds: a restart within the second of the start before (these start in
+	// some 60 ms) is seen as the event stream cut off, and followed all the same.
+	if !strings.Contains(p.logs.String(), "Syncthing restarted") && !strings.Contains(p.logs.String(), "events were cut off") {
 		t.Errorf("no restart logged:\n%s", p.logs.String())
 	}
 }

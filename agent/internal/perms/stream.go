@@ -38,13 +38,17 @@ type event struct {
 // new one: it subscribes (an answer at once), walks for what changed since
 // that start, then long-polls. A failed request or an empty answer (the
 // poll timed out) sends it back to the status check, so a restart is
-// noticed within a poll. Events are also lost when more than 1,000 arrive
+// noticed within a poll. startTime is whole seconds, so a Syncthing that
+// restarts within the second it started (ours start in some 60 ms) has the
+// same one: a failed request is therefore taken for a restart too, and the
+// walk then covers what changed since the last event seen. Events are also lost when more than 1,000 arrive
 // between two polls, or Syncthing drops some: the IDs then skip, and the
 // walk covers what changed since the last event seen.
 func (a *applier) follow(ctx context.Context) {
 	var started string // startTime of the Syncthing followed
 	since := 0         // last event ID seen
 	var sinceTime time.Time
+	lost := false // a request failed since the last subscription: maybe a restart
 	for ctx.Err() == nil {
 		var status struct {
 			StartTime string `json:"startTime"`
@@ -54,26 +58,37 @@ func (a *applier) follow(ctx context.Context) {
 				a.failures.Printf("Syncthing's API does not answer (%v); retrying", err)
 				a.sleep(ctx)
 			}
+			lost = true
 			continue
 		}
-		if status.StartTime != started {
+		if status.StartTime != started || lost {
 			evs, err := a.poll(ctx, 0, 0) // subscribes, answers at once
 			if err != nil {
 				if ctx.Err() == nil {
 					a.failures.Printf("reading Syncthing's events failed: %v; retrying", err)
 					a.sleep(ctx)
 				}
+				lost = true
 				continue
 			}
 			startTime, perr := time.Parse(time.RFC3339Nano, status.StartTime)
 			if perr != nil {
 				startTime = time.Now().Add(-time.Hour) // cannot happen; walk generously
 			}
-			if started != "" {
+			from := startTime
+			switch {
+			case started != "" && status.StartTime != started:
 				a.opts.Logf("perms: Syncthing restarted (%s); looking for items changed since", status.StartTime)
+			case started != "":
+				// Not known to be a restart: the walk covers the gap since the last event seen,
+				// as for events lost between two polls (handle).
+				a.opts.Logf("perms: Syncthing's events were cut off (a restart within its start's second, or a dropped request); looking for items changed since the last one")
+				if !sinceTime.IsZero() && sinceTime.Before(from) {
+					from = sinceTime
+				}
 			}
-			started, since, sinceTime = status.StartTime, 0, startTime
-			a.queue.catchUp(startTime.Add(-ctimeSlack))
+			started, since, sinceTime, lost = status.StartTime, 0, startTime, false
+			a.queue.catchUp(from.Add(-ctimeSlack))
 			since, sinceTime = a.handle(evs, since, sinceTime)
 		}
 		for ctx.Err() == nil {
@@ -83,6 +98,7 @@ func (a *applier) follow(ctx context.Context) {
 					a.failures.Printf("reading Syncthing's events failed: %v; retrying", err)
 					a.sleep(ctx)
 				}
+				lost = true
 				break
 			}
 			if len(evs) == 0 {
