@@ -21,7 +21,6 @@ import type { KubeTarget } from './kube/target.ts';
 import type { ServiceClient } from './service/client.ts';
 import type { KubeCredentialCache } from './service/kube-credentials.ts';
 import type { ResolvedContext } from './context/store.ts';
-import type { HostBinary } from './binaries/host-binary.ts';
 import { UnavailableError } from './base/errors.ts';
 import { VERSION } from './version.ts';
 
@@ -56,12 +55,6 @@ export interface Factory {
    * home and fetched again before they expire (kube() on a service context uses them).
    */
   kubeCredentials(context: ResolvedContext): Promise<KubeCredentialCache>;
-  /**
-   * The path of a Go program the CLI runs here (binaries/host-binary.ts), looked up once per
-   * process: asking early starts the lookup (in a source checkout, a build script) while the
-   * command goes on, and a later ask gets the same answer.
-   */
-  hostBinary(bin: HostBinary): Promise<string>;
 }
 
 export interface FactoryOptions {
@@ -101,17 +94,6 @@ export function createFactory(opts: FactoryOptions): Factory {
     const fetchCredentials = async () => (await service({ url: context.name, token })).kubeCredentials();
     return new KubeCredentialCache(kubeCredentialFile(home.root, context.name, token), fetchCredentials, now);
   };
-  const hostBinaries = new Map<string, Promise<string>>();
-  const hostBinary: Factory['hostBinary'] = (bin) => {
-    let path = hostBinaries.get(bin.name);
-    if (!path) {
-      path = import('./binaries/host-binary.ts').then(({ locateHostBinary }) => locateHostBinary(bin, opts.env));
-      // Asked early and maybe never awaited (the command failed first): not an unhandled rejection.
-      path.catch(() => undefined);
-      hostBinaries.set(bin.name, path);
-    }
-    return path;
-  };
   return {
     io: opts.io,
     env: opts.env,
@@ -133,6 +115,5 @@ export function createFactory(opts: FactoryOptions): Factory {
     },
     service,
     kubeCredentials,
-    hostBinary,
   };
 }

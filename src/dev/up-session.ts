@@ -20,13 +20,13 @@ import { captureOutput } from './session.ts';
 import { standaloneImage, type StandaloneImageEnv } from './standalone.ts';
 import { agentImage, type DevTarget } from './target.ts';
 import { DevTunnel } from './tunnel.ts';
-import { checkWatchLimits, describeFolder, firstSyncSummary, prepareSync, startSync, syncingHow, syncSession, type SyncEnv, type SyncPlan } from './up-sync.ts';
+import { checkWatchLimits, describeFolder, firstSyncSummary, prepareSync, startSync, syncingHow, syncSession, type SyncPlan } from './up-sync.ts';
 
 /** How long `up` waits for the dev pod (image pulls included). */
 const READY_TIMEOUT_MS = 5 * 60_000;
 
 /** What a session needs from outside (the command's factory passes itself). */
-export interface UpEnv extends DeployFirstEnv, StandaloneImageEnv, SyncEnv {
+export interface UpEnv extends DeployFirstEnv, StandaloneImageEnv {
   readonly env: Readonly<NodeJS.ProcessEnv>;
   readonly log: Logger;
   readonly version: string;

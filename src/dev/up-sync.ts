@@ -3,7 +3,7 @@
  * into the agent Secret); after the tunnel is up, the session itself.
  */
 import { existsSync, statSync } from 'node:fs';
-import { AGENT, SYNCTHING, type HostBinary } from '../binaries/host-binary.ts';
+import { AGENT, locateHostBinary, SYNCTHING } from '../binaries/host-binary.ts';
 import { DevtoolError } from '../base/errors.ts';
 import { showPath } from '../manifest/project-scope.ts';
 import type { Logger } from '../log/logger.ts';
@@ -23,13 +23,8 @@ export interface SyncPlan {
   syncthingBinary: string;
 }
 
-/** What the sync needs from outside: its programs on this machine (the factory's hostBinary). */
-export interface SyncEnv {
-  hostBinary(bin: HostBinary): Promise<string>;
-}
-
 /** Undefined when the dev container syncs no folder. */
-export async function prepareSync(f: SyncEnv, t: DevTarget): Promise<SyncPlan | undefined> {
+export async function prepareSync(f: { readonly env: Readonly<NodeJS.ProcessEnv> }, t: DevTarget): Promise<SyncPlan | undefined> {
   const pairs = syncFolderPairs(t.devName, t.manifest.folder, t.dev.sync, t.dev.trustContainer);
   if (pairs.length === 0) return undefined;
   for (const x of pairs) {
@@ -38,7 +33,7 @@ export async function prepareSync(f: SyncEnv, t: DevTarget): Promise<SyncPlan | 
     }
   }
   const folders = pairs.map((x) => ({ ...x, localCaseSensitive: isCaseSensitive(x.local) }));
-  const [agentBinary, syncthingBinary] = await Promise.all([f.hostBinary(AGENT), f.hostBinary(SYNCTHING)]);
+  const [agentBinary, syncthingBinary] = await Promise.all([locateHostBinary(AGENT, f.env), locateHostBinary(SYNCTHING, f.env)]);
   const keys = await t.state.syncKeys(agentBinary);
   return { folders, keys, remoteSection: remoteSyncthing(keys, folders), agentBinary, syncthingBinary };
 }
