@@ -95,8 +95,10 @@ export class SyncthingApi {
     return (text ? JSON.parse(text) : undefined) as T;
   }
 
-  /** Resolves once the API answers, retrying until `timeoutMs`. */
-  /** Waits until it answers; `signal` ends the wait early (its owner gave up: a pending wait keeps the process alive). */
+  /**
+   * Resolves once the API answers, retrying until `timeoutMs`; `signal` ends the wait early (its
+   * owner gave up: a pending wait keeps the process alive).
+   */
   async waitReady(timeoutMs: number, signal?: AbortSignal): Promise<void> {
     const ping = async () => {
       signal?.throwIfAborted();
