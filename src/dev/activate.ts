@@ -17,7 +17,7 @@ import { workloadState } from '../kube/workloads.ts';
 import { AgentAnswer, agentCandidate } from './agent-answer.ts';
 import { agentKeptOnClaim, agentMissing, recordAgentOnClaim } from './agent-cache.ts';
 import { AGENT_SSH_PORT, buildDevObjects, copiesAgent, type DevObjects } from './mirror.ts';
-import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName, ORIGIN_ANNOTATION, SPEC_HASH_ANNOTATION } from './names.ts';
+import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName, ofSpec, ORIGIN_ANNOTATION, SPEC_HASH_ANNOTATION } from './names.ts';
 import { originOf } from './origin.ts';
 import { type PodWatchApi, watchPodStart } from './pod-start.ts';
 import { checkPodSecurity } from './pod-security.ts';
@@ -194,10 +194,6 @@ async function devPods(client: KubeClient, devName: string): Promise<V1Pod[]> {
 
 function isReadyDevPod(p: V1Pod, specHash: string | undefined): boolean {
   return !p.metadata?.deletionTimestamp && p.status?.phase === 'Running' && ofSpec(p, specHash) && (p.status.containerStatuses ?? []).every((c) => c.ready);
-}
-
-function ofSpec(p: V1Pod, specHash: string | undefined): boolean {
-  return specHash === undefined || p.metadata?.annotations?.[SPEC_HASH_ANNOTATION] === specHash;
 }
 
 function devWorkload(devName: string, objects: DevObjects) {

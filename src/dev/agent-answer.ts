@@ -11,7 +11,8 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { sleep as realSleep } from '../base/wait.ts';
 import type { PortGreeting } from '../kube/port-check.ts';
-import { SPEC_HASH_ANNOTATION } from './names.ts';
+import { newestFirst } from '../kube/workloads.ts';
+import { ofSpec } from './names.ts';
 
 /** Asks a pod's agent port once (podPortGreeting in production). */
 export type GreetAgent = (pod: string) => Promise<PortGreeting>;
@@ -110,12 +111,7 @@ export class AgentAnswer {
  * needs) is the API server's to say.
  */
 export function agentCandidate(pods: readonly V1Pod[], specHash: string | undefined): string | undefined {
-  const ofSpec = (p: V1Pod) => specHash === undefined || p.metadata?.annotations?.[SPEC_HASH_ANNOTATION] === specHash;
   const alone = (p: V1Pod) => p.spec?.containers.length === 1 && !(p.spec.initContainers ?? []).some((c) => c.restartPolicy === 'Always');
-  const candidates = pods.filter((p) => ofSpec(p) && !p.metadata?.deletionTimestamp && p.spec?.nodeName && alone(p));
-  return candidates.sort((a, b) => created(b) - created(a))[0]?.metadata?.name;
-}
-
-function created(p: V1Pod): number {
-  return p.metadata?.creationTimestamp ? new Date(p.metadata.creationTimestamp).getTime() : 0;
+  const candidates = pods.filter((p) => ofSpec(p, specHash) && !p.metadata?.deletionTimestamp && p.spec?.nodeName && alone(p));
+  return newestFirst(candidates)[0]?.metadata?.name;
 }

@@ -33,6 +33,11 @@ export const AGENT_INSTALLED_ANNOTATION = 'devtool.dev/agent-installed';
 
 export const DEV_ANNOTATIONS_ON_ORIGINAL = [FOLDER_ANNOTATION, ORIGIN_ANNOTATION, REPLICAS_ANNOTATION, ORIGINAL_HASH_ANNOTATION] as const;
 
+/** Whether a dev pod was made from the dev spec of this hash (any, without one). */
+export function ofSpec(pod: { metadata?: { annotations?: Record<string, string> } }, specHash: string | undefined): boolean {
+  return specHash === undefined || pod.metadata?.annotations?.[SPEC_HASH_ANNOTATION] === specHash;
+}
+
 /** The mirror Deployment, its claim and its Secret share one name. */
 export function mirrorName(original: string): string {
   // Deployment names are subdomains (253), but pod names derive from it: keep it a label.

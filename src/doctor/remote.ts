@@ -13,6 +13,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { isNotFound, withTimeout, type KubeClient } from '../kube/client.ts';
 import { describeKubeError } from '../kube/config.ts';
 import { execCapture } from '../kube/exec.ts';
+import { newestFirst } from '../kube/workloads.ts';
 import { AGENT_CONFIG_FILE, AGENT_STATE_DIR, devContainerName } from '../dev/mirror.ts';
 import { DEV_LABEL, DEV_POD_LABEL, FOLDER_ANNOTATION } from '../dev/names.ts';
 import { secretValuesIn } from '../log/redact.ts';
@@ -71,7 +72,7 @@ export async function collectRemote(client: KubeClient, devName: string, folder:
 
   const pods = (await api(client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: `${DEV_POD_LABEL}=${devName}` }), 'listing dev pods'))
     .items;
-  const pod = newest(pods.filter((p) => !p.metadata?.deletionTimestamp)) ?? newest(pods);
+  const pod = newestFirst(pods.filter((p) => !p.metadata?.deletionTimestamp))[0] ?? newestFirst(pods)[0];
   if (!pod) {
     out.notes.push(`${devName}: no remote logs: deployment ${name} has no pod`);
     out.files.push({
@@ -136,10 +137,6 @@ export async function collectRemote(client: KubeClient, devName: string, folder:
     out.files.push({ path: `${dir}/${file.slice(file.lastIndexOf('/') + 1)}`, text: got.stdout.toString('utf8') });
   }
   return out;
-}
-
-function newest(pods: V1Pod[]): V1Pod | undefined {
-  return [...pods].sort((a, b) => new Date(b.metadata?.creationTimestamp ?? 0).getTime() - new Date(a.metadata?.creationTimestamp ?? 0).getTime())[0];
 }
 
 /** The pod's state as `kubectl describe` would summarize it; no spec (it holds env values). */

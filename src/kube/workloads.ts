@@ -102,9 +102,8 @@ interface Diagnosis {
 
 /** Looks for a hard failure among the workload's pods; nothing while things merely take time. */
 async function diagnosePods(client: KubeClient, ref: WorkloadRef, jobFailed = false): Promise<Diagnosis> {
-  const pods = (await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: ref.podSelector })).items;
   // The newest attempt first: its log is the one that explains the failure.
-  pods.sort((a, b) => time(b.metadata?.creationTimestamp) - time(a.metadata?.creationTimestamp));
+  const pods = newestFirst((await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: ref.podSelector })).items);
   for (const pod of pods) {
     const found = podFailure(pod, jobFailed);
     if (!found) continue;
@@ -183,6 +182,11 @@ async function probeFailure(client: KubeClient, pod: V1Pod): Promise<string | un
 }
 
 /** client-node gives timestamps as Date objects (or strings from some paths): milliseconds either way. */
+/** The pods (or any objects), the most recently created first; a copy. */
+export function newestFirst<T extends { metadata?: { creationTimestamp?: Date } }>(items: readonly T[]): T[] {
+  return [...items].sort((a, b) => time(b.metadata?.creationTimestamp) - time(a.metadata?.creationTimestamp));
+}
+
 function time(t: Date | string | undefined): number {
   return t === undefined ? 0 : new Date(t).getTime();
 }
