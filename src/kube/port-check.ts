@@ -9,27 +9,55 @@ import type { KubeClient } from './client.ts';
 import { sleep } from '../base/wait.ts';
 
 export async function podAcceptsTcp(client: KubeClient, pod: string, port: number, listenMs = 1500): Promise<boolean> {
-  const { PortForward } = await import('@kubernetes/client-node');
-  const forward = new PortForward(client.kc, true);
   const output = new PassThrough();
   const errors = new PassThrough();
-  const input = new PassThrough();
   let refused = false;
   errors.on('data', (chunk: Buffer) => {
     if (chunk.toString().trim()) refused = true;
   });
   output.resume();
-  let socket: { close(): void } | undefined;
+  let forward: PortForwardConnection | undefined;
   try {
-    const opened = await forward.portForward(client.namespace, pod, [port], output, errors, input);
-    socket = typeof opened === 'function' ? (opened() ?? undefined) : opened;
+    forward = await openPortForward(client, pod, port, output, errors);
     await sleep(listenMs);
     return !refused;
   } catch {
     return false;
   } finally {
+    forward?.close();
+  }
+}
+
+/** One connection to a pod's port through the API server: the port's bytes go to `output`, the node's errors to `errors`. */
+interface PortForwardConnection {
+  /** Registers `listener` for the end of the forward (the connection closed, or the node gave up). */
+  onClose(listener: () => void): void;
+  close(): void;
+}
+
+async function openPortForward(
+  client: Pick<KubeClient, 'kc' | 'namespace'>,
+  pod: string,
+  port: number,
+  output: PassThrough,
+  errors: PassThrough,
+): Promise<PortForwardConnection> {
+  const { PortForward } = await import('@kubernetes/client-node');
+  const input = new PassThrough();
+  try {
+    const opened = await new PortForward(client.kc, true).portForward(client.namespace, pod, [port], output, errors, input);
+    const socket: { close(): void; once?(event: 'close', listener: () => void): unknown } | undefined =
+      typeof opened === 'function' ? (opened() ?? undefined) : opened;
+    return {
+      onClose: (listener) => socket?.once?.('close', listener),
+      close: () => {
+        input.end();
+        socket?.close();
+      },
+    };
+  } catch (err) {
     input.end();
-    socket?.close();
+    throw err;
   }
 }
 
@@ -49,11 +77,9 @@ export type PortGreeting =
  * some 20 ms; a pod without a sandbox yet is a 500, a missing pod a 404.
  */
 export async function podPortGreeting(client: Pick<KubeClient, 'kc' | 'namespace'>, pod: string, port: number, timeoutMs: number): Promise<PortGreeting> {
-  const { PortForward } = await import('@kubernetes/client-node');
   const output = new PassThrough();
   const errors = new PassThrough();
-  const input = new PassThrough();
-  let socket: { close(): void; once?(event: 'close', listener: () => void): unknown } | undefined;
+  let forward: PortForwardConnection | undefined;
   let timer: NodeJS.Timeout | undefined;
   let settle: (g: PortGreeting) => void = () => undefined;
   try {
@@ -66,16 +92,14 @@ export async function podPortGreeting(client: Pick<KubeClient, 'kc' | 'namespace
       });
       timer = setTimeout(() => resolve({ kind: 'not-yet', why: `nothing said within ${timeoutMs} ms` }), timeoutMs);
     });
-    const opened = await new PortForward(client.kc, true).portForward(client.namespace, pod, [port], output, errors, input);
-    socket = typeof opened === 'function' ? (opened() ?? undefined) : opened;
-    socket?.once?.('close', () => settle({ kind: 'not-yet', why: 'the port-forward closed' }));
+    forward = await openPortForward(client, pod, port, output, errors);
+    forward.onClose(() => settle({ kind: 'not-yet', why: 'the port-forward closed' }));
     return await answer;
   } catch (err) {
     const why = (err as Error).message ?? String(err);
     return /\b404\b/.test(why) ? { kind: 'gone' } : { kind: 'not-yet', why };
   } finally {
     clearTimeout(timer);
-    input.end();
-    socket?.close();
+    forward?.close();
   }
 }
