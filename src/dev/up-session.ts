@@ -8,7 +8,7 @@
 import type ssh2 from 'ssh2';
 import type { Progress } from '../deploy/progress.ts';
 import { DevtoolError } from '../base/errors.ts';
-import { collectGarbage } from '../base/memory.ts';
+import { collectAfterBurst, memorySummary } from '../base/memory.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeTarget } from '../kube/target.ts';
 import type { Logger } from '../log/logger.ts';
@@ -133,15 +133,16 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
         const firstSync = await startSync(t, session);
         progress.step(firstSyncSummary(firstSync, ((Date.now() - since) / 1000).toFixed(1)));
         // The first sync's lists are garbage now; an idle `up` would keep them (memory.ts).
+        const afterFirstSync = () => void collectAfterBurst().then(() => f.log.debug(`memory once quiet after the first sync: ${memorySummary()}`));
         if (firstSync.some((r) => r.copied)) {
           void session.settled.then(
             () => {
               o.settled(`first sync settled in ${((Date.now() - since) / 1000).toFixed(1)}s; ${syncingHow(syncPlan.folders)}`);
-              collectGarbage();
+              afterFirstSync();
             },
             () => undefined,
           );
-        } else collectGarbage();
+        } else afterFirstSync();
         const ssh = await started.connection();
         await checkWatchLimits(
           syncPlan,

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ProcessTable } from '../io/stop-process.ts';
 import { Logger } from '../log/logger.ts';
 import { listenerCheck, LocalSyncthingApi, recordedAddress } from './local-address.ts';
-import { LocalSyncthing, stopStaleSyncthing } from './local-syncthing.ts';
+import { LocalSyncthing, stopStaleSyncthing, syncthingEnv } from './local-syncthing.ts';
 
 const hasProc = existsSync('/proc/self/fd');
 const KEY = 'local-api-key';
@@ -97,4 +97,10 @@ test('a Syncthing left by a killed up is stopped only when its PID file still na
   await stopStaleSyncthing(stateDir, processes);
   assert.deepEqual(signals, ['SIGTERM 500']);
   assert.equal(existsSync(pidFile), false);
+});
+
+test('the local Syncthing runs with GOGC 50 unless the developer chose one, and always unmonitored, without upgrades or a default folder', () => {
+  const ours = { STMONITORED: 'yes', STNOUPGRADE: '1', STNORESTART: '1', STNODEFAULTFOLDER: '1' };
+  assert.deepEqual(syncthingEnv({ PATH: '/bin' }), { PATH: '/bin', GOGC: '50', ...ours });
+  assert.deepEqual(syncthingEnv({ PATH: '/bin', GOGC: '200', STMONITORED: 'no' }), { PATH: '/bin', GOGC: '200', ...ours });
 });
