@@ -72,7 +72,8 @@ export async function collectRemote(client: KubeClient, devName: string, folder:
 
   const pods = (await api(client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: `${DEV_POD_LABEL}=${devName}` }), 'listing dev pods'))
     .items;
-  const pod = newestFirst(pods.filter((p) => !p.metadata?.deletionTimestamp))[0] ?? newestFirst(pods)[0];
+  const byAge = newestFirst(pods);
+  const pod = byAge.find((p) => !p.metadata?.deletionTimestamp) ?? byAge[0];
   if (!pod) {
     out.notes.push(`${devName}: no remote logs: deployment ${name} has no pod`);
     out.files.push({

@@ -181,12 +181,12 @@ async function probeFailure(client: KubeClient, pod: V1Pod): Promise<string | un
   return `failed probe: ${(last.message ?? 'probe failed').trim()}`;
 }
 
-/** client-node gives timestamps as Date objects (or strings from some paths): milliseconds either way. */
 /** The pods (or any objects), the most recently created first; a copy. */
 export function newestFirst<T extends { metadata?: { creationTimestamp?: Date } }>(items: readonly T[]): T[] {
   return [...items].sort((a, b) => time(b.metadata?.creationTimestamp) - time(a.metadata?.creationTimestamp));
 }
 
+/** client-node gives timestamps as Date objects (or strings from some paths): milliseconds either way. */
 function time(t: Date | string | undefined): number {
   return t === undefined ? 0 : new Date(t).getTime();
 }

@@ -41,9 +41,9 @@ type event struct {
 // noticed within a poll. startTime is whole seconds, so a Syncthing that
 // restarts within the second it started (ours start in some 60 ms) has the
 // same one: a failed request is therefore taken for a restart too, and the
-// walk then covers what changed since the last event seen. Events are also lost when more than 1,000 arrive
-// between two polls, or Syncthing drops some: the IDs then skip, and the
-// walk covers what changed since the last event seen.
+// walk then covers what changed since the last event seen. Events are also
+// lost when more than 1,000 arrive between two polls, or Syncthing drops
+// some: the IDs then skip, and the walk covers the same.
 func (a *applier) follow(ctx context.Context) {
 	var started string // startTime of the Syncthing followed
 	since := 0         // last event ID seen
