@@ -5,6 +5,7 @@ import { createAccount } from './accounts.ts';
 import { type App, buildApp, type ServiceConfig } from './app.ts';
 import { type RouteSpec, routes } from '../src/service/contract.ts';
 import { MemoryStore } from './store/memory.ts';
+import { newToken } from './tokens.ts';
 
 const CONFIG: ServiceConfig = { version: '9.9.9', publicUrl: 'https://devtool.example', rateLimit: { max: 1000, timeWindowMs: 60_000 } };
 
@@ -107,6 +108,26 @@ describe('service API', () => {
     // The other token still works; revoking twice is a 404.
     assert.equal((await h.app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(alice.token) })).statusCode, 200);
     assert.equal(refusal(await h.app.inject({ method: 'DELETE', url: `/api/v1/tokens/${id}`, headers: bearer(alice.token) })).status, 404);
+  });
+
+  test("a pipeline run's token does what a run needs and nothing else: no tokens, no secrets written, no namespaces", async () => {
+    const h = await harness();
+    await createAccount(h.store, 'alice', false, h.clock.now);
+    const run = newToken('alice', 'pipeline shop in alice-devtool (run abc)', h.clock.now, 1);
+    await h.store.addToken({ ...run.record, scope: 'run' });
+    assert.equal((await h.app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(run.token) })).statusCode, 200);
+    assert.equal((await h.app.inject({ method: 'GET', url: '/api/v1/secret-values', headers: bearer(run.token) })).statusCode, 200);
+    for (const [method, url, payload] of [
+      ['POST', '/api/v1/tokens', { name: 'forever' }],
+      ['GET', '/api/v1/tokens', undefined],
+      ['PUT', '/api/v1/secrets/X', { value: 'y' }],
+      ['POST', '/api/v1/namespaces', { name: 'grab' }],
+    ] as const) {
+      const refused = refusal(await h.app.inject({ method, url, headers: bearer(run.token), ...(payload ? { payload } : {}) }));
+      assert.equal(refused.status, 403, `${method} ${url}`);
+      assert.match(refused.error, /^a pipeline run's token cannot /);
+    }
+    assert.equal((await h.store.listTokens('alice')).length, 2, 'no token was made');
   });
 
   test("a user cannot revoke another user's token", async () => {

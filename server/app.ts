@@ -16,6 +16,7 @@ import { registerKubeCredentialRoutes } from './routes/kube-credentials.ts';
 import { registerInfoRoutes } from './routes/info.ts';
 import { registerLoginRoutes } from './routes/login.ts';
 import { registerNamespaceRoutes } from './routes/namespaces.ts';
+import type { ClusterFactory } from './pipelines/acting-user.ts';
 import type { PipelineCluster } from './pipelines/cluster.ts';
 import { registerPipelineRoutes } from './routes/pipelines.ts';
 import { previewDeps, registerPreviewRoutes } from './routes/previews.ts';
@@ -36,9 +37,9 @@ export interface AppOptions {
   /** Where users' Kubernetes credentials come from; absent: the route answers 503. */
   kubeCredentials?: KubeCredentialSource;
   /** Pipeline runs act on the cluster with a user's token through this (the unit tests' fake; default client-node). */
-  pipelineCluster?: (userToken: string) => Promise<PipelineCluster>;
+  pipelineCluster?: ClusterFactory<PipelineCluster>;
   /** The same for preview environments (a pipeline cluster that also lists Ingress hosts). */
-  previewCluster?: (userToken: string) => Promise<PreviewCluster>;
+  previewCluster?: ClusterFactory<PreviewCluster>;
 }
 
 /**

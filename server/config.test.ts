@@ -17,6 +17,7 @@ test('settings: defaults, optional announcements, the CA read from its file', ()
     logLevel: 'info',
     config: { version: readSettings({ POD_NAMESPACE: 'x' }).config.version, rateLimit: { max: 30, timeWindowMs: 60_000 } },
     previews: { sweepIntervalMs: 60_000 },
+    namespacePolicy: { podSecurity: 'baseline' },
   });
   const s = readSettings({
     POD_NAMESPACE: 'devtool',

@@ -5,6 +5,7 @@ import { VERSION } from '../src/version.ts';
 import type { BuildkitUpstream } from './build-tunnel.ts';
 import type { ServiceConfig } from './context.ts';
 import type { KubeCredentialSettings } from './kube-credentials.ts';
+import { type NamespacePolicy, readNamespacePolicy } from './store/namespace-policy.ts';
 
 export interface ServeSettings {
   port: number;
@@ -19,6 +20,8 @@ export interface ServeSettings {
   kube?: KubeCredentialSettings;
   /** preview environments: how often each replica moves destroys on, and when a preview is stale. */
   previews: { sweepIntervalMs: number; staleAfterMs?: number };
+  /** What every namespace the service makes enforces: Pod Security, quota, limits. */
+  namespacePolicy: NamespacePolicy;
 }
 
 /** Reads the settings; a wrong one is an Error naming the variable. */
@@ -83,6 +86,7 @@ export function readSettings(env: NodeJS.ProcessEnv): ServeSettings {
     logLevel: env['LOG_LEVEL'] || 'info',
     config,
     previews: readPreviewSettings(env),
+    namespacePolicy: readNamespacePolicy(env),
   };
   // cluster credentials: users' kubeconfigs name this API server and trust this CA.
   const kubeServer = optional('DEVTOOL_KUBE_SERVER');

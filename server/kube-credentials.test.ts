@@ -8,15 +8,16 @@ import { buildApp } from './app.ts';
 import { readSettings } from './config.ts';
 import type { KubeTokenIssuer } from './kube-credentials.ts';
 import { MemoryStore } from './store/memory.ts';
+import { hashToken } from './tokens.ts';
 
 const CA = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 const NOW = new Date('2026-01-01T00:00:00Z');
 
 /** Stands for TokenRequest: records whose ServiceAccount each token was asked for. */
 class FakeIssuer implements KubeTokenIssuer {
-  readonly asked: { user: string; seconds: number }[] = [];
-  async issue(user: string, seconds: number) {
-    this.asked.push({ user, seconds });
+  readonly asked: { user: string; seconds: number; boundTo?: string }[] = [];
+  async issue(user: string, seconds: number, boundTo?: { name: string; uid: string }) {
+    this.asked.push({ user, seconds, ...(boundTo ? { boundTo: `${boundTo.name}/${boundTo.uid}` } : {}) });
     return { token: `sa-token-of-${user}-${this.asked.length}`, expiresAt: new Date(NOW.getTime() + seconds * 1000).toISOString() };
   }
 }
@@ -33,7 +34,7 @@ async function harness(withSource = true) {
   });
   const alice = await createAccount(store, 'alice', false, NOW);
   const bob = await createAccount(store, 'bob', true, NOW);
-  return { app, issuer, alice, bob };
+  return { app, store, issuer, alice, bob };
 }
 
 describe('kube credentials route', () => {
@@ -49,9 +50,12 @@ describe('kube credentials route', () => {
     });
     const other = await h.app.inject({ method: 'POST', url: '/api/v1/kube-credentials', headers: { authorization: `Bearer ${h.bob.token}` } });
     assert.equal(other.json().token, 'sa-token-of-bob-2');
+    // Each bound to the API token it was asked with: revoking that token ends it.
+    const objectOf = async (token: string) => (await h.store.findToken(hashToken(token)))!.objectRef!;
+    const [a, b] = [await objectOf(h.alice.token), await objectOf(h.bob.token)];
     assert.deepEqual(h.issuer.asked, [
-      { user: 'alice', seconds: 900 },
-      { user: 'bob', seconds: 900 },
+      { user: 'alice', seconds: 900, boundTo: `${a.name}/${a.uid}` },
+      { user: 'bob', seconds: 900, boundTo: `${b.name}/${b.uid}` },
     ]);
   });
 

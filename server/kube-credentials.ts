@@ -9,9 +9,14 @@ import type * as k8s from '@kubernetes/client-node';
 import { makeKeepAliveApiClient } from './kube-api.ts';
 import { serviceAccountName } from './store/kubernetes.ts';
 
-/** Makes a bound token of a user's ServiceAccount; the fake in the unit tests stands for TokenRequest. */
+/**
+ * Makes a token of a user's ServiceAccount; the fake in the unit tests stands for TokenRequest.
+ * `boundTo`: the Secret (in the service's namespace) of the API token it was made from: the API
+ * server accepts the token only while that Secret exists with that uid, so revoking the API token
+ * ends the cluster credentials made from it at once, whatever their expiry.
+ */
 export interface KubeTokenIssuer {
-  issue(user: string, seconds: number): Promise<{ token: string; expiresAt: string }>;
+  issue(user: string, seconds: number, boundTo?: { name: string; uid: string }): Promise<{ token: string; expiresAt: string }>;
 }
 
 /** What the route hands out besides the token, and for how long a token lives. */
@@ -38,12 +43,18 @@ export async function tokenRequestIssuer(namespace: string, kc?: k8s.KubeConfig)
   }
   const core = makeKeepAliveApiClient(mod, config, mod.CoreV1Api);
   return {
-    async issue(user, seconds) {
+    async issue(user, seconds, boundTo) {
       const answer = await core.createNamespacedServiceAccountToken({
         name: serviceAccountName(user),
         namespace,
         // No audiences: the API server's own, so the token authenticates to it and nowhere else.
-        body: { spec: { audiences: [], expirationSeconds: seconds } },
+        body: {
+          spec: {
+            audiences: [],
+            expirationSeconds: seconds,
+            ...(boundTo ? { boundObjectRef: { apiVersion: 'v1', kind: 'Secret', name: boundTo.name, uid: boundTo.uid } } : {}),
+          },
+        },
       });
       const token = answer.status?.token;
       const expiry = answer.status?.expirationTimestamp;

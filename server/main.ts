@@ -19,7 +19,7 @@ class UsageFailure extends Error {}
 
 async function serve(): Promise<void> {
   const s = readSettings(process.env);
-  const store = await KubeStore.create({ namespace: s.namespace, extraLabels: s.objectLabels });
+  const store = await KubeStore.create({ namespace: s.namespace, extraLabels: s.objectLabels, namespacePolicy: s.namespacePolicy });
   const kubeCredentials = s.kube && { ...s.kube, issuer: await tokenRequestIssuer(s.namespace) };
   const app = await buildApp({ store, config: s.config, logLevel: s.logLevel, ...(kubeCredentials ? { kubeCredentials } : {}) });
   // login: abandoned sessions and codes are removed every 10 minutes (each replica; deleting twice is harmless).
@@ -30,6 +30,14 @@ async function serve(): Promise<void> {
     );
   }, 600_000);
   sweep.unref();
+  // Namespaces made before this policy (an older install, a tighter upgrade) get it now.
+  store.enforceNamespacePolicy().then(
+    (r) => {
+      if (Object.keys(r.changed).length) app.log.info({ changed: r.changed }, 'namespace policy enforced');
+      for (const [namespace, error] of Object.entries(r.failed)) app.log.warn({ namespace, error }, 'enforcing the namespace policy failed');
+    },
+    (err: unknown) => app.log.warn({ err }, 'enforcing the namespace policy failed'),
+  );
   // preview environments: destroys asked for without --wait, and stale previews (previews/sweeper.ts).
   const previews = previewDeps({ store, config: s.config, now: () => new Date() }, kubeCredentials);
   const sweepSettings = { ...(s.previews.staleAfterMs ? { staleAfterMs: s.previews.staleAfterMs } : {}), timeoutSeconds: 600 };
@@ -71,7 +79,7 @@ async function createUser(args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args, options: { admin: { type: 'boolean', default: false } }, allowPositionals: true });
   if (positionals.length !== 1) throw new UsageFailure(`create-user takes one NAME (${positionals.length} given); ${USAGE}`);
   const s = readSettings(process.env);
-  const store = await KubeStore.create({ namespace: s.namespace, extraLabels: s.objectLabels });
+  const store = await KubeStore.create({ namespace: s.namespace, extraLabels: s.objectLabels, namespacePolicy: s.namespacePolicy });
   const account = await createAccount(store, positionals[0]!, values.admin, new Date());
   process.stdout.write(
     `created user ${account.name}${account.admin ? ' (admin)' : ''} with namespace ${account.namespace}; its API token:\n${account.token}\n`,

@@ -1,17 +1,20 @@
 /**
  * The cluster as one user sees it: a client acting with a fresh token of the user's own
- * ServiceAccount, and what a pipeline run needs besides (runs.ts RunSettings). Pipelines and
- * previews act through this, so Kubernetes RBAC decides what a user may do, never the service's
- * own rights.
+ * ServiceAccount, the service's own records of pipeline runs (the store: never an object a user can
+ * write), and what a pipeline run needs besides (runs.ts RunSettings). Pipelines and previews act
+ * through this, so Kubernetes RBAC decides what a user may do, never the service's own rights.
  */
 import type { AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import type { KubeCredentialSource } from '../kube-credentials.ts';
 import { LABEL_MANAGED } from '../store/kubernetes.ts';
 import { newToken } from '../tokens.ts';
+import type { RunRecords } from '../store/store.ts';
+import type { PipelineCluster, RunTokens } from './cluster.ts';
 import type { RunSettings } from './runs.ts';
 
-export type ClusterFactory<C> = (userToken: string) => Promise<C>;
+/** The user's side of a cluster (RunJobs and what else C needs), acting with `userToken`. */
+export type ClusterFactory<C extends PipelineCluster> = (userToken: string) => Promise<Omit<C, keyof RunRecords | keyof RunTokens>>;
 
 export interface ActingUser<C> {
   cluster: C;
@@ -19,7 +22,22 @@ export interface ActingUser<C> {
 }
 
 /** `user`'s view of the cluster; a 503 when the operator has not set what runs need. */
-export function actingUser<C>(ctx: AppContext, source: KubeCredentialSource | undefined, clusterFactory: ClusterFactory<C>) {
+export function actingUser<C extends PipelineCluster>(ctx: AppContext, source: KubeCredentialSource | undefined, clusterFactory: ClusterFactory<C>) {
+  const r = ctx.store.runs;
+  // The store's own methods, bound: the records are the service's, whatever the user's side holds.
+  const records: RunRecords = {
+    getRecord: (namespace, name) => r.getRecord(namespace, name),
+    putRecord: (record, version, labels) => r.putRecord(record, version, labels),
+    deleteRecord: (namespace, name) => r.deleteRecord(namespace, name),
+    putVariables: (namespace, name, variables, labels) => r.putVariables(namespace, name, variables, labels),
+    getVariables: (namespace, name) => r.getVariables(namespace, name),
+    deleteVariables: (namespace, name) => r.deleteVariables(namespace, name),
+  };
+  const tokens: RunTokens = {
+    endRunToken: async (user, id) => {
+      await ctx.store.deleteToken(user, id);
+    },
+  };
   return async (user: string): Promise<ActingUser<C>> => {
     const image = ctx.config.runnerImage;
     if (!image || !source) {
@@ -27,6 +45,7 @@ export function actingUser<C>(ctx: AppContext, source: KubeCredentialSource | un
     }
     const { token } = await source.issuer.issue(user, source.tokenSeconds);
     const settings: RunSettings = {
+      user,
       runnerImage: image,
       clusterCa: source.certificateAuthority,
       ...(ctx.config.certificate ? { frontDoorCa: ctx.config.certificate } : {}),
@@ -38,8 +57,8 @@ export function actingUser<C>(ctx: AppContext, source: KubeCredentialSource | un
               // Listed with the user's tokens under this name, and expiring with the run.
               issueApiToken: async (seconds: number, name: string) => {
                 const made = newToken(user, name, ctx.now(), seconds / 86_400);
-                await ctx.store.addToken(made.record);
-                return made.token;
+                await ctx.store.addToken({ ...made.record, scope: 'run' });
+                return { token: made.token, id: made.record.id };
               },
             },
           }
@@ -49,6 +68,6 @@ export function actingUser<C>(ctx: AppContext, source: KubeCredentialSource | un
       storedSecrets: () => ctx.store.secretValues(user),
       now: ctx.now,
     };
-    return { cluster: await clusterFactory(token), settings };
+    return { cluster: { ...(await clusterFactory(token)), ...records, ...tokens } as C, settings };
   };
 }

@@ -1,25 +1,24 @@
 /**
- * What pipeline runs need of the cluster, acting with ONE user's credentials (a token of the user's
- * own ServiceAccount): Kubernetes RBAC decides whether the user may run a pipeline in a namespace,
- * exactly as it decides for the user's own kubectl. The record of a pipeline is a ConfigMap
- * `devtool-pipeline-<name>` in the pipeline's namespace (so `kubectl get configmaps -l
- * devtool.dev/pipeline` lists them, and deleting the namespace removes them); a run is a Job and two
- * Secrets owned by it. The deploy's `--var` values (which may be passwords) are kept for destroy in
- * the Secret `devtool-pipeline-<name>-vars` beside the record, and go with it. The unit tests drive runs.ts with an in-memory fake of this interface.
+ * What pipeline runs need, from two sides that are trusted differently:
+ * - RunRecords (the store, server/store/): the pipeline's record and its deploy's `--var` values,
+ *   kept where only the service writes. A destroy or a redeploy with the last parameters acts on
+ *   these, never on an object a user can write.
+ * - RunJobs, acting with ONE user's credentials (a token of the user's own ServiceAccount): whether
+ *   the user may run or read pipelines in a namespace (Kubernetes RBAC decides, exactly as for the
+ *   user's own kubectl), and the run itself: a Job and its Secrets in the pipeline's namespace.
+ * - RunTokens: the run's own API token, which the service revokes once the run has ended.
+ * A PipelineCluster is all three, for one acting user (acting-user.ts puts them together); the unit tests
+ * drive runs.ts with an in-memory fake of it.
  */
 import type { Writable } from 'node:stream';
 import type * as k8s from '@kubernetes/client-node';
-import type { PipelineRunBody } from '../../src/service/contract.ts';
+import type { RunRecords } from '../store/store.ts';
 
-export type RunRecord = Omit<PipelineRunBody, 'skipped'> & {
-  /** deploy's inputs, kept for destroy (which clones the same repository). Variables are kept apart, in a Secret (putVariables). */
-  runId: string;
-};
+export { RecordConflict, type RunRecord } from '../store/store.ts';
 
 /** The Job's state as the service reads it. */
 export type JobState = { state: 'running' } | { state: 'succeeded' } | { state: 'failed'; reason: string; message: string } | { state: 'missing' };
 
-export class RecordConflict extends Error {}
 /** Kubernetes refused the user (403) or the namespace does not exist (404): the one line to show. */
 export class ClusterRefusal extends Error {
   constructor(
@@ -30,22 +29,11 @@ export class ClusterRefusal extends Error {
   }
 }
 
-export interface PipelineCluster {
-  getRecord(namespace: string, name: string): Promise<{ record: RunRecord; version: string } | undefined>;
-  /**
-   * Creates (version undefined) or replaces the record at `version`; RecordConflict when another
-   * writer got there first. Answers the new version.
-   */
-  putRecord(record: RunRecord, version: string | undefined, labels: Record<string, string>): Promise<string>;
-  deleteRecord(namespace: string, name: string): Promise<void>;
-  /**
-   * The pipeline's variables Secret holds exactly `variables` (NAME=VALUE, in order; none: no
-   * Secret), replacing what it held.
-   */
-  putVariables(namespace: string, name: string, variables: readonly string[], labels: Record<string, string>): Promise<void>;
-  /** The variables putVariables kept, in order (none when there is no Secret). */
-  getVariables(namespace: string, name: string): Promise<string[]>;
-  deleteVariables(namespace: string, name: string): Promise<void>;
+/** What the acting user may do with pipelines in a namespace: run them (create Jobs), read them (get pods), or nothing. */
+export type PipelineAccess = 'run' | 'read' | 'none';
+
+export interface RunJobs {
+  access(namespace: string): Promise<PipelineAccess>;
   /** The Job, then its Secrets owned by it (deleting the Job deletes them). */
   createRun(job: k8s.V1Job, secrets: k8s.V1Secret[]): Promise<void>;
   jobState(namespace: string, job: string): Promise<JobState>;
@@ -57,6 +45,10 @@ export interface PipelineCluster {
   followLog(namespace: string, job: string, out: Writable, signal: AbortSignal): Promise<boolean>;
 }
 
-export const recordName = (name: string) => `devtool-pipeline-${name}`;
-/** The Secret keeping deploy's variables for destroy: keys variableKey(i) (job.ts). */
-export const variablesSecretName = (name: string) => `devtool-pipeline-${name}-vars`;
+/** The run's own API token, the service's to end (the store). */
+export interface RunTokens {
+  /** Revokes the user's token `id` (nothing when it is gone already). */
+  endRunToken(user: string, id: string): Promise<void>;
+}
+
+export type PipelineCluster = RunRecords & RunTokens & RunJobs;

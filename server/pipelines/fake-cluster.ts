@@ -1,41 +1,25 @@
 /**
  * An in-memory PipelineCluster for unit tests (runs.test.ts, previews.test.ts): the test sets each
- * Job's state and log.
+ * Job's state and log, and what the acting user may do in each namespace (`access`, default: run).
  */
 import type * as k8s from '@kubernetes/client-node';
-import { type JobState, type PipelineCluster, RecordConflict, type RunRecord } from './cluster.ts';
+import { memoryRunRecords } from '../store/memory-runs.ts';
+import type { JobState, PipelineAccess, PipelineCluster } from './cluster.ts';
 
-/** An in-memory cluster: records with versions, variables Secrets, Jobs whose state the test sets, logs. */
+/** An in-memory cluster: records with versions, variables, Jobs whose state the test sets, logs. */
 export function fakeCluster() {
-  const records = new Map<string, { record: RunRecord; version: number }>();
-  const variables = new Map<string, string[]>();
+  const { runs, records, variables } = memoryRunRecords();
   const jobs = new Map<string, { job: k8s.V1Job; secrets: k8s.V1Secret[]; state: JobState; log: string }>();
-  let version = 0;
-  const key = (ns: string, name: string) => `${ns}/${name}`;
+  const access = new Map<string, PipelineAccess>();
+  /** The run tokens revoked, as `user/id`. */
+  const endedTokens: string[] = [];
   const cluster: PipelineCluster = {
-    async getRecord(ns, name) {
-      const r = records.get(key(ns, name));
-      return r && { record: structuredClone(r.record), version: String(r.version) };
+    ...runs,
+    async endRunToken(user, id) {
+      endedTokens.push(`${user}/${id}`);
     },
-    async putRecord(record, v) {
-      const k = key(record.namespace, record.name);
-      const have = records.get(k);
-      if ((v === undefined && have) || (v !== undefined && String(have?.version) !== v)) throw new RecordConflict('conflict');
-      records.set(k, { record: structuredClone(record), version: ++version });
-      return String(version);
-    },
-    async deleteRecord(ns, name) {
-      records.delete(key(ns, name));
-    },
-    async putVariables(ns, name, values) {
-      if (values.length === 0) variables.delete(key(ns, name));
-      else variables.set(key(ns, name), [...values]);
-    },
-    async getVariables(ns, name) {
-      return [...(variables.get(key(ns, name)) ?? [])];
-    },
-    async deleteVariables(ns, name) {
-      variables.delete(key(ns, name));
+    async access(ns) {
+      return access.get(ns) ?? 'run';
     },
     async createRun(job, secrets) {
       jobs.set(job.metadata!.name!, { job, secrets, state: { state: 'running' }, log: '' });
@@ -54,5 +38,5 @@ export function fakeCluster() {
       return false;
     },
   };
-  return { cluster, records, jobs, variables };
+  return { cluster, records, jobs, variables, access, endedTokens };
 }

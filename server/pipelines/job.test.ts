@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { assertGolden } from '../../test/golden.ts';
-import { recordName, variablesSecretName } from './cluster.ts';
+import { recordSecretName, variablesSecretName } from '../store/kubernetes-runs.ts';
 import { credentialsSecretName, envSecretName, jobName, LOAD_VARIABLES, type RunnerJobInput, runnerArgs, runnerJob, variableKey } from './job.ts';
 
 const dir = join(import.meta.dirname, 'testdata');
@@ -72,7 +72,12 @@ test('with the longest pipeline name, every name and label value of the run fits
   for (const [k, v] of Object.entries({ ...job.metadata!.labels, ...job.spec!.template.metadata!.labels, 'job-name': job.metadata!.name! })) {
     assert.match(v, label, `label ${k}=${v}`);
   }
-  for (const secret of [credentialsSecretName(name, runId), envSecretName(name, runId), variablesSecretName(name), recordName(name)]) {
+  for (const secret of [
+    credentialsSecretName(name, runId),
+    envSecretName(name, runId),
+    variablesSecretName('a'.repeat(63), name),
+    recordSecretName('a'.repeat(63), name),
+  ]) {
     assert.ok(dns1123Subdomain(secret), secret);
   }
   const volumes = job.spec!.template.spec!.volumes!;

@@ -91,22 +91,26 @@ if [ -s "$d/${KEY_FRONT_DOOR_CA}" ]; then
   export NODE_EXTRA_CA_CERTS="$d/${KEY_FRONT_DOOR_CA}" DEVTOOL_CA_CERT="$d/${KEY_FRONT_DOOR_CA}"
 fi
 export GIT_SSL_CAINFO=/tmp/cas.pem
-# The user's own credentials: the API server from inside the cluster, the token from the mounted file.
+# The user's own credentials, for the API server from inside the cluster. With the service's URL and
+# the run's API token, devtool works on the service context, logged in as a user does (context use
+# reads what the service announces: its registry, endpoint domain, CA): its hosted builder builds the
+# images, and every Kubernetes request (devtool's, and kubectl's and helm's through the credential
+# plugin) carries a short-lived token the service hands out, bound to the run's API token. Without
+# them, the token mounted from the run's Secret.
+if [ -n "\${SERVICE_URL:-}" ] && [ -s "$d/${KEY_API_TOKEN}" ]; then
+  devtool context use "$SERVICE_URL" --token "$(cat "$d/${KEY_API_TOKEN}")" >/dev/null
+  user="{exec: {apiVersion: client.authentication.k8s.io/v1, command: devtool, args: [kubetoken, --context, '$SERVICE_URL'], interactiveMode: Never}}"
+else
+  user="{token: '$(cat "$d/${KEY_KUBE_TOKEN}")'}"
+fi
 cat > "$KUBECONFIG" <<EOF
 apiVersion: v1
 kind: Config
 clusters: [{name: cluster, cluster: {server: "https://kubernetes.default.svc", certificate-authority: "$d/${KEY_CLUSTER_CA}"}}]
-users: [{name: user, user: {token: "$(cat "$d/${KEY_KUBE_TOKEN}")"}}]
+users: [{name: user, user: $user}]
 contexts: [{name: pipeline, context: {cluster: cluster, user: user, namespace: "$NAMESPACE"}}]
 current-context: pipeline
 EOF
-# With the service's URL and an API token, devtool works on the service context, logged in as a
-# user does (context use reads what the service announces: its registry, endpoint domain, CA): its
-# hosted builder builds the images; Kubernetes is reached in the cluster (DEVTOOL_KUBE_SERVER), with
-# the credentials the service hands out.
-if [ -n "\${SERVICE_URL:-}" ] && [ -s "$d/${KEY_API_TOKEN}" ]; then
-  devtool context use "$SERVICE_URL" --token "$(cat "$d/${KEY_API_TOKEN}")" >/dev/null
-fi
 # A private repository: the token from the mounted file, through a credential helper (never in a URL,
 # an argument or the log).
 if [ -s "$d/${KEY_GIT_TOKEN}" ]; then
@@ -189,7 +193,8 @@ export function runnerJob(input: RunnerJobInput): k8s.V1Job {
           // The pod acts only with the user's token from the run's Secret, never the namespace's default account.
           automountServiceAccountToken: false,
           enableServiceLinks: false,
-          securityContext: { runAsUser: 1000, runAsGroup: 1000, runAsNonRoot: true, fsGroup: 1000 },
+          // Pod Security restricted, which a namespace may enforce (chart: namespaces.podSecurity).
+          securityContext: { runAsUser: 1000, runAsGroup: 1000, runAsNonRoot: true, fsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
           containers: [
             {
               name: 'runner',

@@ -1,15 +1,11 @@
 /**
- * PipelineCluster on Kubernetes (client-node), acting with a user's own token: every call is
- * authorized by the user's RoleBindings, never by the service's rights.
+ * RunJobs on Kubernetes (client-node), acting with a user's own token: every call is authorized by
+ * the user's RoleBindings, never by the service's rights.
  */
 import { PassThrough, type Writable } from 'node:stream';
 import type * as k8s from '@kubernetes/client-node';
-import { kubeErrorLine, LABEL_MANAGED, orUndefined, statusOf } from '../store/kubernetes.ts';
-import { ClusterRefusal, type JobState, type PipelineCluster, RecordConflict, type RunRecord, recordName, variablesSecretName } from './cluster.ts';
-import { LABEL_PIPELINE, variableKey } from './job.ts';
-
-const RECORD_KEY = 'run.json';
-const LOG_KEY = 'log';
+import { kubeErrorLine, orUndefined, statusOf } from '../store/kubernetes.ts';
+import { ClusterRefusal, type JobState, type PipelineAccess, type RunJobs } from './cluster.ts';
 
 /** A refusal or a missing namespace as the user's one line; anything else as it is. */
 function refusal(err: unknown, what: string): unknown {
@@ -38,11 +34,20 @@ export async function userKubeConfig(token: string): Promise<k8s.KubeConfig> {
   return kc;
 }
 
-export async function kubePipelineCluster(kc: k8s.KubeConfig): Promise<PipelineCluster> {
+export async function kubeRunJobs(kc: k8s.KubeConfig): Promise<RunJobs> {
   const mod = await import('@kubernetes/client-node');
   const core = kc.makeApiClient(mod.CoreV1Api);
   const batch = kc.makeApiClient(mod.BatchV1Api);
+  const authorization = kc.makeApiClient(mod.AuthorizationV1Api);
   const logs = new mod.Log(kc);
+
+  /** Whether the user may do this in the namespace (a SelfSubjectAccessReview: the user's own question, no right needed). */
+  const may = async (namespace: string, verb: string, group: string, resource: string) => {
+    const review = await authorization.createSelfSubjectAccessReview({
+      body: { spec: { resourceAttributes: { namespace, verb, group, resource } } },
+    });
+    return review.status?.allowed === true;
+  };
 
   /** The runner pod of a Job: the newest one. */
   const podOf = async (namespace: string, job: string) => {
@@ -74,81 +79,12 @@ export async function kubePipelineCluster(kc: k8s.KubeConfig): Promise<PipelineC
   }
 
   return {
-    async getRecord(namespace, name) {
-      try {
-        const cm = await orUndefined(core.readNamespacedConfigMap({ name: recordName(name), namespace }));
-        if (!cm?.data?.[RECORD_KEY]) return undefined;
-        const record = JSON.parse(cm.data[RECORD_KEY]) as RunRecord;
-        if (cm.data[LOG_KEY]) record.log = cm.data[LOG_KEY];
-        return { record, version: cm.metadata?.resourceVersion ?? '' };
-      } catch (err) {
-        throw refusal(err, `pipeline ${name} in namespace ${namespace}`);
-      }
-    },
-    async putRecord(record, version, labels) {
-      const { log, ...rest } = record;
-      const body: k8s.V1ConfigMap = {
-        metadata: {
-          name: recordName(record.name),
-          namespace: record.namespace,
-          labels: { ...labels, [LABEL_MANAGED]: 'devtool-service', [LABEL_PIPELINE]: record.name },
-          resourceVersion: version,
-        },
-        data: { [RECORD_KEY]: JSON.stringify(rest), ...(log ? { [LOG_KEY]: log } : {}) },
-      };
-      try {
-        const written =
-          version === undefined
-            ? await core.createNamespacedConfigMap({ namespace: record.namespace, body })
-            : await core.replaceNamespacedConfigMap({ name: recordName(record.name), namespace: record.namespace, body });
-        return written.metadata?.resourceVersion ?? '';
-      } catch (err) {
-        if (statusOf(err) === 409) throw new RecordConflict(`pipeline ${record.name} changed meanwhile`);
-        throw refusal(err, `pipeline ${record.name} in namespace ${record.namespace}`);
-      }
-    },
-    async deleteRecord(namespace, name) {
-      await orUndefined(core.deleteNamespacedConfigMap({ name: recordName(name), namespace }));
-    },
-    async putVariables(namespace, name, variables, labels) {
-      const body: k8s.V1Secret = {
-        metadata: {
-          name: variablesSecretName(name),
-          namespace,
-          labels: { ...labels, [LABEL_MANAGED]: 'devtool-service', [LABEL_PIPELINE]: name },
-        },
-        // data, not stringData: a replace then holds exactly these keys.
-        data: Object.fromEntries(variables.map((v, i) => [variableKey(i), Buffer.from(v, 'utf8').toString('base64')])),
-      };
-      try {
-        if (variables.length === 0) await orUndefined(core.deleteNamespacedSecret({ name: variablesSecretName(name), namespace }));
-        else
-          try {
-            await core.createNamespacedSecret({ namespace, body });
-          } catch (err) {
-            if (statusOf(err) !== 409) throw err;
-            await core.replaceNamespacedSecret({ name: variablesSecretName(name), namespace, body });
-          }
-      } catch (err) {
-        throw refusal(err, `pipeline ${name} in namespace ${namespace}`);
-      }
-    },
-    async getVariables(namespace, name) {
-      let secret: k8s.V1Secret | undefined;
-      try {
-        secret = await orUndefined(core.readNamespacedSecret({ name: variablesSecretName(name), namespace }));
-      } catch (err) {
-        throw refusal(err, `pipeline ${name} in namespace ${namespace}`);
-      }
-      const data = secret?.data ?? {};
-      // variableKey pads to 3 digits (at most 100 variables): the keys sort in their order.
-      return Object.keys(data)
-        .filter((k) => /^var-\d+$/.test(k))
-        .sort()
-        .map((k) => Buffer.from(data[k]!, 'base64').toString('utf8'));
-    },
-    async deleteVariables(namespace, name) {
-      await orUndefined(core.deleteNamespacedSecret({ name: variablesSecretName(name), namespace }));
+    async access(namespace): Promise<PipelineAccess> {
+      const [run, read] = await Promise.all([may(namespace, 'create', 'batch', 'jobs'), may(namespace, 'get', '', 'pods')]);
+      if (run) return 'run';
+      if (read) return 'read';
+      // Refused or absent: the user cannot tell which of another user's namespaces exist.
+      return 'none';
     },
     async createRun(job, secrets) {
       const namespace = job.metadata!.namespace!;

@@ -5,7 +5,8 @@ import { ApiError } from '../errors.ts';
 import { fakeCluster } from './fake-cluster.ts';
 import { deploy, destroy, getRun, gitTokenSecretName, type RunSettings } from './runs.ts';
 
-const settings = (secrets: Record<string, string> = {}): RunSettings => ({
+const settings = (secrets: Record<string, string> = {}, user = 'alice'): RunSettings => ({
+  user,
   runnerImage: 'runner:1',
   clusterCa: 'CLUSTER-CA',
   frontDoorCa: 'FRONT-DOOR-CA',
@@ -148,8 +149,8 @@ test("reuseParams redeploys with the last deploy's repository, branch, file and 
   assert.deepEqual([secretOf(other.job)['var-000'], secretOf(other.job)['var-001']], ['C=3', undefined]);
 });
 
-test("with the service's URL, the run gets a short-lived API token of the user (the runner's devtool works on the service context)", async () => {
-  const { cluster, jobs } = fakeCluster();
+test("with the service's URL, the run gets a short-lived API token of the user, revoked when the run ends, and no cluster token of its own", async () => {
+  const { cluster, jobs, endedTokens } = fakeCluster();
   const issued: { seconds: number; name: string }[] = [];
   const s: RunSettings = {
     ...settings(),
@@ -157,7 +158,7 @@ test("with the service's URL, the run gets a short-lived API token of the user (
       url: 'https://devtool.example',
       issueApiToken: async (seconds, name) => {
         issued.push({ seconds, name });
-        return 'dvt_run-token';
+        return { token: 'dvt_run-token', id: 'run-token-id' };
       },
     },
   };
@@ -165,6 +166,12 @@ test("with the service's URL, the run gets a short-lived API token of the user (
   assert.deepEqual(issued, [{ seconds: 1200, name: `pipeline shop in alice-devtool (run ${run.job.split('-').at(-1)})` }]);
   const job = jobs.get(run.job)!;
   assert.equal(job.secrets[0]!.stringData!['api-token'], 'dvt_run-token');
+  // The runner asks the service for short-lived cluster tokens (bound to the run's API token).
+  assert.equal(job.secrets[0]!.stringData!['kube-token'], undefined);
+  assert.deepEqual(endedTokens, []);
+  job.state = { state: 'succeeded' };
+  await getRun(cluster, 'alice-devtool', 'shop', new Date());
+  assert.deepEqual(endedTokens, ['alice/run-token-id'], 'revoked once the end is recorded');
   const env = Object.fromEntries((job.job.spec!.template.spec!.containers[0]!.env ?? []).map((e) => [e.name, e.value]));
   assert.equal(env.SERVICE_URL, 'https://devtool.example');
   assert.equal(env.DEVTOOL_KUBE_SERVER, 'https://kubernetes.default.svc');
@@ -181,4 +188,28 @@ test('a Job not there yet just after its record was written is starting, not gon
   const late = await getRun(cluster, 'alice-devtool', 'shop', new Date(started.getTime() + 120_000));
   assert.equal(late.status, 'error');
   assert.match(late.message ?? '', /is gone before its result was recorded/);
+});
+
+test("the records are the service's: reading one needs the right to read the namespace, running one the right to run Jobs there", async () => {
+  const { cluster, access } = fakeCluster();
+  await deploy(cluster, settings(), request);
+  access.set('alice-devtool', 'none');
+  await refusal(getRun(cluster, 'alice-devtool', 'shop', new Date()), 403, /you may not read pipelines there/);
+  await refusal(deploy(cluster, settings({}, 'mallory'), request), 403, /you may not run pipelines there/);
+  access.set('alice-devtool', 'read');
+  assert.equal((await getRun(cluster, 'alice-devtool', 'shop', new Date())).status, 'progressing');
+  await refusal(destroy(cluster, settings({}, 'mallory'), 'alice-devtool', 'shop', { volumes: false, timeoutSeconds: 60 }), 403, /may not run/);
+});
+
+test("a run's parameters act for the user who gave them: another user can neither destroy with them nor redeploy them", async () => {
+  const { cluster, jobs } = fakeCluster();
+  const run = await deploy(cluster, settings(), { ...request, branch: 'main' });
+  jobs.get(run.job)!.state = { state: 'succeeded' };
+  const { repository: _, ...withoutRepository } = request;
+  await refusal(deploy(cluster, settings({}, 'bob'), { ...withoutRepository, reuseParams: true }), 403, /deployed by alice: only alice can redeploy it/);
+  await refusal(destroy(cluster, settings({}, 'bob'), 'alice-devtool', 'shop', { volumes: false, timeoutSeconds: 60 }), 403, /only alice can destroy it/);
+  // Bob's own parameters are his to run, as Bob.
+  const bobs = await deploy(cluster, settings({}, 'bob'), { ...request, repository: 'https://git.example.com/bob.git' });
+  assert.equal(bobs.repository, 'https://git.example.com/bob.git');
+  assert.equal('actor' in bobs, false, 'the actor is the service’s, not part of the answer');
 });

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
 import { PIPELINE_LOG_MAX, type PipelineDeployBody, type PipelineRunBody } from '../../src/service/contract.ts';
 import { ApiError } from '../errors.ts';
-import { ClusterRefusal, type PipelineCluster, RecordConflict, type RunRecord } from './cluster.ts';
+import { ClusterRefusal, type PipelineAccess, type PipelineCluster, RecordConflict, type RunRecord } from './cluster.ts';
 import {
   COMMIT_LINE_PREFIX,
   credentialsSecretName,
@@ -28,6 +28,8 @@ import {
 
 /** Everything a run needs besides the cluster. */
 export interface RunSettings {
+  /** The acting user: the run uses this user's credentials and stored secrets. */
+  user: string;
   runnerImage: string;
   /** PEM of the cluster's CA (the runner's kubeconfig trusts it). */
   clusterCa: string;
@@ -38,11 +40,12 @@ export interface RunSettings {
   /** The service's endpoint domain, for the deploys it runs. */
   endpointDomain?: string;
   /**
-   * The service's public URL and a way to make an API token of the user, living `seconds`: the
-   * runner's devtool then works on the service context (hosted builds, the service's registry).
+   * The service's public URL and a way to make an API token of the user for the run (scope `run`),
+   * living `seconds`: the runner's devtool then works on the service context (hosted builds, the
+   * service's registry, short-lived cluster credentials bound to this token).
    */
-  service?: { url: string; issueApiToken(seconds: number, name: string): Promise<string> };
-  /** A token of the user's own ServiceAccount, living at least `seconds`. */
+  service?: { url: string; issueApiToken(seconds: number, name: string): Promise<{ token: string; id: string }> };
+  /** A token of the user's own ServiceAccount, living at least `seconds` (a run without the service's URL). */
   issueToken(seconds: number): Promise<string>;
   /** The user's stored secrets. */
   storedSecrets(): Promise<Record<string, string>>;
@@ -65,8 +68,26 @@ const running = (r: RunRecord) => r.status === 'progressing' || r.status === 'de
 const tailLines = (log: string, n: number) => log.replace(/\n$/, '').split('\n').slice(-n).join('\n');
 
 function body(record: RunRecord, extra: Partial<PipelineRunBody> = {}): PipelineRunBody {
-  const { runId: _, ...rest } = record;
+  const { runId: _, actor: __, apiTokenId: ___, ...rest } = record;
   return { ...rest, ...extra };
+}
+
+/**
+ * Refuses unless the acting user may `need` pipelines in the namespace (Kubernetes RBAC, asked with
+ * the user's own token): the records are the service's, so reading one is authorized here.
+ */
+export async function requireAccess(cluster: PipelineCluster, namespace: string, name: string, need: 'run' | 'read'): Promise<void> {
+  const access: PipelineAccess = await cluster.access(namespace);
+  if (access === 'run' || (need === 'read' && access === 'read')) return;
+  const [what, refused] = need === 'run' ? ['run pipelines', 'creating Jobs'] : ['read pipelines', 'reading pods'];
+  throw new ApiError(403, `pipeline ${name} in namespace ${namespace}: you may not ${what} there (Kubernetes refuses your account ${refused} in it)`);
+}
+
+/** A run's parameters are the user's who gave them: another user's redeploy or destroy would run them with other credentials. */
+function requireActor(r: RunRecord, user: string, what: string): void {
+  if (r.actor && r.actor !== user) {
+    throw new ApiError(403, `pipeline ${r.name} in namespace ${r.namespace} was deployed by ${r.actor}: only ${r.actor} can ${what}`);
+  }
 }
 
 /** Kubernetes' refusal as the API's answer. */
@@ -116,8 +137,10 @@ export async function refresh(
           ? `timed out: the Job was stopped after its --timeout`
           : `the runner failed${log?.tail ? `: ${tailLines(log.tail, 1).slice(0, 300)}` : ` (${job.reason}: ${job.message})`}`;
   }
+  // The run's API token goes with the run: the cluster tokens bound to it stop working at once.
+  if (record.actor && record.apiTokenId) await cluster.endRunToken(record.actor, record.apiTokenId);
   if (done.status === 'destroyed') {
-    await cluster.deleteJob(namespace, record.job);
+    await removeJob(cluster, namespace, record.job);
     // The variables before the record: a record is never left without them while it lives.
     await cluster.deleteVariables(namespace, name);
     await cluster.deleteRecord(namespace, name);
@@ -131,11 +154,24 @@ export async function refresh(
     if (err instanceof RecordConflict) return await asApi(cluster.getRecord(namespace, name));
     throw err;
   }
-  await cluster.deleteJob(namespace, record.job);
+  await removeJob(cluster, namespace, record.job);
   return { record: done, version: written };
 }
 
+/**
+ * The ended run's Job goes (with its pods and credential Secrets). A reader without the right to
+ * delete it (a global preview's users) leaves it to the next writer, or to its one-day TTL.
+ */
+async function removeJob(cluster: PipelineCluster, namespace: string, job: string): Promise<void> {
+  try {
+    await cluster.deleteJob(namespace, job);
+  } catch (err) {
+    if (!(err instanceof ClusterRefusal) && (err as { code?: unknown }).code !== 403) throw err;
+  }
+}
+
 export async function getRun(cluster: PipelineCluster, namespace: string, name: string, now: Date): Promise<PipelineRunBody> {
+  await requireAccess(cluster, namespace, name, 'read');
   const found = await refresh(cluster, namespace, name, now);
   if (!found) throw new ApiError(404, `no pipeline ${name} in namespace ${namespace}`);
   return body(found.record);
@@ -157,6 +193,7 @@ async function start(cluster: PipelineCluster, s: RunSettings, input: StartInput
     ...(input.file ? { file: input.file } : {}),
     job,
     runId,
+    actor: s.user,
     startedAt: s.now().toISOString(),
   };
   // The record first: two requests at once both read "not running", only one writes (resourceVersion).
@@ -175,10 +212,15 @@ async function start(cluster: PipelineCluster, s: RunSettings, input: StartInput
   const gitToken = stored[tokenName];
   // The user's stored secrets become the runner's environment (deploy's ${NAME}); git tokens do not.
   const env = Object.fromEntries(Object.entries(stored).filter(([k]) => !k.startsWith('GIT_TOKEN_')));
-  // The user's token outlives the run: a deploy running until its deadline still has credentials.
+  // The run's credentials live until its deadline, and go when its end is recorded (refresh).
   const lifetime = Math.max(600, input.timeoutSeconds + 300);
-  const kubeToken = await s.issueToken(lifetime);
-  const apiToken = s.service && (await s.service.issueApiToken(lifetime, `pipeline ${input.name} in ${input.namespace} (run ${runId})`));
+  const api = s.service && (await s.service.issueApiToken(lifetime, `pipeline ${input.name} in ${input.namespace} (run ${runId})`));
+  if (api) {
+    record.apiTokenId = api.id;
+    version = await asApi(cluster.putRecord(record, version, s.labels));
+  }
+  // With the service's URL, the runner asks it for short-lived cluster tokens with its API token.
+  const kubeToken = api ? undefined : await s.issueToken(lifetime);
   const labels = { ...s.labels, [LABEL_PIPELINE]: input.name, [LABEL_RUN]: runId };
   const secret = (name: string, data: Record<string, string>): k8s.V1Secret => ({
     metadata: { name, namespace: input.namespace, labels },
@@ -186,11 +228,11 @@ async function start(cluster: PipelineCluster, s: RunSettings, input: StartInput
   });
   const secrets = [
     secret(credentialsSecretName(input.name, runId), {
-      [KEY_KUBE_TOKEN]: kubeToken,
+      ...(kubeToken ? { [KEY_KUBE_TOKEN]: kubeToken } : {}),
       [KEY_CLUSTER_CA]: s.clusterCa,
       ...(s.frontDoorCa ? { [KEY_FRONT_DOOR_CA]: s.frontDoorCa } : {}),
       ...(gitToken ? { [KEY_GIT_TOKEN]: gitToken } : {}),
-      ...(apiToken ? { [KEY_API_TOKEN]: apiToken } : {}),
+      ...(api ? { [KEY_API_TOKEN]: api.token } : {}),
       ...Object.fromEntries(input.variables.map((v, i) => [variableKey(i), v])),
     }),
     ...(Object.keys(env).length ? [secret(envSecretName(input.name, runId), env)] : []),
@@ -228,6 +270,7 @@ function refuseRunning(r: RunRecord): never {
  * last deploy: its repository, branch and file, and its `--var` values when none are given.
  */
 export async function deploy(cluster: PipelineCluster, s: RunSettings, req: PipelineDeployBody): Promise<PipelineRunBody> {
+  await requireAccess(cluster, req.namespace, req.name, 'run');
   const previous = await refresh(cluster, req.namespace, req.name, s.now());
   if (previous && running(previous.record)) refuseRunning(previous.record);
   if (req.skipIfExists && previous?.record.status === 'deployed') return body(previous.record, { skipped: true });
@@ -237,6 +280,7 @@ export async function deploy(cluster: PipelineCluster, s: RunSettings, req: Pipe
     const last = previous?.record.status === 'destroyed' ? undefined : previous?.record;
     if (!last)
       throw new ApiError(404, `no pipeline ${req.name} in namespace ${req.namespace} to redeploy with its parameters: deploy it with --repository first`);
+    requireActor(last, s.user, 'redeploy it with its parameters (deploy it with --repository)');
     input = {
       ...asked,
       repository: asked.repository ?? last.repository,
@@ -257,9 +301,11 @@ export async function destroy(
   name: string,
   opts: { volumes: boolean; timeoutSeconds: number },
 ): Promise<PipelineRunBody> {
+  await requireAccess(cluster, namespace, name, 'run');
   const previous = await refresh(cluster, namespace, name, s.now());
   if (!previous || previous.record.status === 'destroyed') throw new ApiError(404, `no pipeline ${name} in namespace ${namespace}`);
   if (running(previous.record)) refuseRunning(previous.record);
+  requireActor(previous.record, s.user, 'destroy it');
   const r = previous.record;
   return await start(
     cluster,

@@ -1,6 +1,8 @@
-/** PreviewCluster on Kubernetes: the pipeline cluster, plus Ingress hosts and workload scaling, with a user's token. */
+/** PreviewCluster on Kubernetes, less the service's records: the run's Jobs, Ingress hosts and workload scaling, with a user's token. */
 import type * as k8s from '@kubernetes/client-node';
-import { kubePipelineCluster } from '../pipelines/kube-cluster.ts';
+import type { RunTokens } from '../pipelines/cluster.ts';
+import type { RunRecords } from '../store/store.ts';
+import { kubeRunJobs } from '../pipelines/kube-cluster.ts';
 import type { PreviewCluster } from './previews.ts';
 
 /** On a sleeping preview's Deployments and StatefulSets: the replicas they had. */
@@ -17,13 +19,13 @@ export function scalePatch(w: Workload, action: 'sleep' | 'wake'): object | unde
   return { metadata: { annotations: { [REPLICAS_BEFORE_SLEEP]: null } }, spec: { replicas: Number(kept) } };
 }
 
-export async function kubePreviewCluster(kc: k8s.KubeConfig): Promise<PreviewCluster> {
+export async function kubePreviewCluster(kc: k8s.KubeConfig): Promise<Omit<PreviewCluster, keyof RunRecords | keyof RunTokens>> {
   const mod = await import('@kubernetes/client-node');
   const networking = kc.makeApiClient(mod.NetworkingV1Api);
   const apps = kc.makeApiClient(mod.AppsV1Api);
   const mergePatch = mod.setHeaderOptions('Content-Type', mod.PatchStrategy.MergePatch);
   return {
-    ...(await kubePipelineCluster(kc)),
+    ...(await kubeRunJobs(kc)),
     async ingressHosts(namespace) {
       const list = await networking.listNamespacedIngress({ namespace });
       const hosts = new Set<string>();

@@ -29,6 +29,7 @@ function setup() {
     async actAs(user) {
       actedAs.push(user);
       const settings: RunSettings = {
+        user,
         runnerImage: 'runner:1',
         clusterCa: 'CA',
         labels: {},
@@ -273,4 +274,35 @@ test('sleep scales the workloads to zero and wake gives them back; a redeploy wa
   await refused(sleepPreview(deps, bob, 'demo'), 403, /only admins can put the global preview environment demo to sleep/);
   assert.equal((await sleepPreview(deps, root, 'demo')).status, 'sleeping');
   assert.equal((await wakePreview(deps, bob, 'demo')).status, 'deployed', 'every user may wake a global preview');
+});
+
+test("a global preview: another admin cannot redeploy it with the owner's credentials; wake and sleep act as its owner", async () => {
+  const { deps, end, actedAs, workloads } = setup();
+  const other = { name: 'ops', admin: true };
+  await deployPreview(deps, root, request({ scope: 'global', name: 'demo' }));
+  end('demo', 'succeeded');
+  await refused(
+    deployPreview(deps, other, request({ scope: 'global', name: 'demo', repository: 'https://git.example.com/ops/evil.git' })),
+    403,
+    /belongs to root: only root redeploys it/,
+  );
+  workloads.set('demo', [{ replicas: 2 }]);
+  actedAs.length = 0;
+  await sleepPreview(deps, other, 'demo');
+  await wakePreview(deps, bob, 'demo');
+  assert.deepEqual([...new Set(actedAs)], ['root'], 'the scaling acts as the owner: other users only read a global preview');
+  assert.equal(workloads.get('demo')![0]!.replicas, 2);
+});
+
+test('a destroy record the service did not ask for deletes nothing: the namespace goes only after a destroy was asked for', async () => {
+  const { store, fake, deps, end } = setup();
+  await deployPreview(deps, root, request({ scope: 'global', name: 'demo' }));
+  end('demo', 'succeeded');
+  // What a forged record would say: a destroy that has ended.
+  const found = await fake.cluster.getRecord('demo', 'shop');
+  await fake.cluster.putRecord({ ...found!.record, action: 'destroy', status: 'destroyed' }, found!.version, {});
+  const seen = await getPreview(deps, bob, 'demo');
+  assert.equal(seen.status, 'destroying');
+  assert.ok(await store.getNamespace('demo'), 'the namespace is still there');
+  assert.equal((await store.getNamespace('demo'))!.status, 'Active');
 });

@@ -7,8 +7,9 @@
  *
  * Who may do what (the service's own checks; RBAC enforces the rest):
  * - personal (default): only its creator reaches it (the owner's RoleBinding is the only one);
- * - global: every user reaches it (a RoleBinding of `edit` to all users); only admins deploy or
- *   destroy one;
+ * - global: every user reaches it (a RoleBinding of `view` to all users: no Secrets, no exec, no
+ *   writes); only admins deploy one, only its owner redeploys it, admins destroy it;
+ * - the pipeline routes refuse preview namespaces: a preview's runs start only here;
  * - a name is one namespace: taken in either scope, or by any namespace, is a 409 naming why.
  *
  * Destroying runs `devtool destroy` as the preview's owner (the same credentials and stored
@@ -110,8 +111,10 @@ export async function settle(deps: PreviewDeps, cluster: PipelineCluster, p: Nam
   const found = await refresh(cluster, p.name, info.pipeline, deps.now());
   const run = found?.record;
   if (info.destroyRequestedAt || run?.action === 'destroy') {
-    if (!run || run.status === 'destroyed') return await finishDestroy(deps, p, found);
-    if (run.action === 'destroy' && run.status === 'error') {
+    // The namespace goes only on the service's own word: the annotation it wrote when a destroy
+    // was asked for (users cannot write a Namespace), and its own record of the run.
+    if (info.destroyRequestedAt && (!run || run.status === 'destroyed')) return await finishDestroy(deps, p, found);
+    if (run?.action === 'destroy' && run.status === 'error') {
       return view(
         p,
         found,
@@ -170,6 +173,14 @@ export async function deployPreview(deps: PreviewDeps, user: UserRecord, req: Pr
       );
     }
     if (scope === 'personal' && p.owner !== user.name) throw taken("another user's personal preview");
+    // A run acts as the user who asked, and a later destroy runs what the owner deployed as the
+    // owner: another admin's parameters never run with the owner's credentials.
+    if (p.owner !== user.name) {
+      throw new ApiError(
+        403,
+        `preview environment ${name} belongs to ${p.owner}: only ${p.owner} redeploys it (destroy it and deploy it again to take it over)`,
+      );
+    }
     if (p.status === 'Terminating' || p.preview.destroyRequestedAt) {
       throw new ApiError(409, `preview environment ${name} is being destroyed: deploy it again once devtool preview list no longer shows it`);
     }

@@ -4,7 +4,8 @@
  * StatefulSets to zero, each keeping its count in an annotation of its own (so waking restores
  * exactly what ran, and a workload added meanwhile is left alone); the namespace records since when
  * it sleeps. A redeploy wakes it too. The owner sleeps and wakes a personal preview; everybody may
- * wake a global one, only admins put one to sleep (as only they destroy one).
+ * wake a global one, only admins put one to sleep (as only they destroy one). The scaling acts as
+ * the owner: other users only read a global preview.
  */
 import type { PreviewBody } from '../../src/service/contract.ts';
 import { ApiError } from '../errors.ts';
@@ -14,7 +15,7 @@ import { type PreviewDeps, previewOf, settle } from './previews.ts';
 export async function sleepPreview(deps: PreviewDeps, user: UserRecord, name: string): Promise<PreviewBody> {
   const p = await previewOf(deps, name, user);
   if (p.preview!.scope === 'global' && !user.admin) throw new ApiError(403, `only admins can put the global preview environment ${name} to sleep`);
-  const { cluster } = await deps.actAs(user.name);
+  const { cluster } = await deps.actAs(p.owner);
   const now = await settle(deps, cluster, p);
   if (now.status === 'sleeping') return now;
   if (now.status !== 'deployed') {
@@ -31,7 +32,7 @@ export async function sleepPreview(deps: PreviewDeps, user: UserRecord, name: st
 
 export async function wakePreview(deps: PreviewDeps, user: UserRecord, name: string): Promise<PreviewBody> {
   const p = await previewOf(deps, name, user);
-  const { cluster } = await deps.actAs(user.name);
+  const { cluster } = await deps.actAs(p.owner);
   // Woken even when not marked asleep: a sleep cut short (a service pod stopping) left annotations.
   await cluster.scaleWorkloads(name, 'wake');
   if (p.preview!.sleepingSince) await deps.store.updatePreview(name, { sleepingSince: null });

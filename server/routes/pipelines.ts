@@ -11,12 +11,12 @@ import { ApiError } from '../errors.ts';
 import type { KubeCredentialSource } from '../kube-credentials.ts';
 import { actingUser, type ClusterFactory } from '../pipelines/acting-user.ts';
 import type { PipelineCluster } from '../pipelines/cluster.ts';
-import { deploy, destroy, getRun, refresh } from '../pipelines/runs.ts';
+import { deploy, destroy, getRun, refresh, requireAccess } from '../pipelines/runs.ts';
 import { routeOptions } from './route-options.ts';
 
 const defaultCluster: ClusterFactory<PipelineCluster> = async (token) => {
-  const { kubePipelineCluster, userKubeConfig } = await import('../pipelines/kube-cluster.ts');
-  return kubePipelineCluster(await userKubeConfig(token));
+  const { kubeRunJobs, userKubeConfig } = await import('../pipelines/kube-cluster.ts');
+  return kubeRunJobs(await userKubeConfig(token));
 };
 
 export function registerPipelineRoutes(
@@ -30,8 +30,15 @@ export function registerPipelineRoutes(
 
   /** The caller's view of the cluster, and what a run needs. */
   const forUser = actingUser(ctx, source, clusterFactory);
+  /** A preview's runs start only through the preview routes (server/previews/), which decide who acts. */
+  const refusePreview = async (namespace: string) => {
+    if ((await ctx.store.getNamespace(namespace))?.preview) {
+      throw new ApiError(403, `namespace ${namespace} is a preview environment: deploy or destroy it with devtool preview, not devtool pipeline`);
+    }
+  };
 
   app.post(r.deployPipeline.url, routeOptions(r.deployPipeline, auth, { body: r.deployPipeline.body }), async (request, reply) => {
+    await refusePreview(request.body.namespace);
     const { cluster, settings } = await forUser(userOf(request).name);
     return reply.code(202).send(await deploy(cluster, settings, request.body));
   });
@@ -40,6 +47,7 @@ export function registerPipelineRoutes(
     r.destroyPipeline.url,
     routeOptions(r.destroyPipeline, auth, { params: r.destroyPipeline.params, body: r.destroyPipeline.body }),
     async (request, reply) => {
+      await refusePreview(request.params.namespace);
       const { cluster, settings } = await forUser(userOf(request).name);
       const { namespace, name } = request.params;
       return reply.code(202).send(await destroy(cluster, settings, namespace, name, request.body));
@@ -59,6 +67,7 @@ export function registerPipelineRoutes(
     async (request, reply) => {
       const { cluster } = await forUser(userOf(request).name);
       const { namespace, name } = request.params;
+      await requireAccess(cluster, namespace, name, 'read');
       const found = await refresh(cluster, namespace, name, ctx.now());
       if (!found) throw new ApiError(404, `no pipeline ${name} in namespace ${namespace}`);
       reply.header('content-type', 'text/plain; charset=utf-8').header('cache-control', 'no-store').header('x-accel-buffering', 'no');

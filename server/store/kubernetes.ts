@@ -10,14 +10,20 @@
  * - a namespace is a Namespace labelled `devtool.dev/owner=<name>`, and owning it is a RoleBinding
  *   in it that gives the user's ServiceAccount the built-in `admin` ClusterRole: Kubernetes RBAC
  *   is the isolation between users;
+ * - every such namespace enforces the namespace policy (Pod Security, and the operator's quota and
+ *   limit range: kubernetes-policy.ts), set before its owner gets any right there;
  * - a preview environment is such a namespace labelled `devtool.dev/preview=<scope>`, what it
- *   records in annotations; a global one also binds the built-in `edit` ClusterRole to the group
- *   of every ServiceAccount of the service's namespace (all users, present and future).
+ *   records in annotations; a global one also binds the built-in `view` ClusterRole to the group
+ *   of every ServiceAccount of the service's namespace (all users, present and future): they read
+ *   it, they cannot read its Secrets, exec into its pods or write what the service acts on.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
 import { makeKeepAliveApiClient } from '../kube-api.ts';
 import { KubeLoginStore } from './kubernetes-login.ts';
+import { NamespacePolicyEnforcer } from './kubernetes-policy.ts';
+import { KubeRunRecords } from './kubernetes-runs.ts';
+import { DEFAULT_NAMESPACE_POLICY, type NamespacePolicy } from './namespace-policy.ts';
 import {
   ConflictError,
   type GrantKind,
@@ -40,7 +46,6 @@ export const LABEL_MANAGED = 'app.kubernetes.io/managed-by';
 export const LABEL_PREVIEW = 'devtool.dev/preview';
 const MANAGER = 'devtool-service';
 const OWNER_BINDING = 'devtool-owner';
-const ALL_USERS_BINDING = 'devtool-all-users';
 /** PreviewInfo's fields as annotations of the preview's namespace. */
 const PREVIEW_ANNOTATIONS = {
   pipeline: 'devtool.dev/preview-pipeline',
@@ -60,6 +65,8 @@ export interface KubeStoreOptions {
   namespace: string;
   /** Labels added to every object created (tests mark theirs to clean up). */
   extraLabels?: Record<string, string>;
+  /** What every namespace the service makes enforces (default: Pod Security baseline). */
+  namespacePolicy?: NamespacePolicy;
 }
 
 /** The HTTP status of a failed Kubernetes call, if it is one. */
@@ -107,6 +114,8 @@ export class KubeStore implements Store {
   private readonly extra: Record<string, string>;
   private readonly mergePatch: k8s.ConfigurationOptions;
   private readonly login: KubeLoginStore;
+  private readonly policy: NamespacePolicyEnforcer;
+  readonly runs: KubeRunRecords;
 
   private constructor(mod: typeof k8s, kc: k8s.KubeConfig, opts: KubeStoreOptions) {
     this.core = makeKeepAliveApiClient(mod, kc, mod.CoreV1Api);
@@ -120,6 +129,15 @@ export class KubeStore implements Store {
       labels: (own) => this.labels(own),
       mergePatch: this.mergePatch,
       ownerOf: async (user) => ownedBy(await this.core.readNamespacedServiceAccount({ name: serviceAccountName(user), namespace: this.ns })),
+    });
+    this.runs = new KubeRunRecords({ core: this.core, namespace: this.ns, labels: (own) => this.labels(own) });
+    this.policy = new NamespacePolicyEnforcer({
+      core: this.core,
+      rbac: this.rbac,
+      policy: opts.namespacePolicy ?? DEFAULT_NAMESPACE_POLICY,
+      labels: (own) => this.labels(own),
+      mergePatch: this.mergePatch,
+      allUsersGroup: `system:serviceaccounts:${this.ns}`,
     });
   }
 
@@ -195,11 +213,12 @@ export class KubeStore implements Store {
     await this.core.deleteCollectionNamespacedSecret({ namespace: this.ns, labelSelector: `${LABEL_KIND}=token,${LABEL_USER}=${name}` });
   }
 
-  async addToken(token: TokenRecord): Promise<void> {
+  async addToken(token: TokenRecord): Promise<TokenRecord> {
     const sa = await this.core.readNamespacedServiceAccount({ name: serviceAccountName(token.user), namespace: this.ns });
     const data: Record<string, string> = { hash: b64(token.hash), name: b64(token.name), createdAt: b64(token.createdAt) };
     if (token.expiresAt) data['expiresAt'] = b64(token.expiresAt);
-    await this.core.createNamespacedSecret({
+    if (token.scope) data['scope'] = b64(token.scope);
+    const created = await this.core.createNamespacedSecret({
       namespace: this.ns,
       body: {
         metadata: { name: tokenSecretName(token.id), labels: this.labels({ [LABEL_KIND]: 'token', [LABEL_USER]: token.user }), ownerReferences: [ownedBy(sa)] },
@@ -207,6 +226,7 @@ export class KubeStore implements Store {
         data,
       },
     });
+    return this.tokenOf(created) ?? token;
   }
 
   async findToken(hash: string): Promise<TokenRecord | undefined> {
@@ -224,6 +244,9 @@ export class KubeStore implements Store {
     const hash = unb64(s.data['hash']);
     const t: TokenRecord = { id: hash.slice(0, 24), hash, user, name: unb64(s.data['name']), createdAt: unb64(s.data['createdAt']) };
     if (s.data['expiresAt']) t.expiresAt = unb64(s.data['expiresAt']);
+    // Any scope recorded narrows the token; 'run' is the one there is.
+    if (s.data['scope']) t.scope = 'run';
+    if (s.metadata?.name && s.metadata.uid) t.objectRef = { name: s.metadata.name, uid: s.metadata.uid };
     return t;
   }
 
@@ -259,6 +282,7 @@ export class KubeStore implements Store {
     let created: k8s.V1Namespace;
     try {
       const labels = this.labels({
+        ...this.policy.newNamespaceLabels(),
         [LABEL_OWNER]: ns.owner,
         [LABEL_PERSONAL]: String(ns.personal),
         ...(ns.preview ? { [LABEL_PREVIEW]: ns.preview.scope } : {}),
@@ -270,6 +294,8 @@ export class KubeStore implements Store {
       throw err;
     }
     try {
+      // The quota and limits before any right: the owner never has a moment without them.
+      await this.policy.applyLimits(ns.name);
       await this.rbac.createNamespacedRoleBinding({
         namespace: ns.name,
         body: {
@@ -280,15 +306,9 @@ export class KubeStore implements Store {
       });
       if (ns.preview?.scope === 'global') {
         // Every user, including those who sign up later: users are the ServiceAccounts of this
-        // namespace. `edit`, not `admin`: they use the preview, they cannot change who may.
-        await this.rbac.createNamespacedRoleBinding({
-          namespace: ns.name,
-          body: {
-            metadata: { name: ALL_USERS_BINDING, labels: this.labels({}) },
-            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'edit' },
-            subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: `system:serviceaccounts:${this.ns}` }],
-          },
-        });
+        // namespace. `view`: they use the preview; the owner's run credentials and stored secrets
+        // in it, and the pods that mount them, stay out of their reach.
+        await this.rbac.createNamespacedRoleBinding({ namespace: ns.name, body: this.policy.allUsersBinding() });
       }
     } catch (err) {
       // Nothing half-done: a namespace its owner cannot use is removed.
@@ -296,6 +316,26 @@ export class KubeStore implements Store {
       throw err;
     }
     return namespaceOf(created) ?? { ...ns, status: 'Active' };
+  }
+
+  /**
+   * Brings every namespace the service made up to the namespace policy; what changed, by namespace.
+   * Each failure is reported, not thrown: one namespace must not keep the others behind.
+   */
+  async enforceNamespacePolicy(): Promise<{ changed: Record<string, string[]>; failed: Record<string, string> }> {
+    const list = await this.core.listNamespace({ labelSelector: `${LABEL_MANAGED}=${MANAGER},${LABEL_OWNER}` });
+    const report = { changed: {} as Record<string, string[]>, failed: {} as Record<string, string> };
+    for (const n of list.items) {
+      const name = n.metadata?.name;
+      if (!name || n.metadata?.deletionTimestamp) continue;
+      try {
+        const changed = await this.policy.reconcile(n, n.metadata?.labels?.[LABEL_PREVIEW] === 'global');
+        if (changed.length) report.changed[name] = changed;
+      } catch (err) {
+        report.failed[name] = kubeErrorLine(err) ?? (err as Error).message;
+      }
+    }
+    return report;
   }
 
   async listPreviews(): Promise<NamespaceRecord[]> {

@@ -10,6 +10,7 @@ import {
   type TokenRecord,
   type UserRecord,
 } from './store.ts';
+import { memoryRunRecords } from './memory-runs.ts';
 
 const copy = (n: NamespaceRecord): NamespaceRecord => ({ ...n, ...(n.preview ? { preview: { ...n.preview } } : {}) });
 
@@ -21,6 +22,7 @@ export class MemoryStore implements Store {
   /** Namespaces that exist in the "cluster" without devtool (kube-system...). */
   readonly foreignNamespaces = new Set<string>(['default', 'kube-system', 'kube-public']);
 
+  readonly runs = memoryRunRecords().runs;
   readonly grants = new Map<string, GrantRecord>();
   readonly passwords = new Map<string, string>();
 
@@ -49,8 +51,11 @@ export class MemoryStore implements Store {
     for (const [hash, t] of this.tokens) if (t.user === name) this.tokens.delete(hash);
   }
 
-  async addToken(token: TokenRecord): Promise<void> {
-    this.tokens.set(token.hash, { ...token });
+  /** Like KubeStore, each token gets an object of its own (a name and a uid) that credentials can be bound to. */
+  async addToken(token: TokenRecord): Promise<TokenRecord> {
+    const stored = { ...token, objectRef: { name: `devtool-token-${token.id}`, uid: `uid-${token.id}` } };
+    this.tokens.set(token.hash, stored);
+    return { ...stored };
   }
 
   async findToken(hash: string): Promise<TokenRecord | undefined> {

@@ -4,6 +4,7 @@
  * Kubernetes object, so the service itself is stateless and runs with several replicas).
  * The store keeps records; rules (who may do what, token generation, expiry) live in the handlers.
  */
+import type { PipelineRunBody } from '../../src/service/contract.ts';
 
 export interface UserRecord {
   name: string;
@@ -20,6 +21,13 @@ export interface TokenRecord {
   name: string;
   createdAt: string;
   expiresAt?: string;
+  /** What it may do: every route (absent), or only what a pipeline run needs (auth.ts RUN_TOKEN_ROUTES). */
+  scope?: 'run';
+  /**
+   * The Kubernetes object holding it (KubeStore): the cluster credentials made from the token are
+   * bound to it, so revoking the token (or deleting the account) ends them too.
+   */
+  objectRef?: { name: string; uid: string };
 }
 
 export interface NamespaceRecord {
@@ -59,7 +67,44 @@ export interface NewNamespace {
   preview?: PreviewInfo;
 }
 
+/**
+ * A pipeline's last run as the service recorded it: what it was asked (repository, branch, file),
+ * who asked (the run acts with that user's credentials), its Job and its outcome.
+ */
+export type RunRecord = Omit<PipelineRunBody, 'skipped'> & {
+  runId: string;
+  /** The user whose credentials and stored secrets the run uses; destroy and reuseParams act for that user only. */
+  actor?: string;
+  /** The run's own API token (scope `run`), revoked when the run's end is recorded. */
+  apiTokenId?: string;
+};
+
+/** Thrown by putRecord when another writer changed the record first. */
+export class RecordConflict extends Error {}
+
+/**
+ * Pipeline records and the deploy's `--var` values, kept where only the service writes (its own
+ * namespace): what a later destroy or redeploy acts on never comes from an object a user can write.
+ */
+export interface RunRecords {
+  getRecord(namespace: string, name: string): Promise<{ record: RunRecord; version: string } | undefined>;
+  /**
+   * Creates (version undefined) or replaces the record at `version`; RecordConflict when another
+   * writer got there first. Answers the new version.
+   */
+  putRecord(record: RunRecord, version: string | undefined, labels: Record<string, string>): Promise<string>;
+  deleteRecord(namespace: string, name: string): Promise<void>;
+  /** The variables kept for the pipeline are exactly `variables` (NAME=VALUE, in order; none: nothing kept). */
+  putVariables(namespace: string, name: string, variables: readonly string[], labels: Record<string, string>): Promise<void>;
+  /** The variables putVariables kept, in order. */
+  getVariables(namespace: string, name: string): Promise<string[]>;
+  deleteVariables(namespace: string, name: string): Promise<void>;
+}
+
 export interface Store extends LoginStore {
+  /** Pipeline runs' records (server/pipelines/). */
+  readonly runs: RunRecords;
+
   /** Throws when the store cannot be reached (readiness). */
   ping(): Promise<void>;
 
@@ -69,7 +114,8 @@ export interface Store extends LoginStore {
   /** Removes the user and its tokens and secrets (not its namespaces). Used to undo a half-made account. */
   deleteUser(name: string): Promise<void>;
 
-  addToken(token: TokenRecord): Promise<void>;
+  /** Stores it; answers the record as stored (with its objectRef, where the store has one). */
+  addToken(token: TokenRecord): Promise<TokenRecord>;
   /** The token whose full hash this is, or undefined (unknown or revoked). */
   findToken(hash: string): Promise<TokenRecord | undefined>;
   listTokens(user: string): Promise<TokenRecord[]>;

@@ -19,12 +19,12 @@
  * be refused.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { ensureCluster } from '../../cluster/test-cluster.ts';
-import { repoRoot } from './cli.ts';
+import { repoRoot, type Sandbox } from './cli.ts';
 import { E2E_NAMESPACE_LABEL } from './cluster.ts';
 
 /** The namespace the chart is installed in (scripts/service-up.sh). */
@@ -167,4 +167,37 @@ export async function whenAnswering(url: string, ca: string, ms = 60_000): Promi
     if (Date.now() > deadline) throw new Error(`${url} never answered 200 within ${ms / 1000} s: ${JSON.stringify(last)}`);
     await new Promise((r) => setTimeout(r, 500));
   }
+}
+
+/** The cluster's own kubectl, with only the sandbox's kubeconfig (`devtool kubeconfig` wrote it): what a user would run. */
+export function kubectlAs(sb: Sandbox, args: string[], input?: string): { code: number | null; stdout: string; stderr: string } {
+  const bin = '/var/cache/devtool-cluster/bin';
+  const dir = readdirSync(bin).find((d) => d.startsWith('k8s-') && existsSync(join(bin, d, 'kubectl')));
+  if (!dir) throw new Error(`no kubectl under ${bin}`);
+  const r = spawnSync(join(bin, dir, 'kubectl'), ['--request-timeout=20s', ...args], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: sb.home, KUBECONFIG: sb.kubeconfig },
+    encoding: 'utf8',
+    timeout: 60_000,
+    ...(input !== undefined ? { input } : {}),
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** One request to the service's API with a bearer token (the front door's CA trusted); never throws on a status. */
+export function serviceCall(url: string, ca: string, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${url}${path}`,
+      { method, ca, timeout: 30_000, headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+    req.end(body !== undefined ? JSON.stringify(body) : undefined);
+  });
 }

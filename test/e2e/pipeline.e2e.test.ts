@@ -287,8 +287,13 @@ describe('pipeline deploy and destroy on the service', () => {
     assert.match(jobSpecs, /devtool-run-private-app-/, 'the Job was seen');
     assert.ok(!jobSpecs.includes(GIT_TOKEN), 'no token in the Job spec');
     assert.ok(!out.includes(GIT_TOKEN), 'no token in the output');
-    const record = await core.readNamespacedConfigMap({ name: 'devtool-pipeline-private-app', namespace: NS });
-    assert.ok(!JSON.stringify(record).includes(GIT_TOKEN), 'no token in the record');
+    // The record is the service's, in its own namespace (base64 in a Secret: decoded to be searched).
+    const record = await core.readNamespacedSecret({ name: `devtool-run.${NS}.private-app`, namespace: RELEASE });
+    const text = Object.values(record.data ?? {})
+      .map((v) => Buffer.from(v, 'base64').toString('utf8'))
+      .join('\n');
+    assert.match(text, /"repository":"https:/, 'the record was read');
+    assert.ok(!text.includes(GIT_TOKEN), 'no token in the record');
   });
 
   test('service pods deleted during a run: --wait carries on, shows each line once, and the status is right', async () => {

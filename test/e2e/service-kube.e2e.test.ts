@@ -10,7 +10,6 @@
  * new token when the cached one is gone or expired.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,7 +17,7 @@ import { after, before, describe, test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import { REGISTRY } from '../../cluster/test-cluster.ts';
 import { createSandbox, repoRoot, runDevtool, type Sandbox } from './cli.ts';
-import { type InstalledService, installedService, SERVICE_NAMESPACE, whenAnswering } from './installed-service.ts';
+import { type InstalledService, installedService, kubectlAs, SERVICE_NAMESPACE, whenAnswering } from './installed-service.ts';
 import { killUpSessions, startUp } from './up-session.ts';
 
 const run = randomBytes(3).toString('hex');
@@ -37,18 +36,7 @@ let b: Sandbox;
 const devtool = (sb: Sandbox, args: string[], opts: { env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {}) =>
   runDevtool(args, { env: { ...sb.env, ...opts.env }, ...(opts.cwd ? { cwd: opts.cwd } : {}), ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) });
 
-/** The cluster's own kubectl, with only the sandbox's kubeconfig: what a user would run. */
-function kubectl(sb: Sandbox, args: string[]) {
-  const bin = '/var/cache/devtool-cluster/bin';
-  const dir = readdirSync(bin).find((d) => d.startsWith('k8s-') && existsSync(join(bin, d, 'kubectl')));
-  assert.ok(dir, `no kubectl under ${bin}`);
-  const r = spawnSync(join(bin, dir, 'kubectl'), ['--request-timeout=20s', ...args], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: sb.home, KUBECONFIG: sb.kubeconfig },
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+const kubectl = (sb: Sandbox, args: string[]) => kubectlAs(sb, args);
 
 /** The sandbox's cached Kubernetes credentials (one file per service and login). */
 function cachedCredentials(sb: Sandbox): { file: string; token: string; expiresAt: string } | undefined {
