@@ -79,7 +79,7 @@ export class KubeRunRecords implements RunRecords {
   async putRecord(record: RunRecord, version: string | undefined, labels: Record<string, string>): Promise<string> {
     const name = recordSecretName(record.namespace, record.name);
     const owner = await this.ownerOf(record.namespace);
-    if (!owner) throw new RecordConflict(`namespace ${record.namespace} is gone`);
+    if (!owner) throw new Error(`namespace ${record.namespace} does not exist (or is being deleted)`);
     const { log, ...rest } = record;
     const body: k8s.V1Secret = {
       metadata: { ...this.meta(name, record.namespace, record.name, 'pipeline-run', owner, labels), ...(version ? { resourceVersion: version } : {}) },
@@ -113,7 +113,7 @@ export class KubeRunRecords implements RunRecords {
     const secret = variablesSecretName(namespace, name);
     if (variables.length === 0) return this.deleteVariables(namespace, name);
     const owner = await this.ownerOf(namespace);
-    if (!owner) throw new Error(`namespace ${namespace} is gone`);
+    if (!owner) throw new Error(`namespace ${namespace} does not exist (or is being deleted)`);
     // data, not stringData: a replace then holds exactly these keys.
     const body: k8s.V1Secret = {
       metadata: this.meta(secret, namespace, name, 'pipeline-variables', owner, labels),

@@ -65,13 +65,15 @@ before(async () => {
   for (const who of Object.keys(names) as (keyof typeof names)[]) {
     tokens[who] = await svc.createUser(names[who], who === 'admin');
     sandboxes[who] = createSandbox();
-    work ??= join(sandboxes[who].root, 'work');
+    if (!work) {
+      work = join(sandboxes[who].root, 'work');
+      mkdirSync(work, { recursive: true });
+    }
     const use = as(who, ['context', 'use', svc.url, '--token', tokens[who]], 30_000);
     assert.equal(use.code, 0, use.stderr);
     const kc = as(who, ['kubeconfig'], 30_000);
     assert.equal(kc.code, 0, kc.stderr);
   }
-  mkdirSync(work, { recursive: true });
   slowRepo = repository('slow', [
     'deploy:',
     '  - sleep 40; kubectl create configmap deployed --from-literal=ok=yes',

@@ -72,6 +72,17 @@ describe('the chart renders', () => {
       DEVTOOL_ENDPOINT_DOMAIN: 'devtool.test',
       DEVTOOL_KUBE_SERVER: 'https://k:6443',
       DEVTOOL_PREVIEW_SWEEP_INTERVAL: '1m',
+      DEVTOOL_POD_SECURITY: 'baseline',
+      DEVTOOL_NAMESPACE_QUOTA: JSON.stringify({
+        persistentvolumeclaims: '10',
+        pods: '40',
+        'requests.cpu': '4',
+        'requests.memory': '8Gi',
+        'requests.storage': '50Gi',
+        'services.loadbalancers': '0',
+        'services.nodeports': '0',
+      }),
+      DEVTOOL_NAMESPACE_LIMITS: JSON.stringify({ defaultRequest: { cpu: '10m', memory: '32Mi' } }),
       DEVTOOL_CA_FILE: '/etc/devtool/ca/ca.crt',
       DEVTOOL_TRUSTED_PROXIES: '1',
       DEVTOOL_RATE_LIMIT: '30',
@@ -90,11 +101,12 @@ describe('the chart renders', () => {
     const rules = (kind: string) => docs.find((d) => d.kind === kind && d.metadata.name === 'x-service')!.rules;
     assert.deepEqual(rules('ClusterRole'), [
       { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'create', 'delete', 'patch'] },
-      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['create'] },
-      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['bind'], resourceNames: ['admin', 'edit'] },
+      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['get', 'create', 'delete'] },
+      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['bind'], resourceNames: ['admin', 'view'] },
+      { apiGroups: [''], resources: ['resourcequotas', 'limitranges'], verbs: ['get', 'create', 'update', 'delete'] },
     ]);
     assert.deepEqual(rules('Role'), [
-      { apiGroups: [''], resources: ['serviceaccounts', 'secrets'], verbs: ['get', 'list', 'create', 'delete', 'patch', 'deletecollection'] },
+      { apiGroups: [''], resources: ['serviceaccounts', 'secrets'], verbs: ['get', 'list', 'create', 'update', 'delete', 'patch', 'deletecollection'] },
       { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
     ]);
   });
