@@ -124,6 +124,7 @@ export class SyncSession {
         syncthingBinary: o.syncthingBinary,
         agentBinary: o.agentBinary,
         contract: localContract(o.keys, o.folders, peer),
+        guardedFolders: o.folders.filter((f) => !f.trustContainer).map((f) => f.id),
         log: o.log,
         notice: o.notice,
         restarted: () => {
