@@ -1,22 +1,10 @@
 import assert from 'node:assert/strict';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ContainerGuard, containerIgnoreLines, linkLeavesFolder, RefusedLinks } from './container-guard.ts';
+import { ContainerGuard, containerIgnoreLines, FolderLinks } from './container-guard.ts';
 import { lineRegexes } from './ignore-match.ts';
-
-test('links that leave the folder: absolute targets, and relative ones climbing above its root', () => {
-  assert.equal(linkLeavesFolder('ssh', '/root/.ssh'), true);
-  assert.equal(linkLeavesFolder('src/etc', '../../etc'), true);
-  assert.equal(linkLeavesFolder('up', '..'), true);
-  assert.equal(linkLeavesFolder('a/b/c', '../../../x'), true);
-  assert.equal(linkLeavesFolder('win', 'C:\\Users'), true);
-  assert.equal(linkLeavesFolder('src/inside', 'nested/keep.txt'), false);
-  assert.equal(linkLeavesFolder('a/b/c', '../../x'), false, 'climbs to the root, not above it');
-  assert.equal(linkLeavesFolder('a/sneaky', 'x/../../..'), true);
-  assert.equal(linkLeavesFolder('self', '.'), false);
-});
 
 test("the container's ignore lines: the user's first, then .git and the refused links, matched literally", () => {
   assert.deepEqual(containerIgnoreLines(['node_modules', '!.git'], true, ['ssh']), ['node_modules', '!.git'], 'a trusted container gets only the user lines');
@@ -31,18 +19,20 @@ test("the container's ignore lines: the user's first, then .git and the refused 
   assert.ok(!matches(lines[2]!, 'src/ssh'), 'rooted');
 });
 
-test('refused links are kept per folder across sessions', (t) => {
+test('links are kept per folder across sessions', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'guard-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'refused-links.json');
-  const a = new RefusedLinks(file);
+  const a = new FolderLinks(file);
   assert.deepEqual(a.of('f1'), []);
   assert.equal(a.add('f1', 'ssh'), true);
   assert.equal(a.add('f1', 'ssh'), false);
   a.add('f2', 'etc');
-  const b = new RefusedLinks(file);
+  const b = new FolderLinks(file);
   assert.deepEqual([b.of('f1'), b.of('f2')], [['ssh'], ['etc']]);
   assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), { f1: ['ssh'], f2: ['etc'] });
+  b.delete('f2', 'etc');
+  assert.deepEqual(new FolderLinks(file).of('f2'), []);
 });
 
 /** A folder, its environment's state folder and a guard over both, with the session faked. */
@@ -62,21 +52,65 @@ function guarded(t: { after(fn: () => void): void }, noPermissions = false) {
   return { f, guard, pushed, notices, trash: join(root, 'state', 'trash', 'f1') };
 }
 
+/** The container placing `path -> target` here: the link, then its pull reported to the guard. */
+function place(g: ReturnType<typeof guarded>, path: string, target: string): void {
+  symlinkSync(target, join(g.f.local, path));
+  g.guard.pulled(g.f, path, 'symlink');
+}
+
+const isThere = (dir: string, name: string) => readdirSync(dir).includes(name);
+
 test('a link out of the folder from the container: ignored there first, then removed here; one inside stays', async (t) => {
-  const { f, guard, pushed, notices } = guarded(t);
-  symlinkSync('/root/.ssh', join(f.local, 'ssh'));
-  symlinkSync('ssh', join(f.local, 'inside'));
-  await guard.pulled(f, 'ssh', 'symlink');
-  await guard.pulled(f, 'inside', 'symlink');
+  const g = guarded(t);
+  const { f, guard, pushed, notices } = g;
+  place(g, 'ssh', '/root/.ssh');
+  place(g, 'inside', 'src/not-yet.txt');
+  await guard.checkLinks();
   assert.deepEqual(pushed, [['(?d).git', '(?d)/ssh']], 'the ignore went to the container before the link went away');
-  assert.equal(existsSync(join(f.local, 'ssh')) || readdirSync(f.local).includes('ssh'), false);
-  assert.equal(readlinkSync(join(f.local, 'inside')), 'ssh');
-  assert.match(notices[0]!, /made the link ssh -> \/root\/\.ssh .* points out of the folder: not created here/);
+  assert.equal(isThere(f.local, 'ssh'), false);
+  assert.equal(readlinkSync(join(f.local, 'inside')), 'src/not-yet.txt', 'a link to a name inside the folder, even one that is not there');
+  assert.match(notices[0]!, /made the link ssh -> \/root\/\.ssh .* leads out of the folder: not created here/);
   assert.deepEqual(guard.ignoreLines(f, ['node_modules']), ['node_modules', '(?d).git', '(?d)/ssh'], 'and stays ignored');
   // A trusted container's links stay.
   symlinkSync('/etc', join(f.local, 'etc'));
-  await guard.pulled({ ...f, trustContainer: true }, 'etc', 'symlink');
+  guard.pulled({ ...f, trustContainer: true }, 'etc', 'symlink');
+  await guard.checkLinks();
   assert.equal(readlinkSync(join(f.local, 'etc')), '/etc');
+});
+
+test('links whose spelling stays inside but whose real target leaves the folder are refused, in either order', async (t) => {
+  const chain = 'lnk/b/lnk/b/lnk/b/lnk/b/../../../../../../etc';
+  // The link to ".." first: the second link is resolved through it.
+  const first = guarded(t);
+  mkdirSync(join(first.f.local, 'lnk'));
+  place(first, 'lnk/b', '..');
+  await first.guard.checkLinks();
+  assert.equal(readlinkSync(join(first.f.local, 'lnk/b')), '..', 'a link to the folder itself stays');
+  place(first, 'esc', chain);
+  await first.guard.checkLinks();
+  assert.equal(isThere(first.f.local, 'esc'), false);
+  assert.deepEqual(first.pushed.at(-1), ['(?d).git', '(?d)/esc']);
+  // The escaping link first, harmless while lnk/b does not exist; the link to ".." makes it leave.
+  const second = guarded(t);
+  place(second, 'esc', chain);
+  await second.guard.checkLinks();
+  assert.equal(readlinkSync(join(second.f.local, 'esc')), chain);
+  mkdirSync(join(second.f.local, 'lnk'));
+  place(second, 'lnk/b', '..');
+  await second.guard.checkLinks();
+  assert.equal(isThere(second.f.local, 'esc'), false, 'checked again when lnk/b arrived');
+  assert.equal(readlinkSync(join(second.f.local, 'lnk/b')), '..');
+});
+
+test("a link through this machine's own link out of the folder leads out too; a loop is refused", async (t) => {
+  const g = guarded(t);
+  symlinkSync('/usr', join(g.f.local, 'mine'));
+  place(g, 'via-mine', 'mine/share');
+  place(g, 'loop', 'loop/x');
+  await g.guard.checkLinks();
+  assert.equal(isThere(g.f.local, 'via-mine'), false);
+  assert.equal(isThere(g.f.local, 'loop'), false);
+  assert.equal(readlinkSync(join(g.f.local, 'mine')), '/usr', "this machine's own links are not the guard's");
 });
 
 test('a script edited in the container gets back the execute bits of the version it replaced', async (t) => {
@@ -86,8 +120,8 @@ test('a script edited in the container gets back the execute bits of the version
   mkdirSync(join(f.local, 'bin'));
   writeFileSync(join(f.local, 'bin/run.sh'), 'new\n', { mode: 0o644 });
   writeFileSync(join(f.local, 'made-there.sh'), 'x\n', { mode: 0o644 });
-  await guard.pulled(f, 'bin/run.sh', 'file');
-  await guard.pulled(f, 'made-there.sh', 'file');
+  guard.pulled(f, 'bin/run.sh', 'file');
+  guard.pulled(f, 'made-there.sh', 'file');
   assert.equal(lstatSync(join(f.local, 'bin/run.sh')).mode & 0o777, 0o755);
   assert.equal(lstatSync(join(f.local, 'made-there.sh')).mode & 0o777, 0o644, 'nothing replaced: no bits to give back');
   assert.deepEqual(guard.trash(f), { type: 'trashcan', fsPath: trash, fsType: 'basic', params: { cleanoutDays: '14' }, cleanupIntervalS: 3600 });

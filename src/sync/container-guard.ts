@@ -1,22 +1,29 @@
 /**
  * What the dev container may not plant on this machine through sync, unless the service trusts it
- * (`trustContainer: true` in the manifest; docs/sync.md, "What the container cannot plant here"):
+ * (`trustContainer: true` in the manifest; docs/sync.md, "What the container cannot plant here").
+ * This machine is the trusted end: each guard holds here, on what arrives, whatever the container
+ * (which can read its own Syncthing's API key) makes its Syncthing send.
  *
  * - `.git`: a hook or a `core.fsmonitor` line written in the container would run on the next git
- *   command here. The container's Syncthing ignores every `.git` (it neither sends nor receives
- *   one); this machine's own `.stignore` is left alone, and its `.git` entries are simply not
- *   taken by the container (Syncthing marks them ignored there, which keeps completion at 100%).
- * - Links that point out of the synced folder (`/root/.ssh`, `../../..`): one arriving here is
- *   removed at once, and its path joins the container's ignore patterns, so the container keeps
- *   its link and never sends it again (kept across sessions in the state folder).
- * - Executable bits: the container's Syncthing ignores permissions (agent/README.md): a chmod
- *   there is never sent, and files it creates arrive here without execute bits. ContainerGuard
- *   keeps this machine deciding its own bits (docs/sync.md, "Permission bits").
+ *   command here. This machine's Syncthing, patched, neither takes nor sends any path with a
+ *   `.git` or a `HEAD` component (a folder with a HEAD can be a bare repository to git) in a
+ *   guarded folder (agent/README.md, "The Syncthing patches"; local-syncthing.ts names them). The container's Syncthing also ignores every `.git`, so
+ *   that it does not offer what would be refused here.
+ * - Executable bits: the same patch gives a file pulled here the execute bits this machine's file
+ *   had, none for a new one, whatever bits the container sends. The container's Syncthing
+ *   ignores permissions too (docs/sync.md, "Permission bits").
+ * - Links that lead out of the synced folder (`/root/.ssh`, `../../..`, or a chain through other
+ *   links): each link the container placed is resolved on this machine, following the links that
+ *   exist here (link-target.ts), whenever a link arrives, since a later link can send an earlier
+ *   one elsewhere. One that leads out is removed at once, and its path joins the container's
+ *   ignore patterns, so the container keeps its link and, unless it drops its ignores, does not
+ *   send it again (kept across sessions in the state folder).
  */
-import { chmodSync, lstatSync, readFileSync, readlinkSync, rmSync, utimesSync } from 'node:fs';
-import { join, posix } from 'node:path';
+import { chmodSync, lstatSync, readFileSync, readlinkSync, realpathSync, rmSync, utimesSync } from 'node:fs';
+import { join } from 'node:path';
 import { writeFileAtomic } from '../io/atomic-file.ts';
 import type { SyncFolderPair } from './contract.ts';
+import { isWithin, realPath } from './link-target.ts';
 import type { Versioning } from './rest.ts';
 
 /** Ignore lines the container's Syncthing gets after the user's own: `(?d)` lets a folder holding one be deleted. */
@@ -37,19 +44,8 @@ export function containerIgnoreLines(userLines: readonly string[], trusted: bool
   return [...userLines, ...UNTRUSTED_IGNORES, ...refusedLinks.map(literalPattern)];
 }
 
-/**
- * Whether a link at `path` (folder-relative, `/`-separated) with `target` points out of the
- * folder: an absolute target always does (here it names this machine's files, whatever it meant
- * in the container), a relative one when it climbs above the folder's root.
- */
-export function linkLeavesFolder(path: string, target: string): boolean {
-  if (target.startsWith('/') || /^[A-Za-z]:[\\/]/.test(target)) return true;
-  const resolved = posix.normalize(posix.join(posix.dirname(path), target.replaceAll('\\', '/')));
-  return resolved === '..' || resolved.startsWith('../');
-}
-
-/** The links refused so far for one dev environment, kept in its state folder. */
-export class RefusedLinks {
+/** Paths of links per folder of one dev environment, kept in its state folder. */
+export class FolderLinks {
   private readonly paths: Map<string, Set<string>>;
 
   constructor(private readonly file: string) {
@@ -72,8 +68,25 @@ export class RefusedLinks {
     if (set.has(path)) return false;
     set.add(path);
     this.paths.set(folderId, set);
-    writeFileAtomic(this.file, JSON.stringify(Object.fromEntries([...this.paths].map(([k, v]) => [k, [...v].sort()])), null, 2), 0o600);
+    this.save();
     return true;
+  }
+
+  delete(folderId: string, path: string): void {
+    if (this.paths.get(folderId)?.delete(path)) this.save();
+  }
+
+  private save(): void {
+    writeFileAtomic(this.file, JSON.stringify(Object.fromEntries([...this.paths].map(([k, v]) => [k, [...v].sort()])), null, 2), 0o600);
+  }
+}
+
+/** A link's target, or undefined for anything else (a file, a directory, nothing). */
+function readLink(path: string): string | undefined {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return undefined;
   }
 }
 
@@ -92,10 +105,16 @@ export interface GuardSession {
 
 /** The guard during an `up` session: what to tell each end, and what to do with what arrives. */
 export class ContainerGuard {
-  private readonly refused: RefusedLinks;
+  /** Links refused here: the container's end ignores them. */
+  private readonly refused: FolderLinks;
+  /** Links the container placed here: each is checked again whenever another link arrives. */
+  private readonly placed: FolderLinks;
+  /** Folders where a link arrived since the last checkLinks. */
+  private readonly linksArrived = new Map<string, SyncFolderPair>();
 
   constructor(private readonly s: GuardSession) {
-    this.refused = new RefusedLinks(join(s.stateDir, 'refused-links.json'));
+    this.refused = new FolderLinks(join(s.stateDir, 'refused-links.json'));
+    this.placed = new FolderLinks(join(s.stateDir, 'container-links.json'));
   }
 
   /** The ignore lines of the container's end, after `.stignore`'s `userLines`. */
@@ -118,30 +137,49 @@ export class ContainerGuard {
   }
 
   /** The local Syncthing finished pulling `item` from the container. */
-  async pulled(f: SyncFolderPair, item: string, type: string): Promise<void> {
+  pulled(f: SyncFolderPair, item: string, type: string): void {
     if (f.trustContainer) return;
-    if (type === 'symlink') await this.refuseLink(f, item);
+    if (type === 'symlink') {
+      this.placed.add(f.id, item);
+      this.linksArrived.set(f.id, f);
+    }
     if (type === 'file') this.restoreExecBits(f, item);
   }
 
   /**
-   * A link the container made that points out of its folder: the container's end ignores its path
+   * After a batch of pulls: in each folder where a link arrived, every link the container placed
+   * is resolved again (a new link can send an older one out of the folder: `esc ->
+   * lnk/b/../../etc` placed before `lnk/b -> ..`).
+   */
+  async checkLinks(): Promise<void> {
+    const folders = [...this.linksArrived.values()];
+    this.linksArrived.clear();
+    for (const f of folders) {
+      const root = realpathSync(f.local);
+      for (const path of this.placed.of(f.id)) {
+        const target = readLink(join(f.local, path));
+        if (target === undefined) {
+          this.placed.delete(f.id, path);
+          continue;
+        }
+        const leadsTo = realPath(join(root, path), readLink);
+        if (leadsTo === undefined || !isWithin(root, leadsTo)) await this.refuseLink(f, path, target);
+      }
+    }
+  }
+
+  /**
+   * A link the container made that leads out of its folder: the container's end ignores its path
    * from now on (so it keeps its link and sends it no more), then it is removed here. Ignored
    * first: removed first, the removal would reach the container.
    */
-  private async refuseLink(f: SyncFolderPair, path: string): Promise<void> {
-    let target: string;
-    try {
-      target = readlinkSync(join(f.local, path));
-    } catch {
-      return; // gone or not a link any more
-    }
-    if (!linkLeavesFolder(path, target)) return;
+  private async refuseLink(f: SyncFolderPair, path: string, target: string): Promise<void> {
     this.refused.add(f.id, path);
     await this.s.pushIgnores(f);
     rmSync(join(f.local, path), { force: true });
+    this.placed.delete(f.id, path);
     this.s.notice(
-      `the dev container made the link ${path} -> ${target} in ${f.local}, which points out of the folder: not created here (the container keeps ` +
+      `the dev container made the link ${path} -> ${target} in ${f.local}, which leads out of the folder: not created here (the container keeps ` +
         `it; 'trustContainer: true' in the manifest allows such links)`,
     );
   }

@@ -76,8 +76,10 @@ export function remoteSyncthing(keys: SyncKeys, folders: readonly SyncFolderPair
     peer: { deviceID: keys.local.deviceID, name: 'devtool-local', addresses: [] },
     // A send-only folder (`:ro`) is receive-only there from the start: the container's changes
     // are never announced, so nothing of them can reach this machine. ignorePerms: the container's
-    // permission bits (a planted `chmod +x`) never reach the laptop; the agent still applies the
-    // laptop's bits there (docs/sync.md, "Permission bits"). A trusted container keeps them.
+    // permission bits (a planted `chmod +x`) are not even sent; the guard is this machine's
+    // Syncthing, which takes no execute bit from the container whatever it sends. The agent still
+    // applies the laptop's bits there (docs/sync.md, "Permission bits"). A trusted container
+    // keeps them.
     folders: folders.map((f) => ({
       id: f.id,
       path: f.remote,

@@ -43,6 +43,7 @@ test('the local Syncthing binds its own port, and it is read again after every r
     syncthingBinary: fake,
     agentBinary: fake,
     contract: {},
+    guardedFolders: [],
     log,
     notice: (m) => notices.push(m),
     restarted: () => restarts++,
@@ -100,7 +101,12 @@ test('a Syncthing left by a killed up is stopped only when its PID file still na
 });
 
 test('the local Syncthing runs with GOGC 50 unless the developer chose one, and always unmonitored, without upgrades or a default folder', () => {
-  const ours = { STMONITORED: 'yes', STNOUPGRADE: '1', STNORESTART: '1', STNODEFAULTFOLDER: '1' };
-  assert.deepEqual(syncthingEnv({ PATH: '/bin' }), { PATH: '/bin', GOGC: '50', ...ours });
-  assert.deepEqual(syncthingEnv({ PATH: '/bin', GOGC: '200', STMONITORED: 'no' }), { PATH: '/bin', GOGC: '200', ...ours });
+  const ours = { DEVTOOL_GUARDED_FOLDERS: 'a,b', STMONITORED: 'yes', STNOUPGRADE: '1', STNORESTART: '1', STNODEFAULTFOLDER: '1' };
+  assert.deepEqual(syncthingEnv({ PATH: '/bin' }, ['a', 'b']), { PATH: '/bin', GOGC: '50', ...ours });
+  assert.deepEqual(syncthingEnv({ PATH: '/bin', GOGC: '200', STMONITORED: 'no' }, ['a', 'b']), { PATH: '/bin', GOGC: '200', ...ours });
+});
+
+test("the guarded folders are devtool's to name: a developer's variable neither adds nor removes one", () => {
+  assert.equal(syncthingEnv({ DEVTOOL_GUARDED_FOLDERS: '' }, ['a']).DEVTOOL_GUARDED_FOLDERS, 'a');
+  assert.equal(syncthingEnv({ DEVTOOL_GUARDED_FOLDERS: 'x' }, []).DEVTOOL_GUARDED_FOLDERS, '');
 });

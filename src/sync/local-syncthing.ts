@@ -29,6 +29,8 @@ export interface LocalSyncthingOptions {
   syncthingBinary: string;
   agentBinary: string;
   contract: Record<string, unknown>;
+  /** The folders whose pulls the patched Syncthing guards (syncthingEnv). */
+  guardedFolders: readonly string[];
   log: Logger;
   notice(message: string): void;
   /**
@@ -100,7 +102,7 @@ export class LocalSyncthing {
         const [program, ...args] = process.platform === 'linux' ? [this.o.agentBinary, 'with-parent', String(process.pid), '--', ...serve] : serve;
         const logFd = openLog(this.logFile);
         const logStart = fstatSync(logFd).size;
-        const child = spawn(program!, args, { stdio: ['ignore', logFd, logFd], env: syncthingEnv(process.env) });
+        const child = spawn(program!, args, { stdio: ['ignore', logFd, logFd], env: syncthingEnv(process.env, this.o.guardedFolders) });
         closeSync(logFd); // the child has its own copy
         this.child = child;
         if (child.pid) this.pidFile.write(child.pid);
@@ -229,13 +231,23 @@ function syncthingPidFile(stateDir: string, processes?: ProcessTable): PidFile {
 }
 
 /**
- * The local Syncthing's environment. STMONITORED: one process (no monitor fork) that we watch and
- * signal (agent/README.md). GOGC 50 (Go's default: 100) unless the developer set one: this
- * Syncthing shares the laptop with the editor for hours, mostly idle, and Go keeps up to twice the
- * live heap of its last collection, which after a big tree's first sync is the burst's. For 40,000
- * files: 33 MB live idle, 68 MB at the peak; resident 92 to 141 MB with 100, 74 to 80 MB with 50
- * (docs/decisions.md, "The big tree's idle memory").
+ * The local Syncthing's environment. DEVTOOL_GUARDED_FOLDERS: the folders whose pulls devtool's
+ * Syncthing patch guards (agent/README.md, "The Syncthing patches": no `.git` or `HEAD`, no
+ * execute bit from the container), always ours, never the developer's. STMONITORED: one process
+ * (no monitor fork) that we watch and signal (agent/README.md). GOGC 50 (Go's default: 100) unless
+ * the developer set one: this Syncthing shares the laptop with the editor for hours, mostly idle,
+ * and Go keeps up to twice the live heap of its last collection, which after a big tree's first
+ * sync is the burst's. For 40,000 files: 33 MB live idle, 68 MB at the peak; resident 92 to 141 MB
+ * with 100, 74 to 80 MB with 50 (docs/decisions.md, "The big tree's idle memory").
  */
-export function syncthingEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return { GOGC: '50', ...env, STMONITORED: 'yes', STNOUPGRADE: '1', STNORESTART: '1', STNODEFAULTFOLDER: '1' };
+export function syncthingEnv(env: NodeJS.ProcessEnv, guardedFolders: readonly string[]): NodeJS.ProcessEnv {
+  return {
+    GOGC: '50',
+    ...env,
+    DEVTOOL_GUARDED_FOLDERS: guardedFolders.join(','),
+    STMONITORED: 'yes',
+    STNOUPGRADE: '1',
+    STNORESTART: '1',
+    STNODEFAULTFOLDER: '1',
+  };
 }

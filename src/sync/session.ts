@@ -124,6 +124,7 @@ export class SyncSession {
         syncthingBinary: o.syncthingBinary,
         agentBinary: o.agentBinary,
         contract: localContract(o.keys, o.folders, peer),
+        guardedFolders: o.folders.filter((f) => !f.trustContainer).map((f) => f.id),
         log: o.log,
         notice: o.notice,
         restarted: () => {
@@ -437,9 +438,11 @@ export class SyncSession {
           const folder = this.o.folders.find((f) => f.id === e.data.folder);
           if (e.type === 'ItemFinished' && e.data.action === 'update' && !e.data.error && folder) {
             const item = String(e.data.item);
-            await this.guard
-              .pulled(folder, item, String(e.data.type))
-              .catch((err: Error) => this.o.notice(`cannot check ${item}, which came from the container: ${err.message}`));
+            try {
+              this.guard.pulled(folder, item, String(e.data.type));
+            } catch (err) {
+              this.o.notice(`cannot check ${item}, which came from the container: ${(err as Error).message}`);
+            }
           }
           const names = [e.data.item, ...((e.data.filenames as unknown[]) ?? [])].filter((n): n is string => typeof n === 'string');
           for (const name of names) {
@@ -449,6 +452,7 @@ export class SyncSession {
             }
           }
         }
+        await this.guard.checkLinks().catch((err: Error) => this.o.notice(`cannot check the links that came from the container: ${err.message}`));
       } catch {
         if (!this.closed) await sleep(2000);
       }
