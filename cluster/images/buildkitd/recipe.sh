@@ -4,8 +4,9 @@
 # passing the binary in BUILDKITD_BIN; the cache key covers the binary.
 IMAGE=buildkitd:devtool
 FROM=debian:bookworm
-# git: BuildKit's git source (a build context given as a repository URL).
-PACKAGES=(runc ca-certificates git)
+# git: BuildKit's git source (a build context given as a repository URL). containernetworking-plugins
+# and iptables: the bridge (and its NAT) each build step's own network namespace hangs off.
+PACKAGES=(runc ca-certificates git containernetworking-plugins iptables)
 ENTRYPOINT=(/usr/local/bin/buildkitd)
 KEY_EXTRA=$(sha256sum <"${BUILDKITD_BIN:?BUILDKITD_BIN: the buildkitd binary (buildkit/build.sh buildkitd-path)}")
 recipe_finish() {
