@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -24,6 +26,7 @@ type daemonConfig struct {
 	root      string // each tenant's state (cache, content, history) is root/<tenant>
 	run       string // each tenant's socket is run/<tenant>.sock
 	max       int    // daemons running at once
+	keep      int    // users' roots kept on disk (the least recently used beyond are deleted)
 	idle      time.Duration
 	ready     time.Duration // how long a starting daemon may take to answer
 }
@@ -159,6 +162,13 @@ func (t *tenantDaemons) stopLocked(d *daemon) {
 // launch starts d's process and waits until it answers Info.
 func (t *tenantDaemons) launch(d *daemon) {
 	defer close(d.started)
+	t.mu.Lock()
+	busy := map[string]bool{}
+	for tenant := range t.running {
+		busy[tenant] = true
+	}
+	t.mu.Unlock()
+	pruneRoots(t.cfg, busy)
 	cmd, err := t.start(t.cfg, d.tenant)
 	if err != nil {
 		d.err = err
@@ -168,6 +178,9 @@ func (t *tenantDaemons) launch(d *daemon) {
 	d.cmd = cmd
 	go func() {
 		err := cmd.Wait()
+		// The root's time says when its user last built (pruneRoots keeps the recent ones).
+		now := time.Now()
+		_ = os.Chtimes(filepath.Join(t.cfg.root, d.tenant), now, now)
 		close(d.exited)
 		log.Printf("tenant %s: build daemon exited: %v", d.tenant, err)
 		t.forget(d)
@@ -229,5 +242,58 @@ func (t *tenantDaemons) stopAll(timeout time.Duration) {
 		case <-deadline:
 			return
 		}
+	}
+}
+
+// rootsToDelete picks, among the users' roots on disk, the least recently
+// used beyond keep, never one of busy (running or starting).
+func rootsToDelete(roots []os.DirEntry, keep int, busy map[string]bool) []string {
+	type root struct {
+		name string
+		used time.Time
+	}
+	var idle []root
+	for _, e := range roots {
+		if !e.IsDir() || busy[e.Name()] {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		idle = append(idle, root{e.Name(), info.ModTime()})
+	}
+	excess := len(idle) + len(busy) - keep
+	if excess <= 0 {
+		return nil
+	}
+	sort.Slice(idle, func(i, j int) bool { return idle[i].used.Before(idle[j].used) })
+	var out []string
+	for _, r := range idle[:min(excess, len(idle))] {
+		out = append(out, r.name)
+	}
+	return out
+}
+
+// pruneRoots bounds the disk the users' caches take: each daemon keeps its
+// own under maxUsedSpace, and only keep roots stay. A root something is
+// still mounted under (a daemon that did not stop cleanly) is left alone.
+func pruneRoots(cfg daemonConfig, busy map[string]bool) {
+	entries, err := os.ReadDir(cfg.root)
+	if err != nil {
+		return
+	}
+	mounts, _ := os.ReadFile("/proc/self/mountinfo")
+	for _, name := range rootsToDelete(entries, cfg.keep, busy) {
+		dir := filepath.Join(cfg.root, name)
+		if strings.Contains(string(mounts), " "+dir+"/") {
+			log.Printf("tenant %s: its build cache is still mounted, not deleted", name)
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			log.Printf("tenant %s: deleting its build cache: %v", name, err)
+			continue
+		}
+		log.Printf("tenant %s: build cache deleted (least recently used beyond %d)", name, cfg.keep)
 	}
 }

@@ -10,8 +10,10 @@ import (
 	"crypto/x509/pkix"
 	"math/big"
 	"net"
+	"os"
 	"os/exec"
-		"strings"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -202,4 +204,36 @@ func testTLS(t *testing.T) (server, client *tls.Config) {
 	server = &tls.Config{Certificates: []tls.Certificate{leaf(2, x509.ExtKeyUsageServerAuth)}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert}
 	client = &tls.Config{Certificates: []tls.Certificate{leaf(3, x509.ExtKeyUsageClientAuth)}, RootCAs: pool, ServerName: "gateway", NextProtos: []string{"h2"}}
 	return server, client
+}
+
+func TestOnlyTheMostRecentlyUsedRootsAreKept(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	for _, name := range []string{"old", "older", "busy", "recent"} {
+		path := filepath.Join(dir, name)
+		if err := os.Mkdir(path, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		age := map[string]time.Duration{"old": 2 * time.Hour, "older": 3 * time.Hour, "busy": 5 * time.Hour, "recent": time.Minute}[name]
+		if err := os.Chtimes(path, now.Add(-age), now.Add(-age)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	got := rootsToDelete(entries, 2, map[string]bool{"busy": true})
+	if strings.Join(got, ",") != "older,old" {
+		t.Fatalf("deleted %v, want the two least recently used idle ones (busy is never deleted)", got)
+	}
+	if got := rootsToDelete(entries, 4, map[string]bool{"busy": true}); len(got) != 0 {
+		t.Fatalf("deleted %v within the limit", got)
+	}
+	pruneRoots(daemonConfig{root: dir, keep: 3}, map[string]bool{"busy": true})
+	left, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range left {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, ",") != "busy,old,recent" {
+		t.Fatalf("left %v", names)
+	}
 }

@@ -31,11 +31,12 @@ func main() {
 	flag.StringVar(&cfg.root, "root", "/var/lib/buildkit/tenants", "tenants' daemon state, one folder each")
 	flag.StringVar(&cfg.run, "run", "/run/devtool-builder", "tenants' daemon sockets")
 	flag.IntVar(&cfg.max, "max-daemons", 4, "tenants' daemons running at once")
+	flag.IntVar(&cfg.keep, "keep-users", 8, "users' build caches kept on disk (the least recently used beyond are deleted)")
 	flag.DurationVar(&cfg.idle, "idle", 10*time.Minute, "stop a tenant's daemon after this long without calls")
 	flag.Parse()
 	log.SetFlags(log.LstdFlags | log.LUTC)
-	if *listen == "" || *cert == "" || *key == "" || *ca == "" || cfg.max < 1 {
-		log.Fatal("--listen, --tls-cert, --tls-key and --tls-ca are required; --max-daemons at least 1")
+	if *listen == "" || *cert == "" || *key == "" || *ca == "" || cfg.max < 1 || cfg.keep < cfg.max {
+		log.Fatal("--listen, --tls-cert, --tls-key and --tls-ca are required; --max-daemons at least 1, --keep-users at least as many")
 	}
 	tlsConfig, err := serverTLS(*cert, *key, *ca)
 	if err != nil {
