@@ -112,7 +112,7 @@ describe('hosted builds on a service context', () => {
     assert.equal(review.status?.allowed, false, 'the test user must not be able to port-forward to the builder');
   });
 
-  test("the builder is not open to anyone else: without the service's client certificate buildkitd refuses", async () => {
+  test("the builder is not open to anyone else: without the service's client certificate its gateway refuses", async () => {
     const pod = (await core.listNamespacedPod({ namespace: NS, labelSelector: 'app.kubernetes.io/component=builder' })).items[0];
     assert.ok(pod?.status?.podIP, 'the chart runs the builder');
     // On the node's network (hostNetwork): reachable from this machine, so TLS must stop it.
