@@ -55,7 +55,9 @@ func main() {
 			return err
 		}},
 		// Prune with a filter that matches nothing: refused or harmless.
-		{"Prune", func() error { return c.Prune(ctx, nil, client.WithFilter([]string{"id==devtool-probe-matches-nothing"})) }},
+		{"Prune", func() error {
+			return c.Prune(ctx, nil, client.WithFilter([]string{"id==devtool-probe-matches-nothing"}))
+		}},
 	}
 	for _, call := range calls {
 		err := call.call()
