@@ -5,6 +5,8 @@
 #                                     the CLI runs); prints its path
 #   buildkit/build.sh buildkitd-path  host-arch buildkitd (the local build
 #                                     daemon, see buildkitd.sh); prints its path
+#   buildkit/build.sh gateway-path    host-arch devtool-buildkit-gateway (the
+#                                     hosted builder's front); prints its path
 #   buildkit/build.sh version         prints the pinned BuildKit release
 #
 # Binaries are cached outside the clone, in
@@ -52,13 +54,15 @@ key() {
   } | sha256sum | cut -c1-16
 }
 
-client_sources() {
-  find "$HERE/client" -type f \( -name '*.go' ! -name '*_test.go' -o -name go.mod -o -name go.sum \) -print |
+sources() {
+  find "$HERE/$1" -type f \( -name '*.go' ! -name '*_test.go' -o -name go.mod -o -name go.sum \) -print |
     LC_ALL=C sort
 }
 
 DAEMON_CACHE=$CACHE/buildkitd-$VERSION-$(key "$HERE/daemon/go.mod" "$HERE/daemon/go.sum" -- "$DAEMON_LDFLAGS")
-CLIENT_CACHE=$CACHE/devtool-buildkit-$VERSION-$(mapfile -t s < <(client_sources); key "${s[@]}" -- "$CLIENT_LDFLAGS")
+CLIENT_CACHE=$CACHE/devtool-buildkit-$VERSION-$(mapfile -t s < <(sources client); key "${s[@]}" -- "$CLIENT_LDFLAGS")
+GATEWAY_LDFLAGS="-s -w"
+GATEWAY_CACHE=$CACHE/devtool-buildkit-gateway-$VERSION-$(mapfile -t s < <(sources gateway); key "${s[@]}" -- "$GATEWAY_LDFLAGS")
 
 # build NAME MODULE_DIR OUTDIR LDFLAGS PKG: static, trimmed, host arch, into
 # OUTDIR/linux-ARCH/NAME, atomically (a killed build never looks like a
@@ -110,13 +114,17 @@ case ${1:-} in
     build buildkitd "$HERE/daemon" "$DAEMON_CACHE" "$DAEMON_LDFLAGS" github.com/moby/buildkit/cmd/buildkitd
     echo "$DAEMON_CACHE/linux-$arch/buildkitd"
     ;;
+  gateway-path)
+    build devtool-buildkit-gateway "$HERE/gateway" "$GATEWAY_CACHE" "$GATEWAY_LDFLAGS" .
+    echo "$GATEWAY_CACHE/linux-$arch/devtool-buildkit-gateway"
+    ;;
   version)
     echo "$VERSION"
     ;;
   -h | --help | help)
-    sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
     ;;
   *)
-    die "usage: buildkit/build.sh client-path|buildkitd-path|version"
+    die "usage: buildkit/build.sh client-path|buildkitd-path|gateway-path|version"
     ;;
 esac

@@ -66,10 +66,12 @@ bundle_image() { # NAME: dist/NAME.cjs -> $REGISTRY/NAME:<hash>@<digest>
 controller=$(bundle_image devtool-ingress)
 service=$(bundle_image devtool-service)
 proxy=$REGISTRY/caddy:2@$(crane digest "$REGISTRY/caddy:2")
-# hosted builds: buildkitd from buildkit/daemon (cached by release, buildkit/build.sh) with Debian's
-# runc (cluster/images/buildkitd, cached by the binary's hash).
+# hosted builds: buildkitd from buildkit/daemon (cached by release, buildkit/build.sh) and the
+# gateway in front of it, with Debian's runc (cluster/images/buildkitd, cached by the binaries' hash).
 BUILDKITD_BIN=$(bash "$root/buildkit/build.sh" buildkitd-path) || sdie "building buildkitd failed"
-builder=$(BUILDKITD_BIN=$BUILDKITD_BIN bash "$root/cluster/cluster.sh" image buildkitd | tail -n 1) || sdie "building the builder image failed"
+GATEWAY_BIN=$(bash "$root/buildkit/build.sh" gateway-path) || sdie "building the builder's gateway failed"
+builder=$(BUILDKITD_BIN=$BUILDKITD_BIN GATEWAY_BIN=$GATEWAY_BIN bash "$root/cluster/cluster.sh" image buildkitd | tail -n 1) ||
+  sdie "building the builder image failed"
 runner=$(bash "$root/scripts/runner-image.sh" | tail -n 1)
 step "images ready: $controller, $service, $proxy, $builder, $runner"
 

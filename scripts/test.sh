@@ -40,6 +40,8 @@ step "agent tests (Go)"
 go_tests agent agent
 step "BuildKit client tests (Go)"
 go_tests buildkit/client buildkit
+step "hosted builder gateway tests (Go)"
+go_tests buildkit/gateway buildkit-gateway
 # The end-to-end tests' infrastructure, before them: on a fresh machine these are long Go builds
 # (Kubernetes from source, BuildKit, Syncthing, Helm), which must not count against any one test's
 # 10-minute limit. Each is cached outside the clone; a warm run only checks and reuses. helm is not

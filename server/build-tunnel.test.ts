@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, describe, test } from 'node:test';
 import { BuildTunnelError, openBuildTunnel, upgrade } from '../src/service/build-tunnel.ts';
+import { tenantPreface } from './build-tunnel.ts';
 import { createAccount } from './accounts.ts';
 import { type App, buildApp, type ServiceConfig } from './app.ts';
 import { readBuildkitUpstream } from './config.ts';
@@ -45,7 +46,12 @@ after(async () => {
 });
 
 describe('build tunnel', () => {
-  test('a non-admin user tunnels bytes both ways to the daemon; the log has sizes, never the bytes', async () => {
+  test('the tenant preface names the user, and only a valid user name', () => {
+    assert.equal(tenantPreface('dana'), 'devtool-tenant dana\n');
+    for (const bad of ['', 'Dana', 'dana\ndevtool-tenant eve', '../eve', 'eve-']) assert.throws(() => tenantPreface(bad), /cannot name a build tenant/);
+  });
+
+  test('a non-admin user tunnels bytes both ways to the daemon, after the preface naming them; the log has sizes, never the bytes', async () => {
     const daemon = await echoDaemon();
     closers.push(() => new Promise((r) => daemon.server.close(r)));
     const s = await service({ buildkit: { host: '127.0.0.1', port: daemon.port } });
@@ -57,11 +63,18 @@ describe('build tunnel', () => {
     for (const payload of ['PRI * HTTP/2.0 secret-value-7f3a', 'second connection']) {
       const local = connect(port, '127.0.0.1');
       local.write(payload);
-      const answer = await new Promise<string>((resolve) => local.once('data', (d: Buffer) => resolve(d.toString())));
-      assert.equal(answer, `echo:${payload}`);
+      const expected = `devtool-tenant dana\n${payload}`;
+      const answer = await new Promise<string>((resolve) => {
+        let got = '';
+        local.on('data', (d: Buffer) => {
+          got += d.toString().replaceAll('echo:', '');
+          if (got.length >= expected.length) resolve(got);
+        });
+      });
+      assert.equal(answer, expected, 'the preface first, then exactly what the client sent');
       local.destroy();
     }
-    assert.match(daemon.received(), /secret-value-7f3a.*second connection/s);
+    assert.match(daemon.received(), /^devtool-tenant dana\nPRI \* HTTP\/2.0 secret-value-7f3a.*devtool-tenant dana\nsecond connection$/s);
     await new Promise((r) => setTimeout(r, 100));
     assert.match(s.log(), /"user":"dana".*build tunnel opened/);
     assert.match(s.log(), /build tunnel closed/);

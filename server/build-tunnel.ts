@@ -3,8 +3,10 @@
  *
  * The daemon (the chart's builder) is never exposed: the CLI sends `GET /api/v1/builds/tunnel`
  * with `Connection: Upgrade`, `Upgrade: devtool-buildkit` and its API token; the service checks the
- * token like any route's, dials the daemon (mutual TLS with the chart's client certificate: only
- * the service may talk to it), answers 101 and from then on copies bytes both ways. The CLI hands a
+ * token like any route's, dials the builder (mutual TLS with the chart's client certificate: only
+ * the service may talk to it), names the user it authenticated in one preface line (the builder's
+ * gateway runs each user's builds on that user's own daemon), answers 101 and from then on copies
+ * bytes both ways. The CLI hands a
  * loopback listener to BuildKit's client, so what flows is BuildKit's own gRPC, session included
  * (build context, `--secret` values, registry credentials): the service never parses it, never
  * logs it, never stores it. Users need no Kubernetes rights for this (no pods/portforward).
@@ -18,7 +20,7 @@ import { STATUS_CODES } from 'node:http';
 import { connect as netConnect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect } from 'node:tls';
-import { BUILD_TUNNEL_PROTOCOL, routes } from '../src/service/contract.ts';
+import { BUILD_TUNNEL_PROTOCOL, NAME_PATTERN, routes } from '../src/service/contract.ts';
 import { authenticate } from './auth.ts';
 import type { App, AppContext } from './context.ts';
 import { ApiError, oneLine } from './errors.ts';
@@ -29,6 +31,17 @@ export interface BuildkitUpstream {
   port: number;
   /** Mutual TLS: the daemon's CA, and the service's client certificate and key (PEM). Absent: plain TCP. */
   tls?: { ca: string; cert: string; key: string; servername: string };
+}
+
+/**
+ * The line the builder's gateway reads before the client's bytes (buildkit/gateway): the tenant
+ * whose daemon serves the connection. Only the service writes it, from the authenticated user, so
+ * a user's client can never pick another user's daemon: a preface of its own would follow this one
+ * and reach the daemon as (broken) gRPC.
+ */
+export function tenantPreface(userName: string): string {
+  if (!new RegExp(NAME_PATTERN).test(userName)) throw new Error(`"${userName}" cannot name a build tenant`);
+  return `devtool-tenant ${userName}\n`;
 }
 
 /** How long dialing the daemon may take before the tunnel is refused with 502. */
@@ -103,6 +116,7 @@ export function attachBuildTunnel(app: App, ctx: AppContext, upstream: BuildkitU
       s.setNoDelay?.(true);
       s.setKeepAlive?.(true, TCP_KEEPALIVE_MS);
     }
+    daemon.write(tenantPreface(user.name));
     if (head.length > 0) daemon.write(head);
     open.add(client);
     client.on('data', (chunk: Buffer) => {

@@ -112,7 +112,7 @@ describe('hosted builds on a service context', () => {
     assert.equal(review.status?.allowed, false, 'the test user must not be able to port-forward to the builder');
   });
 
-  test("the builder is not open to anyone else: without the service's client certificate buildkitd refuses", async () => {
+  test("the builder is not open to anyone else: without the service's client certificate its gateway refuses", async () => {
     const pod = (await core.listNamespacedPod({ namespace: NS, labelSelector: 'app.kubernetes.io/component=builder' })).items[0];
     assert.ok(pod?.status?.podIP, 'the chart runs the builder');
     // On the node's network (hostNetwork): reachable from this machine, so TLS must stop it.
@@ -220,14 +220,15 @@ describe('hosted builds on a service context', () => {
     assert.match(again, new RegExp(`#${step[1]} CACHED`), 'the step that finished before the cut is cached, not run again');
   });
 
-  // A frozen daemon (SIGSTOP: its connections stay open, nothing answers) stands for a dead path.
-  // The keepalive pings travel through the tunnel, so the limits hold end to end.
+  // A frozen builder (SIGSTOP of its gateway, which ends the client's gRPC connection: the
+  // connections stay open, nothing answers) stands for a dead path. The keepalive pings travel
+  // through the tunnel, so the limits hold end to end.
   test('DEVTOOL_KEEPALIVE_CLIENT_* apply through the tunnel: a builder gone silent ends the build after time + timeout', { timeout: 200_000 }, async () => {
     const app = join(work, `hbk-${run}`);
     mkdirSync(app);
     writeFileSync(join(app, 'Dockerfile'), `FROM ${REGISTRY}/debian:bookworm\nRUN echo "run ${run}-ka" && sleep 90\n`);
-    const pids = spawnSync('pgrep', ['-f', '^/usr/local/bin/buildkitd --config /etc/buildkit/buildkitd.toml'], { encoding: 'utf8' }).stdout.trim().split('\n');
-    assert.equal(pids.length, 1, `one in-cluster buildkitd on this node: ${pids.join(',')}`);
+    const pids = spawnSync('pgrep', ['-f', '^/usr/local/bin/devtool-buildkit-gateway '], { encoding: 'utf8' }).stdout.trim().split('\n');
+    assert.equal(pids.length, 1, `one builder gateway on this node: ${pids.join(',')}`);
     const pid = Number(pids[0]);
     const env = { ...sandbox.env, DEVTOOL_CA_CERT: CA_FILE, DEVTOOL_KEEPALIVE_CLIENT_TIME_MS: '10000', DEVTOOL_KEEPALIVE_CLIENT_TIMEOUT_MS: '3000' };
     const child = spawnDevtool(['build', '-f', 'Dockerfile'], { cwd: app, env });

@@ -133,7 +133,7 @@ describe('the chart renders', () => {
   });
 
   // hosted builds
-  test("builder.enabled: buildkitd requires the service's client certificate; the service gets only the client side", () => {
+  test("builder.enabled: the gateway requires the service's client certificate; steps on their own network; the service gets the client side", () => {
     const off = render('ingress.controller.image=c', 'service.image=s');
     assert.doesNotMatch(off, /DEVTOOL_BUILDKIT_ADDRESS|x-builder/, 'no builder unless enabled');
     const builder = ['builder.enabled=true', 'builder.image=b', 'builder.hostNetwork=true', 'builder.insecureRegistries={localhost:5000}'];
@@ -142,11 +142,22 @@ describe('the chart renders', () => {
       .map((d) => d.toJSON() as Loose)
       .filter(Boolean);
     const config = docs.find((d) => d.kind === 'ConfigMap' && d.metadata.name === 'x-builder')!.data['buildkitd.toml'] as string;
-    assert.match(config, /\[grpc\.tls\][^[]*ca = "\/etc\/buildkit\/tls\/ca\.crt"/, 'a CA makes buildkitd require client certificates');
+    assert.doesNotMatch(config, /grpc|tcp:/, "users' daemons listen on the gateway's unix sockets only");
+    assert.match(config, /networkMode = "bridge"[^[]*bridgeSubnet = "10\.10\.0\.0\/16"/, 'build steps on their own bridge');
     assert.match(config, /\[registry\."localhost:5000"\]\s+http = true/);
     const daemon = docs.find((d) => d.kind === 'Deployment' && d.metadata.name === 'x-builder')!.spec.template.spec;
     assert.equal(daemon.hostNetwork, true);
-    assert.deepEqual(daemon.containers[0].args, ['--config', '/etc/buildkit/buildkitd.toml', '--addr', 'tcp://$(POD_IP):1235']);
+    assert.deepEqual(daemon.containers[0].args, [
+      '--listen=$(POD_IP):1235',
+      '--tls-cert=/etc/buildkit/tls/tls.crt',
+      '--tls-key=/etc/buildkit/tls/tls.key',
+      '--tls-ca=/etc/buildkit/tls/ca.crt',
+      '--config=/etc/buildkit/buildkitd.toml',
+      '--root=/var/lib/buildkit/users',
+      '--max-daemons=3',
+      '--keep-users=6',
+      '--idle=10m',
+    ]);
     assert.deepEqual(
       daemon.volumes.find((v: { name: string }) => v.name === 'tls').secret.items.map((i: { key: string }) => i.key),
       ['ca.crt', 'tls.crt', 'tls.key'],
