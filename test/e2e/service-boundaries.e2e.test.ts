@@ -122,17 +122,38 @@ describe('trust boundaries between users, on the installed service', () => {
     assert.equal(labels['pod-security.kubernetes.io/enforce'], 'baseline');
   });
 
-  test("a global preview: she cannot read the owner's run credentials or stored secrets, start a run there, or forge its destroy", async () => {
-    const PASSWORD = `admin-secret-${run}`;
+  /** The admin's deploy of the global preview, started by the first of the three tests below. */
+  let deployed: Promise<number | null>;
+  let deployOutput = '';
+  const PASSWORD = `admin-secret-${run}`;
+  const forged = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'devtool-pipeline-slow', namespace: preview },
+    // The record the service once trusted: a destroy that has ended, which got the namespace deleted.
+    data: {
+      'run.json': JSON.stringify({
+        name: 'slow',
+        namespace: preview,
+        status: 'destroyed',
+        action: 'destroy',
+        repository: evilRepo,
+        job: 'x',
+        runId: 'x',
+        startedAt: new Date().toISOString(),
+      }),
+    },
+  };
+
+  test("a global preview: she cannot read the owner's run credentials or stored secrets, by any road", async () => {
     assert.equal((await api('admin', 'PUT', '/api/v1/secrets/DB_PASSWORD', { value: PASSWORD })).status, 204);
     const deploy = spawnDevtool(['preview', 'deploy', preview, '--scope', 'global', '--repository', slowRepo, '--wait', '--timeout', '5m'], {
       env: { ...sandboxes.admin.env, NODE_EXTRA_CA_CERTS: CA_FILE },
       cwd: work,
     });
-    let out = '';
-    deploy.stdout.on('data', (d: Buffer) => (out += d));
-    deploy.stderr.on('data', (d: Buffer) => (out += d));
-    const deployed = new Promise<number | null>((resolve) => deploy.on('close', resolve));
+    deploy.stdout.on('data', (d: Buffer) => (deployOutput += d));
+    deploy.stderr.on('data', (d: Buffer) => (deployOutput += d));
+    deployed = new Promise<number | null>((resolve) => deploy.on('close', resolve));
     await waitFor('the preview namespace', async () => !!(await svc.core.readNamespace({ name: preview }).catch(() => undefined)), 60_000);
     await svc.markForCleanup(preview);
     // While the run goes on, its Secrets (the admin's tokens, the stored secrets) are in the namespace.
@@ -142,7 +163,7 @@ describe('trust boundaries between users, on the installed service', () => {
     await waitFor('the runner pod', async () => !!(await runPod()), 60_000);
     const [credentials] = (await secretsThere()).filter((n) => n.startsWith('devtool-run-'));
 
-    // She sees the preview (view), but none of its Secrets, by any road.
+    // She sees the preview (view), but none of its Secrets.
     assert.equal(kubectl('mallory', ['get', 'pods', '-n', preview]).code, 0, 'she may look at it');
     assert.ok(forbidden(kubectl('mallory', ['get', 'secrets', '-n', preview])), 'listing its Secrets');
     assert.ok(forbidden(kubectl('mallory', ['get', 'secret', credentials!, '-n', preview, '-o', 'yaml'])), 'reading the run Secret');
@@ -157,31 +178,18 @@ describe('trust boundaries between users, on the installed service', () => {
       },
     };
     assert.ok(forbidden(kubectl('mallory', ['create', '-f', '-'], JSON.stringify(thief))), 'a pod mounting the run Secret');
-    // Nor a pipeline of her own there, through the service or by hand.
+  });
+
+  test('a global preview: she cannot start a run of her own repository there, through the service or by hand', () => {
     const hijack = as('mallory', ['pipeline', 'deploy', '--namespace', preview, '--name', 'slow', '--repository', evilRepo]);
     assert.equal(hijack.code, 1, hijack.stdout);
     assert.match(hijack.stderr, new RegExp(`namespace ${preview} is a preview environment`));
-    // The record the service once trusted: a destroy that has ended, which used to get the namespace deleted.
-    const forged = {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'devtool-pipeline-slow', namespace: preview },
-      data: {
-        'run.json': JSON.stringify({
-          name: 'slow',
-          namespace: preview,
-          status: 'destroyed',
-          action: 'destroy',
-          repository: evilRepo,
-          job: 'x',
-          runId: 'x',
-          startedAt: new Date().toISOString(),
-        }),
-      },
-    };
-    assert.ok(forbidden(kubectl('mallory', ['apply', '-f', '-'], JSON.stringify(forged))), 'writing a record there');
+    assert.ok(forbidden(kubectl('mallory', ['create', 'job', 'mine', '-n', preview, `--image=${REGISTRY}/debian:bookworm`, '--', 'true'])), 'a Job by hand');
+  });
 
-    assert.equal(await deployed, 0, out);
+  test("a global preview: a forged record neither gets it deleted nor changes what the owner's destroy runs", async () => {
+    assert.ok(forbidden(kubectl('mallory', ['apply', '-f', '-'], JSON.stringify(forged))), 'writing a record there');
+    assert.equal(await deployed, 0, deployOutput);
     // Written anyway (its owner can): the service decides from its own records, so nothing happens.
     assert.equal(kubectl('admin', ['apply', '-f', '-'], JSON.stringify(forged)).code, 0);
     const list = as('mallory', ['preview', 'list']);
@@ -193,7 +201,7 @@ describe('trust boundaries between users, on the installed service', () => {
     assert.equal(destroyed.code, 0, `${destroyed.stdout}\n${destroyed.stderr}`);
     assert.match(destroyed.stdout, /destroyed by its owner/);
     assert.doesNotMatch(destroyed.stdout + destroyed.stderr, new RegExp(MARK));
-    assert.ok(!out.includes(PASSWORD), 'no stored secret in the output');
+    assert.ok(!deployOutput.includes(PASSWORD), 'no stored secret in the output');
   });
 
   test('revoking an API token ends the cluster credentials made from it', async () => {
