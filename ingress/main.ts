@@ -9,6 +9,7 @@ import * as k8s from '@kubernetes/client-node';
 import { loadConfig } from './caddy-admin.ts';
 import { Reconciler } from './controller.ts';
 import { statusUpdates } from './status.ts';
+import { normalizeHost, parseAllowedHosts } from './hosts.ts';
 import type { FrontDoorSettings } from './translate.ts';
 
 function env(name: string, fallback?: string): string {
@@ -43,6 +44,8 @@ async function main(): Promise<void> {
     caCertFile: env('CA_CERT_FILE', '/ca/tls.crt'),
     caKeyFile: env('CA_KEY_FILE', '/ca/tls.key'),
     frontDoorHost: process.env.FRONT_DOOR_HOST?.trim() || undefined,
+    endpointDomain: normalizeHost(env('ENDPOINT_DOMAIN')),
+    allowedHosts: parseAllowedHosts(env('ALLOWED_HOSTS', '{}')),
   };
   const socket = settings.adminListen.slice('unix/'.length);
   const readyFile = env('READY_FILE', '/tmp/ready');
@@ -65,6 +68,7 @@ async function main(): Promise<void> {
   );
   await Promise.all([ingresses.start(), services.start()]);
   log(`watching Ingresses of class ${settings.className}${settings.acceptWithoutClass ? ' and without a class' : ''}`);
+  log(`hosts served: <name>-<namespace>.${settings.endpointDomain}, and by namespace ${JSON.stringify(settings.allowedHosts)}`);
   // The address Ingresses of ours show (`kubectl get ingress`): the node's, where we listen.
   const address = process.env.NODE_IP?.trim();
   const publish = async (served: readonly string[]) => {
