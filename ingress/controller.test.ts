@@ -74,3 +74,31 @@ test('a failed push is retried and logged; readiness waits for a push that succe
   assert.equal(logs.filter((l) => l.includes('failed, retrying: connect ENOENT')).length, 2);
   assert.ok(logs.includes('serving 1 host(s): a-n.devtool.test'), logs.join('\n'));
 });
+
+test('what is not served is logged and reported once, when it appears', async () => {
+  let list = [ingress('a-n.devtool.test'), ingress('github.com')];
+  const logs: string[] = [];
+  const reported: string[] = [];
+  const r = new Reconciler({
+    view: { ingresses: () => list, services: () => services },
+    settings,
+    push: async () => {},
+    notServed: async (problems) => void reported.push(...problems.map((p) => `${p.ingress}: ${p.why}`)),
+    log: (l) => logs.push(l),
+    resyncMs: 60_000,
+  });
+  await r.reconcile();
+  await r.reconcile();
+  list = [...list, ingress('web-other.devtool.test')];
+  await r.reconcile();
+  r.stop();
+  assert.deepEqual(reported, [
+    "n/github.com: the host github.com is outside the endpoint domain devtool.test (the front door's CA signs names under it only)",
+    "n/web-other.devtool.test: the host web-other.devtool.test is not namespace n's: its endpoints are <name>-n.devtool.test " +
+      '(others only as the operator allows, ingress.allowedHosts)',
+  ]);
+  assert.deepEqual(
+    logs.filter((l) => l.startsWith('not served: ')),
+    reported.map((p) => `not served: ${p}`),
+  );
+});

@@ -10,7 +10,7 @@ import { loadConfig } from './caddy-admin.ts';
 import { Reconciler } from './controller.ts';
 import { statusUpdates } from './status.ts';
 import { normalizeHost, parseAllowedHosts } from './hosts.ts';
-import type { FrontDoorSettings } from './translate.ts';
+import type { FrontDoorSettings, NotServed } from './translate.ts';
 
 function env(name: string, fallback?: string): string {
   const v = process.env[name]?.trim() || fallback;
@@ -81,10 +81,33 @@ async function main(): Promise<void> {
       });
     }
   };
+  // A Warning event on each Ingress not served, so its owner sees why (`kubectl describe ingress`).
+  const notServed = async (problems: readonly NotServed[]) => {
+    const now = new Date();
+    for (const p of problems) {
+      const [namespace, name] = p.ingress.split('/') as [string, string];
+      const ing = ingresses.get(name, namespace);
+      await core.createNamespacedEvent({
+        namespace,
+        body: {
+          metadata: { generateName: `${name}.`, namespace },
+          involvedObject: { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace, name, uid: ing?.metadata?.uid },
+          type: 'Warning',
+          reason: 'NotServed',
+          message: p.why,
+          source: { component: 'devtool-front-door' },
+          firstTimestamp: now,
+          lastTimestamp: now,
+          count: 1,
+        },
+      });
+    }
+  };
   reconciler = new Reconciler({
     view: { ingresses: () => ingresses.list(), services: () => services.list() },
     settings,
     push: (config) => loadConfig(socket, config),
+    notServed,
     publish,
     log,
     onLoaded: () => writeFileSync(readyFile, 'loaded\n'),

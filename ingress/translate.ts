@@ -47,8 +47,14 @@ export interface Translation {
   hosts: string[];
   /** Ingresses (`namespace/name`) with at least one path served: their status gets our address. */
   served: string[];
-  /** Rules not served, one line each (`namespace/name: why`), for the controller's log. */
-  problems: string[];
+  /** What is not served and why, for the controller's log and the Ingresses' events. */
+  problems: NotServed[];
+}
+
+export interface NotServed {
+  /** `namespace/name` of the Ingress. */
+  ingress: string;
+  why: string;
 }
 
 export type CaddyConfig = Record<string, unknown>;
@@ -133,7 +139,8 @@ function hostOwners(ours: readonly V1Ingress[], s: HostRules): Map<string, strin
 
 export function translate(ingresses: readonly V1Ingress[], services: readonly V1Service[], s: FrontDoorSettings): Translation {
   const svcByKey = new Map(services.map((svc) => [`${svc.metadata?.namespace}/${svc.metadata?.name}`, svc]));
-  const problems: string[] = [];
+  const problems: NotServed[] = [];
+  const notServed = (ing: V1Ingress, why: string) => problems.push({ ingress: key(ing), why });
   const byHost = new Map<string, PathRoute[]>();
   const claimed = new Set<string>();
   const served = new Set<string>();
@@ -142,44 +149,44 @@ export function translate(ingresses: readonly V1Ingress[], services: readonly V1
 
   for (const ing of ours) {
     const ns = ing.metadata?.namespace ?? 'default';
-    if (ing.spec?.defaultBackend) problems.push(`${key(ing)}: spec.defaultBackend is not served (name a host in a rule)`);
+    if (ing.spec?.defaultBackend) notServed(ing, 'spec.defaultBackend is not served (name a host in a rule)');
     for (const tls of ing.spec?.tls ?? []) {
-      if (tls.secretName) problems.push(`${key(ing)}: the TLS Secret ${tls.secretName} is not used (the front door's CA signs its certificates)`);
+      if (tls.secretName) notServed(ing, `the TLS Secret ${tls.secretName} is not used (the front door's CA signs its certificates)`);
     }
     for (const rule of ing.spec?.rules ?? []) {
       const host = normalizeHost(rule.host ?? '');
       if (!host) {
-        problems.push(`${key(ing)}: a rule without a host is not served (certificates are issued per host)`);
+        notServed(ing, 'a rule without a host is not served (certificates are issued per host)');
         continue;
       }
       if (host.includes('*')) {
-        problems.push(`${key(ing)}: the wildcard host ${host} is not served (certificates are issued per host)`);
+        notServed(ing, `the wildcard host ${host} is not served (certificates are issued per host)`);
         continue;
       }
       if (claimStrength(host, ns, s) === 0) {
-        problems.push(`${key(ing)}: ${refusal(host, ns, s)}`);
+        notServed(ing, refusal(host, ns, s));
         continue;
       }
       const owner = hostOwner.get(host);
       if (owner !== ns) {
-        problems.push(`${key(ing)}: the host ${host} belongs to namespace ${owner}`);
+        notServed(ing, `the host ${host} belongs to namespace ${owner}`);
         continue;
       }
       for (const p of rule.http?.paths ?? []) {
         if (p.path?.includes('*')) {
           // Caddy's path matcher reads * as a wildcard; an Ingress path means it literally.
-          problems.push(`${key(ing)}: ${host}${p.path}: paths with * are not served`);
+          notServed(ing, `${host}${p.path}: paths with * are not served`);
           continue;
         }
         const paths = pathMatchers(p.path, p.pathType);
         const id = `${host} ${p.pathType === 'Exact' ? 'exact' : 'prefix'} ${paths[0]}`;
         if (claimed.has(id)) {
-          problems.push(`${key(ing)}: ${host}${p.path ?? '/'} is served by an older Ingress`);
+          notServed(ing, `${host}${p.path ?? '/'} is served by an older Ingress`);
           continue;
         }
         const up = upstream(p.backend, ns, svcByKey);
         if ('problem' in up) {
-          problems.push(`${key(ing)}: ${host}${p.path ?? '/'}: ${up.problem}`);
+          notServed(ing, `${host}${p.path ?? '/'}: ${up.problem}`);
           continue;
         }
         claimed.add(id);
