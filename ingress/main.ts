@@ -4,8 +4,9 @@
  * Caddy's configuration equal to their translation (translate.ts). Settings come from the
  * environment (chart/templates/front-door.yaml sets them).
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
+import { hasNameConstraints } from './ca.ts';
 import { loadConfig } from './caddy-admin.ts';
 import { Reconciler } from './controller.ts';
 import { statusUpdates } from './status.ts';
@@ -69,6 +70,9 @@ async function main(): Promise<void> {
   await Promise.all([ingresses.start(), services.start()]);
   log(`watching Ingresses of class ${settings.className}${settings.acceptWithoutClass ? ' and without a class' : ''}`);
   log(`hosts served: <name>-<namespace>.${settings.endpointDomain}, and by namespace ${JSON.stringify(settings.allowedHosts)}`);
+  if (!hasNameConstraints(readFileSync(settings.caCertFile, 'utf8'))) {
+    log(`the CA ${settings.caCertFile} has no name constraint: clients trust what it signs for any name (chart/values.yaml, ca, says how to make one)`);
+  }
   // The address Ingresses of ours show (`kubectl get ingress`): the node's, where we listen.
   const address = process.env.NODE_IP?.trim();
   const publish = async (served: readonly string[]) => {
