@@ -70,8 +70,12 @@ async function main(): Promise<void> {
   await Promise.all([ingresses.start(), services.start()]);
   log(`watching Ingresses of class ${settings.className}${settings.acceptWithoutClass ? ' and without a class' : ''}`);
   log(`hosts served: <name>-<namespace>.${settings.endpointDomain}, and by namespace ${JSON.stringify(settings.allowedHosts)}`);
-  if (!hasNameConstraints(readFileSync(settings.caCertFile, 'utf8'))) {
-    log(`the CA ${settings.caCertFile} has no name constraint: clients trust what it signs for any name (chart/values.yaml, ca, says how to make one)`);
+  try {
+    if (!hasNameConstraints(readFileSync(settings.caCertFile, 'utf8'))) {
+      log(`the CA ${settings.caCertFile} has no name constraint: clients trust what it signs for any name (chart/values.yaml, ca, says how to make one)`);
+    }
+  } catch (e) {
+    log(`cannot check the CA's name constraint: ${(e as Error).message}`);
   }
   // The address Ingresses of ours show (`kubectl get ingress`): the node's, where we listen.
   const address = process.env.NODE_IP?.trim();
