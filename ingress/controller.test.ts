@@ -4,7 +4,15 @@ import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { Reconciler } from './controller.ts';
 import type { CaddyConfig } from './translate.ts';
 
-const settings = { className: 'devtool', acceptWithoutClass: true, adminListen: 'unix//s', caCertFile: '/c', caKeyFile: '/k' };
+const settings = {
+  className: 'devtool',
+  acceptWithoutClass: true,
+  adminListen: 'unix//s',
+  caCertFile: '/c',
+  caKeyFile: '/k',
+  endpointDomain: 'devtool.test',
+  allowedHosts: {},
+};
 const ingress = (host: string): V1Ingress => ({
   metadata: { name: host, namespace: 'n' },
   spec: { rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }] },
@@ -17,7 +25,7 @@ const until = async (ok: () => boolean) => {
 const hostsOf = (c: CaddyConfig) => JSON.stringify(c).match(/"subjects":\[[^\]]*\]/)?.[0];
 
 test('a burst of changes makes one push of the latest state, and readiness follows the first push', async () => {
-  let list = [ingress('a.test')];
+  let list = [ingress('a-n.devtool.test')];
   const pushed: CaddyConfig[] = [];
   const published: (readonly string[])[] = [];
   let loaded = 0;
@@ -32,16 +40,16 @@ test('a burst of changes makes one push of the latest state, and readiness follo
     resyncMs: 60_000,
   });
   r.start();
-  list = [ingress('a.test'), ingress('b.test')];
+  list = [ingress('a-n.devtool.test'), ingress('b-n.devtool.test')];
   r.changed();
   r.changed();
   await until(() => pushed.length === 1);
   await new Promise((res) => setTimeout(res, 60));
   r.stop();
   assert.equal(pushed.length, 1);
-  assert.equal(hostsOf(pushed[0]!), '"subjects":["a.test","b.test"]');
+  assert.equal(hostsOf(pushed[0]!), '"subjects":["a-n.devtool.test","b-n.devtool.test"]');
   assert.equal(loaded, 1);
-  assert.deepEqual(published, [['n/a.test', 'n/b.test']]);
+  assert.deepEqual(published, [['n/a-n.devtool.test', 'n/b-n.devtool.test']]);
 });
 
 test('a failed push is retried and logged; readiness waits for a push that succeeds', async () => {
@@ -49,7 +57,7 @@ test('a failed push is retried and logged; readiness waits for a push that succe
   const logs: string[] = [];
   let loaded = 0;
   const r = new Reconciler({
-    view: { ingresses: () => [ingress('a.test')], services: () => services },
+    view: { ingresses: () => [ingress('a-n.devtool.test')], services: () => services },
     settings,
     push: async () => {
       if (fail-- > 0) throw new Error('connect ENOENT');
@@ -64,5 +72,33 @@ test('a failed push is retried and logged; readiness waits for a push that succe
   await until(() => loaded === 1);
   r.stop();
   assert.equal(logs.filter((l) => l.includes('failed, retrying: connect ENOENT')).length, 2);
-  assert.ok(logs.includes('serving 1 host(s): a.test'), logs.join('\n'));
+  assert.ok(logs.includes('serving 1 host(s): a-n.devtool.test'), logs.join('\n'));
+});
+
+test('what is not served is logged and reported once, when it appears', async () => {
+  let list = [ingress('a-n.devtool.test'), ingress('github.com')];
+  const logs: string[] = [];
+  const reported: string[] = [];
+  const r = new Reconciler({
+    view: { ingresses: () => list, services: () => services },
+    settings,
+    push: async () => {},
+    notServed: async (problems) => void reported.push(...problems.map((p) => `${p.ingress}: ${p.why}`)),
+    log: (l) => logs.push(l),
+    resyncMs: 60_000,
+  });
+  await r.reconcile();
+  await r.reconcile();
+  list = [...list, ingress('web-other.devtool.test')];
+  await r.reconcile();
+  r.stop();
+  assert.deepEqual(reported, [
+    "n/github.com: the host github.com is outside the endpoint domain devtool.test (the front door's CA signs names under it only)",
+    "n/web-other.devtool.test: the host web-other.devtool.test is not namespace n's: its endpoints are <name>-n.devtool.test " +
+      '(others only as the operator allows, ingress.allowedHosts)',
+  ]);
+  assert.deepEqual(
+    logs.filter((l) => l.startsWith('not served: ')),
+    reported.map((p) => `not served: ${p}`),
+  );
 });

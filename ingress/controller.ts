@@ -6,7 +6,7 @@
  * it runs, so the periodic push costs nothing when nothing changed.
  */
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
-import { type CaddyConfig, type FrontDoorSettings, translate } from './translate.ts';
+import { type CaddyConfig, type FrontDoorSettings, type NotServed, translate } from './translate.ts';
 
 export interface ClusterView {
   ingresses(): readonly V1Ingress[];
@@ -18,6 +18,8 @@ export interface ReconcilerDeps {
   settings: FrontDoorSettings;
   push(config: CaddyConfig): Promise<void>;
   log(line: string): void;
+  /** What newly stopped being served (or never was), once each: the owners of those Ingresses learn why. */
+  notServed?(problems: readonly NotServed[]): Promise<void>;
   /** After each successful push: the Ingresses served (their status shows our address). */
   publish?(served: readonly string[]): Promise<void>;
   /** After the first successful push (the readiness signal). */
@@ -31,7 +33,7 @@ export class Reconciler {
   private timer: NodeJS.Timeout | undefined;
   private running = false;
   private again = false;
-  private lastProblems = '';
+  private lastProblems = new Set<string>();
   private lastHosts = '';
   private loaded = false;
   private resync: NodeJS.Timeout | undefined;
@@ -63,11 +65,11 @@ export class Reconciler {
     this.running = true;
     this.again = false;
     const t = translate(this.d.view.ingresses(), this.d.view.services(), this.d.settings);
-    const problems = t.problems.join('\n');
-    if (problems !== this.lastProblems) {
-      for (const p of t.problems) this.d.log(`not served: ${p}`);
-      this.lastProblems = problems;
-    }
+    const line = (p: NotServed) => `${p.ingress}: ${p.why}`;
+    const fresh = t.problems.filter((p) => !this.lastProblems.has(line(p)));
+    for (const p of fresh) this.d.log(`not served: ${line(p)}`);
+    this.lastProblems = new Set(t.problems.map(line));
+    if (fresh.length) await this.d.notServed?.(fresh).catch((e: Error) => this.d.log(`recording why Ingresses are not served failed: ${e.message}`));
     try {
       await this.d.push(t.config);
       const hosts = t.hosts.join(' ');

@@ -4,12 +4,14 @@
  * Caddy's configuration equal to their translation (translate.ts). Settings come from the
  * environment (chart/templates/front-door.yaml sets them).
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
+import { hasNameConstraints } from './ca.ts';
 import { loadConfig } from './caddy-admin.ts';
 import { Reconciler } from './controller.ts';
 import { statusUpdates } from './status.ts';
-import type { FrontDoorSettings } from './translate.ts';
+import { normalizeHost, parseAllowedHosts } from './hosts.ts';
+import type { FrontDoorSettings, NotServed } from './translate.ts';
 
 function env(name: string, fallback?: string): string {
   const v = process.env[name]?.trim() || fallback;
@@ -43,6 +45,8 @@ async function main(): Promise<void> {
     caCertFile: env('CA_CERT_FILE', '/ca/tls.crt'),
     caKeyFile: env('CA_KEY_FILE', '/ca/tls.key'),
     frontDoorHost: process.env.FRONT_DOOR_HOST?.trim() || undefined,
+    endpointDomain: normalizeHost(env('ENDPOINT_DOMAIN')),
+    allowedHosts: parseAllowedHosts(env('ALLOWED_HOSTS', '{}')),
   };
   const socket = settings.adminListen.slice('unix/'.length);
   const readyFile = env('READY_FILE', '/tmp/ready');
@@ -65,6 +69,14 @@ async function main(): Promise<void> {
   );
   await Promise.all([ingresses.start(), services.start()]);
   log(`watching Ingresses of class ${settings.className}${settings.acceptWithoutClass ? ' and without a class' : ''}`);
+  log(`hosts served: <name>-<namespace>.${settings.endpointDomain}, and by namespace ${JSON.stringify(settings.allowedHosts)}`);
+  try {
+    if (!hasNameConstraints(readFileSync(settings.caCertFile, 'utf8'))) {
+      log(`the CA ${settings.caCertFile} has no name constraint: clients trust what it signs for any name (chart/values.yaml, ca, says how to make one)`);
+    }
+  } catch (e) {
+    log(`cannot check the CA's name constraint: ${(e as Error).message}`);
+  }
   // The address Ingresses of ours show (`kubectl get ingress`): the node's, where we listen.
   const address = process.env.NODE_IP?.trim();
   const publish = async (served: readonly string[]) => {
@@ -77,10 +89,33 @@ async function main(): Promise<void> {
       });
     }
   };
+  // A Warning event on each Ingress not served, so its owner sees why (`kubectl describe ingress`).
+  const notServed = async (problems: readonly NotServed[]) => {
+    const now = new Date();
+    for (const p of problems) {
+      const [namespace, name] = p.ingress.split('/') as [string, string];
+      const ing = ingresses.get(name, namespace);
+      await core.createNamespacedEvent({
+        namespace,
+        body: {
+          metadata: { generateName: `${name}.`, namespace },
+          involvedObject: { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace, name, uid: ing?.metadata?.uid },
+          type: 'Warning',
+          reason: 'NotServed',
+          message: p.why,
+          source: { component: 'devtool-front-door' },
+          firstTimestamp: now,
+          lastTimestamp: now,
+          count: 1,
+        },
+      });
+    }
+  };
   reconciler = new Reconciler({
     view: { ingresses: () => ingresses.list(), services: () => services.list() },
     settings,
     push: (config) => loadConfig(socket, config),
+    notServed,
     publish,
     log,
     onLoaded: () => writeFileSync(readyFile, 'loaded\n'),

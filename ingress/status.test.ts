@@ -3,7 +3,15 @@ import assert from 'node:assert/strict';
 import type { V1Ingress } from '@kubernetes/client-node';
 import { statusUpdates } from './status.ts';
 
-const settings = { className: 'devtool', acceptWithoutClass: false, adminListen: 'unix//s', caCertFile: '/c', caKeyFile: '/k' };
+const settings = {
+  className: 'devtool',
+  acceptWithoutClass: false,
+  adminListen: 'unix//s',
+  caCertFile: '/c',
+  caKeyFile: '/k',
+  endpointDomain: 'devtool.test',
+  allowedHosts: {},
+};
 const ing = (name: string, cls: string, ips: string[]): V1Ingress => ({
   metadata: { name, namespace: 'n' },
   spec: { ingressClassName: cls },

@@ -20,6 +20,8 @@ const defaults: FrontDoorSettings = {
   caCertFile: '/ca/tls.crt',
   caKeyFile: '/ca/tls.key',
   frontDoorHost: 'devtool.devtool.test',
+  endpointDomain: 'devtool.test',
+  allowedHosts: {},
 };
 
 for (const name of readdirSync(testdata)) {

@@ -19,12 +19,15 @@
  *   kube-proxy has rules for its ClusterIP: a connection opened then is not translated and goes
  *   wherever the node's default route leads (on a network with a transparent proxy, a server
  *   that answers 404). A kept connection would carry every later request there too; seen in CI.
- * - A host belongs to the namespace of the oldest Ingress naming it: an Ingress of another namespace
- *   cannot take over someone's endpoint.
+ * - A host belongs to the namespace whose claim on it is strongest (hosts.ts): its own endpoint
+ *   names and the hosts the operator allows it. Hosts no namespace may claim are not served, so an
+ *   Ingress of another namespace cannot take over someone's endpoint, present or future, and the CA
+ *   signs names under the endpoint domain only.
  */
 import type { V1Ingress, V1IngressBackend, V1Service } from '@kubernetes/client-node';
+import { claimStrength, type HostRules, normalizeHost, refusal } from './hosts.ts';
 
-export interface FrontDoorSettings {
+export interface FrontDoorSettings extends HostRules {
   /** The IngressClass served. */
   className: string;
   /** Serve Ingresses without a class too (our class is the cluster's default). */
@@ -44,8 +47,14 @@ export interface Translation {
   hosts: string[];
   /** Ingresses (`namespace/name`) with at least one path served: their status gets our address. */
   served: string[];
-  /** Rules not served, one line each (`namespace/name: why`), for the controller's log. */
-  problems: string[];
+  /** What is not served and why, for the controller's log and the Ingresses' events. */
+  problems: NotServed[];
+}
+
+export interface NotServed {
+  /** `namespace/name` of the Ingress. */
+  ingress: string;
+  why: string;
 }
 
 export type CaddyConfig = Record<string, unknown>;
@@ -114,51 +123,70 @@ const textResponse = (status: number, body: string) => ({
   headers: { 'Content-Type': ['text/plain; charset=utf-8'] },
 });
 
+/** The namespace each host belongs to: the strongest claim among the Ingresses naming it, the oldest on a tie. */
+function hostOwners(ours: readonly V1Ingress[], s: HostRules): Map<string, string> {
+  const best = new Map<string, { namespace: string; strength: number }>();
+  for (const ing of ours) {
+    const ns = ing.metadata?.namespace ?? 'default';
+    for (const rule of ing.spec?.rules ?? []) {
+      const host = normalizeHost(rule.host ?? '');
+      const strength = host ? claimStrength(host, ns, s) : 0;
+      if (strength > (best.get(host)?.strength ?? 0)) best.set(host, { namespace: ns, strength });
+    }
+  }
+  return new Map([...best].map(([host, b]) => [host, b.namespace]));
+}
+
 export function translate(ingresses: readonly V1Ingress[], services: readonly V1Service[], s: FrontDoorSettings): Translation {
   const svcByKey = new Map(services.map((svc) => [`${svc.metadata?.namespace}/${svc.metadata?.name}`, svc]));
-  const problems: string[] = [];
-  const hostOwner = new Map<string, string>();
+  const problems: NotServed[] = [];
+  const notServed = (ing: V1Ingress, why: string) => problems.push({ ingress: key(ing), why });
   const byHost = new Map<string, PathRoute[]>();
   const claimed = new Set<string>();
   const served = new Set<string>();
+  const ours = ingresses.filter((i) => servedByUs(i, s)).sort(byAge);
+  const hostOwner = hostOwners(ours, s);
 
-  for (const ing of ingresses.filter((i) => servedByUs(i, s)).sort(byAge)) {
+  for (const ing of ours) {
     const ns = ing.metadata?.namespace ?? 'default';
-    if (ing.spec?.defaultBackend) problems.push(`${key(ing)}: spec.defaultBackend is not served (name a host in a rule)`);
+    if (ing.spec?.defaultBackend) notServed(ing, 'spec.defaultBackend is not served (name a host in a rule)');
     for (const tls of ing.spec?.tls ?? []) {
-      if (tls.secretName) problems.push(`${key(ing)}: the TLS Secret ${tls.secretName} is not used (the front door's CA signs its certificates)`);
+      if (tls.secretName) notServed(ing, `the TLS Secret ${tls.secretName} is not used (the front door's CA signs its certificates)`);
     }
     for (const rule of ing.spec?.rules ?? []) {
-      const host = rule.host?.toLowerCase();
+      const host = normalizeHost(rule.host ?? '');
       if (!host) {
-        problems.push(`${key(ing)}: a rule without a host is not served (certificates are issued per host)`);
+        notServed(ing, 'a rule without a host is not served (certificates are issued per host)');
         continue;
       }
       if (host.includes('*')) {
-        problems.push(`${key(ing)}: the wildcard host ${host} is not served (certificates are issued per host)`);
+        notServed(ing, `the wildcard host ${host} is not served (certificates are issued per host)`);
         continue;
       }
-      const owner = hostOwner.get(host) ?? ns;
+      if (claimStrength(host, ns, s) === 0) {
+        notServed(ing, refusal(host, ns, s));
+        continue;
+      }
+      const owner = hostOwner.get(host);
       if (owner !== ns) {
-        problems.push(`${key(ing)}: the host ${host} belongs to namespace ${owner}`);
+        notServed(ing, `the host ${host} belongs to namespace ${owner}`);
         continue;
       }
-      hostOwner.set(host, ns);
       for (const p of rule.http?.paths ?? []) {
         if (p.path?.includes('*')) {
           // Caddy's path matcher reads * as a wildcard; an Ingress path means it literally.
-          problems.push(`${key(ing)}: ${host}${p.path}: paths with * are not served`);
+          notServed(ing, `${host}${p.path}: paths with * are not served`);
           continue;
         }
         const paths = pathMatchers(p.path, p.pathType);
         const id = `${host} ${p.pathType === 'Exact' ? 'exact' : 'prefix'} ${paths[0]}`;
         if (claimed.has(id)) {
-          problems.push(`${key(ing)}: ${host}${p.path ?? '/'} is served by an older Ingress`);
+          notServed(ing, `${host}${p.path ?? '/'} is served by an older Ingress`);
           continue;
         }
         const up = upstream(p.backend, ns, svcByKey);
         if ('problem' in up) {
-          problems.push(`${key(ing)}: ${host}${p.path ?? '/'}: ${up.problem}`);
+          notServed(ing, `${host}${p.path ?? '/'}: ${up.problem}`);
           continue;
         }
         claimed.add(id);

@@ -8,7 +8,9 @@
 #
 # The CA stays outside the cluster and the repository, in $DEVTOOL_FRONT_DOOR_STATE (default
 # /var/lib/devtool-front-door/ca.crt and ca.key): it survives `cluster.sh down`, so a browser or
-# system that trusts it keeps trusting the front door. Progress goes to stderr.
+# system that trusts it keeps trusting the front door. It may sign names under the endpoint domain
+# only (a name constraint): a CA without that constraint, made before it existed, is replaced, and
+# whoever trusted the old one trusts the new ca.crt instead. Progress goes to stderr.
 set -euo pipefail
 exec 3>&1 1>&2
 
@@ -17,13 +19,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/cluster/lib/common.sh" # ENDPOINT_DOMAIN, REGISTRY, node_ip
 FD_STATE=${DEVTOOL_FRONT_DOOR_STATE:-/var/lib/devtool-front-door}
 # DEVTOOL_SERVICE_RELEASE: another release of the service alone (namespace and host named after it,
-# https://<release>.<domain>), behind the front door of the release `devtool` (installed first when
-# it does not answer). A test that must not see another checkout's service:up replace its service mid-run
+# https://devtool-<release>.<domain>, an endpoint name of its namespace), behind the front door of
+# the release `devtool` (installed first when it does not answer). A test that must not see another checkout's service:up replace its service mid-run
 # (several worktrees on one cluster) installs its own this way.
 RELEASE=${DEVTOOL_SERVICE_RELEASE:-devtool}
 NAMESPACE=$RELEASE
 HOST=$RELEASE.$ENDPOINT_DOMAIN
 if [[ $RELEASE != devtool ]]; then
+  HOST=devtool-$RELEASE.$ENDPOINT_DOMAIN
   [[ $RELEASE =~ ^[a-z0-9][-a-z0-9]{0,30}$ ]] || { echo "service-up: invalid DEVTOOL_SERVICE_RELEASE=$RELEASE" >&2; exit 2; }
   # The front door as it is when it answers (another checkout's install is as good); else ours.
   curl -fsS --max-time 5 --cacert "$FD_STATE/ca.crt" "https://devtool.$ENDPOINT_DOMAIN/healthz" >/dev/null 2>&1 ||
@@ -75,12 +78,25 @@ builder=$(BUILDKITD_BIN=$BUILDKITD_BIN GATEWAY_BIN=$GATEWAY_BIN bash "$root/clus
 runner=$(bash "$root/scripts/runner-image.sh" | tail -n 1)
 step "images ready: $controller, $service, $proxy, $builder, $runner"
 
-# The CA: made once (EC P-256, 10 years), kept across upgrades and cluster restarts.
+# The CA: made once (EC P-256, 10 years), kept across upgrades and cluster restarts. Its name
+# constraint lets it sign DNS names under the endpoint domain and no IP address: a certificate it
+# signed for any other name (github.com) is rejected by every client that trusts it.
 mkdir -p "$FD_STATE" && chmod 700 "$FD_STATE"
+constrained() { # the CA permits DNS names under $ENDPOINT_DOMAIN, nothing else
+  local permitted
+  permitted=$(openssl x509 -in "$FD_STATE/ca.crt" -noout -ext nameConstraints 2>/dev/null |
+    awk '/Permitted:/ { p = 1; next } /Excluded:/ { p = 0 } p { print $1 }') || return 1
+  [[ $permitted == "DNS:$ENDPOINT_DOMAIN" ]]
+}
+if [[ -s $FD_STATE/ca.crt ]] && ! constrained; then
+  slog "the front door's CA $FD_STATE/ca.crt may sign names outside $ENDPOINT_DOMAIN: replacing it (trust the new one)"
+  rm -f "$FD_STATE/ca.crt"
+fi
 if [[ ! -s $FD_STATE/ca.crt || ! -s $FD_STATE/ca.key ]]; then
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 3650 \
     -subj "/CN=devtool local front door CA" \
     -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+    -addext "nameConstraints=critical,permitted;DNS:$ENDPOINT_DOMAIN,excluded;IP:0.0.0.0/0.0.0.0,excluded;IP:::/::" \
     -keyout "$FD_STATE/ca.key.new" -out "$FD_STATE/ca.crt.new" 2>/dev/null || sdie "openssl could not make the CA"
   chmod 600 "$FD_STATE/ca.key.new"
   mv "$FD_STATE/ca.key.new" "$FD_STATE/ca.key" && mv "$FD_STATE/ca.crt.new" "$FD_STATE/ca.crt"
@@ -109,7 +125,9 @@ kube_server=$(bash "$root/cluster/cluster.sh" kubectl config view --minify -o js
 kctl() { bash "$root/cluster/cluster.sh" kubectl -n "$NAMESPACE" "$@"; }
 # Previews on the local install: a week without a redeploy and one goes (the chart's default is
 # never); swept every 10 s, so a destroy without --wait is done moments after its run.
-front_door=(--set ingress.controller.image="$controller" --set ingress.proxy.image="$proxy")
+# The git server (scripts/git-server.sh) answers at a host of its own outside its namespace's endpoint names.
+front_door=(--set ingress.controller.image="$controller" --set ingress.proxy.image="$proxy"
+  --set "ingress.allowedHosts.devtool-git[0]=git-server.$ENDPOINT_DOMAIN")
 [[ $RELEASE == devtool ]] || front_door=(--set ingress.enabled=false --set frontDoor.host="$HOST")
 # The builder listens on the node's network: another release's builder needs a port of its own, or
 # its pod never schedules beside the shared release's (1235). One from the release name, 1300-1799.

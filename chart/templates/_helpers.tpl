@@ -9,6 +9,15 @@ helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
 {{- .Values.frontDoor.host | default (printf "devtool.%s" .Values.endpointDomain) -}}
 {{- end }}
 
+{{- /* The hosts the front door lets a namespace claim besides its endpoints (JSON, by namespace):
+ingress.allowedHosts, and the front door's own host for the release namespace. */}}
+{{- define "devtool.allowedHosts" -}}
+{{- $allowed := deepCopy .Values.ingress.allowedHosts -}}
+{{- $own := get $allowed .Release.Namespace | default list -}}
+{{- $_ := set $allowed .Release.Namespace (append $own (include "devtool.frontDoorHost" .)) -}}
+{{- toJson $allowed -}}
+{{- end }}
+
 {{- define "devtool.caSecret" -}}
 {{ .Release.Name }}-front-door-ca
 {{- end }}

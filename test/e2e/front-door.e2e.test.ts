@@ -22,7 +22,7 @@ import { launchBrowser, visit } from './browser.ts';
 import { CA_FILE, type Fetched, httpsGet, installedService, serviceUp } from './installed-service.ts';
 
 const fixture = join(import.meta.dirname, 'fixtures', 'front-door');
-const DOMAIN = 'e2e.devtool.test';
+const DOMAIN = 'devtool.test';
 const ENV = 'fd';
 const token = `t${Date.now().toString(36)}`;
 let s: ClusterSandbox;

@@ -7,7 +7,7 @@
  * private repository with a stored token that never shows; the service's pods deleted mid-run.
  *
  * DEVTOOL_E2E_SERVICE_RELEASE=<name> runs it against a release of the service of its own
- * (service-up.sh's DEVTOOL_SERVICE_RELEASE: https://<name>.devtool.test), so that another
+ * (service-up.sh's DEVTOOL_SERVICE_RELEASE: https://devtool-<name>.devtool.test), so that another
  * checkout's service:up on the same cluster cannot replace the service during the run.
  */
 import assert from 'node:assert/strict';
@@ -24,7 +24,7 @@ import { type Fetched, httpsGet } from './installed-service.ts';
 import { waitFor } from './wait.ts';
 
 const RELEASE = process.env.DEVTOOL_E2E_SERVICE_RELEASE || 'devtool';
-const URL_ = `https://${RELEASE}.devtool.test`;
+const URL_ = RELEASE === 'devtool' ? 'https://devtool.devtool.test' : `https://devtool-${RELEASE}.devtool.test`;
 const CA_FILE = join(process.env.DEVTOOL_FRONT_DOOR_STATE ?? '/var/lib/devtool-front-door', 'ca.crt');
 const run = randomBytes(3).toString('hex');
 const user = `e2epl${run}`;

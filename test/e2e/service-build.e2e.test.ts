@@ -200,7 +200,7 @@ describe('hosted builds on a service context', () => {
         stderr += d.toString();
         if (!changed && stderr.includes(`run ${run}-slow`)) {
           const rule = {
-            host: `reload-${run}.devtool.test`,
+            host: `reload-${ns}.devtool.test`,
             http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'reload', port: { number: 80 } } } }] },
           };
           changed = net.createNamespacedIngress({
