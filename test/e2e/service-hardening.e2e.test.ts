@@ -9,14 +9,19 @@
  * - the session and pre-sign-in CSRF cookies are `__Host-`: a cookie a sibling host (a user's
  *   endpoint under the same domain) plants under the plain name is not read;
  * - GET /metrics refuses a caller without the scraper token;
- * - `devtool namespace create` refuses Kubernetes' names and the service's namespace in one line.
+ * - `devtool namespace create` refuses Kubernetes' names and the service's namespace in one line;
+ * - while a build tunnel is open (src/service/build-tunnel.ts, as `devtool build` opens it), another
+ *   local user connecting to its listener gets nothing of the BuildKit daemon.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:https';
+import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import { REGISTRY } from '../../cluster/test-cluster.ts';
+import { openBuildTunnel } from '../../src/service/build-tunnel.ts';
 import { createSandbox, runDevtool, type Sandbox } from './cli.ts';
 import { type InstalledService, installedService, SERVICE_NAMESPACE } from './installed-service.ts';
 
@@ -143,7 +148,13 @@ const base = 'http://${clusterIp}';
               name: 'guess',
               image: `${REGISTRY}/node:20`,
               command: ['node', '-e', script],
-              securityContext: { allowPrivilegeEscalation: false, runAsNonRoot: true, runAsUser: 1000, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } },
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                runAsNonRoot: true,
+                runAsUser: 1000,
+                capabilities: { drop: ['ALL'] },
+                seccompProfile: { type: 'RuntimeDefault' },
+              },
             },
           ],
         },
@@ -157,7 +168,10 @@ const base = 'http://${clusterIp}';
     const log = (await core.readNamespacedPodLog({ name: pod, namespace })).trim();
     const statuses = log.split(' ').map(Number);
     assert.equal(statuses.length, 80, log);
-    assert.ok(statuses.every((s) => s === 401 || s === 429), log);
+    assert.ok(
+      statuses.every((s) => s === 401 || s === 429),
+      log,
+    );
     // 30 per minute and client on each of the 2 replicas: at most 60 are even looked at.
     assert.ok(statuses.filter((s) => s === 401).length <= 60, log);
     assert.ok(statuses.includes(429), `no 429 for 80 guesses from one pod: ${log}`);
@@ -188,7 +202,10 @@ const base = 'http://${clusterIp}';
       statuses.push(res.status);
     }
     // 10 wrong passwords per account and replica (2): 25 guesses reach the limit on one of them.
-    assert.ok(statuses.every((s) => s === 401 || s === 429), statuses.join(' '));
+    assert.ok(
+      statuses.every((s) => s === 401 || s === 429),
+      statuses.join(' '),
+    );
     assert.ok(statuses.includes(429), `no 429 for 25 guesses at ${victim}: ${statuses.join(' ')}`);
     assert.ok(statuses.filter((s) => s === 401).length <= 20, statuses.join(' '));
   });
@@ -209,7 +226,10 @@ const base = 'http://${clusterIp}';
       form: { csrf: forged, name: attacker, password: PASSWORD },
     });
     assert.equal(login.status, 403);
-    assert.equal(pairs(login).some((p) => /devtool_session=./.test(p)), false);
+    assert.equal(
+      pairs(login).some((p) => /devtool_session=./.test(p)),
+      false,
+    );
     // A signed-in form with another session's CSRF token.
     const attackerPage = await call('GET', '/account/tokens', { headers: { cookie: theirs } });
     const post = await call('POST', '/account/tokens', { headers: { cookie: own }, form: { csrf: csrfOf(attackerPage), name: 'x' } });
@@ -231,6 +251,29 @@ const base = 'http://${clusterIp}';
       const r = devtool(['namespace', 'create', name]);
       assert.equal(r.code, 1, r.stdout);
       assert.equal(r.stderr, `Error: namespace ${name} is reserved (${why}): choose another name\n`);
+    }
+  });
+
+  test('another local user gets nothing through the build tunnel’s listener while a build could run', async () => {
+    const tunnel = await openBuildTunnel({ url, token: apiToken, ca: svc.caPem });
+    try {
+      // As user nobody: connect to what BuildKit's client would dial, send the HTTP/2 preface
+      // gRPC starts with, and print what comes back (buildkitd answers with a SETTINGS frame).
+      const probe = `
+const net = require('node:net');
+const a = new URL(process.argv[1]);
+const s = a.protocol === 'unix:' ? net.connect(a.pathname) : net.connect(Number(a.port), a.hostname);
+let got = 0;
+s.on('connect', () => s.write('PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n' + '\\0\\0\\0\\x04\\0\\0\\0\\0\\0'));
+s.on('data', (d) => (got += d.length));
+s.on('error', (e) => { console.log('refused ' + e.code); process.exit(0); });
+setTimeout(() => { console.log('received ' + got); process.exit(0); }, 5000);
+`;
+      // Asynchronously: the tunnel serves from this very process.
+      const r = await promisify(execFile)(process.execPath, ['-e', probe, tunnel.address], { uid: 65534, gid: 65534, encoding: 'utf8', timeout: 20_000 });
+      assert.match(r.stdout, /^(refused \S+|received 0)\n$/, `another user reached the builder through ${tunnel.address}: ${r.stdout}`);
+    } finally {
+      await tunnel.close();
     }
   });
 });
