@@ -23,7 +23,7 @@ import * as k8s from '@kubernetes/client-node';
 import { REGISTRY } from '../../cluster/test-cluster.ts';
 import { openBuildTunnel } from '../../src/service/build-tunnel.ts';
 import { createSandbox, runDevtool, type Sandbox } from './cli.ts';
-import { type InstalledService, installedService, SERVICE_NAMESPACE } from './installed-service.ts';
+import { type InstalledService, installedService, SERVICE_NAMESPACE, SERVICE_PODS } from './installed-service.ts';
 
 const run = randomBytes(3).toString('hex');
 const user = `e2ehu${run}`;
@@ -175,6 +175,25 @@ const base = 'http://${clusterIp}';
     // 30 per minute and client on each of the 2 replicas: at most 60 are even looked at.
     assert.ok(statuses.filter((s) => s === 401).length <= 60, log);
     assert.ok(statuses.includes(429), `no 429 for 80 guesses from one pod: ${log}`);
+  });
+
+  test('through the front door the client is the address the front door saw, not the front door’s', async () => {
+    const probe = `/api/v1/info?probe=${run}`;
+    assert.equal((await call('GET', probe)).status, 200);
+    let seen: string[] = [];
+    for (let i = 0; i < 20 && seen.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      seen = [];
+      for (const pod of (await svc.core.listNamespacedPod({ namespace: SERVICE_NAMESPACE, labelSelector: SERVICE_PODS })).items) {
+        const log = await svc.core.readNamespacedPodLog({ name: pod.metadata!.name!, namespace: SERVICE_NAMESPACE, container: 'service', sinceSeconds: 120 });
+        for (const line of log.split('\n').filter((l) => l.includes(probe))) {
+          const address = (JSON.parse(line) as { req?: { remoteAddress?: string } }).req?.remoteAddress;
+          if (address) seen.push(address);
+        }
+      }
+    }
+    assert.equal(seen.length, 1, `the request's log line: ${seen.join(', ')}`);
+    assert.doesNotMatch(seen[0]!, /^10\.244\./, 'the front door (on the pod network) was taken for the client: trustedProxyAddresses does not match it');
   });
 
   test('device codes are bounded per client: an unauthenticated caller cannot make Secrets without end', async () => {
