@@ -122,9 +122,17 @@ step "names under $ENDPOINT_DOMAIN resolve to $(node_ip), here and in pods"
 kube_server=$(bash "$root/cluster/cluster.sh" kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
 [[ -n $kube_server ]] || sdie "no API server URL in $KUBECONFIG"
 
+# /metrics needs a scraper token (the chart has no /metrics without one): made once, kept beside the CA.
+if [[ ! -s $FD_STATE/metrics-token ]]; then
+  (umask 077 && openssl rand -hex 24 >"$FD_STATE/metrics-token.new") && mv "$FD_STATE/metrics-token.new" "$FD_STATE/metrics-token"
+fi
+
 kctl() { bash "$root/cluster/cluster.sh" kubectl -n "$NAMESPACE" "$@"; }
 # Previews on the local install: a week without a redeploy and one goes (the chart's default is
 # never); swept every 10 s, so a destroy without --wait is done moments after its run.
+# Sign-up stays open here (the chart's default is an allow-list): the local install is a
+# developer's own demo and the tests', its name resolving on this machine only, and the tests sign
+# up users named anew each run.
 # The git server (scripts/git-server.sh) answers at a host of its own outside its namespace's endpoint names.
 front_door=(--set ingress.controller.image="$controller" --set ingress.proxy.image="$proxy"
   --set "ingress.allowedHosts.devtool-git[0]=git-server.$ENDPOINT_DOMAIN")
@@ -140,6 +148,7 @@ builder_port=()
   --set builder.enabled=true --set builder.image="$builder" --set builder.hostNetwork=true --set "builder.insecureRegistries={$REGISTRY}" \
   "${builder_port[@]}" --set pipelines.runnerImage="$runner" \
   --set previews.staleAfter=168h --set previews.sweepInterval=10s \
+  --set service.signup.mode=open --set-file service.metricsToken="$FD_STATE/metrics-token" \
   --wait --timeout 5m >/dev/null || {
   kctl get pods -o wide
   kctl logs deploy/$RELEASE-front-door --all-containers --tail 20

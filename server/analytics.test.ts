@@ -5,7 +5,9 @@ import { buildApp, type ServiceConfig } from './app.ts';
 import { MAX_ACTIONS, Metrics } from './metrics.ts';
 import { MemoryStore } from './store/memory.ts';
 
-const CONFIG: ServiceConfig = { version: '9.9.9', rateLimit: { max: 1000, timeWindowMs: 60_000 } };
+const SCRAPER_TOKEN = 'scrape-me-please';
+const CONFIG: ServiceConfig = { version: '9.9.9', rateLimit: { max: 1000, timeWindowMs: 60_000 }, metricsToken: SCRAPER_TOKEN };
+const SCRAPE = { method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${SCRAPER_TOKEN}` } } as const;
 
 async function harness(config: Partial<ServiceConfig> = {}) {
   const store = new MemoryStore();
@@ -43,7 +45,7 @@ describe('analytics and /metrics', () => {
       payload: { records: [record('deploy'), record('context use'), { ...record('up'), userId: 'zelda' }] },
     });
     assert.equal(authed.statusCode, 202);
-    const res = await h.app.inject({ method: 'GET', url: '/metrics' });
+    const res = await h.app.inject(SCRAPE);
     assert.equal(res.statusCode, 200);
     assert.match(String(res.headers['content-type']), /^text\/plain; version=0\.0\.4/);
     assert.equal(sample(res.body, 'devtool_analytics_records_total{action="deploy",success="true"}'), 2);
@@ -71,7 +73,7 @@ describe('analytics and /metrics', () => {
     assert.match(label.json().error, /body\.records\.0\.action/);
     const tooMany = await h.app.inject({ method: 'POST', url: '/api/v1/analytics', payload: { records: Array.from({ length: 101 }, () => record('deploy')) } });
     assert.equal(tooMany.statusCode, 400);
-    const metrics = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const metrics = (await h.app.inject(SCRAPE)).body;
     assert.equal(sample(metrics, 'devtool_analytics_records_total{action="deploy",success="true"}'), undefined, 'a refused batch was counted');
   });
 
@@ -83,7 +85,7 @@ describe('analytics and /metrics', () => {
     await h.app.inject({ method: 'GET', url: '/api/v1/me' });
     await h.app.inject({ method: 'GET', url: '/no/such/path/dvt_sneaky' });
     await h.app.inject({ method: 'GET', url: '/healthz' });
-    const text = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const text = (await h.app.inject(SCRAPE)).body;
     assert.equal(sample(text, 'devtool_http_requests_total{route="/api/v1/secrets/:name",method="PUT",status="204"}'), 1);
     assert.equal(sample(text, 'devtool_http_requests_total{route="/api/v1/secret-values",method="GET",status="200"}'), 1);
     assert.equal(sample(text, 'devtool_http_requests_total{route="/api/v1/me",method="GET",status="401"}'), 1);
@@ -95,8 +97,12 @@ describe('analytics and /metrics', () => {
     for (const leak of ['API_KEY', 'hunter2', token, 'sneaky']) assert.ok(!text.includes(leak), `${leak} in the metrics`);
   });
 
-  test('DEVTOOL_METRICS_TOKEN guards /metrics', async () => {
-    const h = await harness({ metricsToken: 'scrape-me-please' });
+  test('DEVTOOL_METRICS_TOKEN guards /metrics; without it there is none', async () => {
+    const off = await harness({ metricsToken: undefined });
+    const none = await off.app.inject({ method: 'GET', url: '/metrics' });
+    assert.equal(none.statusCode, 404);
+    assert.match(none.json<{ error: string }>().error, /^metrics are off: .*DEVTOOL_METRICS_TOKEN/);
+    const h = await harness();
     assert.equal((await h.app.inject({ method: 'GET', url: '/metrics' })).statusCode, 401);
     assert.equal((await h.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer nope' } })).statusCode, 401);
     assert.equal((await h.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer scrape-me-please' } })).statusCode, 200);

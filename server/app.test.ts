@@ -177,7 +177,7 @@ describe('service API', () => {
   });
 
   test('namespaces: create, taken, invalid, reserved; listed with their status', async () => {
-    const h = await harness();
+    const h = await harness({ serviceNamespace: 'devtool', reservedNamespaces: ['monitoring'] });
     const alice = await createAccount(h.store, 'alice', false, h.clock.now);
     const create = (name: string, token = alice.token) =>
       h.app.inject({ method: 'POST', url: '/api/v1/namespaces', headers: bearer(token), payload: { name } });
@@ -186,7 +186,19 @@ describe('service API', () => {
     assert.deepEqual(made.json(), { name: 'shop', status: 'Active', owner: 'alice', personal: false });
 
     assert.deepEqual(refusal(await create('shop')), { status: 409, error: 'namespace shop is taken: choose another name' });
-    assert.deepEqual(refusal(await create('kube-system')), { status: 409, error: 'namespace kube-system is taken: choose another name' });
+    assert.deepEqual(refusal(await create('kube-foo')), {
+      status: 403,
+      error: "namespace kube-foo is reserved (Kubernetes' own: kube-*, default): choose another name",
+    });
+    assert.equal(refusal(await create('default')).status, 403);
+    assert.deepEqual(refusal(await create('devtool')), {
+      status: 403,
+      error: "namespace devtool is reserved (the devtool service's own namespace): choose another name",
+    });
+    assert.deepEqual(refusal(await create('monitoring')), {
+      status: 403,
+      error: "namespace monitoring is reserved (on the operator's list: monitoring): choose another name",
+    });
     const invalid = refusal(await create('Shop_1'));
     assert.equal(invalid.status, 400);
     assert.match(invalid.error, /^body\.name: invalid value: DNS-1123 label: lowercase letters, digits and '-'/);
@@ -304,10 +316,20 @@ describe('service API', () => {
     }
     assert.deepEqual(statuses, [201, 201, 201, 429, 429]);
     assert.match(refusal(last!).error, /^too many requests: try again in \d+ s$/);
-    // Per client, as the ingress names it: the last X-Forwarded-For entry. Entries the client wrote
-    // itself (before it) do not make it another client; another address is another client.
-    const viaIngress = (forwarded: string) =>
-      h.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: { ...bearer(alice.token), 'x-forwarded-for': forwarded }, payload: { name: 'x' } });
+    // Per client, as the ingress names it: the last X-Forwarded-For entry, on a connection from the
+    // ingress's address. Entries the client wrote itself (before it) do not make it another client;
+    // another address is another client.
+    const behind = await harness({ rateLimit: { max: 3, timeWindowMs: 60_000 }, trustedProxyAddresses: ['10.244.0.1/32'] });
+    const bob = await createAccount(behind.store, 'bob', false, behind.clock.now);
+    const post = (forwarded: string, remoteAddress: string) =>
+      behind.app.inject({
+        method: 'POST',
+        url: '/api/v1/tokens',
+        remoteAddress,
+        headers: { ...bearer(bob.token), 'x-forwarded-for': forwarded },
+        payload: { name: 'x' },
+      });
+    const viaIngress = (forwarded: string) => post(forwarded, '10.244.0.1');
     assert.deepEqual(
       [
         (await viaIngress('203.0.113.9')).statusCode,
@@ -319,6 +341,10 @@ describe('service API', () => {
       [201, 201, 201, 429, 429],
     );
     assert.equal((await viaIngress('203.0.113.9, 198.51.100.7')).statusCode, 201);
+    // Any other peer (a pod dialling the Service) is its socket address, whatever it writes.
+    const fromPod = [];
+    for (let i = 0; i < 5; i++) fromPod.push((await post(`198.51.100.${i}`, '10.244.0.7')).statusCode);
+    assert.deepEqual(fromPod, [201, 201, 201, 429, 429]);
     // Other routes are not limited.
     assert.equal((await h.app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(alice.token) })).statusCode, 200);
   });

@@ -9,6 +9,7 @@ import Fastify, { type FastifyError } from 'fastify';
 import type { App, AppContext, ServiceConfig } from './context.ts';
 import { ApiError, oneLine } from './errors.ts';
 import { authenticator } from './auth.ts';
+import { proxyTrust } from './client-address.ts';
 import { registerAnalyticsRoutes } from './routes/analytics.ts';
 import { registerBuildRoutes } from './routes/builds.ts';
 import type { KubeCredentialSource } from './kube-credentials.ts';
@@ -68,9 +69,9 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const app = Fastify({
     logger,
     // Behind the ingress the client's address is the X-Forwarded-For entry the ingress added, the
-    // last one; `true` would believe every entry, which a client writes itself to escape its rate
-    // limit. (Fastify refuses a bare hop count: the chart's Service is reachable only in the cluster.)
-    trustProxy: (_address: string, hop: number) => hop < (opts.config.trustedProxies ?? 1),
+    // last one, and only on a connection from the ingress itself: any other peer (a pod in a user's
+    // namespace dialling the Service) could write any address there to escape its rate limit.
+    trustProxy: proxyTrust(opts.config.trustedProxyAddresses ?? [], opts.config.trustedProxies ?? 1),
     bodyLimit: 256 * 1024,
     // A stopping replica still serves what arrives on connections the ingress already holds open
     // (Fastify's default answers those 503 with a body outside the contract), and closes each one
@@ -127,7 +128,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   registerKubeCredentialRoutes(app, opts.kubeCredentials, auth);
   registerBuildRoutes(app, ctx, auth);
   registerPipelineRoutes(app, ctx, auth, opts.kubeCredentials, opts.pipelineCluster);
-  registerPreviewRoutes(app, auth, previewDeps(ctx, opts.kubeCredentials, opts.previewCluster));
+  registerPreviewRoutes(app, auth, previewDeps(ctx, opts.kubeCredentials, opts.previewCluster), ctx.config);
   return app;
 }
 

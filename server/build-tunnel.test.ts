@@ -58,10 +58,10 @@ describe('build tunnel', () => {
     closers.push(() => s.app.close());
     const tunnel = await openBuildTunnel({ url: s.url, token: s.token });
     closers.push(() => tunnel.close());
-    const port = Number(new URL(tunnel.address).port);
+    const socketPath = new URL(tunnel.address).pathname;
     const { connect } = await import('node:net');
     for (const payload of ['PRI * HTTP/2.0 secret-value-7f3a', 'second connection']) {
-      const local = connect(port, '127.0.0.1');
+      const local = connect(socketPath);
       local.write(payload);
       const expected = `devtool-tenant dana\n${payload}`;
       const answer = await new Promise<string>((resolve) => {

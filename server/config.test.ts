@@ -15,7 +15,14 @@ test('settings: defaults, optional announcements, the CA read from its file', ()
     namespace: 'devtool',
     objectLabels: {},
     logLevel: 'info',
-    config: { version: readSettings({ POD_NAMESPACE: 'x' }).config.version, rateLimit: { max: 30, timeWindowMs: 60_000 } },
+    config: {
+      version: readSettings({ POD_NAMESPACE: 'x' }).config.version,
+      rateLimit: { max: 30, timeWindowMs: 60_000 },
+      accountLoginLimit: { max: 10, timeWindowMs: 900_000 },
+      pendingDeviceCodes: { total: 100, perClient: 5 },
+      serviceNamespace: 'devtool',
+      reservedNamespaces: [],
+    },
     previews: { sweepIntervalMs: 60_000 },
     namespacePolicy: { podSecurity: 'baseline' },
   });
@@ -30,7 +37,13 @@ test('settings: defaults, optional announcements, the CA read from its file', ()
     DEVTOOL_RATE_LIMIT: '5',
     DEVTOOL_TRUSTED_PROXIES: '0',
     DEVTOOL_OBJECT_LABELS: 'devtool.dev/e2e=true, team=web,empty=',
+    DEVTOOL_TRUSTED_PROXY_ADDRESSES: '10.244.0.1/32, fd00::/64',
+    DEVTOOL_RESERVED_NAMESPACES: 'monitoring, istio-*',
+    DEVTOOL_ACCOUNT_LOGIN_LIMIT: '4',
   });
+  assert.deepEqual(s.config.trustedProxyAddresses, ['10.244.0.1/32', 'fd00::/64']);
+  assert.deepEqual(s.config.reservedNamespaces, ['monitoring', 'istio-*']);
+  assert.deepEqual(s.config.accountLoginLimit, { max: 4, timeWindowMs: 900_000 });
   assert.deepEqual(s.objectLabels, { 'devtool.dev/e2e': 'true', team: 'web', empty: '' });
   assert.equal(s.port, 9000);
   assert.equal(s.config.publicUrl, 'https://devtool.example');
@@ -49,6 +62,10 @@ test('a wrong setting is one line naming the variable', () => {
   const cases: [NodeJS.ProcessEnv, RegExp][] = [
     [{}, /^POD_NAMESPACE is not set/],
     [{ POD_NAMESPACE: 'd', PORT: 'http' }, /^PORT=http: expected a positive whole number$/],
+    [
+      { POD_NAMESPACE: 'd', DEVTOOL_TRUSTED_PROXY_ADDRESSES: '10.244.0.1/40' },
+      /^DEVTOOL_TRUSTED_PROXY_ADDRESSES=10\.244\.0\.1\/40: "10\.244\.0\.1\/40" is not an address or CIDR/,
+    ],
     [{ POD_NAMESPACE: 'd', DEVTOOL_RATE_LIMIT: '-1' }, /^DEVTOOL_RATE_LIMIT=-1: expected a positive whole number$/],
     [{ POD_NAMESPACE: 'd', DEVTOOL_TRUSTED_PROXIES: 'all' }, /^DEVTOOL_TRUSTED_PROXIES=all: expected a number of proxies/],
     [{ POD_NAMESPACE: 'd', DEVTOOL_CA_FILE: join(dir, 'missing.pem') }, /^DEVTOOL_CA_FILE=.*missing\.pem: ENOENT/],

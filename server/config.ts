@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { parseDuration } from '../src/base/duration.ts';
 import { VERSION } from '../src/version.ts';
 import type { BuildkitUpstream } from './build-tunnel.ts';
+import { parseCidrs } from './client-address.ts';
 import type { ServiceConfig } from './context.ts';
 import type { KubeCredentialSettings } from './kube-credentials.ts';
 import { type NamespacePolicy, readNamespacePolicy } from './store/namespace-policy.ts';
@@ -35,12 +36,21 @@ export function readSettings(env: NodeJS.ProcessEnv): ServeSettings {
   };
   const namespace = env['POD_NAMESPACE'];
   if (!namespace) throw new Error('POD_NAMESPACE is not set: the namespace the service keeps its accounts in');
-  const config: ServiceConfig = { version: VERSION, rateLimit: { max: int('DEVTOOL_RATE_LIMIT', 30), timeWindowMs: 60_000 } };
+  const config: ServiceConfig = {
+    version: VERSION,
+    rateLimit: { max: int('DEVTOOL_RATE_LIMIT', 30), timeWindowMs: 60_000 },
+    accountLoginLimit: { max: int('DEVTOOL_ACCOUNT_LOGIN_LIMIT', 10), timeWindowMs: 15 * 60_000 },
+    pendingDeviceCodes: { total: int('DEVTOOL_DEVICE_CODES_PENDING', 100), perClient: int('DEVTOOL_DEVICE_CODES_PENDING_PER_CLIENT', 5) },
+    serviceNamespace: namespace,
+    reservedNamespaces: names(env['DEVTOOL_RESERVED_NAMESPACES']),
+  };
   const hops = env['DEVTOOL_TRUSTED_PROXIES'];
   if (hops !== undefined && hops !== '') {
     if (!/^\d+$/.test(hops)) throw new Error(`DEVTOOL_TRUSTED_PROXIES=${hops}: expected a number of proxies (0 or more)`);
     config.trustedProxies = Number(hops);
   }
+  const proxyAddresses = env['DEVTOOL_TRUSTED_PROXY_ADDRESSES'];
+  if (proxyAddresses) config.trustedProxyAddresses = parseCidrs(proxyAddresses, `DEVTOOL_TRUSTED_PROXY_ADDRESSES=${proxyAddresses}`);
   const optional = (name: string) => (env[name] ? env[name] : undefined);
   const publicUrl = optional('DEVTOOL_PUBLIC_URL');
   if (publicUrl) config.publicUrl = publicUrl.replace(/\/+$/, '');
@@ -64,16 +74,13 @@ export function readSettings(env: NodeJS.ProcessEnv): ServeSettings {
   // hosted builds
   const buildkit = readBuildkitUpstream(env);
   if (buildkit) config.buildkit = buildkit;
-  // Analytics and metrics: GET /metrics is open unless a scraper token is set.
+  // Analytics and metrics: GET /metrics answers only a scraper with this token.
   const metricsToken = optional('DEVTOOL_METRICS_TOKEN');
   if (metricsToken) config.metricsToken = metricsToken;
   // login (browser, device code, pages)
   const signupMode = env['DEVTOOL_SIGNUP_MODE'] || 'open';
   if (signupMode !== 'open' && signupMode !== 'allowList') throw new Error(`DEVTOOL_SIGNUP_MODE=${signupMode}: expected open or allowList`);
-  const allow = (env['DEVTOOL_SIGNUP_ALLOW'] ?? '')
-    .split(',')
-    .map((n) => n.trim())
-    .filter(Boolean);
+  const allow = names(env['DEVTOOL_SIGNUP_ALLOW']);
   if (env['DEVTOOL_SIGNUP_MODE'] || allow.length) config.signup = { mode: signupMode, allow };
   if (publicUrl && !/^https?:\/\/[^/]+$/.test(config.publicUrl!)) throw new Error(`DEVTOOL_PUBLIC_URL=${publicUrl}: expected http(s)://HOST[:PORT]`);
 
@@ -159,6 +166,12 @@ export function readBuildkitUpstream(env: NodeJS.ProcessEnv, read: (file: string
   }
   return upstream;
 }
+
+const names = (text: string | undefined): string[] =>
+  (text ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
 
 const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;

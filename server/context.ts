@@ -21,12 +21,25 @@ export interface ServiceConfig {
    * (rate limits, logs) is the X-Forwarded-For entry the farthest of them added. 0: the socket's.
    */
   trustedProxies?: number;
-  /** Bearer token a scraper must send to GET /metrics (DEVTOOL_METRICS_TOKEN); open when absent. */
+  /**
+   * The socket addresses (CIDRs) of those proxies: X-Forwarded-For is believed only on a
+   * connection from one of them. Absent or empty: never (the socket's address is the client).
+   */
+  trustedProxyAddresses?: string[];
+  /** Bearer token a scraper must send to GET /metrics (DEVTOOL_METRICS_TOKEN); absent: no /metrics. */
   metricsToken?: string;
   /** Requests per client address and window on the login and token routes. */
   rateLimit: { max: number; timeWindowMs: number };
+  /** Failed sign-ins per account and window, per replica, before the account's sign-in is refused. */
+  accountLoginLimit?: { max: number; timeWindowMs: number };
+  /** Device codes waiting for approval: in all, and per client address (DEVTOOL_DEVICE_CODES_PENDING_*). */
+  pendingDeviceCodes?: { total: number; perClient: number };
+  /** Namespace names nobody may create (server/reserved-namespaces.ts adds kube-*, default, its own). */
+  reservedNamespaces?: string[];
+  /** The service's own namespace: reserved too. */
+  serviceNamespace?: string;
   // login (browser, device code, pages)
-  /** Who may create an account on the sign-up page: anyone, or the names listed. Default open. */
+  /** Who may create an account on the sign-up page: anyone, or the names listed. Default open (the chart's: allowList). */
   signup?: { mode: 'open' | 'allowList'; allow: string[] };
   /** How long a browser session lasts (default 8 hours). */
   sessionTtlMs?: number;

@@ -88,19 +88,22 @@ const tokenGrant = (h: H, body: Record<string, string>) =>
   h.app.inject({ method: 'POST', url: '/auth/token', headers: FORM, payload: new URLSearchParams(body).toString() });
 
 describe('accounts and sessions', () => {
-  test('sign-up makes the account, its namespace and a hashed password, and signs in with a Secure, HttpOnly, Lax cookie', async () => {
+  test('sign-up makes the account, its namespace and a hashed password, and signs in with a __Host-, Secure, HttpOnly, Lax cookie', async () => {
     const h = await harness();
     const { b, res } = await signUp(h);
     assert.equal(res.statusCode, 303);
     assert.equal(res.headers.location, '/account/tokens');
-    const cookie = [res.headers['set-cookie']].flat().find((c) => c?.startsWith('devtool_session='))!;
+    const cookie = [res.headers['set-cookie']].flat().find((c) => c?.startsWith('__Host-devtool_session='))!;
+    assert.match(cookie, /; Path=\/;/);
+    assert.doesNotMatch(cookie, /Domain=/i);
+    assert.match(cookie, /; Secure$/);
     assert.match(cookie, /HttpOnly/);
     assert.match(cookie, /SameSite=Lax/);
     assert.match(cookie, /Secure/);
     assert.equal(h.store.namespaces.get('ann-devtool')?.owner, 'ann');
     assert.match(h.store.passwords.get('ann')!, /^scrypt\$16384\$8\$1\$/);
     assert.equal(
-      [...h.store.grants.values()].some((g) => JSON.stringify(g).includes(b.jar.get('devtool_session')!)),
+      [...h.store.grants.values()].some((g) => JSON.stringify(g).includes(b.jar.get('__Host-devtool_session')!)),
       false,
       'only the hash is stored',
     );
@@ -113,8 +116,61 @@ describe('accounts and sessions', () => {
     const h = await harness({ publicUrl: undefined });
     const local = await h.app.inject({ method: 'GET', url: '/login', headers: { host: '127.0.0.1:8080' } });
     assert.doesNotMatch(String(local.headers['set-cookie']), /Secure/);
+    assert.match(String(local.headers['set-cookie']), /^devtool_csrf=/, 'no __Host- prefix without Secure: browsers would drop it');
     const remote = await h.app.inject({ method: 'GET', url: '/login', headers: { host: 'devtool.example' } });
-    assert.match(String(remote.headers['set-cookie']), /Secure/);
+    assert.match(String(remote.headers['set-cookie']), /^__Host-devtool_csrf=.*Secure/);
+  });
+
+  test('cookies a sibling host can plant (no __Host- prefix) are not read: neither a session nor a pre-sign-in CSRF token', async () => {
+    const h = await harness();
+    const victim = (await signUp(h, 'ann')).b;
+    const attacker = (await signUp(h, 'mallory')).b;
+    const planted = `devtool_session=${attacker.jar.get('__Host-devtool_session')}`;
+    const own = `__Host-devtool_session=${victim.jar.get('__Host-devtool_session')}`;
+    const page = await h.app.inject({ method: 'GET', url: '/account/tokens', headers: { cookie: `${planted}; ${own}` } });
+    assert.match(page.body, /Sign out ann/);
+    // Login CSRF: a planted double-submit cookie and the same value in a cross-site form.
+    const forged = await h.app.inject({
+      method: 'POST',
+      url: '/login',
+      headers: { ...FORM, cookie: `devtool_csrf=${'x'.repeat(43)}` },
+      payload: new URLSearchParams({ csrf: 'x'.repeat(43), name: 'mallory', password: 'correct horse' }).toString(),
+    });
+    assert.equal(forged.statusCode, 403);
+    // A signed-in form with another session's CSRF token.
+    await attacker.get('/account/tokens');
+    const res = await victim.post('/account/tokens', { csrf: attacker.csrf(), name: 'x' });
+    assert.equal(res.statusCode, 403);
+  });
+
+  test('sign-in is throttled per account, whichever address guesses, without saying whether the account exists', async () => {
+    const h = await harness({ accountLoginLimit: { max: 3, timeWindowMs: 60_000 } });
+    await signUp(h);
+    const statuses = async (name: string, n: number, password = 'wrong password') => {
+      const out: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const b = browser(h);
+        await b.get('/login');
+        out.push(
+          (
+            await h.app.inject({
+              method: 'POST',
+              url: '/login',
+              remoteAddress: `198.51.100.${i}`,
+              headers: { ...FORM, cookie: [...b.jar].map(([k, v]) => `${k}=${v}`).join('; ') },
+              payload: new URLSearchParams({ csrf: b.csrf(), name, password }).toString(),
+            })
+          ).statusCode,
+        );
+      }
+      return out;
+    };
+    assert.deepEqual(await statuses('ann', 4), [401, 401, 401, 429]);
+    assert.deepEqual(await statuses('ann', 1, 'correct horse'), [429], 'even the right password waits');
+    assert.deepEqual(await statuses('nobody', 4), [401, 401, 401, 429]);
+    assert.deepEqual(await statuses('bob', 1), [401], 'other accounts are not affected');
+    h.clock.now = new Date(h.clock.now.getTime() + 61_000);
+    assert.deepEqual(await statuses('ann', 1, 'correct horse'), [303]);
   });
 
   test('the sign-up policy: an allow-list refuses other names; a taken name and a short password are refused', async () => {
@@ -141,7 +197,7 @@ describe('accounts and sessions', () => {
     assert.match(wrong.body, /Wrong user name or password/);
     const unknown = await b.post('/login', { csrf: b.csrf(), name: 'nobody', password: 'correct horse' });
     assert.equal(unknown.statusCode, 401);
-    assert.equal(b.jar.has('devtool_session'), false);
+    assert.equal(b.jar.has('__Host-devtool_session'), false);
     const ok = await b.post('/login', { csrf: b.csrf(), name: 'ann', password: 'correct horse', next: '//evil.example/x' });
     assert.equal(ok.statusCode, 303);
     assert.equal(ok.headers.location, '/account/tokens', 'never redirected off the service');
@@ -324,5 +380,24 @@ describe('device flow', () => {
     await b.get('/device');
     const unknown = await b.post('/device', { csrf: b.csrf(), code: d2.user_code, decision: 'allow' });
     assert.equal(unknown.statusCode, 400);
+  });
+
+  test('pending device codes are bounded per client address and in all; expired ones make room', async () => {
+    const h = await harness({ pendingDeviceCodes: { total: 4, perClient: 2 } });
+    const ask = (remoteAddress: string) =>
+      h.app.inject({ method: 'POST', url: '/auth/device/code', remoteAddress, payload: { client_id: 'devtool-cli', machine: 'm' } });
+    const statuses = async (address: string, n: number) => {
+      const out: number[] = [];
+      for (let i = 0; i < n; i++) out.push((await ask(address)).statusCode);
+      return out;
+    };
+    assert.deepEqual(await statuses('198.51.100.1', 3), [200, 200, 429]);
+    const refused = await ask('198.51.100.1');
+    assert.match(refused.json<{ error: string }>().error, /^too many device codes from this address wait for approval \(2\)/);
+    assert.deepEqual(await statuses('198.51.100.2', 2), [200, 200]);
+    assert.deepEqual(await statuses('198.51.100.3', 1), [429], 'the total is reached');
+    assert.equal([...h.store.grants.values()].filter((g) => g.kind === 'device').length, 4);
+    later(h, 601_000);
+    assert.deepEqual(await statuses('198.51.100.3', 1), [200]);
   });
 });

@@ -3,6 +3,10 @@
  * - A session is a random token in an HttpOnly, SameSite=Lax cookie (Secure except over plain
  *   http on a loopback address, where browsers keep no Secure cookie); the store keeps only its
  *   SHA-256 (a `session` grant, so every replica knows it) and it ends after `sessionTtlMs`.
+ * - Secure cookies are named `__Host-...`: a browser accepts such a cookie only from this very host
+ *   (no Domain, Path=/, Secure), so a sibling host (a user's endpoint under the same parent
+ *   domain) cannot plant a session or CSRF cookie that the service would read as its own. Only the
+ *   name of the current mode is read.
  * - Every form POST carries a CSRF token that a page on another site cannot read: a signed-in
  *   user's is kept with the session (synchronizer token); before sign-in, the sign-in and sign-up
  *   forms use a double-submit cookie. Both are compared in constant time.
@@ -15,6 +19,7 @@ import type { AppContext } from './context.ts';
 export const SESSION_COOKIE = 'devtool_session';
 /** The double-submit CSRF cookie of the pages shown before sign-in. */
 export const PRE_CSRF_COOKIE = 'devtool_csrf';
+const HOST_ONLY = '__Host-';
 const DEFAULT_SESSION_TTL_MS = 8 * 3600_000;
 
 export interface Session {
@@ -52,8 +57,17 @@ export function secureCookies(ctx: AppContext, request: FastifyRequest): boolean
   return !(request.protocol === 'http' && LOOPBACK.test(request.hostname));
 }
 
+/** The cookie's name as sent: `__Host-<name>` whenever cookies are Secure. */
+export function cookieName(ctx: AppContext, request: FastifyRequest, name: string): string {
+  return secureCookies(ctx, request) ? `${HOST_ONLY}${name}` : name;
+}
+
+function readCookie(ctx: AppContext, request: FastifyRequest, name: string): string | undefined {
+  return parseCookies(request.headers.cookie)[cookieName(ctx, request, name)];
+}
+
 export function setCookie(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, name: string, value: string, maxAgeSec: number): void {
-  const attrs = [`${name}=${value}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${maxAgeSec}`];
+  const attrs = [`${cookieName(ctx, request, name)}=${value}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${maxAgeSec}`];
   if (secureCookies(ctx, request)) attrs.push('Secure');
   const previous = reply.getHeader('set-cookie');
   const list = previous === undefined ? [] : Array.isArray(previous) ? previous.map(String) : [String(previous)];
@@ -72,7 +86,7 @@ export async function startSession(ctx: AppContext, request: FastifyRequest, rep
 
 /** The request's session, or undefined (none, unknown, ended, or its account removed). */
 export async function currentSession(ctx: AppContext, request: FastifyRequest): Promise<Session | undefined> {
-  const token = parseCookies(request.headers.cookie)[SESSION_COOKIE];
+  const token = readCookie(ctx, request, SESSION_COOKIE);
   if (!token || !/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
   const hash = sha256(token);
   const g = await ctx.store.getGrant('session', hash.slice(0, 24));
@@ -92,7 +106,7 @@ export async function endSession(ctx: AppContext, request: FastifyRequest, reply
 
 /** The pre-sign-in CSRF token: the cookie's, or a new one set now. */
 export function preSignInCsrf(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): string {
-  const existing = parseCookies(request.headers.cookie)[PRE_CSRF_COOKIE];
+  const existing = readCookie(ctx, request, PRE_CSRF_COOKIE);
   if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
   const fresh = randomSecret();
   setCookie(ctx, request, reply, PRE_CSRF_COOKIE, fresh, 3600);
@@ -100,7 +114,7 @@ export function preSignInCsrf(ctx: AppContext, request: FastifyRequest, reply: F
 }
 
 /** Whether a form POST carries the CSRF token it must: the session's, or before sign-in the cookie's. */
-export function csrfValid(request: FastifyRequest, session: Session | undefined, formToken: string | undefined): boolean {
+export function csrfValid(ctx: AppContext, request: FastifyRequest, session: Session | undefined, formToken: string | undefined): boolean {
   if (session) return sameSecret(session.csrf, formToken);
-  return sameSecret(parseCookies(request.headers.cookie)[PRE_CSRF_COOKIE], formToken);
+  return sameSecret(readCookie(ctx, request, PRE_CSRF_COOKIE), formToken);
 }

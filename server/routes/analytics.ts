@@ -3,8 +3,8 @@
  * POST /api/v1/analytics takes a batch and counts it; anonymous batches are accepted, as the
  * reference's records carry an anonymous machine ID and a user ID only when logged in, but a token
  * that is sent must be valid. GET /metrics is the Prometheus text of those counts and of every
- * request the service answers (server/metrics.ts); DEVTOOL_METRICS_TOKEN, when set, is the bearer
- * token a scraper must send.
+ * request the service answers (server/metrics.ts), for a scraper that sends the bearer token
+ * DEVTOOL_METRICS_TOKEN; without that setting there is no /metrics.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -34,12 +34,13 @@ export function registerAnalyticsRoutes(app: App, ctx: AppContext, auth: Authent
     return reply.code(202).send({ accepted: request.body.records.length });
   });
 
+  // Request counts by route say who uses what and when: a scraper shows its token, and without one
+  // configured there is no /metrics at all.
   const expected = ctx.config.metricsToken ? digest(ctx.config.metricsToken) : undefined;
   app.get(METRICS_PATH, { logLevel: 'warn' }, async (request, reply) => {
-    if (expected) {
-      const sent = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
-      if (!sent || !timingSafeEqual(digest(sent), expected)) throw new ApiError(401, 'metrics need the bearer token of DEVTOOL_METRICS_TOKEN');
-    }
+    if (!expected) throw new ApiError(404, 'metrics are off: the operator sets DEVTOOL_METRICS_TOKEN (the chart: service.metricsToken) to turn them on');
+    const sent = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
+    if (!sent || !timingSafeEqual(digest(sent), expected)) throw new ApiError(401, 'metrics need the bearer token of DEVTOOL_METRICS_TOKEN');
     return reply.header('content-type', 'text/plain; version=0.0.4; charset=utf-8').header('cache-control', 'no-store').send(metrics.render());
   });
   return metrics;

@@ -22,6 +22,7 @@ import {
 import type { App, AppContext } from '../context.ts';
 import { html, page } from '../pages/html.ts';
 import { csrfValid, randomSecret, sameSecret } from '../sessions.ts';
+import { ApiError } from '../errors.ts';
 import { ConflictError } from '../store/store.ts';
 import { newToken } from '../tokens.ts';
 import { type Form, formOf, RATE_LIMITED, refuseCsrf, requireSession, sendPage } from './login-pages.ts';
@@ -29,6 +30,7 @@ import { type Form, formOf, RATE_LIMITED, refuseCsrf, requireSession, sendPage }
 const CODE_TTL_MS = 60_000;
 const DEVICE_TTL_MS = 600_000;
 const DEVICE_INTERVAL_SEC = 5;
+const DEFAULT_PENDING_DEVICE_CODES = { total: 100, perClient: 5 };
 /** No vowels: a code never spells a word; 20^8 codes. */
 const USER_CODE_LETTERS = 'BCDFGHJKLMNPQRSTVWXZ';
 const LOOPBACK_REDIRECT = /^http:\/\/(127\.0\.0\.1|localhost):(\d{1,5})\/callback$/;
@@ -108,7 +110,7 @@ export function registerLoginOAuth(app: App, ctx: AppContext): void {
     const s = await requireSession(ctx, request, reply);
     if (!s) return reply;
     const f = formOf(request);
-    if (!csrfValid(request, s, f['csrf'])) return refuseCsrf(reply);
+    if (!csrfValid(ctx, request, s, f['csrf'])) return refuseCsrf(reply);
     const a = authorizeRequest(f);
     if ('error' in a) return badRequestPage(reply, a.error);
     if (f['decision'] !== 'allow') {
@@ -222,6 +224,14 @@ function registerDeviceRoutes(app: App, ctx: AppContext, base: (request: Fastify
     { ...RATE_LIMITED, schema: { body: r.body, summary: r.summary, response: { 200: r.response, '4xx': ErrorBody } } },
     async (request, reply) => {
       const body = request.body as { machine?: string };
+      // Anyone may ask without signing in, and each code is a Secret until it expires: bounded.
+      const limits = ctx.config.pendingDeviceCodes ?? DEFAULT_PENDING_DEVICE_CODES;
+      const pending = await ctx.store.listLiveGrants('device', ctx.now());
+      const waitMin = Math.ceil(DEVICE_TTL_MS / 60_000);
+      if (pending.filter((g) => g.fields['client'] === request.ip).length >= limits.perClient) {
+        throw new ApiError(429, `too many device codes from this address wait for approval (${limits.perClient}): use one, or try again in ${waitMin} minutes`);
+      }
+      if (pending.length >= limits.total) throw new ApiError(429, `too many device codes wait for approval: try again in ${waitMin} minutes`);
       const secret = randomSecret();
       for (let attempt = 0; ; attempt++) {
         const id = Array.from({ length: 8 }, () => USER_CODE_LETTERS[randomInt(USER_CODE_LETTERS.length)]).join('');
@@ -230,7 +240,7 @@ function registerDeviceRoutes(app: App, ctx: AppContext, base: (request: Fastify
             kind: 'device',
             id,
             expiresAt: new Date(ctx.now().getTime() + DEVICE_TTL_MS).toISOString(),
-            fields: { hash: sha256(secret), status: 'pending', machine: body.machine || 'an unnamed machine', lastPoll: '0' },
+            fields: { hash: sha256(secret), status: 'pending', machine: body.machine || 'an unnamed machine', lastPoll: '0', client: request.ip },
           });
         } catch (err) {
           if (err instanceof ConflictError && attempt < 3) continue;
@@ -273,7 +283,7 @@ function registerDeviceRoutes(app: App, ctx: AppContext, base: (request: Fastify
     const s = await requireSession(ctx, request, reply);
     if (!s) return reply;
     const f = formOf(request);
-    if (!csrfValid(request, s, f['csrf'])) return refuseCsrf(reply);
+    if (!csrfValid(ctx, request, s, f['csrf'])) return refuseCsrf(reply);
     const id = normalizeUserCode(f['code'] ?? '');
     const g = id ? await ctx.store.getGrant('device', id) : undefined;
     const back = html`<p><a href="/device">Enter another code</a></p>`;

@@ -2,7 +2,8 @@
  * The service's own pages: sign in, sign up (first sign-in makes the account and its namespace,
  * as the operator's create-user does, subject to the sign-up policy), sign out, personal access
  * tokens (list, create — shown once —, revoke) and stored secrets (names only; set, delete).
- * Every form POST is checked for its CSRF token first; sign-in and sign-up are rate-limited.
+ * Every form POST is checked for its CSRF token first; sign-in and sign-up are rate-limited per
+ * client, and sign-in also per account (login-throttle.ts).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { NAME_PATTERN, SECRET_NAME_PATTERN, SECRET_NAME_RULE, SECRET_VALUE_MAX, SECRETS_TOTAL_MAX } from '../../src/service/contract.ts';
@@ -10,6 +11,7 @@ import { createAccountWithPassword } from '../accounts.ts';
 import type { App, AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { html, PAGE_HEADERS, page } from '../pages/html.ts';
+import { AccountLoginThrottle } from '../login-throttle.ts';
 import { hashPassword, PASSWORD_MIN, passwordProblem, verifyPassword } from '../passwords.ts';
 import { csrfValid, currentSession, endSession, preSignInCsrf, type Session, startSession } from '../sessions.ts';
 import { newToken } from '../tokens.ts';
@@ -17,6 +19,7 @@ import { newToken } from '../tokens.ts';
 export type Form = Record<string, string | undefined>;
 export const formOf = (request: FastifyRequest): Form => (request.body ?? {}) as Form;
 export const RATE_LIMITED = { config: { rateLimit: {} } };
+const DEFAULT_ACCOUNT_LOGIN_LIMIT = { max: 10, timeWindowMs: 15 * 60_000 };
 
 export function sendPage(reply: FastifyReply, status: number, text: string): FastifyReply {
   return reply.code(status).headers(PAGE_HEADERS).send(text);
@@ -86,23 +89,31 @@ export function registerLoginPages(app: App, ctx: AppContext): void {
     return sendPage(reply, 200, loginPage(ctx, preSignInCsrf(ctx, request, reply), next ? { next } : {}));
   });
 
+  const throttle = new AccountLoginThrottle(ctx.config.accountLoginLimit ?? DEFAULT_ACCOUNT_LOGIN_LIMIT, ctx.now);
   app.post('/login', RATE_LIMITED, async (request, reply) => {
     const f = formOf(request);
-    if (!csrfValid(request, undefined, f['csrf'])) return refuseCsrf(reply);
+    if (!csrfValid(ctx, request, undefined, f['csrf'])) return refuseCsrf(reply);
     const name = f['name'] ?? '';
+    const next = f['next'] ? { next: f['next'] } : {};
+    const wait = throttle.retryAfterSec(name);
+    if (wait > 0) {
+      const error = `Too many wrong passwords for this account: try again in ${wait} s.`;
+      return sendPage(reply.header('retry-after', String(wait)), 429, loginPage(ctx, preSignInCsrf(ctx, request, reply), { name, error, ...next }));
+    }
     const user = await ctx.store.getUser(name);
     const ok = await verifyPassword(f['password'] ?? '', user ? await ctx.store.getPasswordHash(name) : undefined);
     if (!user || !ok) {
-      const again = { name, error: 'Wrong user name or password.', ...(f['next'] ? { next: f['next'] } : {}) };
-      return sendPage(reply, 401, loginPage(ctx, preSignInCsrf(ctx, request, reply), again));
+      throttle.failed(name);
+      return sendPage(reply, 401, loginPage(ctx, preSignInCsrf(ctx, request, reply), { name, error: 'Wrong user name or password.', ...next }));
     }
+    throttle.succeeded(name);
     await startSession(ctx, request, reply, name);
     return reply.redirect(safeNext(f['next']), 303);
   });
 
   app.post('/signup', RATE_LIMITED, async (request, reply) => {
     const f = formOf(request);
-    if (!csrfValid(request, undefined, f['csrf'])) return refuseCsrf(reply);
+    if (!csrfValid(ctx, request, undefined, f['csrf'])) return refuseCsrf(reply);
     const name = f['name'] ?? '';
     const password = f['password'] ?? '';
     const again = (status: number, error: string) =>
@@ -123,7 +134,7 @@ export function registerLoginPages(app: App, ctx: AppContext): void {
 
   app.post('/logout', async (request, reply) => {
     const session = await currentSession(ctx, request);
-    if (session && !csrfValid(request, session, formOf(request)['csrf'])) return refuseCsrf(reply);
+    if (session && !csrfValid(ctx, request, session, formOf(request)['csrf'])) return refuseCsrf(reply);
     await endSession(ctx, request, reply, session);
     return reply.redirect('/login', 303);
   });
@@ -172,7 +183,7 @@ function registerTokenPages(app: App, ctx: AppContext): void {
     const s = await requireSession(ctx, request, reply);
     if (!s) return reply;
     const f = formOf(request);
-    if (!csrfValid(request, s, f['csrf'])) return refuseCsrf(reply);
+    if (!csrfValid(ctx, request, s, f['csrf'])) return refuseCsrf(reply);
     const name = (f['name'] ?? '').trim();
     const days = (f['expiresInDays'] ?? '').trim();
     const error = (text: string) =>
@@ -192,7 +203,7 @@ function registerTokenPages(app: App, ctx: AppContext): void {
   app.post('/account/tokens/:id/revoke', async (request, reply) => {
     const s = await requireSession(ctx, request, reply);
     if (!s) return reply;
-    if (!csrfValid(request, s, formOf(request)['csrf'])) return refuseCsrf(reply);
+    if (!csrfValid(ctx, request, s, formOf(request)['csrf'])) return refuseCsrf(reply);
     const id = (request.params as { id: string }).id;
     if (!/^[a-f0-9]{1,64}$/.test(id) || !(await ctx.store.deleteToken(s.user, id))) {
       return sendPage(
@@ -238,7 +249,7 @@ function registerSecretPages(app: App, ctx: AppContext): void {
     const s = await requireSession(ctx, request, reply);
     if (!s) return reply;
     const f = formOf(request);
-    if (!csrfValid(request, s, f['csrf'])) return refuseCsrf(reply);
+    if (!csrfValid(ctx, request, s, f['csrf'])) return refuseCsrf(reply);
     const name = f['name'] ?? '';
     const value = f['value'] ?? '';
     if (!new RegExp(SECRET_NAME_PATTERN).test(name) || name.length > 253) return secretsPage(s, 400, reply, `Invalid name "${name}": ${SECRET_NAME_RULE}.`);
@@ -254,7 +265,7 @@ function registerSecretPages(app: App, ctx: AppContext): void {
   app.post('/account/secrets/:name/delete', async (request, reply) => {
     const s = await requireSession(ctx, request, reply);
     if (!s) return reply;
-    if (!csrfValid(request, s, formOf(request)['csrf'])) return refuseCsrf(reply);
+    if (!csrfValid(ctx, request, s, formOf(request)['csrf'])) return refuseCsrf(reply);
     const name = (request.params as { name: string }).name;
     if (!(await ctx.store.deleteSecret(s.user, name))) return secretsPage(s, 404, reply, `No stored secret ${name}.`);
     return reply.redirect('/account/secrets', 303);

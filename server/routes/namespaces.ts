@@ -2,12 +2,13 @@
  * Namespaces: list the user's own with their real status, create one the user owns, delete (its
  * owner or an admin; never a personal namespace, which lives as long as its account). Personal
  * namespace names (`*-devtool`) are reserved: nobody can take another user's before that user
- * signs up.
+ * signs up; so are Kubernetes', the service's and the operator's (reserved-namespaces.ts).
  */
 import { type NamespaceBody, PERSONAL_SUFFIX, routes } from '../../src/service/contract.ts';
 import { type Authenticator, userOf } from '../auth.ts';
 import type { App, AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
+import { reservedNamespaceReason } from '../reserved-namespaces.ts';
 import { routeOptions } from './route-options.ts';
 import { ConflictError, type NamespaceRecord } from '../store/store.ts';
 
@@ -24,6 +25,8 @@ export function registerNamespaceRoutes(app: App, ctx: AppContext, auth: Authent
     const user = userOf(request);
     const name = request.body.name;
     if (name.endsWith(PERSONAL_SUFFIX)) throw new ApiError(400, `namespace ${name}: names ending in ${PERSONAL_SUFFIX} are reserved for personal namespaces`);
+    const reserved = reservedNamespaceReason(ctx.config, name);
+    if (reserved) throw new ApiError(403, `namespace ${name} is reserved (${reserved}): choose another name`);
     if (await ctx.store.namespaceExists(name)) throw new ApiError(409, `namespace ${name} is taken: choose another name`);
     try {
       return reply.code(201).send(body(await ctx.store.createNamespace({ name, owner: user.name, personal: false })));

@@ -4,11 +4,13 @@
  */
 import { routes } from '../../src/service/contract.ts';
 import { type Authenticator, userOf } from '../auth.ts';
-import type { App, AppContext } from '../context.ts';
+import type { App, AppContext, ServiceConfig } from '../context.ts';
+import { ApiError } from '../errors.ts';
 import type { KubeCredentialSource } from '../kube-credentials.ts';
 import { actingUser, type ClusterFactory } from '../pipelines/acting-user.ts';
 import { deployPreview, destroyPreview, getPreview, listPreviews, type PreviewCluster, type PreviewDeps, previewEndpoints } from '../previews/previews.ts';
 import { sleepPreview, wakePreview } from '../previews/sleep.ts';
+import { reservedNamespaceReason } from '../reserved-namespaces.ts';
 import { routeOptions } from './route-options.ts';
 
 export const defaultPreviewCluster: ClusterFactory<PreviewCluster> = async (token) => {
@@ -21,9 +23,11 @@ export function previewDeps(ctx: AppContext, source: KubeCredentialSource | unde
   return { store: ctx.store, actAs: actingUser(ctx, source, clusterFactory), now: ctx.now };
 }
 
-export function registerPreviewRoutes(app: App, auth: Authenticator, deps: PreviewDeps): void {
+export function registerPreviewRoutes(app: App, auth: Authenticator, deps: PreviewDeps, config: ServiceConfig): void {
   const r = routes;
   app.post(r.deployPreview.url, routeOptions(r.deployPreview, auth, { body: r.deployPreview.body }), async (request, reply) => {
+    const reserved = reservedNamespaceReason(config, request.body.name);
+    if (reserved) throw new ApiError(403, `preview environment ${request.body.name}: the name is reserved (${reserved}): choose another name`);
     return reply.code(202).send(await deployPreview(deps, userOf(request), request.body));
   });
   app.get(r.listPreviews.url, routeOptions(r.listPreviews, auth), async (request) => ({ previews: await listPreviews(deps, userOf(request)) }));

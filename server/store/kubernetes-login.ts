@@ -24,6 +24,15 @@ function statusOf(err: unknown): number | undefined {
   return typeof code === 'number' ? code : undefined;
 }
 
+function grantOf(kind: GrantKind, s: k8s.V1Secret): GrantRecord {
+  const data = s.data ?? {};
+  const fields: Record<string, string> = {};
+  for (const [k, v] of Object.entries(data)) if (k.startsWith('f.')) fields[k.slice(2)] = unb64(v);
+  const g: GrantRecord = { kind, id: unb64(data['id']), expiresAt: unb64(data['expiresAt']), fields };
+  if (data['user']) g.user = unb64(data['user']);
+  return g;
+}
+
 export interface KubeLoginStoreParts {
   core: k8s.CoreV1Api;
   namespace: string;
@@ -56,11 +65,12 @@ export class KubeLoginStore implements LoginStore {
   async getGrant(kind: GrantKind, id: string): Promise<GrantRecord | undefined> {
     const s = await this.read(grantName(kind, id));
     if (!s?.data || s.metadata?.labels?.[LABEL_KIND] !== kind || unb64(s.data['id']) !== id) return undefined;
-    const fields: Record<string, string> = {};
-    for (const [k, v] of Object.entries(s.data)) if (k.startsWith('f.')) fields[k.slice(2)] = unb64(v);
-    const g: GrantRecord = { kind, id, expiresAt: unb64(s.data['expiresAt']), fields };
-    if (s.data['user']) g.user = unb64(s.data['user']);
-    return g;
+    return grantOf(kind, s);
+  }
+
+  async listLiveGrants(kind: GrantKind, now: Date): Promise<GrantRecord[]> {
+    const list = await this.p.core.listNamespacedSecret({ namespace: this.p.namespace, labelSelector: `${LABEL_KIND}=${kind}` });
+    return list.items.map((s) => grantOf(kind, s)).filter((g) => Date.parse(g.expiresAt) > now.getTime());
   }
 
   async updateGrant(kind: GrantKind, id: string, fields: Record<string, string>, user?: string): Promise<boolean> {

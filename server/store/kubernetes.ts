@@ -387,6 +387,7 @@ export class KubeStore implements Store {
   getGrant = (kind: GrantKind, id: string) => this.login.getGrant(kind, id);
   updateGrant = (kind: GrantKind, id: string, fields: Record<string, string>, user?: string) => this.login.updateGrant(kind, id, fields, user);
   deleteGrant = (kind: GrantKind, id: string) => this.login.deleteGrant(kind, id);
+  listLiveGrants = (kind: GrantKind, now: Date) => this.login.listLiveGrants(kind, now);
   sweepExpiredGrants = (now: Date) => this.login.sweepExpiredGrants(now);
   getPasswordHash = (user: string) => this.login.getPasswordHash(user);
   setPasswordHash = (user: string, hash: string) => this.login.setPasswordHash(user, hash);

@@ -159,6 +159,10 @@ export class MemoryStore implements Store {
     return this.grants.delete(`${kind}/${id}`);
   }
 
+  async listLiveGrants(kind: GrantKind, now: Date): Promise<GrantRecord[]> {
+    return [...this.grants.values()].filter((g) => g.kind === kind && Date.parse(g.expiresAt) > now.getTime()).map((g) => ({ ...g, fields: { ...g.fields } }));
+  }
+
   async sweepExpiredGrants(now: Date): Promise<number> {
     let swept = 0;
     for (const [key, g] of this.grants) if (Date.parse(g.expiresAt) <= now.getTime() && this.grants.delete(key)) swept++;

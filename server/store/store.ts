@@ -171,6 +171,8 @@ export interface LoginStore {
   updateGrant(kind: GrantKind, id: string, fields: Record<string, string>, user?: string): Promise<boolean>;
   /** true for exactly one caller when several delete the same grant at once (single-use codes). */
   deleteGrant(kind: GrantKind, id: string): Promise<boolean>;
+  /** The grants of this kind not yet past their expiry at `now`. */
+  listLiveGrants(kind: GrantKind, now: Date): Promise<GrantRecord[]>;
   /** Deletes the grants past their expiry that nobody read again (abandoned sessions and codes); how many. */
   sweepExpiredGrants(now: Date): Promise<number>;
   /** The scrypt hash of the user's password (server/passwords.ts), or undefined when it has none. */

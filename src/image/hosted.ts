@@ -40,7 +40,7 @@ export async function openHostedBackend(
         try {
           return await backend.build(request, log, signal);
         } catch (err) {
-          // A later upgrade refused (a token revoked mid-build...): that is the cause, not "cannot reach 127.0.0.1".
+          // A later upgrade refused (a token revoked mid-build...): that is the cause, not "cannot reach" the local socket.
           const failure = tunnel.failure;
           if (failure && err instanceof DevtoolError) throw new DevtoolError(`building ${request.tags[0] ?? '(no tag)'} failed: ${failure.message}`);
           // The far side cut the connection mid-build (the front door's proxy closes upgraded

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
+import { existsSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
+import { dirname } from 'node:path';
 import { test } from 'node:test';
 import { type BuildTunnelError, openBuildTunnel } from './build-tunnel.ts';
 
@@ -24,7 +26,7 @@ async function fakeService(accept: number) {
 }
 
 async function roundTrip(address: string, text: string): Promise<string | undefined> {
-  const s = connect(Number(new URL(address).port), '127.0.0.1');
+  const s = connect(new URL(address).pathname);
   s.write(text);
   const got = await new Promise<string | undefined>((resolve) => {
     s.once('data', (d: Buffer) => resolve(d.toString()));
@@ -38,7 +40,10 @@ test('the first upgrade serves the first connection; a later refusal is kept as 
   const svc = await fakeService(1);
   const tunnel = await openBuildTunnel({ url: svc.url, token: 'dvt_x' });
   try {
-    assert.match(tunnel.address, /^tcp:\/\/127\.0\.0\.1:\d+$/);
+    assert.match(tunnel.address, /^unix:\/\/\/.+\/devtool-build-[^/]+\/buildkit\.sock$/);
+    const path = new URL(tunnel.address).pathname;
+    assert.equal(statSync(dirname(path)).mode & 0o777, 0o700, 'only this user enters the directory');
+    assert.equal(statSync(path).mode & 0o777, 0o600);
     assert.equal(svc.headers.length, 1, 'one upgrade before anything is built');
     assert.equal(svc.headers[0]?.['authorization'], 'Bearer dvt_x');
     assert.equal(svc.headers[0]?.['upgrade'], 'devtool-buildkit');
@@ -52,6 +57,7 @@ test('the first upgrade serves the first connection; a later refusal is kept as 
     await tunnel.close();
     svc.server.close();
   }
+  assert.equal(existsSync(dirname(new URL(tunnel.address).pathname)), false, 'the directory goes with the tunnel');
 });
 
 test('a refused first upgrade fails the opening, and no listener is left', async () => {

@@ -1,14 +1,21 @@
 /**
  * The CLI's end of the hosted build tunnel (contract route buildTunnel, server/build-tunnel.ts): a
- * listener on 127.0.0.1 whose every connection becomes an HTTP upgrade to the service with the
- * user's API token, after which bytes flow to and from the cluster's BuildKit daemon. BuildKit's
- * client (devtool-buildkit) is pointed at `tcp://127.0.0.1:PORT` and speaks its gRPC as to any
+ * local listener whose every connection becomes an HTTP upgrade to the service with the user's API
+ * token, after which bytes flow to and from the cluster's BuildKit daemon. BuildKit's client
+ * (devtool-buildkit) is pointed at `unix:///<dir>/buildkit.sock` and speaks its gRPC as to any
  * daemon, so its keepalive (DEVTOOL_KEEPALIVE_CLIENT_*) and its session (context, secrets,
  * registry credentials) travel end to end and the service only copies bytes.
+ *
+ * The listener is a unix socket in a fresh directory only this user may enter (0700): a loopback
+ * TCP port would let any local user or process build, and read what others' builds pull and push,
+ * with this user's token while a build runs. The directory and socket go when the tunnel closes.
  */
 import { type ClientRequest, type IncomingMessage, request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import { DevtoolError } from '../base/errors.ts';
 import { BUILD_TUNNEL_PROTOCOL, endpoints } from './endpoints.ts';
@@ -84,7 +91,7 @@ function reasonOf(text: string, status: number): string {
   return `HTTP ${status}`;
 }
 
-/** The loopback side: `address` is what BuildKit's client dials. */
+/** The local side: `address` is what BuildKit's client dials (`unix:///...`). */
 export interface BuildTunnel {
   readonly address: string;
   /** Why the last upgrade failed, when one did after the first (the build's error says this instead). */
@@ -134,13 +141,22 @@ export async function openBuildTunnel(opts: BuildTunnelOptions): Promise<BuildTu
       },
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as { port: number };
+  // mkdtemp makes the directory 0700: no other user can reach the socket inside.
+  const dir = mkdtempSync(join(tmpdir(), 'devtool-build-'));
+  const path = join(dir, 'buildkit.sock');
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(path, () => resolve());
+    });
+    chmodSync(path, 0o600);
+  } catch (err) {
+    spare?.destroy();
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   return {
-    address: `tcp://127.0.0.1:${port}`,
+    address: `unix://${path}`,
     get failure() {
       return failure;
     },
@@ -151,6 +167,7 @@ export async function openBuildTunnel(opts: BuildTunnelOptions): Promise<BuildTu
       spare?.destroy();
       for (const s of live) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }

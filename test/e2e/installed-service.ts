@@ -12,11 +12,10 @@
  * run never meets an earlier run's leftovers. Those an interrupted run leaves are labelled
  * devtool.dev/e2e=true (`markForCleanup`), which scripts/test.sh deletes before the next run.
  *
- * Sign-up on the service's page (service-login.e2e.test.ts) relies on the chart's default
- * `service.signup.mode: open`, which service:up keeps: the local install is a developer's own and
- * the tests', its name resolving on this machine only (an install others can reach would set an
- * allow-list, chart/values.yaml). With an allow-list the tests' users, named anew every run, would
- * be refused.
+ * Sign-up on the service's page (service-login.e2e.test.ts) relies on `service.signup.mode: open`,
+ * which service:up sets (the chart's default is an allow-list): the local install is a developer's
+ * own and the tests', its name resolving on this machine only. With an allow-list the tests' users,
+ * named anew every run, would be refused.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';

@@ -85,7 +85,10 @@ describe('the chart renders', () => {
       DEVTOOL_NAMESPACE_LIMITS: JSON.stringify({ defaultRequest: { cpu: '10m', memory: '32Mi' } }),
       DEVTOOL_CA_FILE: '/etc/devtool/ca/ca.crt',
       DEVTOOL_TRUSTED_PROXIES: '1',
+      DEVTOOL_TRUSTED_PROXY_ADDRESSES: '10.244.0.1/32',
       DEVTOOL_RATE_LIMIT: '30',
+      DEVTOOL_ACCOUNT_LOGIN_LIMIT: '10',
+      DEVTOOL_RESERVED_NAMESPACES: '',
       DEVTOOL_SIGNUP_MODE: 'allowList',
       DEVTOOL_SIGNUP_ALLOW: 'ann,bob',
     });
@@ -109,6 +112,31 @@ describe('the chart renders', () => {
       { apiGroups: [''], resources: ['serviceaccounts', 'secrets'], verbs: ['get', 'list', 'create', 'update', 'delete', 'patch', 'deletecollection'] },
       { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
     ]);
+  });
+
+  test('the defaults are safe: sign-up by allow-list only, no /metrics without a token, only the front door admitted to the service pods', () => {
+    const docs = parseAllDocuments(render('ingress.controller.image=c', 'service.image=s'))
+      .map((d) => d.toJS() as Loose)
+      .filter(Boolean);
+    const deploy = docs.find((d) => d['kind'] === 'Deployment' && d['metadata'].name === 'x-service')!;
+    const env = new Map<string, Loose>(deploy['spec'].template.spec.containers[0].env.map((e: Loose) => [e['name'], e]));
+    assert.equal(env.get('DEVTOOL_SIGNUP_MODE')?.['value'], 'allowList');
+    assert.equal(env.get('DEVTOOL_SIGNUP_ALLOW')?.['value'], '');
+    assert.equal(env.has('DEVTOOL_METRICS_TOKEN'), false, 'no scraper token: the service has no /metrics');
+    assert.equal(env.get('DEVTOOL_TRUSTED_PROXY_ADDRESSES')?.['value'], '10.244.0.1/32');
+    const policy = docs.find((d) => d['kind'] === 'NetworkPolicy' && d['metadata'].name === 'x-service')!;
+    assert.deepEqual(policy['spec'].podSelector.matchLabels, { 'app.kubernetes.io/instance': 'x', 'app.kubernetes.io/component': 'service' });
+    assert.deepEqual(policy['spec'].ingress, [{ ports: [{ port: 'http', protocol: 'TCP' }], from: [{ ipBlock: { cidr: '10.244.0.1/32' } }] }]);
+    // A scraper token set: kept in a Secret, the environment only names it.
+    const withToken = parseAllDocuments(render('ingress.controller.image=c', 'service.image=s', 'service.metricsToken=scrape'))
+      .map((d) => d.toJS() as Loose)
+      .filter(Boolean);
+    const secret = withToken.find((d) => d['kind'] === 'Secret' && d['metadata'].name === 'x-service-metrics')!;
+    assert.equal(Buffer.from(secret['data'].token, 'base64').toString(), 'scrape');
+    const tokenEnv = withToken
+      .find((d) => d['kind'] === 'Deployment' && d['metadata'].name === 'x-service')!
+      ['spec'].template.spec.containers[0].env.find((e: Loose) => e['name'] === 'DEVTOOL_METRICS_TOKEN');
+    assert.deepEqual(tokenEnv.valueFrom, { secretKeyRef: { name: 'x-service-metrics', key: 'token' } });
   });
 
   test('a wrong signup mode is refused naming the value; without the front door, no CA is mounted', () => {

@@ -107,7 +107,7 @@ describe('service contexts: namespaces and the user’s own cluster credentials,
     assert.equal(taken.code, 1);
     assert.equal(taken.stderr, `Error: namespace ${shop} is taken: choose another name\n`);
     const system = devtool(b, ['namespace', 'create', 'kube-system']);
-    assert.equal(system.stderr, 'Error: namespace kube-system is taken: choose another name\n');
+    assert.equal(system.stderr, "Error: namespace kube-system is reserved (Kubernetes' own: kube-*, default): choose another name\n");
     const reserved = devtool(b, ['namespace', 'create', `x${run}-devtool`]);
     assert.equal(reserved.code, 1);
     assert.equal(reserved.stderr, `Error: namespace x${run}-devtool: names ending in -devtool are reserved for personal namespaces\n`);

@@ -58,12 +58,14 @@ function loggedIn(): { sb: Sandbox; app: string } {
 
 /**
  * /metrics of every replica, read from each pod (the Service would answer from either one, and
- * each counts only what it received), keyed by pod uid.
+ * each counts only what it received) with the scraper token service:up set, keyed by pod uid.
  */
 async function metricsByPod(): Promise<Map<string, string>> {
+  const secret = await svc.core.readNamespacedSecret({ name: 'devtool-service-metrics', namespace: SERVICE_NAMESPACE });
+  const scraper = Buffer.from(secret.data?.['token'] ?? '', 'base64').toString('utf8');
   const byPod = new Map<string, string>();
   for (const pod of await servicePods(svc.core)) {
-    const res = await fetch(`http://${pod.ip}:8080/metrics`);
+    const res = await fetch(`http://${pod.ip}:8080/metrics`, { headers: { authorization: `Bearer ${scraper}` } });
     assert.equal(res.status, 200, `/metrics of ${pod.name}`);
     byPod.set(pod.uid, await res.text());
   }
