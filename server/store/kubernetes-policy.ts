@@ -5,6 +5,7 @@
  * none behind). Each replica does it; the writes are idempotent.
  */
 import type * as k8s from '@kubernetes/client-node';
+import { orUndefined } from './kube-calls.ts';
 import { hasPodSecurityLabels, limitRange, type NamespacePolicy, POLICY_OBJECT_NAME, podSecurityLabels, resourceQuota } from './namespace-policy.ts';
 
 /** The built-in ClusterRole every user gets in a global preview: read, no Secrets, no exec, no writes. */
@@ -20,17 +21,6 @@ export interface PolicyDeps {
   mergePatch: k8s.ConfigurationOptions;
   /** The group of every user's ServiceAccount. */
   allUsersGroup: string;
-}
-
-const statusOf = (err: unknown) => (err as { code?: unknown }).code;
-
-async function orUndefined<T>(p: Promise<T>): Promise<T | undefined> {
-  try {
-    return await p;
-  } catch (err) {
-    if (statusOf(err) === 404) return undefined;
-    throw err;
-  }
 }
 
 const sameMap = (a: Record<string, unknown> | undefined, b: Record<string, unknown> | undefined) => JSON.stringify(a ?? {}) === JSON.stringify(b ?? {});

@@ -7,6 +7,7 @@
  * of the same name (its uid differs) counts as none.
  */
 import type * as k8s from '@kubernetes/client-node';
+import { orUndefined, statusOf } from './kube-calls.ts';
 import { LABEL_PIPELINE, variableKey } from '../pipelines/job.ts';
 import { RecordConflict, type RunRecord, type RunRecords } from './store.ts';
 
@@ -18,18 +19,8 @@ const LABEL_RUN_NAMESPACE = 'devtool.dev/pipeline-namespace';
 export const recordSecretName = (namespace: string, name: string) => `devtool-run.${namespace}.${name}`;
 export const variablesSecretName = (namespace: string, name: string) => `devtool-run-vars.${namespace}.${name}`;
 
-const statusOf = (err: unknown) => (err as { code?: unknown }).code;
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 const unb64 = (s: string) => Buffer.from(s, 'base64').toString('utf8');
-
-async function orUndefined<T>(p: Promise<T>): Promise<T | undefined> {
-  try {
-    return await p;
-  } catch (err) {
-    if (statusOf(err) === 404) return undefined;
-    throw err;
-  }
-}
 
 export interface KubeRunRecordsDeps {
   core: k8s.CoreV1Api;

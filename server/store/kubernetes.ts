@@ -20,6 +20,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
 import { makeKeepAliveApiClient } from '../kube-api.ts';
+import { kubeErrorLine, orUndefined, statusOf } from './kube-calls.ts';
 import { KubeLoginStore } from './kubernetes-login.ts';
 import { NamespacePolicyEnforcer } from './kubernetes-policy.ts';
 import { KubeRunRecords } from './kubernetes-runs.ts';
@@ -36,6 +37,8 @@ import {
   type TokenRecord,
   type UserRecord,
 } from './store.ts';
+
+export { kubeErrorLine, orUndefined, statusOf };
 
 export const LABEL_KIND = 'devtool.dev/kind';
 export const LABEL_USER = 'devtool.dev/user';
@@ -67,37 +70,6 @@ export interface KubeStoreOptions {
   extraLabels?: Record<string, string>;
   /** What every namespace the service makes enforces (default: Pod Security baseline). */
   namespacePolicy?: NamespacePolicy;
-}
-
-/** The HTTP status of a failed Kubernetes call, if it is one. */
-export function statusOf(err: unknown): number | undefined {
-  const code = (err as { code?: unknown }).code;
-  return typeof code === 'number' ? code : undefined;
-}
-
-/**
- * A failed Kubernetes call as one short line: client-node's message holds the whole response body
- * (an RBAC refusal lists every rule, hundreds of lines); the Status `message`'s first line says it.
- */
-export function kubeErrorLine(err: unknown): string | undefined {
-  const body = (err as { body?: unknown }).body;
-  const code = statusOf(err);
-  if (code === undefined || typeof body !== 'string') return undefined;
-  try {
-    const message = (JSON.parse(body) as { message?: unknown }).message;
-    if (typeof message === 'string' && message) return `Kubernetes API answered ${code}: ${message.split('\n')[0]!.replace(/:$/, '')}`;
-  } catch {}
-  return `Kubernetes API answered ${code}`;
-}
-
-/** The answer, or undefined when Kubernetes says the object does not exist (404). */
-export async function orUndefined<T>(p: Promise<T>): Promise<T | undefined> {
-  try {
-    return await p;
-  } catch (err) {
-    if (statusOf(err) === 404) return undefined;
-    throw err;
-  }
 }
 
 async function ignoreNotFound(p: Promise<unknown>): Promise<boolean> {

@@ -197,9 +197,13 @@ describe('service store on Kubernetes', () => {
     const auth = { authorization: `Bearer ${c.token}` };
     const me = await app.inject({ method: 'GET', url: '/api/v1/me', headers: auth });
     assert.deepEqual(me.json(), { name: `e2ec${run}`, admin: true, namespace: `e2ec${run}-devtool` });
-    const taken = await app.inject({ method: 'POST', url: '/api/v1/namespaces', headers: auth, payload: { name: 'kube-system' } });
+    // A namespace devtool did not make (this test's own) is taken; Kubernetes' own names are reserved.
+    const taken = await app.inject({ method: 'POST', url: '/api/v1/namespaces', headers: auth, payload: { name: serviceNs } });
     assert.equal(taken.statusCode, 409);
-    assert.deepEqual(taken.json(), { error: 'namespace kube-system is taken: choose another name' });
+    assert.deepEqual(taken.json(), { error: `namespace ${serviceNs} is taken: choose another name` });
+    const reserved = await app.inject({ method: 'POST', url: '/api/v1/namespaces', headers: auth, payload: { name: 'kube-system' } });
+    assert.equal(reserved.statusCode, 403);
+    assert.match(reserved.json().error, /^namespace kube-system is reserved/);
     const list = await app.inject({ method: 'GET', url: '/api/v1/namespaces', headers: auth });
     assert.deepEqual(list.json(), { namespaces: [{ name: `e2ec${run}-devtool`, status: 'Active', owner: `e2ec${run}`, personal: true }] });
     await app.close();
