@@ -21,6 +21,8 @@ test('secret names are recognized part by part', () => {
     'privateKey',
     'hostKey',
     'key',
+    'MYSQL_PWD',
+    'dbPwd',
   ]) {
     assert.ok(isSecretName(n), n);
   }
@@ -41,6 +43,9 @@ test('secret names are recognized part by part', () => {
     'certificate',
     'tokenCount',
     'NODE_ENV',
+    'PWD',
+    'OLDPWD',
+    'SSH_AUTH_SOCK',
   ]) {
     assert.ok(!isSecretName(n), n);
   }

@@ -60,6 +60,8 @@ const DESCRIBING_PARTS = new Set([
   'expires',
   'expiration',
   'ref',
+  'sock',
+  'socket',
   'public',
   'publickey',
 ]);
@@ -78,6 +80,9 @@ export function nameParts(name: string): string[] {
 export function isSecretName(name: string): boolean {
   const parts = nameParts(name);
   if (parts.length === 0) return false;
+  // `PWD` alone is the shell's working directory, a path: hidden, it hid the project's folder in
+  // every line that named it. `MYSQL_PWD` and `DB_PWD` are passwords.
+  if (parts.length === 1 && parts[0] === 'pwd') return false;
   if (parts.includes('public') || DESCRIBING_PARTS.has(parts.at(-1)!)) return false;
   return parts.some((p) => SECRET_PARTS.has(p));
 }

@@ -54,3 +54,15 @@ test('a secret-named variable of the environment is hidden in every line of devt
   assert.ok(!log().includes(token), log());
   assert.match(log(), /--name shop-\*\*\*$/m);
 });
+
+test("the shell's PWD is a folder, not a secret: devtool.log names the project's files; MYSQL_PWD stays hidden", () => {
+  const { sb, folder, log } = project();
+  const file = join(folder, 'docker-compose.yml');
+  const r = runDevtool(['deploy', '--dry-run', '--namespace', 'shop', '-f', file, '--name', 'pw-hunter2'], {
+    env: { ...sb.env, PWD: folder, MYSQL_PWD: 'hunter2' },
+    cwd: folder,
+  });
+  assert.equal(r.code, ExitCode.ok, r.stderr);
+  assert.ok(log().includes(`-f ${file} `), log());
+  assert.ok(!log().includes('hunter2'), log());
+});
