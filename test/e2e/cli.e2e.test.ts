@@ -89,6 +89,10 @@ describe('help and version', () => {
     // -h works too, and before the command.
     assert.equal(run(sb, ['-h', 'deploy']).stdout, run(sb, ['deploy', '--help']).stdout);
     assert.equal(run(sb, ['context', 'use', '-h']).stdout, run(sb, ['context', 'use', '--help']).stdout);
+    // deploy is no pipeline: its options say what they do to a deploy.
+    const deployHelp = run(sb, ['deploy', '--help']).stdout;
+    assert.doesNotMatch(deployHelp, /pipeline/i);
+    assert.match(deployHelp, /--wait bool +Wait until the deployed workloads are ready/);
     // Help never records analytics or needs a context.
     assert.deepEqual(spoolRecords(sb), []);
   });

@@ -18,8 +18,8 @@ export const deployOptions = [
   envName(),
   { name: 'namespace', short: 'n', type: 'string', description: 'Overrides the target namespace' },
   timeout('Wait for the deployment to complete'),
-  vars('Pipeline variable'),
-  wait('Wait until the pipeline finishes'),
+  vars('A variable for the manifest and Compose files, as if set in the environment'),
+  wait('Wait until the deployed workloads are ready'),
   {
     name: 'dry-run',
     type: 'bool',
