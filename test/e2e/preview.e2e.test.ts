@@ -254,6 +254,10 @@ describe('preview environments on the service', () => {
     const source = as('alice', ['preview', 'deploy', 'x', '--repository', quickRepo, '--sourceUrl', 'http://pr']);
     assert.equal(source.code, 2);
     assert.match(source.stderr, /invalid value "http:\/\/pr" for flag --sourceUrl/);
+    // No name and no checkout: the example names the command that was run.
+    const nameless = as('alice', ['preview', 'endpoints']);
+    assert.equal(nameless.code, 2);
+    assert.match(nameless.stderr, /no preview name, and this folder is not a git checkout .*: pass the name, e\.g\. devtool preview endpoints my-preview\n$/);
     const reserved = as('alice', ['preview', 'deploy', `${names.alice}-devtool`, '--repository', quickRepo]);
     assert.equal(reserved.code, 1);
     assert.match(reserved.stderr, /reserved for personal namespaces/);

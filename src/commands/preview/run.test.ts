@@ -19,6 +19,11 @@ test('a preview is named by the user, else after the repository and the branch',
   writeFileSync(join(checkout, '.git', 'HEAD'), 'ref: refs/heads/fix-42\n');
   assert.equal(previewName(undefined, undefined, undefined, checkout), 'movies-fix-42');
   assert.throws(() => previewName(undefined, undefined, undefined, mkdtempSync(join(tmpdir(), 'no-git-'))), /no preview name.*pass the name/);
+  // The example is the command that was run.
+  assert.throws(
+    () => previewName(undefined, undefined, undefined, mkdtempSync(join(tmpdir(), 'no-git-')), 'preview endpoints'),
+    /e\.g\. devtool preview endpoints my-preview$/,
+  );
 });
 
 test('ages read like kubectl', () => {

@@ -54,7 +54,7 @@ export const runPreviewDeploy: CommandHandler<typeof previewDeployOptions> = asy
 
 export const runPreviewDestroy: CommandHandler<typeof previewDestroyOptions> = async (f, inv) => {
   const { client } = await serviceOf(f, inv.commandName, FEATURE);
-  const name = previewName(inv.args[0], undefined, undefined, f.cwd);
+  const name = previewName(inv.args[0], undefined, undefined, f.cwd, inv.commandName);
   const preview = await client.destroyPreview(name, seconds(inv.opts.timeout));
   if (!inv.opts.wait) {
     f.io.stdout.write(`Preview environment "${name}" is being destroyed: its destroy runs, then its namespace is deleted\n`);
@@ -99,7 +99,7 @@ export const runPreviewList: CommandHandler = async (f, inv) => {
 
 export const runPreviewEndpoints: CommandHandler<typeof previewEndpointsOptions> = async (f, inv) => {
   const { client } = await serviceOf(f, inv.commandName, FEATURE);
-  const name = previewName(inv.args[0], undefined, undefined, f.cwd);
+  const name = previewName(inv.args[0], undefined, undefined, f.cwd, inv.commandName);
   const { endpoints } = await client.previewEndpoints(name);
   if (inv.opts.output === 'json') {
     f.io.stdout.write(`${JSON.stringify(endpoints, null, 2)}\n`);
@@ -112,14 +112,14 @@ export const runPreviewEndpoints: CommandHandler<typeof previewEndpointsOptions>
 /** sleep: its workloads scaled to zero; wake: back as they were. */
 export const runPreviewSleep: CommandHandler = async (f, inv) => {
   const { client } = await serviceOf(f, inv.commandName, FEATURE);
-  const name = previewName(inv.args[0], undefined, undefined, f.cwd);
+  const name = previewName(inv.args[0], undefined, undefined, f.cwd, inv.commandName);
   await client.sleepPreview(name);
   f.io.stdout.write(`Preview environment "${name}" is asleep: its pods are stopped, its volumes and endpoints kept; devtool preview wake ${name} wakes it\n`);
 };
 
 export const runPreviewWake: CommandHandler = async (f, inv) => {
   const { client } = await serviceOf(f, inv.commandName, FEATURE);
-  const name = previewName(inv.args[0], undefined, undefined, f.cwd);
+  const name = previewName(inv.args[0], undefined, undefined, f.cwd, inv.commandName);
   const woken = await client.wakePreview(name);
   f.io.stdout.write(`Preview environment "${name}" is waking up (${woken.status}): its workloads have their replicas back\n`);
 };
@@ -133,7 +133,13 @@ async function sayWhyNone(stderr: NodeJS.WritableStream, client: ServiceClient, 
  * The given name (checked), else `<repository>-<branch>` of the checkout (or of --repository and
  * --branch): one preview per branch, as its pull request has.
  */
-export function previewName(given: string | undefined, repository: string | undefined, branch: string | undefined, cwd?: string): string {
+export function previewName(
+  given: string | undefined,
+  repository: string | undefined,
+  branch: string | undefined,
+  cwd?: string,
+  commandName = 'preview deploy',
+): string {
   if (given !== undefined) {
     if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(given) || given.length > NAME_MAX) {
       throw new UsageError(
@@ -145,9 +151,7 @@ export function previewName(given: string | undefined, repository: string | unde
   const repo = repository ?? (cwd ? originUrl(cwd) : undefined);
   const repoName = repo && repositoryNameOf(repo);
   if (!repoName)
-    throw new UsageError(
-      'no preview name, and this folder is not a git checkout with an origin remote: pass the name, e.g. devtool preview destroy my-preview',
-    );
+    throw new UsageError(`no preview name, and this folder is not a git checkout with an origin remote: pass the name, e.g. devtool ${commandName} my-preview`);
   const b = branch ?? (repository === undefined && cwd ? currentBranch(cwd) : undefined);
   return sanitizeName(b ? `${repoName}-${b}` : repoName)
     .slice(0, NAME_MAX)
