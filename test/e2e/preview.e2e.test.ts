@@ -200,6 +200,7 @@ describe('preview environments on the service', () => {
     const destroyed = as('admin', ['preview', 'destroy', name, '--wait']);
     assert.equal(destroyed.code, 0, `${destroyed.stdout}\n${destroyed.stderr}`);
     assert.match(destroyed.stderr, new RegExp(`✓ preview "${name}" destroyed\\n$`));
+    assert.equal(destroyed.stderr.split('✓').length - 1, 1, `one success line: ${destroyed.stderr}`);
     assert.equal(await svc.core.readNamespace({ name }).catch(() => undefined), undefined, 'its namespace is gone when --wait returns');
   });
 

@@ -124,6 +124,8 @@ export async function follow(
   wait: boolean,
   timeoutMs: number,
   label = `pipeline "${run.name}"`,
+  /** The run is one step of the caller's (a preview's destroy): its success is a step line, the caller says ✓. */
+  oneStep = false,
 ): Promise<void> {
   const what = run.action === 'deploy' ? 'deploy' : 'destroy';
   if (!wait) {
@@ -176,7 +178,8 @@ export async function follow(
     await new Promise((r) => setTimeout(r, unreachable ? 2000 : 1000));
   }
   if (last.status === 'deployed' || last.status === 'destroyed') {
-    f.io.stderr.write(`✓ ${label} ${last.status} in namespace ${run.namespace}${last.commit ? ` (commit ${last.commit.slice(0, 12)})` : ''}\n`);
+    const commit = last.commit ? ` (commit ${last.commit.slice(0, 12)})` : '';
+    f.io.stderr.write(oneStep ? `• ${label}: its ${what} run ended${commit}\n` : `✓ ${label} ${last.status} in namespace ${run.namespace}${commit}\n`);
     return;
   }
   if (last.status === 'error') {

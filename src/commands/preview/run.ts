@@ -66,7 +66,7 @@ export const runPreviewDestroy: CommandHandler<typeof previewDestroyOptions> = a
       if (statusOf(err) === 404) return undefined; // ended and recorded already
       throw err;
     });
-    if (run) await follow(f, client, run, true, inv.opts.timeout, `preview "${name}"`);
+    if (run) await follow(f, client, run, true, inv.opts.timeout, `preview "${name}"`, true);
   }
   // The namespace goes once the run has ended: the service deletes it, Kubernetes empties it.
   f.io.stderr.write(`• preview "${name}": deleting its namespace\n`);
