@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
 import { PIPELINE_LOG_MAX, type PipelineDeployBody, type PipelineRunBody } from '../../src/service/contract.ts';
 import { ApiError } from '../errors.ts';
+import { statusOf } from '../store/kube-calls.ts';
 import { ClusterRefusal, type PipelineAccess, type PipelineCluster, RecordConflict, type RunRecord } from './cluster.ts';
 import {
   COMMIT_LINE_PREFIX,
@@ -166,7 +167,7 @@ async function removeJob(cluster: PipelineCluster, namespace: string, job: strin
   try {
     await cluster.deleteJob(namespace, job);
   } catch (err) {
-    if (!(err instanceof ClusterRefusal) && (err as { code?: unknown }).code !== 403) throw err;
+    if (!(err instanceof ClusterRefusal) && statusOf(err) !== 403) throw err;
   }
 }
 
