@@ -31,7 +31,12 @@ LISTEN=${DEVTOOL_DNS_LISTEN:-127.0.0.1}
 dlog() { printf '[dns %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 ddie() { dlog "ERROR: $*"; exit 1; }
 
-running() { [[ -f $PIDFILE ]] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
+# After a reboot the PID file may name another process that got the same number: it must be dnsmasq.
+running() {
+  local pid
+  pid=$(cat "$PIDFILE" 2>/dev/null) || return 1
+  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && [[ $(cat "/proc/$pid/comm" 2>/dev/null) == dnsmasq ]]
+}
 
 # Stop dnsmasq and wait until it is gone (its port is free again).
 stop_dnsmasq() {

@@ -70,6 +70,36 @@ export async function visit(page: Page, url: string): Promise<void> {
   }
 }
 
+/**
+ * A form sent: `act` fills it in and clicks, and `arrived` awaits the page it leads to (its URL, or
+ * an element when the address stays the same). When
+ * Chromium abandoned the form's request with ERR_NETWORK_CHANGED (see `visit`), the form's page is
+ * loaded again and `act` runs again, a few times; a user resubmits the same way. Any other failure
+ * of the request is thrown at once, naming Chromium's reason.
+ */
+export async function submit(page: Page, act: () => Promise<unknown>, arrived: () => Promise<unknown>): Promise<void> {
+  const formUrl = page.url();
+  for (let attempt = 1; ; attempt++) {
+    let onFailed: (r: Request) => void = () => {};
+    const failed = new Promise<never>((_, reject) => {
+      onFailed = (r: Request) => {
+        if (r.isNavigationRequest()) reject(new Error(`the form's request failed: ${r.failure()?.errorText ?? 'unknown'}`));
+      };
+    });
+    page.on('requestfailed', onFailed);
+    try {
+      await act();
+      await Promise.race([arrived(), failed]);
+      return;
+    } catch (err) {
+      if (attempt >= 5 || !/ERR_NETWORK_CHANGED/.test((err as Error).message)) throw err;
+      await visit(page, formUrl);
+    } finally {
+      page.off('requestfailed', onFailed);
+    }
+  }
+}
+
 function trustCa(home: string, caPem: string): void {
   const db = join(home, '.pki', 'nssdb');
   mkdirSync(db, { recursive: true });

@@ -28,7 +28,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { BrowserContext, Page } from 'playwright-core';
 import { ensureCluster } from '../../cluster/test-cluster.ts';
 import { ServiceClient } from '../../src/service/client.ts';
-import { launchBrowser, visit, type TestBrowser } from './browser.ts';
+import { launchBrowser, submit, visit, type TestBrowser } from './browser.ts';
 import { createSandbox, runDevtool, type Sandbox, spawnDevtool } from './cli.ts';
 import { E2E_NAMESPACE_LABEL } from './cluster.ts';
 import { runInPty } from './pty.ts';
@@ -91,17 +91,31 @@ const storedContexts = (sb: Sandbox) =>
     contexts: Record<string, { token?: string; userId?: string; certificate?: string }>;
   };
 
-async function signUp(page: Page, name: string): Promise<void> {
-  await page.fill('#signup input[name=name]', name);
-  await page.fill('#signup input[name=password]', PASSWORD);
-  await page.fill('#signup input[name=password2]', PASSWORD);
-  await page.click('#signup button');
+/** Fills in and sends the sign-up form; then `arrived` awaits the page it leads to. */
+async function signUp(page: Page, name: string, arrived: () => Promise<unknown>): Promise<void> {
+  await submit(
+    page,
+    async () => {
+      await page.fill('#signup input[name=name]', name);
+      await page.fill('#signup input[name=password]', PASSWORD);
+      await page.fill('#signup input[name=password2]', PASSWORD);
+      await page.click('#signup button');
+    },
+    arrived,
+  );
 }
 
-async function signIn(page: Page, name: string, password = PASSWORD): Promise<void> {
-  await page.fill('#signin input[name=name]', name);
-  await page.fill('#signin input[name=password]', password);
-  await page.click('#signin button');
+/** Fills in and sends the sign-in form; then `arrived` awaits the page it leads to. */
+async function signIn(page: Page, name: string, password: string, arrived: () => Promise<unknown>): Promise<void> {
+  await submit(
+    page,
+    async () => {
+      await page.fill('#signin input[name=name]', name);
+      await page.fill('#signin input[name=password]', password);
+      await page.click('#signin button');
+    },
+    arrived,
+  );
 }
 
 describe('accounts and login through the browser, on the installed service', { timeout: 300_000 }, () => {
@@ -127,21 +141,28 @@ describe('accounts and login through the browser, on the installed service', { t
     const page = await context.newPage();
     await visit(page, `${url}/account/tokens`);
     assert.match(page.url(), /\/login\?next=%2Faccount%2Ftokens$/);
-    await signUp(page, user);
-    await page.waitForURL(`${url}/account/tokens`);
+    await signUp(page, user, () => page.waitForURL(`${url}/account/tokens`));
     await svc.adoptUser(user);
     const ns = await svc.core.readNamespace({ name: `${user}-devtool` });
     assert.equal(ns.metadata?.labels?.['devtool.dev/owner'], user, 'sign-up made the personal namespace');
 
-    await page.click('nav button');
-    await page.waitForURL(/\/login$/);
-    await signIn(page, user, 'not the password');
+    await submit(
+      page,
+      () => page.click('nav button'),
+      () => page.waitForURL(/\/login$/),
+    );
+    await signIn(page, user, 'not the password', () => page.waitForSelector('#error'));
     assert.equal(await page.textContent('#error'), 'Wrong user name or password.');
-    await signIn(page, user);
-    await page.waitForURL(`${url}/account/tokens`);
+    await signIn(page, user, PASSWORD, () => page.waitForURL(`${url}/account/tokens`));
 
-    await page.fill('#create-token input[name=name]', 'from the e2e test');
-    await page.click('#create-token button');
+    await submit(
+      page,
+      async () => {
+        await page.fill('#create-token input[name=name]', 'from the e2e test');
+        await page.click('#create-token button');
+      },
+      () => page.waitForSelector('#new-token'),
+    );
     const token = (await page.textContent('#new-token'))!.trim();
     assert.match(token, /^dvt_[A-Za-z0-9_-]{43}$/);
 
@@ -165,21 +186,32 @@ describe('accounts and login through the browser, on the installed service', { t
 
     // Stored secrets on their page: names listed, the value never shown, but there for deploy.
     await visit(page, `${url}/account/secrets`);
-    await page.fill('#set-secret input[name=name]', 'DB_PASSWORD');
-    await page.fill('#set-secret input[name=value]', 'value-from-the-page');
-    await page.click('#set-secret button');
-    await page.waitForURL(`${url}/account/secrets`);
+    await submit(
+      page,
+      async () => {
+        await page.fill('#set-secret input[name=name]', 'DB_PASSWORD');
+        await page.fill('#set-secret input[name=value]', 'value-from-the-page');
+        await page.click('#set-secret button');
+      },
+      () => page.waitForSelector('tr[data-secret="DB_PASSWORD"]'),
+    );
     assert.equal(await page.locator('tr[data-secret="DB_PASSWORD"]').count(), 1);
     assert.equal((await page.content()).includes('value-from-the-page'), false);
     assert.deepEqual((await new ServiceClient({ url, token, ca: svc.caPem }).secretValues()).values, { DB_PASSWORD: 'value-from-the-page' });
-    await page.click('tr[data-secret="DB_PASSWORD"] button');
-    await page.waitForURL(`${url}/account/secrets`);
+    await submit(
+      page,
+      () => page.click('tr[data-secret="DB_PASSWORD"] button'),
+      () => page.waitForSelector('tr[data-secret]', { state: 'detached' }),
+    );
     assert.equal(await page.locator('tr[data-secret]').count(), 0);
 
     await visit(page, `${url}/account/tokens`);
     assert.equal(await page.locator('#new-token').count(), 0, 'the token is shown once');
-    await page.click('tr:has-text("from the e2e test") button');
-    await page.waitForURL(`${url}/account/tokens`);
+    await submit(
+      page,
+      () => page.click('tr:has-text("from the e2e test") button'),
+      () => page.waitForSelector('tr:has-text("from the e2e test")', { state: 'detached' }),
+    );
     assert.equal(await page.locator('tr:has-text("from the e2e test")').count(), 0);
 
     // From here on without DEVTOOL_CA_CERT: the CLI trusts the service through the CA it stored.
@@ -210,12 +242,14 @@ describe('accounts and login through the browser, on the installed service', { t
     const context = await chromium.browser.newContext();
     const page = await context.newPage();
     await visit(page, address);
-    await signUp(page, user);
-    await page.waitForSelector('#consent');
+    await signUp(page, user, () => page.waitForSelector('#consent'));
     await svc.adoptUser(user);
     assert.match((await page.textContent('body'))!, new RegExp(`asks to use your account ${user}`));
-    await page.click('#allow');
-    await page.waitForURL(`${url}/auth/done?outcome=signed-in`);
+    await submit(
+      page,
+      () => page.click('#allow'),
+      () => page.waitForURL(`${url}/auth/done?outcome=signed-in`),
+    );
     assert.match((await page.textContent('#signed-in'))!, /The devtool CLI is signed in/);
 
     assert.equal(await cli.exit(30_000), 0, cli.output());
@@ -242,8 +276,7 @@ describe('accounts and login through the browser, on the installed service', { t
     const context = await chromium.browser.newContext();
     const page = await context.newPage();
     await visit(page, `${url}/login`);
-    await signUp(page, user);
-    await page.waitForURL(`${url}/account/tokens`);
+    await signUp(page, user, () => page.waitForURL(`${url}/account/tokens`));
     await svc.adoptUser(user);
 
     // A terminal and a desktop, but BROWSER=none: the device code.
@@ -257,8 +290,14 @@ describe('accounts and login through the browser, on the installed service', { t
       ),
     );
     await visit(page, `${url}/device`);
-    await page.fill('#device input[name=code]', code.toLowerCase());
-    await page.click('#allow');
+    await submit(
+      page,
+      async () => {
+        await page.fill('#device input[name=code]', code.toLowerCase());
+        await page.click('#allow');
+      },
+      () => page.waitForSelector('#signed-in'),
+    );
     assert.match((await page.textContent('#signed-in'))!, /is signed in/);
     assert.equal(await cli.exit(30_000), 0, cli.output());
     assert.match(cli.output(), new RegExp(`Using context .* as ${user}: namespace "${user}-devtool"`));
