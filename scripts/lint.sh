@@ -3,11 +3,17 @@
 #   Biome: formatting (no writes; `npm run format` writes) and lint rules (biome.json)
 #   dependency-cruiser: the layers of src/, what ingress/ and server/ may reach, and import loops (.dependency-cruiser.cjs)
 #   line length: no line over 160 characters, which the formatter cannot wrap (strings, comments)
+#   ShellCheck: every shell script, with the files it sources (.shellcheckrc; Debian's package: scripts/shellcheck.sh)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 bin=node_modules/.bin
 max=160
 status=0
+
+# sources PATTERN...: the files matching, tracked or new, that are in the work tree.
+sources() {
+  git ls-files --cached --others --exclude-standard -- "$@" | while IFS= read -r f; do [[ -f $f ]] && printf '%s\n' "$f"; done
+}
 
 $bin/biome check --error-on-warnings --max-diagnostics=200 || status=1
 
@@ -22,4 +28,14 @@ if [ -n "$long" ]; then
   echo "$(printf '%s\n' "$long" | wc -l) lines over $max characters (shown cut): wrap the string or comment"
   status=1
 fi
+
+# ShellCheck reads its settings from .shellcheckrc; -x follows `source`d files.
+mapfile -t scripts < <(sources '*.sh' .ci/run)
+if shellcheck=$(bash scripts/shellcheck.sh path); then
+  "$shellcheck" -x "${scripts[@]}" || status=1
+else
+  echo "ShellCheck is not available (above): the shell scripts are not checked"
+  status=1
+fi
+
 exit $status
