@@ -4,6 +4,7 @@
 #   dependency-cruiser: the layers of src/, what ingress/ and server/ may reach, and import loops (.dependency-cruiser.cjs)
 #   line length: no line over 160 characters, which the formatter cannot wrap (strings, comments)
 #   ShellCheck: every shell script, with the files it sources (.shellcheckrc; Debian's package: scripts/shellcheck.sh)
+#   gofmt: every Go file formatted (`gofmt -w FILE` writes); go vet: every Go module with code of ours
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 bin=node_modules/.bin
@@ -38,4 +39,24 @@ else
   status=1
 fi
 
+# gofmt over every Go file, go vet in each module. The machine's Go, as the builds use it: never a
+# downloaded toolchain, and go.mod and go.sum are never rewritten.
+export PATH=$PATH:/usr/local/go/bin GOTOOLCHAIN=local GOWORK=off GOFLAGS=-mod=readonly
+if command -v go >/dev/null; then
+  unformatted=$(sources '*.go' | xargs -r gofmt -l) || status=1
+  if [ -n "$unformatted" ]; then
+    printf '%s\n' "$unformatted"
+    echo "$(printf '%s\n' "$unformatted" | wc -l) Go files not formatted: gofmt -w FILE"
+    status=1
+  fi
+  # A wrapper module's tools.go only pins an upstream program for its build and is never compiled: nothing to vet.
+  code=$(sources '*.go' | grep -v '/tools\.go$')
+  for mod in $(sources '*go.mod' | xargs -r -n1 dirname); do
+    grep -q "^$mod/" <<<"$code" || continue
+    (cd "$mod" && go vet ./...) || { echo "go vet: findings in $mod (above)"; status=1; }
+  done
+else
+  echo "go not found (on PATH or in /usr/local/go/bin): the Go files are not checked"
+  status=1
+fi
 exit $status
