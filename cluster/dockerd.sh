@@ -25,9 +25,9 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # The cluster's helpers (start_daemon, stop_daemons, wait_for, is_running, fail_component) and
 # its package installer, pointed at this daemon's own directories below.
-# shellcheck source=/dev/null
+# shellcheck source=lib/common.sh
 source "$here/lib/common.sh"
-# shellcheck source=/dev/null
+# shellcheck source=lib/packages.sh
 source "$here/lib/packages.sh"
 
 DSTATE=${DEVTOOL_DOCKER_STATE:-/var/lib/devtool-docker}
@@ -124,14 +124,14 @@ cmd_down() {
 
 cmd_status() {
   local c rc=0
-  for c in $CTR $DOCKERD; do
-    if ! is_running $c; then
+  for c in "$CTR" "$DOCKERD"; do
+    if ! is_running "$c"; then
       printf '%-12s stopped\n' "$c"
       rc=1
     elif "healthy_$c" >/dev/null 2>&1; then
-      printf '%-12s running (pid %s), healthy\n' "$c" "$(pid_of $c)"
+      printf '%-12s running (pid %s), healthy\n' "$c" "$(pid_of "$c")"
     else
-      printf '%-12s running (pid %s), NOT healthy (log: %s)\n' "$c" "$(pid_of $c)" "$LOGS/$c.log"
+      printf '%-12s running (pid %s), NOT healthy (log: %s)\n' "$c" "$(pid_of "$c")" "$LOGS/$c.log"
       rc=1
     fi
   done

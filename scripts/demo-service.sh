@@ -25,6 +25,7 @@ url=$(bash scripts/service-up.sh | tail -n 1)
 # announces and uses it for every later call.
 ca=${DEVTOOL_FRONT_DOOR_STATE:-/var/lib/devtool-front-door}/ca.crt
 echo "The service answers at $url:"
+# shellcheck disable=SC2016 # JavaScript for node
 curl -fsS --cacert "$ca" "$url/api/v1/info" | node -e \
   'const i = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log(`  version ${i.version}, endpoints under ${i.endpointDomain}, registry ${i.registry}, capabilities: ${i.capabilities.join(", ")}`)'
 

@@ -68,6 +68,7 @@ for _ in $(seq 180); do
   grep -q 'Forwarding until interrupted' "$DEVTOOL_HOME/up-web.log" 2>/dev/null && break
   sleep 1
 done
+# shellcheck disable=SC2016 # expanded by the dev container's shell
 if ! devtool exec web -- sh -c 'echo "$GREETING: $(hostname)"'; then
   echo "the dev container did not come up; devtool up said:" >&2
   cat "$DEVTOOL_HOME/up-web.log" >&2

@@ -139,6 +139,7 @@ cmd_repo() {
     printf %s "$token" | kctl exec -i "$pod" -c git -- sh -c "cat >'$pending'" || gdie "storing the token of $name failed"
   fi
   # The folder's files (not its .git) become one commit on BRANCH.
+  # shellcheck disable=SC2016 # run by the git container's shell
   tar -C "$dir" --exclude=.git -cf - . | kctl exec -i "$pod" -c git -- sh -euc '
     repo=/srv/git/$1.git pending=$3 work=$(mktemp -d)
     tar -C "$work" -xf -

@@ -3,11 +3,18 @@
 #   Biome: formatting (no writes; `npm run format` writes) and lint rules (biome.json)
 #   dependency-cruiser: the layers of src/, what ingress/ and server/ may reach, and import loops (.dependency-cruiser.cjs)
 #   line length: no line over 160 characters, which the formatter cannot wrap (strings, comments)
+#   ShellCheck: every shell script, with the files it sources (.shellcheckrc; Debian's package: scripts/shellcheck.sh)
+#   gofmt: every Go file formatted (`gofmt -w FILE` writes); go vet: every Go module with code of ours
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 bin=node_modules/.bin
 max=160
 status=0
+
+# sources PATTERN...: the files matching, tracked or new, that are in the work tree.
+sources() {
+  git ls-files --cached --others --exclude-standard -- "$@" | while IFS= read -r f; do [[ -f $f ]] && printf '%s\n' "$f"; done
+}
 
 $bin/biome check --error-on-warnings --max-diagnostics=200 || status=1
 
@@ -20,6 +27,36 @@ long=$(git ls-files --cached --others --exclude-standard -- src ingress server t
 if [ -n "$long" ]; then
   printf '%s\n' "$long"
   echo "$(printf '%s\n' "$long" | wc -l) lines over $max characters (shown cut): wrap the string or comment"
+  status=1
+fi
+
+# ShellCheck reads its settings from .shellcheckrc; -x follows `source`d files.
+mapfile -t scripts < <(sources '*.sh' .ci/run)
+if shellcheck=$(bash scripts/shellcheck.sh path); then
+  "$shellcheck" -x "${scripts[@]}" || status=1
+else
+  echo "ShellCheck is not available (above): the shell scripts are not checked"
+  status=1
+fi
+
+# gofmt over every Go file, go vet in each module. The machine's Go, as the builds use it: never a
+# downloaded toolchain, and go.mod and go.sum are never rewritten.
+export PATH=$PATH:/usr/local/go/bin GOTOOLCHAIN=local GOWORK=off GOFLAGS=-mod=readonly
+if command -v go >/dev/null; then
+  unformatted=$(sources '*.go' | xargs -r gofmt -l) || status=1
+  if [ -n "$unformatted" ]; then
+    printf '%s\n' "$unformatted"
+    echo "$(printf '%s\n' "$unformatted" | wc -l) Go files not formatted: gofmt -w FILE"
+    status=1
+  fi
+  # A wrapper module's tools.go only pins an upstream program for its build and is never compiled: nothing to vet.
+  code=$(sources '*.go' | grep -v '/tools\.go$')
+  for mod in $(sources '*go.mod' | xargs -r -n1 dirname); do
+    grep -q "^$mod/" <<<"$code" || continue
+    (cd "$mod" && go vet ./...) || { echo "go vet: findings in $mod (above)"; status=1; }
+  done
+else
+  echo "go not found (on PATH or in /usr/local/go/bin): the Go files are not checked"
   status=1
 fi
 exit $status

@@ -151,7 +151,7 @@ builder_port=()
   --set service.signup.mode=open --set-file service.metricsToken="$FD_STATE/metrics-token" \
   --wait --timeout 5m >/dev/null || {
   kctl get pods -o wide
-  kctl logs deploy/$RELEASE-front-door --all-containers --tail 20
+  kctl logs "deploy/$RELEASE-front-door" --all-containers --tail 20
   kctl logs -l app.kubernetes.io/component=service --tail 20 --prefix
   sdie "helm upgrade --install failed"
 }
@@ -159,7 +159,7 @@ builder_port=()
 ready=$(kctl get deploy "$RELEASE-service" -o jsonpath='{.status.readyReplicas}/{.spec.replicas}')
 [[ $ready == 2/2 ]] || sdie "service replicas ready: $ready, want 2/2"
 builder_ready=$(kctl get deploy "$RELEASE-builder" -o jsonpath='{.status.readyReplicas}')
-[[ $builder_ready == 1 ]] || { kctl logs deploy/$RELEASE-builder --tail 20; sdie "the builder is not ready"; }
+[[ $builder_ready == 1 ]] || { kctl logs "deploy/$RELEASE-builder" --tail 20; sdie "the builder is not ready"; }
 step "chart installed (release $RELEASE, namespace $NAMESPACE), service replicas ready: $ready"
 
 # The service answers through the front door over TLS signed by our CA, and hands that CA out. The

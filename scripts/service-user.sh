@@ -17,6 +17,7 @@ die() { printf 'service:user: %s\n' "$1" >&2; exit "${2:-1}"; }
 
 kctl() { bash "$root/cluster/cluster.sh" kubectl -n "$NAMESPACE" "$@"; }
 # A ready pod that is not being deleted (a terminating one may be gone before the command ends).
+# shellcheck disable=SC2016 # a Go template's variable
 tmpl='{{range .items}}{{$pod := .metadata.name}}{{if not .metadata.deletionTimestamp}}{{range .status.conditions}}{{if and (eq .type "Ready") (eq .status "True")}}{{$pod}}{{"\n"}}{{end}}{{end}}{{end}}{{end}}'
 pod=$(kctl get pods -l "$SELECTOR" -o go-template="$tmpl" 2>/dev/null | head -n 1) || true
 [[ -n $pod ]] || die "no ready devtool service pod in namespace $NAMESPACE: start it with npm run service:up"

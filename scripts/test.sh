@@ -3,7 +3,7 @@
 # then end-to-end tests (the built CLI, and the local cluster, which is started or reused).
 # Ends with one line "N passed, N failed" summing both runs.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 step() { printf '\n==> %s\n' "$*"; }
 

@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # the settings here are read by the files that source this one
 # Shared settings and helpers for cluster/*.sh. Sourced, never executed.
 #
 # Everything the cluster writes lives in two places:
@@ -98,6 +98,7 @@ is_running() {
   if [[ -f $RUN/$1.cmdline ]]; then
     # Through a pipe: /proc files say size 0, and cmp -s takes two regular
     # files of different sizes for different without reading them.
+    # shellcheck disable=SC2002
     cat "/proc/$pid/cmdline" 2>/dev/null | cmp -s - "$RUN/$1.cmdline"
   else
     grep -qa -- "$1" "/proc/$pid/cmdline" 2>/dev/null

@@ -6,6 +6,7 @@
 # is what makes `up` idempotent and lets it restart only what died.
 
 # In start order.
+# shellcheck disable=SC2034 # read by lib/lifecycle.sh
 COMPONENTS=(registry etcd containerd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
 
 port_free_or_ours() {

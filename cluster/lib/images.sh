@@ -17,7 +17,9 @@
 
 IMAGE_BUILDER_VERSION=1
 IMAGE_RECIPES=(pause coredns debian-bookworm debian-trixie nginx redis postgres node caddy node-git)
+# shellcheck disable=SC2034 # read by lib/components.sh
 PAUSE_IMAGE=$REGISTRY/pause:devtool
+# shellcheck disable=SC2034 # read by lib/addons.sh
 COREDNS_IMAGE=$REGISTRY/coredns:${COREDNS_VERSION#v}
 
 crane_() { "$CRANE" --insecure "$@"; }
@@ -25,6 +27,7 @@ crane_() { "$CRANE" --insecure "$@"; }
 # Load a recipe into the current (sub)shell.
 load_recipe() {
   IMAGE='' FROM=scratch SUITE='' PACKAGES=() ENTRYPOINT=() CMD=() ENV=() WORKDIR='' KEY_EXTRA=''
+  # shellcheck disable=SC2317 # called by lib/rootfs.sh
   recipe_prepare() { :; }
   recipe_finish() { :; }
   RECIPE_DIR=$CLUSTER_DIR/images/$1

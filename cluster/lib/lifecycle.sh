@@ -55,6 +55,7 @@ cmd_up() {
 # One component stopped (SIGTERM, then SIGKILL), as a crash or an upgrade
 # would; `up` starts it again, as it restarts whatever is not running.
 cmd_stop() {
+  # shellcheck disable=SC2012 # the pid files are named after components: plain names
   [[ -f $RUN/$1.pid ]] || die "no running component $1 (running: $(ls "$RUN" 2>/dev/null | sed -n 's/\.pid$//p' | tr '\n' ' '))"
   log "stopping $1"
   stop_daemons "$1"
