@@ -3,10 +3,13 @@
  * Dockerfile and a Kubernetes manifest, its guesses accepted at each prompt; then `devtool deploy`
  * of the manifest it wrote, on the local cluster with the local Docker daemon: the image is built
  * and pushed, the guessed deploy command applies the manifest, the objects carry the environment.
+ * A project whose manifests name the image its Dockerfile makes (as pushed by hand, `:dev`) deploys
+ * the image init's build pushes, even over a hand-applied Deployment stuck pulling `:dev`.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
+import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -14,6 +17,7 @@ import { ensureDocker } from '../../cluster/test-docker.ts';
 import { runDevtool } from './cli.ts';
 import { clusterSandbox, deleteNamespace, type ClusterSandbox } from './cluster.ts';
 import { KEY, runInPty } from './pty.ts';
+import { waitFor } from './wait.ts';
 
 let s: ClusterSandbox;
 let dockerHost: string;
@@ -59,4 +63,42 @@ test('the manifest init writes from typed answers deploys: image built and pushe
   assert.equal(hello.status?.readyReplicas, 1, '--wait waited for it');
   const record = await s.core.readNamespacedConfigMap({ name: `devtool-env-${basename(app)}`, namespace: s.namespace });
   assert.equal(record.data?.['status'], 'deployed');
+});
+
+test('init over manifests naming the image a Dockerfile builds: deploy --wait runs the built image, past a stale pull error', {
+  timeout: 300_000,
+}, async () => {
+  const project = join(work, `kapp-${Date.now().toString(36)}`);
+  cpSync(join(import.meta.dirname, 'fixtures', 'init-built-image'), project, { recursive: true });
+  const handPushed = await fetch('http://127.0.0.1:5000/v2/initweb/manifests/dev', { method: 'HEAD' });
+  assert.equal(handPushed.status, 404, 'the reference the manifests name is not in the registry');
+  // Deployed by hand before devtool: its pod cannot pull localhost:5000/initweb:dev.
+  execFileSync('kubectl', ['--kubeconfig', s.env['KUBECONFIG']!, '-n', s.namespace, 'apply', '-f', 'k8s'], { cwd: project, encoding: 'utf8' });
+  let reason = '';
+  await waitFor(
+    'the hand-applied pod reports its image pull error',
+    async () => {
+      const pods = await s.core.listNamespacedPod({ namespace: s.namespace, labelSelector: 'app=initweb' });
+      reason = pods.items[0]?.status?.containerStatuses?.[0]?.state?.waiting?.reason ?? '';
+      return /ErrImagePull|ImagePullBackOff/.test(reason);
+    },
+    60_000,
+  );
+
+  const init = runDevtool(['init', '-v1'], { cwd: project, env: s.env });
+  assert.equal(init.code, 0, init.stderr);
+  const manifest = readFileSync(join(project, 'devtool.yml'), 'utf8');
+  assert.match(manifest, /sed -e "s\|localhost:5000\/initweb:dev\|\$DEVTOOL_BUILD_INITWEB_IMAGE\|g" k8s\/web\.yaml \| kubectl apply -f -/, manifest);
+  assert.match(manifest, /kubectl apply -f k8s\/config\.yaml/, manifest);
+
+  const r = runDevtool(['deploy', '--wait'], { cwd: project, env: { ...s.env, DOCKER_HOST: dockerHost }, timeoutMs: 280_000 });
+  assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
+  const built = new RegExp(`✓ image initweb built and pushed in [^:]+: (localhost:5000/${basename(project)}-initweb:devtool-[0-9a-f]{24})`).exec(r.stderr);
+  assert.ok(built, r.stderr);
+  assert.match(r.stderr, /✓ Deployment\/initweb ready/);
+  const apps = s.kc.makeApiClient(k8s.AppsV1Api);
+  const web = await apps.readNamespacedDeployment({ name: 'initweb', namespace: s.namespace });
+  assert.equal(web.spec?.template.spec?.containers[0]?.image, built[1], 'the Deployment runs the image the deploy pushed');
+  assert.equal(web.status?.readyReplicas, 1);
+  assert.match(r.stderr, /\] configmap\/initweb-settings (unchanged|configured)/, "the folder's other files are applied too");
 });
