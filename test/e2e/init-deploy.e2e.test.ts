@@ -4,13 +4,14 @@
  * of the manifest it wrote, on the local cluster with the local Docker daemon: the image is built
  * and pushed, the guessed deploy command applies the manifest, the objects carry the environment.
  * A project whose manifests name the image its Dockerfile makes (as pushed by hand, `:dev`) deploys
- * the image init's build pushes, even over a hand-applied Deployment stuck pulling `:dev`.
+ * the image init's build pushes, even over a hand-applied Deployment stuck pulling `:dev`; and a
+ * build that pushes the very reference such a pod failed to pull lets deploy --wait see it run.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { ensureDocker } from '../../cluster/test-docker.ts';
@@ -65,6 +66,19 @@ test('the manifest init writes from typed answers deploys: image built and pushe
   assert.equal(record.data?.['status'], 'deployed');
 });
 
+/** Applies `dir` of `project` as a user does by hand, then waits until its pod `app=<app>` reports a pull error. */
+async function appliedByHand(project: string, dir: string, app: string): Promise<void> {
+  execFileSync('kubectl', ['--kubeconfig', s.kubeconfig, '-n', s.namespace, 'apply', '-f', dir], { cwd: project, encoding: 'utf8' });
+  await waitFor(
+    `the hand-applied pod of ${app} reports its image pull error`,
+    async () => {
+      const pods = await s.core.listNamespacedPod({ namespace: s.namespace, labelSelector: `app=${app}` });
+      return /ErrImagePull|ImagePullBackOff/.test(pods.items[0]?.status?.containerStatuses?.[0]?.state?.waiting?.reason ?? '');
+    },
+    60_000,
+  );
+}
+
 test('init over manifests naming the image a Dockerfile builds: deploy --wait runs the built image, past a stale pull error', {
   timeout: 300_000,
 }, async () => {
@@ -73,17 +87,7 @@ test('init over manifests naming the image a Dockerfile builds: deploy --wait ru
   const handPushed = await fetch('http://127.0.0.1:5000/v2/initweb/manifests/dev', { method: 'HEAD' });
   assert.equal(handPushed.status, 404, 'the reference the manifests name is not in the registry');
   // Deployed by hand before devtool: its pod cannot pull localhost:5000/initweb:dev.
-  execFileSync('kubectl', ['--kubeconfig', s.env['KUBECONFIG']!, '-n', s.namespace, 'apply', '-f', 'k8s'], { cwd: project, encoding: 'utf8' });
-  let reason = '';
-  await waitFor(
-    'the hand-applied pod reports its image pull error',
-    async () => {
-      const pods = await s.core.listNamespacedPod({ namespace: s.namespace, labelSelector: 'app=initweb' });
-      reason = pods.items[0]?.status?.containerStatuses?.[0]?.state?.waiting?.reason ?? '';
-      return /ErrImagePull|ImagePullBackOff/.test(reason);
-    },
-    60_000,
-  );
+  await appliedByHand(project, 'k8s', 'initweb');
 
   const init = runDevtool(['init', '-v1'], { cwd: project, env: s.env });
   assert.equal(init.code, 0, init.stderr);
@@ -101,4 +105,44 @@ test('init over manifests naming the image a Dockerfile builds: deploy --wait ru
   assert.equal(web.spec?.template.spec?.containers[0]?.image, built[1], 'the Deployment runs the image the deploy pushed');
   assert.equal(web.status?.readyReplicas, 1);
   assert.match(r.stderr, /\] configmap\/initweb-settings (unchanged|configured)/, "the folder's other files are applied too");
+});
+
+test('deploy --wait past a pod that failed to pull the reference this deploy then pushed', { timeout: 300_000 }, async () => {
+  const id = Date.now().toString(36);
+  const project = join(work, `stale-${id}`);
+  const ref = `localhost:5000/stale-${id}:dev`;
+  cpSync(join(import.meta.dirname, 'fixtures', 'init-built-image', 'initweb'), join(project, 'web'), { recursive: true });
+  mkdirSync(join(project, 'k8s'));
+  const deployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'stale' },
+    spec: {
+      selector: { matchLabels: { app: 'stale' } },
+      template: { metadata: { labels: { app: 'stale' } }, spec: { containers: [{ name: 'web', image: ref }] } },
+    },
+  };
+  writeFileSync(join(project, 'k8s', 'stale.yaml'), JSON.stringify(deployment));
+  // A first deploy, before the manifest built anything: its pod cannot pull the reference.
+  writeFileSync(join(project, 'devtool.yml'), 'deploy:\n  - kubectl apply -f k8s\n');
+  const first = runDevtool(['deploy'], { cwd: project, env: s.env });
+  assert.equal(first.code, 0, first.stderr);
+  await waitFor(
+    'the pod reports its image pull error',
+    async () => {
+      const pods = await s.core.listNamespacedPod({ namespace: s.namespace, labelSelector: 'app=stale' });
+      return /ErrImagePull|ImagePullBackOff/.test(pods.items[0]?.status?.containerStatuses?.[0]?.state?.waiting?.reason ?? '');
+    },
+    60_000,
+  );
+  // The user's fix: build the image the manifests name.
+  writeFileSync(join(project, 'devtool.yml'), `build:\n  web:\n    context: web\n    image: ${ref}\ndeploy:\n  - kubectl apply -f k8s\n`);
+
+  const r = runDevtool(['deploy', '--wait'], { cwd: project, env: { ...s.env, DOCKER_HOST: dockerHost }, timeoutMs: 280_000 });
+  assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
+  assert.match(r.stderr, new RegExp(`✓ image web built and pushed in [^:]+: \\S+, ${ref.replace(/[.]/g, '\\.')}`));
+  assert.match(r.stderr, new RegExp(`Deployment/stale: pod stale-\\S+ could not pull ${ref.replace(/[.]/g, '\\.')} before this deploy pushed it`));
+  assert.match(r.stderr, /✓ Deployment\/stale ready/);
+  const apps = s.kc.makeApiClient(k8s.AppsV1Api);
+  assert.equal((await apps.readNamespacedDeployment({ name: 'stale', namespace: s.namespace })).status?.readyReplicas, 1);
 });
