@@ -33,6 +33,9 @@ import (
 // Set by buildkit/build.sh.
 var buildkitVersion = "unknown"
 
+// Git's own files anywhere in the context: a repository's .git folder, a submodule's .git file.
+var gitExcludes = []string{".git", "**/.git"}
+
 // How long connecting to the daemon may take before the build fails.
 const dialTimeout = 10 * time.Second
 
@@ -94,6 +97,12 @@ func run(ctx context.Context, req *Request, out *output) (string, error) {
 
 	opt := req.SolveOpt()
 	contextFS, err := fsutil.NewFS(req.ContextDir)
+	if err != nil {
+		return "", fmt.Errorf("build context %s: %w", req.ContextDir, err)
+	}
+	// Git's files are never part of the context (the CLI's content tag leaves them out too: they
+	// change with every commit). The frontend applies .dockerignore over what is left.
+	contextFS, err = fsutil.NewFilterFS(contextFS, &fsutil.FilterOpt{ExcludePatterns: gitExcludes})
 	if err != nil {
 		return "", fmt.Errorf("build context %s: %w", req.ContextDir, err)
 	}

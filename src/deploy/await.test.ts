@@ -48,6 +48,7 @@ function fakeReader(o: Partial<RolloutReader> = {}): RolloutReader {
     serviceHasReadyEndpoint: o.serviceHasReadyEndpoint ?? (async () => true),
     acceptsTcp: o.acceptsTcp ?? (async () => true),
     workloadsByLabel: o.workloadsByLabel ?? (async () => []),
+    deletePod: o.deletePod ?? (async () => assert.fail('no pod is deleted')),
   };
 }
 
@@ -190,4 +191,34 @@ test('--wait with nothing to wait for says so', async () => {
   const { progress, lines } = progressLines();
   await awaitEnvironmentWorkloads(fakeReader(), 'shop', new Deadline(60_000), progress);
   assert.deepEqual(lines, ['• --wait: no Deployment, StatefulSet, DaemonSet or Job of the environment to wait for']);
+});
+
+test('--wait: a pull error for an image the deploy pushed deletes that pod once; a second one fails', async () => {
+  const pullError = (pod: string, image: string): WorkloadState => ({ state: 'failed', reason: `image pull error for ${image}: not found`, pod, image });
+  const states = script<WorkloadState>([
+    pullError('web-1', 'localhost:5000/web:dev'),
+    { state: 'progressing', detail: '0/1 available' },
+    pullError('web-2', 'localhost:5000/web:dev'),
+  ]);
+  const deleted: string[] = [];
+  const reader = fakeReader({
+    workloadsByLabel: async () => [{ ...web, labels: {} }],
+    state: states.next,
+    deletePod: async (name) => {
+      deleted.push(name);
+    },
+  });
+  const { progress, lines } = progressLines();
+  await assert.rejects(
+    awaitEnvironmentWorkloads(reader, 'shop', new Deadline(60_000), progress, () => false, new Set(['localhost:5000/web:dev'])),
+    /Deployment\/web failed: image pull error for localhost:5000\/web:dev/,
+  );
+  assert.deepEqual(deleted, ['web-1'], 'once per workload and image: a pod that cannot pull it after the push is a failure');
+  assert.match(lines[1]!, /Deployment\/web: pod web-1 could not pull localhost:5000\/web:dev before this deploy pushed it: deleting it/);
+  // An image the deploy did not push: a failure at once.
+  const other = fakeReader({ workloadsByLabel: async () => [{ ...web, labels: {} }], state: async () => pullError('web-1', 'localhost:5000/other:1') });
+  await assert.rejects(
+    awaitEnvironmentWorkloads(other, 'shop', new Deadline(60_000), progressLines().progress, () => false, new Set(['localhost:5000/web:dev'])),
+    /image pull error for localhost:5000\/other:1/,
+  );
 });

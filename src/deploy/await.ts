@@ -32,6 +32,8 @@ export interface RolloutReader {
   acceptsTcp(pod: string, port: number): Promise<boolean>;
   /** The workloads carrying the labels of `labelSelector`. */
   workloadsByLabel(labelSelector: string): Promise<(WorkloadRef & { labels: Record<string, string> })[]>;
+  /** Deletes a pod (its controller makes a new one). */
+  deletePod(name: string): Promise<void>;
 }
 
 /** The RolloutReader of a client's namespace. */
@@ -42,6 +44,9 @@ export function rolloutReader(client: KubeClient): RolloutReader {
     serviceHasReadyEndpoint: (service) => serviceHasReadyEndpoint(client, service),
     acceptsTcp: (pod, port) => podAcceptsTcp(client, pod, port),
     workloadsByLabel: (labelSelector) => workloadsByLabel(client, labelSelector),
+    deletePod: async (name) => {
+      await client.core.deleteNamespacedPod({ name, namespace: client.namespace });
+    },
   };
 }
 
@@ -144,14 +149,27 @@ export async function awaitReady(client: RolloutReader, environment: string, ste
   await awaitWorkloadReady(client, { ref: workloadRef(environment, step), what: `service "${step.service}"`, service: step.service }, deadline);
 }
 
-/** awaitReady for any workload; returns early, quietly, once `stop` is aborted (another one failed). */
-export async function awaitWorkloadReady(client: RolloutReader, w: AwaitedWorkload, deadline: Deadline, stop?: AbortSignal): Promise<void> {
+/**
+ * awaitReady for any workload; returns early, quietly, once `stop` is aborted (another one failed).
+ * `excused` may take a failure in hand (true: it is not one, the wait goes on).
+ */
+export async function awaitWorkloadReady(
+  client: RolloutReader,
+  w: AwaitedWorkload,
+  deadline: Deadline,
+  stop?: AbortSignal,
+  excused: (failed: Extract<WorkloadState, { state: 'failed' }>) => Promise<boolean> = async () => false,
+): Promise<void> {
   const { ref } = w;
   let streak = 0;
   let state: WorkloadState | undefined;
   const check = async () => {
     if (stop?.aborted) return true;
     state = await poll(() => client.state(ref));
+    if (state?.state === 'failed' && (await excused(state))) {
+      streak = 0;
+      return false;
+    }
     if (state) failIfFailed(w, state);
     if (state?.state === 'completed') return true;
     const ready = state?.state === 'ready' && ref.kind !== 'Job' && (await poll(() => allContainersRunning(client, ref)));
@@ -173,7 +191,10 @@ export async function awaitWorkloadReady(client: RolloutReader, w: AwaitedWorklo
 /**
  * --wait for what deploy commands created: every workload carrying the environment label
  * (Deployments, StatefulSets, DaemonSets, Jobs; those `skip` accepts are awaited elsewhere), all at
- * once. The first failure ends the wait, naming the workload, with its log tail.
+ * once. The first failure ends the wait, naming the workload, with its log tail; except a pull
+ * error for an image of `inRegistry` (the deploy's images, pushed or found there): a pod that
+ * tried before the push waits out the kubelet's back-off (up to 5 minutes), so it is deleted,
+ * once per workload and image, and its controller's new pod pulls now.
  */
 export async function awaitEnvironmentWorkloads(
   client: RolloutReader,
@@ -181,6 +202,7 @@ export async function awaitEnvironmentWorkloads(
   deadline: Deadline,
   progress: Progress,
   skip: (labels: Record<string, string>) => boolean = () => false,
+  inRegistry: ReadonlySet<string> = new Set(),
 ): Promise<void> {
   const found = (await client.workloadsByLabel(environmentSelector(environment))).filter((w) => !skip(w.labels));
   if (found.length === 0) {
@@ -195,7 +217,16 @@ export async function awaitEnvironmentWorkloads(
         // A workload without a selector (none of these kinds has one for long): its environment's pods.
         const ref = { ...w, podSelector: w.podSelector || environmentSelector(environment) };
         const what = `${w.kind}/${w.name}`;
-        await awaitWorkloadReady(client, { ref, what }, deadline, stop.signal);
+        const retried = new Set<string>();
+        const stalePull = async (failed: Extract<WorkloadState, { state: 'failed' }>) => {
+          const { image, pod } = failed;
+          if (!image || !pod || !inRegistry.has(image) || retried.has(image)) return false;
+          retried.add(image);
+          progress.step(`${what}: pod ${pod} could not pull ${image} before this deploy pushed it: deleting it, so that a new pod pulls it now`);
+          await client.deletePod(pod);
+          return true;
+        };
+        await awaitWorkloadReady(client, { ref, what }, deadline, stop.signal, stalePull);
         if (!stop.signal.aborted) progress.done(`${what} ${w.kind === 'Job' ? 'completed' : 'ready'}`);
       }),
     );

@@ -15,7 +15,7 @@ import { formatDuration } from '../base/duration.ts';
 import { DevtoolError } from '../base/errors.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { Command, Manifest } from '../manifest/model.ts';
-import { deployImages } from '../image/deploy-images.ts';
+import { builtImageReferences, deployImages } from '../image/deploy-images.ts';
 import type { BuildSetup } from '../image/select.ts';
 import { SERVICE_LABEL } from '../kube/labels.ts';
 import { awaitEnvironmentWorkloads, Deadline, rolloutReader } from './await.ts';
@@ -109,6 +109,7 @@ export async function deployManifest(client: KubeClient, opts: ManifestDeployOpt
         new Deadline(opts.timeoutMs, deadline - opts.timeoutMs),
         progress,
         (labels) => compose !== undefined && SERVICE_LABEL in labels,
+        builtImageReferences(images),
       );
     }
   } catch (err) {

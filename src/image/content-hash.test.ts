@@ -115,3 +115,22 @@ test('a Dockerfile outside the context, or excluded from it, is sent under a nam
   assert.equal(b.dockerfile.inContext, false, 'excluded by .dockerignore, still sent');
   assert.equal(b.dockerfile.text.toString(), 'FROM y');
 });
+
+test("git's own files are not part of the context: a commit of the same tree keeps the tag", async () => {
+  const root = folder({
+    Dockerfile: 'FROM x\n',
+    'app.js': '1',
+    '.git/HEAD': 'ref: a\n',
+    'lib/sub/.git': 'gitdir: ../../.git/modules/sub\n',
+    '.gitignore': 'x',
+  });
+  const scanned = await scanContext(root, join(root, 'Dockerfile'), { hash: true });
+  assert.deepEqual(
+    scanned.entries.map((e) => e.path),
+    ['.gitignore', 'Dockerfile', 'app.js', 'lib', 'lib/sub'],
+  );
+  const before = contentHash({ dockerfile: scanned.dockerfile.text, entries: scanned.entries, args: {}, secretIds: [] });
+  writeFileSync(join(root, '.git', 'HEAD'), 'ref: b\n');
+  const again = await scanContext(root, join(root, 'Dockerfile'), { hash: true });
+  assert.equal(contentHash({ dockerfile: again.dockerfile.text, entries: again.entries, args: {}, secretIds: [] }), before);
+});

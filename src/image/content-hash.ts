@@ -3,7 +3,7 @@
  * "this image is already pushed" is a registry lookup of one tag, and "missing images are built"
  * means exactly the images whose inputs changed. Inputs: the Dockerfile's text, every file
  * `.dockerignore` keeps (path, type, permission bits, content or link target; not mtimes, not
- * owners), the build arguments, the target stage and the ids of the secrets (never their
+ * owners; never git's own files: context.ts), the build arguments, the target stage and the ids of the secrets (never their
  * contents). Cache options and --no-cache do not change what is built, so they are not inputs.
  */
 import { createHash } from 'node:crypto';

@@ -7,6 +7,9 @@
  * Patterns follow Docker's rules through @balena/dockerignore (the matcher dockerode uses): paths
  * relative to the context root, a pattern matching a folder excludes everything under it, `!`
  * re-includes. Symbolic links are sent as links, never followed; sockets and devices are skipped.
+ * Git's own files (a `.git` folder, or a submodule's `.git` file, at any depth) are never part of
+ * it: they change with every commit, so the content tag of one tree would differ between two
+ * checkouts, a commit later, or a shallow clone of the same commit.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -54,7 +57,7 @@ export async function scanContext(contextDir: string, dockerfile: string, opts: 
     throw new DevtoolError(`Dockerfile ${dockerfile} not found`);
   }
   const ignore = await readIgnoreFile([join(dirname(dockerfile), `${basename(dockerfile)}.dockerignore`), join(contextDir, '.dockerignore')]);
-  const entries = await scanTree(contextDir, ignore, opts.hash);
+  const entries = await scanTree(contextDir, ignore, opts.hash, { skipGit: true });
 
   const rel = relative(contextDir, dockerfile).split(sep).join('/');
   const inside = !rel.startsWith('../') && rel !== '..' && !rel.startsWith('/');
@@ -69,17 +72,22 @@ export async function scanContext(contextDir: string, dockerfile: string, opts: 
  */
 export async function scanFolder(dir: string, opts: { hash: boolean }): Promise<{ entries: ContextEntry[]; ignoreFile?: string }> {
   const ignore = await readIgnoreFile([join(dir, '.dockerignore')]);
-  const entries = await scanTree(dir, ignore, opts.hash);
+  const entries = await scanTree(dir, ignore, opts.hash, { skipGit: false });
   return { entries, ...(ignore ? { ignoreFile: ignore.file } : {}) };
 }
 
-async function scanTree(dir: string, ignore: IgnoreRules | undefined, hash: boolean): Promise<ContextEntry[]> {
+async function scanTree(dir: string, ignore: IgnoreRules | undefined, hash: boolean, opts: { skipGit: boolean }): Promise<ContextEntry[]> {
   const entries: ContextEntry[] = [];
-  await walk(dir, '', ignore ? ignore.filter : () => true, ignore?.hasExceptions ?? false, entries);
+  const rules = ignore ? ignore.filter : () => true;
+  const keep = opts.skipGit ? (p: string) => !GIT_PATH.test(p) && rules(p) : rules;
+  await walk(dir, '', keep, ignore?.hasExceptions ?? false, entries);
   entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   if (hash) await hashFiles(dir, entries);
   return entries;
 }
+
+/** A path that is, or lies in, a `.git` entry. */
+const GIT_PATH = /(^|\/)\.git(\/|$)/;
 
 interface IgnoreRules {
   readonly file: string;

@@ -22,3 +22,8 @@ export async function deployImages(
   const outcomes = await buildImages(specs, { mode: force ? 'always' : 'missing', ...setup, repositoryPrefix: `${environment}-`, progress });
   return Object.assign({}, ...outcomes.map((o) => buildVariables(o))) as Record<string, string>;
 }
+
+/** The references the DEVTOOL_BUILD_<NAME>_IMAGE variables name: images the registry now holds. */
+export function builtImageReferences(variables: Readonly<Record<string, string>>): Set<string> {
+  return new Set(Object.entries(variables).flatMap(([name, value]) => (/^DEVTOOL_BUILD_.+_IMAGE$/.test(name) ? [value] : [])));
+}

@@ -44,6 +44,10 @@ export interface Inspection {
   readonly chartNames: Readonly<Record<string, string>>;
   /** Names of the Deployments and StatefulSets (what `up` swaps) those manifests define, shallowest folder first, then in file order. */
   readonly deployments: string[];
+  /** The files (relative) of those folders that hold Kubernetes manifests, shallowest first. */
+  readonly manifestFiles: string[];
+  /** The container images those files name, by file, in file order (what a built image may replace: propose.ts). */
+  readonly manifestImages: Readonly<Record<string, readonly string[]>>;
   /** The language of the dev container's image and port: the first marker found at the top. */
   readonly language?: Language;
   /** Every ecosystem whose marker is at the top, in the order of ECOSYSTEM_MARKERS (a project may mix several). */
@@ -110,20 +114,31 @@ export function inspectFolder(folder: string): Inspection {
       files.filter((p) => /\.ya?ml$/i.test(p) && !inChart(p) && !composeFiles.includes(rel(p)) && isKubernetesManifest(read(p))).map((p) => rel(dirname(p))),
     ),
   ].sort(byDepth((d) => d));
-  const deployments = [
-    ...new Set(
-      files
-        .filter((p) => manifestDirs.includes(rel(dirname(p))) && /\.ya?ml$/i.test(p) && !composeFiles.includes(rel(p)))
-        .sort(byDepth((p) => rel(p)))
-        .flatMap((p) => deploymentNames(read(p))),
-    ),
-  ];
+  const manifestPaths = files
+    .filter((p) => manifestDirs.includes(rel(dirname(p))) && /\.ya?ml$/i.test(p) && !composeFiles.includes(rel(p)))
+    .sort(byDepth((p) => rel(p)));
+  const deployments = [...new Set(manifestPaths.flatMap((p) => deploymentNames(read(p))))];
+  const manifestFiles = manifestPaths.filter((p) => isKubernetesManifest(read(p))).map(rel);
+  const manifestImages = Object.fromEntries(manifestFiles.map((p) => [p, containerImages(read(join(folder, p)))]));
   const top = new Set(readdirSafe(folder));
   const language =
     MARKERS.find(([marker]) => top.has(marker))?.[1] ?? (top.has('global.json') || [...top].some((n) => n.endsWith('.csproj')) ? 'dotnet' : undefined);
   const composeServices = composeFiles[0] ? composeServiceNames(read(join(folder, composeFiles[0]))) : [];
   const ecosystems = ecosystemsOf(top);
-  return { folder, dockerfiles, composeFiles, composeServices, manifestDirs, charts, chartNames, deployments, ...(language ? { language } : {}), ecosystems };
+  return {
+    folder,
+    dockerfiles,
+    composeFiles,
+    composeServices,
+    manifestDirs,
+    charts,
+    chartNames,
+    deployments,
+    manifestFiles,
+    manifestImages,
+    ...(language ? { language } : {}),
+    ecosystems,
+  };
 }
 
 /** The service names of a Compose file, best dev container first (see Inspection); none when it does not parse. */
@@ -166,6 +181,37 @@ export function deploymentNames(text: string): string[] {
       names.push(d.metadata.name);
   }
   return names;
+}
+
+/**
+ * The images of the containers (init containers too) of every pod a (multi-document) manifest file
+ * defines: a Pod's, a workload's pod template's, a CronJob's job template's. Without duplicates, in
+ * file order; a file that does not parse has none.
+ */
+export function containerImages(text: string): string[] {
+  const images = new Set<string>();
+  for (const doc of parseAllDocuments(text)) {
+    if (doc.errors.length) continue;
+    const d = doc.toJS() as { kind?: unknown; spec?: PodHolder } | null;
+    if (!d || typeof d !== 'object') continue;
+    const pod = d.kind === 'Pod' ? d.spec : d.kind === 'CronJob' ? d.spec?.jobTemplate?.spec?.template?.spec : d.spec?.template?.spec;
+    for (const c of [...asList(pod?.initContainers), ...asList(pod?.containers)]) {
+      const image = (c as { image?: unknown } | null)?.image;
+      if (typeof image === 'string' && image.trim()) images.add(image.trim());
+    }
+  }
+  return [...images];
+}
+
+interface PodHolder {
+  initContainers?: unknown;
+  containers?: unknown;
+  template?: { spec?: PodHolder };
+  jobTemplate?: { spec?: { template?: { spec?: PodHolder } } };
+}
+
+function asList(v: unknown): unknown[] {
+  return Array.isArray(v) ? v : [];
 }
 
 /** The name a Chart.yaml gives its chart, as a one-element list; none when it does not parse or has no name. */

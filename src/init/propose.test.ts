@@ -10,9 +10,10 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { assertGolden } from '../../test/golden.ts';
 import { loadManifestText } from '../manifest/load.ts';
-import { chartName, composeServiceNames, deploymentNames, exposedPorts, inspectFolder, isKubernetesManifest } from './inspect.ts';
+import { chartName, composeServiceNames, containerImages, deploymentNames, exposedPorts, inspectFolder, isKubernetesManifest } from './inspect.ts';
 import {
   appName,
+  builtImageReferences,
   defaultAnswers,
   defaultService,
   deployMethods,
@@ -141,4 +142,22 @@ test("a chart's release and dev container are named after the chart, which names
   assert.deepEqual(chartName('apiVersion: v2\nname: web\n'), ['web']);
   assert.deepEqual(chartName('name: [unclosed\n'), []);
   assert.deepEqual(chartName('apiVersion: v2\n'), []);
+});
+
+test('manifests naming an image the build section builds are applied with the built reference in its place', () => {
+  assert.deepEqual(
+    containerImages(
+      'kind: Pod\nspec: {containers: [{image: a}]}\n---\nkind: CronJob\n' +
+        'spec: {jobTemplate: {spec: {template: {spec: {initContainers: [{image: b}], containers: [{image: a}]}}}}}\n',
+    ),
+    ['a', 'b'],
+  );
+  assert.deepEqual(containerImages('kind: [unclosed\n'), []);
+  const i = inspectFolder(join(testdata, 'k8s-built-image'));
+  assert.deepEqual(i.manifestFiles, ['k8s/app.yaml', 'k8s/db.yaml']);
+  assert.deepEqual([...builtImageReferences(i, 'k8s-built-image')], [['localhost:5000/k8s-built-image:dev', 'k8s-built-image']], 'postgres:16 is not built');
+  const other = { ...i, manifestImages: { 'k8s/app.yaml': ['registry.example.com/team/k8s-built-image@sha256:0a', 'other/web:1'] } };
+  assert.deepEqual([...builtImageReferences(other, 'k8s-built-image').keys()], ['registry.example.com/team/k8s-built-image@sha256:0a']);
+  const plain = inspectFolder(join(testdata, 'node-k8s'));
+  assert.deepEqual(proposeManifest(plain, defaultAnswers(plain, 'node-k8s'))['deploy'], ['kubectl apply -f k8s'], 'no built image named: the folder as it is');
 });

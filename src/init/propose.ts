@@ -5,6 +5,7 @@
  */
 import { stringify } from 'yaml';
 import { toDnsLabel } from '../kube/naming.ts';
+import { buildImageVariable } from '../manifest/model.ts';
 import type { Inspection, Language } from './inspect.ts';
 
 export interface LanguageDefaults {
@@ -174,12 +175,59 @@ function deploySection(i: Inspection, m: DeployMethod, name: string): unknown {
       // `--set <key>=$DEVTOOL_BUILD_<NAME>_IMAGE` where the chart takes them.
       return [`helm upgrade --install ${helmRelease(i, m.chart, name)} ${m.chart}`];
     case 'kubectl':
-      return m.dirs.map((dir) => `kubectl apply -f ${dir}`);
+      return kubectlCommands(i, m.dirs, name);
     case 'compose':
       return { compose: m.file };
     case 'none':
       return undefined;
   }
+}
+
+/**
+ * The images of the build section that Kubernetes manifests name: by the manifests' reference, the
+ * build entry whose name is the reference's last path component (`localhost:5000/web:dev` is
+ * `build.web`). The build pushes under its own content tag, never that reference, so the deploy
+ * commands put the built one in its place.
+ */
+export function builtImageReferences(i: Inspection, name: string): Map<string, string> {
+  const built = new Set(Object.keys(buildSection(i, name)));
+  const found = new Map<string, string>();
+  for (const images of Object.values(i.manifestImages)) {
+    for (const ref of images) {
+      const repository = ref.split('@')[0]!.replace(/:[^:/]*$/, '');
+      const last = repository.split('/').pop()!;
+      if (built.has(last)) found.set(ref, last);
+    }
+  }
+  return found;
+}
+
+/**
+ * `kubectl apply -f DIR` for each folder of manifests; a file naming an image the build section
+ * builds is applied on its own, through sed, with `$DEVTOOL_BUILD_<NAME>_IMAGE` (the pushed content
+ * tag) in place of that reference: the manifests deploy what was just built, and every change of the
+ * image's sources rolls the workload out.
+ */
+function kubectlCommands(i: Inspection, dirs: readonly string[], name: string): unknown[] {
+  const built = builtImageReferences(i, name);
+  const commands: unknown[] = [];
+  for (const dir of dirs) {
+    const files = i.manifestFiles.filter((f) => (f.includes('/') ? f.slice(0, f.lastIndexOf('/')) : '.') === dir);
+    const substituted = files.filter((f) => (i.manifestImages[f] ?? []).some((ref) => built.has(ref)));
+    if (substituted.length === 0) {
+      commands.push(`kubectl apply -f ${dir}`);
+      continue;
+    }
+    for (const file of substituted) {
+      const edits = (i.manifestImages[file] ?? [])
+        .filter((ref) => built.has(ref))
+        .map((ref) => `-e "s|${ref.replace(/\./g, '\\.')}|$${buildImageVariable(built.get(ref)!)}|g"`);
+      commands.push(`sed ${edits.join(' ')} ${file} | kubectl apply -f -`);
+    }
+    const rest = files.filter((f) => !substituted.includes(f));
+    if (rest.length) commands.push(`kubectl apply ${rest.map((f) => `-f ${f}`).join(' ')}`);
+  }
+  return commands;
 }
 
 export function renderManifest(manifest: Record<string, unknown>, note: string): string {

@@ -21,7 +21,7 @@ export type WorkloadState =
   | { state: 'ready' }
   | { state: 'completed' }
   | { state: 'progressing'; detail: string }
-  | { state: 'failed'; reason: string; logTail?: string; pod?: string }
+  | { state: 'failed'; reason: string; logTail?: string; pod?: string; image?: string }
   | { state: 'missing' };
 
 export async function workloadState(client: KubeClient, ref: WorkloadRef): Promise<WorkloadState> {
@@ -108,7 +108,15 @@ async function diagnosePods(client: KubeClient, ref: WorkloadRef, jobFailed = fa
     const found = podFailure(pod, jobFailed);
     if (!found) continue;
     const logTail = found.logs ? await podLogTail(client, pod.metadata?.name ?? '', found.container, found.previous) : undefined;
-    return { failed: { state: 'failed', reason: found.reason, pod: pod.metadata?.name, ...(logTail ? { logTail } : {}) } };
+    return {
+      failed: {
+        state: 'failed',
+        reason: found.reason,
+        pod: pod.metadata?.name,
+        ...(found.image ? { image: found.image } : {}),
+        ...(logTail ? { logTail } : {}),
+      },
+    };
   }
   let waiting: string | undefined;
   for (const pod of pods) {
@@ -133,6 +141,8 @@ async function diagnosePods(client: KubeClient, ref: WorkloadRef, jobFailed = fa
 
 interface PodFailure {
   reason: string;
+  /** The image a pull error is about. */
+  image?: string;
   container?: string;
   logs: boolean;
   previous: boolean;
@@ -144,7 +154,13 @@ export function podFailure(pod: V1Pod, jobFailed: boolean): PodFailure | undefin
   for (const c of statuses) {
     const waiting = c.state?.waiting;
     if (waiting && ['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull'].includes(waiting.reason ?? '')) {
-      return { reason: `image pull error for ${c.image}: ${waiting.message ?? waiting.reason}`, container: c.name, logs: false, previous: false };
+      return {
+        reason: `image pull error for ${c.image}: ${waiting.message ?? waiting.reason}`,
+        image: c.image,
+        container: c.name,
+        logs: false,
+        previous: false,
+      };
     }
     // One restart is common while a dependency comes up; a loop is a loop after the second.
     if (waiting?.reason === 'CrashLoopBackOff' && (c.restartCount ?? 0) >= 2) {

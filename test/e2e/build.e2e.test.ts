@@ -2,13 +2,14 @@
  * Issue 5, builds, end to end: the built CLI, the local cluster and a real Docker daemon (Debian's
  * docker.io, started by cluster/dockerd.sh). `deploy` builds the sample application's image,
  * pushes it to localhost:5000 and its deploy command runs it on the cluster; a second deploy with
- * nothing changed skips the build; `build` and `build -f` build and push; a missing Dockerfile, a
+ * nothing changed (a new git commit of the same files included) skips the build; `build` and `build -f` build and push; a missing Dockerfile, a
  * failing RUN and an unreachable daemon are clear one-line errors that leave the state `error`;
  * `destroy` leaves nothing of the environment.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
+import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -36,6 +37,10 @@ before(async () => {
   // New content every run: otherwise a previous run's push would make the first deploy a skip.
   writeFileSync(join(app, 'run-id'), `${runId}\n`);
   writeFileSync(join(app, 'token.txt'), 'open sesame');
+  // A git checkout, as a user's project is: its .git changes with every commit.
+  git('init', '--quiet');
+  git('add', '--all');
+  git('commit', '--quiet', '--message', 'first');
   env = basename(app);
   const use = devtool(['context', 'use', 'devtool-local', '--registry', 'localhost:5000']);
   assert.equal(use.code, 0, use.stderr);
@@ -47,6 +52,10 @@ after(async () => {
 
 function devtool(args: string[], extraEnv: NodeJS.ProcessEnv = {}, timeoutMs = 300_000) {
   return runDevtool(args, { cwd: app, timeoutMs, env: { ...s.env, DOCKER_HOST: dockerHost, GREETING, ...extraEnv } });
+}
+
+function git(...args: string[]): void {
+  execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@devtool.test', ...args], { cwd: app, stdio: 'pipe' });
 }
 
 const lastLine = (text: string) => text.trim().split('\n').pop() ?? '';
@@ -91,11 +100,13 @@ test('deploy builds the image with the Docker daemon, pushes it, and the pod run
   assert.equal(st['status'], 'deployed');
 });
 
-test('a second deploy with nothing changed (ignored files aside) skips the build', { timeout: 300_000 }, async () => {
+test('a second deploy with nothing changed (ignored files and a new commit aside) skips the build', { timeout: 300_000 }, async () => {
   assert.ok(builtRef, 'the first deploy ran');
   // Files .dockerignore excludes are not part of the image: changing them changes nothing.
   writeFileSync(join(app, 'ignored', 'notes.txt'), 'edited');
   writeFileSync(join(app, 'debug.log'), 'new');
+  // Nor does git's own state: a commit of the same tree (the fixture's .dockerignore leaves .git in).
+  git('commit', '--quiet', '--allow-empty', '--message', 'second');
   const r = devtool(['deploy', '--namespace', s.namespace]);
   assert.equal(r.code, 0, `deploy failed:\n${r.stderr}`);
   assert.match(r.stderr, new RegExp(`✓ image app is up to date: ${builtRef.replace(/[.]/g, '\\.')} is in the registry, build skipped`));
