@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The demo's service part (scripts/demo.sh runs it last; it also runs alone, after `npm run build`):
+# The demo's service part (scripts/demo.sh runs it before the plain context's deploy, whose endpoint
+# its front door serves; it also runs alone, after `npm run build`):
 # installs the devtool service on the local cluster (`npm run service:up`), creates a user
 # (`npm run service:user`), logs in with its API token and shows the service context, creates a
 # namespace through the service, deploys the sample application there with the user's own

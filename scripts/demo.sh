@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The demo, from a fresh clone: install, build, start the local cluster (or reuse it), point
-# devtool at it, deploy the sample application, start a dev container, then install the devtool
-# service on the cluster and log in to it with a user's token (scripts/demo-service.sh). A step
-# whose feature is not built yet says so and is skipped, never faked.
+# devtool at it, install the devtool service and its HTTPS front door on the cluster and log in to
+# it with a user's token (scripts/demo-service.sh), deploy the sample application on the plain
+# context and open its endpoint, then start a dev container. A step whose feature is not built yet
+# says so and is skipped, never faked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,11 +48,22 @@ else
   fi
 fi
 
-say "Deploying the sample application (examples/demo/compose.yaml)"
-export DEVTOOL_ENDPOINT_DOMAIN="${DEVTOOL_ENDPOINT_DOMAIN:-demo.devtool.local}"
+# The devtool service on the same cluster: installed with its front door (which serves every
+# endpoint under devtool.test over HTTPS, the plain context's too), a user made, logged in with its
+# token; it ends with the local cluster's context current again.
+bash scripts/demo-service.sh
+
+say "Deploying the sample application on the plain context (examples/demo/compose.yaml)"
+# The names the front door serves, resolving to the node here and in pods (cluster/dns.sh).
+export DEVTOOL_ENDPOINT_DOMAIN="${DEVTOOL_ENDPOINT_DOMAIN:-devtool.test}"
 (cd examples/demo && devtool deploy --file compose.yaml --name demo --wait --timeout 5m)
 (cd examples/demo && devtool endpoints --name demo)
 KUBECONFIG="$kubeconfig" bash cluster/cluster.sh kubectl get pods,svc,ingress -n devtool-demo
+ca=${DEVTOOL_FRONT_DOOR_STATE:-/var/lib/devtool-front-door}/ca.crt
+web_url=$(cd examples/demo && devtool endpoints --name demo --output json | node -e \
+  'console.log(JSON.parse(require("fs").readFileSync(0, "utf8"))[0])')
+echo "Its endpoint through the front door (a browser trusts it once $ca is imported): $web_url"
+curl -fsS --cacert "$ca" "$web_url" | grep -o '<title>[^<]*</title>'
 
 say "Building the devtool-bin image (in-container agent and Syncthing) for this version"
 # The pushed reference carries its digest, so the node never starts an older agent of the same tag.
@@ -85,15 +97,16 @@ curl -fsS localhost:8080/live.txt
 devtool status web
 cd "$root"
 
-# The devtool service on the same cluster: installed, a user made, logged in with its token.
-bash scripts/demo-service.sh
-
 echo
 echo "The dev container is active. From examples/demo:"
 echo "  devtool exec web -- sh      a shell in it"
 echo "  curl localhost:8080         the forwarded port (edit site/index.html and reload)"
 echo "  devtool status web --info   file sync status and the sync services' addresses"
 echo "  devtool down web            put the original web Deployment back"
+echo
+echo "Images (a build: section) are built by a builder this context does not have yet: start the local"
+echo "BuildKit daemon with 'npm run buildkit:up', then: devtool context use devtool-local --builder tcp://127.0.0.1:1234"
+echo "(on the service context, the cluster's hosted builder builds them)."
 echo
 echo "The cluster keeps running: KUBECONFIG=$kubeconfig kubectl get pods -A"
 echo "Stop it with: npm run cluster:down"
