@@ -45,10 +45,12 @@ export function rolloutReader(client: KubeClient): RolloutReader {
   };
 }
 
+/** When the waits of one deploy give up: at its --timeout, or at once when it is interrupted (`signal`). */
 export class Deadline {
   constructor(
     readonly timeoutMs: number,
     private readonly startedAt = Date.now(),
+    readonly signal?: AbortSignal,
   ) {}
   remaining(): number {
     return this.startedAt + this.timeoutMs - Date.now();
@@ -126,6 +128,7 @@ export async function awaitCondition(
   await waitUntil(check, {
     timeoutMs: deadline.remaining(),
     intervalMs: POLL_MS,
+    ...(deadline.signal ? { signal: deadline.signal } : {}),
     timedOut: () => {
       const detail = state?.state === 'progressing' ? ` (${state.detail})` : state ? '' : ' (the API server does not answer)';
       return new DevtoolError(`timed out after ${formatDuration(deadline.timeoutMs)} waiting for service "${step.service}" ${describe[condition]}${detail}`);
@@ -161,6 +164,7 @@ export async function awaitWorkloadReady(client: RolloutReader, w: AwaitedWorklo
   await waitUntil(check, {
     timeoutMs: deadline.remaining(),
     intervalMs: POLL_MS,
+    ...(deadline.signal ? { signal: deadline.signal } : {}),
     timedOut: () => {
       const detail = state?.state === 'progressing' ? ` (${state.detail})` : state ? '' : ' (the API server does not answer)';
       return new DevtoolError(

@@ -9,7 +9,7 @@ import * as k8s from '@kubernetes/client-node';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { lines, runDevtool } from './cli.ts';
+import { lines, runDevtool, spawnDevtool } from './cli.ts';
 import { clusterSandbox, deleteNamespace, REGISTRY, type ClusterSandbox } from './cluster.ts';
 
 let s: ClusterSandbox;
@@ -138,4 +138,43 @@ test('a failed one-off Job stops the deploy of what depends on it', { timeout: 3
   const apps = s.kc.makeApiClient(k8s.AppsV1Api);
   const web = (await apps.listNamespacedDeployment({ namespace: s.namespace, labelSelector: 'devtool.dev/environment=job' })).items;
   assert.equal(web.length, 0, 'web, which depends on the failed migration, was never applied');
+});
+
+test('Ctrl-C during deploy --wait: exit 130, a line saying what is left and the ways on, the state says interrupted', { timeout: 300_000 }, async () => {
+  const compose = [
+    'services:',
+    '  slow:',
+    `    image: ${REGISTRY}/debian:bookworm`,
+    '    restart: "no"',
+    '    entrypoint: ["sleep", "600"]',
+    '  web:',
+    `    image: ${REGISTRY}/nginx:1`,
+    '    depends_on:',
+    '      slow: { condition: service_completed_successfully }',
+    '',
+  ].join('\n');
+  const dir = mkdtempSync(join(tmpdir(), 'devtool-intr-'));
+  writeFileSync(join(dir, 'compose.yaml'), compose);
+  const proc = spawnDevtool(['deploy', '--name', 'intr', '--namespace', s.namespace, '--wait', '--timeout', '3m'], { cwd: dir, env: s.env });
+  let stderr = '';
+  proc.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  const waiting = Date.now();
+  while (!stderr.includes('web: waiting for slow')) {
+    assert.ok(Date.now() - waiting < 120_000, `never waited for slow:\n${stderr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const sent = Date.now();
+  proc.kill('SIGINT');
+  assert.equal(await exited, 130, stderr);
+  assert.ok(Date.now() - sent < 10_000, `took ${Date.now() - sent} ms to end`);
+  const last = lines(stderr).at(-1)!;
+  assert.match(last, /^Error: interrupted: environment intr in namespace \S+ is partly deployed .* recorded as interrupted; /);
+  assert.match(last, /; run 'devtool deploy' again to finish it, or 'devtool destroy' to remove it$/);
+  const state = await recordedState('intr');
+  assert.equal(state?.status, 'interrupted');
+  assert.match(state?.error ?? '', /interrupted/);
+  const apps = s.kc.makeApiClient(k8s.AppsV1Api);
+  const web = (await apps.listNamespacedDeployment({ namespace: s.namespace, labelSelector: 'devtool.dev/environment=intr' })).items;
+  assert.equal(web.length, 0, 'web, which waited for slow, was never applied');
 });
