@@ -16,6 +16,7 @@
  *   ends with the last.
  */
 import { DevtoolError } from '../base/errors.ts';
+import { interruptible } from '../base/interrupt.ts';
 import { Progress } from '../deploy/progress.ts';
 import type { IOStreams } from '../factory.ts';
 import type { KubeClient } from '../kube/client.ts';
@@ -26,7 +27,7 @@ import { FOLDER_ANNOTATION, mirrorName } from './names.ts';
 import { findOriginal, notFoundMessage } from './original.ts';
 import { runSession, shellJoin } from './session.ts';
 import type { DevTarget } from './target.ts';
-import { prepareUp, startUpSession, untilInterrupted, type DevSession, type PreparedUp, type UpEnv } from './up-session.ts';
+import { prepareUp, startUpSession, untilInterrupted, type DevSession, type PreparedUp, type UpEnv, type UpSessionOptions } from './up-session.ts';
 
 export interface UpCommandEnv extends UpEnv {
   readonly io: IOStreams;
@@ -47,27 +48,70 @@ export async function upOne(f: UpCommandEnv, t: DevTarget, o: UpOptions): Promis
   let session: DevSession | undefined;
   try {
     const progress = new Progress(f.io.stderr, f.now, f.log);
-    const prepared = await prepareUp(f, t, progress);
-    await deployIfNeeded(f, t, prepared.client, o.deploy, progress);
-    session = await startUpSession(f, prepared, {
-      ...o,
-      // Said on stderr only without a shell, where it would land in the middle of the prompt.
-      settled: (line) => (f.interactive ? f.log.info(line) : progress.step(line)),
-    });
+    const start: { prepared?: PreparedUp; activeBefore?: boolean } = {};
+    session = await interruptible(
+      async (signal) => {
+        const prepared = await prepareUp(f, t, progress);
+        start.prepared = prepared;
+        await deployIfNeeded(f, t, prepared.client, o.deploy, progress);
+        start.activeBefore = await activeFromHere(prepared.client, t);
+        return startOrRestore(f, prepared, start.activeBefore, {
+          ...o,
+          signal,
+          // Said on stderr only without a shell, where it would land in the middle of the prompt.
+          settled: (line) => (f.interactive ? f.log.info(line) : progress.step(line)),
+        });
+      },
+      { graceMs: INTERRUPT_GRACE_MS, left: () => leftByInterruptedUp(t, start.prepared, start.activeBefore) },
+    );
     f.io.stdout.write(`${session.readyLines.join('\n')}\n`);
+    const stays = `The dev container stays active: 'devtool down' ${session.standalone ? 'removes it' : `restores ${t.devName}`}.\n`;
     if (f.interactive) {
       const command = t.dev.command.length > 0 ? shellJoin(t.dev.command) : undefined;
       await runSession(await session.connection(), f.io, { command, pty: true, term: f.env.TERM });
-      f.io.stderr.write(`The dev container stays active: 'devtool down' ${session.standalone ? 'removes it' : `restores ${t.devName}`}.\n`);
+      f.io.stderr.write(stays);
       return 0;
     }
     f.io.stdout.write(`Forwarding until interrupted (Ctrl-C); the dev container stays active until 'devtool down'.\n`);
     await untilInterrupted();
+    f.io.stderr.write(stays);
     return 0;
   } finally {
     await session?.close();
     release();
   }
+}
+
+/** How long an interrupted start has to close what it started on this machine. */
+const INTERRUPT_GRACE_MS = 3_000;
+
+/**
+ * Starts the session; when a step after the swap fails (the dev pod never starts, the tunnel or
+ * the sync fails), the swap is undone as `down` undoes it, unless the dev container was already
+ * active from this folder before (then it stays, as it was), and the error says which.
+ */
+async function startOrRestore(f: UpCommandEnv, p: PreparedUp, activeBefore: boolean, o: UpSessionOptions): Promise<DevSession> {
+  try {
+    return await startUpSession(f, p, o);
+  } catch (err) {
+    // Interrupted: what is left is said by the interruption, and undone only when asked.
+    if (o.signal?.aborted || activeBefore) throw err;
+    const e = err as DevtoolError;
+    if (!(await restoreIfActivated(p, p.progress))) throw err;
+    const undone =
+      p.t.dev.autocreate && !(await findOriginal(p.client, p.t.devName, p.t.dev)) ? 'removed the standalone dev container' : `restored ${p.t.devName}`;
+    throw new DevtoolError(`${e.message}; ${undone}, so nothing this 'up' changed is left`, typeof e.exitCode === 'number' ? e.exitCode : undefined);
+  }
+}
+
+/** After Ctrl-C while `up` was starting: what it left in the cluster, and the ways on. */
+async function leftByInterruptedUp(t: DevTarget, p: PreparedUp | undefined, activeBefore: boolean | undefined): Promise<string> {
+  const active = p ? await activeFromHere(p.client, t).catch(() => undefined) : false;
+  if (active === false) return `'up ${t.devName}' stopped before it changed anything in the cluster`;
+  if (activeBefore)
+    return `${t.devName} stays in development as it was before; 'devtool up ${t.devName}' connects again, 'devtool down ${t.devName}' restores it`;
+  const state = active === undefined ? 'may be in development (the cluster did not answer)' : 'is in development, its dev container perhaps still starting';
+  return `${t.devName} ${state}: 'devtool up ${t.devName}' goes on from there, 'devtool down ${t.devName}' restores it`;
 }
 
 /** Every dev container of the folder in this process (see the top of this file). */
@@ -112,7 +156,7 @@ export async function upSeveral(f: UpCommandEnv, targets: readonly DevTarget[], 
       const kept: string[] = [];
       for (const [i, p] of prepared.entries()) {
         if (activeBefore[i]) kept.push(p.t.devName);
-        else if (await restoreIfActivated(p, progress)) restored.push(p.t.devName);
+        else if (await restoreIfActivated(p, progress.child(p.t.devName))) restored.push(p.t.devName);
       }
       throw new DevtoolError(
         failureLine(
@@ -207,8 +251,7 @@ async function activeFromHere(client: KubeClient, t: DevTarget): Promise<boolean
 }
 
 /** `down` for a dev container this `up` activated (and only then: another folder's is never touched). */
-async function restoreIfActivated(p: PreparedUp, progress: Progress): Promise<boolean> {
-  const lines = progress.child(p.t.devName);
+async function restoreIfActivated(p: PreparedUp, lines: Progress): Promise<boolean> {
   try {
     if (!(await activeFromHere(p.client, p.t))) return false;
     await deactivate(p.client, p.t, {
