@@ -91,11 +91,21 @@ export async function previewCompose(opts: PrepareOptions, setup: BuildSetup, pr
 
 export async function deployCompose(client: KubeClient, opts: ComposeDeployOptions, progress: Progress, now: () => Date): Promise<Translation> {
   const project = await loadProject(opts);
-  // The cheap look at the cluster before the expensive builds: an unreachable one is said at once.
-  await readNamespace(client);
+  if (opts.builds) {
+    // The cheap checks before the expensive builds: the translation's (a public endpoint without
+    // an endpoint domain, a bad name), with stand-ins for the images to build, and one look at the
+    // cluster, so one that cannot be reached is said at once.
+    prepareCompose(opts, project, standInImages(project));
+    await readNamespace(client);
+  }
   // Images first: a build that fails leaves the cluster untouched, like any bad input.
   const built = opts.builds
-    ? await composeDeployImages(project, opts.environment, { force: opts.builds.force, setup: opts.builds.setup, progress })
+    ? await composeDeployImages(project, opts.environment, {
+        force: opts.builds.force,
+        setup: opts.builds.setup,
+        progress,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      })
     : undefined;
   const { translation, manifest } = prepareCompose(opts, project, built?.images, built?.hostVolumes);
   for (const w of translation.warnings) progress.warn(w);
@@ -139,6 +149,11 @@ export async function deployCompose(client: KubeClient, opts: ComposeDeployOptio
   }
   await recordDeployEnd(client, record, { output: progress.transcript(), now: now() });
   return translation;
+}
+
+/** An image reference for every service that has a build, standing in for the one the build will give. */
+function standInImages(project: ComposeProject): Record<string, string> {
+  return Object.fromEntries(project.services.filter((s) => s.build).map((s) => [s.name, `localhost/${s.name}:to-be-built`]));
 }
 
 async function rollOut(client: KubeClient, environment: string, t: Translation, deadline: Deadline, progress: Progress): Promise<void> {

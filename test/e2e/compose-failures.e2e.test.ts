@@ -178,3 +178,34 @@ test('Ctrl-C during deploy --wait: exit 130, a line saying what is left and the 
   const web = (await apps.listNamespacedDeployment({ namespace: s.namespace, labelSelector: 'devtool.dev/environment=intr' })).items;
   assert.equal(web.length, 0, 'web, which waited for slow, was never applied');
 });
+
+test('cheap checks before the builds: no endpoint domain, or a cluster that cannot be reached, is said before any image is built', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devtool-cheap-'));
+  writeFileSync(join(dir, 'Dockerfile'), `FROM ${REGISTRY}/nginx:1\n`);
+  writeFileSync(join(dir, 'compose.yaml'), 'services:\n  web:\n    build: .\n    ports: ["8080:80"]\n');
+  // No Docker daemon: a deploy that built first would fail on that instead.
+  const noDocker = { ...s.env, DOCKER_HOST: 'unix:///nonexistent' };
+  const noDomain = runDevtool(['deploy', '--name', 'cheap', '--namespace', s.namespace], { cwd: dir, env: noDocker, timeoutMs: 60_000 });
+  assert.equal(noDomain.code, 1, noDomain.stderr);
+  assert.match(lines(noDomain.stderr).at(-1)!, /^Error: compose\.yaml:\d+:\d+: public endpoints need an endpoint domain/);
+  assert.doesNotMatch(noDomain.stderr, /build|Docker daemon/i);
+
+  const unreachable = join(dir, 'unreachable.kubeconfig');
+  writeFileSync(
+    unreachable,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters: [{name: gone, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]',
+      'users: [{name: u, user: {token: t}}]',
+      'contexts: [{name: gone, context: {cluster: gone, user: u, namespace: default}}]',
+      'current-context: gone',
+      '',
+    ].join('\n'),
+  );
+  const env = { ...noDocker, KUBECONFIG: unreachable, DEVTOOL_ENDPOINT_DOMAIN: 'devtool.test' };
+  const noCluster = runDevtool(['deploy', '--name', 'cheap', '--namespace', s.namespace], { cwd: dir, env, timeoutMs: 60_000 });
+  assert.equal(noCluster.code, 1, noCluster.stderr);
+  assert.match(lines(noCluster.stderr).at(-1)!, /^Error: .*127\.0\.0\.1:1/);
+  assert.doesNotMatch(noCluster.stderr, /build|Docker daemon/i);
+});
