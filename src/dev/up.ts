@@ -123,49 +123,13 @@ export async function upSeveral(f: UpCommandEnv, targets: readonly DevTarget[], 
     const progress = new Progress(f.io.stderr, f.now, f.log);
     const names = targets.map((t) => t.devName);
     progress.step(`bringing up ${names.length} dev containers: ${names.join(', ')} (lines of one start with [name])`);
-    const prepared: PreparedUp[] = [];
-    for (const t of targets) prepared.push(await prepareUp(f, t, progress.child(t.devName)));
-    // One application: deployed at most once (a forced deploy deploys it all; otherwise the first
-    // dev container whose workload is missing deploys it, and the others then find theirs).
-    for (const [i, p] of prepared.entries()) {
-      if (o.deploy && i > 0) break;
-      await deployIfNeeded(f, p.t, p.client, o.deploy, progress);
-    }
-    // A dev container with nothing to swap (a typo, a workload not deployed) fails before any swap.
-    for (const p of prepared) {
-      if (!p.t.dev.autocreate && !(await findOriginal(p.client, p.t.devName, p.t.dev)))
-        throw new DevtoolError(`dev container ${p.t.devName}: ${notFoundMessage(p.t.devName, p.t.dev, p.t.namespace)}; nothing was changed`);
-    }
-    const activeBefore = await Promise.all(prepared.map((p) => activeFromHere(p.client, p.t)));
-    const results = await Promise.allSettled(
-      prepared.map((p) =>
-        startUpSession(f, p, {
-          extraEnv: o.extraEnv,
-          reset: o.reset,
-          settled: (line) => (f.interactive ? f.log.info(`[${p.t.devName}] ${line}`) : p.progress.step(line)),
-        }),
-      ),
+    const start: { prepared: PreparedUp[]; activeBefore?: boolean[] } = { prepared: [] };
+    sessions.push(
+      ...(await interruptible((signal) => startSeveral(f, targets, o, progress, signal, start), {
+        graceMs: INTERRUPT_GRACE_MS,
+        left: () => leftBySeveralInterrupted(start.prepared, start.activeBefore),
+      })),
     );
-    for (const r of results) if (r.status === 'fulfilled') sessions.push(r.value);
-    const failed = prepared.flatMap((p, i) => (results[i]!.status === 'rejected' ? [{ p, err: (results[i] as PromiseRejectedResult).reason as Error }] : []));
-    if (failed.length > 0) {
-      await closeAll(sessions.splice(0));
-      // Several failures: each said here; the last line says the first.
-      if (failed.length > 1) for (const x of failed) progress.fail(`${x.p.t.devName}: ${x.err.message}`);
-      const restored: string[] = [];
-      const kept: string[] = [];
-      for (const [i, p] of prepared.entries()) {
-        if (activeBefore[i]) kept.push(p.t.devName);
-        else if (await restoreIfActivated(p, progress.child(p.t.devName))) restored.push(p.t.devName);
-      }
-      throw new DevtoolError(
-        failureLine(
-          failed.map((x) => ({ name: x.p.t.devName, message: x.err.message })),
-          restored,
-          kept,
-        ),
-      );
-    }
     for (const s of sessions) f.io.stdout.write(`${s.readyLines.join('\n')}\n`);
     if (f.interactive) {
       f.io.stderr.write(
@@ -184,6 +148,81 @@ export async function upSeveral(f: UpCommandEnv, targets: readonly DevTarget[], 
     await closeAll(sessions);
     for (const release of releases) release();
   }
+}
+
+/** The start of `upSeveral`: every session started, or every swap this `up` made undone and the failure said. */
+async function startSeveral(
+  f: UpCommandEnv,
+  targets: readonly DevTarget[],
+  o: UpOptions,
+  progress: Progress,
+  signal: AbortSignal,
+  start: { prepared: PreparedUp[]; activeBefore?: boolean[] },
+): Promise<DevSession[]> {
+  const { prepared } = start;
+  for (const t of targets) prepared.push(await prepareUp(f, t, progress.child(t.devName)));
+  // One application: deployed at most once (a forced deploy deploys it all; otherwise the first
+  // dev container whose workload is missing deploys it, and the others then find theirs).
+  for (const [i, p] of prepared.entries()) {
+    if (o.deploy && i > 0) break;
+    await deployIfNeeded(f, p.t, p.client, o.deploy, progress);
+  }
+  // A dev container with nothing to swap (a typo, a workload not deployed) fails before any swap.
+  for (const p of prepared) {
+    if (!p.t.dev.autocreate && !(await findOriginal(p.client, p.t.devName, p.t.dev)))
+      throw new DevtoolError(`dev container ${p.t.devName}: ${notFoundMessage(p.t.devName, p.t.dev, p.t.namespace)}; nothing was changed`);
+  }
+  const activeBefore = await Promise.all(prepared.map((p) => activeFromHere(p.client, p.t)));
+  start.activeBefore = activeBefore;
+  const results = await Promise.allSettled(
+    prepared.map((p) =>
+      startUpSession(f, p, {
+        extraEnv: o.extraEnv,
+        reset: o.reset,
+        signal,
+        settled: (line) => (f.interactive ? f.log.info(`[${p.t.devName}] ${line}`) : p.progress.step(line)),
+      }),
+    ),
+  );
+  const sessions = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  // Interrupted: what is left is said by the interruption, and undone only when asked.
+  if (signal.aborted) {
+    await closeAll(sessions);
+    signal.throwIfAborted();
+  }
+  const failed = prepared.flatMap((p, i) => (results[i]!.status === 'rejected' ? [{ p, err: (results[i] as PromiseRejectedResult).reason as Error }] : []));
+  if (failed.length > 0) {
+    await closeAll(sessions.splice(0));
+    // Several failures: each said here; the last line says the first.
+    if (failed.length > 1) for (const x of failed) progress.fail(`${x.p.t.devName}: ${x.err.message}`);
+    const restored: string[] = [];
+    const kept: string[] = [];
+    for (const [i, p] of prepared.entries()) {
+      if (activeBefore[i]) kept.push(p.t.devName);
+      else if (await restoreIfActivated(p, progress.child(p.t.devName))) restored.push(p.t.devName);
+    }
+    throw new DevtoolError(
+      failureLine(
+        failed.map((x) => ({ name: x.p.t.devName, message: x.err.message })),
+        restored,
+        kept,
+      ),
+    );
+  }
+  return sessions;
+}
+
+/** After Ctrl-C while several dev containers were starting: which are left in development, and the ways on. */
+async function leftBySeveralInterrupted(prepared: readonly PreparedUp[], activeBefore: readonly boolean[] | undefined): Promise<string> {
+  const active = await Promise.all(prepared.map((p) => activeFromHere(p.client, p.t).catch(() => true)));
+  const left = prepared.filter((_, i) => active[i] && !activeBefore?.[i]).map((p) => p.t.devName);
+  const kept = prepared.filter((_, i) => activeBefore?.[i]).map((p) => p.t.devName);
+  if (left.length === 0 && kept.length === 0) return `'up' stopped before it changed anything in the cluster`;
+  const parts = [
+    ...(left.length > 0 ? [`${left.join(', ')} ${left.length === 1 ? 'is' : 'are'} in development, perhaps still starting`] : []),
+    ...(kept.length > 0 ? [`${kept.join(', ')} ${kept.length === 1 ? 'stays' : 'stay'} in development as before`] : []),
+  ];
+  return `${parts.join('; ')}: 'devtool up' goes on from there, 'devtool down' restores them`;
 }
 
 /**
