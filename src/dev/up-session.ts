@@ -171,13 +171,13 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
   }
 }
 
-/** Resolves on Ctrl-C (SIGINT) or SIGTERM (`down` from another terminal): `up`'s sessions then end. */
-export function untilInterrupted(): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const stop = () => {
+/** Resolves on Ctrl-C (SIGINT) or SIGTERM (`down` from another terminal), with which: `up`'s sessions then end. */
+export function untilInterrupted(): Promise<'SIGINT' | 'SIGTERM'> {
+  return new Promise((resolve) => {
+    const stop = (signal: 'SIGINT' | 'SIGTERM') => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
-      resolve();
+      resolve(signal);
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);

@@ -73,8 +73,8 @@ export async function upOne(f: UpCommandEnv, t: DevTarget, o: UpOptions): Promis
       return 0;
     }
     f.io.stdout.write(`Forwarding until interrupted (Ctrl-C); the dev container stays active until 'devtool down'.\n`);
-    await untilInterrupted();
-    f.io.stderr.write(stays);
+    // SIGTERM is `down` from another terminal, which restores it.
+    if ((await untilInterrupted()) === 'SIGINT') f.io.stderr.write(stays);
     return 0;
   } finally {
     await session?.close();
