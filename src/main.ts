@@ -1,4 +1,5 @@
 /** The devtool executable. All work happens in runCli; this file only wires the real process in. */
+import { ExitCode } from './base/errors.ts';
 import { runCli } from './cli/run.ts';
 import { rootCommand } from './commands/index.ts';
 
@@ -26,4 +27,6 @@ void runCli(process.argv.slice(2), rootCommand, {
   cwd: process.cwd(),
 }).then((code) => {
   process.exitCode = code;
+  // Interrupted: what the command abandoned (a wait, a socket, a timer) must not keep it running.
+  if (code === ExitCode.interrupted) process.exit();
 });

@@ -72,3 +72,22 @@ test('waitUntil asks again after a failure retry accepts, ends at once on any ot
     /no answer \(ECONNRESET\)/,
   );
 });
+
+test('an aborted signal ends the wait at once with its reason, mid-pause too', async () => {
+  const controller = new AbortController();
+  let checks = 0;
+  const started = Date.now();
+  setTimeout(() => controller.abort(new Error('interrupted')), 50);
+  await assert.rejects(
+    waitUntil(
+      () => {
+        checks++;
+        return false;
+      },
+      { timeoutMs: 60_000, intervalMs: 10_000, signal: controller.signal, timedOut: () => new Error('late') },
+    ),
+    /^Error: interrupted$/,
+  );
+  assert.equal(checks, 1);
+  assert.ok(Date.now() - started < 5_000);
+});

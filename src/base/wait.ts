@@ -27,6 +27,8 @@ export interface WaitOptions {
   /** Failures that only mean "ask again" (a transient API-server failure); any other ends the wait at once. Default: none. */
   retry?(err: unknown): boolean;
   clock?: WaitClock;
+  /** Ends the wait at once, throwing the signal's reason (the command was interrupted). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -39,6 +41,7 @@ export async function waitUntil<T>(check: () => T | Promise<T>, o: WaitOptions):
   const clock = o.clock ?? realClock;
   const deadline = clock.now() + o.timeoutMs;
   for (;;) {
+    o.signal?.throwIfAborted();
     let lastError: unknown;
     try {
       const value = await check();
@@ -49,6 +52,19 @@ export async function waitUntil<T>(check: () => T | Promise<T>, o: WaitOptions):
     }
     const left = deadline - clock.now();
     if (left <= 0) throw o.timedOut(lastError);
-    await clock.sleep(Math.min(o.intervalMs, left));
+    await (o.signal ? abortableSleep(clock, Math.min(o.intervalMs, left), o.signal) : clock.sleep(Math.min(o.intervalMs, left)));
   }
+}
+
+/** A pause that ends early when `signal` is aborted (the loop then throws its reason). */
+function abortableSleep(clock: WaitClock, ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done);
+    void clock.sleep(ms).then(done);
+  });
 }

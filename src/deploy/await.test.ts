@@ -121,7 +121,36 @@ test('service_healthy without a healthcheck waits until a running pod accepts a 
     serviceHasReadyEndpoint: routed.next,
   });
   await awaitCondition(reader, 'shop', step(), 'service_healthy', new Deadline(60_000));
-  assert.deepEqual([tcp.calls, routed.calls], [9, 7], 'a TCP check per poll; the Service is asked only once a pod accepts');
+  assert.deepEqual([tcp.calls, routed.calls], [4, 7], 'a TCP check per poll until a pod accepts and is routed; then the Service only');
+});
+
+test('a dependency ready long before (a redeploy with it unchanged) counts at once, with no settling wait', async () => {
+  const readyFor = (ms: number): V1Pod => ({
+    ...runningPod('cache-1'),
+    status: { ...runningPod('cache-1').status, conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(Date.now() - ms) }] },
+  });
+  const tcp = script([true]);
+  const routed = script([true]);
+  const started = Date.now();
+  await awaitCondition(
+    fakeReader({ pods: async () => [readyFor(5 * 60_000)], acceptsTcp: tcp.next, serviceHasReadyEndpoint: routed.next }),
+    'shop',
+    step(),
+    'service_healthy',
+    new Deadline(60_000),
+  );
+  assert.deepEqual([tcp.calls, routed.calls], [1, 1]);
+  assert.ok(Date.now() - started < 400, 'no poll interval waited');
+  // Ready a moment ago: the route settles first.
+  const fresh = script([true]);
+  await awaitCondition(
+    fakeReader({ pods: async () => [readyFor(1_000)], serviceHasReadyEndpoint: fresh.next }),
+    'shop',
+    step(),
+    'service_healthy',
+    new Deadline(60_000),
+  );
+  assert.equal(fresh.calls, 6);
 });
 
 test('a dependency reached through its Service counts once the ready endpoint held 6 polls in a row, to let kube-proxy program the route', async () => {

@@ -48,6 +48,8 @@ export interface ComposeDeployOptions {
    * not deployed.
    */
   builds?: { setup: BuildSetup; force: boolean };
+  /** Aborted when the deploy is interrupted: the waits stop, nothing more is applied, the record says `interrupted`. */
+  signal?: AbortSignal;
 }
 
 type PrepareOptions = Pick<ComposeDeployOptions, 'cwd' | 'files' | 'environment' | 'namespace' | 'endpointDomain' | 'env' | 'storedSecrets'>;
@@ -89,13 +91,26 @@ export async function previewCompose(opts: PrepareOptions, setup: BuildSetup, pr
 
 export async function deployCompose(client: KubeClient, opts: ComposeDeployOptions, progress: Progress, now: () => Date): Promise<Translation> {
   const project = await loadProject(opts);
+  if (opts.builds) {
+    // The cheap checks before the expensive builds: the translation's (a public endpoint without
+    // an endpoint domain, a bad name), with stand-ins for the images to build, and one look at the
+    // cluster, so one that cannot be reached is said at once.
+    prepareCompose(opts, project, standInImages(project));
+    await readNamespace(client);
+  }
   // Images first: a build that fails leaves the cluster untouched, like any bad input.
   const built = opts.builds
-    ? await composeDeployImages(project, opts.environment, { force: opts.builds.force, setup: opts.builds.setup, progress })
+    ? await composeDeployImages(project, opts.environment, {
+        force: opts.builds.force,
+        setup: opts.builds.setup,
+        progress,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      })
     : undefined;
   const { translation, manifest } = prepareCompose(opts, project, built?.images, built?.hostVolumes);
   for (const w of translation.warnings) progress.warn(w);
-  const deadline = new Deadline(opts.timeoutMs);
+  const deadline = new Deadline(opts.timeoutMs, Date.now(), opts.signal);
+  opts.signal?.throwIfAborted();
 
   await ensureNamespace(client, progress);
   await checkOwnership(client, opts.environment, translation.objects);
@@ -129,11 +144,16 @@ export async function deployCompose(client: KubeClient, opts: ComposeDeployOptio
       progress.fail(err.message);
       if (err.logTail) progress.detail(err.logTail);
     }
-    await recordDeployEnd(client, record, { error: err as Error, output: progress.transcript(), now: now() });
+    await recordDeployEnd(client, record, { error: err as Error, interrupted: opts.signal?.aborted, output: progress.transcript(), now: now() });
     throw err;
   }
   await recordDeployEnd(client, record, { output: progress.transcript(), now: now() });
   return translation;
+}
+
+/** An image reference for every service that has a build, standing in for the one the build will give. */
+function standInImages(project: ComposeProject): Record<string, string> {
+  return Object.fromEntries(project.services.filter((s) => s.build).map((s) => [s.name, `localhost/${s.name}:to-be-built`]));
 }
 
 async function rollOut(client: KubeClient, environment: string, t: Translation, deadline: Deadline, progress: Progress): Promise<void> {
@@ -158,6 +178,7 @@ async function rollOut(client: KubeClient, environment: string, t: Translation, 
     }
     const object = workloads.get(step.name);
     if (!object) continue;
+    deadline.signal?.throwIfAborted();
     await replaceFinishedJob(client, object);
     await applyObject(client, object);
     progress.done(`${step.service}: ${object.kind} ${step.name} applied`);
@@ -244,11 +265,18 @@ async function checkOwnership(client: KubeClient, environment: string, objects: 
 }
 
 export async function ensureNamespace(client: KubeClient, progress: Progress): Promise<void> {
+  if (await readNamespace(client)) return;
+  await client.core.createNamespace({ body: { metadata: { name: client.namespace } } });
+  progress.step(`created namespace ${client.namespace}`);
+}
+
+/** Whether the client's namespace exists; a cluster that cannot be asked fails here, in one line. */
+async function readNamespace(client: KubeClient): Promise<boolean> {
   try {
     await client.core.readNamespace({ name: client.namespace });
+    return true;
   } catch (err) {
-    if (!isNotFound(err)) throw new DevtoolError(`cannot read namespace ${client.namespace}: ${describeKubeError(err)}`);
-    await client.core.createNamespace({ body: { metadata: { name: client.namespace } } });
-    progress.step(`created namespace ${client.namespace}`);
+    if (isNotFound(err)) return false;
+    throw new DevtoolError(`cannot read namespace ${client.namespace}: ${describeKubeError(err)}`);
   }
 }

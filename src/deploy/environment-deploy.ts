@@ -74,6 +74,8 @@ export interface DeployTarget {
   now: () => Date;
   /** The user's stored secrets (a service context with a token): `${NAME}` in Compose files, below shell and `.env`. */
   storedSecrets?: StoredSecrets;
+  /** Aborted when the deploy is interrupted (Ctrl-C, SIGTERM): it stops where it is and records so. */
+  signal?: AbortSignal;
 }
 
 export interface EnvironmentRequest {
@@ -108,6 +110,7 @@ export async function deployEnvironment(target: DeployTarget, req: EnvironmentRe
         wait: req.wait,
         variables: req.variables,
         builds: { setup: target.builds, force: req.build },
+        ...(target.signal ? { signal: target.signal } : {}),
       },
       target.progress,
       target.now,
@@ -136,6 +139,7 @@ export async function deployEnvironment(target: DeployTarget, req: EnvironmentRe
       wait: req.wait,
       build: req.build,
       builds: target.builds,
+      ...(target.signal ? { signal: target.signal } : {}),
       ...(hasDependencies
         ? {
             deployDependencies: () =>

@@ -48,6 +48,8 @@ export interface ManifestDeployOptions {
   builds: BuildSetup;
   /** Deploys the manifest's dependencies (environment-deploy.ts): run first, on the clock of their own timeouts. */
   deployDependencies?: () => Promise<void>;
+  /** Aborted when the deploy is interrupted: the running command is stopped, the waits end, the record says `interrupted`. */
+  signal?: AbortSignal;
 }
 
 export async function deployManifest(client: KubeClient, opts: ManifestDeployOptions, progress: Progress, now: () => Date): Promise<void> {
@@ -71,6 +73,7 @@ export async function deployManifest(client: KubeClient, opts: ManifestDeployOpt
     // Images missing from the registry (all with --build) are built and pushed before the commands
     // run; their references reach the commands as DEVTOOL_BUILD_<NAME>_* (build/deploy-images.ts).
     const images = await deployImages(manifest, opts.environment, opts.build, opts.builds, progress);
+    opts.signal?.throwIfAborted();
     const deadline = Date.now() + opts.timeoutMs;
     await runCommands(client, manifest.deploy.commands, { ...opts, extraEnv: images, deadline, what: 'deploy' }, progress);
     const compose = manifest.deploy.compose;
@@ -93,6 +96,7 @@ export async function deployManifest(client: KubeClient, opts: ManifestDeployOpt
             // Objects created by the commands carry the same label: a Compose prune would delete them.
             prune: manifest.deploy.commands.length === 0,
             builds: { setup: opts.builds, force: opts.build },
+            ...(opts.signal ? { signal: opts.signal } : {}),
           },
           progress,
           now,
@@ -106,14 +110,14 @@ export async function deployManifest(client: KubeClient, opts: ManifestDeployOpt
       await awaitEnvironmentWorkloads(
         rolloutReader(client),
         opts.environment,
-        new Deadline(opts.timeoutMs, deadline - opts.timeoutMs),
+        new Deadline(opts.timeoutMs, deadline - opts.timeoutMs, opts.signal),
         progress,
         (labels) => compose !== undefined && SERVICE_LABEL in labels,
         builtImageReferences(images),
       );
     }
   } catch (err) {
-    await recordDeployEnd(client, record, { error: err as Error, output: progress.transcript(), now: now() });
+    await recordDeployEnd(client, record, { error: err as Error, interrupted: opts.signal?.aborted, output: progress.transcript(), now: now() });
     throw err;
   }
   await recordDeployEnd(client, record, { output: progress.transcript(), now: now() });
@@ -153,6 +157,7 @@ interface RunOptions {
   deadline: number;
   timeoutMs: number;
   what: 'deploy' | 'destroy';
+  signal?: AbortSignal | undefined;
 }
 
 async function runCommands(client: KubeClient, commands: readonly Command[], opts: RunOptions, progress: Progress): Promise<void> {
@@ -170,7 +175,8 @@ async function runCommands(client: KubeClient, commands: readonly Command[], opt
     };
     for (const command of commands) {
       progress.step(`running ${command.name}`);
-      const code = await runOne(command, opts.manifest.folder, env, opts.deadline, progress);
+      const code = await runOne(command, opts.manifest.folder, env, opts.deadline, progress, opts.signal);
+      opts.signal?.throwIfAborted();
       if (code === 'timeout')
         throw new DevtoolError(`${opts.what} command "${command.name}" did not finish within ${formatDuration(opts.timeoutMs)} (--timeout); it was stopped`);
       if (code !== 0) throw new DevtoolError(`${opts.what} command "${command.name}" failed with exit code ${code}`);
@@ -184,7 +190,14 @@ async function runCommands(client: KubeClient, commands: readonly Command[], opt
 }
 
 /** Runs one command; its exit code, or 'timeout'. Signals count as 128+N, as shells report them. */
-function runOne(command: Command, cwd: string, env: NodeJS.ProcessEnv, deadline: number, progress: Progress): Promise<number | 'timeout'> {
+function runOne(
+  command: Command,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  deadline: number,
+  progress: Progress,
+  signal: AbortSignal | undefined,
+): Promise<number | 'timeout'> {
   return new Promise((resolve, reject) => {
     // detached: its own process group, so a timeout stops the whole pipeline, not just `sh`.
     const child = spawn('sh', ['-c', command.command], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -201,25 +214,32 @@ function runOne(command: Command, cwd: string, env: NodeJS.ProcessEnv, deadline:
     forward(child.stdout);
     forward(child.stderr);
     let timedOut = false;
+    const stop = () => {
+      try {
+        process.kill(-child.pid!, 'SIGTERM');
+      } catch {
+        /* already gone */
+      }
+    };
     const timer = setTimeout(
       () => {
         timedOut = true;
-        try {
-          process.kill(-child.pid!, 'SIGTERM');
-        } catch {
-          /* already gone */
-        }
+        stop();
       },
       Math.max(0, deadline - Date.now()),
     );
+    // Its own process group: the terminal's Ctrl-C does not reach it, so an interrupted deploy stops it.
+    signal?.addEventListener('abort', stop);
     child.on('error', (err) => {
+      signal?.removeEventListener('abort', stop);
       clearTimeout(timer);
       reject(new DevtoolError(`cannot run "${command.name}": ${err.message}`));
     });
-    child.on('close', (code, signal) => {
+    child.on('close', (code, killedBy) => {
+      signal?.removeEventListener('abort', stop);
       clearTimeout(timer);
       if (timedOut) resolve('timeout');
-      else resolve(code ?? 128 + (signal ? signalNumber(signal) : 0));
+      else resolve(code ?? 128 + (killedBy ? signalNumber(killedBy) : 0));
     });
   });
 }

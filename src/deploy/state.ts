@@ -12,7 +12,8 @@ import { DevtoolError } from '../base/errors.ts';
 import { FIELD_MANAGER, isNotFound, type KubeClient } from '../kube/client.ts';
 import { describeKubeError } from '../kube/config.ts';
 
-export type EnvironmentStatus = 'progressing' | 'deployed' | 'error' | 'destroying';
+/** `interrupted`: the deploy was stopped (Ctrl-C, SIGTERM) part way; what it applied until then stays. */
+export type EnvironmentStatus = 'progressing' | 'deployed' | 'error' | 'interrupted' | 'destroying';
 
 export interface EnvironmentRecord {
   name: string;
@@ -146,13 +147,33 @@ export async function deleteEnvironment(client: KubeClient, envName: string): Pr
   }
 }
 
+/** The record's reason for an interrupted deploy. */
+export const INTERRUPTED_REASON = 'the deploy was interrupted (Ctrl-C or SIGTERM) before it finished; what it applied until then stays';
+
 /**
- * Records how a deploy ended: `deployed`, or `error` with the error's message (best effort: the
- * deploy's own error is what the user must see, not a failure to record it). `output` is the
- * deploy's transcript.
+ * Records how a deploy ended: `deployed`, `interrupted`, or `error` with the error's message (best
+ * effort: the deploy's own error is what the user must see, not a failure to record it). `output`
+ * is the deploy's transcript.
  */
-export async function recordDeployEnd(client: KubeClient, record: EnvironmentRecord, end: { error?: Error; output: string; now: Date }): Promise<void> {
+export async function recordDeployEnd(
+  client: KubeClient,
+  record: EnvironmentRecord,
+  end: { error?: Error; interrupted?: boolean | undefined; output: string; now: Date },
+): Promise<void> {
   const updated = end.now.toISOString();
   if (!end.error) return writeEnvironment(client, { ...record, status: 'deployed', output: end.output, updated });
-  await writeEnvironment(client, { ...record, status: 'error', error: end.error.message, output: end.output, updated }).catch(() => undefined);
+  const [status, error] = end.interrupted ? (['interrupted', INTERRUPTED_REASON] as const) : (['error', end.error.message] as const);
+  await writeEnvironment(client, { ...record, status, error, output: end.output, updated }).catch(() => undefined);
+}
+
+/**
+ * After an interrupted deploy: a record still `progressing` (the deploy did not get to record its
+ * end) becomes `interrupted`. Returns the record, or undefined when there is none.
+ */
+export async function markInterrupted(client: KubeClient, envName: string, now: Date): Promise<EnvironmentRecord | undefined> {
+  const record = await readEnvironment(client, envName);
+  if (record?.status !== 'progressing') return record;
+  const marked: EnvironmentRecord = { ...record, status: 'interrupted', error: INTERRUPTED_REASON, updated: now.toISOString() };
+  await writeEnvironment(client, marked);
+  return marked;
 }

@@ -82,6 +82,20 @@ export class DevTunnel {
    */
   async start(timeoutMs = 60_000, pod?: string): Promise<void> {
     this.firstPod = pod;
+    await this.listen();
+    this.link.start();
+    this.stopWatchingWake = watchWake((slept) => this.woke(slept));
+    await this.connection(timeoutMs);
+  }
+
+  /**
+   * Opens the loopback listeners: the port-forward's and the manifest's forwards. `up` calls it
+   * before anything changes in the cluster, so a local port that is taken fails the `up` while the
+   * original still runs; the listeners are held from then on (no other program can take the port
+   * in between). Connections wait for the SSH connection. Idempotent.
+   */
+  async listen(): Promise<void> {
+    if (this.pfServer) return;
     this.pfServer = createServer(NO_DELAY, (sock) => void this.portForward(sock));
     this.pfPort = await listen(this.pfServer, 0);
     for (const f of this.o.forwards ?? []) {
@@ -96,9 +110,6 @@ export class DevTunnel {
       }
       this.listeners.push(server);
     }
-    this.link.start();
-    this.stopWatchingWake = watchWake((slept) => this.woke(slept));
-    await this.connection(timeoutMs);
   }
 
   /**

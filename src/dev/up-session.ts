@@ -46,6 +46,8 @@ export interface UpSessionOptions {
   reset: boolean;
   /** Where "first sync settled" goes once the sync settles in the background. */
   settled(line: string): void;
+  /** Aborted when `up` is interrupted while it starts: what the session started here is closed. */
+  signal?: AbortSignal;
 }
 
 /** A running session: the dev container is ready, its tunnel, forwards and sync run until close(). */
@@ -75,7 +77,7 @@ export async function prepareUp(f: UpEnv, t: DevTarget, progress: Progress): Pro
 /**
  * Activates the dev container and starts its tunnel and sync; resolves once it is ready. When a
  * step fails, what this started on this machine is closed; the cluster objects stay as activation
- * left them (`down` removes them, or the caller does: up-several.ts).
+ * left them (`down` removes them, or the caller does: up.ts).
  */
 export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOptions): Promise<DevSession> {
   const { t, client, progress, syncPlan } = p;
@@ -91,6 +93,7 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
     await sync?.close();
     tunnel?.close();
   };
+  o.signal?.addEventListener('abort', () => void close(), { once: true });
   try {
     const started = new DevTunnel({
       client,
@@ -103,6 +106,8 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
       notice: (m) => progress.warn(m),
     });
     tunnel = started;
+    // Before the swap: a forward's local port that is taken fails here, with the original untouched.
+    await started.listen();
     // This machine's sync end starts now, while the dev pod does (SyncSession.startLocal).
     if (syncPlan) sync = syncSession(f, t, syncPlan, started, { reset: o.reset, notice: (m) => progress.warn(m) });
     const { objects, pod, podReady, rebuild, standalone, kind } = await activate(client, t, {
@@ -166,13 +171,13 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
   }
 }
 
-/** Resolves on Ctrl-C (SIGINT) or SIGTERM (`down` from another terminal): `up`'s sessions then end. */
-export function untilInterrupted(): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const stop = () => {
+/** Resolves on Ctrl-C (SIGINT) or SIGTERM (`down` from another terminal), with which: `up`'s sessions then end. */
+export function untilInterrupted(): Promise<'SIGINT' | 'SIGTERM'> {
+  return new Promise((resolve) => {
+    const stop = (signal: 'SIGINT' | 'SIGTERM') => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
-      resolve();
+      resolve(signal);
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);

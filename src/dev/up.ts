@@ -16,6 +16,7 @@
  *   ends with the last.
  */
 import { DevtoolError } from '../base/errors.ts';
+import { interruptible } from '../base/interrupt.ts';
 import { Progress } from '../deploy/progress.ts';
 import type { IOStreams } from '../factory.ts';
 import type { KubeClient } from '../kube/client.ts';
@@ -26,7 +27,7 @@ import { FOLDER_ANNOTATION, mirrorName } from './names.ts';
 import { findOriginal, notFoundMessage } from './original.ts';
 import { runSession, shellJoin } from './session.ts';
 import type { DevTarget } from './target.ts';
-import { prepareUp, startUpSession, untilInterrupted, type DevSession, type PreparedUp, type UpEnv } from './up-session.ts';
+import { prepareUp, startUpSession, untilInterrupted, type DevSession, type PreparedUp, type UpEnv, type UpSessionOptions } from './up-session.ts';
 
 export interface UpCommandEnv extends UpEnv {
   readonly io: IOStreams;
@@ -47,27 +48,70 @@ export async function upOne(f: UpCommandEnv, t: DevTarget, o: UpOptions): Promis
   let session: DevSession | undefined;
   try {
     const progress = new Progress(f.io.stderr, f.now, f.log);
-    const prepared = await prepareUp(f, t, progress);
-    await deployIfNeeded(f, t, prepared.client, o.deploy, progress);
-    session = await startUpSession(f, prepared, {
-      ...o,
-      // Said on stderr only without a shell, where it would land in the middle of the prompt.
-      settled: (line) => (f.interactive ? f.log.info(line) : progress.step(line)),
-    });
+    const start: { prepared?: PreparedUp; activeBefore?: boolean } = {};
+    session = await interruptible(
+      async (signal) => {
+        const prepared = await prepareUp(f, t, progress);
+        start.prepared = prepared;
+        await deployIfNeeded(f, t, prepared.client, o.deploy, progress);
+        start.activeBefore = await activeFromHere(prepared.client, t);
+        return startOrRestore(f, prepared, start.activeBefore, {
+          ...o,
+          signal,
+          // Said on stderr only without a shell, where it would land in the middle of the prompt.
+          settled: (line) => (f.interactive ? f.log.info(line) : progress.step(line)),
+        });
+      },
+      { graceMs: INTERRUPT_GRACE_MS, left: () => leftByInterruptedUp(t, start.prepared, start.activeBefore) },
+    );
     f.io.stdout.write(`${session.readyLines.join('\n')}\n`);
+    const stays = `The dev container stays active: 'devtool down' ${session.standalone ? 'removes it' : `restores ${t.devName}`}.\n`;
     if (f.interactive) {
       const command = t.dev.command.length > 0 ? shellJoin(t.dev.command) : undefined;
       await runSession(await session.connection(), f.io, { command, pty: true, term: f.env.TERM });
-      f.io.stderr.write(`The dev container stays active: 'devtool down' ${session.standalone ? 'removes it' : `restores ${t.devName}`}.\n`);
+      f.io.stderr.write(stays);
       return 0;
     }
     f.io.stdout.write(`Forwarding until interrupted (Ctrl-C); the dev container stays active until 'devtool down'.\n`);
-    await untilInterrupted();
+    // SIGTERM is `down` from another terminal, which restores it.
+    if ((await untilInterrupted()) === 'SIGINT') f.io.stderr.write(stays);
     return 0;
   } finally {
     await session?.close();
     release();
   }
+}
+
+/** How long an interrupted start has to close what it started on this machine. */
+const INTERRUPT_GRACE_MS = 3_000;
+
+/**
+ * Starts the session; when a step after the swap fails (the dev pod never starts, the tunnel or
+ * the sync fails), the swap is undone as `down` undoes it, unless the dev container was already
+ * active from this folder before (then it stays, as it was), and the error says which.
+ */
+async function startOrRestore(f: UpCommandEnv, p: PreparedUp, activeBefore: boolean, o: UpSessionOptions): Promise<DevSession> {
+  try {
+    return await startUpSession(f, p, o);
+  } catch (err) {
+    // Interrupted: what is left is said by the interruption, and undone only when asked.
+    if (o.signal?.aborted || activeBefore) throw err;
+    const e = err as DevtoolError;
+    if (!(await restoreIfActivated(p, p.progress))) throw err;
+    const undone =
+      p.t.dev.autocreate && !(await findOriginal(p.client, p.t.devName, p.t.dev)) ? 'removed the standalone dev container' : `restored ${p.t.devName}`;
+    throw new DevtoolError(`${e.message}; ${undone}, so nothing this 'up' changed is left`, typeof e.exitCode === 'number' ? e.exitCode : undefined);
+  }
+}
+
+/** After Ctrl-C while `up` was starting: what it left in the cluster, and the ways on. */
+async function leftByInterruptedUp(t: DevTarget, p: PreparedUp | undefined, activeBefore: boolean | undefined): Promise<string> {
+  const active = p ? await activeFromHere(p.client, t).catch(() => undefined) : false;
+  if (active === false) return `'up ${t.devName}' stopped before it changed anything in the cluster`;
+  if (activeBefore)
+    return `${t.devName} stays in development as it was before; 'devtool up ${t.devName}' connects again, 'devtool down ${t.devName}' restores it`;
+  const state = active === undefined ? 'may be in development (the cluster did not answer)' : 'is in development, its dev container perhaps still starting';
+  return `${t.devName} ${state}: 'devtool up ${t.devName}' goes on from there, 'devtool down ${t.devName}' restores it`;
 }
 
 /** Every dev container of the folder in this process (see the top of this file). */
@@ -79,49 +123,13 @@ export async function upSeveral(f: UpCommandEnv, targets: readonly DevTarget[], 
     const progress = new Progress(f.io.stderr, f.now, f.log);
     const names = targets.map((t) => t.devName);
     progress.step(`bringing up ${names.length} dev containers: ${names.join(', ')} (lines of one start with [name])`);
-    const prepared: PreparedUp[] = [];
-    for (const t of targets) prepared.push(await prepareUp(f, t, progress.child(t.devName)));
-    // One application: deployed at most once (a forced deploy deploys it all; otherwise the first
-    // dev container whose workload is missing deploys it, and the others then find theirs).
-    for (const [i, p] of prepared.entries()) {
-      if (o.deploy && i > 0) break;
-      await deployIfNeeded(f, p.t, p.client, o.deploy, progress);
-    }
-    // A dev container with nothing to swap (a typo, a workload not deployed) fails before any swap.
-    for (const p of prepared) {
-      if (!p.t.dev.autocreate && !(await findOriginal(p.client, p.t.devName, p.t.dev)))
-        throw new DevtoolError(`dev container ${p.t.devName}: ${notFoundMessage(p.t.devName, p.t.dev, p.t.namespace)}; nothing was changed`);
-    }
-    const activeBefore = await Promise.all(prepared.map((p) => activeFromHere(p.client, p.t)));
-    const results = await Promise.allSettled(
-      prepared.map((p) =>
-        startUpSession(f, p, {
-          extraEnv: o.extraEnv,
-          reset: o.reset,
-          settled: (line) => (f.interactive ? f.log.info(`[${p.t.devName}] ${line}`) : p.progress.step(line)),
-        }),
-      ),
+    const start: { prepared: PreparedUp[]; activeBefore?: boolean[] } = { prepared: [] };
+    sessions.push(
+      ...(await interruptible((signal) => startSeveral(f, targets, o, progress, signal, start), {
+        graceMs: INTERRUPT_GRACE_MS,
+        left: () => leftBySeveralInterrupted(start.prepared, start.activeBefore),
+      })),
     );
-    for (const r of results) if (r.status === 'fulfilled') sessions.push(r.value);
-    const failed = prepared.flatMap((p, i) => (results[i]!.status === 'rejected' ? [{ p, err: (results[i] as PromiseRejectedResult).reason as Error }] : []));
-    if (failed.length > 0) {
-      await closeAll(sessions.splice(0));
-      // Several failures: each said here; the last line says the first.
-      if (failed.length > 1) for (const x of failed) progress.fail(`${x.p.t.devName}: ${x.err.message}`);
-      const restored: string[] = [];
-      const kept: string[] = [];
-      for (const [i, p] of prepared.entries()) {
-        if (activeBefore[i]) kept.push(p.t.devName);
-        else if (await restoreIfActivated(p, progress)) restored.push(p.t.devName);
-      }
-      throw new DevtoolError(
-        failureLine(
-          failed.map((x) => ({ name: x.p.t.devName, message: x.err.message })),
-          restored,
-          kept,
-        ),
-      );
-    }
     for (const s of sessions) f.io.stdout.write(`${s.readyLines.join('\n')}\n`);
     if (f.interactive) {
       f.io.stderr.write(
@@ -140,6 +148,81 @@ export async function upSeveral(f: UpCommandEnv, targets: readonly DevTarget[], 
     await closeAll(sessions);
     for (const release of releases) release();
   }
+}
+
+/** The start of `upSeveral`: every session started, or every swap this `up` made undone and the failure said. */
+async function startSeveral(
+  f: UpCommandEnv,
+  targets: readonly DevTarget[],
+  o: UpOptions,
+  progress: Progress,
+  signal: AbortSignal,
+  start: { prepared: PreparedUp[]; activeBefore?: boolean[] },
+): Promise<DevSession[]> {
+  const { prepared } = start;
+  for (const t of targets) prepared.push(await prepareUp(f, t, progress.child(t.devName)));
+  // One application: deployed at most once (a forced deploy deploys it all; otherwise the first
+  // dev container whose workload is missing deploys it, and the others then find theirs).
+  for (const [i, p] of prepared.entries()) {
+    if (o.deploy && i > 0) break;
+    await deployIfNeeded(f, p.t, p.client, o.deploy, progress);
+  }
+  // A dev container with nothing to swap (a typo, a workload not deployed) fails before any swap.
+  for (const p of prepared) {
+    if (!p.t.dev.autocreate && !(await findOriginal(p.client, p.t.devName, p.t.dev)))
+      throw new DevtoolError(`dev container ${p.t.devName}: ${notFoundMessage(p.t.devName, p.t.dev, p.t.namespace)}; nothing was changed`);
+  }
+  const activeBefore = await Promise.all(prepared.map((p) => activeFromHere(p.client, p.t)));
+  start.activeBefore = activeBefore;
+  const results = await Promise.allSettled(
+    prepared.map((p) =>
+      startUpSession(f, p, {
+        extraEnv: o.extraEnv,
+        reset: o.reset,
+        signal,
+        settled: (line) => (f.interactive ? f.log.info(`[${p.t.devName}] ${line}`) : p.progress.step(line)),
+      }),
+    ),
+  );
+  const sessions = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  // Interrupted: what is left is said by the interruption, and undone only when asked.
+  if (signal.aborted) {
+    await closeAll(sessions);
+    signal.throwIfAborted();
+  }
+  const failed = prepared.flatMap((p, i) => (results[i]!.status === 'rejected' ? [{ p, err: (results[i] as PromiseRejectedResult).reason as Error }] : []));
+  if (failed.length > 0) {
+    await closeAll(sessions.splice(0));
+    // Several failures: each said here; the last line says the first.
+    if (failed.length > 1) for (const x of failed) progress.fail(`${x.p.t.devName}: ${x.err.message}`);
+    const restored: string[] = [];
+    const kept: string[] = [];
+    for (const [i, p] of prepared.entries()) {
+      if (activeBefore[i]) kept.push(p.t.devName);
+      else if (await restoreIfActivated(p, progress.child(p.t.devName))) restored.push(p.t.devName);
+    }
+    throw new DevtoolError(
+      failureLine(
+        failed.map((x) => ({ name: x.p.t.devName, message: x.err.message })),
+        restored,
+        kept,
+      ),
+    );
+  }
+  return sessions;
+}
+
+/** After Ctrl-C while several dev containers were starting: which are left in development, and the ways on. */
+async function leftBySeveralInterrupted(prepared: readonly PreparedUp[], activeBefore: readonly boolean[] | undefined): Promise<string> {
+  const active = await Promise.all(prepared.map((p) => activeFromHere(p.client, p.t).catch(() => true)));
+  const left = prepared.filter((_, i) => active[i] && !activeBefore?.[i]).map((p) => p.t.devName);
+  const kept = prepared.filter((_, i) => activeBefore?.[i]).map((p) => p.t.devName);
+  if (left.length === 0 && kept.length === 0) return `'up' stopped before it changed anything in the cluster`;
+  const parts = [
+    ...(left.length > 0 ? [`${left.join(', ')} ${left.length === 1 ? 'is' : 'are'} in development, perhaps still starting`] : []),
+    ...(kept.length > 0 ? [`${kept.join(', ')} ${kept.length === 1 ? 'stays' : 'stay'} in development as before`] : []),
+  ];
+  return `${parts.join('; ')}: 'devtool up' goes on from there, 'devtool down' restores them`;
 }
 
 /**
@@ -207,8 +290,7 @@ async function activeFromHere(client: KubeClient, t: DevTarget): Promise<boolean
 }
 
 /** `down` for a dev container this `up` activated (and only then: another folder's is never touched). */
-async function restoreIfActivated(p: PreparedUp, progress: Progress): Promise<boolean> {
-  const lines = progress.child(p.t.devName);
+async function restoreIfActivated(p: PreparedUp, lines: Progress): Promise<boolean> {
   try {
     if (!(await activeFromHere(p.client, p.t))) return false;
     await deactivate(p.client, p.t, {

@@ -7,8 +7,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runDevtool } from './cli.ts';
+import { runDevtool, spawnDevtool } from './cli.ts';
 import { clusterSandbox, deleteNamespace, execInPod, imageFromFolder, REGISTRY, runningPod, type ClusterSandbox } from './cluster.ts';
 
 const fixture = join(import.meta.dirname, 'fixtures', 'shop');
@@ -104,6 +106,46 @@ test('a second deploy with nothing changed succeeds and runs the migration again
   const r = devtool(['deploy', '--name', ENV, '--namespace', s.namespace, '--wait'], 360_000);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /✓ migrate completed/);
+});
+
+test('a redeploy with a healthy dependency unchanged does not wait for its route to settle again', { timeout: 300_000 }, async () => {
+  // A dependency without a healthcheck: healthy is a pod accepting TCP, reached through its Service.
+  const dir = mkdtempSync(join(tmpdir(), 'devtool-redeploy-'));
+  writeFileSync(
+    join(dir, 'compose.yaml'),
+    [
+      'services:',
+      '  cache:',
+      `    image: ${REGISTRY}/redis:7`,
+      '    ports: ["6379"]',
+      '  web:',
+      `    image: ${REGISTRY}/nginx:1`,
+      '    depends_on:',
+      '      cache: { condition: service_healthy }',
+      '',
+    ].join('\n'),
+  );
+  const deploy = () => runDevtool(['deploy', '--name', 'redeploy', '--namespace', s.namespace], { cwd: dir, env: s.env, timeoutMs: 200_000 });
+  const first = deploy();
+  assert.equal(first.code, 0, first.stderr);
+  // Long enough ago that every node routes to it (the deploy's rule: ready for 30 s).
+  await new Promise((r) => setTimeout(r, 31_000));
+  const proc = spawnDevtool(['deploy', '--name', 'redeploy', '--namespace', s.namespace], { cwd: dir, env: s.env });
+  const seen: { line: string; at: number }[] = [];
+  let partial = '';
+  proc.stderr.on('data', (c: Buffer) => {
+    const parts = (partial + c.toString()).split('\n');
+    partial = parts.pop()!;
+    for (const line of parts) seen.push({ line, at: Date.now() });
+  });
+  const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
+  const text = seen.map((x) => x.line).join('\n');
+  assert.equal(code, 0, text);
+  const waiting = seen.find((x) => x.line.includes('web: waiting for cache (service_healthy)'));
+  const applied = seen.find((x) => x.line.includes('web: Deployment web applied'));
+  assert.ok(waiting && applied, text);
+  // One TCP check through a port-forward (1.5 s), not six polls of it (10-12 s).
+  assert.ok(applied.at - waiting.at < 5_000, `waited ${applied.at - waiting.at} ms for a cache that was healthy all along`);
 });
 
 test('destroy keeps the volume; destroy --volumes removes it', { timeout: 300_000 }, async () => {

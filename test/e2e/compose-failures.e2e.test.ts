@@ -9,7 +9,7 @@ import * as k8s from '@kubernetes/client-node';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { lines, runDevtool } from './cli.ts';
+import { lines, runDevtool, spawnDevtool } from './cli.ts';
 import { clusterSandbox, deleteNamespace, REGISTRY, type ClusterSandbox } from './cluster.ts';
 
 let s: ClusterSandbox;
@@ -138,4 +138,74 @@ test('a failed one-off Job stops the deploy of what depends on it', { timeout: 3
   const apps = s.kc.makeApiClient(k8s.AppsV1Api);
   const web = (await apps.listNamespacedDeployment({ namespace: s.namespace, labelSelector: 'devtool.dev/environment=job' })).items;
   assert.equal(web.length, 0, 'web, which depends on the failed migration, was never applied');
+});
+
+test('Ctrl-C during deploy --wait: exit 130, a line saying what is left and the ways on, the state says interrupted', { timeout: 300_000 }, async () => {
+  const compose = [
+    'services:',
+    '  slow:',
+    `    image: ${REGISTRY}/debian:bookworm`,
+    '    restart: "no"',
+    '    entrypoint: ["sleep", "600"]',
+    '  web:',
+    `    image: ${REGISTRY}/nginx:1`,
+    '    depends_on:',
+    '      slow: { condition: service_completed_successfully }',
+    '',
+  ].join('\n');
+  const dir = mkdtempSync(join(tmpdir(), 'devtool-intr-'));
+  writeFileSync(join(dir, 'compose.yaml'), compose);
+  const proc = spawnDevtool(['deploy', '--name', 'intr', '--namespace', s.namespace, '--wait', '--timeout', '3m'], { cwd: dir, env: s.env });
+  let stderr = '';
+  proc.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  const waiting = Date.now();
+  while (!stderr.includes('web: waiting for slow')) {
+    assert.ok(Date.now() - waiting < 120_000, `never waited for slow:\n${stderr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const sent = Date.now();
+  proc.kill('SIGINT');
+  assert.equal(await exited, 130, stderr);
+  assert.ok(Date.now() - sent < 10_000, `took ${Date.now() - sent} ms to end`);
+  const last = lines(stderr).at(-1)!;
+  assert.match(last, /^Error: interrupted: environment intr in namespace \S+ is partly deployed .* recorded as interrupted; /);
+  assert.match(last, /; run 'devtool deploy' again to finish it, or 'devtool destroy' to remove it$/);
+  const state = await recordedState('intr');
+  assert.equal(state?.status, 'interrupted');
+  assert.match(state?.error ?? '', /interrupted/);
+  const apps = s.kc.makeApiClient(k8s.AppsV1Api);
+  const web = (await apps.listNamespacedDeployment({ namespace: s.namespace, labelSelector: 'devtool.dev/environment=intr' })).items;
+  assert.equal(web.length, 0, 'web, which waited for slow, was never applied');
+});
+
+test('cheap checks before the builds: no endpoint domain, or a cluster that cannot be reached, is said before any image is built', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devtool-cheap-'));
+  writeFileSync(join(dir, 'Dockerfile'), `FROM ${REGISTRY}/nginx:1\n`);
+  writeFileSync(join(dir, 'compose.yaml'), 'services:\n  web:\n    build: .\n    ports: ["8080:80"]\n');
+  // No Docker daemon: a deploy that built first would fail on that instead.
+  const noDocker = { ...s.env, DOCKER_HOST: 'unix:///nonexistent' };
+  const noDomain = runDevtool(['deploy', '--name', 'cheap', '--namespace', s.namespace], { cwd: dir, env: noDocker, timeoutMs: 60_000 });
+  assert.equal(noDomain.code, 1, noDomain.stderr);
+  assert.match(lines(noDomain.stderr).at(-1)!, /^Error: compose\.yaml:\d+:\d+: public endpoints need an endpoint domain/);
+  assert.doesNotMatch(noDomain.stderr, /build|Docker daemon/i);
+
+  const unreachable = join(dir, 'unreachable.kubeconfig');
+  writeFileSync(
+    unreachable,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters: [{name: gone, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]',
+      'users: [{name: u, user: {token: t}}]',
+      'contexts: [{name: gone, context: {cluster: gone, user: u, namespace: default}}]',
+      'current-context: gone',
+      '',
+    ].join('\n'),
+  );
+  const env = { ...noDocker, KUBECONFIG: unreachable, DEVTOOL_ENDPOINT_DOMAIN: 'devtool.test' };
+  const noCluster = runDevtool(['deploy', '--name', 'cheap', '--namespace', s.namespace], { cwd: dir, env, timeoutMs: 60_000 });
+  assert.equal(noCluster.code, 1, noCluster.stderr);
+  assert.match(lines(noCluster.stderr).at(-1)!, /^Error: .*127\.0\.0\.1:1/);
+  assert.doesNotMatch(noCluster.stderr, /build|Docker daemon/i);
 });

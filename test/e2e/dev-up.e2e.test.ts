@@ -7,10 +7,11 @@ import * as k8s from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { lines, runDevtool } from './cli.ts';
+import { runInPty } from './pty.ts';
 import { killUpSessions, startUp } from './up-session.ts';
 import { clusterSandbox, deleteNamespace, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
 
@@ -86,6 +87,51 @@ test('exec with nothing active fails with one line', () => {
   const r = dev(['exec', '--', 'true']);
   assert.equal(r.code, 1);
   assert.deepEqual(lines(r.stderr), ["Error: no dev container is active for web from this folder: run 'devtool up web' first"]);
+});
+
+/** The original as the test set it up: 2 replicas, no dev annotation, and no dev Deployment beside it. */
+async function assertUntouched(): Promise<void> {
+  const original = await apps.readNamespacedDeployment({ name: 'web', namespace: s.namespace });
+  assert.equal(original.spec?.replicas, 2);
+  assert.equal(original.metadata?.annotations?.['devtool.dev/dev-folder'], undefined);
+  await assert.rejects(apps.readNamespacedDeployment({ name: 'web-devtool', namespace: s.namespace }));
+}
+
+test('a forward port in use on this machine: up fails before the swap, the original keeps running', { timeout: 120_000 }, async () => {
+  const busy = createServer();
+  await new Promise<void>((r) => busy.listen(FORWARD, '127.0.0.1', r));
+  try {
+    const r = dev(['up'], 90_000);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(lines(r.stderr).at(-1)!, new RegExp(`^Error: cannot forward localhost:${FORWARD}: the port is in use on this machine`));
+    assert.doesNotMatch(r.stderr, /scaling deployment web to 0/);
+    await assertUntouched();
+  } finally {
+    busy.close();
+  }
+});
+
+test('a dev pod that cannot start: up undoes the swap and says so', { timeout: 240_000 }, async () => {
+  // An agent image that does not exist: the swap happens, then the dev pod's init container cannot be pulled.
+  const r = runDevtool(['up', '-n', s.namespace], { env: { ...env, DEVTOOL_BIN_IMAGE: `${REGISTRY}/devtool-bin-missing:1` }, cwd: folder, timeoutMs: 200_000 });
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /scaling deployment web to 0/);
+  assert.match(lines(r.stderr).at(-1)!, /^Error: .*; restored web, so nothing this 'up' changed is left$/);
+  await assertUntouched();
+});
+
+test('Ctrl-C while up starts (in a terminal): exit 130 and a line saying what is left and how to go on or undo it', { timeout: 240_000 }, async () => {
+  const pty = runInPty(['up', '-n', s.namespace], { cwd: folder, env });
+  await pty.waitFor('starting dev container web-devtool', 120_000);
+  pty.type('\u0003');
+  assert.equal(await pty.exit(30_000), 130, pty.output());
+  assert.match(
+    pty.output(),
+    /Error: interrupted: web is in development, its dev container perhaps still starting: 'devtool up web' goes on from there, 'devtool down web' restores it/,
+  );
+  const down = dev(['down'], 120_000);
+  assert.equal(down.code, 0, down.stderr);
+  await assertUntouched();
 });
 
 test('up activates, exec/forward/reverse work, a second up is refused, down after SIGKILL restores', { timeout: 480_000 }, async () => {

@@ -1,12 +1,15 @@
 import { DockerCredentials } from '../../image/docker-config.ts';
 import { buildSetup, type BuildSetup } from '../../image/select.ts';
 import { DevtoolError } from '../../base/errors.ts';
+import { interruptible } from '../../base/interrupt.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
 import type { ResolvedContext } from '../../context/store.ts';
 import { renderDryRun } from '../../deploy/dry-run.ts';
 import { deployEnvironment, loadSource } from '../../deploy/environment-deploy.ts';
 import { environmentName } from '../../app/name.ts';
 import { Progress } from '../../deploy/progress.ts';
+import { markInterrupted } from '../../deploy/state.ts';
+import type { KubeClient } from '../../kube/client.ts';
 import { parseVariables } from '../../deploy/variables.ts';
 import { objectsToYaml } from '../../kube/manifest-yaml.ts';
 import { checkNamespaceName } from '../../kube/naming.ts';
@@ -27,26 +30,47 @@ export const runDeploy: CommandHandler<typeof deployOptions> = async (f, inv) =>
   const client = await f.kube({ context, namespace });
   const secrets = deploySecrets(f, context, 'values');
   const progress = new Progress(f.io.stderr, f.now, f.log, secrets.scrubText);
-  const { endpoints } = await deployEnvironment(
-    {
-      client,
-      namespace,
-      contextName: context.name,
-      ...(domain ? { endpointDomain: domain } : {}),
-      env: f.env,
-      dependenciesDir: f.home.dependenciesDir,
-      builds: buildSetup(context, f.env, f.cwd),
-      progress,
-      now: f.now,
-      ...(secrets.stored ? { storedSecrets: secrets.stored } : {}),
-    },
-    { source, environment, variables, timeoutMs: inv.opts.timeout, wait: inv.opts.wait, build: inv.opts.build, forceDependencies: inv.opts.dependencies },
-  ).catch((err: unknown) => {
+  const deploy = (signal: AbortSignal) =>
+    deployEnvironment(
+      {
+        client,
+        signal,
+        namespace,
+        contextName: context.name,
+        ...(domain ? { endpointDomain: domain } : {}),
+        env: f.env,
+        dependenciesDir: f.home.dependenciesDir,
+        builds: buildSetup(context, f.env, f.cwd),
+        progress,
+        now: f.now,
+        ...(secrets.stored ? { storedSecrets: secrets.stored } : {}),
+      },
+      { source, environment, variables, timeoutMs: inv.opts.timeout, wait: inv.opts.wait, build: inv.opts.build, forceDependencies: inv.opts.dependencies },
+    );
+  const { endpoints } = await interruptible(deploy, {
+    graceMs: INTERRUPT_GRACE_MS,
+    left: () => interruptedDeployLine(client, environment, namespace, f.now()),
+  }).catch((err: unknown) => {
     throw secrets.scrub(err);
   });
   progress.done(`environment ${environment} deployed in namespace ${namespace}`);
   for (const url of endpoints) f.io.stdout.write(`${url}\n`);
 };
+
+/** How long an interrupted deploy has to stop its waits and commands and record itself. */
+const INTERRUPT_GRACE_MS = 5_000;
+
+/** What an interrupted deploy left, and the two ways on: deploy again, or destroy. */
+async function interruptedDeployLine(client: KubeClient, environment: string, namespace: string, now: Date): Promise<string> {
+  const record = await markInterrupted(client, environment, now).catch(() => undefined);
+  if (record?.status !== 'interrupted') {
+    return `nothing of environment ${environment} was applied in namespace ${namespace}${record ? ' (its last deploy stays as it was)' : ''}`;
+  }
+  return (
+    `environment ${environment} in namespace ${namespace} is partly deployed (the lines above say what was applied) and recorded as interrupted; ` +
+    `run 'devtool deploy' again to finish it, or 'devtool destroy' to remove it`
+  );
+}
 
 /**
  * --dry-run renders offline: no cluster is contacted, so it works with no reachable cluster, and
