@@ -45,6 +45,10 @@ export interface NeedItem {
   noPermissions?: boolean;
   /** Octal, e.g. `0644`. */
   permissions?: string;
+  /** The version vector, `SHORTID:counter` per device that changed it. */
+  version?: string[];
+  /** The short ID of the device that made this version. */
+  modifiedBy?: string;
 }
 
 /** Past this many paths one scan of the whole folder is cheaper than a query listing them (one walk beats a huge query). */
