@@ -27,6 +27,8 @@ export interface FolderStatus {
   needTotalItems?: number;
   /** Items changed here while the folder is receive-only (not announced, `/rest/db/localchanged`). */
   receiveOnlyTotalItems?: number;
+  /** Deleted entries in this end's own index (the paths it records as deleted). */
+  localDeleted?: number;
   /** The highest sequence number of this end's own changes to the folder. */
   sequence: number;
   /** The highest sequence number of each peer's changes this end has received, by device ID. */

@@ -347,7 +347,10 @@ export class SyncSession {
     );
     if (reads > 1) this.o.log.debug(`first sync of ${f.local}: the need list changed while read; read ${reads} times`);
     const lookup = fsLookup(f.local);
-    const plan = planFirstPass(need, lookup, Date.now(), await readLocalIndex(local, f.id, indexedCandidates(need, lookup)));
+    // An index without deletions (a first `up`) has nothing to tell: everything absent here arrives.
+    const deletions = (await local.status(f.id)).localDeleted ?? 0;
+    const index = deletions > 0 ? await readLocalIndex(local, f.id, indexedCandidates(need, lookup)) : undefined;
+    const plan = planFirstPass(need, lookup, Date.now(), index);
     if (plan.deletedHere.length > 0) await this.keepDeletions(f, plan.deletedHere, deadline);
     if (plan.keep.length > 0) {
       await keepLocal(f.local, plan.keep, (paths) => local.scan(f.id, paths));
