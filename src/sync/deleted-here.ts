@@ -23,7 +23,9 @@ export async function readLocalIndex(api: Pick<SyncthingApi, 'file'>, folder: st
   const worker = async () => {
     while (next < names.length) {
       const name = names[next++]!;
-      const { local } = await api.file(folder, name);
+      // Gone from both indexes since the need list was read (Syncthing answers 404): nothing to tell.
+      const entry = await api.file(folder, name).catch((err: Error) => (/HTTP 404/.test(err.message) ? {} : Promise.reject(err)));
+      const local = 'local' in entry ? entry.local : undefined;
       if (local) index.set(name, { deleted: local.deleted, version: local.version });
     }
   };
