@@ -169,7 +169,8 @@ test("absent here, present there: deleted here since the container had it, or th
     ['new-there.txt', { deleted: false, version: [] }],
   ]);
   const absent = () => 'absent' as const;
-  assert.deepEqual(indexedCandidates(need, absent), ['src/changed-there.txt', 'made-again.txt', 'new-there.txt']);
+  // new-there.txt: only the container ever changed it, no question asked.
+  assert.deepEqual(indexedCandidates(need, absent), ['src/changed-there.txt', 'made-again.txt']);
   const plan = planFirstPass(need, absent, NOW, index);
   assert.deepEqual(plan.deletedHere, [{ path: 'src/changed-there.txt', conflictCopy: 'src/changed-there.sync-conflict-20261124-085000-CCCCCCC.txt' }]);
   assert.deepEqual(plan.arriving, ['made-again.txt', 'new-there.txt', 'dir']);
