@@ -10,7 +10,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { assertGolden } from '../../test/golden.ts';
-import { firstPassSummary, fsLookup, keepLocal, modifiedNs, planFirstPass, type LocalEntry } from './first-pass.ts';
+import {
+  conflictCopyName,
+  deletedHereSummary,
+  firstPassSummary,
+  fsLookup,
+  indexedCandidates,
+  keepLocal,
+  modifiedNs,
+  planFirstPass,
+  versionAtLeast,
+  type LocalEntry,
+} from './first-pass.ts';
 import type { NeedItem } from './rest.ts';
 
 const data = join(import.meta.dirname, 'testdata/first-pass');
@@ -122,9 +133,66 @@ test('the summary line counts what the container changed and deleted', () => {
     arriving: [],
   } as const;
   assert.equal(
-    firstPassSummary('/home/ann/shop', { keep: [...plan.keep], arriving: [] }),
+    firstPassSummary('/home/ann/shop', { keep: [...plan.keep], arriving: [], deletedHere: [] }),
     "first sync of /home/ann/shop: while no 'devtool up' ran, the dev container changed 1 path(s) and deleted 2 path(s) that this machine has: " +
       "kept this machine's version; the container's versions come back as *.sync-conflict-* copies next to them (paths in devtool.log)",
   );
-  assert.equal(firstPassSummary('/x', { keep: [], arriving: ['n'] }), undefined);
+  assert.equal(firstPassSummary('/x', { keep: [], arriving: ['n'], deletedHere: [] }), undefined);
+});
+
+test("absent here, present there: deleted here since the container had it, or the container's own", () => {
+  const file = (name: string, version: string[], deleted = false): NeedItem => ({
+    name,
+    type: 'FILE_INFO_TYPE_FILE',
+    deleted,
+    size: 3,
+    modified: '2026-11-24T08:40:00Z',
+    modifiedBy: 'CCCCCCC',
+    version,
+  });
+  const need = [
+    // Synced from here, changed there, then deleted here: the deletion is not in the container's version.
+    file('src/changed-there.txt', ['LLLLLLL:1', 'CCCCCCC:2']),
+    // Deleted here, the deletion pulled by the container, which then made the file again.
+    file('made-again.txt', ['LLLLLLL:3', 'CCCCCCC:4']),
+    // Only the container ever had it.
+    file('new-there.txt', ['CCCCCCC:5']),
+    // Deleted there too: nothing to do.
+    file('gone.txt', ['LLLLLLL:1', 'CCCCCCC:6'], true),
+    // A folder the container filled: Syncthing's own rules.
+    { ...file('dir', ['LLLLLLL:1', 'CCCCCCC:7']), type: 'FILE_INFO_TYPE_DIRECTORY' },
+  ];
+  const index = new Map([
+    ['src/changed-there.txt', { deleted: true, version: ['LLLLLLL:3'] }],
+    ['made-again.txt', { deleted: true, version: ['LLLLLLL:3'] }],
+    // A path this machine's index never had reads as an empty entry.
+    ['new-there.txt', { deleted: false, version: [] }],
+  ]);
+  const absent = () => 'absent' as const;
+  // new-there.txt: only the container ever changed it, no question asked.
+  assert.deepEqual(indexedCandidates(need, absent), ['src/changed-there.txt', 'made-again.txt']);
+  const plan = planFirstPass(need, absent, NOW, index);
+  assert.deepEqual(plan.deletedHere, [{ path: 'src/changed-there.txt', conflictCopy: 'src/changed-there.sync-conflict-20261124-085000-CCCCCCC.txt' }]);
+  assert.deepEqual(plan.arriving, ['made-again.txt', 'new-there.txt', 'dir']);
+  assert.deepEqual(plan.keep, []);
+  // Without this machine's index (a first `up`), everything the container has arrives.
+  assert.deepEqual(planFirstPass(need, absent, NOW).deletedHere, []);
+});
+
+test('version vectors: one has seen every change of the other', () => {
+  assert.ok(versionAtLeast(['A:2', 'B:1'], ['A:2']));
+  assert.ok(versionAtLeast(['A:2', 'B:1'], ['B:1', 'A:1']));
+  assert.ok(!versionAtLeast(['A:1', 'B:5'], ['A:2']), 'concurrent');
+  assert.ok(!versionAtLeast(['B:5'], ['A:1']));
+  assert.ok(versionAtLeast([], []));
+  assert.ok(versionAtLeast(['A:18446744073709551615'], ['A:18446744073709551614']), 'counters are 64-bit');
+});
+
+test("conflict-copy names in Syncthing's form", () => {
+  assert.equal(conflictCopyName('a/b/notes.md', NOW, 'ABCDEFG'), 'a/b/notes.sync-conflict-20261124-085000-ABCDEFG.md');
+  assert.equal(conflictCopyName('Makefile', NOW, 'ABCDEFG'), 'Makefile.sync-conflict-20261124-085000-ABCDEFG');
+  assert.equal(conflictCopyName('x/.env', NOW, 'ABCDEFG'), 'x/.env.sync-conflict-20261124-085000-ABCDEFG');
+  assert.equal(conflictCopyName('a.tar.gz', NOW, 'ABCDEFG'), 'a.tar.sync-conflict-20261124-085000-ABCDEFG.gz');
+  assert.equal(deletedHereSummary('/x', 0), undefined);
+  assert.match(deletedHereSummary('/x', 2)!, /changed 2 path\(s\) deleted here .*: deleted there too/);
 });

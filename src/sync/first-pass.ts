@@ -15,6 +15,11 @@
  * concurrent one still leaves a conflict copy, so no order of events overwrites a local file
  * without a copy.
  *
+ * A path the container has and this machine lacks is either the container's own (it arrives) or
+ * one deleted here since the container last had it, which this machine's index alone tells
+ * (planFirstPass's `index`); where the container changed such a file meanwhile, its version is
+ * kept as a conflict copy and the deletion stands (deleted-here.ts).
+ *
  * Syncthing's own "override" is not used: it would delete every file that exists only in the
  * container (build outputs, `node_modules`), and its new versions dominate the container's, so
  * the container's changes would be lost without a copy.
@@ -46,14 +51,43 @@ export interface KeepLocal {
   container: 'changed' | 'deleted';
 }
 
+/** A file or link this machine deleted while the container changed it: the deletion stands, the container's version becomes a conflict copy. */
+export interface DeletedHere {
+  path: string;
+  /** The name the container's version takes there, and then here. */
+  conflictCopy: string;
+}
+
 export interface FirstPassPlan {
   keep: KeepLocal[];
-  /** Paths only the container has (or that it changed where this machine deleted them): they arrive here. */
+  /** Paths only the container has, or that it made again after it had this machine's deletion: they arrive here. */
   arriving: string[];
+  deletedHere: DeletedHere[];
 }
+
+/**
+ * This machine's index entry of a path (`/rest/db/file`'s `local`), for the paths absent here
+ * that the container has. Only this machine's own database says it: the container's word is
+ * never asked.
+ */
+export type LocalIndex = ReadonlyMap<string, Pick<NeedItem, 'deleted' | 'version'>>;
 
 const FILE = 'FILE_INFO_TYPE_FILE';
 const DIRECTORY = 'FILE_INFO_TYPE_DIRECTORY';
+const SYMLINK = 'FILE_INFO_TYPE_SYMLINK';
+
+/**
+ * The need items absent here whose local index entry planFirstPass asks for: files and links the
+ * container has, whose version another device than the one that made it had changed too (this
+ * machine, perhaps). A file only the container ever changed is the container's: it arrives
+ * without a question, so a tree it generated costs no request per file (one takes about 5 ms on
+ * a busy machine). A directory is left to Syncthing (one the container filled comes back with
+ * what it holds).
+ */
+export function indexedCandidates(need: readonly NeedItem[], lookup: LocalLookup): string[] {
+  const changedByAnother = (i: NeedItem) => (i.version ?? []).some((c) => !c.startsWith(`${i.modifiedBy}:`));
+  return need.filter((i) => !i.deleted && (i.type === FILE || i.type === SYMLINK) && changedByAnother(i) && lookup(i.name) === 'absent').map((i) => i.name);
+}
 
 /**
  * Pure: which local paths the container's versions (the local end's need list) would replace or
@@ -62,14 +96,21 @@ const DIRECTORY = 'FILE_INFO_TYPE_DIRECTORY';
  * reset) only updates metadata: left alone. A directory the container kept only changes mode or
  * time: left alone too.
  */
-export function planFirstPass(need: readonly NeedItem[], lookup: LocalLookup, nowMs: number): FirstPassPlan {
+export function planFirstPass(need: readonly NeedItem[], lookup: LocalLookup, nowMs: number, index: LocalIndex = new Map()): FirstPassPlan {
   const keep: KeepLocal[] = [];
   const arriving: string[] = [];
+  const deletedHere: DeletedHere[] = [];
   for (const item of need) {
     const local = lookup(item.name);
     if (local === 'unreachable') continue;
     if (local === 'absent') {
-      if (!item.deleted) arriving.push(item.name);
+      if (item.deleted) continue;
+      // Deleted here since the container last had this machine's version: the container's version
+      // does not include that deletion (its vector is not at or above the deletion's).
+      const mine = index.get(item.name);
+      if (mine?.deleted && !versionAtLeast(item.version ?? [], mine.version ?? []))
+        deletedHere.push({ path: item.name, conflictCopy: conflictCopyName(item.name, nowMs, item.modifiedBy ?? 'unknown') });
+      else arriving.push(item.name);
       continue;
     }
     if (!item.deleted && sameContent(item, local)) continue;
@@ -78,7 +119,24 @@ export function planFirstPass(need: readonly NeedItem[], lookup: LocalLookup, no
     const mtimeMs = Math.max(nowMs, (modifiedMs(item.modified) ?? 0) + 1000);
     keep.push({ path: item.name, how, mtimeMs, container: item.deleted ? 'deleted' : 'changed' });
   }
-  return { keep, arriving };
+  return { keep, arriving, deletedHere };
+}
+
+/** Whether version vector `a` (Syncthing's `["SHORTID:counter", ...]`) has seen every change `b` has. */
+export function versionAtLeast(a: readonly string[], b: readonly string[]): boolean {
+  const counters = new Map(a.map((c) => [c.slice(0, c.lastIndexOf(':')), BigInt(c.slice(c.lastIndexOf(':') + 1))]));
+  return b.every((c) => (counters.get(c.slice(0, c.lastIndexOf(':'))) ?? 0n) >= BigInt(c.slice(c.lastIndexOf(':') + 1)));
+}
+
+/** Syncthing's name for a conflict copy: `dir/name.sync-conflict-YYYYMMDD-HHMMSS-<device>.ext` (the time in UTC). */
+export function conflictCopyName(path: string, nowMs: number, modifiedBy: string): string {
+  const slash = path.lastIndexOf('/');
+  const base = path.slice(slash + 1);
+  const dot = base.lastIndexOf('.');
+  const [stem, ext] = dot > 0 ? [base.slice(0, dot), base.slice(dot)] : [base, ''];
+  const t = new Date(nowMs).toISOString(); // 2026-11-24T08:50:00.000Z
+  const stamp = `${t.slice(0, 10).replaceAll('-', '')}-${t.slice(11, 19).replaceAll(':', '')}`;
+  return `${path.slice(0, slash + 1)}${stem}.sync-conflict-${stamp}-${modifiedBy}${ext}`;
 }
 
 function sameContent(item: NeedItem, local: LocalEntry): boolean {
@@ -188,6 +246,15 @@ function replaceLink(path: string, target: string, mtimeMs: number): void {
     rmSync(tmp, { force: true });
     throw err;
   }
+}
+
+/** One line for the terminal about the files deleted here that the container had changed (`kept` of them renamed there), or undefined for none. */
+export function deletedHereSummary(local: string, kept: number): string | undefined {
+  if (kept === 0) return undefined;
+  return (
+    `first sync of ${local}: the dev container had changed ${kept} path(s) deleted here while no 'devtool up' ran: deleted there too; ` +
+    `the container's versions come back as *.sync-conflict-* copies (paths in devtool.log)`
+  );
 }
 
 /** One line for the terminal about what the first pass did, or undefined when the container had changed nothing here. */

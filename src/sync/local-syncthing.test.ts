@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ProcessTable } from '../io/stop-process.ts';
 import { Logger } from '../log/logger.ts';
 import { listenerCheck, LocalSyncthingApi, recordedAddress } from './local-address.ts';
-import { LocalSyncthing, stopStaleSyncthing, syncthingEnv } from './local-syncthing.ts';
+import { clearAllButIndex, LocalSyncthing, stopStaleSyncthing, syncthingEnv } from './local-syncthing.ts';
 
 const hasProc = existsSync('/proc/self/fd');
 const KEY = 'local-api-key';
@@ -109,4 +109,19 @@ test('the local Syncthing runs with GOGC 50 unless the developer chose one, and 
 test("the guarded folders are devtool's to name: a developer's variable neither adds nor removes one", () => {
   assert.equal(syncthingEnv({ DEVTOOL_GUARDED_FOLDERS: '' }, ['a']).DEVTOOL_GUARDED_FOLDERS, 'a');
   assert.equal(syncthingEnv({ DEVTOOL_GUARDED_FOLDERS: 'x' }, []).DEVTOOL_GUARDED_FOLDERS, '');
+});
+
+test('down keeping the volume: the index database alone stays, keys and passwords go', (t) => {
+  const state = mkdtempSync(join(tmpdir(), 'devstate-'));
+  t.after(() => rmSync(state, { recursive: true, force: true }));
+  mkdirSync(join(state, 'syncthing/index-v0.14.0.db'), { recursive: true });
+  writeFileSync(join(state, 'syncthing/index-v0.14.0.db/000001.log'), 'index');
+  for (const f of ['syncthing/cert.pem', 'syncthing/key.pem', 'syncthing/config.xml', 'sync-keys.json', 'keys.json', 'syncthing-contract.json', 'up.pid'])
+    writeFileSync(join(state, f), 'secret');
+  mkdirSync(join(state, 'trash/f1'), { recursive: true });
+  clearAllButIndex(state);
+  assert.deepEqual(readdirSync(state), ['syncthing']);
+  assert.deepEqual(readdirSync(join(state, 'syncthing')), ['index-v0.14.0.db']);
+  assert.deepEqual(readdirSync(join(state, 'syncthing/index-v0.14.0.db')), ['000001.log']);
+  clearAllButIndex(join(state, 'missing')); // a state folder that is gone: nothing to do
 });

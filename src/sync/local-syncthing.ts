@@ -12,7 +12,7 @@
  * start and kept in `address` (local-address.ts says why).
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { closeSync, fstatSync, mkdirSync, openSync, readSync, renameSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { promisify } from 'node:util';
@@ -223,6 +223,30 @@ function openLog(path: string): number {
  */
 export async function stopStaleSyncthing(stateDir: string, processes?: ProcessTable): Promise<void> {
   await syncthingPidFile(stateDir, processes).stop({ graceMs: 5_000 });
+}
+
+/** Where Syncthing v1 keeps its index database in its home (`lib/locations`: LevelDBDir). */
+const INDEX_DATABASE = 'index-v0.14.0.db';
+
+/**
+ * What `down` leaves of a dev environment's state folder when the volume stays: the local
+ * Syncthing's index database alone, what this machine had at its last sync (no keys, API key or
+ * password: the next `up` makes new ones). The container's index stays on the volume; with this
+ * machine's, the next `up`'s first scan finds what was deleted or renamed here meanwhile as
+ * deletions, instead of files only the container has.
+ */
+export function clearAllButIndex(stateDir: string): void {
+  const home = join(stateDir, 'syncthing');
+  for (const name of readdirOrNone(stateDir)) if (name !== 'syncthing') rmSync(join(stateDir, name), { recursive: true, force: true });
+  for (const name of readdirOrNone(home)) if (name !== INDEX_DATABASE) rmSync(join(home, name), { recursive: true, force: true });
+}
+
+function readdirOrNone(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
 }
 
 /** The local Syncthing's PID file: it names a Syncthing of this state folder, or it is stale. */

@@ -27,6 +27,8 @@ export interface FolderStatus {
   needTotalItems?: number;
   /** Items changed here while the folder is receive-only (not announced, `/rest/db/localchanged`). */
   receiveOnlyTotalItems?: number;
+  /** Deleted entries in this end's own index (the paths it records as deleted). */
+  localDeleted?: number;
   /** The highest sequence number of this end's own changes to the folder. */
   sequence: number;
   /** The highest sequence number of each peer's changes this end has received, by device ID. */
@@ -45,6 +47,10 @@ export interface NeedItem {
   noPermissions?: boolean;
   /** Octal, e.g. `0644`. */
   permissions?: string;
+  /** The version vector, `SHORTID:counter` per device that changed it. */
+  version?: string[];
+  /** The short ID of the device that made this version. */
+  modifiedBy?: string;
 }
 
 /** Past this many paths one scan of the whole folder is cheaper than a query listing them (one walk beats a huge query). */

@@ -24,7 +24,8 @@ import { LocalWatcher, readIgnoreLines } from './watcher.ts';
 import { prepareRemoteFolder, type PreparedFolder } from './bootstrap.ts';
 import { ContainerGuard } from './container-guard.ts';
 import { indexesExchanged, readSettled, receivedFrom, scanAndExchange, scanWait, type SyncEnds } from './exchange.ts';
-import { firstPassSummary, fsLookup, keepLocal, planFirstPass } from './first-pass.ts';
+import { deletedHereSummary, firstPassSummary, fsLookup, indexedCandidates, keepLocal, planFirstPass, type DeletedHere } from './first-pass.ts';
+import { keepContainerVersionsAsCopies, readLocalIndex } from './deleted-here.ts';
 import { sleep, waitUntil } from '../base/wait.ts';
 import { dropCopied, forgetCopy, settleReceiveOnly } from './settle.ts';
 
@@ -345,7 +346,12 @@ export class SyncSession {
       deadline,
     );
     if (reads > 1) this.o.log.debug(`first sync of ${f.local}: the need list changed while read; read ${reads} times`);
-    const plan = planFirstPass(need, fsLookup(f.local), Date.now());
+    const lookup = fsLookup(f.local);
+    // An index without deletions (a first `up`) has nothing to tell: everything absent here arrives.
+    const deletions = (await local.status(f.id)).localDeleted ?? 0;
+    const index = deletions > 0 ? await readLocalIndex(local, f.id, indexedCandidates(need, lookup)) : undefined;
+    const plan = planFirstPass(need, lookup, Date.now(), index);
+    if (plan.deletedHere.length > 0) await this.keepDeletions(f, plan.deletedHere, deadline);
     if (plan.keep.length > 0) {
       await keepLocal(f.local, plan.keep, (paths) => local.scan(f.id, paths));
       const list = plan.keep.map((k) => `${k.path} (${k.container} there)`);
@@ -359,6 +365,25 @@ export class SyncSession {
       );
     this.twoWay.add(f.id);
     await local.setFolderType(f.id, 'sendreceive');
+  }
+
+  /**
+   * Files deleted here that the container changed meanwhile (deleted-here.ts): renamed there to
+   * conflict copies, and that known here before the folder turns two-way, which would otherwise
+   * pull the container's version back under its name.
+   */
+  private async keepDeletions(f: SyncFolderPair, items: readonly DeletedHere[], deadline: number): Promise<void> {
+    const kept = await keepContainerVersionsAsCopies(items, {
+      connection: await this.o.tunnel.connection(),
+      remoteDir: f.remote,
+      rescan: (paths) => this.remoteApi!.scan(f.id, paths),
+      log: this.o.log,
+    });
+    if (kept.length === 0) return;
+    await indexesExchanged(this.ends(), f.id, deadline);
+    const list = kept.map((d) => `${d.path} (now ${d.conflictCopy})`);
+    this.o.log.info(`first sync of ${f.local}: deleted here, changed in the container, kept as a conflict copy: ${list.join(', ')}`);
+    this.o.notice(deletedHereSummary(f.local, kept.length)!);
   }
 
   /**

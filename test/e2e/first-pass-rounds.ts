@@ -27,6 +27,12 @@ export function firstPassRounds(how: 'stopped' | 'killed'): void {
   after(async () => {
     await tearDownDev(s, env, [folder]);
   });
+  if (how === 'stopped')
+    test(
+      'first pass after down (the volume kept): what was deleted or renamed here stays so, a file the container changed comes back as a conflict copy',
+      { timeout: 420_000 },
+      () => downRound('across-down'),
+    );
   for (const n of [1, 999, 1001, 5000]) {
     test(
       `first pass, ${n} file(s) changed and deleted in the container while up was ${how}: nothing local overwritten or deleted, nothing lost`,
@@ -233,19 +239,22 @@ async function round(r: string, n: number, how: 'stopped' | 'killed'): Promise<v
     () =>
       conflictCopies(join(root, 'container-changed')).length === n &&
       conflictCopies(join(root, 'both')).length === SMALL &&
-      conflictCopies(join(root, 'created-both')).length === SMALL,
+      conflictCopies(join(root, 'created-both')).length === SMALL &&
+      conflictCopies(join(root, 'local-deleted-container-changed')).length === SMALL,
     300_000,
   );
   const copy = conflictCopies(join(root, 'container-changed')).find((c) => c.startsWith('f0.'))!;
   assert.equal(read(`container-changed/${copy}`), 'container edit of container-changed/f0.txt\n');
   for (let i = 0; i < SMALL; i++) {
     assert.ok(existsSync(join(root, 'container-renamed', `g${i}.txt`)), 'a file the container renamed arrives under its new name');
-    assert.equal(
-      read(`local-deleted-container-changed/f${i}.txt`),
-      `container edit of local-deleted-container-changed/f${i}.txt\n`,
-      'a file deleted here but changed there comes back',
-    );
+    assert.ok(!existsSync(join(root, 'local-deleted-container-changed', `f${i}.txt`)), 'a file deleted here but changed there stays deleted');
   }
+  for (const c of conflictCopies(join(root, 'local-deleted-container-changed')))
+    assert.match(
+      read(`local-deleted-container-changed/${c}`),
+      /^container edit of local-deleted-container-changed\/f\d\.txt\n$/,
+      'its edit there comes as a copy',
+    );
   await waitFor(`${r}: files created in the container, locally`, () => [0, 1, 2, 3, 4].every((i) => existsSync(join(root, 'container-created', `f${i}.txt`))));
   const container = () =>
     inContainer(
@@ -257,6 +266,7 @@ async function round(r: string, n: number, how: 'stopped' | 'killed'): Promise<v
         'echo local-renamed $(ls local-renamed | tr "\\n" " ")',
         'echo local-created $(ls local-created | wc -l)',
         'echo container-renamed $(ls container-renamed | wc -l)',
+        'cd local-deleted-container-changed; echo local-deleted-container-changed $(ls | grep -c "^f.\\.txt$") $(ls | grep -c sync-conflict); cd ..',
         'echo link $(readlink link)',
         'echo empty-dir $(test -d empty-dir && echo yes)',
         'echo changed $(cat container-changed/f0.txt)',
@@ -269,6 +279,7 @@ async function round(r: string, n: number, how: 'stopped' | 'killed'): Promise<v
     `local-renamed ${[0, 1, 2, 3, 4].map((i) => `g${i}.txt`).join(' ')}`,
     `local-created ${SMALL}`,
     `container-renamed ${2 * SMALL}`,
+    `local-deleted-container-changed 0 ${SMALL}`,
     'link target-a.txt',
     'empty-dir yes',
     `changed ${original('container-changed', 0).trim()}`,
@@ -280,4 +291,89 @@ async function round(r: string, n: number, how: 'stopped' | 'killed'): Promise<v
     () => runDevtool(['status', '-n', s.namespace], { env, cwd: folder }).stdout.trim() === 'Synchronization status: 100.00%',
     300_000,
   );
+}
+
+/**
+ * `down` (keeping the volume) between two `up`s: the dev pod is gone, so nothing changes in the
+ * container meanwhile; what the container changed while `up` was stopped before the `down` still
+ * counts. Files deleted or renamed here while no `up` ran must not come back; the local index
+ * tells them from files only the container has, which arrive here.
+ */
+async function downRound(r: string): Promise<void> {
+  up ??= await startUp(['-n', s.namespace], { env, cwd: folder });
+  const root = join(folder, r);
+  writeFiles(join(root, 'deleted-here'), SMALL, (i) => `deleted here ${i}\n`);
+  writeFiles(join(root, 'renamed-here'), SMALL, (i) => `renamed here ${i}\n`);
+  writeFiles(join(root, 'deleted-here-changed-there'), SMALL, (i) => `original ${i}\n`);
+  writeFileSync(join(root, 'zombie.txt'), 'zombie\n');
+  await waitFor(
+    `${r}: the files in the container`,
+    async () => (await inContainer(`find /app/${r} -type f ! -name '.syncthing.*' 2>/dev/null | wc -l`)).trim() === String(3 * SMALL + 1),
+    300_000,
+  );
+  await stopOrKill('stopped');
+  await inContainer(
+    [
+      `cd /app/${r}`,
+      'for f in deleted-here-changed-there/*.txt; do echo "container edit of $f" > "$f"; done',
+      'mkdir -p created-there && for i in $(seq 0 4); do echo "container new $i" > created-there/f$i.txt; done',
+    ].join(' && '),
+  );
+  const down = runDevtool(['down', '-n', s.namespace], { env, cwd: folder, timeoutMs: 180_000 });
+  assert.equal(down.code, 0, `down:\n${down.stdout}${down.stderr}`);
+  rmSync(join(root, 'zombie.txt'));
+  for (let i = 0; i < SMALL; i++) {
+    rmSync(join(root, 'deleted-here', `f${i}.txt`));
+    renameSync(join(root, 'renamed-here', `f${i}.txt`), join(root, 'renamed-here', `g${i}.txt`));
+    rmSync(join(root, 'deleted-here-changed-there', `f${i}.txt`));
+  }
+
+  const logFrom = devtoolLog().length;
+  up = await startUp(['-n', s.namespace], { env, cwd: folder });
+  const names = (dir: string) =>
+    existsSync(join(root, dir))
+      ? readdirSync(join(root, dir))
+          .filter((n) => !n.startsWith('.syncthing.'))
+          .sort()
+      : [];
+  const renamed = [0, 1, 2, 3, 4].map((i) => `g${i}.txt`);
+  await waitFor(
+    `${r}: sync settled`,
+    () => runDevtool(['status', '-n', s.namespace], { env, cwd: folder }).stdout.trim() === 'Synchronization status: 100.00%',
+    300_000,
+  );
+  // Both ends have exchanged everything: nothing deleted or renamed here came back.
+  assert.ok(!existsSync(join(root, 'zombie.txt')), 'a file deleted here stays deleted');
+  assert.deepEqual(names('deleted-here'), [], 'files deleted here stay deleted');
+  assert.deepEqual(names('renamed-here'), renamed, 'a file renamed here keeps only its new name');
+  assert.deepEqual(
+    names('created-there'),
+    [0, 1, 2, 3, 4].map((i) => `f${i}.txt`),
+    'what only the container has arrives',
+  );
+  await waitFor(
+    `${r}: the container's versions of the files deleted here, as conflict copies`,
+    () => conflictCopies(join(root, 'deleted-here-changed-there')).length === SMALL,
+  );
+  assert.deepEqual(
+    names('deleted-here-changed-there').filter((n) => !n.includes('.sync-conflict-')),
+    [],
+    'a file deleted here stays deleted; the container keeps its edit as a conflict copy',
+  );
+  for (const copy of conflictCopies(join(root, 'deleted-here-changed-there')))
+    assert.match(readFileSync(join(root, 'deleted-here-changed-there', copy), 'utf8'), /^container edit of deleted-here-changed-there\/f\d\.txt\n$/);
+  const inContainerNow = () =>
+    inContainer(
+      [
+        `cd /app/${r}`,
+        'echo zombie $(ls | grep -c "^zombie")',
+        'echo deleted-here $(ls deleted-here | wc -l)',
+        'echo renamed-here $(ls renamed-here | tr "\\n" " ")',
+        'echo changed-there $(ls deleted-here-changed-there | grep -c "^f.\\.txt$") $(ls deleted-here-changed-there | grep -c "sync-conflict")',
+      ].join('; '),
+    );
+  const expected = ['zombie 0', 'deleted-here 0', `renamed-here ${renamed.join(' ')}`, `changed-there 0 ${SMALL}`].join('\n');
+  await waitFor(`${r}: the container has this machine's deletions and renames`, async () => (await inContainerNow()).trim() === expected, 120_000);
+  const log = devtoolLog().subarray(logFrom).toString('utf8');
+  assert.doesNotMatch(log, /only the container has arrive here: [^\n]*(zombie|deleted-here|renamed-here)/, "nothing deleted here is taken for the container's");
 }

@@ -28,14 +28,14 @@ export const runDown: CommandHandler<typeof downOptions> = async (f, inv) => {
       warn: (m) => progress.warn(m),
       // The session of a folder that is gone keeps its state under the same key it had there.
       takeOver: async (folder) => {
-        const left = await endLocalSession(devState(f, folder, t.context.name, t.namespace, t.devName), progress);
+        const left = await endLocalSession(devState(f, folder, t.context.name, t.namespace, t.devName), progress, inv.opts.volumes);
         if (left)
           progress.warn(
             `'devtool up' (pid ${left.pid}) of ${folder} may still be running: ${left.reason}; end it with Ctrl-C where it runs, then run 'devtool down' again`,
           );
       },
     });
-    const left = await endLocalSession(t.state, progress);
+    const left = await endLocalSession(t.state, progress, inv.opts.volumes);
     if (found) progress.done(`dev container ${t.devName} deactivated`);
     else progress.done(`no dev container ${t.devName} was active in namespace ${t.namespace}`);
     if (left)
@@ -60,17 +60,20 @@ function sharingItsUp(f: Parameters<typeof devState>[0], t: DevTarget): string[]
 }
 
 /**
- * The `up` session of a folder has nothing left to forward to: end it, then forget the keys.
- * Returns the `up` that may still run, and why (its state is kept then).
+ * The `up` session of a folder has nothing left to forward to: end it, then forget the keys and,
+ * with the volumes, the local sync index (kept with the volume: the next `up` tells a file deleted
+ * here from one only the container has). Returns the `up` that may still run, and why (its state
+ * is kept then).
  */
-async function endLocalSession(state: DevState, progress: Progress): Promise<{ pid: number; reason: string } | undefined> {
+async function endLocalSession(state: DevState, progress: Progress, volumes: boolean): Promise<{ pid: number; reason: string } | undefined> {
   const up = await state.stopHolder();
   if (up?.outcome === 'still-running') return up;
   if (up?.outcome === 'stopped')
     progress.step(`stopped 'devtool up' (pid ${up.pid})${up.killed ? `: it had not ended ${STOP_GRACE_MS / 1000}s after SIGTERM, so it was killed` : ''}`);
   // A local sync service left by an `up` that was killed (SIGKILL) still holds its database.
-  const { stopStaleSyncthing } = await import('../../sync/local-syncthing.ts');
+  const { clearAllButIndex, stopStaleSyncthing } = await import('../../sync/local-syncthing.ts');
   await stopStaleSyncthing(state.dir);
-  state.clear();
+  if (volumes) state.clear();
+  else clearAllButIndex(state.dir);
   return undefined;
 }
