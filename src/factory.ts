@@ -22,6 +22,7 @@ import type { ServiceClient } from './service/client.ts';
 import type { KubeCredentialCache } from './service/kube-credentials.ts';
 import type { ResolvedContext } from './context/store.ts';
 import { UnavailableError } from './base/errors.ts';
+import { networkTimeouts } from './base/network-timeouts.ts';
 import { VERSION } from './version.ts';
 
 export interface IOStreams {
@@ -75,11 +76,15 @@ export function createFactory(opts: FactoryOptions): Factory {
   const log = new Logger({ file: home.logFile, terminal: opts.io.stderr, level: opts.logLevel ?? 'warn', now, hidden: secretEnvironmentValues(opts.env) });
   const contexts = new ContextStore(home, opts.env);
   let analytics: Analytics | undefined;
+  const warn = (line: string) => log.warn(line);
   const service: Factory['service'] = async ({ url, token, timeoutMs }) => {
     // tls.ts comes through the client's own bundle (scripts/build.mjs), not the start-up one.
     const { ServiceClient, trustedCas } = await import('./service/client.ts');
     const ca = trustedCas(opts.env, contexts.read().contexts[url]?.certificate, (file) => readFileSync(file, 'utf8'));
-    return new ServiceClient({ url, ...(token ? { token } : {}), ...(ca ? { ca } : {}), ...(timeoutMs ? { timeoutMs } : {}) });
+    // An explicit timeoutMs (analytics' short one) bounds everything; else the environment's timeouts, and the user hears of a slow wait.
+    const env = timeoutMs ? undefined : networkTimeouts(opts.env);
+    const timeouts = env ? { timeoutMs: env.responseMs, connectTimeoutMs: env.connectMs, notice: warn } : { timeoutMs };
+    return new ServiceClient({ url, ...(token ? { token } : {}), ...(ca ? { ca } : {}), ...timeouts });
   };
   const kubeCredentials: Factory['kubeCredentials'] = async (context) => {
     const token = context.token;
@@ -111,7 +116,7 @@ export function createFactory(opts: FactoryOptions): Factory {
     interactive,
     kube: async ({ context, namespace = context.namespace }) => {
       const { KubeClient } = await import('./kube/client.ts');
-      return KubeClient.create(context, opts.env, namespace, context.isDevtool ? await kubeCredentials(context) : undefined);
+      return KubeClient.create(context, opts.env, namespace, context.isDevtool ? await kubeCredentials(context) : undefined, warn);
     },
     service,
     kubeCredentials,

@@ -61,6 +61,6 @@ test('a handler cannot read an option its command does not declare', () => {
   // @ts-expect-error -- and command() refuses a handler written for other options
   command({ name: 'x', summary: 'x', options: upOptions, load: async () => runInit });
   type Build = OptionValues<typeof buildOptions>;
-  const build: Build = { file: undefined, noCache: false, secret: [], exportCache: undefined, cacheFrom: [] };
+  const build: Build = { file: undefined, noCache: false, secret: [], exportCache: undefined, cacheFrom: [], context: undefined };
   assert.equal(build.noCache, false);
 });

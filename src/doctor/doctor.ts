@@ -166,8 +166,8 @@ async function collectCluster(
       secrets.push(...r.secrets);
       out[devName] = r;
     } catch (err) {
-      const { describeKubeError } = await import('../kube/config.ts');
-      notes.push(`${devName}: no remote logs: the cluster of context ${context.name} did not answer: ${describeKubeError(err)}`);
+      const { describeKubeFailure } = await import('../kube/config.ts');
+      notes.push(`${devName}: no remote logs from the cluster of context ${context.name}: ${describeKubeFailure(err)}`);
     }
   }
   return out;

@@ -9,6 +9,7 @@ import { request as httpRequest } from 'node:http';
 import { DevtoolError } from '../base/errors.ts';
 import type { ResolvedContext } from '../context/store.ts';
 import { describeKubeError, kubeConfigFor, type ServiceKubeCredentials } from './config.ts';
+import type { SlowNotice } from './transport.ts';
 
 /** The field manager of every devtool write, so server-side apply knows what devtool owns. */
 export const FIELD_MANAGER = 'devtool';
@@ -30,14 +31,18 @@ export class KubeClient {
     this.objects = ObjectApi.for(kc);
   }
 
-  /** `credentials`: the user's own, for a service context (the factory makes them). */
+  /**
+   * `credentials`: the user's own, for a service context (the factory makes them); `notice`: told
+   * once when the API server is slow to connect or to answer (transport.ts).
+   */
   static async create(
     context: ResolvedContext,
     env: Readonly<NodeJS.ProcessEnv>,
     namespace = context.namespace,
     credentials?: ServiceKubeCredentials,
+    notice?: SlowNotice,
   ): Promise<KubeClient> {
-    return new KubeClient(await kubeConfigFor(context, env, credentials), context, namespace);
+    return new KubeClient(await kubeConfigFor(context, env, credentials, notice), context, namespace);
   }
 
   /** GET a path of the API server and parse the JSON answer (discovery, which the typed APIs lack). */

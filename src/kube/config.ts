@@ -5,8 +5,11 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
 import { DevtoolError, UnavailableError } from '../base/errors.ts';
+import { networkTimeouts } from '../base/network-timeouts.ts';
 import { kubeconfigPaths } from '../context/kubeconfig.ts';
 import type { ResolvedContext } from '../context/store.ts';
+import { boundKubeConfig, type SlowNotice } from './transport.ts';
+import { describeUnreachable } from './unreachable.ts';
 
 /**
  * The user's own credentials on a service context (service/kube-credentials.ts): asked before
@@ -19,8 +22,29 @@ export interface ServiceKubeCredentials {
 /** The auth provider name that marks a service context's user in the KubeConfig built here. */
 const SERVICE_AUTH = 'devtool-service';
 
-export async function kubeConfigFor(ctx: ResolvedContext, env: Readonly<NodeJS.ProcessEnv>, credentials?: ServiceKubeCredentials): Promise<KubeConfig> {
+/**
+ * Every request of the KubeConfig made here waits a bounded time for its connection and its answer
+ * (DEVTOOL_CONNECT_TIMEOUT, DEVTOOL_RESPONSE_TIMEOUT), and a refusal reads as one line (transport.ts).
+ */
+export async function kubeConfigFor(
+  ctx: ResolvedContext,
+  env: Readonly<NodeJS.ProcessEnv>,
+  credentials?: ServiceKubeCredentials,
+  notice?: SlowNotice,
+): Promise<KubeConfig> {
+  const timeouts = networkTimeouts(env);
   const k8s = await import('@kubernetes/client-node');
+  const kc = await unboundKubeConfigFor(k8s, ctx, env, credentials);
+  boundKubeConfig(k8s, kc, timeouts, { name: ctx.name, isDevtool: ctx.isDevtool }, notice);
+  return kc;
+}
+
+async function unboundKubeConfigFor(
+  k8s: typeof import('@kubernetes/client-node'),
+  ctx: ResolvedContext,
+  env: Readonly<NodeJS.ProcessEnv>,
+  credentials?: ServiceKubeCredentials,
+): Promise<KubeConfig> {
   if (ctx.isDevtool) {
     if (!credentials)
       throw new UnavailableError(`the context "${ctx.name}" is a devtool service: log in with 'devtool context use ${ctx.name} --token <API_TOKEN>'`);
@@ -70,7 +94,10 @@ async function serviceKubeConfig(
   return kc;
 }
 
-/** One line for an API error: the server's message when it sent one. */
+/**
+ * One line for an API error: the server's message when it sent one (what a caller that words the
+ * line itself, or reads the message, wants; describeKubeFailure is the whole line).
+ */
 export function describeKubeError(err: unknown): string {
   const e = err as { code?: number; body?: unknown; message?: string };
   let body = e.body;
@@ -83,4 +110,15 @@ export function describeKubeError(err: unknown): string {
   }
   const message = (body as { message?: string } | undefined)?.message;
   return message ?? e.message ?? String(err);
+}
+
+/**
+ * The whole line for a failed request: a refusal as kube/answer.ts words it (what, by whom, what to
+ * do), a server that could not be reached as kube/unreachable.ts does, else describeKubeError.
+ */
+export function describeKubeFailure(err: unknown): string {
+  const e = err as { name?: string; message?: string } | undefined;
+  if (e?.name === 'KubeAnswerError' && e.message) return e.message;
+  const text = describeKubeError(err).replace(/\s*[\r\n]+\s*/g, ' ');
+  return describeUnreachable(text) ?? text;
 }

@@ -28,3 +28,13 @@ test('any other message is left alone', () => {
   assert.equal(describeUnreachable('deployments.apps "web" not found'), undefined);
   assert.equal(describeUnreachable('ECONNREFUSED'), undefined);
 });
+
+test('a server that never answers: the timeout as the request said it, and the network to check', () => {
+  const silent =
+    'request to https://10.9.0.1:6443/api/v1/namespaces/shop/services failed, reason: no TLS handshake within 10s; DEVTOOL_CONNECT_TIMEOUT sets the wait';
+  assert.equal(
+    describeUnreachable(silent),
+    'cannot reach the Kubernetes API server https://10.9.0.1:6443 (no TLS handshake within 10s; DEVTOOL_CONNECT_TIMEOUT sets the wait) in namespace shop: ' +
+      'check that the cluster is running, that the network to it (a VPN) is up, and that the server of the context in the kubeconfig (KUBECONFIG) is right',
+  );
+});

@@ -7,6 +7,9 @@
 
 const FAILED_REQUEST = /request to (https?:\/\/[^/\s?#]+)(\S*) failed, reason: (.*)$/;
 
+/** The reason the timeouts of base/network-timeouts.ts give (TIMEOUT_TEXT): "no TLS handshake within 10s; DEVTOOL_CONNECT_TIMEOUT sets the wait". */
+const OWN_TIMEOUT = /\bno [\w ]+ within \S+; DEVTOOL_\w+ sets the wait\b/;
+
 const REASONS: readonly [RegExp, string][] = [
   [/ECONNREFUSED/, 'connection refused'],
   [/ENOTFOUND|EAI_AGAIN/, 'host not found'],
@@ -21,7 +24,8 @@ export function describeUnreachable(message: string): string | undefined {
   const m = FAILED_REQUEST.exec(message);
   if (!m) return undefined;
   const [, server, path, reason] = m as unknown as [string, string, string, string];
-  const why = REASONS.find(([re]) => re.test(reason))?.[1] ?? reason.trim();
+  // Our own timeouts say already what did not come in time, and which variable sets the wait.
+  const why = OWN_TIMEOUT.test(reason) ? reason.trim() : (REASONS.find(([re]) => re.test(reason))?.[1] ?? reason.trim());
   // What the command was doing, when it said so before the client's words ("cannot read namespace default").
   const doing = message
     .slice(0, m.index)
@@ -29,11 +33,17 @@ export function describeUnreachable(message: string): string | undefined {
     .trim();
   const kube = /^\/(api|apis|version|healthz|readyz)(\/|$|\?)/.test(path);
   const what = kube ? `the Kubernetes API server ${server}` : server;
+  // A server that accepts and never answers, or drops every packet: a VPN that is down looks like this.
+  const silent = OWN_TIMEOUT.test(why);
   const check = kube
     ? /certificate/.test(why)
       ? "check the cluster's certificate authority in the kubeconfig (KUBECONFIG) of the context"
-      : 'check that the cluster is running and that the server of the context in the kubeconfig (KUBECONFIG) is right'
-    : 'check that it is running and reachable from here';
+      : silent
+        ? 'check that the cluster is running, that the network to it (a VPN) is up, and that the server of the context in the kubeconfig (KUBECONFIG) is right'
+        : 'check that the cluster is running and that the server of the context in the kubeconfig (KUBECONFIG) is right'
+    : silent
+      ? 'check that it is running and that the network to it (a VPN) is up'
+      : 'check that it is running and reachable from here';
   const purpose = /^cannot /i.test(doing) ? ` to ${doing.replace(/^cannot /i, '')}` : '';
   const context = doing && !purpose ? `; ${doing}` : '';
   // The namespace the request was for: with the server, which cluster and namespace the command chose.

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { DevtoolError } from '../base/errors.ts';
@@ -95,8 +95,30 @@ test('an answer whose body never ends is bounded by the timeout too', async () =
     res.write('{"version":');
   });
   const started = Date.now();
-  await assert.rejects(new ServiceClient({ url, timeoutMs: 300 }).info(), { message: `the devtool service at ${url} did not answer within 0.3 s` });
+  await assert.rejects(new ServiceClient({ url, timeoutMs: 300 }).info(), {
+    message: `the devtool service at ${url} did not answer within 300ms (DEVTOOL_RESPONSE_TIMEOUT sets the wait): check that it is running`,
+  });
   assert.ok(Date.now() - started < 3000, 'gave up at the timeout');
+});
+
+test('a listener that accepts and never answers is given up on at the connect timeout, the TLS handshake named', async () => {
+  const silent = createNetServer((socket) => sockets.push(socket));
+  const sockets: Socket[] = [];
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+  after(() => {
+    for (const socket of sockets) socket.destroy();
+    silent.close();
+  });
+  const url = `https://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+  const heard: string[] = [];
+  const started = Date.now();
+  await assert.rejects(new ServiceClient({ url, timeoutMs: 60_000, connectTimeoutMs: 300, notice: (line) => heard.push(line) }).info(), {
+    message:
+      `cannot reach the devtool service at ${url} (no TLS handshake within 300ms; DEVTOOL_CONNECT_TIMEOUT sets the wait): ` +
+      'check that it is running and that the network to it (a VPN) is up',
+  });
+  assert.ok(Date.now() - started < 3000, 'gave up at the connect timeout, not the answer timeout');
+  assert.deepEqual(heard, [], 'no notice before SLOW_MS');
 });
 
 test('a kept-alive connection the server cut is tried again on a new one for a GET, not for a POST', async () => {

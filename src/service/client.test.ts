@@ -80,7 +80,7 @@ describe('service client', () => {
     try {
       const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
       await assert.rejects(new ServiceClient({ url: silentUrl, timeoutMs: 300 }).info(), {
-        message: `the devtool service at ${silentUrl} did not answer within 0.3 s`,
+        message: `the devtool service at ${silentUrl} did not answer within 300ms (DEVTOOL_RESPONSE_TIMEOUT sets the wait): check that it is running`,
       });
       const brokenUrl = `http://127.0.0.1:${(broken.address() as AddressInfo).port}`;
       await assert.rejects(new ServiceClient({ url: brokenUrl }).info(), (err: unknown) => {

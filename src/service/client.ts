@@ -4,7 +4,9 @@
  * bounded by a timeout. A refusal (4xx) becomes a DevtoolError whose message is the service's
  * one-line reason; an unreachable or failing service, one line saying so.
  */
+import { formatDuration } from '../base/duration.ts';
 import { DevtoolError } from '../base/errors.ts';
+import { CONNECT_TIMEOUT_VARIABLE, connectTimeoutText, DEFAULT_NETWORK_TIMEOUTS, RESPONSE_TIMEOUT_VARIABLE } from '../base/network-timeouts.ts';
 // Types only: contract.ts holds the schemas (TypeBox), which a client has no use for at run time.
 import type {
   AnalyticsAcceptedBody,
@@ -45,8 +47,12 @@ export interface ServiceClientOptions {
   /** The service URL, e.g. https://devtool.example (normalizeServiceUrl). */
   url: string;
   token?: string;
-  /** Per call; default 15 s. */
+  /** Per call, the whole exchange; default 30 s (DEVTOOL_RESPONSE_TIMEOUT, through the factory). */
   timeoutMs?: number;
+  /** Per call, to a connected socket; default: only timeoutMs (the factory passes DEVTOOL_CONNECT_TIMEOUT). */
+  connectTimeoutMs?: number;
+  /** Told, once, of a connection or an answer slower than a few seconds: what the command waits for. */
+  notice?: (line: string) => void;
   /** PEM of a CA to trust next to the system's (DEVTOOL_CA_CERT, or the one stored with the context). */
   ca?: string;
 }
@@ -71,7 +77,7 @@ export class ServiceClient {
 
   constructor(private readonly opts: ServiceClientOptions) {
     this.base = opts.url.replace(/\/+$/, '');
-    this.timeoutMs = opts.timeoutMs ?? 15_000;
+    this.timeoutMs = opts.timeoutMs ?? DEFAULT_NETWORK_TIMEOUTS.responseMs;
     this.ca = opts.ca ? trustedRoots(opts.ca) : undefined;
   }
 
@@ -132,6 +138,19 @@ export class ServiceClient {
   sleepPreview = (name: string) => this.call<PreviewBody>(endpoints.sleepPreview, { params: { name } });
   wakePreview = (name: string) => this.call<PreviewBody>(endpoints.wakePreview, { params: { name } });
 
+  private told = false;
+
+  /** The notice, once per client. */
+  private readonly slow = (waitingFor: 'connection' | 'answer') => {
+    if (this.told) return;
+    this.told = true;
+    const [what, ms, variable] =
+      waitingFor === 'connection'
+        ? ['accept the connection', this.opts.connectTimeoutMs ?? this.timeoutMs, CONNECT_TIMEOUT_VARIABLE]
+        : ['answer', this.timeoutMs, RESPONSE_TIMEOUT_VARIABLE];
+    this.opts.notice?.(`waiting for the devtool service at ${this.base} to ${what} (up to ${formatDuration(ms)}, ${variable})`);
+  };
+
   private async call<T>(
     route: Endpoint,
     parts: {
@@ -158,10 +177,20 @@ export class ServiceClient {
         ...(parts.onText ? { onText: parts.onText } : {}),
         ...(parts.signal ? { signal: parts.signal } : {}),
         timeoutMs: this.timeoutMs,
+        ...(this.opts.connectTimeoutMs !== undefined ? { connectTimeoutMs: this.opts.connectTimeoutMs } : {}),
+        ...(this.opts.notice ? { onSlow: this.slow } : {}),
       });
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
-      if (e.name === 'TimeoutError') throw new DevtoolError(`the devtool service at ${this.base} did not answer within ${this.timeoutMs / 1000} s`);
+      if (e.name === 'TimeoutError')
+        throw new DevtoolError(
+          `the devtool service at ${this.base} did not answer within ${formatDuration(this.timeoutMs)} (${RESPONSE_TIMEOUT_VARIABLE} sets the wait): ` +
+            'check that it is running',
+        );
+      if (e.name === 'ConnectTimeoutError') {
+        const text = connectTimeoutText(this.opts.connectTimeoutMs ?? 0, /TLS/.test(e.message) ? 'TLS handshake' : 'connection');
+        throw new DevtoolError(`cannot reach the devtool service at ${this.base} (${text}): check that it is running and that the network to it (a VPN) is up`);
+      }
       const why = e.code && UNTRUSTED_CODES.has(e.code) ? await untrustedLine(this.base, e.code) : inWords(e.code, e.message);
       throw new DevtoolError(`cannot reach the devtool service at ${this.base}: ${why}`);
     }

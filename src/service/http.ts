@@ -16,6 +16,10 @@ export interface Exchange {
   ca?: readonly string[];
   /** The whole exchange, from the name lookup to the body's last byte. */
   timeoutMs: number;
+  /** From the request to a connected socket (TLS handshake done); absent, only `timeoutMs` bounds it. */
+  connectTimeoutMs?: number;
+  /** Told, once, when the connection or the answer is slower than SLOW_MS: what the exchange waits for. */
+  onSlow?: (waitingFor: 'connection' | 'answer') => void;
   /**
    * A streamed answer (a pipeline's log): each piece of a 2xx body goes here as it arrives, and the
    * timeout covers only the wait for the answer to begin. A connection cut during the stream ends
@@ -37,6 +41,14 @@ export interface Answer {
 export class ExchangeTimeout extends Error {
   override name = 'TimeoutError';
 }
+
+/** No connection to the service in time (a VPN that is down, a firewall that drops packets). */
+export class ConnectTimeout extends Error {
+  override name = 'ConnectTimeoutError';
+}
+
+/** How long a connection or an answer may take before onSlow hears of it. */
+export const SLOW_MS = 3000;
 
 /**
  * Sends one request and reads its whole answer. A connection failure rejects with Node's error
@@ -69,20 +81,39 @@ function once(x: Exchange): Promise<Answer> {
       req.destroy(err);
       answer?.destroy(err);
     }, x.timeoutMs);
+    let tcpConnected = false;
+    const connectTimer =
+      x.connectTimeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            const stage = tcpConnected && https ? 'TLS handshake' : 'connection';
+            req.destroy(new ConnectTimeout(`no ${stage} within ${x.connectTimeoutMs} ms`));
+          }, x.connectTimeoutMs);
+    let slowTimer = x.onSlow ? setTimeout(() => x.onSlow!('connection'), SLOW_MS) : undefined;
+    const connected = () => {
+      clearTimeout(connectTimer);
+      clearTimeout(slowTimer);
+      if (x.onSlow && answer === undefined) slowTimer = setTimeout(() => x.onSlow!('answer'), SLOW_MS);
+    };
     let streaming = false;
     let text = '';
     const finish = () => {
       clearTimeout(timer);
+      clearTimeout(connectTimer);
+      clearTimeout(slowTimer);
       const location = answer?.headers.location;
       resolve({ status: answer?.statusCode ?? 502, text, ...(location ? { location } : {}) });
     };
     const fail = (err: Error) => {
       if (streaming) return finish();
       clearTimeout(timer);
+      clearTimeout(connectTimer);
+      clearTimeout(slowTimer);
       reject(Object.assign(err, { reusedSocket: req.reusedSocket && answer === undefined }));
     };
     const req = request(x.url, options, (res) => {
       answer = res;
+      clearTimeout(slowTimer);
       const status = res.statusCode ?? 502;
       streaming = x.onText !== undefined && status >= 200 && status < 300;
       if (streaming) clearTimeout(timer);
@@ -97,6 +128,14 @@ function once(x: Exchange): Promise<Answer> {
       if (streaming) res.on('close', finish);
     });
     req.on('error', fail);
+    req.on('socket', (socket) => {
+      // A kept-alive socket is connected already.
+      if (!socket.connecting) return connected();
+      socket.once('connect', () => {
+        tcpConnected = true;
+      });
+      socket.once(https ? 'secureConnect' : 'connect', connected);
+    });
     x.signal?.addEventListener(
       'abort',
       () => {

@@ -4,8 +4,8 @@
  * short-lived tokens of each user's own ServiceAccount. Two users (A an admin, B not) log in with
  * `context use https://devtool.devtool.test --token` through the front door, trusting its CA with
  * DEVTOOL_CA_CERT on the first login as a user does; namespaces are created, listed and deleted
- * through the service; B can reach nothing of A's, neither through devtool nor through kubectl with
- * the kubeconfig `devtool kubeconfig` wrote; A deploys a Compose app with its own credentials and
+ * through the service; B can reach nothing of A's, neither through devtool (each refusal one line:
+ * what, to whom, what to do) nor through kubectl with the kubeconfig `devtool kubeconfig` wrote; A deploys a Compose app with its own credentials and
  * its endpoint answers over HTTPS through the front door; the kubectl credential plugin fetches a
  * new token when the cached one is gone or expired.
  */
@@ -129,9 +129,27 @@ describe('service contexts: namespaces and the user’s own cluster credentials,
     const del = devtool(b, ['namespace', 'delete', shop]);
     assert.equal(del.code, 1);
     assert.equal(del.stderr, `Error: namespace ${shop}: only its owner (${userA}) or an admin can delete it\n`);
-    const deployInto = devtool(b, ['endpoints', '--namespace', shop, '--name', 'web']);
-    assert.notEqual(deployInto.code, 0, 'B cannot read A’s Ingresses through devtool');
-    assert.match(deployInto.stderr, /forbidden/i);
+  });
+
+  test('B’s commands in A’s namespace are refused in one line: what, to whom, what to do', () => {
+    const project = mkdtempSync(join(b.root, 'project-'));
+    writeFileSync(join(project, 'devtool.yml'), 'services:\n  web:\n    sync: [".:/app"]\n');
+    const refusal = new RegExp(
+      `^Error: the Kubernetes API server \\S+ refused to \\w+ \\S+ in namespace ${shop} to system:serviceaccount:\\S+:user-${userB} \\(403 Forbidden\\): ` +
+        `ask the owner of namespace ${shop} for access, or use a namespace of yours \\(--namespace, or 'devtool namespace use <name>'\\)$`,
+    );
+    for (const args of [
+      ['endpoints', '--namespace', shop, '--name', 'web'],
+      ['up', 'web', '-n', shop],
+      ['down', 'web', '-n', shop],
+    ]) {
+      const r = devtool(b, args, { cwd: project, timeoutMs: 60_000 });
+      assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+      const errors = r.stderr.split('\n').filter((l) => l.startsWith('Error: '));
+      assert.equal(errors.length, 1, r.stderr);
+      assert.match(errors[0]!, refusal, `${args.join(' ')}: ${r.stderr}`);
+      assert.doesNotMatch(r.stderr, /HTTP-Code|Headers:|Unknown API Status/);
+    }
   });
 
   test('a Compose app deploys into the user’s namespace with the user’s own credentials; its endpoint answers over HTTPS', { timeout: 300_000 }, async () => {

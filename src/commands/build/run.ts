@@ -28,7 +28,7 @@ export const runBuild: CommandHandler<typeof buildOptions> = async (f, inv) => {
   }
   const progress = new Progress(f.io.stderr, f.now, f.log);
   for (const w of sources.warnings) progress.warn(w);
-  const context = await f.contexts.requireCurrent();
+  const context = await f.contexts.select(inv.opts.context);
   const outcomes = await buildImages(specs, { mode: 'always', ...buildSetup(context, f.env, f.cwd), repositoryPrefix: sources.repositoryPrefix, progress });
   for (const o of outcomes) f.io.stdout.write(`${o.image}\n`);
 };

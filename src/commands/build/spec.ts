@@ -1,5 +1,5 @@
 import { command, type OptionSpec } from '../../cli/spec.ts';
-import { manifestFileWithoutDefault } from '../shared.ts';
+import { context, manifestFileWithoutDefault } from '../shared.ts';
 
 export const buildOptions = [
   manifestFileWithoutDefault('Path to the manifest, or to a Dockerfile to build directly'),
@@ -7,6 +7,7 @@ export const buildOptions = [
   { name: 'secret', type: 'list', sensitive: 'value', description: 'Secret files exposed to the build, as id=<ID>,src=<LOCAL_PATH>; repeatable' },
   { name: 'export-cache', type: 'string', description: 'Image tag for exported cache (optional)' },
   { name: 'cache-from', type: 'list', description: 'Cache source images (optional); repeatable' },
+  context,
 ] as const satisfies readonly OptionSpec[];
 
 export const buildCommand = command({

@@ -13,15 +13,15 @@ import type { KubeClient } from '../../kube/client.ts';
 import { parseVariables } from '../../deploy/variables.ts';
 import { objectsToYaml } from '../../kube/manifest-yaml.ts';
 import { checkNamespaceName } from '../../kube/naming.ts';
-import { clusterTarget, endpointDomain } from '../../kube/target.ts';
+import { type ClusterFlags, clusterTarget, endpointDomain } from '../../kube/target.ts';
 import type { Factory } from '../../factory.ts';
 import { deploySecrets } from './secrets.ts';
 import type { deployOptions } from './spec.ts';
 
 export const runDeploy: CommandHandler<typeof deployOptions> = async (f, inv) => {
   const variables = parseVariables(inv.opts.var);
-  if (inv.opts.dryRun) return dryRun(f, inv.given.file, inv.opts.namespace, inv.opts.name, variables);
-  const { context, namespace } = await clusterTarget(f, { namespace: inv.opts.namespace });
+  if (inv.opts.dryRun) return dryRun(f, inv.given.file, { context: inv.opts.context, namespace: inv.opts.namespace }, inv.opts.name, variables);
+  const { context, namespace } = await clusterTarget(f, { context: inv.opts.context, namespace: inv.opts.namespace });
   // --var values are variables of the manifest and of Compose files too, above the shell's.
   const source = loadSource(f.cwd, inv.given.file, { ...f.env, ...variables });
   const domain = endpointDomain(f, context);
@@ -81,17 +81,19 @@ async function interruptedDeployLine(client: KubeClient, environment: string, na
 async function dryRun(
   f: Factory,
   files: readonly string[] | undefined,
-  namespaceFlag: string | undefined,
+  flags: ClusterFlags,
   name: string | undefined,
   variables: Record<string, string>,
 ): Promise<void> {
   const env = { ...f.env, ...variables };
+  const namespaceFlag = flags.namespace;
   let context: ResolvedContext | undefined;
   try {
-    context = await f.contexts.current();
+    // A context named on the command line must exist; the current one may be missing or broken.
+    context = flags.context !== undefined ? await f.contexts.select(flags.context) : await f.contexts.current();
   } catch (err) {
     // A broken context setting does not stop an offline rendering that names its namespace.
-    if (namespaceFlag === undefined) throw err;
+    if (namespaceFlag === undefined || flags.context !== undefined) throw err;
   }
   const namespace = namespaceFlag !== undefined ? checkNamespaceName(namespaceFlag) : context?.namespace;
   if (namespace === undefined) {

@@ -1,6 +1,6 @@
 import { command, type OptionSpec } from '../../cli/spec.ts';
 import { MANIFEST_FILE } from '../../app/manifest-file.ts';
-import { envName, timeout, vars, wait } from '../shared.ts';
+import { context, envName, timeout, vars, wait } from '../shared.ts';
 
 export const deployOptions = [
   { name: 'build', type: 'bool', default: 'false', description: 'Force build of images in build' },
@@ -17,6 +17,7 @@ export const deployOptions = [
   },
   envName(),
   { name: 'namespace', short: 'n', type: 'string', description: 'Overrides the target namespace' },
+  context,
   timeout('Wait for the deployment to complete'),
   vars('A variable for the manifest and Compose files, as if set in the environment'),
   wait('Wait until the deployed workloads are ready'),

@@ -11,7 +11,7 @@ export const runDestroy: CommandHandler<typeof destroyOptions> = async (f, inv) 
   // The manifest (--file, else the folder's devtool.yml when there is one): its destroy commands and
   // its environment name. Loaded first: a bad or missing file stops before anything is destroyed.
   const { manifest, folder } = loadDestroySource(f.cwd, inv.opts.file, f.env);
-  const { context, namespace } = await clusterTarget(f, { namespace: inv.opts.namespace });
+  const { context, namespace } = await clusterTarget(f, { context: inv.opts.context, namespace: inv.opts.namespace });
   const environment = environmentName(inv.opts.name ?? manifest?.name, folder);
   const client = await f.kube({ context, namespace });
   const progress = new Progress(f.io.stderr, f.now, f.log);

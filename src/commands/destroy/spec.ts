@@ -1,11 +1,12 @@
 import { command, type OptionSpec } from '../../cli/spec.ts';
-import { envName, manifestFileWithoutDefault, timeout, wait } from '../shared.ts';
+import { context, envName, manifestFileWithoutDefault, timeout, wait } from '../shared.ts';
 
 export const destroyOptions = [
   // Not in the reference: an addition (docs/decisions.md), so a manifest deployed with --file gets its destroy commands run.
   manifestFileWithoutDefault('Manifest location (default: devtool.yml of the current folder)'),
   envName(),
   { name: 'namespace', short: 'n', type: 'string', description: 'Overrides the namespace' },
+  context,
   timeout('Wait for destruction'),
   { name: 'volumes', short: 'v', type: 'bool', default: 'false', description: 'Also destroy persistent volumes' },
   wait('Wait until destroyed'),

@@ -5,7 +5,7 @@ import { clusterTarget, endpointDomain, endpointDomainHint } from '../../kube/ta
 import type { endpointsOptions } from './spec.ts';
 
 export const runEndpoints: CommandHandler<typeof endpointsOptions> = async (f, inv) => {
-  const { context, namespace } = await clusterTarget(f, { namespace: inv.opts.namespace });
+  const { context, namespace } = await clusterTarget(f, { context: inv.opts.context, namespace: inv.opts.namespace });
   const environment = environmentName(inv.opts.name, f.cwd);
   const client = await f.kube({ context, namespace });
   const urls = await environmentUrls(client, environment);
