@@ -77,6 +77,8 @@ export type RunRecord = Omit<PipelineRunBody, 'skipped'> & {
   actor?: string;
   /** The run's own API token (scope `run`), revoked when the run's end is recorded. */
   apiTokenId?: string;
+  /** The branch the runner cloned (the repository's default one when none was asked), once the run has ended. */
+  clonedBranch?: string;
 };
 
 /** Thrown by putRecord when another writer changed the record first. */

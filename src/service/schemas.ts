@@ -282,7 +282,9 @@ export const Preview = Type.Object(
     status: PreviewStatus,
     pipeline: Type.String({ description: 'The pipeline that deploys it, in the namespace of the same name as the preview' }),
     repository: Type.Optional(Type.String()),
-    branch: Type.Optional(Type.String()),
+    branch: Type.Optional(
+      Type.String({ description: 'As asked; when none was, the default branch the last run cloned (known once it has ended)' }),
+    ),
     commit: Type.Optional(Type.String()),
     file: Type.Optional(Type.String()),
     sourceUrl: Type.Optional(Type.String()),
