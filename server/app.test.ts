@@ -185,7 +185,9 @@ describe('service API', () => {
     assert.equal(made.statusCode, 201);
     assert.deepEqual(made.json(), { name: 'shop', status: 'Active', owner: 'alice', personal: false });
 
-    assert.deepEqual(refusal(await create('shop')), { status: 409, error: 'namespace shop is taken: choose another name' });
+    assert.deepEqual(refusal(await create('shop')), { status: 409, error: 'namespace shop already exists and is yours: devtool namespace use shop' });
+    const bob = await createAccount(h.store, 'bob', false, h.clock.now);
+    assert.deepEqual(refusal(await create('shop', bob.token)), { status: 409, error: 'namespace shop is taken: choose another name' });
     assert.deepEqual(refusal(await create('kube-foo')), {
       status: 403,
       error: "namespace kube-foo is reserved (Kubernetes' own: kube-*, default): choose another name",
@@ -209,6 +211,7 @@ describe('service API', () => {
     });
 
     await h.app.inject({ method: 'DELETE', url: '/api/v1/namespaces/shop', headers: bearer(alice.token) });
+    assert.deepEqual(refusal(await create('shop')), { status: 409, error: 'namespace shop is yours and being deleted: create it again once it is gone' });
     const list = await h.app.inject({ method: 'GET', url: '/api/v1/namespaces', headers: bearer(alice.token) });
     assert.deepEqual(list.json(), {
       namespaces: [

@@ -118,6 +118,14 @@ describe('service contexts: namespaces and the user’s own cluster credentials,
     assert.equal(JSON.parse(devtool(b, ['context', 'show']).stdout).namespace, `${userB}-devtool`, 'B’s context did not move');
   });
 
+  test('create of a namespace one owns already is no failure: it says so and switches to it', () => {
+    assert.equal(devtool(a, ['namespace', 'use', `${userA}-devtool`]).code, 0);
+    const again = devtool(a, ['namespace', 'create', shop]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(again.stdout, `Namespace "${shop}" is already yours\nUsing namespace "${shop}" @ ${url} (${url})\n`);
+    assert.equal(JSON.parse(devtool(a, ['context', 'show']).stdout).namespace, shop);
+  });
+
   test('B cannot list, use or delete A’s namespace through devtool', () => {
     const list = devtool(b, ['namespace', 'list']);
     assert.equal(list.code, 0, list.stderr);
@@ -268,11 +276,16 @@ describe('service contexts: namespaces and the user’s own cluster credentials,
     assert.equal(byAdmin.stdout, `Namespace "${other}" is being deleted\n`);
     // Something that holds the namespace in Terminating until the test lets it go.
     await core.createNamespacedConfigMap({ namespace: shop, body: { metadata: { name: 'held', finalizers: ['devtool.dev/e2e-hold'] } } });
+    // The namespace the context uses: the context moves to the personal namespace.
     const del = devtool(a, ['namespace', 'delete', shop]);
     assert.equal(del.code, 0, del.stderr);
+    assert.equal(del.stdout, `Namespace "${shop}" is being deleted\nUsing namespace "${userA}-devtool" @ ${url} (${url})\n`);
     const list = devtool(a, ['namespace', 'list']);
     assert.equal(list.code, 0, list.stderr);
-    assert.match(list.stdout, new RegExp(`^${shop} \\* +Terminating$`, 'm'));
-    assert.match(list.stdout, new RegExp(`^${userA}-devtool +Active$`, 'm'));
+    assert.match(list.stdout, new RegExp(`^${shop} +Terminating$`, 'm'));
+    assert.match(list.stdout, new RegExp(`^${userA}-devtool \\* +Active$`, 'm'));
+    const recreate = devtool(a, ['namespace', 'create', shop]);
+    assert.equal(recreate.code, 1);
+    assert.equal(recreate.stderr, `Error: namespace ${shop} is yours and being deleted: create it again once it is gone\n`);
   });
 });
