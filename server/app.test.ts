@@ -174,6 +174,14 @@ describe('service API', () => {
     }
     const unknown = refusal(await h.app.inject({ method: 'GET', url: '/api/v1/nothing' }));
     assert.deepEqual(unknown, { status: 404, error: 'no route GET /api/v1/nothing' });
+    // A browser asks for a page first: it gets an HTML 404; API clients (curl's */*) keep the JSON.
+    const browser = await h.app.inject({ method: 'GET', url: '/nothing?x=<b>', headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    assert.equal(browser.statusCode, 404);
+    assert.match(browser.headers['content-type'] as string, /^text\/html/);
+    assert.match(browser.body, /<h1>Page not found<\/h1>/);
+    assert.match(browser.body, /<code>\/nothing<\/code>/);
+    const curl = refusal(await h.app.inject({ method: 'GET', url: '/nothing', headers: { accept: '*/*' } }));
+    assert.deepEqual(curl, { status: 404, error: 'no route GET /nothing' });
   });
 
   test('namespaces: create, taken, invalid, reserved; listed with their status', async () => {

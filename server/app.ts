@@ -10,6 +10,7 @@ import type { App, AppContext, ServiceConfig } from './context.ts';
 import { ApiError, oneLine } from './errors.ts';
 import { authenticator } from './auth.ts';
 import { proxyTrust } from './client-address.ts';
+import { html, PAGE_HEADERS, page } from './pages/html.ts';
 import { registerAnalyticsRoutes } from './routes/analytics.ts';
 import { registerBuildRoutes } from './routes/builds.ts';
 import type { KubeCredentialSource } from './kube-credentials.ts';
@@ -90,7 +91,12 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     request.log.error({ err }, 'request failed');
     return reply.code(500).send({ error: 'internal error of the devtool service; its log has the details' });
   });
-  app.setNotFoundHandler((request, reply) => reply.code(404).send({ error: `no route ${request.method} ${request.url.split('?')[0]}` }));
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    // A browser (it asks for text/html first) gets a page; API clients keep the one-line JSON.
+    if (wantsHtml(request.headers.accept) && request.method === 'GET') return reply.code(404).headers(PAGE_HEADERS).send(notFoundPage(path));
+    return reply.code(404).send({ error: `no route ${request.method} ${path}` });
+  });
 
   await app.register(rateLimit, {
     global: false,
@@ -141,4 +147,18 @@ function validationLine(err: FastifyError): string {
   const rule = ((first as { parentSchema?: unknown }).parentSchema as { description?: string } | undefined)?.description;
   if (first.keyword === 'pattern' && rule) return oneLine(`${where}: invalid value: ${rule}`);
   return oneLine(`${where}: ${first.message ?? 'invalid'}`);
+}
+
+/** Does this Accept header ask for a web page (a browser's navigation) rather than JSON? */
+export function wantsHtml(accept: string | undefined): boolean {
+  const first = (accept ?? '').split(',')[0]?.split(';')[0]?.trim().toLowerCase();
+  return first === 'text/html' || first === 'application/xhtml+xml';
+}
+
+function notFoundPage(path: string): string {
+  return page({
+    title: 'Page not found',
+    body: html`<p>There is no page at <code>${path}</code> on this devtool service.</p>
+<p><a href="/account/tokens">Your tokens</a> · <a href="/login">Sign in</a></p>`,
+  });
 }

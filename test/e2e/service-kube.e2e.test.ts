@@ -12,6 +12,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
@@ -37,6 +38,21 @@ const devtool = (sb: Sandbox, args: string[], opts: { env?: Record<string, strin
   runDevtool(args, { env: { ...sb.env, ...opts.env }, ...(opts.cwd ? { cwd: opts.cwd } : {}), ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) });
 
 const kubectl = (sb: Sandbox, args: string[]) => kubectlAs(sb, args);
+
+/** GET of a path of the service through the front door with this Accept header: status, content type, body. */
+function getWithAccept(path: string, accept: string): Promise<{ status: number; type: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}${path}`, { ca: svc.caPem, timeout: 20_000, headers: { accept } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), body }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 /** The sandbox's cached Kubernetes credentials (one file per service and login). */
 function cachedCredentials(sb: Sandbox): { file: string; token: string; expiresAt: string } | undefined {
@@ -124,6 +140,15 @@ describe('service contexts: namespaces and the user’s own cluster credentials,
     assert.equal(again.code, 0, again.stderr);
     assert.equal(again.stdout, `Namespace "${shop}" is already yours\nUsing namespace "${shop}" @ ${url} (${url})\n`);
     assert.equal(JSON.parse(devtool(a, ['context', 'show']).stdout).namespace, shop);
+  });
+
+  test('an unknown path: a browser gets an HTML page, an API client the one-line JSON', async () => {
+    const browser = await getWithAccept('/no-such-page', 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8');
+    assert.equal(browser.status, 404);
+    assert.match(browser.type, /^text\/html/, browser.body);
+    assert.match(browser.body, /<h1>Page not found<\/h1>/);
+    const api = await getWithAccept('/api/v1/no-such-route', 'application/json');
+    assert.deepEqual([api.status, api.type.split(';')[0], JSON.parse(api.body)], [404, 'application/json', { error: 'no route GET /api/v1/no-such-route' }]);
   });
 
   test('B cannot list, use or delete A’s namespace through devtool', () => {
