@@ -25,6 +25,7 @@ import { previewDeps, registerPreviewRoutes } from './routes/previews.ts';
 import type { PreviewCluster } from './previews/previews.ts';
 import { registerSecretRoutes } from './routes/secrets.ts';
 import { registerTokenRoutes } from './routes/tokens.ts';
+import { registerUserRoutes } from './routes/users.ts';
 import type { Store } from './store/store.ts';
 
 export type { App, AppContext, ServiceConfig } from './context.ts';
@@ -128,6 +129,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   registerAnalyticsRoutes(app, ctx, auth);
   registerInfoRoutes(app, ctx, auth);
   registerTokenRoutes(app, ctx, auth);
+  registerUserRoutes(app, ctx, auth);
   registerNamespaceRoutes(app, ctx, auth);
   registerSecretRoutes(app, ctx, auth);
   registerLoginRoutes(app, ctx);
