@@ -1,7 +1,8 @@
 /**
  * Accounts: a user, its personal namespace `<name>-devtool` and a first API token, made together
  * or not at all. Used by the operator command `create-user`; sign-up on the service's page makes
- * one with a password instead of a first token.
+ * one with a password instead of a first token. Disabled, enabled and deleted by the operator
+ * commands and the admin routes (routes/users.ts).
  */
 import { NAME_PATTERN, NAME_RULE, PERSONAL_SUFFIX, USER_NAME_MAX } from '../src/service/contract.ts';
 import { ApiError } from './errors.ts';
@@ -61,4 +62,39 @@ async function makeAccount(store: Store, name: string, admin: boolean, finish: (
     if (err instanceof ConflictError) throw new ApiError(409, err.message);
     throw err;
   }
+}
+
+/**
+ * Disables the account: its tokens are deleted (and with them every Kubernetes token bound to
+ * one), and from then on its sessions, sign-ins and any token are refused. Its namespaces, stored
+ * secrets and password stay, for enableAccount.
+ */
+export async function disableAccount(store: Store, name: string): Promise<void> {
+  if (!(await store.setUserDisabled(name, true))) throw new ApiError(404, `no user ${name}`);
+  await store.deleteTokens(name);
+}
+
+/** Enables a disabled account again; `withToken`: a new API token for it (the operator hands it over). */
+export async function enableAccount(store: Store, name: string, now: Date, withToken: boolean): Promise<string | undefined> {
+  if (!(await store.setUserDisabled(name, false))) throw new ApiError(404, `no user ${name}`);
+  if (!withToken) return undefined;
+  const made = newToken(name, 'created when the account was enabled', now);
+  await store.addToken(made.record);
+  return made.token;
+}
+
+/**
+ * Deletes the account and everything it owns: its access ends first (as disableAccount), then every
+ * namespace it owns is deleted (its personal namespace, those it created, its previews, global
+ * ones too: no destroy run is made, Kubernetes removes their contents), then the account with its
+ * tokens, password and stored secrets. Keeping a namespace would keep its RoleBinding to the
+ * account's ServiceAccount name, which a new account of the same name would inherit. Answers the
+ * namespaces deleted.
+ */
+export async function deleteAccount(store: Store, name: string): Promise<string[]> {
+  await disableAccount(store, name);
+  const owned = await store.listNamespaces(name);
+  for (const ns of owned) if (ns.status !== 'Terminating') await store.deleteNamespace(ns.name);
+  await store.deleteUser(name);
+  return owned.map((ns) => ns.name);
 }

@@ -49,7 +49,7 @@ describe('service API', () => {
     assert.deepEqual(info.json(), {
       version: '9.9.9',
       apiVersion: 'v1',
-      capabilities: ['tokens', 'namespaces', 'secrets', 'analytics', 'login', 'kube-credentials', 'pipelines', 'previews'],
+      capabilities: ['tokens', 'namespaces', 'secrets', 'analytics', 'login', 'kube-credentials', 'pipelines', 'previews', 'users'],
       endpointDomain: 'dev.example',
       registry: 'registry.dev.example',
     });
@@ -108,6 +108,59 @@ describe('service API', () => {
     // The other token still works; revoking twice is a 404.
     assert.equal((await h.app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(alice.token) })).statusCode, 200);
     assert.equal(refusal(await h.app.inject({ method: 'DELETE', url: `/api/v1/tokens/${id}`, headers: bearer(alice.token) })).status, 404);
+  });
+
+  test("expired tokens (a run's whose end nobody recorded) are left out of the list and deleted; the sweep takes every user's", async () => {
+    const h = await harness();
+    const alice = await createAccount(h.store, 'alice', false, h.clock.now);
+    const run = newToken('alice', 'pipeline shop in alice-devtool (run abc)', h.clock.now, 600 / 86_400);
+    await h.store.addToken({ ...run.record, scope: 'run' });
+    const names = async () =>
+      ((await h.app.inject({ method: 'GET', url: '/api/v1/tokens', headers: bearer(alice.token) })).json() as { tokens: { name: string }[] }).tokens.map(
+        (t) => t.name,
+      );
+    assert.deepEqual(await names(), ['created with the account', 'pipeline shop in alice-devtool (run abc)']);
+    h.clock.now = new Date(h.clock.now.getTime() + 601_000);
+    assert.deepEqual(await names(), ['created with the account']);
+    assert.equal(h.store.tokens.has(run.record.hash), false, 'deleted as it was found');
+    const bobs = newToken('bob', 'old', new Date('2025-01-01T00:00:00Z'), 1);
+    await h.store.addToken(bobs.record);
+    assert.equal(await h.store.sweepExpiredTokens(h.clock.now), 1);
+    assert.equal(h.store.tokens.size, 1);
+  });
+
+  test('users: an admin disables, enables and deletes another user; a plain user and the admin themself are refused', async () => {
+    const h = await harness();
+    const root = await createAccount(h.store, 'root', true, h.clock.now);
+    const alice = await createAccount(h.store, 'alice', false, h.clock.now);
+    const bob = await createAccount(h.store, 'bob', false, h.clock.now);
+    const call = (method: 'POST' | 'DELETE', url: string, token: string) => h.app.inject({ method, url, headers: bearer(token) });
+    const me = (token: string) => h.app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(token) });
+    await h.app.inject({ method: 'POST', url: '/api/v1/namespaces', headers: bearer(bob.token), payload: { name: 'shop' } });
+
+    assert.deepEqual(refusal(await call('POST', '/api/v1/users/bob/disable', alice.token)), { status: 403, error: 'only admins can disable users' });
+    assert.deepEqual(refusal(await call('DELETE', '/api/v1/users/bob', alice.token)), { status: 403, error: 'only admins can delete users' });
+    assert.equal(refusal(await call('POST', '/api/v1/users/root/disable', root.token)).status, 409);
+    assert.equal(refusal(await call('POST', '/api/v1/users/nobody/disable', root.token)).status, 404);
+
+    const disabled = await call('POST', '/api/v1/users/bob/disable', root.token);
+    assert.deepEqual(disabled.json(), { name: 'bob', admin: false, disabled: true });
+    assert.equal(refusal(await me(bob.token)).status, 401);
+    assert.deepEqual(await h.store.listTokens('bob'), [], 'its tokens are deleted');
+    assert.equal(h.store.namespaces.get('shop')?.status, 'Active', 'its namespaces stay');
+    // A token made after the disable (by a race) is refused all the same.
+    const late = newToken('bob', 'late', h.clock.now);
+    await h.store.addToken(late.record);
+    assert.deepEqual(refusal(await me(late.token)), { status: 401, error: 'the account bob is disabled: ask the operator of this service' });
+    assert.deepEqual((await call('POST', '/api/v1/users/bob/enable', root.token)).json(), { name: 'bob', admin: false, disabled: false });
+    assert.equal((await me(late.token)).statusCode, 200);
+
+    const deleted = await call('DELETE', '/api/v1/users/bob', root.token);
+    assert.deepEqual(deleted.json(), { name: 'bob', namespaces: ['bob-devtool', 'shop'] });
+    assert.equal(h.store.namespaces.get('shop')?.status, 'Terminating');
+    assert.equal(await h.store.getUser('bob'), undefined);
+    assert.equal(refusal(await me(late.token)).status, 401);
+    assert.equal((await me(alice.token)).statusCode, 200, 'nobody else is touched');
   });
 
   test("a pipeline run's token does what a run needs and nothing else: no tokens, no secrets written, no namespaces", async () => {
@@ -174,6 +227,14 @@ describe('service API', () => {
     }
     const unknown = refusal(await h.app.inject({ method: 'GET', url: '/api/v1/nothing' }));
     assert.deepEqual(unknown, { status: 404, error: 'no route GET /api/v1/nothing' });
+    // A browser asks for a page first: it gets an HTML 404; API clients (curl's */*) keep the JSON.
+    const browser = await h.app.inject({ method: 'GET', url: '/nothing?x=<b>', headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    assert.equal(browser.statusCode, 404);
+    assert.match(browser.headers['content-type'] as string, /^text\/html/);
+    assert.match(browser.body, /<h1>Page not found<\/h1>/);
+    assert.match(browser.body, /<code>\/nothing<\/code>/);
+    const curl = refusal(await h.app.inject({ method: 'GET', url: '/nothing', headers: { accept: '*/*' } }));
+    assert.deepEqual(curl, { status: 404, error: 'no route GET /nothing' });
   });
 
   test('namespaces: create, taken, invalid, reserved; listed with their status', async () => {
@@ -185,7 +246,9 @@ describe('service API', () => {
     assert.equal(made.statusCode, 201);
     assert.deepEqual(made.json(), { name: 'shop', status: 'Active', owner: 'alice', personal: false });
 
-    assert.deepEqual(refusal(await create('shop')), { status: 409, error: 'namespace shop is taken: choose another name' });
+    assert.deepEqual(refusal(await create('shop')), { status: 409, error: 'namespace shop already exists and is yours: devtool namespace use shop' });
+    const bob = await createAccount(h.store, 'bob', false, h.clock.now);
+    assert.deepEqual(refusal(await create('shop', bob.token)), { status: 409, error: 'namespace shop is taken: choose another name' });
     assert.deepEqual(refusal(await create('kube-foo')), {
       status: 403,
       error: "namespace kube-foo is reserved (Kubernetes' own: kube-*, default): choose another name",
@@ -209,6 +272,7 @@ describe('service API', () => {
     });
 
     await h.app.inject({ method: 'DELETE', url: '/api/v1/namespaces/shop', headers: bearer(alice.token) });
+    assert.deepEqual(refusal(await create('shop')), { status: 409, error: 'namespace shop is yours and being deleted: create it again once it is gone' });
     const list = await h.app.inject({ method: 'GET', url: '/api/v1/namespaces', headers: bearer(alice.token) });
     assert.deepEqual(list.json(), {
       namespaces: [

@@ -10,6 +10,7 @@ import type { App, AppContext, ServiceConfig } from './context.ts';
 import { ApiError, oneLine } from './errors.ts';
 import { authenticator } from './auth.ts';
 import { proxyTrust } from './client-address.ts';
+import { html, PAGE_HEADERS, page } from './pages/html.ts';
 import { registerAnalyticsRoutes } from './routes/analytics.ts';
 import { registerBuildRoutes } from './routes/builds.ts';
 import type { KubeCredentialSource } from './kube-credentials.ts';
@@ -24,6 +25,7 @@ import { previewDeps, registerPreviewRoutes } from './routes/previews.ts';
 import type { PreviewCluster } from './previews/previews.ts';
 import { registerSecretRoutes } from './routes/secrets.ts';
 import { registerTokenRoutes } from './routes/tokens.ts';
+import { registerUserRoutes } from './routes/users.ts';
 import type { Store } from './store/store.ts';
 
 export type { App, AppContext, ServiceConfig } from './context.ts';
@@ -90,7 +92,12 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     request.log.error({ err }, 'request failed');
     return reply.code(500).send({ error: 'internal error of the devtool service; its log has the details' });
   });
-  app.setNotFoundHandler((request, reply) => reply.code(404).send({ error: `no route ${request.method} ${request.url.split('?')[0]}` }));
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    // A browser (it asks for text/html first) gets a page; API clients keep the one-line JSON.
+    if (wantsHtml(request.headers.accept) && request.method === 'GET') return reply.code(404).headers(PAGE_HEADERS).send(notFoundPage(path));
+    return reply.code(404).send({ error: `no route ${request.method} ${path}` });
+  });
 
   await app.register(rateLimit, {
     global: false,
@@ -122,6 +129,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   registerAnalyticsRoutes(app, ctx, auth);
   registerInfoRoutes(app, ctx, auth);
   registerTokenRoutes(app, ctx, auth);
+  registerUserRoutes(app, ctx, auth);
   registerNamespaceRoutes(app, ctx, auth);
   registerSecretRoutes(app, ctx, auth);
   registerLoginRoutes(app, ctx);
@@ -141,4 +149,18 @@ function validationLine(err: FastifyError): string {
   const rule = ((first as { parentSchema?: unknown }).parentSchema as { description?: string } | undefined)?.description;
   if (first.keyword === 'pattern' && rule) return oneLine(`${where}: invalid value: ${rule}`);
   return oneLine(`${where}: ${first.message ?? 'invalid'}`);
+}
+
+/** Does this Accept header ask for a web page (a browser's navigation) rather than JSON? */
+export function wantsHtml(accept: string | undefined): boolean {
+  const first = (accept ?? '').split(',')[0]?.split(';')[0]?.trim().toLowerCase();
+  return first === 'text/html' || first === 'application/xhtml+xml';
+}
+
+function notFoundPage(path: string): string {
+  return page({
+    title: 'Page not found',
+    body: html`<p>There is no page at <code>${path}</code> on this devtool service.</p>
+<p><a href="/account/tokens">Your tokens</a> · <a href="/login">Sign in</a></p>`,
+  });
 }

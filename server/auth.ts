@@ -74,5 +74,6 @@ export async function authenticateToken(ctx: AppContext, header: string | undefi
   if (!record || isExpired(record, ctx.now())) throw new ApiError(401, `token revoked or expired: ${loginHint()}`);
   const user = await ctx.store.getUser(record.user);
   if (!user) throw new ApiError(401, `the account of this token no longer exists: ${loginHint()}`);
+  if (user.disabled) throw new ApiError(401, `the account ${user.name} is disabled: ask the operator of this service`);
   return { user, token: record };
 }

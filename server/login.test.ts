@@ -242,6 +242,23 @@ describe('accounts and sessions', () => {
     assert.equal(await h.store.sweepExpiredGrants(h.clock.now), 0, 'the ended session was deleted when read');
   });
 
+  test('a disabled account: its open session ends at once, and its password signs in no more until enabled', async () => {
+    const h = await harness();
+    const { b } = await signUp(h);
+    assert.equal((await b.get('/account/tokens')).statusCode, 200);
+    const { disableAccount, enableAccount } = await import('./accounts.ts');
+    await disableAccount(h.store, 'ann');
+    assert.equal((await b.get('/account/tokens')).statusCode, 303, 'sent to sign in');
+    const again = browser(h);
+    await again.get('/login');
+    const refused = await again.post('/login', { csrf: again.csrf(), name: 'ann', password: 'correct horse' });
+    assert.equal(refused.statusCode, 403);
+    assert.match(refused.body, /This account is disabled/);
+    assert.equal(again.jar.has('__Host-devtool_session'), false);
+    await enableAccount(h.store, 'ann', h.clock.now, false);
+    assert.equal((await again.post('/login', { csrf: again.csrf(), name: 'ann', password: 'correct horse' })).statusCode, 303);
+  });
+
   test('tokens page: create shows the token once, it works on the API, revoke ends it; secrets list names only', async () => {
     const h = await harness();
     const { b } = await signUp(h);

@@ -1,11 +1,14 @@
 /**
  * The devtool service program (dist/devtool-service.cjs):
- *   serve                     the HTTP service (settings from the environment: config.ts)
+ *   serve                      the HTTP service (settings from the environment: config.ts)
  *   create-user NAME [--admin] an account, its namespace and an API token, printed as the last line
- *                             (run by the operator: `kubectl exec` into a service pod, `npm run service:user`)
+ *   disable-user NAME          its tokens deleted, its sessions, sign-ins and tokens refused from then on
+ *   enable-user NAME           enabled again, with a new API token printed as the last line
+ *   delete-user NAME           the account and every namespace it owns (accounts.ts)
+ * The operator runs them with `kubectl exec` into a service pod (`npm run service:user`).
  */
 import { parseArgs } from 'node:util';
-import { createAccount } from './accounts.ts';
+import { createAccount, deleteAccount, disableAccount, enableAccount } from './accounts.ts';
 import { buildApp } from './app.ts';
 import { readSettings } from './config.ts';
 import { tokenRequestIssuer } from './kube-credentials.ts';
@@ -13,7 +16,7 @@ import { sweepPreviews } from './previews/sweeper.ts';
 import { previewDeps } from './routes/previews.ts';
 import { KubeStore, kubeErrorLine } from './store/kubernetes.ts';
 
-const USAGE = 'usage: devtool-service serve | create-user NAME [--admin]';
+const USAGE = 'usage: devtool-service serve | create-user NAME [--admin] | disable-user NAME | enable-user NAME | delete-user NAME';
 
 class UsageFailure extends Error {}
 
@@ -22,11 +25,16 @@ async function serve(): Promise<void> {
   const store = await KubeStore.create({ namespace: s.namespace, extraLabels: s.objectLabels, namespacePolicy: s.namespacePolicy });
   const kubeCredentials = s.kube && { ...s.kube, issuer: await tokenRequestIssuer(s.namespace) };
   const app = await buildApp({ store, config: s.config, logLevel: s.logLevel, ...(kubeCredentials ? { kubeCredentials } : {}) });
-  // login: abandoned sessions and codes are removed every 10 minutes (each replica; deleting twice is harmless).
+  // Abandoned sessions and codes, and expired API tokens (a pipeline run's whose end nobody
+  // recorded), are removed every 10 minutes (each replica; deleting twice is harmless).
   const sweep = setInterval(() => {
     store.sweepExpiredGrants(new Date()).then(
       (n) => n > 0 && app.log.info({ swept: n }, 'expired login grants removed'),
       (err: unknown) => app.log.warn({ err }, 'sweeping expired login grants failed'),
+    );
+    store.sweepExpiredTokens(new Date()).then(
+      (n) => n > 0 && app.log.info({ swept: n }, 'expired API tokens removed'),
+      (err: unknown) => app.log.warn({ err }, 'sweeping expired API tokens failed'),
     );
   }, 600_000);
   sweep.unref();
@@ -86,10 +94,31 @@ async function createUser(args: string[]): Promise<void> {
   );
 }
 
+/** disable-user, enable-user, delete-user: one NAME each. */
+async function changeUser(command: 'disable-user' | 'enable-user' | 'delete-user', args: string[]): Promise<void> {
+  const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
+  if (positionals.length !== 1) throw new UsageFailure(`${command} takes one NAME (${positionals.length} given); ${USAGE}`);
+  const name = positionals[0]!;
+  const s = readSettings(process.env);
+  const store = await KubeStore.create({ namespace: s.namespace, extraLabels: s.objectLabels, namespacePolicy: s.namespacePolicy });
+  if (command === 'disable-user') {
+    await disableAccount(store, name);
+    process.stdout.write(`disabled user ${name}: its tokens are deleted, its sessions and sign-ins refused; its namespaces stay\n`);
+  } else if (command === 'enable-user') {
+    const token = await enableAccount(store, name, new Date(), true);
+    process.stdout.write(`enabled user ${name}; a new API token:\n${token}\n`);
+  } else {
+    if (!(await store.getUser(name))) throw new Error(`no user ${name}`);
+    const namespaces = await deleteAccount(store, name);
+    process.stdout.write(`deleted user ${name} and its namespaces: ${namespaces.join(', ') || 'none'}\n`);
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === 'serve' && rest.length === 0) return serve();
   if (command === 'create-user') return createUser(rest);
+  if (command === 'disable-user' || command === 'enable-user' || command === 'delete-user') return changeUser(command, rest);
   throw new UsageFailure(command ? `unknown command "${argv.join(' ')}"; ${USAGE}` : USAGE);
 }
 

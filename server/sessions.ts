@@ -84,7 +84,7 @@ export async function startSession(ctx: AppContext, request: FastifyRequest, rep
   return session;
 }
 
-/** The request's session, or undefined (none, unknown, ended, or its account removed). */
+/** The request's session, or undefined (none, unknown, ended, or its account removed or disabled). */
 export async function currentSession(ctx: AppContext, request: FastifyRequest): Promise<Session | undefined> {
   const token = readCookie(ctx, request, SESSION_COOKIE);
   if (!token || !/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
@@ -95,7 +95,8 @@ export async function currentSession(ctx: AppContext, request: FastifyRequest): 
     await ctx.store.deleteGrant('session', g.id);
     return undefined;
   }
-  if (!(await ctx.store.getUser(g.user))) return undefined;
+  const user = await ctx.store.getUser(g.user);
+  if (!user || user.disabled) return undefined;
   return { id: g.id, user: g.user, csrf: g.fields['csrf'] ?? '', expiresAt: g.expiresAt };
 }
 

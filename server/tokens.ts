@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { sha256 } from '../src/base/hash.ts';
-import type { TokenRecord } from './store/store.ts';
+import type { Store, TokenRecord } from './store/store.ts';
 
 export const TOKEN_PREFIX = 'dvt_';
 const TOKEN_SHAPE = /^dvt_[A-Za-z0-9_-]{43}$/;
@@ -30,4 +30,16 @@ export function bearerToken(header: string | undefined): string | undefined {
 
 export function isExpired(record: TokenRecord, now: Date): boolean {
   return record.expiresAt !== undefined && Date.parse(record.expiresAt) <= now.getTime();
+}
+
+/**
+ * The user's tokens that still authenticate, for the lists (the API's and the tokens page): an
+ * expired one (a pipeline run's whose end nobody recorded, one made with an expiry) is deleted
+ * as it is found and left out.
+ */
+export async function liveTokens(store: Pick<Store, 'listTokens' | 'deleteToken'>, user: string, now: Date): Promise<TokenRecord[]> {
+  const all = await store.listTokens(user);
+  const expired = all.filter((t) => isExpired(t, now));
+  await Promise.all(expired.map((t) => store.deleteToken(user, t.id).catch(() => false)));
+  return all.filter((t) => !isExpired(t, now));
 }

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import type { PipelineDeployBody } from '../../src/service/contract.ts';
 import { ApiError } from '../errors.ts';
 import { fakeCluster } from './fake-cluster.ts';
-import { deploy, destroy, getRun, gitTokenSecretName, type RunSettings } from './runs.ts';
+import { clonedFrom, deploy, destroy, getRun, gitTokenSecretName, type RunSettings } from './runs.ts';
 
 const settings = (secrets: Record<string, string> = {}, user = 'alice'): RunSettings => ({
   user,
@@ -43,6 +43,12 @@ test('the git token of the host goes to the mounted credentials only; other stor
   // The --var values: mounted files too, in order, none in the spec.
   assert.equal(credentials!.stringData!['var-000'], 'A=1');
   assert.ok(!JSON.stringify(job).includes('A=1'), 'a --var value is not in the Job spec');
+});
+
+test('the commit line names the commit and the branch cloned; a detached HEAD no branch', () => {
+  assert.deepEqual(clonedFrom('devtool pipeline: cloning x\ndevtool pipeline: commit abc123 (branch main)\n'), { commit: 'abc123', branch: 'main' });
+  assert.deepEqual(clonedFrom('devtool pipeline: commit abc123 (branch HEAD)\n'), { commit: 'abc123' });
+  assert.deepEqual(clonedFrom('fatal: repository not found\n'), {});
 });
 
 test('never two runs at once; a finished run is recorded with its commit, and its Job removed', async () => {

@@ -69,7 +69,7 @@ const running = (r: RunRecord) => r.status === 'progressing' || r.status === 'de
 const tailLines = (log: string, n: number) => log.replace(/\n$/, '').split('\n').slice(-n).join('\n');
 
 function body(record: RunRecord, extra: Partial<PipelineRunBody> = {}): PipelineRunBody {
-  const { runId: _, actor: __, apiTokenId: ___, ...rest } = record;
+  const { runId: _, actor: __, apiTokenId: ___, clonedBranch: ____, ...rest } = record;
   return { ...rest, ...extra };
 }
 
@@ -102,6 +102,18 @@ async function asApi<T>(p: Promise<T>): Promise<T> {
 }
 
 /**
+ * The commit and the branch the runner cloned, from its commit line (`<prefix><sha> (branch <name>)`);
+ * a detached HEAD names no branch.
+ */
+export function clonedFrom(logHead: string): { commit?: string; branch?: string } {
+  const line = logHead.split('\n').find((l) => l.startsWith(COMMIT_LINE_PREFIX));
+  const found = line && /^(\S+)(?: \(branch (\S+)\))?/.exec(line.slice(COMMIT_LINE_PREFIX.length));
+  if (!found) return {};
+  const [, commit, branch] = found;
+  return { commit: commit!, ...(branch && branch !== 'HEAD' ? { branch } : {}) };
+}
+
+/**
  * The record with its Job's result: a run whose Job ended gets its status, end time, commit and the
  * tail of its log, and its Job is deleted (with the pods and Secrets, the user's token among them).
  * A successful destroy removes the record too and answers `destroyed`.
@@ -122,12 +134,14 @@ export async function refresh(
   // Job another replica was creating.
   if (job.state === 'missing' && now.getTime() - Date.parse(record.startedAt) < JOB_APPEARS_MS) return found;
   const log = await cluster.logOf(namespace, record.job, 4096, PIPELINE_LOG_MAX);
-  const commit = log?.head
-    .split('\n')
-    .find((l) => l.startsWith(COMMIT_LINE_PREFIX))
-    ?.slice(COMMIT_LINE_PREFIX.length)
-    .split(' ')[0];
-  const done: RunRecord = { ...record, finishedAt: now.toISOString(), ...(commit ? { commit } : {}), ...(log ? { log: log.tail } : {}) };
+  const { commit, branch: clonedBranch } = clonedFrom(log?.head ?? '');
+  const done: RunRecord = {
+    ...record,
+    finishedAt: now.toISOString(),
+    ...(commit ? { commit } : {}),
+    ...(clonedBranch ? { clonedBranch } : {}),
+    ...(log ? { log: log.tail } : {}),
+  };
   if (job.state === 'succeeded') done.status = record.action === 'deploy' ? 'deployed' : 'destroyed';
   else {
     done.status = 'error';

@@ -120,12 +120,14 @@ test('global previews: only admins deploy or destroy them, every user reaches th
   await refused(deployPreview(deps, alice, request({ scope: 'global', name: 'demo' })), 403, /only admins can deploy a global preview/);
   assert.equal(await store.getNamespace('demo'), undefined, 'nothing created');
 
-  await deployPreview(deps, root, request({ scope: 'global', name: 'demo' }));
-  end('demo', 'succeeded');
+  // Deployed without a branch: once the run has ended, the list names the default branch it cloned.
+  await deployPreview(deps, root, request({ scope: 'global', name: 'demo', branch: undefined }));
+  assert.equal((await getPreview(deps, bob, 'demo')).branch, undefined);
+  end('demo', 'succeeded', 'devtool pipeline: commit 0123456789abcdef (branch trunk)\n');
   hosts.set('demo', ['shop-demo.devtool.test', 'api-demo.devtool.test']);
   assert.deepEqual(
-    (await listPreviews(deps, bob)).map((p) => [p.name, p.scope, p.status]),
-    [['demo', 'global', 'deployed']],
+    (await listPreviews(deps, bob)).map((p) => [p.name, p.scope, p.status, p.branch]),
+    [['demo', 'global', 'deployed', 'trunk']],
   );
   assert.deepEqual(await previewEndpoints(deps, bob, 'demo'), ['https://api-demo.devtool.test', 'https://shop-demo.devtool.test']);
   await refused(destroyPreview(deps, bob, 'demo', 60), 403, /only admins can destroy the global preview environment demo/);

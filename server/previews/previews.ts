@@ -77,7 +77,8 @@ function view(p: NamespaceRecord, found: Found, status: PreviewBody['status'], m
     status,
     pipeline: info.pipeline,
     ...(run?.repository ? { repository: run.repository } : {}),
-    ...(run?.branch ? { branch: run.branch } : {}),
+    // Deployed without a branch, it shows the default branch the run cloned.
+    ...((run?.branch ?? run?.clonedBranch) ? { branch: run.branch ?? run.clonedBranch } : {}),
     ...(run?.commit ? { commit: run.commit } : {}),
     ...(run?.file ? { file: run.file } : {}),
     ...(info.sourceUrl ? { sourceUrl: info.sourceUrl } : {}),

@@ -161,7 +161,9 @@ export function registerLoginOAuth(app: App, ctx: AppContext): void {
 }
 
 async function issue(ctx: AppContext, user: string | undefined, machine: string | undefined): Promise<TokenGrantAnswerBody> {
-  if (!user || !(await ctx.store.getUser(user))) throw new OAuthRefusal('invalid_grant', 'the account of this login no longer exists');
+  const account = user ? await ctx.store.getUser(user) : undefined;
+  if (!user || !account) throw new OAuthRefusal('invalid_grant', 'the account of this login no longer exists');
+  if (account.disabled) throw new OAuthRefusal('invalid_grant', `the account ${user} is disabled`);
   const { token, record } = newToken(user, `devtool CLI on ${machine || 'an unnamed machine'}`, ctx.now());
   await ctx.store.addToken(record);
   return { access_token: token, token_type: 'Bearer', user };

@@ -14,7 +14,7 @@ import { html, PAGE_HEADERS, page } from '../pages/html.ts';
 import { AccountLoginThrottle } from '../login-throttle.ts';
 import { hashPassword, PASSWORD_MIN, passwordProblem, verifyPassword } from '../passwords.ts';
 import { csrfValid, currentSession, endSession, preSignInCsrf, type Session, startSession } from '../sessions.ts';
-import { newToken } from '../tokens.ts';
+import { liveTokens, newToken } from '../tokens.ts';
 
 export type Form = Record<string, string | undefined>;
 export const formOf = (request: FastifyRequest): Form => (request.body ?? {}) as Form;
@@ -107,6 +107,13 @@ export function registerLoginPages(app: App, ctx: AppContext): void {
       return sendPage(reply, 401, loginPage(ctx, preSignInCsrf(ctx, request, reply), { name, error: 'Wrong user name or password.', ...next }));
     }
     throttle.succeeded(name);
+    if (user.disabled) {
+      return sendPage(
+        reply,
+        403,
+        loginPage(ctx, preSignInCsrf(ctx, request, reply), { name, error: 'This account is disabled: ask the operator of this service.', ...next }),
+      );
+    }
     await startSession(ctx, request, reply, name);
     return reply.redirect(safeNext(f['next']), 303);
   });
@@ -176,7 +183,7 @@ function registerTokenPages(app: App, ctx: AppContext): void {
   app.get('/account/tokens', async (request, reply) => {
     const s = await requireSession(ctx, request, reply);
     if (!s) return reply;
-    return sendPage(reply, 200, tokensPage(ctx, s, await ctx.store.listTokens(s.user)));
+    return sendPage(reply, 200, tokensPage(ctx, s, await liveTokens(ctx.store, s.user, ctx.now())));
   });
 
   app.post('/account/tokens', RATE_LIMITED, async (request, reply) => {
@@ -197,7 +204,7 @@ function registerTokenPages(app: App, ctx: AppContext): void {
       return error('Expires in days: a whole number from 1 to 3650, or empty.');
     const { token, record } = newToken(s.user, name, ctx.now(), days ? Number(days) : undefined);
     await ctx.store.addToken(record);
-    return sendPage(reply, 201, tokensPage(ctx, s, await ctx.store.listTokens(s.user), { name, token }));
+    return sendPage(reply, 201, tokensPage(ctx, s, await liveTokens(ctx.store, s.user, ctx.now()), { name, token }));
   });
 
   app.post('/account/tokens/:id/revoke', async (request, reply) => {

@@ -27,7 +27,16 @@ export function registerNamespaceRoutes(app: App, ctx: AppContext, auth: Authent
     if (name.endsWith(PERSONAL_SUFFIX)) throw new ApiError(400, `namespace ${name}: names ending in ${PERSONAL_SUFFIX} are reserved for personal namespaces`);
     const reserved = reservedNamespaceReason(ctx.config, name);
     if (reserved) throw new ApiError(403, `namespace ${name} is reserved (${reserved}): choose another name`);
-    if (await ctx.store.namespaceExists(name)) throw new ApiError(409, `namespace ${name} is taken: choose another name`);
+    const existing = await ctx.store.getNamespace(name);
+    if (existing?.owner === user.name) {
+      throw new ApiError(
+        409,
+        existing.status === 'Terminating'
+          ? `namespace ${name} is yours and being deleted: create it again once it is gone`
+          : `namespace ${name} already exists and is yours: devtool namespace use ${name}`,
+      );
+    }
+    if (existing || (await ctx.store.namespaceExists(name))) throw new ApiError(409, `namespace ${name} is taken: choose another name`);
     try {
       return reply.code(201).send(body(await ctx.store.createNamespace({ name, owner: user.name, personal: false })));
     } catch (err) {

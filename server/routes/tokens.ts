@@ -1,11 +1,11 @@
-/** API tokens: create (shown once), list (never the secret), revoke. Rate-limited per client address. */
+/** API tokens: create (shown once), list (never the secret; only those not expired), revoke. Rate-limited per client address. */
 import { routes, type TokenSummaryBody } from '../../src/service/contract.ts';
 import { type Authenticator, userOf } from '../auth.ts';
 import type { App, AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { routeOptions } from './route-options.ts';
 import type { TokenRecord } from '../store/store.ts';
-import { newToken } from '../tokens.ts';
+import { liveTokens, newToken } from '../tokens.ts';
 
 function summary(t: TokenRecord): TokenSummaryBody {
   const s: TokenSummaryBody = { id: t.id, name: t.name, createdAt: t.createdAt };
@@ -24,7 +24,7 @@ export function registerTokenRoutes(app: App, ctx: AppContext, auth: Authenticat
   });
 
   app.get(r.listTokens.url, routeOptions(r.listTokens, auth), async (request) => {
-    const tokens = await ctx.store.listTokens(userOf(request).name);
+    const tokens = await liveTokens(ctx.store, userOf(request).name, ctx.now());
     return { tokens: tokens.map(summary) };
   });
 

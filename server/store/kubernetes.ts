@@ -20,6 +20,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
 import { makeKeepAliveApiClient } from '../kube-api.ts';
+import { isExpired } from '../tokens.ts';
 import { kubeErrorLine, orUndefined, statusOf } from './kube-calls.ts';
 import { KubeLoginStore } from './kubernetes-login.ts';
 import { NamespacePolicyEnforcer } from './kubernetes-policy.ts';
@@ -43,6 +44,7 @@ export { kubeErrorLine, orUndefined, statusOf };
 export const LABEL_KIND = 'devtool.dev/kind';
 export const LABEL_USER = 'devtool.dev/user';
 export const LABEL_ADMIN = 'devtool.dev/admin';
+export const LABEL_DISABLED = 'devtool.dev/disabled';
 export const LABEL_OWNER = 'devtool.dev/owner';
 export const LABEL_PERSONAL = 'devtool.dev/personal';
 export const LABEL_MANAGED = 'app.kubernetes.io/managed-by';
@@ -174,7 +176,13 @@ export class KubeStore implements Store {
     const sa = await orUndefined(this.core.readNamespacedServiceAccount({ name: serviceAccountName(name), namespace: this.ns }));
     const labels = sa?.metadata?.labels ?? {};
     if (!sa || labels[LABEL_KIND] !== 'user' || labels[LABEL_USER] !== name) return undefined;
-    return { name, admin: labels[LABEL_ADMIN] === 'true' };
+    return { name, admin: labels[LABEL_ADMIN] === 'true', ...(labels[LABEL_DISABLED] === 'true' ? { disabled: true } : {}) };
+  }
+
+  async setUserDisabled(name: string, disabled: boolean): Promise<boolean> {
+    if (!(await this.getUser(name))) return false;
+    const body = { metadata: { labels: { [LABEL_DISABLED]: disabled ? 'true' : null } } };
+    return ignoreNotFound(this.core.patchNamespacedServiceAccount({ name: serviceAccountName(name), namespace: this.ns, body }, this.mergePatch));
   }
 
   async deleteUser(name: string): Promise<void> {
@@ -182,7 +190,21 @@ export class KubeStore implements Store {
     await ignoreNotFound(this.core.deleteNamespacedServiceAccount({ name: serviceAccountName(name), namespace: this.ns }));
     await ignoreNotFound(this.core.deleteNamespacedSecret({ name: secretsSecretName(name), namespace: this.ns }));
     await this.login.deletePassword(name);
-    await this.core.deleteCollectionNamespacedSecret({ namespace: this.ns, labelSelector: `${LABEL_KIND}=token,${LABEL_USER}=${name}` });
+    await this.deleteTokens(name);
+  }
+
+  async deleteTokens(user: string): Promise<void> {
+    await this.core.deleteCollectionNamespacedSecret({ namespace: this.ns, labelSelector: `${LABEL_KIND}=token,${LABEL_USER}=${user}` });
+  }
+
+  async sweepExpiredTokens(now: Date): Promise<number> {
+    const list = await this.core.listNamespacedSecret({ namespace: this.ns, labelSelector: `${LABEL_KIND}=token` });
+    let swept = 0;
+    for (const s of list.items) {
+      const t = this.tokenOf(s);
+      if (t && isExpired(t, now) && (await this.deleteToken(t.user, t.id))) swept++;
+    }
+    return swept;
   }
 
   async addToken(token: TokenRecord): Promise<TokenRecord> {

@@ -10,6 +10,7 @@ import {
   type TokenRecord,
   type UserRecord,
 } from './store.ts';
+import { isExpired } from '../tokens.ts';
 import { memoryRunRecords } from './memory-runs.ts';
 
 const copy = (n: NamespaceRecord): NamespaceRecord => ({ ...n, ...(n.preview ? { preview: { ...n.preview } } : {}) });
@@ -48,7 +49,15 @@ export class MemoryStore implements Store {
     this.users.delete(name);
     this.secrets.delete(name);
     this.passwords.delete(name);
-    for (const [hash, t] of this.tokens) if (t.user === name) this.tokens.delete(hash);
+    await this.deleteTokens(name);
+  }
+
+  async setUserDisabled(name: string, disabled: boolean): Promise<boolean> {
+    const u = this.users.get(name);
+    if (!u) return false;
+    if (disabled) u.disabled = true;
+    else delete u.disabled;
+    return true;
   }
 
   /** Like KubeStore, each token gets an object of its own (a name and a uid) that credentials can be bound to. */
@@ -72,6 +81,16 @@ export class MemoryStore implements Store {
       if (t.user === user && t.id === id) return this.tokens.delete(hash);
     }
     return false;
+  }
+
+  async deleteTokens(user: string): Promise<void> {
+    for (const [hash, t] of this.tokens) if (t.user === user) this.tokens.delete(hash);
+  }
+
+  async sweepExpiredTokens(now: Date): Promise<number> {
+    let swept = 0;
+    for (const [hash, t] of this.tokens) if (isExpired(t, now) && this.tokens.delete(hash)) swept++;
+    return swept;
   }
 
   async listNamespaces(owner?: string): Promise<NamespaceRecord[]> {

@@ -9,6 +9,8 @@ import type { PipelineRunBody } from '../../src/service/contract.ts';
 export interface UserRecord {
   name: string;
   admin: boolean;
+  /** Disabled by an operator or admin: none of its tokens, sessions or sign-ins is accepted. */
+  disabled?: boolean;
 }
 
 /** A token as stored: never the token itself, only its SHA-256. */
@@ -77,6 +79,8 @@ export type RunRecord = Omit<PipelineRunBody, 'skipped'> & {
   actor?: string;
   /** The run's own API token (scope `run`), revoked when the run's end is recorded. */
   apiTokenId?: string;
+  /** The branch the runner cloned (the repository's default one when none was asked), once the run has ended. */
+  clonedBranch?: string;
 };
 
 /** Thrown by putRecord when another writer changed the record first. */
@@ -111,8 +115,10 @@ export interface Store extends LoginStore {
   /** Creates the user; a ConflictError when the name is taken. */
   createUser(user: UserRecord): Promise<void>;
   getUser(name: string): Promise<UserRecord | undefined>;
-  /** Removes the user and its tokens and secrets (not its namespaces). Used to undo a half-made account. */
+  /** Removes the user and its tokens and secrets (not its namespaces). */
   deleteUser(name: string): Promise<void>;
+  /** Marks the user disabled or enabled again; false when there is no such user. */
+  setUserDisabled(name: string, disabled: boolean): Promise<boolean>;
 
   /** Stores it; answers the record as stored (with its objectRef, where the store has one). */
   addToken(token: TokenRecord): Promise<TokenRecord>;
@@ -121,6 +127,10 @@ export interface Store extends LoginStore {
   listTokens(user: string): Promise<TokenRecord[]>;
   /** false when the user has no token with this id. */
   deleteToken(user: string, id: string): Promise<boolean>;
+  /** Deletes every token of the user (and so every Kubernetes token bound to one). */
+  deleteTokens(user: string): Promise<void>;
+  /** Deletes the tokens past their expiry, every user's; how many. */
+  sweepExpiredTokens(now: Date): Promise<number>;
 
   /** Namespaces devtool manages; only `owner`'s when given. */
   listNamespaces(owner?: string): Promise<NamespaceRecord[]>;

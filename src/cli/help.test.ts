@@ -124,7 +124,8 @@ test('the options of the reference, with their types and defaults, are in the he
     ['init', 'namespace', 'string', 'current context namespace'],
     ['init', 'context', 'string', 'current context'],
     ['init', 'v1', 'bool', 'false'],
-    ['pipeline deploy', 'branch', 'string', 'main branch'],
+    // The reference says main branch: the runner clones the repository's default branch, whatever its name.
+    ['pipeline deploy', 'branch', 'string', "the repository's default branch"],
     ['pipeline deploy', 'file', 'string', undefined],
     ['pipeline deploy', 'name', 'string', 'folder name'],
     ['pipeline deploy', 'namespace', 'string', 'current cluster client config namespace'],

@@ -20,6 +20,7 @@ import { previewCommand } from './preview/spec.ts';
 import { restartCommand } from './restart/spec.ts';
 import { statusCommand } from './status/spec.ts';
 import { upCommand } from './up/spec.ts';
+import { userCommand } from './user/spec.ts';
 import { versionCommand } from './version/spec.ts';
 
 export const rootCommand: CommandSpec = {
@@ -46,6 +47,7 @@ export const rootCommand: CommandSpec = {
     restartCommand,
     statusCommand,
     upCommand,
+    userCommand,
     versionCommand,
   ],
 };

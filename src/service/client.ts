@@ -31,6 +31,8 @@ import type {
   TokenGrantAnswerBody,
   TokenGrantRequestBody,
   TokenListBody,
+  UserBody,
+  UserDeletedBody,
 } from './contract.ts';
 import { ANALYTICS_ACTION_PATTERN, CLI_CLIENT_ID, type Endpoint, endpoints } from './endpoints.ts';
 import { type Answer, exchange } from './http.ts';
@@ -137,6 +139,10 @@ export class ServiceClient {
   previewEndpoints = (name: string) => this.call<PreviewEndpointsBody>(endpoints.previewEndpoints, { params: { name } });
   sleepPreview = (name: string) => this.call<PreviewBody>(endpoints.sleepPreview, { params: { name } });
   wakePreview = (name: string) => this.call<PreviewBody>(endpoints.wakePreview, { params: { name } });
+  // users (admins only)
+  disableUser = (name: string) => this.call<UserBody>(endpoints.disableUser, { params: { name } });
+  enableUser = (name: string) => this.call<UserBody>(endpoints.enableUser, { params: { name } });
+  deleteUser = (name: string) => this.call<UserDeletedBody>(endpoints.deleteUser, { params: { name } });
 
   private told = false;
 

@@ -48,6 +48,9 @@ import {
   PreviewEndpoints,
   PreviewParams,
   type PreviewScope,
+  User,
+  UserDeleted,
+  UserParams,
 } from './schemas.ts';
 
 /** One route: its method and path (endpoints.ts), the schemas of its parts, and who may call it. */
@@ -260,6 +263,31 @@ export const routes = {
     status: 200,
     response: Preview,
   }),
+  // users (admins only; a plain user is refused with 403)
+  disableUser: route({
+    ...endpoints.disableUser,
+    summary: 'Disable a user (admins only): its tokens are deleted, and its sessions, sign-ins and any token are refused; its namespaces stay',
+    auth: true,
+    params: UserParams,
+    status: 200,
+    response: User,
+  }),
+  enableUser: route({
+    ...endpoints.enableUser,
+    summary: 'Enable a disabled user again (admins only); it signs in again, or gets a token from the operator',
+    auth: true,
+    params: UserParams,
+    status: 200,
+    response: User,
+  }),
+  deleteUser: route({
+    ...endpoints.deleteUser,
+    summary: 'Delete a user (admins only) and every namespace it owns, its previews included; its access ends first',
+    auth: true,
+    params: UserParams,
+    status: 200,
+    response: UserDeleted,
+  }),
 } as const satisfies Record<EndpointName, RouteSpec>;
 
 export type RouteName = keyof typeof routes;
@@ -292,8 +320,10 @@ export type PreviewBody = Static<typeof Preview>;
 export type PreviewListBody = Static<typeof PreviewList>;
 export type PreviewEndpointsBody = Static<typeof PreviewEndpoints>;
 export type PreviewScopeValue = Static<typeof PreviewScope>;
+export type UserBody = Static<typeof User>;
+export type UserDeletedBody = Static<typeof UserDeleted>;
 
 /** Capabilities this version of the contract defines; `GET /info` lists those the server offers. */
-export const CAPABILITIES = ['tokens', 'namespaces', 'secrets', 'analytics', 'login', 'kube-credentials', 'pipelines', 'previews'] as const;
+export const CAPABILITIES = ['tokens', 'namespaces', 'secrets', 'analytics', 'login', 'kube-credentials', 'pipelines', 'previews', 'users'] as const;
 /** Offered only when the chart configured a builder (GET /info lists it then): the build tunnel. */
 export const BUILDS_CAPABILITY = 'builds';

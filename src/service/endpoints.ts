@@ -60,6 +60,10 @@ export const endpoints = {
   previewEndpoints: { method: 'GET', url: `${API_PREFIX}/previews/:name/endpoints` },
   sleepPreview: { method: 'POST', url: `${API_PREFIX}/previews/:name/sleep` },
   wakePreview: { method: 'POST', url: `${API_PREFIX}/previews/:name/wake` },
+  // users (admins only)
+  disableUser: { method: 'POST', url: `${API_PREFIX}/users/:name/disable` },
+  enableUser: { method: 'POST', url: `${API_PREFIX}/users/:name/enable` },
+  deleteUser: { method: 'DELETE', url: `${API_PREFIX}/users/:name` },
 } as const satisfies Record<string, Endpoint>;
 
 export type EndpointName = keyof typeof endpoints;

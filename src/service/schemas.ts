@@ -40,6 +40,23 @@ export const Info = Type.Object(
   { additionalProperties: false },
 );
 
+export const UserName = Type.String({ pattern: NAME_PATTERN, minLength: 1, maxLength: USER_NAME_MAX, description: `User name: ${NAME_RULE}` });
+export const UserParams = Type.Object({ name: UserName });
+export const User = Type.Object(
+  {
+    name: Type.String(),
+    admin: Type.Boolean(),
+    disabled: Type.Boolean({ description: 'Its tokens, sessions and sign-ins are refused' }),
+  },
+  { additionalProperties: false },
+);
+export const UserDeleted = Type.Object(
+  {
+    name: Type.String(),
+    namespaces: Type.Array(Type.String(), { description: 'The namespaces it owned, deleted with it (Terminating until Kubernetes has emptied them)' }),
+  },
+  { additionalProperties: false },
+);
 export const Me = Type.Object(
   {
     name: Type.String(),
@@ -282,7 +299,7 @@ export const Preview = Type.Object(
     status: PreviewStatus,
     pipeline: Type.String({ description: 'The pipeline that deploys it, in the namespace of the same name as the preview' }),
     repository: Type.Optional(Type.String()),
-    branch: Type.Optional(Type.String()),
+    branch: Type.Optional(Type.String({ description: 'As asked; when none was, the default branch the last run cloned (known once it has ended)' })),
     commit: Type.Optional(Type.String()),
     file: Type.Optional(Type.String()),
     sourceUrl: Type.Optional(Type.String()),

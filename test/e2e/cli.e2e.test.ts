@@ -84,6 +84,9 @@ describe('help and version', () => {
         if (o.hidden) continue;
         assert.match(r.stdout, new RegExp(`--${o.name} ${o.type} `), `${what}: --${o.name}`);
       }
+      for (const line of r.stdout.split('\n').filter((l) => /^ +(-\w, )?--/.test(l))) {
+        assert.ok((line.match(/\(default: /g) ?? []).length <= 1, `${what}: one default per option: ${line}`);
+      }
       for (const sub of spec.subcommands ?? []) assert.match(r.stdout, new RegExp(`^  ${sub.name} `, 'm'), `${what}: ${sub.name}`);
     }
     // -h works too, and before the command.

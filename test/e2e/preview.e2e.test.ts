@@ -183,7 +183,8 @@ describe('preview environments on the service', () => {
     await svc.markForCleanup(name);
     for (const who of ['alice', 'bob'] as const) {
       const list = as(who, ['preview', 'list']);
-      assert.match(list.stdout, new RegExp(`^${name}\\s+global\\s+deployed\\s+-\\s+\\S+\\s+${names.admin}\\s*$`, 'm'), `${who}: ${list.stdout}`);
+      // Deployed without --branch: the list names the default branch the run cloned.
+      assert.match(list.stdout, new RegExp(`^${name}\\s+global\\s+deployed\\s+main\\s+\\S+\\s+${names.admin}\\s*$`, 'm'), `${who}: ${list.stdout}`);
       const e = as(who, ['preview', 'endpoints', name]);
       assert.equal(e.code, 0, e.stderr);
       assert.equal(e.stdout, `https://web-${name}.devtool.test\n`);

@@ -12,17 +12,20 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import { REGISTRY } from '../../cluster/test-cluster.ts';
 import { createSandbox, repoRoot, runDevtool, type Sandbox } from './cli.ts';
-import { type InstalledService, installedService, kubectlAs, SERVICE_NAMESPACE, whenAnswering } from './installed-service.ts';
+import { type InstalledService, installedService, kubectlAs, SERVICE_NAMESPACE, serviceCall, whenAnswering } from './installed-service.ts';
 import { killUpSessions, startUp } from './up-session.ts';
+import { waitFor } from './wait.ts';
 
 const run = randomBytes(3).toString('hex');
 const userA = `e2eka${run}`;
 const userB = `e2ekb${run}`;
+const userC = `e2ekc${run}`;
 const shop = `shop-${run}`;
 
 let svc: InstalledService;
@@ -32,11 +35,27 @@ let core: k8s.CoreV1Api;
 let a: Sandbox;
 let tokenA: string;
 let b: Sandbox;
+let tokenB: string;
 
 const devtool = (sb: Sandbox, args: string[], opts: { env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {}) =>
   runDevtool(args, { env: { ...sb.env, ...opts.env }, ...(opts.cwd ? { cwd: opts.cwd } : {}), ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) });
 
 const kubectl = (sb: Sandbox, args: string[]) => kubectlAs(sb, args);
+
+/** GET of a path of the service through the front door with this Accept header: status, content type, body. */
+function getWithAccept(path: string, accept: string): Promise<{ status: number; type: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}${path}`, { ca: svc.caPem, timeout: 20_000, headers: { accept } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), body }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 /** The sandbox's cached Kubernetes credentials (one file per service and login). */
 function cachedCredentials(sb: Sandbox): { file: string; token: string; expiresAt: string } | undefined {
@@ -52,7 +71,7 @@ describe('service contexts: namespaces and the user’s own cluster credentials,
     svc = await installedService();
     ({ kc, core, url } = svc);
     tokenA = await svc.createUser(userA, true);
-    const tokenB = await svc.createUser(userB);
+    tokenB = await svc.createUser(userB);
     a = createSandbox();
     b = createSandbox();
     for (const [sb, token, user] of [
@@ -116,6 +135,23 @@ describe('service contexts: namespaces and the user’s own cluster credentials,
     assert.equal(invalid.stderr.split('\n').length, 2, invalid.stderr);
     assert.match(invalid.stderr, /invalid namespace "Bad_Name"/);
     assert.equal(JSON.parse(devtool(b, ['context', 'show']).stdout).namespace, `${userB}-devtool`, 'B’s context did not move');
+  });
+
+  test('create of a namespace one owns already is no failure: it says so and switches to it', () => {
+    assert.equal(devtool(a, ['namespace', 'use', `${userA}-devtool`]).code, 0);
+    const again = devtool(a, ['namespace', 'create', shop]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(again.stdout, `Namespace "${shop}" is already yours\nUsing namespace "${shop}" @ ${url} (${url})\n`);
+    assert.equal(JSON.parse(devtool(a, ['context', 'show']).stdout).namespace, shop);
+  });
+
+  test('an unknown path: a browser gets an HTML page, an API client the one-line JSON', async () => {
+    const browser = await getWithAccept('/no-such-page', 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8');
+    assert.equal(browser.status, 404);
+    assert.match(browser.type, /^text\/html/, browser.body);
+    assert.match(browser.body, /<h1>Page not found<\/h1>/);
+    const api = await getWithAccept('/api/v1/no-such-route', 'application/json');
+    assert.deepEqual([api.status, api.type.split(';')[0], JSON.parse(api.body)], [404, 'application/json', { error: 'no route GET /api/v1/no-such-route' }]);
   });
 
   test('B cannot list, use or delete A’s namespace through devtool', () => {
@@ -278,6 +314,93 @@ describe('service contexts: namespaces and the user’s own cluster credentials,
     assert.equal((await apps.readNamespacedDeployment({ name: 'api', namespace: shop })).spec?.replicas, 1, 'the original is back');
   });
 
+  test("an expired run token (its run's end never recorded) is not listed and is deleted", async () => {
+    // A week-old run's token, as the service writes one: the one way a test lets its expiry pass.
+    const id = randomBytes(12).toString('hex');
+    const name = `devtool-token-${id}`;
+    const b64 = (text: string) => Buffer.from(text).toString('base64');
+    await core.createNamespacedSecret({
+      namespace: SERVICE_NAMESPACE,
+      body: {
+        metadata: { name, labels: { 'devtool.dev/kind': 'token', 'devtool.dev/user': userB, 'app.kubernetes.io/managed-by': 'devtool-service' } },
+        data: {
+          hash: b64(id + randomBytes(20).toString('hex')),
+          name: b64(`pipeline web in ${userB}-devtool (run 0abc12)`),
+          createdAt: b64(new Date(Date.now() - 7 * 86_400_000).toISOString()),
+          expiresAt: b64(new Date(Date.now() - 7 * 86_400_000 + 900_000).toISOString()),
+          scope: b64('run'),
+        },
+      },
+    });
+    const list = await serviceCall(url, svc.caPem, tokenB, 'GET', '/api/v1/tokens');
+    assert.equal(list.status, 200, list.body);
+    const names = (JSON.parse(list.body) as { tokens: { name: string }[] }).tokens.map((t) => t.name);
+    assert.deepEqual(names, ['created with the account']);
+    assert.equal(await core.readNamespacedSecret({ name, namespace: SERVICE_NAMESPACE }).catch(() => undefined), undefined, 'the expired token is deleted');
+  });
+
+  test('users: a plain user cannot disable or delete one; an admin disables (tokens, kubectl and CLI stop), enables and deletes', async () => {
+    const c = createSandbox();
+    const tokenC = await svc.createUser(userC);
+    assert.equal(devtool(c, ['context', 'use', url, '--token', tokenC], { env: { DEVTOOL_CA_CERT: svc.caFile } }).code, 0);
+    const cns = `c-${run}`;
+    assert.equal(devtool(c, ['namespace', 'create', cns]).code, 0);
+    await svc.markForCleanup(cns);
+    assert.equal(devtool(c, ['kubeconfig']).code, 0);
+    assert.equal(kubectl(c, ['get', 'pods']).code, 0);
+
+    // B, no admin: refused through the CLI and through the API, and C is untouched.
+    for (const verb of ['disable', 'delete', 'enable'] as const) {
+      const r = devtool(b, ['user', verb, userC]);
+      assert.equal(r.code, 1, r.stdout);
+      assert.equal(r.stderr, `Error: only admins can ${verb} users\n`);
+    }
+    assert.equal((await serviceCall(url, svc.caPem, tokenB, 'DELETE', `/api/v1/users/${userC}`)).status, 403);
+    assert.equal((await serviceCall(url, svc.caPem, tokenB, 'POST', `/api/v1/users/${userA}/disable`)).status, 403);
+    assert.equal(devtool(c, ['namespace', 'list']).code, 0, 'C still works');
+    const self = devtool(a, ['user', 'disable', userA]);
+    assert.equal(self.stderr, 'Error: you cannot disable your own account: ask another admin\n');
+
+    // A, an admin, disables C: the CLI, the API token and the kubectl credentials stop.
+    const disabled = devtool(a, ['user', 'disable', userC]);
+    assert.equal(disabled.code, 0, disabled.stderr);
+    const at = Date.now();
+    const cli = devtool(c, ['namespace', 'list']);
+    assert.equal(cli.code, 1);
+    assert.match(cli.stderr, /^Error: .*token revoked or expired/);
+    assert.equal((await serviceCall(url, svc.caPem, tokenC, 'GET', '/api/v1/me')).status, 401);
+    let last = '';
+    await waitFor(
+      "C's kubectl refused",
+      () => {
+        const r = kubectl(c, ['get', 'pods']);
+        last = `${r.code} ${r.stderr}`;
+        return r.code !== 0;
+      },
+      30_000,
+    ).catch(() => assert.fail(`C's kubectl still works 30 s after the disable: ${last}`));
+    console.log(`kubectl of a disabled user refused ${Date.now() - at} ms after the disable: ${last.trim().split('\n')[0]}`);
+    assert.equal((await core.readNamespace({ name: cns })).status?.phase, 'Active', 'its namespaces stay');
+
+    const enabled = devtool(a, ['user', 'enable', userC]);
+    assert.equal(enabled.code, 0, enabled.stderr);
+    assert.equal((await serviceCall(url, svc.caPem, tokenC, 'GET', '/api/v1/me')).status, 401, 'its old tokens stay deleted');
+
+    const deleted = devtool(a, ['user', 'delete', userC]);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    assert.equal(deleted.stdout, `User "${userC}" is deleted, with its namespaces: ${cns}, ${userC}-devtool\n`);
+    for (const name of [cns, `${userC}-devtool`]) {
+      const ns = await core.readNamespace({ name }).catch(() => undefined);
+      assert.ok(!ns || ns.metadata?.deletionTimestamp, `${name} is being deleted`);
+    }
+    assert.equal(
+      await core.readNamespacedServiceAccount({ name: `user-${userC}`, namespace: SERVICE_NAMESPACE }).catch(() => undefined),
+      undefined,
+      'the account is gone',
+    );
+    assert.equal(devtool(a, ['user', 'delete', userC]).stderr, `Error: no user ${userC}\n`);
+  });
+
   test('delete: by an admin or the owner; a namespace being deleted stays listed as Terminating', async () => {
     const other = `b-${run}`;
     assert.equal(devtool(b, ['namespace', 'create', other]).code, 0);
@@ -286,11 +409,16 @@ describe('service contexts: namespaces and the user’s own cluster credentials,
     assert.equal(byAdmin.stdout, `Namespace "${other}" is being deleted\n`);
     // Something that holds the namespace in Terminating until the test lets it go.
     await core.createNamespacedConfigMap({ namespace: shop, body: { metadata: { name: 'held', finalizers: ['devtool.dev/e2e-hold'] } } });
+    // The namespace the context uses: the context moves to the personal namespace.
     const del = devtool(a, ['namespace', 'delete', shop]);
     assert.equal(del.code, 0, del.stderr);
+    assert.equal(del.stdout, `Namespace "${shop}" is being deleted\nUsing namespace "${userA}-devtool" @ ${url} (${url})\n`);
     const list = devtool(a, ['namespace', 'list']);
     assert.equal(list.code, 0, list.stderr);
-    assert.match(list.stdout, new RegExp(`^${shop} \\* +Terminating$`, 'm'));
-    assert.match(list.stdout, new RegExp(`^${userA}-devtool +Active$`, 'm'));
+    assert.match(list.stdout, new RegExp(`^${shop} +Terminating$`, 'm'));
+    assert.match(list.stdout, new RegExp(`^${userA}-devtool \\* +Active$`, 'm'));
+    const recreate = devtool(a, ['namespace', 'create', shop]);
+    assert.equal(recreate.code, 1);
+    assert.equal(recreate.stderr, `Error: namespace ${shop} is yours and being deleted: create it again once it is gone\n`);
   });
 });

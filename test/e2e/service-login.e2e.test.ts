@@ -301,6 +301,8 @@ describe('accounts and login through the browser, on the installed service', { t
     assert.match((await page.textContent('#signed-in'))!, /is signed in/);
     assert.equal(await cli.exit(30_000), 0, cli.output());
     assert.match(cli.output(), new RegExp(`Using context .* as ${user}: namespace "${user}-devtool"`));
+    // The one namespace named is the user's own, once logged in: none is guessed before.
+    assert.deepEqual(cli.output().match(/namespace "[^"]*"/g), [`namespace "${user}-devtool"`], cli.output());
     assert.equal(statSync(join(sb.devtoolHome, 'contexts.json')).mode & 0o777, 0o600);
     const stored = storedContexts(sb).contexts[url];
     assert.match(stored?.token ?? '', /^dvt_/);

@@ -160,7 +160,8 @@ async function selectContext(f: Factory, opts: OptionValues<typeof contextOption
     // As before the login existed: the context is stored and selected first, so that a failed
     // login leaves it there to retry (or to delete).
     const ctx = await f.contexts.use(url, { ...settings, isDevtool: true });
-    f.io.stdout.write(`Stored context ${ctx.name}: namespace "${ctx.namespace}" @ ${ctx.host}\n`);
+    // No namespace yet: the user's own is known only once logged in (the line after the login names it).
+    f.io.stdout.write(`Stored context ${ctx.name}: logging in\n`);
     try {
       token = await loginToken(f, url);
     } catch (err) {

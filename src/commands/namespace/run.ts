@@ -36,21 +36,36 @@ export const runNamespacePrompt: CommandHandler = async (f) => {
   await useNamespace(f, picked);
 };
 
-/** create: a namespace the user owns, made by the service; then the context switches to it. */
+/**
+ * create: a namespace the user owns, made by the service; then the context switches to it. One the
+ * user owns already is no failure: the context switches to it all the same.
+ */
 export const runNamespaceCreate: CommandHandler = async (f, inv) => {
   const name = checkNamespaceName(inv.requireArg(0, 'NAMESPACE'));
   const ctx = await f.contexts.requireCurrent();
-  const created = await (await serviceOf(f, ctx, 'namespace create')).createNamespace(name);
-  f.io.stdout.write(`Namespace "${created.name}" created\n`);
-  await useNamespace(f, created.name);
+  const client = await serviceOf(f, ctx, 'namespace create');
+  try {
+    await client.createNamespace(name);
+    f.io.stdout.write(`Namespace "${name}" created\n`);
+  } catch (err) {
+    const mine = statusOf(err) === 409 ? (await client.listNamespaces()).namespaces.find((n) => n.name === name) : undefined;
+    if (mine?.status !== 'Active') throw err;
+    f.io.stdout.write(`Namespace "${name}" is already yours\n`);
+  }
+  await useNamespace(f, name);
 };
 
-/** delete: by its owner or an admin (the service decides); Kubernetes then removes its contents. */
+/**
+ * delete: by its owner or an admin (the service decides); Kubernetes then removes its contents.
+ * Deleting the namespace the context uses moves the context to the user's personal namespace.
+ */
 export const runNamespaceDelete: CommandHandler = async (f, inv) => {
   const name = checkNamespaceName(inv.requireArg(0, 'NAMESPACE'));
   const ctx = await f.contexts.requireCurrent();
-  await (await serviceOf(f, ctx, 'namespace delete')).deleteNamespace(name);
+  const client = await serviceOf(f, ctx, 'namespace delete');
+  await client.deleteNamespace(name);
   f.io.stdout.write(`Namespace "${name}" is being deleted\n`);
+  if (ctx.namespace === name && ctx.source !== 'environment') await useNamespace(f, (await client.me()).namespace);
 };
 
 /** list: the user's namespaces with their real status; those being deleted show Terminating. */
@@ -78,6 +93,8 @@ async function clusterNamespaces(f: Factory, ctx: ResolvedContext): Promise<stri
     throw new DevtoolError(`cannot list the namespaces of ${ctx.name}: ${describeKubeError(err)}; ${USE_HINT}`);
   }
 }
+
+const statusOf = (err: unknown) => (err as { status?: unknown }).status;
 
 async function useNamespace(f: Factory, namespace: string): Promise<void> {
   const ctx = await f.contexts.setNamespace(namespace);

@@ -11,7 +11,7 @@ const namespace = {
 } as const satisfies OptionSpec;
 
 export const pipelineDeployOptions = [
-  { name: 'branch', type: 'string', defaultText: 'main branch', description: "Branch to deploy (default: the repository's default branch)" },
+  { name: 'branch', type: 'string', defaultText: "the repository's default branch", description: 'Branch to deploy' },
   manifestFileWithoutDefault('Manifest location; when unset, automatic deployment rules apply'),
   name,
   namespace,

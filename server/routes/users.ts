@@ -1,0 +1,47 @@
+/**
+ * Users, for admins: disable (access ends at once, everything else stays), enable, delete (with
+ * every namespace the user owns: accounts.ts). A plain user is refused; nobody acts on their own
+ * account here, so an admin cannot lock themselves out.
+ */
+import { routes, type UserBody } from '../../src/service/contract.ts';
+import { deleteAccount, disableAccount, enableAccount } from '../accounts.ts';
+import { type Authenticator, userOf } from '../auth.ts';
+import type { App, AppContext } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import type { UserRecord } from '../store/store.ts';
+import { routeOptions } from './route-options.ts';
+
+const body = (u: UserRecord): UserBody => ({ name: u.name, admin: u.admin, disabled: u.disabled === true });
+
+export function registerUserRoutes(app: App, ctx: AppContext, auth: Authenticator): void {
+  const r = routes;
+  /** The target's name, once the caller may act on it. */
+  const target = (caller: UserRecord, name: string, what: string): string => {
+    if (!caller.admin) throw new ApiError(403, `only admins can ${what} users`);
+    if (name === caller.name) throw new ApiError(409, `you cannot ${what} your own account: ask another admin`);
+    return name;
+  };
+  const current = async (name: string): Promise<UserRecord> => {
+    const u = await ctx.store.getUser(name);
+    if (!u) throw new ApiError(404, `no user ${name}`);
+    return u;
+  };
+
+  app.post(r.disableUser.url, routeOptions(r.disableUser, auth, { params: r.disableUser.params }), async (request) => {
+    const name = target(userOf(request), request.params.name, 'disable');
+    await disableAccount(ctx.store, name);
+    return body(await current(name));
+  });
+
+  app.post(r.enableUser.url, routeOptions(r.enableUser, auth, { params: r.enableUser.params }), async (request) => {
+    const name = target(userOf(request), request.params.name, 'enable');
+    await enableAccount(ctx.store, name, ctx.now(), false);
+    return body(await current(name));
+  });
+
+  app.delete(r.deleteUser.url, routeOptions(r.deleteUser, auth, { params: r.deleteUser.params }), async (request) => {
+    const name = target(userOf(request), request.params.name, 'delete');
+    await current(name);
+    return { name, namespaces: await deleteAccount(ctx.store, name) };
+  });
+}

@@ -1,0 +1,32 @@
+import type { CommandSpec } from '../../cli/spec.ts';
+
+const userArg = [{ name: 'USER', required: true }];
+
+export const userCommand: CommandSpec = {
+  name: 'user',
+  summary: 'Disable, enable or delete a user of the devtool service (admins only)',
+  description:
+    "An admin's commands on other users' accounts. Disabling one ends its access at once (its tokens are deleted, its sessions and " +
+    'sign-ins refused) and keeps its namespaces; deleting one also deletes every namespace it owns, its previews included. ' +
+    'Cluster-only: it needs a cluster with the devtool service installed.',
+  subcommands: [
+    {
+      name: 'delete',
+      summary: 'Delete a user and every namespace it owns (admins only)',
+      args: userArg,
+      load: async () => (await import('./run.ts')).runUserDelete,
+    },
+    {
+      name: 'disable',
+      summary: 'Disable a user: its tokens and sessions stop working at once; its namespaces stay (admins only)',
+      args: userArg,
+      load: async () => (await import('./run.ts')).runUserDisable,
+    },
+    {
+      name: 'enable',
+      summary: 'Enable a disabled user again (admins only)',
+      args: userArg,
+      load: async () => (await import('./run.ts')).runUserEnable,
+    },
+  ],
+};
