@@ -58,6 +58,8 @@ export interface DevSession {
   /** A standalone dev container (autocreate): `down` removes it rather than restoring an original. */
   readonly standalone: boolean;
   connection(): Promise<ssh2.Client>;
+  /** The dev pod of the live connection; undefined while it is reconnecting. */
+  connectedPod(): string | undefined;
   close(): Promise<void>;
 }
 
@@ -164,7 +166,7 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
     for (const r of t.dev.reverse) readyLines.push(`  reverse  ${t.devName}:${r.remote} -> localhost:${r.local}`);
     for (const x of syncPlan?.folders ?? []) readyLines.push(`  sync     ${x.local} ${x.mode === 'send-only' ? '->' : '<->'} ${x.remote}`);
     f.log.debug(readyLines[0]!);
-    return { t, readyLines, standalone, connection: () => started.connection(), close };
+    return { t, readyLines, standalone, connection: () => started.connection(), connectedPod: () => started.connectedPod, close };
   } catch (err) {
     await close();
     throw err;
