@@ -240,7 +240,9 @@ export class DevTunnel {
       // The kubelet's error stream says why a forward ended on its side (the pod's port refused, the pod gone).
       const errors = new Writable({
         write: (chunk: Buffer, _encoding, done) => {
-          this.o.log.debug(`dev tunnel: port-forward to ${pod}: ${oneLine(chunk.toString('utf8'))}`);
+          // Its first message, the port number, arrives here as an empty chunk.
+          const text = oneLine(chunk.toString('utf8'));
+          if (text) this.o.log.debug(`dev tunnel: port-forward to ${pod}: ${text}`);
           done();
         },
       });

@@ -105,7 +105,10 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
       log: f.log,
       forwards: t.dev.forward,
       reverses: t.dev.reverse,
-      notice: (m) => progress.warn(m),
+      // Not once closing: the dev pod `down` deletes meanwhile is no connection lost to speak of.
+      notice: (m) => {
+        if (!closing.signal.aborted) progress.warn(m);
+      },
     });
     tunnel = started;
     // Before the swap: a forward's local port that is taken fails here, with the original untouched.
