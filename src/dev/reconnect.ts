@@ -29,6 +29,9 @@ export interface ReconnectOptions<C extends Connection> {
   sleep?(ms: number): Promise<void>;
 }
 
+/** connection() waited its time and no connection came (a closed reconnector fails otherwise). */
+export class ConnectTimeoutError extends DevtoolError {}
+
 export const BACKOFF_MIN_MS = 250;
 export const BACKOFF_MAX_MS = 5000;
 /** verify(): a deadline passed this late (the event loop was busy) is extended by as much. */
@@ -61,12 +64,12 @@ export class Reconnector<C extends Connection> {
     void this.loop();
   }
 
-  /** The live connection, waiting for a reconnect if there is none right now. */
   /** Whether a connection is live right now. */
   get isConnected(): boolean {
     return this.current !== undefined;
   }
 
+  /** The live connection, waiting for a reconnect if there is none right now. */
   connection(timeoutMs = 30_000): Promise<C> {
     if (this.current) return Promise.resolve(this.current);
     if (this.closed) return Promise.reject(new DevtoolError('the connection to the dev container is closed'));
@@ -83,7 +86,7 @@ export class Reconnector<C extends Connection> {
       };
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w !== waiter);
-        reject(new DevtoolError(`cannot reach the dev container's SSH server${this.lastError ? `: ${this.lastError}` : ''}`));
+        reject(new ConnectTimeoutError(`cannot reach the dev container's SSH server${this.lastError ? `: ${this.lastError}` : ''}`));
       }, timeoutMs);
       this.waiters.push(waiter);
     });

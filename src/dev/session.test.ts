@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import type ssh2 from 'ssh2';
-import { runSession, shellJoin } from './session.ts';
+import { ConnectionLostError, runSession, shellJoin } from './session.ts';
 
 test('words are quoted for the remote shell only when needed', () => {
   assert.equal(shellJoin(['npm', 'test']), 'npm test');
@@ -13,13 +14,13 @@ test('words are quoted for the remote shell only when needed', () => {
 
 /** An ssh2 client whose exec channel does what `script` says: emit an exit status or not, then close. */
 function fakeClient(script: (channel: PassThrough) => void) {
-  return {
+  return Object.assign(new EventEmitter(), {
     exec: (_command: string, _opts: unknown, cb: (err: Error | undefined, channel: unknown) => void) => {
-      const channel = Object.assign(new PassThrough(), { stderr: new PassThrough(), setWindow: () => undefined });
+      const channel = Object.assign(new PassThrough(), { stderr: new PassThrough(), setWindow: () => undefined, close: () => channel.emit('close') });
       cb(undefined, channel);
       setImmediate(() => script(channel));
     },
-  } as unknown as ssh2.Client;
+  }) as unknown as ssh2.Client;
 }
 
 const io = () => ({ stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() });
@@ -32,4 +33,42 @@ test("runSession: the command's exit status; a channel closed without one is an 
   assert.equal(await runSession(exits, io(), { command: 'false', pty: false }), 7);
   const dropped = fakeClient((ch) => ch.emit('close'));
   await assert.rejects(runSession(dropped, io(), { command: 'sleep 60', pty: false }), /connection to the dev container closed before the command ended/);
+});
+
+test('runSession: a connection that goes while the session opens is the same loss, whatever ssh2 calls it', async () => {
+  // ssh2 says 'close' first, then fails the pending request.
+  const closing = Object.assign(new EventEmitter(), {
+    exec: (_command: string, _opts: unknown, cb: (err: Error | undefined) => void) => {
+      setImmediate(() => {
+        closing.emit('close');
+        cb(new Error('No response from server'));
+      });
+    },
+  }) as unknown as ssh2.Client;
+  await assert.rejects(runSession(closing, io(), { command: 'true', pty: false }), ConnectionLostError);
+  const gone = Object.assign(new EventEmitter(), {
+    exec: () => {
+      throw new Error('Not connected');
+    },
+  }) as unknown as ssh2.Client;
+  await assert.rejects(runSession(gone, io(), { command: 'true', pty: false }), ConnectionLostError);
+  const refused = Object.assign(new EventEmitter(), {
+    exec: (_command: string, _opts: unknown, cb: (err: Error | undefined) => void) => setImmediate(() => cb(new Error('Unable to exec'))),
+  }) as unknown as ssh2.Client;
+  await assert.rejects(runSession(refused, io(), { command: 'true', pty: false }), /^Error: Unable to exec$/);
+});
+
+test('runSession: aborted, it closes the channel, gives the terminal back and rejects with the reason', async () => {
+  const stop = new AbortController();
+  let closed = false;
+  const c = fakeClient((ch) => {
+    ch.on('close', () => (closed = true));
+    stop.abort('SIGTERM');
+  });
+  const streams = io();
+  const raw: boolean[] = [];
+  const stdin = Object.assign(streams.stdin, { setRawMode: (mode: boolean) => raw.push(mode) });
+  await assert.rejects(runSession(c, { ...streams, stdin }, { command: 'sleep 60', pty: true, signal: stop.signal }), (err) => err === 'SIGTERM');
+  assert.equal(closed, true);
+  assert.deepEqual(raw, [true, false]);
 });

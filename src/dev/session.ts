@@ -14,28 +14,60 @@ export interface SessionOptions {
   command?: string;
   pty: boolean;
   term?: string;
+  /** Ends the session from this side: the terminal is given back, the channel closed, and the promise rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/**
+ * The connection went before the command ended (a dropped tunnel, a restarted pod): no exit
+ * status came. Said so, rather than a bare exit code 1 with nothing on stderr.
+ */
+export class ConnectionLostError extends DevtoolError {
+  constructor() {
+    super('the connection to the dev container closed before the command ended; its exit status is unknown');
+  }
 }
 
 export function runSession(c: ssh2.Client, io: IOStreams, o: SessionOptions): Promise<number> {
   return new Promise((resolve, reject) => {
     const size = () => ({ rows: (io.stdout as { rows?: number }).rows ?? 24, cols: io.stdout.columns ?? 80 });
     const pty = o.pty ? { term: o.term || 'xterm-256color', ...size(), height: 0, width: 0 } : undefined;
+    // A connection that goes while the session opens fails its request in words of its own ('No
+    // response from server', 'Not connected'): it is the same loss as one during the command.
+    // ssh2 says 'close' before it fails what was pending.
+    let gone = false;
+    const onGone = () => (gone = true);
+    c.once('close', onGone);
+    const fail = (err: unknown) => {
+      c.off('close', onGone);
+      reject(gone ? new ConnectionLostError() : err);
+    };
     const started = (err: Error | undefined, stream: ssh2.ClientChannel) => {
-      if (err) return reject(err);
+      if (err) return fail(err);
       let code: number | undefined;
       stream.on('exit', (exitCode: number | null, signal?: string) => {
         code = exitCode ?? (signal ? 128 + (SIGNALS[signal] ?? 1) : 1);
       });
       const stdin = io.stdin;
+      let restored = false;
       const restore = () => {
+        if (restored) return;
+        restored = true;
         stdin.unpipe(stream);
         if (pty) stdin.setRawMode?.(false);
         stdin.pause();
         io.stdout.off('resize', onResize);
+        o.signal?.removeEventListener('abort', abort);
+        c.off('close', onGone);
       };
       const onResize = () => {
         const s = size();
         stream.setWindow(s.rows, s.cols, 0, 0);
+      };
+      const abort = () => {
+        restore();
+        reject(o.signal?.reason);
+        stream.close();
       };
       if (pty) {
         stdin.setRawMode?.(true);
@@ -46,14 +78,20 @@ export function runSession(c: ssh2.Client, io: IOStreams, o: SessionOptions): Pr
       stream.stderr.pipe(io.stderr, { end: false });
       stream.on('close', () => {
         restore();
-        // No exit status: the connection went before the command ended (a dropped tunnel, a
-        // restarted pod). Say so, rather than a bare exit code 1 with nothing on stderr.
-        if (code === undefined) reject(new DevtoolError('the connection to the dev container closed before the command ended; its exit status is unknown'));
+        if (code === undefined) reject(new ConnectionLostError());
         else resolve(code);
       });
+      if (o.signal?.aborted) abort();
+      else o.signal?.addEventListener('abort', abort, { once: true });
     };
-    if (o.command !== undefined) c.exec(o.command, pty ? { pty } : {}, started);
-    else c.shell(pty ?? false, started);
+    try {
+      if (o.command !== undefined) c.exec(o.command, pty ? { pty } : {}, started);
+      else c.shell(pty ?? false, started);
+    } catch (err) {
+      // Thrown at once when the connection has already gone.
+      gone ||= /not connected/i.test((err as Error).message);
+      fail(err);
+    }
   });
 }
 

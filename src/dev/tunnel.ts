@@ -10,10 +10,11 @@
  * When to redial, and who gets which connection, is reconnect.ts's (unit-tested with fakes).
  */
 import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
+import { Writable, type Duplex } from 'node:stream';
 import type { V1Pod } from '@kubernetes/client-node';
 import ssh2 from 'ssh2';
 import { DevtoolError } from '../base/errors.ts';
+import { oneLine } from '../base/text.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Forward, Reverse } from '../manifest/model.ts';
@@ -60,6 +61,7 @@ export class DevTunnel {
   private firstPod?: string;
   /** The pod of the latest port-forward: the live connection's, once it is up. */
   private forwardedPod?: string;
+  private closed = false;
 
   constructor(private readonly o: TunnelOptions) {
     this.link = new Reconnector({
@@ -148,12 +150,18 @@ export class DevTunnel {
     return this.link.connection(timeoutMs);
   }
 
+  /** The dev pod the live connection goes to; undefined while there is none. */
+  get connectedPod(): string | undefined {
+    return this.link.isConnected ? this.forwardedPod : undefined;
+  }
+
   /**
    * Ends everything, at once: nothing may keep `up` alive after it. (Waiters' timers and a
    * handshake in progress once kept an `up` running for up to 30 s after SIGTERM, seen when
    * `down` had removed the dev pod and the tunnel was reconnecting.)
    */
   close(): void {
+    this.closed = true;
     this.stopWatchingWake();
     for (const s of this.listeners) s.close();
     this.pfServer?.close();
@@ -201,7 +209,11 @@ export class DevTunnel {
       c.once('close', () => reject(new Error('connection closed during the handshake')));
       // Later errors end in 'close', which the loop handles; the reason goes to devtool.log (an
       // `exec` that lost its connection has no other trace of why: keepalive, reset, port-forward).
-      c.on('error', (err) => this.o.log.debug(`dev tunnel: ssh connection: ${err.message}`));
+      // Not after close(): it destroys the port-forward's end of the connection with the
+      // client's goodbye unread, and the reset that follows is this side's own doing.
+      c.on('error', (err) => {
+        if (!this.closed) this.o.log.debug(`dev tunnel: ssh connection: ${err.message}`);
+      });
       c.connect({
         host: '127.0.0.1',
         port: this.pfPort,
@@ -225,7 +237,16 @@ export class DevTunnel {
       if (!pod) throw new Error('no ready dev pod');
       this.forwardedPod = pod;
       const { PortForward } = await import('@kubernetes/client-node');
-      const ws = await new PortForward(this.o.client.kc, true).portForward(this.o.client.namespace, pod, [AGENT_SSH_PORT], sock, null, sock);
+      // The kubelet's error stream says why a forward ended on its side (the pod's port refused, the pod gone).
+      const errors = new Writable({
+        write: (chunk: Buffer, _encoding, done) => {
+          // Its first message, the port number, arrives here as an empty chunk.
+          const text = oneLine(chunk.toString('utf8'));
+          if (text) this.o.log.debug(`dev tunnel: port-forward to ${pod}: ${text}`);
+          done();
+        },
+      });
+      const ws = await new PortForward(this.o.client.kc, true).portForward(this.o.client.namespace, pod, [AGENT_SSH_PORT], sock, errors, sock);
       const socket = typeof ws === 'function' ? ws() : ws;
       socket?.on('close', (code?: number, reason?: Buffer) => {
         this.o.log.debug(`dev tunnel: port-forward to ${pod} closed${code ? ` (${code}${reason?.length ? ` ${reason}` : ''})` : ''}`);

@@ -58,6 +58,8 @@ export interface DevSession {
   /** A standalone dev container (autocreate): `down` removes it rather than restoring an original. */
   readonly standalone: boolean;
   connection(): Promise<ssh2.Client>;
+  /** The dev pod of the live connection; undefined while it is reconnecting. */
+  connectedPod(): string | undefined;
   close(): Promise<void>;
 }
 
@@ -103,7 +105,10 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
       log: f.log,
       forwards: t.dev.forward,
       reverses: t.dev.reverse,
-      notice: (m) => progress.warn(m),
+      // Not once closing: the dev pod `down` deletes meanwhile is no connection lost to speak of.
+      notice: (m) => {
+        if (!closing.signal.aborted) progress.warn(m);
+      },
     });
     tunnel = started;
     // Before the swap: a forward's local port that is taken fails here, with the original untouched.
@@ -164,7 +169,7 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
     for (const r of t.dev.reverse) readyLines.push(`  reverse  ${t.devName}:${r.remote} -> localhost:${r.local}`);
     for (const x of syncPlan?.folders ?? []) readyLines.push(`  sync     ${x.local} ${x.mode === 'send-only' ? '->' : '<->'} ${x.remote}`);
     f.log.debug(readyLines[0]!);
-    return { t, readyLines, standalone, connection: () => started.connection(), close };
+    return { t, readyLines, standalone, connection: () => started.connection(), connectedPod: () => started.connectedPod, close };
   } catch (err) {
     await close();
     throw err;

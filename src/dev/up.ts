@@ -28,6 +28,7 @@ import { findOriginal, notFoundMessage } from './original.ts';
 import { runSession, shellJoin } from './session.ts';
 import type { DevTarget } from './target.ts';
 import { prepareUp, startUpSession, untilInterrupted, type DevSession, type PreparedUp, type UpEnv, type UpSessionOptions } from './up-session.ts';
+import { shellLoop, type ShellEnd } from './up-shell.ts';
 
 export interface UpCommandEnv extends UpEnv {
   readonly io: IOStreams;
@@ -47,7 +48,7 @@ export async function upOne(f: UpCommandEnv, t: DevTarget, o: UpOptions): Promis
   const release = t.state.lock(t.devName);
   let session: DevSession | undefined;
   try {
-    const progress = new Progress(f.io.stderr, f.now, f.log);
+    const progress = new Progress(f.interactive ? terminalLines(f.io.stderr) : f.io.stderr, f.now, f.log);
     const start: { prepared?: PreparedUp; activeBefore?: boolean } = {};
     session = await interruptible(
       async (signal) => {
@@ -67,8 +68,11 @@ export async function upOne(f: UpCommandEnv, t: DevTarget, o: UpOptions): Promis
     f.io.stdout.write(`${session.readyLines.join('\n')}\n`);
     const stays = `The dev container stays active: 'devtool down' ${session.standalone ? 'removes it' : `restores ${t.devName}`}.\n`;
     if (f.interactive) {
-      const command = t.dev.command.length > 0 ? shellJoin(t.dev.command) : undefined;
-      await runSession(await session.connection(), f.io, { command, pty: true, term: f.env.TERM });
+      const end = await shellUntilEnd(f, session, progress);
+      if ('stopped' in end && end.stopped === 'SIGTERM') {
+        f.io.stderr.write(`'devtool up' was stopped (SIGTERM, as 'devtool down' from another terminal sends): its shell, sync and forwards have ended.\n`);
+        return 0;
+      }
       f.io.stderr.write(stays);
       return 0;
     }
@@ -112,6 +116,41 @@ async function leftByInterruptedUp(t: DevTarget, p: PreparedUp | undefined, acti
     return `${t.devName} stays in development as it was before; 'devtool up ${t.devName}' connects again, 'devtool down ${t.devName}' restores it`;
   const state = active === undefined ? 'may be in development (the cluster did not answer)' : 'is in development, its dev container perhaps still starting';
   return `${t.devName} ${state}: 'devtool up ${t.devName}' goes on from there, 'devtool down ${t.devName}' restores it`;
+}
+
+/**
+ * The shell in the dev container, reopened in the new dev pod whenever its connection goes
+ * (up-shell.ts), until it exits or `up` is asked to stop: SIGTERM (`devtool down` from another
+ * terminal), or SIGINT while no shell is open (Ctrl-C then reaches this process, not the shell).
+ */
+async function shellUntilEnd(f: UpCommandEnv, session: DevSession, progress: Progress): Promise<ShellEnd> {
+  const { t } = session;
+  const command = t.dev.command.length > 0 ? shellJoin(t.dev.command) : undefined;
+  const stopping = new AbortController();
+  const stop = (signal: NodeJS.Signals) => stopping.abort(signal);
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  try {
+    return await shellLoop({
+      connection: () => session.connection(),
+      shell: (c, signal) => runSession(c, f.io, { command, pty: true, term: f.env.TERM, signal }),
+      connectedPod: () => session.connectedPod(),
+      notice: (m) => progress.warn(m),
+      stop: stopping.signal,
+      debug: (m) => f.log.debug(m),
+    });
+  } finally {
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
+  }
+}
+
+/**
+ * Lines for a terminal that a shell may have in raw mode, where a line feed does not return the
+ * cursor: each line ends with both, and so starts at the left edge in either mode.
+ */
+function terminalLines(out: IOStreams['stderr']): { write(text: string): unknown } {
+  return { write: (text: string) => out.write(out.isTTY ? text.replace(/\r?\n/g, '\r\n') : text) };
 }
 
 /** Every dev container of the folder in this process (see the top of this file). */

@@ -4,16 +4,23 @@
  * and the API server restarted. One `up` session lives through all three; after each, a change
  * made locally during the fault reaches the container, a change made in the container comes back,
  * a forwarded port answers again, and nothing was lost on either side. Then the remedy of the
- * States table for sync that stopped working: `up --reset`, which must lose nothing either.
+ * States table for sync that stopped working: `up --reset`, which must lose nothing either; and
+ * `up` in a terminal, whose shell lives through `devtool restart` and which `down` ends in one line.
+ * First, while that `up` runs, `exec` on a busy machine: every session gets its exit status.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { PassThrough, Writable } from 'node:stream';
 import { restartCluster, stopComponent } from '../../cluster/test-cluster.ts';
+import { runSession } from '../../src/dev/session.ts';
+import { DevTunnel } from '../../src/dev/tunnel.ts';
+import type { KubeClient } from '../../src/kube/client.ts';
 import { runDevtool, spawnDevtool } from './cli.ts';
+import { runInPty, type PtySession } from './pty.ts';
 import { startUp, tearDownDev, type UpSession } from './up-session.ts';
 import { clusterSandbox, createSleepingDeployment, ensureAgentImage, runningPod, type ClusterSandbox } from './cluster.ts';
 
@@ -24,6 +31,8 @@ let s: ClusterSandbox;
 let folder: string;
 let env: NodeJS.ProcessEnv;
 let up: UpSession;
+/** The `up` the checks below follow: the one started without a terminal, or one in a terminal. */
+let running: { exitCode(): number | null; output(): string };
 
 before(async () => {
   s = await clusterSandbox('dev-faults');
@@ -34,6 +43,7 @@ before(async () => {
   writeFileSync(join(folder, 'before.txt'), 'written before up\n');
   env = { ...s.env, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
   up = await startUp(['-n', s.namespace], { env, cwd: folder });
+  running = { exitCode: () => up.proc.exitCode, output: () => up.output() };
 });
 
 after(() => tearDownDev(s, env, [folder]));
@@ -41,8 +51,8 @@ after(() => tearDownDev(s, env, [folder]));
 async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await cond())) {
-    if (up.proc.exitCode !== null) throw new Error(`${what}: up exited (${up.proc.exitCode}):\n${up.output()}`);
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms / 1000}s; up said:\n${up.output()}`);
+    if (running.exitCode() !== null) throw new Error(`${what}: up exited (${running.exitCode()}):\n${running.output()}`);
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms / 1000}s; up said:\n${running.output()}`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }
@@ -88,7 +98,74 @@ async function checkRecovered(fault: string, writtenDuring: string): Promise<voi
   // Nothing earlier was lost on either side.
   assert.equal(readLocal('before.txt'), 'written before up\n');
   assert.equal(inContainer('cat /app/before.txt').stdout, 'written before up\n');
-  assert.equal(up.proc.exitCode, null, 'up is still running');
+  assert.equal(running.exitCode(), null, 'up is still running');
+}
+
+/**
+ * The agent once sent a command's EOF before its exit status; ssh2, its input ended as `exec`'s is
+ * from a pipe, closes the channel once both ways are at EOF, and an agent delayed between the two
+ * (a busy machine) then never sent the status: "exit status is unknown", about one session in a
+ * hundred here with 32 at once. Sessions are opened over one tunnel, as `exec` opens its one (the
+ * CLI's own code: a process per session would make a few hundred take minutes), beside the CLI's
+ * `exec` itself.
+ */
+test('exec on a busy machine: every one of 2000 sessions, 32 at once, and each CLI exec beside them get their exit status', { timeout: 300_000 }, async (t) => {
+  const stateDir = join(env.DEVTOOL_HOME!, 'dev');
+  const keys = JSON.parse(readFileSync(join(stateDir, readdirSync(stateDir)[0]!, 'keys.json'), 'utf8')) as {
+    host: { publicKey: string };
+    client: { privateKey: string };
+  };
+  const quiet = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+  // What the tunnel uses of the client: the config for its port-forwards, the namespace, pod lists.
+  const client = { kc: s.kc, namespace: s.namespace, core: s.core } as unknown as KubeClient;
+  const tunnel = new DevTunnel({ client, devName: 'api', hostPublicKey: keys.host.publicKey, clientPrivateKey: keys.client.privateKey, log: quiet as never });
+  await tunnel.start(60_000);
+  try {
+    const c = await tunnel.connection();
+    const sink = () => new Writable({ write: (_chunk, _encoding, done) => done() });
+    const failures: string[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < 2000) {
+        const want = next++ % 5;
+        // Input that ends at once, as `exec`'s does when it is not a terminal.
+        const stdin = new PassThrough();
+        stdin.end();
+        try {
+          const code = await runSession(c, { stdin, stdout: sink(), stderr: sink() }, { command: `exit ${want}`, pty: false });
+          if (code !== want) failures.push(`exit ${want} gave ${code}`);
+        } catch (err) {
+          failures.push((err as Error).message);
+        }
+      }
+    };
+    const started = Date.now();
+    const sessions = Promise.all(Array.from({ length: 32 }, worker));
+    // The CLI's exec beside them, one after the other, while the sessions run.
+    const cli: string[] = [];
+    let execs = 0;
+    while (next < 2000) {
+      const want = execs++ % 5;
+      const r = await execAsync(`exit ${want}`);
+      if (r.code !== want) cli.push(`exec -- sh -c 'exit ${want}': ${r.code} ${r.stderr.trim()}`);
+    }
+    await sessions;
+    t.diagnostic(`2000 sessions over one tunnel, 32 at once, in ${((Date.now() - started) / 1000).toFixed(1)} s; ${execs} CLI execs beside them`);
+    assert.deepEqual(failures, [], `${failures.length} of 2000 sessions lost their exit status`);
+    assert.deepEqual(cli, []);
+  } finally {
+    tunnel.close();
+  }
+});
+
+/** `exec -- sh -c SCRIPT` without blocking this process (the sessions above go on meanwhile), its input ended at once. */
+function execAsync(script: string): Promise<{ code: number | null; stderr: string }> {
+  const p = spawnDevtool(['exec', '-n', s.namespace, '--', 'sh', '-c', script], { env, cwd: folder });
+  p.stdin.end();
+  p.stdout.resume();
+  let stderr = '';
+  p.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve) => p.once('close', (code) => resolve({ code, stderr })));
 }
 
 test('the dev pod is killed: up reconnects to the new pod, sync and forwards resume', { timeout: 420_000 }, async () => {
@@ -179,4 +256,40 @@ test('status --watch follows up until it ends; up --reset starts both ends afres
   }
   writeFileSync(join(folder, 'after-reset.txt'), 'reset\n');
   await checkRecovered('reset', 'after-reset.txt');
+});
+
+test('up in a terminal: its shell opens again in the new pod after a restart, sync and forwards resume; down ends up in one line', {
+  timeout: 420_000,
+}, async () => {
+  await up.stop();
+  const pty: PtySession = runInPty(['up', '-n', s.namespace], { cwd: folder, env });
+  let exitCode: number | null = null;
+  const exited = pty.exit(400_000).then((code) => (exitCode = code));
+  running = { exitCode: () => exitCode, output: () => pty.output() };
+  await pty.waitFor(/dev container api-devtool is ready \(pod (\S+),/, 240_000);
+  await pty.waitFor(/[#$] $/m, 60_000);
+  pty.type('echo "in pod $HOSTNAME."\r');
+  await pty.waitFor(/in pod (\S+)\./, 30_000);
+  const first = /in pod (\S+)\./.exec(pty.output())![1]!;
+
+  const restart = runDevtool(['restart', '-n', s.namespace], { env, cwd: folder, timeoutMs: 300_000 });
+  assert.equal(restart.code, 0, restart.stderr);
+  writeFileSync(join(folder, 'during-shell-restart.txt'), 'restart with a shell\n');
+  await pty.waitFor('the shell ended with its connection to the dev container', 120_000);
+  await pty.waitFor(/the shell is open again, in pod (\S+)\s/, 180_000);
+  const reopened = /the shell is open again, in pod (\S+)\s/.exec(pty.output())![1]!;
+  assert.notEqual(reopened, first, 'the shell is in the new pod');
+  await pty.waitFor(/[#$] $/m, 60_000);
+  pty.type('echo "now in pod $HOSTNAME."\r');
+  await pty.waitFor(`now in pod ${reopened}.`, 30_000);
+  await checkRecovered('restart with a shell', 'during-shell-restart.txt');
+
+  // `down` from another terminal: up ends with one line and exit 0, not the shell's death by SIGTERM.
+  const down = runDevtool(['down', '-n', s.namespace], { env, cwd: folder, timeoutMs: 120_000 });
+  assert.equal(down.code, 0, down.stderr);
+  await exited;
+  assert.equal(exitCode, 0, pty.output());
+  const tail = pty.output().slice(pty.output().lastIndexOf(`now in pod ${reopened}.`));
+  assert.match(tail, /'devtool up' was stopped \(SIGTERM, as 'devtool down' from another terminal sends\): its shell, sync and forwards have ended\.\s*$/);
+  assert.doesNotMatch(pty.output(), /Error:/);
 });

@@ -154,6 +154,38 @@ func TestExec(t *testing.T) {
 	}
 }
 
+// A client whose input has ended closes the channel as soon as it reads
+// the server's EOF (the CLI's ssh2 does): the exit status must be there
+// before that EOF, whatever the timing.
+func TestExitStatusBeforeEOF(t *testing.T) {
+	f := startServer(t, nil)
+	c := f.connect(t)
+	for i := 0; i < 20; i++ {
+		ch, reqs, err := c.OpenChannel("session", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := ch.SendRequest("exec", true, ssh.Marshal(execMsg{Command: "exit 5"})); !ok || err != nil {
+			t.Fatalf("exec: %v %v", ok, err)
+		}
+		ch.CloseWrite()
+		// The client's mux queues a request before it delivers a later EOF.
+		if _, err := io.Copy(io.Discard, ch); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case req := <-reqs:
+			var m exitStatusMsg
+			if req.Type != "exit-status" || ssh.Unmarshal(req.Payload, &m) != nil || m.Status != 5 {
+				t.Fatalf("run %d: want exit-status 5 first, got %s %v", i, req.Type, req.Payload)
+			}
+		default:
+			t.Fatalf("run %d: EOF came before the exit status", i)
+		}
+		ch.Close()
+	}
+}
+
 func TestSignals(t *testing.T) {
 	f := startServer(t, nil)
 	c := f.connect(t)

@@ -272,14 +272,19 @@ func (s *session) wait(outDone chan struct{}) {
 	s.exit(exitStatusMsg{Status: uint32(ws.ExitStatus())}, nil)
 }
 
-// exit sends EOF, the exit status (or signal) and closes the channel.
+// exit sends the exit status (or signal), then EOF, and closes the channel:
+// OpenSSH's order. The status must go first: a client whose input has
+// ended closes the channel as soon as it reads our EOF (the CLI's ssh2
+// does), and a status sent after its close arrived is never sent at all.
+// With the EOF first, an agent delayed between the two (a busy machine)
+// lost the status of a command that had run.
 func (s *session) exit(status any, sig *exitSignalMsg) {
-	s.ch.CloseWrite()
 	if sig != nil {
 		s.ch.SendRequest("exit-signal", false, ssh.Marshal(sig))
 	} else {
 		s.ch.SendRequest("exit-status", false, ssh.Marshal(status))
 	}
+	s.ch.CloseWrite()
 	s.ch.Close()
 }
 
