@@ -291,5 +291,6 @@ test('up in a terminal: its shell opens again in the new pod after a restart, sy
   assert.equal(exitCode, 0, pty.output());
   const tail = pty.output().slice(pty.output().lastIndexOf(`now in pod ${reopened}.`));
   assert.match(tail, /'devtool up' was stopped \(SIGTERM, as 'devtool down' from another terminal sends\): its shell, sync and forwards have ended\.\s*$/);
+  assert.doesNotMatch(tail, /connection to the dev container|the shell ended/, 'down stops up before its pod goes: no notices of a lost connection');
   assert.doesNotMatch(pty.output(), /Error:/);
 });

@@ -21,6 +21,9 @@ export const runDown: CommandHandler<typeof downOptions> = async (f, inv) => {
     const alsoRan = targets.length === 1 ? sharingItsUp(f, t) : [];
     const leftAlone = alsoRan.length > 0 && (await t.state.askHolderToLeave({ graceMs: LEAVE_GRACE_MS }));
     if (leftAlone) progress.step(`'devtool up' let go of ${t.devName}; ${alsoRan.join(', ')} ${alsoRan.length === 1 ? 'goes' : 'go'} on syncing`);
+    // The `up` ends before its dev pod goes, so that it ends with its one line, not first with
+    // notices of a lost connection.
+    const left = await endLocalSession(t.state, progress, inv.opts.volumes);
     const found = await deactivate(client, t, {
       volumes: inv.opts.volumes,
       timeoutMs: 2 * 60_000,
@@ -35,7 +38,6 @@ export const runDown: CommandHandler<typeof downOptions> = async (f, inv) => {
           );
       },
     });
-    const left = await endLocalSession(t.state, progress, inv.opts.volumes);
     if (found) progress.done(`dev container ${t.devName} deactivated`);
     else progress.done(`no dev container ${t.devName} was active in namespace ${t.namespace}`);
     if (left)
