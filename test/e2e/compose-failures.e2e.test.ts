@@ -43,6 +43,15 @@ test('bad input: one located line, nothing applied, no state recorded', async ()
   const apps = s.kc.makeApiClient(k8s.AppsV1Api);
   assert.equal((await apps.listNamespacedDeployment({ namespace: s.namespace })).items.length, 0);
   assert.equal(await recordedState('bad'), undefined);
+
+  // A bad port of a dependency awaited healthy is named where it is written, not at depends_on.
+  const port = deployText(
+    'badport',
+    `services:\n  web:\n    image: ${REGISTRY}/nginx:1\n    depends_on:\n      db: {condition: service_healthy}\n` +
+      `  db:\n    image: ${REGISTRY}/redis:7\n    ports: ["6379:654321"]\n`,
+  );
+  assert.equal(port.code, 1);
+  assert.deepEqual(lines(port.stderr), ['Error: compose.yaml:8:13: field services.db.ports[0]: port 654321 is out of range: ports are 1 to 65535']);
 });
 
 test('a missing image fails fast with the image pull error, and the state says error', { timeout: 300_000 }, async () => {
