@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { strFromU8, unzipSync } from 'fflate';
 import { runDevtool } from './cli.ts';
 import { startUp, tearDownDev } from './up-session.ts';
 import { runInPty } from './pty.ts';
@@ -132,6 +133,17 @@ test('a Compose application: up deploys it and develops the service that mounts 
     () => existsSync(join(cwd, 'src/made-there.txt')) && readFileSync(join(cwd, 'src/made-there.txt'), 'utf8') === 'from the container\n',
   );
   await again.stop();
+
+  // doctor without a name looks at the Compose application's dev containers, as up finds them.
+  const doctor = runDevtool(['doctor', '-n', s.namespace], { env, cwd, timeoutMs: 120_000 });
+  assert.equal(doctor.code, 0, doctor.stderr);
+  const zip = unzipSync(readFileSync(doctor.stdout.trim()));
+  const meta = JSON.parse(strFromU8(zip['metadata.json']!)) as { devContainers: Record<string, { state: string }>; manifest: string };
+  assert.deepEqual(Object.keys(meta.devContainers), ['api']);
+  assert.equal(meta.devContainers['api']!.state, 'active');
+  assert.equal(meta.manifest, 'compose.yaml');
+  assert.ok(zip['remote/api/pod.json'], `the dev pod's state is collected: ${Object.keys(zip).join(', ')}`);
+  assert.match(strFromU8(zip['manifest-summary.yml']!), /^ {2}api:$/m);
 
   // In a terminal, up opens a shell in the dev container, in the service's working_dir; leaving it keeps the dev container.
   const pty = runInPty(['up', '-n', s.namespace], { cwd, env });
