@@ -167,4 +167,15 @@ test('a Compose application: up deploys it and develops the service that mounts 
   const down = runDevtool(['down', '-n', s.namespace], { env, cwd, timeoutMs: 120_000 });
   assert.equal(down.code, 0, down.stderr);
   assert.equal((await apps.readNamespacedDeployment({ name: 'api', namespace: s.namespace })).spec?.replicas, 1);
+
+  // The dev container's claim is one of the application's volumes: destroy keeps it, --volumes deletes it.
+  const claims = async () => (await s.core.listNamespacedPersistentVolumeClaim({ namespace: s.namespace })).items.map((c) => c.metadata?.name);
+  assert.ok((await claims()).includes('api-devtool'), 'down keeps the claim');
+  const destroy = runDevtool(['destroy', '-n', s.namespace, '--wait'], { env, cwd, timeoutMs: 180_000 });
+  assert.equal(destroy.code, 0, destroy.stderr);
+  assert.match(destroy.stderr, /! kept 1 volume\(s\): api-devtool; 'devtool destroy --volumes' deletes them/);
+  const volumes = runDevtool(['destroy', '-n', s.namespace, '--volumes', '--wait'], { env, cwd, timeoutMs: 180_000 });
+  assert.equal(volumes.code, 0, volumes.stderr);
+  assert.match(volumes.stderr, /deleted PersistentVolumeClaim\/api-devtool/);
+  assert.ok(!(await claims()).includes('api-devtool'), `destroy --volumes deletes the dev container's claim: ${volumes.stderr}`);
 });
