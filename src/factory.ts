@@ -14,6 +14,7 @@ import { DevtoolHome } from './home.ts';
 import { Logger, type LogLevel } from './log/logger.ts';
 import { secretEnvironmentValues } from './log/redact.ts';
 import { TerminalPrompter, type Prompter } from './io/prompt.ts';
+import { styleFor } from './io/style.ts';
 // Types only: the client module (and @kubernetes/client-node, ~14 MB) loads when kube() is called.
 import type { KubeClient } from './kube/client.ts';
 import type { KubeTarget } from './kube/target.ts';
@@ -73,7 +74,14 @@ export function createFactory(opts: FactoryOptions): Factory {
   // stdout first: when it is not a terminal, stdin is never touched (see main.ts).
   const interactive = Boolean(opts.io.stdout.isTTY && opts.io.stdin.isTTY);
   // DEVTOOL_TOKEN, GITHUB_TOKEN...: the log never holds them, whatever line would repeat them.
-  const log = new Logger({ file: home.logFile, terminal: opts.io.stderr, level: opts.logLevel ?? 'warn', now, hidden: secretEnvironmentValues(opts.env) });
+  const log = new Logger({
+    file: home.logFile,
+    terminal: opts.io.stderr,
+    level: opts.logLevel ?? 'warn',
+    now,
+    hidden: secretEnvironmentValues(opts.env),
+    style: styleFor(opts.io.stderr, opts.env),
+  });
   const contexts = new ContextStore(home, opts.env);
   let analytics: Analytics | undefined;
   const warn = (line: string) => log.warn(line);

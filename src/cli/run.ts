@@ -15,20 +15,21 @@ import { commandHelp, rootHelp } from './help.ts';
 import { parseCommandLine, type ParsedCommandLine } from './parse.ts';
 import { globalOptions, type CommandSpec } from './spec.ts';
 import { oneLine } from '../base/text.ts';
+import { styleFor, type Style } from '../io/style.ts';
 
 export async function runCli(argv: readonly string[], rootCommand: CommandSpec, opts: FactoryOptions): Promise<number> {
   let parsed: ParsedCommandLine;
   try {
     parsed = parseCommandLine(argv, rootCommand);
   } catch (err) {
-    return report(err, opts.io.stderr);
+    return report(err, opts.io.stderr, styleFor(opts.io.stderr, opts.env));
   }
   const { path, spec, invocation } = parsed;
   try {
     // Before anything writes there (the log, analytics): one line now, not a hang or a stack later.
     DevtoolHome.fromEnv(opts.env).ensureUsable();
   } catch (err) {
-    return report(err, opts.io.stderr);
+    return report(err, opts.io.stderr, styleFor(opts.io.stderr, opts.env));
   }
   const f = createFactory({ ...opts, logLevel: (invocation.string('loglevel') as LogLevel | undefined) ?? 'warn' });
   const commandLine = commandLineForLog(argv, [...(spec.options ?? []), ...globalOptions]);
@@ -51,7 +52,7 @@ export async function runCli(argv: readonly string[], rootCommand: CommandSpec, 
     const handler = await spec.load();
     code = (await handler(f, invocation.input(spec.options ?? []))) ?? ExitCode.ok;
   } catch (err) {
-    code = report(err, f.io.stderr, f);
+    code = report(err, f.io.stderr, f.log.style, f);
   }
   // Hidden commands are plumbing other programs call (kubectl runs `kubetoken` on every request):
   // not something a user did.
@@ -64,7 +65,7 @@ export async function runCli(argv: readonly string[], rootCommand: CommandSpec, 
   return code;
 }
 
-function report(err: unknown, stderr: NodeJS.WritableStream, f?: Factory): number {
+function report(err: unknown, stderr: NodeJS.WritableStream, style: Style, f?: Factory): number {
   if (isPromptCancel(err)) {
     stderr.write('Cancelled\n');
     return ExitCode.interrupted;
@@ -72,12 +73,12 @@ function report(err: unknown, stderr: NodeJS.WritableStream, f?: Factory): numbe
   const known = asDevtoolError(err);
   if (known) {
     const hint = known.hint ? `; ${known.hint}` : '';
-    stderr.write(`Error: ${readable(known.message)}${hint}\n`);
+    stderr.write(`${style.error('Error:')} ${readable(known.message)}${hint}\n`);
     f?.log.fileOnly(`error: ${known.stack ?? known.message}`);
     return known.exitCode;
   }
   const e = err as Error;
-  stderr.write(`Error: ${readable(e?.message ?? String(err))}\n`);
+  stderr.write(`${style.error('Error:')} ${readable(e?.message ?? String(err))}\n`);
   f?.log.fileOnly(`unexpected error: ${e?.stack ?? String(err)}`);
   return ExitCode.failure;
 }

@@ -220,24 +220,29 @@ export async function awaitEnvironmentWorkloads(
   }
   progress.step(`waiting for ${found.map((w) => `${w.kind}/${w.name}`).join(', ')}`);
   const stop = new AbortController();
+  const pending = new Set(found.map((w) => `${w.kind}/${w.name}`));
   try {
-    await Promise.all(
-      found.map(async (w) => {
-        // A workload without a selector (none of these kinds has one for long): its environment's pods.
-        const ref = { ...w, podSelector: w.podSelector || environmentSelector(environment) };
-        const what = `${w.kind}/${w.name}`;
-        const retried = new Set<string>();
-        const stalePull = async (failed: Extract<WorkloadState, { state: 'failed' }>) => {
-          const { image, pod } = failed;
-          if (!image || !pod || !inRegistry.has(image) || retried.has(image)) return false;
-          retried.add(image);
-          progress.step(`${what}: pod ${pod} could not pull ${image} before this deploy pushed it: deleting it, so that a new pod pulls it now`);
-          await client.deletePod(pod);
-          return true;
-        };
-        await awaitWorkloadReady(client, { ref, what }, deadline, stop.signal, stalePull);
-        if (!stop.signal.aborted) progress.done(`${what} ${w.kind === 'Job' ? 'completed' : 'ready'}`);
-      }),
+    await progress.waiting(
+      () => [...pending].join(', '),
+      Promise.all(
+        found.map(async (w) => {
+          // A workload without a selector (none of these kinds has one for long): its environment's pods.
+          const ref = { ...w, podSelector: w.podSelector || environmentSelector(environment) };
+          const what = `${w.kind}/${w.name}`;
+          const retried = new Set<string>();
+          const stalePull = async (failed: Extract<WorkloadState, { state: 'failed' }>) => {
+            const { image, pod } = failed;
+            if (!image || !pod || !inRegistry.has(image) || retried.has(image)) return false;
+            retried.add(image);
+            progress.step(`${what}: pod ${pod} could not pull ${image} before this deploy pushed it: deleting it, so that a new pod pulls it now`);
+            await client.deletePod(pod);
+            return true;
+          };
+          await awaitWorkloadReady(client, { ref, what }, deadline, stop.signal, stalePull);
+          pending.delete(what);
+          if (!stop.signal.aborted) progress.done(`${what} ${w.kind === 'Job' ? 'completed' : 'ready'}`);
+        }),
+      ),
     );
   } catch (err) {
     stop.abort();

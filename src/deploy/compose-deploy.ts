@@ -132,11 +132,16 @@ export async function deployCompose(client: KubeClient, opts: ComposeDeployOptio
     if (opts.prune !== false) await prune(client, opts.environment, translation.objects, progress);
     if (opts.wait) {
       // Every service is awaited at once: a deploy takes as long as its slowest service.
-      await Promise.all(
-        translation.rollout.map(async (step) => {
-          await awaitReady(rolloutReader(client), opts.environment, step, deadline);
-          progress.done(`${step.service} ${step.kind === 'Job' ? 'completed' : 'ready'}`);
-        }),
+      const pending = new Set(translation.rollout.map((step) => step.service));
+      await progress.waiting(
+        () => [...pending].join(', '),
+        Promise.all(
+          translation.rollout.map(async (step) => {
+            await awaitReady(rolloutReader(client), opts.environment, step, deadline);
+            pending.delete(step.service);
+            progress.done(`${step.service} ${step.kind === 'Job' ? 'completed' : 'ready'}`);
+          }),
+        ),
       );
     }
   } catch (err) {
@@ -170,7 +175,7 @@ async function rollOut(client: KubeClient, environment: string, t: Translation, 
       if (!target) continue;
       progress.step(`${step.service}: waiting for ${dep.service} (${dep.condition})`);
       try {
-        await awaitCondition(rolloutReader(client), environment, target, dep.condition, deadline);
+        await progress.waiting(() => `${dep.service} (${dep.condition})`, awaitCondition(rolloutReader(client), environment, target, dep.condition, deadline));
       } catch (err) {
         if (dep.required) throw err;
         progress.warn(`${step.service}: optional dependency ${dep.service} not met: ${(err as Error).message}`);

@@ -54,22 +54,25 @@ export async function destroyEnvironment(client: KubeClient, opts: DestroyOption
   return { deleted, keptVolumes, found: Boolean(record) || objects.length > 0 };
 }
 
+/** The first five, enough to see what holds a destroy up. */
+const names = (objects: readonly LabeledObject[]) =>
+  objects
+    .slice(0, 5)
+    .map((o) => `${o.kind.kind}/${o.name}`)
+    .join(', ');
+
 async function awaitGone(client: KubeClient, opts: DestroyOptions, progress: Progress): Promise<void> {
   let left: LabeledObject[] = [];
   const gone = async () => {
     left = (await listByLabel(client, environmentSelector(opts.environment))).filter((o) => opts.volumes || o.kind.kind !== 'PersistentVolumeClaim');
     return left.length === 0;
   };
-  await waitUntil(gone, {
+  const what = () => (left.length === 0 ? '' : `${left.length} object${left.length === 1 ? '' : 's'} to go: ${names(left)}`);
+  const wait = waitUntil(gone, {
     timeoutMs: opts.timeoutMs,
     intervalMs: 1000,
-    timedOut: () =>
-      new DevtoolError(
-        `timed out after ${formatDuration(opts.timeoutMs)} waiting for ${left.length} objects to go: ${left
-          .slice(0, 5)
-          .map((o) => `${o.kind.kind}/${o.name}`)
-          .join(', ')}`,
-      ),
+    timedOut: () => new DevtoolError(`timed out after ${formatDuration(opts.timeoutMs)} waiting for ${left.length} objects to go: ${names(left)}`),
   });
+  await progress.waiting(what, wait);
   progress.done('every object is gone');
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Progress } from './progress.ts';
+import { COLOUR } from '../io/style.ts';
+import { HEARTBEAT_MS, Progress } from './progress.ts';
 
 test('steps, results and warnings also go to the log (the timeline of a slow up); command output does not', () => {
   let out = '';
@@ -25,4 +26,42 @@ test('warnings are left off the terminal when the log level hides them (--loglev
   assert.equal(out, '✓ ready\n');
   assert.deepEqual(logged, ['progress: ! host folder not deployed', 'progress: ! slow', 'progress: ✓ ready']);
   assert.match(p.transcript(), /! host folder not deployed/);
+});
+
+test('on a coloured terminal only the marks are coloured; the log and the transcript stay plain', () => {
+  let out = '';
+  const logged: string[] = [];
+  const p = new Progress({ write: (t: string) => (out += t) }, () => new Date(0), { fileOnly: (m) => logged.push(m), shows: () => true, style: COLOUR });
+  p.done('ready');
+  p.warn('slow');
+  p.fail('broken');
+  p.child('dep').done('also ready');
+  assert.equal(out, '\u001b[32m✓\u001b[39m ready\n\u001b[33m!\u001b[39m slow\n\u001b[31m✗\u001b[39m broken\n[dep] ✓ also ready\n');
+  assert.deepEqual(logged, ['progress: ✓ ready', 'progress: ! slow', 'progress: ✗ broken', 'progress: ✓ also ready']);
+  assert.doesNotMatch(p.transcript(), /\u001b/);
+});
+
+test('a long wait says every 10 s what it still awaits and since when, unless the log level hides warnings', async (t) => {
+  t.mock.timers.enable({ apis: ['setInterval'] });
+  let clock = 0;
+  for (const shows of [true, false]) {
+    let out = '';
+    const p = new Progress({ write: (x: string) => (out += x) }, () => new Date(clock), { fileOnly: () => undefined, shows: () => shows });
+    const pending = new Set(['api', 'db']);
+    let finish = () => {};
+    const waited = p.waiting(() => [...pending].join(', '), new Promise<void>((resolve) => (finish = resolve)));
+    clock += HEARTBEAT_MS;
+    t.mock.timers.tick(HEARTBEAT_MS);
+    pending.delete('db');
+    clock += HEARTBEAT_MS;
+    t.mock.timers.tick(HEARTBEAT_MS);
+    pending.delete('api');
+    clock += HEARTBEAT_MS;
+    t.mock.timers.tick(HEARTBEAT_MS);
+    finish();
+    await waited;
+    t.mock.timers.tick(HEARTBEAT_MS);
+    assert.equal(out, shows ? '… still waiting for api, db (10s)\n… still waiting for api (20s)\n' : '');
+    assert.equal(p.transcript(), '');
+  }
 });

@@ -90,6 +90,7 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
       original: from,
       devName: t.devName,
       dev: t.dev,
+      environment: t.deploy.environment,
       extraEnv: o.extraEnv,
       agentImage: o.agentImage,
       folder: t.folder,

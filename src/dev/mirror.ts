@@ -9,7 +9,7 @@
  */
 import type { V1Capabilities, V1Container, V1EnvVar, V1Secret, V1VolumeMount, V1ObjectMeta } from '@kubernetes/client-node';
 import { DevtoolError } from '../base/errors.ts';
-import { MANAGED_BY, MANAGED_BY_LABEL } from '../kube/labels.ts';
+import { environmentLabels, MANAGED_BY, MANAGED_BY_LABEL } from '../kube/labels.ts';
 import type { DeploymentObject, PersistentVolumeClaimObject } from '../kube/objects.ts';
 import { DEV_LABEL, DEV_POD_LABEL, FOLDER_ANNOTATION, ORIGINAL_ANNOTATION, SPEC_HASH_ANNOTATION, mirrorName, stableJson } from './names.ts';
 import { sha256 } from '../base/hash.ts';
@@ -24,6 +24,11 @@ export interface MirrorInput {
   /** The `services` key. */
   devName: string;
   dev: DevService;
+  /**
+   * The environment `deploy` in the same folder makes (app/name.ts): the claim carries its label,
+   * so `destroy` of the application keeps it, and deletes it with --volumes.
+   */
+  environment: string;
   /** --env values; they win over the manifest's environment. */
   extraEnv: Record<string, string>;
   /** The devtool-bin image, e.g. localhost:5000/devtool-bin:0.1.0. */
@@ -106,7 +111,9 @@ export function buildDevObjects(input: MirrorInput): DevObjects {
     : {
         apiVersion: 'v1',
         kind: 'PersistentVolumeClaim',
-        metadata: { name, labels },
+        // Only the claim: a Deployment or Secret with the environment's label would be awaited, pruned
+        // or destroyed with the application's own objects while the dev container runs.
+        metadata: { name, labels: { ...labels, ...environmentLabels(input.environment) } },
         spec: {
           accessModes: ['ReadWriteOnce'],
           resources: { requests: { storage: dev.persistentVolume.size } },

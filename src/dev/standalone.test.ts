@@ -22,6 +22,7 @@ test('a standalone dev Deployment is a dev container of an original that exists 
     original,
     devName: 'my_app',
     dev: m.services['my_app']!,
+    environment: 'shop',
     extraEnv: {},
     agentImage: 'localhost:5000/devtool-bin:0.1.0',
     folder: '0123456789abcdef',

@@ -15,7 +15,7 @@ import type { DevService, Manifest } from '../manifest/model.ts';
 import { projectScope } from '../manifest/project-scope.ts';
 import type { DevtoolHome } from '../home.ts';
 import type { Logger } from '../log/logger.ts';
-import { composeDevServices } from './compose-services.ts';
+import { composeDevServices, type ComposeDevServices } from './compose-services.ts';
 import { DevState } from './local-state.ts';
 import { devKey, folderHash } from './names.ts';
 import { formatOrigin } from './origin.ts';
@@ -130,10 +130,7 @@ async function devManifest(f: DevTargetEnv, explicit: string | undefined): Promi
   const fromCompose = Object.keys(manifest.services).length === 0 && compose !== undefined;
   let skipped: Record<string, string[]> = {};
   if (fromCompose) {
-    // The Compose loader (schema, ajv) is loaded only for Compose applications.
-    const { loadCompose } = await import('../compose/load.ts');
-    const project = loadCompose({ cwd: manifest.folder, files: compose.files, env: f.env });
-    const derived = composeDevServices(project, { isDirectory, scope: projectScope(manifest.folder) });
+    const derived = await composeDevContainers(manifest.folder, compose.files, f.env);
     for (const note of derived.notes) f.log.warn(note);
     manifest = { ...manifest, services: derived.services };
     skipped = derived.skipped;
@@ -150,6 +147,14 @@ async function devManifest(f: DevTargetEnv, explicit: string | undefined): Promi
   const names = Object.keys(manifest.services);
   if (names.length === 0) throw new DevtoolError(`${file} has no services section: add one for your dev container, ${EXAMPLE}`);
   return { file: display, manifest, names, source, fromCompose, skipped };
+}
+
+/** The dev containers of a Compose application with no `services` section: its services that mount a folder of it. */
+export async function composeDevContainers(folder: string, files: readonly string[], env: Readonly<NodeJS.ProcessEnv>): Promise<ComposeDevServices> {
+  // The Compose loader (schema, ajv) is loaded only for Compose applications.
+  const { loadCompose } = await import('../compose/load.ts');
+  const project = loadCompose({ cwd: folder, files, env });
+  return composeDevServices(project, { isDirectory, scope: projectScope(folder) });
 }
 
 /** A Compose application seen as a manifest that deploys its Compose file and has no section of its own. */

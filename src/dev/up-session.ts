@@ -115,7 +115,7 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
     await started.listen();
     // This machine's sync end starts now, while the dev pod does (SyncSession.startLocal).
     if (syncPlan) sync = syncSession(f, t, syncPlan, started, { reset: o.reset, notice: (m) => progress.warn(m) });
-    const { objects, pod, podReady, rebuild, standalone, kind } = await activate(client, t, {
+    const activation = activate(client, t, {
       syncthing: syncPlan?.remoteSection,
       extraEnv: o.extraEnv,
       agentImage: p.image,
@@ -127,6 +127,7 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
       log: (line) => f.log.debug(`${t.devName}: ${line}`),
       standaloneImage: () => standaloneImage(f, t, progress),
     });
+    const { objects, pod, podReady, rebuild, standalone, kind } = await progress.waiting(() => `dev container ${t.devName} to start`, activation);
     // Keeps the mirror in step with the original while `up` runs (original-watch.ts); a standalone one has none.
     if (!standalone)
       originalWatch = watchOriginal({ client, kind, folder: t.folder, origin: t.origin, objects, rebuild, notice: (m) => progress.warn(m), log: f.log });
@@ -140,7 +141,7 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
         progress.step('starting the sync (first pass: no local file is overwritten or deleted)');
         const since = Date.now();
         const session = sync;
-        const firstSync = await startSync(t, session);
+        const firstSync = await progress.waiting(() => 'the first sync', startSync(t, session));
         progress.step(firstSyncSummary(firstSync, ((Date.now() - since) / 1000).toFixed(1)));
         // The first sync's lists are garbage now; an idle `up` would keep them (memory.ts).
         const afterFirstSync = () => void collectAfterBurst().then(() => f.log.debug(`memory once quiet after the first sync: ${memorySummary()}`));

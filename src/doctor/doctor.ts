@@ -4,7 +4,8 @@
  *
  *   metadata.json            host OS and architecture, devtool and node versions, context and
  *                            namespace, state of each dev container, what could not be collected
- *   manifest-summary.yml     the manifest's `services` section as devtool resolved it
+ *   manifest-summary.yml     the manifest's `services` section as devtool resolved it (of a Compose
+ *                            application: the dev containers devtool derives from its Compose file)
  *   devtool.log[.1, .2]      the CLI's own log and its rotated files
  *   local/<dev>/*.log*       logs of local helpers of a dev container (e.g. the local Syncthing)
  *   remote/<dev>/*.log*      the agent's logs in the dev container (Syncthing, SSH, supervisor)
@@ -15,9 +16,10 @@
  * command's output) instead of an error. Every file goes through the Redactor (log/redact.ts).
  * The zip goes to the devtool home's doctor folder, never the current one (see DevtoolHome.doctorDir).
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { arch, platform, release, type as osType } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
+import { findApp, MANIFEST_FILE, type AppSource } from '../app/folder.ts';
 import { UsageError } from '../base/errors.ts';
 import type { ContextStore, ResolvedContext } from '../context/store.ts';
 import type { DevtoolHome } from '../home.ts';
@@ -27,13 +29,14 @@ import { writeFileAtomic } from '../io/atomic-file.ts';
 import { loadManifest } from '../manifest/load.ts';
 import type { Manifest } from '../manifest/model.ts';
 import { devKey, folderHash } from '../dev/names.ts';
+import { composeDevContainers } from '../dev/target.ts';
 import { isSecretName, redactEnvironment, Redactor, secretValuesIn } from '../log/redact.ts';
 import type { CollectedFile, RemoteCollection } from './remote.ts';
 
 export interface DoctorOptions {
-  /** --file */
-  file: string;
-  /** The devName argument: only that dev container; default every one of the manifest. */
+  /** --file as given; undefined: devtool.yml, else the folder's Compose file (as `up` finds it). */
+  file: string | undefined;
+  /** The devName argument: only that dev container; default every one of the manifest, or of the Compose application. */
   devName?: string;
   /** --namespace */
   namespace?: string;
@@ -64,15 +67,20 @@ export async function writeDoctorFile(f: DoctorEnv, o: DoctorOptions): Promise<D
   const secrets: string[] = [];
   const files: CollectedFile[] = [];
 
-  const manifest = readManifest(f, o.file, notes);
-  const folder = manifest?.folder ?? dirname(resolve(f.cwd, o.file));
-  const names = manifest ? Object.keys(manifest.services) : [];
-  if (o.devName !== undefined && manifest && !names.includes(o.devName)) {
-    throw new UsageError(`${o.file} has no services entry "${o.devName}" (it has ${names.join(', ') || 'none'}); name one of those, or none for all`);
+  const file = o.file ?? MANIFEST_FILE;
+  const app = await readApp(f, o.file, notes);
+  const folder = app?.folder ?? dirname(resolve(f.cwd, file));
+  const names = app ? Object.keys(app.services) : [];
+  if (o.devName !== undefined && app && !names.includes(o.devName)) {
+    const entry = app.compose ? 'dev container' : 'services entry';
+    throw new UsageError(`${app.display} has no ${entry} "${o.devName}" (it has ${names.join(', ') || 'none'}); name one of those, or none for all`);
   }
   const devNames = o.devName !== undefined ? [o.devName] : names;
-  if (manifest && names.length === 0) notes.push(`${o.file} has no services section: no dev container to look at`);
-  for (const dev of Object.values(manifest?.services ?? {}))
+  if (app && names.length === 0) {
+    const why = app.compose ? `${app.display}: no service mounts a host folder` : `${file} has no services section`;
+    notes.push(`${why}: no dev container to look at`);
+  }
+  for (const dev of Object.values(app?.services ?? {}))
     secrets.push(
       ...Object.entries(dev.environment)
         .filter(([k]) => isSecretName(k))
@@ -111,8 +119,8 @@ export async function writeDoctorFile(f: DoctorEnv, o: DoctorOptions): Promise<D
 
   const redactor = new Redactor(secrets);
   const entries: [string, string][] = [];
-  entries.push(['metadata.json', `${JSON.stringify(metadata(f, context, namespace, o.file, devState, notes), null, 2)}\n`]);
-  if (manifest) entries.push(['manifest-summary.yml', await manifestSummary(manifest, f.cwd)]);
+  entries.push(['metadata.json', `${JSON.stringify(metadata(f, context, namespace, app?.display ?? file, devState, notes), null, 2)}\n`]);
+  if (app) entries.push(['manifest-summary.yml', await manifestSummary(app, f.cwd)]);
   for (const file of logFiles(f.home.logFile)) entries.push([basename(file), readText(file)]);
   for (const file of files) entries.push([file.path, file.text]);
 
@@ -125,15 +133,47 @@ export async function writeDoctorFile(f: DoctorEnv, o: DoctorOptions): Promise<D
   return { path, entries: entries.map(([name]) => name), notes };
 }
 
-function readManifest(f: DoctorEnv, file: string, notes: string[]): Manifest | undefined {
-  if (!existsSync(resolve(f.cwd, file))) {
+/** The application's dev containers, from its manifest or, without one, from its Compose file. */
+interface DoctorApp {
+  /** The file(s) as messages name them. */
+  display: string;
+  /** Absolute. */
+  file: string;
+  folder: string;
+  name?: string;
+  services: Manifest['services'];
+  /** The dev containers are derived from a Compose file. */
+  compose: boolean;
+}
+
+async function readApp(f: DoctorEnv, explicit: string | undefined, notes: string[]): Promise<DoctorApp | undefined> {
+  const file = explicit ?? MANIFEST_FILE;
+  let app: AppSource | undefined;
+  try {
+    app = findApp(f.cwd, explicit);
+  } catch (err) {
+    notes.push(`${file} cannot be loaded: ${(err as Error).message}`);
+    return undefined;
+  }
+  if (!app) {
     notes.push(`no manifest ${file} in ${f.cwd}: no manifest summary`);
     return undefined;
   }
+  if (app.kind === 'manifest') {
+    try {
+      const m = loadManifest(app.file, { cwd: f.cwd, env: f.env });
+      return { display: file, file: m.file, folder: m.folder, ...(m.name ? { name: m.name } : {}), services: m.services, compose: false };
+    } catch (err) {
+      notes.push(`manifest ${file} cannot be loaded: ${(err as Error).message}`);
+      return undefined;
+    }
+  }
+  const display = app.files.map((x) => basename(x)).join(', ');
   try {
-    return loadManifest(file, { cwd: f.cwd, env: f.env });
+    const derived = await composeDevContainers(app.folder, app.files, f.env);
+    return { display, file: app.files[0]!, folder: app.folder, services: derived.services, compose: true };
   } catch (err) {
-    notes.push(`manifest ${file} cannot be loaded: ${(err as Error).message}`);
+    notes.push(`${display} cannot be loaded: ${(err as Error).message}`);
     return undefined;
   }
 }
@@ -194,15 +234,13 @@ function metadata(
   };
 }
 
-/** The `services` section as devtool resolved it, with secret-named environment values hidden. */
-async function manifestSummary(m: Manifest, cwd: string): Promise<string> {
+/** The `services` section as devtool resolved it (or derived it from Compose), with secret-named environment values hidden. */
+async function manifestSummary(app: DoctorApp, cwd: string): Promise<string> {
   const { stringify } = await import('yaml');
-  const services = Object.fromEntries(Object.entries(m.services).map(([name, dev]) => [name, { ...dev, environment: redactEnvironment(dev.environment) }]));
-  const path = m.file.startsWith(`${cwd}/`) ? m.file.slice(cwd.length + 1) : m.file;
-  return (
-    `# ${path}, services section as devtool resolved it (defaults filled in, secrets redacted)\n` +
-    `${stringify({ ...(m.name ? { name: m.name } : {}), services })}`
-  );
+  const services = Object.fromEntries(Object.entries(app.services).map(([name, dev]) => [name, { ...dev, environment: redactEnvironment(dev.environment) }]));
+  const path = app.file.startsWith(`${cwd}/`) ? app.file.slice(cwd.length + 1) : app.file;
+  const what = app.compose ? 'dev containers as devtool derives them from it' : 'services section as devtool resolved it';
+  return `# ${path}, ${what} (defaults filled in, secrets redacted)\n${stringify({ ...(app.name ? { name: app.name } : {}), services })}`;
 }
 
 /** devtool.log and its rotated files, oldest last. */

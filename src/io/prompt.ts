@@ -14,7 +14,11 @@ export interface Choice {
 export interface Prompter {
   /** `instead` says what to pass when there is no terminal, e.g. "pass the context: devtool context use <URL_OR_CLUSTER_CONTEXT>". */
   select(message: string, choices: readonly Choice[], instead: string, initial?: string): Promise<string>;
-  input(message: string, instead: string, validate?: (value: string) => string | true): Promise<string>;
+  /**
+   * `initial` is what Enter answers: the prompt says so ("(Enter for 4000)") until it is answered,
+   * then shows the answer alone.
+   */
+  input(message: string, instead: string, validate?: (value: string) => string | true, initial?: string): Promise<string>;
   confirm(message: string, instead: string, initial?: boolean): Promise<boolean>;
 }
 
@@ -26,9 +30,13 @@ export class TerminalPrompter implements Prompter {
     return select({ message, choices: [...choices], ...(initial !== undefined ? { default: initial } : {}) });
   }
 
-  async input(message: string, instead: string, validate?: (value: string) => string | true): Promise<string> {
+  async input(message: string, instead: string, validate?: (value: string) => string | true, initial?: string): Promise<string> {
     const { input } = await this.inquirer(instead);
-    return input({ message, ...(validate ? { validate } : {}) });
+    return input({
+      message,
+      ...(validate ? { validate } : {}),
+      ...(initial !== undefined ? { default: initial, theme: { style: { defaultAnswer: (text: string) => `(Enter for ${text})` } } } : {}),
+    });
   }
 
   async confirm(message: string, instead: string, initial = false): Promise<boolean> {

@@ -10,6 +10,7 @@ import { closeSync, existsSync, fstatSync, mkdirSync, openSync, renameSync, rmSy
 import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
 import { inspect } from 'node:util';
+import { PLAIN, type Style } from '../io/style.ts';
 import { KnownValues, NOT_LOGGED } from './redact.ts';
 
 export const logLevels = ['debug', 'info', 'warn', 'error'] as const;
@@ -24,6 +25,8 @@ export interface LoggerOptions {
   keep?: number;
   /** Values never to write to the file (see `hide`). */
   hidden?: Iterable<string>;
+  /** How lines on the terminal are coloured (io/style.ts: plain unless it is a terminal that wants colour). */
+  style?: Style;
 }
 
 export class Logger {
@@ -33,10 +36,13 @@ export class Logger {
   private fileBroken = false;
   private level: LogLevel;
   private readonly hidden: KnownValues;
+  /** How lines on the terminal are coloured; others writing there (deploy/progress.ts) use it too. */
+  readonly style: Style;
 
   constructor(private readonly opts: LoggerOptions) {
     this.level = opts.level;
     this.hidden = new KnownValues(opts.hidden);
+    this.style = opts.style ?? PLAIN;
   }
 
   /**
@@ -83,7 +89,8 @@ export class Logger {
   private write(level: LogLevel, msg: string, details: unknown[]): void {
     this.toFile(level, msg, details);
     if (this.shows(level)) {
-      const tag = level === 'info' ? '' : `${level}: `;
+      const tag =
+        level === 'info' ? '' : `${level === 'debug' ? this.style.dim('debug:') : level === 'warn' ? this.style.warn('warn:') : this.style.error('error:')} `;
       this.opts.terminal.write(`${tag}${msg}${formatDetails(details)}\n`);
     }
   }

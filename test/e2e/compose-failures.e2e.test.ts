@@ -10,6 +10,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lines, runDevtool, spawnDevtool } from './cli.ts';
+import { runInPty } from './pty.ts';
 import { clusterSandbox, deleteNamespace, REGISTRY, type ClusterSandbox } from './cluster.ts';
 
 let s: ClusterSandbox;
@@ -43,6 +44,46 @@ test('bad input: one located line, nothing applied, no state recorded', async ()
   const apps = s.kc.makeApiClient(k8s.AppsV1Api);
   assert.equal((await apps.listNamespacedDeployment({ namespace: s.namespace })).items.length, 0);
   assert.equal(await recordedState('bad'), undefined);
+
+  // A bad port of a dependency awaited healthy is named where it is written, not at depends_on.
+  const port = deployText(
+    'badport',
+    `services:\n  web:\n    image: ${REGISTRY}/nginx:1\n    depends_on:\n      db: {condition: service_healthy}\n` +
+      `  db:\n    image: ${REGISTRY}/redis:7\n    ports: ["6379:654321"]\n`,
+  );
+  assert.equal(port.code, 1);
+  assert.deepEqual(lines(port.stderr), ['Error: compose.yaml:8:13: field services.db.ports[0]: port 654321 is out of range: ports are 1 to 65535']);
+});
+
+test('a long wait says what it awaits and since when; colour only on a terminal, never with NO_COLOR', { timeout: 300_000 }, async () => {
+  const compose = [
+    'services:',
+    '  front:',
+    `    image: ${REGISTRY}/debian:bookworm`,
+    '    command: [sleep, infinity]',
+    '    depends_on:',
+    '      seed: {condition: service_completed_successfully}',
+    '  seed:',
+    `    image: ${REGISTRY}/debian:bookworm`,
+    '    command: [sleep, "14"]',
+    '    restart: "no"',
+    '',
+  ].join('\n');
+  const slow = deployText('slow', compose);
+  assert.equal(slow.code, 0, slow.stderr);
+  assert.match(slow.stderr, /^… still waiting for seed \(service_completed_successfully\) \(10s\)$/m);
+  assert.doesNotMatch(slow.stderr, /\u001b/, 'no colour into a pipe');
+
+  // On a terminal the marks and "Error:" are coloured; NO_COLOR turns every colour off.
+  const dir = mkdtempSync(join(tmpdir(), 'devtool-colour-'));
+  writeFileSync(join(dir, 'compose.yaml'), `services:\n  web:\n    image: ${REGISTRY}/nginx:1\n    prots: ["80"]\n`);
+  for (const noColor of [undefined, '1']) {
+    const pty = runInPty(['deploy', '--namespace', s.namespace], { cwd: dir, env: { ...s.env, ...(noColor ? { NO_COLOR: noColor } : {}) } });
+    assert.equal(await pty.exit(60_000), 1, pty.output());
+    assert.match(pty.output(), /compose\.yaml:4:5: .*prots/);
+    if (noColor) assert.doesNotMatch(pty.raw(), /\u001b\[/, JSON.stringify(pty.raw()));
+    else assert.ok(pty.raw().includes('\u001b[31mError:\u001b[39m'), JSON.stringify(pty.raw()));
+  }
 });
 
 test('a missing image fails fast with the image pull error, and the state says error', { timeout: 300_000 }, async () => {

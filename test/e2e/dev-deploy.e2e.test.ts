@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { strFromU8, unzipSync } from 'fflate';
 import { runDevtool } from './cli.ts';
 import { startUp, tearDownDev } from './up-session.ts';
 import { runInPty } from './pty.ts';
@@ -133,6 +134,17 @@ test('a Compose application: up deploys it and develops the service that mounts 
   );
   await again.stop();
 
+  // doctor without a name looks at the Compose application's dev containers, as up finds them.
+  const doctor = runDevtool(['doctor', '-n', s.namespace], { env, cwd, timeoutMs: 120_000 });
+  assert.equal(doctor.code, 0, doctor.stderr);
+  const zip = unzipSync(readFileSync(doctor.stdout.trim()));
+  const meta = JSON.parse(strFromU8(zip['metadata.json']!)) as { devContainers: Record<string, { state: string }>; manifest: string };
+  assert.deepEqual(Object.keys(meta.devContainers), ['api']);
+  assert.equal(meta.devContainers['api']!.state, 'active');
+  assert.equal(meta.manifest, 'compose.yaml');
+  assert.ok(zip['remote/api/pod.json'], `the dev pod's state is collected: ${Object.keys(zip).join(', ')}`);
+  assert.match(strFromU8(zip['manifest-summary.yml']!), /^ {2}api:$/m);
+
   // In a terminal, up opens a shell in the dev container, in the service's working_dir; leaving it keeps the dev container.
   const pty = runInPty(['up', '-n', s.namespace], { cwd, env });
   await pty.waitFor(/dev container api-devtool is ready/, 240_000);
@@ -155,4 +167,15 @@ test('a Compose application: up deploys it and develops the service that mounts 
   const down = runDevtool(['down', '-n', s.namespace], { env, cwd, timeoutMs: 120_000 });
   assert.equal(down.code, 0, down.stderr);
   assert.equal((await apps.readNamespacedDeployment({ name: 'api', namespace: s.namespace })).spec?.replicas, 1);
+
+  // The dev container's claim is one of the application's volumes: destroy keeps it, --volumes deletes it.
+  const claims = async () => (await s.core.listNamespacedPersistentVolumeClaim({ namespace: s.namespace })).items.map((c) => c.metadata?.name);
+  assert.ok((await claims()).includes('api-devtool'), 'down keeps the claim');
+  const destroy = runDevtool(['destroy', '-n', s.namespace, '--wait'], { env, cwd, timeoutMs: 180_000 });
+  assert.equal(destroy.code, 0, destroy.stderr);
+  assert.match(destroy.stderr, /! kept 1 volume\(s\): api-devtool; 'devtool destroy --volumes' deletes them/);
+  const volumes = runDevtool(['destroy', '-n', s.namespace, '--volumes', '--wait'], { env, cwd, timeoutMs: 180_000 });
+  assert.equal(volumes.code, 0, volumes.stderr);
+  assert.match(volumes.stderr, /deleted PersistentVolumeClaim\/api-devtool/);
+  assert.ok(!(await claims()).includes('api-devtool'), `destroy --volumes deletes the dev container's claim: ${volumes.stderr}`);
 });

@@ -103,8 +103,15 @@ test('nothing but code (no Dockerfile, nothing to deploy): the dev container run
   assert.match(notHere.stderr, new RegExp(`bare was activated from folder ${cwd}: run 'devtool down' there`));
   assert.ok(await apps.readNamespacedDeployment({ name: 'bare-devtool', namespace: s.namespace }), 'still there');
 
-  down(cwd, env, true);
-  assert.deepEqual(await devLeftovers(s, 'bare'), []);
+  // Nothing was deployed, yet destroy finds the dev container's claim, keeps it, and --volumes deletes it.
+  down(cwd, env);
+  const destroy = runDevtool(['destroy'], { cwd, env, timeoutMs: 120_000 });
+  assert.equal(destroy.code, 0, destroy.stderr);
+  assert.doesNotMatch(destroy.stderr, /nothing to destroy/);
+  assert.match(destroy.stderr, /! kept 1 volume\(s\): bare-devtool; 'devtool destroy --volumes' deletes them/);
+  const volumes = runDevtool(['destroy', '--volumes', '--wait'], { cwd, env, timeoutMs: 120_000 });
+  assert.equal(volumes.code, 0, volumes.stderr);
+  assert.deepEqual(await devLeftovers(s, 'bare'), [], `destroy --volumes leaves nothing of dev mode: ${volumes.stderr}`);
 });
 
 test('manifests that define no Deployment: deploy applies them, up creates the dev container without deploying again', { timeout: 300_000 }, async () => {

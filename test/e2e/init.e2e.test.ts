@@ -42,6 +42,11 @@ test('interactive init in a terminal: the answers typed end up in the manifest',
   const code = await pty.exit();
   assert.equal(code, 0, pty.output());
   assert.match(pty.output(), /devtool\.yml created/);
+  // An answered prompt shows the answer alone, not what Enter would have answered.
+  const screen = pty.output();
+  assert.match(screen, /Which service do you want to develop\? web\r?$/m);
+  assert.match(screen, /Which port does it listen on\? 8081\r?$/m);
+  assert.doesNotMatch(screen, /Enter for [^)]*\) (web|8081)/);
   const m = loadManifest('devtool.yml', { cwd: dir, env: {} });
   assert.deepEqual(
     m.deploy.commands.map((c) => c.command),

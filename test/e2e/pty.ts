@@ -11,7 +11,10 @@ export interface PtySession {
   type(keys: string): void;
   /** Resolves with the exit code once the CLI ends. */
   exit(timeoutMs?: number): Promise<number | null>;
+  /** What the terminal showed, as text. */
   output(): string;
+  /** The bytes as written, colours and cursor moves included. */
+  raw(): string;
 }
 
 export const KEY = { enter: '\r', down: '\u001b[B', up: '\u001b[A' } as const;
@@ -78,5 +81,6 @@ export function runInPty(args: readonly string[], opts: { cwd: string; env: Node
       }
     },
     output: plain,
+    raw: () => out,
   };
 }

@@ -6,7 +6,7 @@ import type { devContainerOptions } from '../shared.ts';
 export const runDoctor: CommandHandler<typeof devContainerOptions> = async (f, inv) => {
   const progress = new Progress(f.io.stderr, f.now, f.log);
   const r = await writeDoctorFile(f, {
-    file: inv.opts.file,
+    file: inv.given.file,
     devName: inv.args[0],
     namespace: inv.opts.namespace,
     step: (m) => progress.step(m),

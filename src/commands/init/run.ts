@@ -99,11 +99,17 @@ async function ask(f: Factory, i: Inspection, name: string): Promise<Answers> {
   const deploy = methods[Number(chosen)] ?? methods[0]!;
   // The dev container's guess depends on the method: a Deployment of the chosen manifests.
   const guess = { ...defaultAnswers(i, name), deploy, service: defaultService(i, deploy, name) };
-  const service = await f.prompter.input(`Which service do you want to develop? (Enter for "${guess.service}")`, NO_TTY, (v) =>
-    v.trim() === '' || /^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(v.trim()) ? true : 'use letters, digits, ".", "_" and "-"',
+  const service = await f.prompter.input(
+    'Which service do you want to develop?',
+    NO_TTY,
+    (v) => (v.trim() === '' || /^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(v.trim()) ? true : 'use letters, digits, ".", "_" and "-"'),
+    guess.service,
   );
-  const port = await f.prompter.input(`Which port does it listen on? (Enter for ${guess.port})`, NO_TTY, (v) =>
-    v.trim() === '' || (/^\d{1,5}$/.test(v.trim()) && Number(v) >= 1 && Number(v) <= 65535) ? true : 'a port number, 1-65535',
+  const port = await f.prompter.input(
+    'Which port does it listen on?',
+    NO_TTY,
+    (v) => (v.trim() === '' || (/^\d{1,5}$/.test(v.trim()) && Number(v) >= 1 && Number(v) <= 65535) ? true : 'a port number, 1-65535'),
+    String(guess.port),
   );
   return {
     deploy,

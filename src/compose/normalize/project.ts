@@ -67,7 +67,10 @@ function checkDependencies(ctx: NormalizeContext, services: readonly ComposeServ
       if (d.service === s.name) problem(`service ${show(s.name)} cannot depend on itself`);
       else if (!target) problem(`unknown service ${show(d.service)}${didYouMean(d.service, byName.keys())}`);
       else if (d.condition === 'service_healthy' && !target.healthcheck && target.ports.length === 0) {
-        problem(`${show(d.service)} has no healthcheck and no port, so "service_healthy" cannot be checked; add a healthcheck or use service_started`);
+        // A healthcheck or port the file gets wrong is reported where it is written, not here.
+        if (!hasProblemUnder(ctx, target.name, ['healthcheck', 'ports', 'expose'])) {
+          problem(`${show(d.service)} has no healthcheck and no port, so "service_healthy" cannot be checked; add a healthcheck or use service_started`);
+        }
       } else if (d.condition === 'service_completed_successfully' && target.workload !== 'one-off') {
         problem(
           `${show(d.service)} runs until removed (restart: ${target.restart}), so it never completes; give it restart: "no" or on-failure, or use ` +
@@ -84,6 +87,11 @@ function checkDependencies(ctx: NormalizeContext, services: readonly ComposeServ
       ctx.problems.push({ pos: dep.pos, path: ['services', first.name, 'depends_on', dep.service], message: `dependency cycle: ${cycle.join(' -> ')}` });
     }
   }
+}
+
+/** Whether a problem was already found in one of these fields of the service. */
+function hasProblemUnder(ctx: NormalizeContext, service: string, fields: readonly string[]): boolean {
+  return ctx.problems.some((p) => p.path?.[0] === 'services' && p.path[1] === service && fields.includes(String(p.path[2])));
 }
 
 /** A dependency cycle as [a, b, ..., a], or undefined. Services are visited in file order. */
