@@ -21,7 +21,7 @@ import { ENVIRONMENT_LABEL, environmentSelector } from '../kube/labels.ts';
 import type { KubeObject } from '../kube/objects.ts';
 import { awaitCondition, awaitReady, Deadline, rolloutReader, ServiceFailure } from './await.ts';
 import type { Progress } from './progress.ts';
-import { loadComposeWithSecrets, type StoredSecrets } from './stored-secrets.ts';
+import { loadComposeWithSecrets, type StoredSecrets } from '../compose/stored-secrets.ts';
 import { recordDeployEnd, writeEnvironment, type EnvironmentRecord } from './state.ts';
 
 export interface ComposeDeployOptions {

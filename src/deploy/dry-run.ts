@@ -17,7 +17,7 @@ import type { Translation } from '../compose/translate.ts';
 import { prepareCompose } from './compose-deploy.ts';
 import type { LoadedSource } from './environment-deploy.ts';
 import { endpointsFile } from './manifest-deploy.ts';
-import { loadComposeWithSecrets, type StoredSecrets } from './stored-secrets.ts';
+import { loadComposeWithSecrets, type StoredSecrets } from '../compose/stored-secrets.ts';
 
 export interface DryRunRequest {
   source: LoadedSource;

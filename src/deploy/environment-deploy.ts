@@ -17,7 +17,7 @@ import { deployCompose } from './compose-deploy.ts';
 import { deployDependencies, type DependencyRun, type DeployFolder } from './dependencies.ts';
 import { deployManifest } from './manifest-deploy.ts';
 import type { Progress } from './progress.ts';
-import type { StoredSecrets } from './stored-secrets.ts';
+import type { StoredSecrets } from '../compose/stored-secrets.ts';
 
 /** What is deployed, loaded and checked (bad input fails here, before the cluster is touched). */
 export type LoadedSource = { kind: 'manifest'; manifest: Manifest } | { kind: 'compose'; files: string[]; folder: string };

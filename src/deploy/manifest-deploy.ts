@@ -22,7 +22,7 @@ import { awaitEnvironmentWorkloads, Deadline, rolloutReader } from './await.ts';
 import { deployCompose, ensureNamespace } from './compose-deploy.ts';
 import { startLabelProxy } from './label-proxy.ts';
 import type { Progress } from './progress.ts';
-import type { StoredSecrets } from './stored-secrets.ts';
+import type { StoredSecrets } from '../compose/stored-secrets.ts';
 import { readEnvironment, recordDeployEnd, writeEnvironment, type EnvironmentRecord } from './state.ts';
 
 export interface ManifestDeployOptions {

@@ -18,6 +18,7 @@ import { after, before, describe, test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import { crane, ensureCluster, REGISTRY } from '../../cluster/test-cluster.ts';
 import { createSandbox, lines, repoRoot, runDevtool, type Sandbox, spawnDevtool } from './cli.ts';
+import { ServiceClient } from '../../src/service/client.ts';
 import { E2E_NAMESPACE_LABEL } from './cluster.ts';
 
 const URL_ = 'https://devtool.devtool.test';
@@ -160,12 +161,36 @@ describe('hosted builds on a service context', () => {
     assert.ok(!logs.includes(token), 'and the token neither');
   });
 
-  test('`deploy` of a Compose app with a build section builds in the cluster and runs it', { timeout: 400_000 }, async () => {
+  test('`build` and `deploy` of a Compose app with a build section: built in the cluster with a stored secret as a build arg, and run', {
+    timeout: 400_000,
+  }, async () => {
     const app = join(work, `hbc-${run}`);
     mkdirSync(join(app, 'web'), { recursive: true });
     writeFileSync(join(app, 'web', 'index.html'), `hosted build ${run}\n`);
-    writeFileSync(join(app, 'web', 'Dockerfile'), `FROM ${REGISTRY}/nginx:1\nCOPY index.html /usr/share/nginx/html/index.html\n`);
-    writeFileSync(join(app, 'docker-compose.yml'), ['services:', '  web:', '    build: web', '    ports:', '      - 8080:80', ''].join('\n'));
+    writeFileSync(
+      join(app, 'web', 'Dockerfile'),
+      `FROM ${REGISTRY}/nginx:1\nCOPY index.html /usr/share/nginx/html/index.html\nARG GREETING\nRUN echo "$GREETING" > /greeting.txt\n`,
+    );
+    writeFileSync(
+      join(app, 'docker-compose.yml'),
+      [
+        'services:',
+        '  web:',
+        '    build:',
+        '      context: web',
+        '      args:',
+        '        GREETING: ${HOSTED_GREETING}',
+        '    ports:',
+        '      - 8080:80',
+        '',
+      ].join('\n'),
+    );
+    // A stored secret fills ${HOSTED_GREETING} for `build` as it does for `deploy`: no "is not set".
+    await new ServiceClient({ url: URL_, token, ca: readFileSync(CA_FILE, 'utf8') }).putSecret('HOSTED_GREETING', `stored ${run}`);
+    const b = devtool(['build'], { cwd: app, timeoutMs: 360_000 });
+    assert.equal(b.code, 0, b.stderr);
+    assert.doesNotMatch(b.stderr, /HOSTED_GREETING is not set/);
+    assert.equal(imageFiles(lines(b.stdout).at(-1)!).file('greeting.txt'), `stored ${run}\n`);
     const d = devtool(['deploy', '--wait', '--timeout', '4m'], { cwd: app, timeoutMs: 360_000 });
     assert.equal(d.code, 0, `deploy failed:\n${d.stdout}\n${d.stderr}`);
     assert.match(d.stderr, /the hosted builder of https:\/\/devtool\.devtool\.test/);

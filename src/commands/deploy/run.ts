@@ -15,7 +15,7 @@ import { objectsToYaml } from '../../kube/manifest-yaml.ts';
 import { checkNamespaceName } from '../../kube/naming.ts';
 import { type ClusterFlags, clusterTarget, endpointDomain } from '../../kube/target.ts';
 import type { Factory } from '../../factory.ts';
-import { deploySecrets } from './secrets.ts';
+import { deploySecrets } from '../stored-secrets.ts';
 import type { deployOptions } from './spec.ts';
 
 export const runDeploy: CommandHandler<typeof deployOptions> = async (f, inv) => {

@@ -5,11 +5,11 @@
  * `scrubText` out of progress lines (the terminal and the transcript recorded in the cluster).
  * A dry run asks for the names only and shows `<stored secret NAME>` in place of each value.
  */
-import { DevtoolError } from '../../base/errors.ts';
-import type { ResolvedContext } from '../../context/store.ts';
-import { type StoredSecrets, storedSecretsOnce } from '../../deploy/stored-secrets.ts';
-import type { Factory } from '../../factory.ts';
-import { KnownValues, NOT_LOGGED } from '../../log/redact.ts';
+import { DevtoolError } from '../base/errors.ts';
+import type { ResolvedContext } from '../context/store.ts';
+import { type StoredSecrets, storedSecretsOnce } from '../compose/stored-secrets.ts';
+import type { Factory } from '../factory.ts';
+import { KnownValues, NOT_LOGGED } from '../log/redact.ts';
 
 export interface DeploySecrets {
   stored?: StoredSecrets;
