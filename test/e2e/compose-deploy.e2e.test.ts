@@ -110,18 +110,19 @@ test('a second deploy with nothing changed succeeds and runs the migration again
 
 test('a redeploy with a healthy dependency unchanged does not wait for its route to settle again', { timeout: 300_000 }, async () => {
   // A dependency without a healthcheck: healthy is a pod accepting TCP, reached through its Service.
+  // Names of their own: the namespace also holds the environment of the tests above (its web, its cache).
   const dir = mkdtempSync(join(tmpdir(), 'devtool-redeploy-'));
   writeFileSync(
     join(dir, 'compose.yaml'),
     [
       'services:',
-      '  cache:',
+      '  memo:',
       `    image: ${REGISTRY}/redis:7`,
       '    ports: ["6379"]',
-      '  web:',
+      '  page:',
       `    image: ${REGISTRY}/nginx:1`,
       '    depends_on:',
-      '      cache: { condition: service_healthy }',
+      '      memo: { condition: service_healthy }',
       '',
     ].join('\n'),
   );
@@ -141,11 +142,14 @@ test('a redeploy with a healthy dependency unchanged does not wait for its route
   const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
   const text = seen.map((x) => x.line).join('\n');
   assert.equal(code, 0, text);
-  const waiting = seen.find((x) => x.line.includes('web: waiting for cache (service_healthy)'));
-  const applied = seen.find((x) => x.line.includes('web: Deployment web applied'));
+  const waiting = seen.find((x) => x.line.includes('page: waiting for memo (service_healthy)'));
+  const applied = seen.find((x) => x.line.includes('page: Deployment page applied'));
   assert.ok(waiting && applied, text);
   // One TCP check through a port-forward (1.5 s), not six polls of it (10-12 s).
   assert.ok(applied.at - waiting.at < 5_000, `waited ${applied.at - waiting.at} ms for a cache that was healthy all along`);
+  // The next test counts the namespace's environment records: this one goes.
+  const gone = runDevtool(['destroy', '--name', 'redeploy', '--namespace', s.namespace, '--wait'], { cwd: dir, env: s.env, timeoutMs: 200_000 });
+  assert.equal(gone.code, 0, gone.stderr);
 });
 
 test('destroy keeps the volume; destroy --volumes removes it', { timeout: 300_000 }, async () => {
