@@ -3,7 +3,7 @@
  * `rollout status` ones; the diagnosis reads the workload's pods and events so a failure names the
  * reason a user would otherwise dig out with `kubectl describe` and `kubectl logs`.
  */
-import type { V1LabelSelector, V1ObjectMeta, V1Pod } from '@kubernetes/client-node';
+import type { V1Deployment, V1LabelSelector, V1ObjectMeta, V1Pod } from '@kubernetes/client-node';
 import { podClaimProblem, waitsForClaims } from './claims.ts';
 import { isNotFound, type KubeClient } from './client.ts';
 import { podSchedulingVerdict, unschedulableCondition } from './scheduling.ts';
@@ -31,20 +31,18 @@ export async function workloadState(client: KubeClient, ref: WorkloadRef): Promi
       const d = await client.apps.readNamespacedDeployment({ name: ref.name, namespace: ns });
       const want = d.spec?.replicas ?? 1;
       const s = d.status ?? {};
+      // Until the controller has seen this generation, the pods say nothing about it.
+      if ((s.observedGeneration ?? 0) < (d.metadata?.generation ?? 0)) return { state: 'progressing', detail: 'the rollout is starting' };
+      const current = await currentPodTemplate(client, d);
       const progressFailed = s.conditions?.find((c) => c.type === 'Progressing' && c.status === 'False' && c.reason === 'ProgressDeadlineExceeded');
-      if (progressFailed) return failedOrDiagnosed(client, ref, `rollout stalled: ${progressFailed.message ?? 'progress deadline exceeded'}`);
+      if (progressFailed) return failedOrDiagnosed(client, ref, `rollout stalled: ${progressFailed.message ?? 'progress deadline exceeded'}`, false, current);
       // Pod Security refusing its pods does not pass (a quota, also a ReplicaFailure, may): no pod would ever come.
       const refused = s.conditions?.find((c) => c.type === 'ReplicaFailure' && c.status === 'True' && /violates PodSecurity/.test(c.message ?? ''));
       if (refused) return { state: 'failed', reason: `its pods are refused: ${refused.message}` };
-      if (
-        (s.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0) &&
-        (s.updatedReplicas ?? 0) >= want &&
-        (s.availableReplicas ?? 0) >= want &&
-        (s.replicas ?? 0) <= want
-      ) {
+      if ((s.updatedReplicas ?? 0) >= want && (s.availableReplicas ?? 0) >= want && (s.replicas ?? 0) <= want) {
         return { state: 'ready' };
       }
-      return diagnoseOr(client, ref, `${s.availableReplicas ?? 0}/${want} available`);
+      return diagnoseOr(client, ref, `${s.availableReplicas ?? 0}/${want} available`, current);
     }
     if (ref.kind === 'StatefulSet') {
       const st = await client.apps.readNamespacedStatefulSet({ name: ref.name, namespace: ns });
@@ -82,14 +80,34 @@ export async function workloadState(client: KubeClient, ref: WorkloadRef): Promi
   }
 }
 
+/** Which pods a diagnosis reads: those of the current pod template only, or all (undefined). */
+type PodFilter = ((pod: V1Pod) => boolean) | undefined;
+
+/**
+ * The pods of the Deployment's current ReplicaSet. A pod of an older one (an image that could not
+ * be pulled before this deploy fixed it) is being replaced and says nothing about this rollout.
+ * Undefined, so every pod is read, when the current ReplicaSet cannot be told.
+ */
+async function currentPodTemplate(client: KubeClient, d: V1Deployment): Promise<PodFilter> {
+  const revision = d.metadata?.annotations?.[REVISION];
+  const uid = d.metadata?.uid;
+  if (!revision || !uid) return undefined;
+  const sets = await client.apps.listNamespacedReplicaSet({ namespace: client.namespace, labelSelector: labelSelectorString(d.spec?.selector) });
+  const current = sets.items.find((r) => r.metadata?.ownerReferences?.some((o) => o.uid === uid) && r.metadata?.annotations?.[REVISION] === revision);
+  const hash = current?.metadata?.labels?.['pod-template-hash'];
+  return hash ? (pod) => pod.metadata?.labels?.['pod-template-hash'] === hash : undefined;
+}
+
+const REVISION = 'deployment.kubernetes.io/revision';
+
 /** A failed state, with the pod-level reason when there is a sharper one (and its log tail). */
-async function failedOrDiagnosed(client: KubeClient, ref: WorkloadRef, fallback: string, jobFailed = false): Promise<WorkloadState> {
-  const found = await diagnosePods(client, ref, jobFailed);
+async function failedOrDiagnosed(client: KubeClient, ref: WorkloadRef, fallback: string, jobFailed = false, only?: PodFilter): Promise<WorkloadState> {
+  const found = await diagnosePods(client, ref, jobFailed, only);
   return found.failed ?? { state: 'failed', reason: fallback };
 }
 
-async function diagnoseOr(client: KubeClient, ref: WorkloadRef, detail: string): Promise<WorkloadState> {
-  const found = await diagnosePods(client, ref);
+async function diagnoseOr(client: KubeClient, ref: WorkloadRef, detail: string, only?: PodFilter): Promise<WorkloadState> {
+  const found = await diagnosePods(client, ref, false, only);
   return found.failed ?? { state: 'progressing', detail: found.waiting ? `${detail}; ${found.waiting}` : detail };
 }
 
@@ -101,9 +119,10 @@ interface Diagnosis {
 }
 
 /** Looks for a hard failure among the workload's pods; nothing while things merely take time. */
-async function diagnosePods(client: KubeClient, ref: WorkloadRef, jobFailed = false): Promise<Diagnosis> {
+async function diagnosePods(client: KubeClient, ref: WorkloadRef, jobFailed = false, only?: PodFilter): Promise<Diagnosis> {
   // The newest attempt first: its log is the one that explains the failure.
-  const pods = newestFirst((await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: ref.podSelector })).items);
+  const listed = (await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: ref.podSelector })).items;
+  const pods = newestFirst(only ? listed.filter(only) : listed);
   for (const pod of pods) {
     const found = podFailure(pod, jobFailed);
     if (!found) continue;
