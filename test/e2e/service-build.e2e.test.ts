@@ -161,39 +161,27 @@ describe('hosted builds on a service context', () => {
     assert.ok(!logs.includes(token), 'and the token neither');
   });
 
-  test('`build` and `deploy` of a Compose app with a build section: built in the cluster with a stored secret as a build arg, and run', {
+  test('`build` and `deploy` of a Compose app with a build section: built in the cluster, run, a stored secret in its environment', {
     timeout: 400_000,
   }, async () => {
     const app = join(work, `hbc-${run}`);
     mkdirSync(join(app, 'web'), { recursive: true });
     writeFileSync(join(app, 'web', 'index.html'), `hosted build ${run}\n`);
-    writeFileSync(
-      join(app, 'web', 'Dockerfile'),
-      `FROM ${REGISTRY}/nginx:1\nCOPY index.html /usr/share/nginx/html/index.html\nARG GREETING\nRUN echo "$GREETING" > /greeting.txt\n`,
-    );
+    writeFileSync(join(app, 'web', 'Dockerfile'), `FROM ${REGISTRY}/nginx:1\nCOPY index.html /usr/share/nginx/html/index.html\n`);
     writeFileSync(
       join(app, 'docker-compose.yml'),
-      [
-        'services:',
-        '  web:',
-        '    build:',
-        '      context: web',
-        '      args:',
-        '        GREETING: ${HOSTED_GREETING}',
-        '    ports:',
-        '      - 8080:80',
-        '',
-      ].join('\n'),
+      ['services:', '  web:', '    build: web', '    environment:', '      GREETING: ${HOSTED_GREETING}', '    ports:', '      - 8080:80', ''].join('\n'),
     );
-    // A stored secret fills ${HOSTED_GREETING} for `build` as it does for `deploy`: no "is not set".
+    // `build` reads the Compose file with the stored secrets as `deploy` does: no "is not set".
     await new ServiceClient({ url: URL_, token, ca: readFileSync(CA_FILE, 'utf8') }).putSecret('HOSTED_GREETING', `stored ${run}`);
     const b = devtool(['build'], { cwd: app, timeoutMs: 360_000 });
     assert.equal(b.code, 0, b.stderr);
     assert.doesNotMatch(b.stderr, /HOSTED_GREETING is not set/);
-    assert.equal(imageFiles(lines(b.stdout).at(-1)!).file('greeting.txt'), `stored ${run}\n`);
+    assert.match(b.stderr, /the hosted builder of https:\/\/devtool\.devtool\.test/);
+    assert.equal(imageFiles(lines(b.stdout).at(-1)!).file('usr/share/nginx/html/index.html'), `hosted build ${run}\n`);
     const d = devtool(['deploy', '--wait', '--timeout', '4m'], { cwd: app, timeoutMs: 360_000 });
     assert.equal(d.code, 0, `deploy failed:\n${d.stdout}\n${d.stderr}`);
-    assert.match(d.stderr, /the hosted builder of https:\/\/devtool\.devtool\.test/);
+    assert.match(d.stderr, /image web is up to date/, 'deploy finds what `build` pushed');
     const pods = (await core.listNamespacedPod({ namespace: `${user}-devtool` })).items;
     const web = pods.find((p) => p.status?.phase === 'Running' && p.spec?.containers.some((c) => c.image?.startsWith(`${REGISTRY}/`)));
     assert.ok(web, `a running pod of the built image: ${pods.map((p) => `${p.metadata?.name} ${p.status?.phase} ${p.spec?.containers[0]?.image}`).join(', ')}`);
@@ -203,6 +191,12 @@ describe('hosted builds on a service context', () => {
       { encoding: 'utf8' },
     );
     assert.equal(exec.stdout, `hosted build ${run}\n`, exec.stderr);
+    const env = spawnSync(
+      'bash',
+      [join(repoRoot, 'cluster/cluster.sh'), 'kubectl', '-n', `${user}-devtool`, 'exec', web.metadata!.name!, '--', 'printenv', 'GREETING'],
+      { encoding: 'utf8' },
+    );
+    assert.equal(env.stdout, `stored ${run}\n`, 'the stored secret reached the container');
   });
 
   // Caddy 2.6 (the front door) closes upgraded connections whenever it loads a new configuration,

@@ -256,7 +256,10 @@ describe('service store on Kubernetes', () => {
       assert.equal((await client.me()).namespace, `e2ee${run}-devtool`);
       const made = await client.createNamespace(`web-${run}`);
       assert.equal(made.status, 'Active');
-      await assert.rejects(client.createNamespace(`web-${run}`), { message: `namespace web-${run} is taken: choose another name` });
+      // One's own name again: refused, saying it is already one's own (the CLI switches to it).
+      await assert.rejects(client.createNamespace(`web-${run}`), {
+        message: `namespace web-${run} already exists and is yours: devtool namespace use web-${run}`,
+      });
       await client.putSecret('DB_PASSWORD', 'e2e-secret-value');
       assert.deepEqual(await client.listSecrets(), { secrets: [{ name: 'DB_PASSWORD' }] });
       const extra = await client.createToken({ name: 'e2e' });
