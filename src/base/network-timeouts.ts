@@ -17,6 +17,9 @@ export interface NetworkTimeouts {
 export const CONNECT_TIMEOUT_VARIABLE = 'DEVTOOL_CONNECT_TIMEOUT';
 export const RESPONSE_TIMEOUT_VARIABLE = 'DEVTOOL_RESPONSE_TIMEOUT';
 
+/** How long a connection or an answer may take before the command says what it waits for. */
+export const SLOW_MS = 3000;
+
 export const DEFAULT_NETWORK_TIMEOUTS: NetworkTimeouts = { connectMs: 10_000, responseMs: 30_000 };
 
 /** The timeouts the environment sets (Go durations: 10s, 1m), else the defaults; a value that is not a duration above zero is a usage error. */

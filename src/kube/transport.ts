@@ -16,6 +16,7 @@ import {
   type NetworkTimeouts,
   RESPONSE_TIMEOUT_VARIABLE,
   responseTimeoutText,
+  SLOW_MS,
 } from '../base/network-timeouts.ts';
 import { describeKubeAnswer, isForeignSuccess, type KubeAnswer } from './answer.ts';
 
@@ -125,9 +126,6 @@ export function boundSocket(socket: Socket, t: NetworkTimeouts, slow?: Slowness)
   else socket.once(tls ? 'secureConnect' : 'connect', connected);
   socket.once('close', stop);
 }
-
-/** How long a connection or an answer may take before the user hears what the command waits for. */
-export const SLOW_MS = 3000;
 
 function slowAfter(limitMs: number, slow: Slowness | undefined, line: () => string): NodeJS.Timeout | undefined {
   if (!slow || limitMs <= SLOW_MS) return undefined;

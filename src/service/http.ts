@@ -6,6 +6,7 @@
  * No proxy: like the fetch this replaces (Node 20's ignores HTTP(S)_PROXY), requests go direct.
  */
 import type { IncomingMessage, RequestOptions } from 'node:http';
+import { SLOW_MS } from '../base/network-timeouts.ts';
 
 export interface Exchange {
   method: string;
@@ -46,9 +47,6 @@ export class ExchangeTimeout extends Error {
 export class ConnectTimeout extends Error {
   override name = 'ConnectTimeoutError';
 }
-
-/** How long a connection or an answer may take before onSlow hears of it. */
-export const SLOW_MS = 3000;
 
 /**
  * Sends one request and reads its whole answer. A connection failure rejects with Node's error
