@@ -1,7 +1,8 @@
 // The layers of src/, checked by dependency-cruiser in `npm run lint` (docs/architecture.md, Layers).
 // One ordered list, ground floor first. A layer may import itself and the layers below it, never a
-// layer above. server/ (the service program) sits beside them: it may import base/, version.ts and
-// the API contract (service/contract.ts), and nothing of src/ imports it. Folders of one layer may import each other in one direction only: no folder loop.
+// layer above. server/ (the service program) sits beside them: it may import base/ and version.ts
+// of src/, and nothing of src/ imports it. api/ (the API contract: routes, schemas, the OpenAPI
+// document) is a package of its own that the CLI and the server both import; it imports neither. Folders of one layer may import each other in one direction only: no folder loop.
 // An entry is a folder of src/ or a file (a file inside a folder belongs to its own entry's layer,
 // not to its folder's: cli/errors.ts until it moves to base/). Only production code is checked:
 // tests (*.test.ts) may reach across layers, nothing imports them.
@@ -40,8 +41,8 @@ const programs = [
   {
     dir: 'server',
     what: 'the service program',
-    may: '^src/(base/|version\\.ts$|service/contract\\.ts$)',
-    mayText: 'the ground floor (base/, version.ts) and the API contract, never CLI code',
+    may: '^src/(base/|version\\.ts$)',
+    mayText: 'the ground floor (base/, version.ts), never CLI code; the API contract is api/',
   },
 ];
 
@@ -85,6 +86,13 @@ module.exports = {
       to: {},
     },
     ...programs.flatMap(programRules),
+    {
+      name: 'api-imports',
+      comment: 'the API contract (api/) stands alone: it imports nothing of the CLI, the server or the ingress controller',
+      severity: 'error',
+      from: { path: '^api/' },
+      to: { path: '^(src|server|ingress)/' },
+    },
     {
       name: 'test-code',
       comment: 'production code may not import tests or test helpers',

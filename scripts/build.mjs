@@ -7,6 +7,7 @@
 // two programs that run in the cluster, self-contained (see the end).
 import { build } from 'esbuild';
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { apiAsData } from './api-as-data.mjs';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 // `build.mjs cluster`: the in-cluster programs' bundles alone (scripts/service-up.sh), leaving the
@@ -108,20 +109,21 @@ async function buildCli() {
     ...common,
     entryPoints: ['src/main.ts'],
     outfile: 'dist/devtool.cjs',
-    plugins: [lazyHandlers('./commands/'), lazyServiceClient('./'), bundledKubeClient('./'), ownBundles],
+    plugins: [lazyHandlers('./commands/'), lazyServiceClient('./'), bundledKubeClient('./'), apiAsData, ownBundles],
   });
   await build({
     ...common,
     entryPoints: Object.fromEntries(handlers.map((d) => [`commands/${d}`, `src/commands/${d}/run.ts`])),
     outdir: 'dist',
     outExtension: { '.js': '.cjs' },
-    plugins: [lazyHandlers('./'), lazyServiceClient('../'), bundledKubeClient('../'), ownBundles],
+    plugins: [lazyHandlers('./'), lazyServiceClient('../'), bundledKubeClient('../'), apiAsData, ownBundles],
     banner: { js: "'use strict';\nconst __devtoolBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
   });
   await build({
     ...common,
     entryPoints: ['src/service/client.ts'],
     outfile: 'dist/service-client.cjs',
+    plugins: [apiAsData],
     banner: { js: "'use strict';\nconst __devtoolBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
   });
   await build({

@@ -18,10 +18,10 @@ sources() {
 
 $bin/biome check --error-on-warnings --max-diagnostics=200 || status=1
 
-$bin/depcruise --config .dependency-cruiser.cjs src ingress server || status=1
+$bin/depcruise --config .dependency-cruiser.cjs api src ingress server || status=1
 
 # The files Biome checks (biome.json), tracked or new; characters, not bytes (C.UTF-8).
-long=$(git ls-files --cached --others --exclude-standard -- src ingress server test bench scripts cluster buildkit |
+long=$(git ls-files --cached --others --exclude-standard -- api src ingress server test bench scripts cluster buildkit |
   grep -E '\.(ts|mjs)$' | grep -vE '/(testdata|fixtures)/|\.generated\.' |
   xargs -r env LC_ALL=C.UTF-8 grep -nE "^.{$((max + 1)),}" | cut -c1-120)
 if [ -n "$long" ]; then

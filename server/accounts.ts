@@ -4,7 +4,7 @@
  * one with a password instead of a first token. Disabled, enabled and deleted by the operator
  * commands and the admin routes (routes/users.ts).
  */
-import { NAME_PATTERN, NAME_RULE, PERSONAL_SUFFIX, USER_NAME_MAX } from '../src/service/contract.ts';
+import { NAME_PATTERN, NAME_RULE, PERSONAL_SUFFIX, USER_NAME_MAX } from '../api/routes.ts';
 import { ApiError } from './errors.ts';
 import { ConflictError, type Store } from './store/store.ts';
 import { newToken } from './tokens.ts';

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { createAccount } from './accounts.ts';
 import { type App, buildApp, type ServiceConfig } from './app.ts';
-import { type RouteSpec, routes } from '../src/service/contract.ts';
+import { type RouteSpec, routes } from '../api/routes.ts';
 import { MemoryStore } from './store/memory.ts';
 import { newToken } from './tokens.ts';
 

@@ -1,6 +1,6 @@
 /**
  * The service's HTTP application: Fastify with the TypeBox type provider, every route registered
- * from the contract (src/service/contract.ts), validated by Fastify's ajv. Bad input, a missing
+ * from the contract (api/routes.ts), validated by Fastify's ajv. Bad input, a missing
  * or refused token, a taken name... all answer 4xx with `{ error: "one line" }`.
  */
 import rateLimit from '@fastify/rate-limit';

@@ -5,7 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from './context.ts';
 import { ApiError } from './errors.ts';
-import { routes } from '../src/service/contract.ts';
+import { routes } from '../api/routes.ts';
 import type { TokenRecord, UserRecord } from './store/store.ts';
 import { bearerToken, hashToken, isExpired } from './tokens.ts';
 

@@ -20,7 +20,7 @@ import { STATUS_CODES } from 'node:http';
 import { connect as netConnect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect } from 'node:tls';
-import { BUILD_TUNNEL_PROTOCOL, NAME_PATTERN, routes } from '../src/service/contract.ts';
+import { BUILD_TUNNEL_PROTOCOL, NAME_PATTERN, routes } from '../api/routes.ts';
 import { authenticate } from './auth.ts';
 import type { App, AppContext } from './context.ts';
 import { ApiError, oneLine } from './errors.ts';

@@ -104,7 +104,7 @@ export function createFactory(opts: FactoryOptions): Factory {
     }
     const { KubeCredentialCache, kubeCredentialFile } = await import('./service/kube-credentials.ts');
     // The client only when the cached credentials are stale: kubectl runs `kubetoken` for every request.
-    const fetchCredentials = async () => (await service({ url: context.name, token })).kubeCredentials();
+    const fetchCredentials = async () => (await service({ url: context.name, token })).call('kubeCredentials');
     return new KubeCredentialCache(kubeCredentialFile(home.root, context.name, token), fetchCredentials, now);
   };
   return {

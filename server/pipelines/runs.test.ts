@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { PipelineDeployBody } from '../../src/service/contract.ts';
+import type { PipelineDeployBody } from '../../api/routes.ts';
 import { ApiError } from '../errors.ts';
 import { fakeCluster } from './fake-cluster.ts';
 import { clonedFrom, deploy, destroy, getRun, gitTokenSecretName, type RunSettings } from './runs.ts';

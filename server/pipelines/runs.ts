@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
-import { PIPELINE_LOG_MAX, type PipelineDeployBody, type PipelineRunBody } from '../../src/service/contract.ts';
+import { PIPELINE_LOG_MAX, type PipelineDeployBody, type PipelineRunBody } from '../../api/routes.ts';
 import { ApiError } from '../errors.ts';
 import { statusOf } from '../store/kube-calls.ts';
 import { ClusterRefusal, type PipelineAccess, type PipelineCluster, RecordConflict, type RunRecord } from './cluster.ts';

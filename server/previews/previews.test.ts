@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { PreviewDeployBody } from '../../src/service/contract.ts';
+import type { PreviewDeployBody } from '../../api/routes.ts';
 import { ApiError } from '../errors.ts';
 import { fakeCluster } from '../pipelines/fake-cluster.ts';
 import { KEY_KUBE_TOKEN } from '../pipelines/job.ts';

@@ -17,8 +17,8 @@
  * sweeper of every replica) moves a destroy on: starts the run if it never started, deletes the
  * namespace once the run has ended.
  */
-import type { PreviewBody, PreviewDeployBody, PreviewScopeValue } from '../../src/service/contract.ts';
-import { PERSONAL_SUFFIX } from '../../src/service/contract.ts';
+import type { PreviewBody, PreviewDeployBody, PreviewScopeValue } from '../../api/routes.ts';
+import { PERSONAL_SUFFIX } from '../../api/routes.ts';
 import { ApiError } from '../errors.ts';
 import type { ActingUser } from '../pipelines/acting-user.ts';
 import type { PipelineCluster, RunRecord } from '../pipelines/cluster.ts';

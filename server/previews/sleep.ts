@@ -7,7 +7,7 @@
  * wake a global one, only admins put one to sleep (as only they destroy one). The scaling acts as
  * the owner: other users only read a global preview.
  */
-import type { PreviewBody } from '../../src/service/contract.ts';
+import type { PreviewBody } from '../../api/routes.ts';
 import { ApiError } from '../errors.ts';
 import type { UserRecord } from '../store/store.ts';
 import { type PreviewDeps, previewOf, settle } from './previews.ts';

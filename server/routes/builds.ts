@@ -4,7 +4,7 @@
  * same path without an Upgrade header, so that a client (or a proxy that dropped the header) gets
  * a one-line reason rather than a 404.
  */
-import { BUILD_TUNNEL_PROTOCOL, routes } from '../../src/service/contract.ts';
+import { BUILD_TUNNEL_PROTOCOL, routes } from '../../api/routes.ts';
 import type { Authenticator } from '../auth.ts';
 import { attachBuildTunnel, type BuildkitUpstream } from '../build-tunnel.ts';
 import type { App, AppContext } from '../context.ts';

@@ -1,5 +1,5 @@
 /** GET /info (no token: a client learns what the service offers before logging in) and GET /me. */
-import { BUILDS_CAPABILITY, CAPABILITIES, type InfoBody, routes } from '../../src/service/contract.ts';
+import { BUILDS_CAPABILITY, CAPABILITIES, type InfoBody, routes } from '../../api/routes.ts';
 import { personalNamespace } from '../accounts.ts';
 import { type Authenticator, userOf } from '../auth.ts';
 import type { App, AppContext } from '../context.ts';

@@ -3,7 +3,7 @@
  * URL and CA: what `devtool kubeconfig`'s credential plugin and the CLI's cluster client use. The
  * token is bound to the caller's API token (its Secret): revoking that ends it.
  */
-import { type KubeCredentialsBody, routes } from '../../src/service/contract.ts';
+import { type KubeCredentialsBody, routes } from '../../api/routes.ts';
 import { type Authenticator, tokenOf, userOf } from '../auth.ts';
 import type { App } from '../context.ts';
 import { ApiError } from '../errors.ts';

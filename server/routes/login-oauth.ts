@@ -10,15 +10,7 @@
 import { randomInt } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { pkceChallenge, sha256 } from '../../src/base/hash.ts';
-import {
-  CLI_CLIENT_ID,
-  DEVICE_GRANT_TYPE,
-  ErrorBody,
-  OAuthError,
-  routes,
-  type TokenGrantAnswerBody,
-  type TokenGrantRequestBody,
-} from '../../src/service/contract.ts';
+import { CLI_CLIENT_ID, DEVICE_GRANT_TYPE, ErrorBody, OAuthError, routes, type TokenGrantAnswerBody, type TokenGrantRequestBody } from '../../api/routes.ts';
 import type { App, AppContext } from '../context.ts';
 import { html, page } from '../pages/html.ts';
 import { csrfValid, randomSecret, sameSecret } from '../sessions.ts';

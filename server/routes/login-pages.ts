@@ -6,7 +6,7 @@
  * client, and sign-in also per account (login-throttle.ts).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { NAME_PATTERN, SECRET_NAME_PATTERN, SECRET_NAME_RULE, SECRET_VALUE_MAX, SECRETS_TOTAL_MAX } from '../../src/service/contract.ts';
+import { NAME_PATTERN, SECRET_NAME_PATTERN, SECRET_NAME_RULE, SECRET_VALUE_MAX, SECRETS_TOTAL_MAX } from '../../api/routes.ts';
 import { createAccountWithPassword } from '../accounts.ts';
 import type { App, AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';

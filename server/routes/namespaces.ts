@@ -4,7 +4,7 @@
  * namespace names (`*-devtool`) are reserved: nobody can take another user's before that user
  * signs up; so are Kubernetes', the service's and the operator's (reserved-namespaces.ts).
  */
-import { type NamespaceBody, PERSONAL_SUFFIX, routes } from '../../src/service/contract.ts';
+import { type NamespaceBody, PERSONAL_SUFFIX, routes } from '../../api/routes.ts';
 import { type Authenticator, userOf } from '../auth.ts';
 import type { App, AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';

@@ -4,7 +4,7 @@
  * so Kubernetes RBAC decides where a user may run one.
  */
 import { PassThrough } from 'node:stream';
-import { routes } from '../../src/service/contract.ts';
+import { routes } from '../../api/routes.ts';
 import { type Authenticator, userOf } from '../auth.ts';
 import type { App, AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';

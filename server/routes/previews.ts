@@ -2,7 +2,7 @@
  * Preview environments (server/previews/): deploy, list, read, destroy, endpoints, sleep, wake. Following a
  * run's output goes through the pipeline routes (the preview's pipeline, in its namespace).
  */
-import { routes } from '../../src/service/contract.ts';
+import { routes } from '../../api/routes.ts';
 import { type Authenticator, userOf } from '../auth.ts';
 import type { App, AppContext, ServiceConfig } from '../context.ts';
 import { ApiError } from '../errors.ts';

@@ -1,6 +1,6 @@
-/** Route options from the contract's entries (src/service/contract.ts). */
+/** Route options from the contract's entries (api/routes.ts). */
 import { type TNull, type TSchema, Type } from '@sinclair/typebox';
-import { ErrorBody, type RouteSpec } from '../../src/service/contract.ts';
+import { ErrorBody, type RouteSpec } from '../../api/routes.ts';
 import type { Authenticator } from '../auth.ts';
 
 /** The reply schemas of a route, typed per status so that the type provider checks each handler's answer. */

@@ -3,7 +3,7 @@
  * values come back only from GET /secret-values, to the user's own token (what deploy calls), and
  * never in a log line (the logger redacts `value` and `values`).
  */
-import { routes, SECRETS_TOTAL_MAX } from '../../src/service/contract.ts';
+import { routes, SECRETS_TOTAL_MAX } from '../../api/routes.ts';
 import { type Authenticator, userOf } from '../auth.ts';
 import type { App, AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';

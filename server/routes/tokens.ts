@@ -1,5 +1,5 @@
 /** API tokens: create (shown once), list (never the secret; only those not expired), revoke. Rate-limited per client address. */
-import { routes, type TokenSummaryBody } from '../../src/service/contract.ts';
+import { routes, type TokenSummaryBody } from '../../api/routes.ts';
 import { type Authenticator, userOf } from '../auth.ts';
 import type { App, AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';

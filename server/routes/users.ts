@@ -3,7 +3,7 @@
  * every namespace the user owns: accounts.ts). A plain user is refused; nobody acts on their own
  * account here, so an admin cannot lock themselves out.
  */
-import { routes, type UserBody } from '../../src/service/contract.ts';
+import { routes, type UserBody } from '../../api/routes.ts';
 import { deleteAccount, disableAccount, enableAccount } from '../accounts.ts';
 import { type Authenticator, userOf } from '../auth.ts';
 import type { App, AppContext } from '../context.ts';

@@ -4,7 +4,7 @@
  * Kubernetes object, so the service itself is stateless and runs with several replicas).
  * The store keeps records; rules (who may do what, token generation, expiry) live in the handlers.
  */
-import type { PipelineRunBody } from '../../src/service/contract.ts';
+import type { PipelineRunBody } from '../../api/routes.ts';
 
 export interface UserRecord {
   name: string;

@@ -122,7 +122,7 @@ async function sendAnalytics(f: Factory): Promise<void> {
     const sent = await flushSpool(
       f.home.analyticsSpool,
       async (records) => {
-        await client.sendAnalytics(records);
+        await client.call('sendAnalytics', { body: { records } });
       },
       { ...opts, accept: (r) => client.acceptsAnalyticsAction(r.action) },
     );

@@ -9,6 +9,7 @@ import { loadComposeWithSecrets } from '../compose/stored-secrets.ts';
 import { Progress } from '../deploy/progress.ts';
 import { Logger } from '../log/logger.ts';
 import { DevtoolError } from '../base/errors.ts';
+import type { RouteName } from '../../api/routes.ts';
 import type { ServiceClient } from '../service/client.ts';
 import { deploySecrets } from './stored-secrets.ts';
 
@@ -18,7 +19,8 @@ after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-function setup(compose: string, client: Partial<ServiceClient>) {
+/** The service's answers, by route name. */
+function setup(compose: string, answers: Partial<Record<RouteName, () => Promise<unknown>>>) {
   const dir = mkdtempSync(join(tmpdir(), 'deploy-secrets-'));
   dirs.push(dir);
   writeFileSync(join(dir, 'compose.yaml'), compose);
@@ -30,7 +32,7 @@ function setup(compose: string, client: Partial<ServiceClient>) {
   const calls: string[] = [];
   const service = async (target: { url: string; token?: string }) => {
     calls.push(`${target.url} ${target.token}`);
-    return client as ServiceClient;
+    return { call: (name: RouteName) => answers[name]!() } as ServiceClient;
   };
   const context = {
     name: 'https://svc.example',

@@ -36,10 +36,10 @@ export function deploySecrets(f: Pick<Factory, 'service' | 'log'>, context: Reso
     const client = await f.service({ url, token });
     try {
       if (mode === 'placeholders') {
-        const { secrets } = await client.listSecrets();
+        const { secrets } = await client.call('listSecrets');
         return Object.fromEntries(secrets.map(({ name }) => [name, `<stored secret ${name}>`]));
       }
-      const { values } = await client.secretValues();
+      const { values } = await client.call('secretValues');
       f.log.hide(Object.values(values));
       known.add(Object.values(values));
       f.log.debug(`stored secrets: ${Object.keys(values).length} read from ${url} (needed: ${needed.join(', ')})`);

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import { DevtoolError } from '../base/errors.ts';
-import { BUILD_TUNNEL_PROTOCOL, endpoints } from './endpoints.ts';
+import { BUILD_TUNNEL_PROTOCOL, routes } from '../../api/routes.ts';
 
 export interface BuildTunnelOptions {
   /** The service URL (a service context's name). */
@@ -43,7 +43,7 @@ export class BuildTunnelError extends DevtoolError {
 /** One upgraded connection to the service, or a BuildTunnelError naming why not. */
 export function upgrade(opts: BuildTunnelOptions): Promise<Socket> {
   const base = opts.url.replace(/\/+$/, '');
-  const url = new URL(`${base}${endpoints.buildTunnel.url}`);
+  const url = new URL(`${base}${routes.buildTunnel.url}`);
   const timeoutMs = opts.timeoutMs ?? 15_000;
   return new Promise((resolve, reject) => {
     const headers = { connection: 'Upgrade', upgrade: BUILD_TUNNEL_PROTOCOL, authorization: `Bearer ${opts.token}` };

@@ -48,8 +48,8 @@ test('a request carries the token, the JSON body with its length, and the path p
     res.writeHead(204).end();
   });
   const c = new ServiceClient({ url, token: 'dvt_t' });
-  assert.equal(await c.putSecret('A_B', 'välue'), undefined);
-  assert.equal(await c.deleteSecret('x/y'), undefined);
+  assert.equal(await c.call('putSecret', { params: { name: 'A_B' }, body: { value: 'välue' } }), undefined);
+  assert.equal(await c.call('deleteSecret', { params: { name: 'x/y' } }), undefined);
   assert.equal(seen[0]!.method, 'PUT');
   assert.equal(seen[0]!.url, '/api/v1/secrets/A_B');
   assert.equal(seen[0]!.headers.authorization, 'Bearer dvt_t');
@@ -68,7 +68,7 @@ test('a redirect is not followed (the token would go along): one line naming whe
     res.end('{}');
   });
   const url = await serve((_req, res) => res.writeHead(302, { location: `${elsewhere}/login` }).end());
-  await assert.rejects(new ServiceClient({ url, token: 'dvt_t' }).me(), (err: unknown) => {
+  await assert.rejects(new ServiceClient({ url, token: 'dvt_t' }).call('me'), (err: unknown) => {
     assert.ok(err instanceof DevtoolError && !(err instanceof ServiceError));
     assert.equal(
       err.message,
@@ -85,8 +85,8 @@ test('a 4xx without a { error } body (a proxy page) and a 500 with one: one line
     else json(res, 500, { error: 'store down:\nretry' });
   });
   const c = new ServiceClient({ url });
-  await assert.rejects(c.me(), { message: `the devtool service at ${url} failed (404 on GET /api/v1/me)`, status: 404 });
-  await assert.rejects(c.info(), { message: `the devtool service at ${url} failed (500 on GET /api/v1/info): store down: retry`, status: 500 });
+  await assert.rejects(c.call('me'), { message: `the devtool service at ${url} failed (404 on GET /api/v1/me)`, status: 404 });
+  await assert.rejects(c.call('info'), { message: `the devtool service at ${url} failed (500 on GET /api/v1/info): store down: retry`, status: 500 });
 });
 
 test('an answer whose body never ends is bounded by the timeout too', async () => {
@@ -95,7 +95,7 @@ test('an answer whose body never ends is bounded by the timeout too', async () =
     res.write('{"version":');
   });
   const started = Date.now();
-  await assert.rejects(new ServiceClient({ url, timeoutMs: 300 }).info(), {
+  await assert.rejects(new ServiceClient({ url, timeoutMs: 300 }).call('info'), {
     message: `the devtool service at ${url} did not answer within 300ms (DEVTOOL_RESPONSE_TIMEOUT sets the wait): check that it is running`,
   });
   assert.ok(Date.now() - started < 3000, 'gave up at the timeout');
@@ -112,7 +112,7 @@ test('a listener that accepts and never answers is given up on at the connect ti
   const url = `https://127.0.0.1:${(silent.address() as AddressInfo).port}`;
   const heard: string[] = [];
   const started = Date.now();
-  await assert.rejects(new ServiceClient({ url, timeoutMs: 60_000, connectTimeoutMs: 300, notice: (line) => heard.push(line) }).info(), {
+  await assert.rejects(new ServiceClient({ url, timeoutMs: 60_000, connectTimeoutMs: 300, notice: (line) => heard.push(line) }).call('info'), {
     message:
       `cannot reach the devtool service at ${url} (no TLS handshake within 300ms; DEVTOOL_CONNECT_TIMEOUT sets the wait): ` +
       'check that it is running and that the network to it (a VPN) is up',
@@ -134,10 +134,12 @@ test('a kept-alive connection the server cut is tried again on a new one for a G
     else json(res, req.method === 'POST' ? 201 : 200, { name: 'web', status: 'Active', owner: 'a', personal: false, namespaces: [] });
   });
   const c = new ServiceClient({ url, token: 'dvt_t' });
-  await c.listNamespaces();
-  assert.deepEqual(await c.listNamespaces(), { name: 'web', status: 'Active', owner: 'a', personal: false, namespaces: [] });
+  await c.call('listNamespaces');
+  assert.deepEqual(await c.call('listNamespaces'), { name: 'web', status: 'Active', owner: 'a', personal: false, namespaces: [] });
   assert.equal(requests, 3, 'the second GET: dropped on the kept-alive connection, answered on a new one');
-  await assert.rejects(c.createNamespace('web'), { message: `cannot reach the devtool service at ${url}: the connection was cut (ECONNRESET)` });
+  await assert.rejects(c.call('createNamespace', { body: { name: 'web' } }), {
+    message: `cannot reach the devtool service at ${url}: the connection was cut (ECONNRESET)`,
+  });
   assert.equal(requests, 4, 'the POST was sent once');
 });
 
@@ -147,7 +149,7 @@ test('the process can end as soon as its calls are answered: no pooled connectio
   const script =
     `const { ServiceClient } = await import(${JSON.stringify(client)});` +
     `const c = new ServiceClient({ url: ${JSON.stringify(url)} });` +
-    'await Promise.all([c.info(), c.info()]); await c.info(); await new Promise((r) => setImmediate(r));' +
+    'await Promise.all([c.call("info"), c.call("info")]); await c.call("info"); await new Promise((r) => setImmediate(r));' +
     'console.log(JSON.stringify(process.getActiveResourcesInfo()));';
   // Not execFileSync: the server answers from this process's event loop.
   const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
@@ -167,18 +169,20 @@ test("a pipeline's log streams: pieces arrive before the answer ends, past the c
   });
   const c = new ServiceClient({ url, token: 'dvt_t', timeoutMs: 200 });
   const pieces: string[] = [];
-  const done = c.pipelineLog('ns', 'app', (text) => {
-    pieces.push(text);
-    // The first piece is here while the run goes on; the answer ends later than the timeout.
-    if (pieces.length === 1) setTimeout(() => release(), 400);
+  const done = c.call('pipelineLog', {
+    params: { namespace: 'ns', name: 'app' },
+    onText: (text) => {
+      pieces.push(text);
+      // The first piece is here while the run goes on; the answer ends later than the timeout.
+      if (pieces.length === 1) setTimeout(() => release(), 400);
+    },
   });
   await done;
   assert.deepEqual(pieces.join(''), 'cloning\ndeployed\n');
   assert.equal(pieces[0], 'cloning\n');
-  await assert.rejects(
-    c.pipelineLog('ns', 'nope', () => undefined),
-    { message: 'no pipeline nope in namespace ns' },
-  );
+  await assert.rejects(c.call('pipelineLog', { params: { namespace: 'ns', name: 'nope' }, onText: () => undefined }), {
+    message: 'no pipeline nope in namespace ns',
+  });
 });
 
 test("a pipeline's log cut by an abort ends like its end", async () => {
@@ -188,14 +192,13 @@ test("a pipeline's log cut by an abort ends like its end", async () => {
   });
   const pieces: string[] = [];
   const abort = new AbortController();
-  await new ServiceClient({ url, timeoutMs: 200 }).pipelineLog(
-    'ns',
-    'app',
-    (t) => {
+  await new ServiceClient({ url, timeoutMs: 200 }).call('pipelineLog', {
+    params: { namespace: 'ns', name: 'app' },
+    onText: (t) => {
       pieces.push(t);
       setTimeout(() => abort.abort(), 50);
     },
-    abort.signal,
-  );
+    signal: abort.signal,
+  });
   assert.deepEqual(pieces, ['line 1\n']);
 });

@@ -1,40 +1,22 @@
 /**
- * The CLI's client of the devtool service: one method per route (the method and path from
- * endpoints.ts, the bodies' types from contract.ts), over node:http/node:https (http.ts), each call
+ * The CLI's client of the devtool service: `call(route, input)` calls any route of the API's table
+ * (api/routes.ts) by its name, typed from its schemas, over node:http/node:https (http.ts), each call
  * bounded by a timeout. A refusal (4xx) becomes a DevtoolError whose message is the service's
  * one-line reason; an unreachable or failing service, one line saying so.
  */
 import { formatDuration } from '../base/duration.ts';
 import { DevtoolError } from '../base/errors.ts';
 import { CONNECT_TIMEOUT_VARIABLE, connectTimeoutText, DEFAULT_NETWORK_TIMEOUTS, RESPONSE_TIMEOUT_VARIABLE } from '../base/network-timeouts.ts';
-// Types only: contract.ts holds the schemas (TypeBox), which a client has no use for at run time.
-import type {
-  AnalyticsAcceptedBody,
-  AnalyticsRecordBody,
-  DeviceCodeAnswerBody,
-  InfoBody,
-  KubeCredentialsBody,
-  MeBody,
-  NamespaceBody,
-  NamespaceListBody,
-  PipelineDeployBody,
-  PipelineDestroyBody,
-  PipelineRunBody,
-  PreviewBody,
-  PreviewDeployBody,
-  PreviewEndpointsBody,
-  PreviewListBody,
-  SecretListBody,
-  SecretValuesBody,
-  TokenCreateBody,
-  TokenCreatedBody,
-  TokenGrantAnswerBody,
-  TokenGrantRequestBody,
-  TokenListBody,
-  UserBody,
-  UserDeletedBody,
-} from './contract.ts';
-import { ANALYTICS_ACTION_PATTERN, CLI_CLIENT_ID, type Endpoint, endpoints } from './endpoints.ts';
+import {
+  ANALYTICS_ACTION_PATTERN,
+  CLI_CLIENT_ID,
+  type RouteAnswer,
+  type RouteInput,
+  type RouteName,
+  type RouteSpec,
+  routes,
+  type TokenGrantAnswerBody,
+} from '../../api/routes.ts';
 import { type Answer, exchange } from './http.ts';
 import { trustedRoots, UNTRUSTED_CODES, untrustedLine } from './tls.ts';
 
@@ -44,6 +26,14 @@ export { trustedCas } from './tls.ts';
 
 /** The token endpoint's answer: a token, or the OAuth error code the caller acts on (RFC 6749 5.2). */
 export type TokenGrantResult = { token: TokenGrantAnswerBody } | { error: string; description: string };
+
+/** How a route that streams text hands it over: each piece as it comes, until the stream ends or `signal` aborts. */
+export interface CallOptions {
+  onText?: (text: string) => void;
+  signal?: AbortSignal;
+}
+
+type Parts = { params?: Record<string, string>; body?: unknown } & CallOptions;
 
 export interface ServiceClientOptions {
   /** The service URL, e.g. https://devtool.example (normalizeServiceUrl). */
@@ -83,66 +73,30 @@ export class ServiceClient {
     this.ca = opts.ca ? trustedRoots(opts.ca) : undefined;
   }
 
-  info = () => this.call<InfoBody>(endpoints.info);
-  me = () => this.call<MeBody>(endpoints.me);
-  createToken = (body: TokenCreateBody) => this.call<TokenCreatedBody>(endpoints.createToken, { body });
-  listTokens = () => this.call<TokenListBody>(endpoints.listTokens);
-  revokeToken = (id: string) => this.call<void>(endpoints.revokeToken, { params: { id } });
-  listNamespaces = () => this.call<NamespaceListBody>(endpoints.listNamespaces);
-  createNamespace = (name: string) => this.call<NamespaceBody>(endpoints.createNamespace, { body: { name } });
-  deleteNamespace = (name: string) => this.call<void>(endpoints.deleteNamespace, { params: { name } });
-  listSecrets = () => this.call<SecretListBody>(endpoints.listSecrets);
-  putSecret = (name: string, value: string) => this.call<void>(endpoints.putSecret, { params: { name }, body: { value } });
-  deleteSecret = (name: string) => this.call<void>(endpoints.deleteSecret, { params: { name } });
-  secretValues = () => this.call<SecretValuesBody>(endpoints.secretValues);
-  sendAnalytics = (records: AnalyticsRecordBody[]) => this.call<AnalyticsAcceptedBody>(endpoints.sendAnalytics, { body: { records } });
+  /**
+   * Route `name` of the API with its path parameters and body. A route that streams text
+   * (`textStream`) hands each piece to `onText` as the service passes it on and resolves when the
+   * service ends the stream; it has no overall timeout (a pipeline run lasts as long as its own).
+   */
+  call<N extends RouteName>(
+    name: N,
+    ...[input]: unknown extends RouteInput<N> ? [(RouteInput<N> & CallOptions)?] : [RouteInput<N> & CallOptions]
+  ): Promise<RouteAnswer<N>> {
+    return this.request(routes[name], (input ?? {}) as Parts) as Promise<RouteAnswer<N>>;
+  }
+
   /** Whether the service takes a record of `action` (a command path); the sender drops the others. */
   acceptsAnalyticsAction = (action: string) => ANALYTICS_ACTION.test(action);
-  // login (browser, device code, pages)
-  deviceCode = (machine: string) => this.call<DeviceCodeAnswerBody>(endpoints.deviceCode, { body: { client_id: CLI_CLIENT_ID, machine } });
-  /** The OAuth refusals (authorization_pending, invalid_grant...) are an answer here, not an error. */
-  tokenGrant = async (body: TokenGrantRequestBody): Promise<TokenGrantResult> => {
+
+  /** The token endpoint: its OAuth refusals (authorization_pending, invalid_grant...) are an answer here, not an error. */
+  tokenGrant = async (body: RouteInput<'tokenGrant'>['body']): Promise<TokenGrantResult> => {
     try {
-      return { token: await this.call<TokenGrantAnswerBody>(endpoints.tokenGrant, { body: { client_id: CLI_CLIENT_ID, ...body } }) };
+      return { token: await this.call('tokenGrant', { body: { client_id: CLI_CLIENT_ID, ...body } }) };
     } catch (err) {
       if (err instanceof ServiceError && err.status === 400 && err.oauth) return { error: err.oauth.error, description: err.message };
       throw err;
     }
   };
-  kubeCredentials = () => this.call<KubeCredentialsBody>(endpoints.kubeCredentials);
-  // pipelines
-  deployPipeline = (body: PipelineDeployBody) => this.call<PipelineRunBody>(endpoints.deployPipeline, { body });
-  destroyPipeline = (namespace: string, name: string, body: PipelineDestroyBody) =>
-    this.call<PipelineRunBody>(endpoints.destroyPipeline, { params: { namespace, name }, body });
-  getPipeline = (namespace: string, name: string) => this.call<PipelineRunBody>(endpoints.getPipeline, { params: { namespace, name } });
-  /**
-   * The run's output as it comes: `onText` gets each piece as the service passes it on; resolves
-   * when the service ends the stream (the runner ended, or the connection was cut: the caller asks
-   * getPipeline). No overall timeout: a run lasts as long as its own --timeout.
-   */
-  pipelineLog = async (namespace: string, name: string, onText: (text: string) => void, signal?: AbortSignal): Promise<void> => {
-    // Its own connection, closed after it: a socket that carried a long stream is not reused (the
-    // proxy may have given up on it, and the next call would meet a reset).
-    await this.call<undefined>(endpoints.pipelineLog, {
-      params: { namespace, name },
-      accept: 'text/plain',
-      headers: { connection: 'close' },
-      onText,
-      ...(signal ? { signal } : {}),
-    });
-  };
-  // preview environments (a preview's run is followed with getPipeline/pipelineLog: its pipeline, in its namespace)
-  deployPreview = (body: PreviewDeployBody) => this.call<PreviewBody>(endpoints.deployPreview, { body });
-  listPreviews = () => this.call<PreviewListBody>(endpoints.listPreviews);
-  getPreview = (name: string) => this.call<PreviewBody>(endpoints.getPreview, { params: { name } });
-  destroyPreview = (name: string, timeoutSeconds: number) => this.call<PreviewBody>(endpoints.destroyPreview, { params: { name }, body: { timeoutSeconds } });
-  previewEndpoints = (name: string) => this.call<PreviewEndpointsBody>(endpoints.previewEndpoints, { params: { name } });
-  sleepPreview = (name: string) => this.call<PreviewBody>(endpoints.sleepPreview, { params: { name } });
-  wakePreview = (name: string) => this.call<PreviewBody>(endpoints.wakePreview, { params: { name } });
-  // users (admins only)
-  disableUser = (name: string) => this.call<UserBody>(endpoints.disableUser, { params: { name } });
-  enableUser = (name: string) => this.call<UserBody>(endpoints.enableUser, { params: { name } });
-  deleteUser = (name: string) => this.call<UserDeletedBody>(endpoints.deleteUser, { params: { name } });
 
   private told = false;
 
@@ -157,19 +111,11 @@ export class ServiceClient {
     this.opts.notice?.(`waiting for the devtool service at ${this.base} to ${what} (up to ${formatDuration(ms)}, ${variable})`);
   };
 
-  private async call<T>(
-    route: Endpoint,
-    parts: {
-      params?: Record<string, string>;
-      body?: unknown;
-      accept?: string;
-      headers?: Record<string, string>;
-      onText?: (text: string) => void;
-      signal?: AbortSignal;
-    } = {},
-  ): Promise<T> {
+  private async request(route: Pick<RouteSpec, 'method' | 'url' | 'textStream'>, parts: Parts): Promise<unknown> {
     const path = route.url.replace(/:([A-Za-z]+)/g, (_, name: string) => encodeURIComponent(parts.params?.[name] ?? ''));
-    const headers: Record<string, string> = { accept: parts.accept ?? 'application/json', ...parts.headers };
+    // A stream gets its own connection, closed after it: a socket that carried a long stream is not
+    // reused (the proxy may have given up on it, and the next call would meet a reset).
+    const headers: Record<string, string> = route.textStream ? { accept: 'text/plain', connection: 'close' } : { accept: 'application/json' };
     if (this.opts.token) headers['authorization'] = `Bearer ${this.opts.token}`;
     if (parts.body !== undefined) headers['content-type'] = 'application/json';
     let res: Answer;
@@ -201,7 +147,7 @@ export class ServiceClient {
       throw new DevtoolError(`cannot reach the devtool service at ${this.base}: ${why}`);
     }
     const { status, text } = res;
-    if (status >= 200 && status < 300) return (text === '' || parts.onText ? undefined : JSON.parse(text)) as T;
+    if (status >= 200 && status < 300) return text === '' || route.textStream ? undefined : JSON.parse(text);
     if (status >= 300 && status < 400) {
       // Never followed: the token would go to wherever the redirect points.
       throw new DevtoolError(

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import type { KubeCredentialsBody } from './contract.ts';
+import type { KubeCredentialsBody } from '../../api/routes.ts';
 import { execCredential, KubeCredentialCache, kubeCredentialFile, needsRefresh } from './kube-credentials.ts';
 
 const at = (iso: string) => new Date(iso);

@@ -9,7 +9,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha256 } from '../base/hash.ts';
 import { writeFileAtomic } from '../io/atomic-file.ts';
-import type { KubeCredentialsBody } from './contract.ts';
+import type { KubeCredentialsBody } from '../../api/routes.ts';
 
 export interface CachedKubeCredentials extends KubeCredentialsBody {
   /** When this machine received them: with expiresAt, the token's lifetime. */

@@ -38,7 +38,7 @@ after(() => {
 });
 
 test('an unknown CA: one line with the CA fingerprint and how to trust it', async () => {
-  await assert.rejects(new ServiceClient({ url }).info(), (err: Error) => {
+  await assert.rejects(new ServiceClient({ url }).call('info'), (err: Error) => {
     assert.equal(
       err.message,
       `cannot reach the devtool service at ${url}: its TLS certificate is signed by a CA this machine does not trust (SELF_SIGNED_CERT_IN_CHAIN); ` +
@@ -50,7 +50,7 @@ test('an unknown CA: one line with the CA fingerprint and how to trust it', asyn
 });
 
 test('with the CA the same call works', async () => {
-  assert.equal((await new ServiceClient({ url, ca: caPem }).info()).apiVersion, 'v1');
+  assert.equal((await new ServiceClient({ url, ca: caPem }).call('info')).apiVersion, 'v1');
 });
 
 test('DEVTOOL_CA_CERT: read, joined with the stored CA; a missing or non-PEM file is one line naming it', () => {

@@ -173,7 +173,10 @@ describe('hosted builds on a service context', () => {
       ['services:', '  web:', '    build: web', '    environment:', '      GREETING: ${HOSTED_GREETING}', '    ports:', '      - 8080:80', ''].join('\n'),
     );
     // `build` reads the Compose file with the stored secrets as `deploy` does: no "is not set".
-    await new ServiceClient({ url: URL_, token, ca: readFileSync(CA_FILE, 'utf8') }).putSecret('HOSTED_GREETING', `stored ${run}`);
+    await new ServiceClient({ url: URL_, token, ca: readFileSync(CA_FILE, 'utf8') }).call('putSecret', {
+      params: { name: 'HOSTED_GREETING' },
+      body: { value: `stored ${run}` },
+    });
     const b = devtool(['build'], { cwd: app, timeoutMs: 360_000 });
     assert.equal(b.code, 0, b.stderr);
     assert.doesNotMatch(b.stderr, /HOSTED_GREETING is not set/);

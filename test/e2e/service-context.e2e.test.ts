@@ -64,8 +64,8 @@ describe('service contexts: logging in with a token, on the installed service', 
 
   test('a revoked token is refused in one line and nothing is stored; another context stays current', async () => {
     const sb = createSandbox();
-    const extra = await new ServiceClient({ url, token, ca: svc.caPem }).createToken({ name: 'to revoke' });
-    await new ServiceClient({ url, token, ca: svc.caPem }).revokeToken(extra.id);
+    const extra = await new ServiceClient({ url, token, ca: svc.caPem }).call('createToken', { body: { name: 'to revoke' } });
+    await new ServiceClient({ url, token, ca: svc.caPem }).call('revokeToken', { params: { id: extra.id } });
     const r = devtool(sb, ['context', 'use', url, '--token', extra.token], { DEVTOOL_CA_CERT: svc.caFile });
     assert.equal(r.code, 1);
     assert.equal(r.stderr, `Error: token revoked or expired: log in again with devtool context use ${url}\n`);

@@ -197,7 +197,7 @@ describe('accounts and login through the browser, on the installed service', { t
     );
     assert.equal(await page.locator('tr[data-secret="DB_PASSWORD"]').count(), 1);
     assert.equal((await page.content()).includes('value-from-the-page'), false);
-    assert.deepEqual((await new ServiceClient({ url, token, ca: svc.caPem }).secretValues()).values, { DB_PASSWORD: 'value-from-the-page' });
+    assert.deepEqual((await new ServiceClient({ url, token, ca: svc.caPem }).call('secretValues')).values, { DB_PASSWORD: 'value-from-the-page' });
     await submit(
       page,
       () => page.click('tr[data-secret="DB_PASSWORD"] button'),
@@ -306,7 +306,11 @@ describe('accounts and login through the browser, on the installed service', { t
     assert.equal(statSync(join(sb.devtoolHome, 'contexts.json')).mode & 0o777, 0o600);
     const stored = storedContexts(sb).contexts[url];
     assert.match(stored?.token ?? '', /^dvt_/);
-    assert.deepEqual(await new ServiceClient({ url, token: stored!.token!, ca: svc.caPem }).me().then((m) => m.name), user, 'the stored token is this user’s');
+    assert.deepEqual(
+      await new ServiceClient({ url, token: stored!.token!, ca: svc.caPem }).call('me').then((m) => m.name),
+      user,
+      'the stored token is this user’s',
+    );
     await context.close();
   });
 });

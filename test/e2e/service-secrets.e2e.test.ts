@@ -96,7 +96,7 @@ describe('stored secrets in deploy, and analytics, on a service context of the i
   before(async () => {
     svc = await installedService();
     token = await svc.createUser(user);
-    await new ServiceClient({ url: svc.url, token, ca: svc.caPem }).putSecret('APP_SECRET', SECRET);
+    await new ServiceClient({ url: svc.url, token, ca: svc.caPem }).call('putSecret', { params: { name: 'APP_SECRET' }, body: { value: SECRET } });
   });
 
   after(async () => {

@@ -243,30 +243,30 @@ describe('service store on Kubernetes', () => {
     const { url } = service;
     try {
       const anonymous = new ServiceClient({ url });
-      const info = await anonymous.info();
+      const info = await anonymous.call('info');
       assert.equal(info.endpointDomain, 'e2e.example');
       assert.equal(info.registry, 'localhost:5000');
       assert.match(info.certificate ?? '', /^-----BEGIN CERTIFICATE-----/);
-      await assert.rejects(anonymous.me(), {
+      await assert.rejects(anonymous.call('me'), {
         message: 'missing API token (Authorization: Bearer): log in again with devtool context use https://devtool.e2e.example',
       });
 
       const e = await createAccount(store, `e2ee${run}`, false, new Date());
       const client = new ServiceClient({ url, token: e.token });
-      assert.equal((await client.me()).namespace, `e2ee${run}-devtool`);
-      const made = await client.createNamespace(`web-${run}`);
+      assert.equal((await client.call('me')).namespace, `e2ee${run}-devtool`);
+      const made = await client.call('createNamespace', { body: { name: `web-${run}` } });
       assert.equal(made.status, 'Active');
       // One's own name again: refused, saying it is already one's own (the CLI switches to it).
-      await assert.rejects(client.createNamespace(`web-${run}`), {
+      await assert.rejects(client.call('createNamespace', { body: { name: `web-${run}` } }), {
         message: `namespace web-${run} already exists and is yours: devtool namespace use web-${run}`,
       });
-      await client.putSecret('DB_PASSWORD', 'e2e-secret-value');
-      assert.deepEqual(await client.listSecrets(), { secrets: [{ name: 'DB_PASSWORD' }] });
-      const extra = await client.createToken({ name: 'e2e' });
-      await client.revokeToken(extra.id);
-      await assert.rejects(new ServiceClient({ url, token: extra.token }).me(), { status: 401 });
-      await client.deleteNamespace(`web-${run}`);
-      const statuses = (await client.listNamespaces()).namespaces.map((n) => `${n.name} ${n.status}`);
+      await client.call('putSecret', { params: { name: 'DB_PASSWORD' }, body: { value: 'e2e-secret-value' } });
+      assert.deepEqual(await client.call('listSecrets'), { secrets: [{ name: 'DB_PASSWORD' }] });
+      const extra = await client.call('createToken', { body: { name: 'e2e' } });
+      await client.call('revokeToken', { params: { id: extra.id } });
+      await assert.rejects(new ServiceClient({ url, token: extra.token }).call('me'), { status: 401 });
+      await client.call('deleteNamespace', { params: { name: `web-${run}` } });
+      const statuses = (await client.call('listNamespaces')).namespaces.map((n) => `${n.name} ${n.status}`);
       assert.ok(statuses.includes(`web-${run} Terminating`) || !statuses.some((s) => s.startsWith(`web-${run} `)), statuses.join(', '));
 
       const output = service.output();

@@ -5,7 +5,7 @@ import type { Factory } from '../../factory.ts';
 import { formatTable } from '../../io/table.ts';
 import { checkNamespaceName } from '../../kube/naming.ts';
 import { CLOUD_URL, looksLikeUrl, normalizeServiceUrl } from '../../service/cloud.ts';
-import { endpoints } from '../../service/endpoints.ts';
+import { routes } from '../../../api/routes.ts';
 import type { contextOptions } from './spec.ts';
 
 const USE_HINT = 'pass the context: devtool context use <URL_OR_CLUSTER_CONTEXT>';
@@ -72,7 +72,7 @@ export const runContextDelete: CommandHandler = async (f, inv) => {
  * tunnel (image/select.ts; BUILDKIT_HOST still wins there), else the context's daemon or docker.
  */
 function builderOf(c: ResolvedContext): string {
-  if (c.isDevtool) return `${c.name.replace(/\/+$/, '')}${endpoints.buildTunnel.url}`;
+  if (c.isDevtool) return `${c.name.replace(/\/+$/, '')}${routes.buildTunnel.url}`;
   return c.builder || 'docker';
 }
 
@@ -102,7 +102,7 @@ async function storedTokenAccepted(f: Factory, url: string): Promise<string | un
   const stored = f.contexts.read().contexts[url]?.token;
   if (!stored) return undefined;
   try {
-    await (await f.service({ url, token: stored })).me();
+    await (await f.service({ url, token: stored })).call('me');
     return stored;
   } catch (err) {
     if ((err as { status?: unknown }).status !== 401) throw err;
@@ -114,11 +114,11 @@ async function storedTokenAccepted(f: Factory, url: string): Promise<string | un
 
 /** A login (browser or device code; never in CI): the new API token. */
 async function loginToken(f: Factory, url: string): Promise<string> {
-  const { logIn } = await import('../../service/login/login.ts');
+  const { logIn, loginClient } = await import('../../service/login/login.ts');
   const { hostname } = process.getBuiltinModule('node:os');
   const r = await logIn({
     url,
-    client: await f.service({ url }),
+    client: loginClient(await f.service({ url })),
     host: { env: f.env, platform: process.platform, interactive: f.interactive },
     machine: hostname(),
     say: (text) => f.io.stderr.write(text),
@@ -172,7 +172,7 @@ async function selectContext(f: Factory, opts: OptionValues<typeof contextOption
   }
   // The token is checked before anything is stored: a refused token leaves the contexts as they were.
   const client = await f.service({ url, token });
-  const [me, info] = await Promise.all([client.me(), client.info()]);
+  const [me, info] = await Promise.all([client.call('me'), client.call('info')]);
   const stored = f.contexts.read().contexts[url];
   const announcedBuilder = info.builder && /^tcp:\/\/[^/:]+:\d+$/.test(info.builder) ? info.builder : undefined;
   const ctx = await f.contexts.use(url, {

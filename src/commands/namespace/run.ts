@@ -16,7 +16,7 @@ export const runNamespaceUse: CommandHandler = async (f, inv) => {
   // (A context from DEVTOOL_URL/DEVTOOL_TOKEN cannot change: useNamespace says so before any request.)
   if (ctx.isDevtool && ctx.source !== 'environment') {
     // On a service context only the user's own namespaces can be used: their rights end there.
-    const names = (await (await serviceOf(f, ctx, 'namespace use')).listNamespaces()).namespaces.map((n) => n.name);
+    const names = (await (await serviceOf(f, ctx, 'namespace use')).call('listNamespaces')).namespaces.map((n) => n.name);
     if (!names.includes(name)) throw new DevtoolError(`namespace "${name}" is not one of yours on ${ctx.name} (yours: ${names.join(', ') || 'none'})`);
   }
   await useNamespace(f, name);
@@ -26,7 +26,9 @@ export const runNamespaceUse: CommandHandler = async (f, inv) => {
 export const runNamespacePrompt: CommandHandler = async (f) => {
   if (!f.interactive) throw new UsageError(`no terminal to prompt on: ${USE_HINT}`);
   const ctx = await f.contexts.requireCurrent();
-  const names = ctx.isDevtool ? (await (await serviceOf(f, ctx, 'namespace')).listNamespaces()).namespaces.map((n) => n.name) : await clusterNamespaces(f, ctx);
+  const names = ctx.isDevtool
+    ? (await (await serviceOf(f, ctx, 'namespace')).call('listNamespaces')).namespaces.map((n) => n.name)
+    : await clusterNamespaces(f, ctx);
   const picked = await f.prompter.select(
     'Select the namespace to use',
     names.map((n) => ({ name: n === ctx.namespace ? `${n} *` : n, value: n })),
@@ -45,10 +47,10 @@ export const runNamespaceCreate: CommandHandler = async (f, inv) => {
   const ctx = await f.contexts.requireCurrent();
   const client = await serviceOf(f, ctx, 'namespace create');
   try {
-    await client.createNamespace(name);
+    await client.call('createNamespace', { body: { name } });
     f.io.stdout.write(`Namespace "${name}" created\n`);
   } catch (err) {
-    const mine = statusOf(err) === 409 ? (await client.listNamespaces()).namespaces.find((n) => n.name === name) : undefined;
+    const mine = statusOf(err) === 409 ? (await client.call('listNamespaces')).namespaces.find((n) => n.name === name) : undefined;
     if (mine?.status !== 'Active') throw err;
     f.io.stdout.write(`Namespace "${name}" is already yours\n`);
   }
@@ -63,15 +65,15 @@ export const runNamespaceDelete: CommandHandler = async (f, inv) => {
   const name = checkNamespaceName(inv.requireArg(0, 'NAMESPACE'));
   const ctx = await f.contexts.requireCurrent();
   const client = await serviceOf(f, ctx, 'namespace delete');
-  await client.deleteNamespace(name);
+  await client.call('deleteNamespace', { params: { name } });
   f.io.stdout.write(`Namespace "${name}" is being deleted\n`);
-  if (ctx.namespace === name && ctx.source !== 'environment') await useNamespace(f, (await client.me()).namespace);
+  if (ctx.namespace === name && ctx.source !== 'environment') await useNamespace(f, (await client.call('me')).namespace);
 };
 
 /** list: the user's namespaces with their real status; those being deleted show Terminating. */
 export const runNamespaceList: CommandHandler = async (f) => {
   const ctx = await f.contexts.requireCurrent();
-  const { namespaces } = await (await serviceOf(f, ctx, 'namespace list')).listNamespaces();
+  const { namespaces } = await (await serviceOf(f, ctx, 'namespace list')).call('listNamespaces');
   const rows = namespaces.map((n) => [n.name === ctx.namespace ? `${n.name} *` : n.name, n.status]);
   f.io.stdout.write(formatTable(['Namespace', 'Status'], rows));
 };

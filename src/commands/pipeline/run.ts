@@ -11,7 +11,7 @@ import type { ResolvedContext } from '../../context/store.ts';
 import type { Factory } from '../../factory.ts';
 import { originUrl, sanitizeName } from '../../app/name.ts';
 import type { ServiceClient } from '../../service/client.ts';
-import type { PipelineRunBody } from '../../service/contract.ts';
+import type { PipelineRunBody } from '../../../api/routes.ts';
 import { requireServiceContext } from '../require-service.ts';
 import type { pipelineDeployOptions, pipelineDestroyOptions } from './spec.ts';
 
@@ -28,16 +28,18 @@ export const runPipelineDeploy: CommandHandler<typeof pipelineDeployOptions> = a
   const namespace = inv.opts.namespace ?? ctx.namespace;
   for (const v of inv.opts.var)
     if (!/^[A-Za-z_][A-Za-z0-9_]*=/.test(v)) throw new UsageError(`invalid value for flag --var: expected KEY=VALUE, got "${v.split('=')[0]}..."`);
-  const run = await client.deployPipeline({
-    namespace,
-    name,
-    ...(repository ? { repository } : {}),
-    ...(inv.opts.branch ? { branch: inv.opts.branch } : {}),
-    ...(inv.opts.file ? { file: inv.opts.file } : {}),
-    variables: inv.opts.var,
-    timeoutSeconds: Math.max(1, Math.ceil(inv.opts.timeout / 1000)),
-    skipIfExists: inv.opts.skipIfExists,
-    ...(inv.opts.reuseParams ? { reuseParams: true } : {}),
+  const run = await client.call('deployPipeline', {
+    body: {
+      namespace,
+      name,
+      ...(repository ? { repository } : {}),
+      ...(inv.opts.branch ? { branch: inv.opts.branch } : {}),
+      ...(inv.opts.file ? { file: inv.opts.file } : {}),
+      variables: inv.opts.var,
+      timeoutSeconds: Math.max(1, Math.ceil(inv.opts.timeout / 1000)),
+      skipIfExists: inv.opts.skipIfExists,
+      ...(inv.opts.reuseParams ? { reuseParams: true } : {}),
+    },
   });
   if (run.skipped) {
     f.io.stdout.write(`Pipeline "${name}" is already deployed in namespace ${namespace}${run.commit ? ` (commit ${run.commit.slice(0, 12)})` : ''}: skipped\n`);
@@ -50,7 +52,10 @@ export const runPipelineDestroy: CommandHandler<typeof pipelineDestroyOptions> =
   const { ctx, client } = await serviceOf(f, inv.commandName);
   const name = pipelineName(inv.opts.name, undefined, f.cwd);
   const namespace = inv.opts.namespace ?? ctx.namespace;
-  const run = await client.destroyPipeline(namespace, name, { volumes: inv.opts.volumes, timeoutSeconds: Math.max(1, Math.ceil(inv.opts.timeout / 1000)) });
+  const run = await client.call('destroyPipeline', {
+    params: { namespace, name },
+    body: { volumes: inv.opts.volumes, timeoutSeconds: Math.max(1, Math.ceil(inv.opts.timeout / 1000)) },
+  });
   await follow(f, client, run, inv.opts.wait, inv.opts.timeout);
 };
 
@@ -147,10 +152,9 @@ export async function follow(
       let seen = 0;
       // Bounded by the run's own deadline: a service that stops sending never holds the command.
       const signal = AbortSignal.timeout(Math.max(1000, deadline - Date.now()));
-      await client.pipelineLog(
-        run.namespace,
-        run.name,
-        (text) => {
+      await client.call('pipelineLog', {
+        params: { namespace: run.namespace, name: run.name },
+        onText: (text) => {
           const fresh = text.slice(Math.max(0, shown - seen));
           seen += text.length;
           if (fresh) {
@@ -159,8 +163,8 @@ export async function follow(
           }
         },
         signal,
-      );
-      last = await client.getPipeline(run.namespace, run.name);
+      });
+      last = await client.call('getPipeline', { params: { namespace: run.namespace, name: run.name } });
       unreachable = 0;
     } catch (err) {
       // A destroy that succeeded removes its record (and a preview's namespace goes after it): gone is done.

@@ -8,7 +8,7 @@ import type { CommandHandler } from '../../cli/spec.ts';
 import { currentBranch, originUrl, repositoryNameOf, sanitizeName } from '../../app/name.ts';
 import { formatTable } from '../../io/table.ts';
 import type { ServiceClient } from '../../service/client.ts';
-import type { PreviewBody } from '../../service/contract.ts';
+import type { PreviewBody } from '../../../api/routes.ts';
 import { checkoutRepository, checkRepository, follow, serviceOf, statusOf } from '../pipeline/run.ts';
 import type { previewDeployOptions, previewDestroyOptions, previewEndpointsOptions } from './spec.ts';
 
@@ -29,15 +29,17 @@ export const runPreviewDeploy: CommandHandler<typeof previewDeployOptions> = asy
   }
   for (const v of inv.opts.var)
     if (!/^[A-Za-z_][A-Za-z0-9_]*=/.test(v)) throw new UsageError(`invalid value for flag --var: expected KEY=VALUE, got "${v.split('=')[0]}..."`);
-  const preview = await client.deployPreview({
-    name,
-    scope: inv.opts.scope as 'personal' | 'global',
-    repository,
-    ...(branch ? { branch } : {}),
-    ...(inv.opts.file ? { file: inv.opts.file } : {}),
-    ...(sourceUrl ? { sourceUrl } : {}),
-    variables: inv.opts.var,
-    timeoutSeconds: seconds(inv.opts.timeout),
+  const preview = await client.call('deployPreview', {
+    body: {
+      name,
+      scope: inv.opts.scope as 'personal' | 'global',
+      repository,
+      ...(branch ? { branch } : {}),
+      ...(inv.opts.file ? { file: inv.opts.file } : {}),
+      ...(sourceUrl ? { sourceUrl } : {}),
+      variables: inv.opts.var,
+      timeoutSeconds: seconds(inv.opts.timeout),
+    },
   });
   const label = `preview "${name}"`;
   if (!inv.opts.wait) {
@@ -47,22 +49,22 @@ export const runPreviewDeploy: CommandHandler<typeof previewDeployOptions> = asy
     );
     return;
   }
-  await follow(f, client, await client.getPipeline(name, preview.pipeline), true, inv.opts.timeout, label);
-  const { endpoints } = await client.previewEndpoints(name);
+  await follow(f, client, await client.call('getPipeline', { params: { namespace: name, name: preview.pipeline } }), true, inv.opts.timeout, label);
+  const { endpoints } = await client.call('previewEndpoints', { params: { name } });
   if (endpoints.length) f.io.stdout.write(`Endpoints of preview "${name}":\n${endpoints.map((u) => `  ${u}\n`).join('')}`);
 };
 
 export const runPreviewDestroy: CommandHandler<typeof previewDestroyOptions> = async (f, inv) => {
   const { client } = await serviceOf(f, inv.commandName, FEATURE);
   const name = previewName(inv.args[0], undefined, undefined, f.cwd, inv.commandName);
-  const preview = await client.destroyPreview(name, seconds(inv.opts.timeout));
+  const preview = await client.call('destroyPreview', { params: { name }, body: { timeoutSeconds: seconds(inv.opts.timeout) } });
   if (!inv.opts.wait) {
     f.io.stdout.write(`Preview environment "${name}" is being destroyed: its destroy runs, then its namespace is deleted\n`);
     return;
   }
   const deadline = Date.now() + inv.opts.timeout + 60_000;
   if (preview.job) {
-    const run = await client.getPipeline(name, preview.pipeline).catch((err: unknown) => {
+    const run = await client.call('getPipeline', { params: { namespace: name, name: preview.pipeline } }).catch((err: unknown) => {
       if (statusOf(err) === 404) return undefined; // ended and recorded already
       throw err;
     });
@@ -71,7 +73,7 @@ export const runPreviewDestroy: CommandHandler<typeof previewDestroyOptions> = a
   // The namespace goes once the run has ended: the service deletes it, Kubernetes empties it.
   f.io.stderr.write(`• preview "${name}": deleting its namespace\n`);
   for (;;) {
-    const left = await client.getPreview(name).catch((err: unknown) => {
+    const left = await client.call('getPreview', { params: { name } }).catch((err: unknown) => {
       if (statusOf(err) === 404) return undefined;
       throw err;
     });
@@ -85,7 +87,7 @@ export const runPreviewDestroy: CommandHandler<typeof previewDestroyOptions> = a
 
 export const runPreviewList: CommandHandler = async (f, inv) => {
   const { client } = await serviceOf(f, inv.commandName, FEATURE);
-  const { previews } = await client.listPreviews();
+  const { previews } = await client.call('listPreviews');
   if (previews.length === 0) {
     f.io.stderr.write('No preview environments: deploy one with devtool preview deploy\n');
     return;
@@ -100,7 +102,7 @@ export const runPreviewList: CommandHandler = async (f, inv) => {
 export const runPreviewEndpoints: CommandHandler<typeof previewEndpointsOptions> = async (f, inv) => {
   const { client } = await serviceOf(f, inv.commandName, FEATURE);
   const name = previewName(inv.args[0], undefined, undefined, f.cwd, inv.commandName);
-  const { endpoints } = await client.previewEndpoints(name);
+  const { endpoints } = await client.call('previewEndpoints', { params: { name } });
   if (inv.opts.output === 'json') {
     f.io.stdout.write(`${JSON.stringify(endpoints, null, 2)}\n`);
     return;
@@ -113,19 +115,19 @@ export const runPreviewEndpoints: CommandHandler<typeof previewEndpointsOptions>
 export const runPreviewSleep: CommandHandler = async (f, inv) => {
   const { client } = await serviceOf(f, inv.commandName, FEATURE);
   const name = previewName(inv.args[0], undefined, undefined, f.cwd, inv.commandName);
-  await client.sleepPreview(name);
+  await client.call('sleepPreview', { params: { name } });
   f.io.stdout.write(`Preview environment "${name}" is asleep: its pods are stopped, its volumes and endpoints kept; devtool preview wake ${name} wakes it\n`);
 };
 
 export const runPreviewWake: CommandHandler = async (f, inv) => {
   const { client } = await serviceOf(f, inv.commandName, FEATURE);
   const name = previewName(inv.args[0], undefined, undefined, f.cwd, inv.commandName);
-  const woken = await client.wakePreview(name);
+  const woken = await client.call('wakePreview', { params: { name } });
   f.io.stdout.write(`Preview environment "${name}" is waking up (${woken.status}): its workloads have their replicas back\n`);
 };
 
 async function sayWhyNone(stderr: NodeJS.WritableStream, client: ServiceClient, name: string): Promise<void> {
-  const p: PreviewBody = await client.getPreview(name);
+  const p: PreviewBody = await client.call('getPreview', { params: { name } });
   stderr.write(`No public endpoints in preview "${name}" (${p.status}${p.status === 'error' && p.message ? `: ${p.message}` : ''})\n`);
 }
 

@@ -8,21 +8,21 @@ const FEATURE = 'user management';
 export const runUserDisable: CommandHandler = async (f, inv) => {
   const name = userName(inv.requireArg(0, 'USER'));
   const { client } = await serviceOf(f, inv.commandName, FEATURE);
-  await client.disableUser(name);
+  await client.call('disableUser', { params: { name } });
   f.io.stdout.write(`User "${name}" is disabled: its tokens and sessions no longer work; its namespaces stay\n`);
 };
 
 export const runUserEnable: CommandHandler = async (f, inv) => {
   const name = userName(inv.requireArg(0, 'USER'));
   const { client } = await serviceOf(f, inv.commandName, FEATURE);
-  await client.enableUser(name);
+  await client.call('enableUser', { params: { name } });
   f.io.stdout.write(`User "${name}" is enabled: it signs in again, or asks the operator for a token\n`);
 };
 
 export const runUserDelete: CommandHandler = async (f, inv) => {
   const name = userName(inv.requireArg(0, 'USER'));
   const { client } = await serviceOf(f, inv.commandName, FEATURE);
-  const deleted = await client.deleteUser(name);
+  const deleted = await client.call('deleteUser', { params: { name } });
   f.io.stdout.write(`User "${name}" is deleted, with its namespaces: ${deleted.namespaces.join(', ') || 'none'}\n`);
 };
 

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { TokenGrantResult } from '../client.ts';
-import type { TokenGrantRequestBody } from '../contract.ts';
+import type { TokenGrantRequestBody } from '../../../api/routes.ts';
 import { logIn, type LoginClient } from './login.ts';
 
 const clock = { now: () => 0, sleep: async () => {} };

@@ -6,8 +6,8 @@
  */
 import { DevtoolError } from '../../base/errors.ts';
 import type { WaitClock } from '../../base/wait.ts';
-import type { TokenGrantResult } from '../client.ts';
-import { CLI_CLIENT_ID, DEVICE_GRANT_TYPE, type DeviceCodeAnswerBody, type TokenGrantRequestBody } from '../contract.ts';
+import type { ServiceClient, TokenGrantResult } from '../client.ts';
+import { CLI_CLIENT_ID, DEVICE_GRANT_TYPE, type DeviceCodeAnswerBody, type TokenGrantRequestBody } from '../../../api/routes.ts';
 import { type BrowserHost, browserUnavailable, openInBrowser } from './browser.ts';
 import { type DeviceAuthorization, deviceInstructions, pollDeviceToken } from './device.ts';
 import { listenForAuthorizationCode } from './loopback.ts';
@@ -18,6 +18,12 @@ export interface LoginClient {
   deviceCode(machine: string): Promise<DeviceCodeAnswerBody>;
   tokenGrant(body: TokenGrantRequestBody): Promise<TokenGrantResult>;
 }
+
+/** Those two calls on the service's client. */
+export const loginClient = (client: ServiceClient): LoginClient => ({
+  deviceCode: (machine) => client.call('deviceCode', { body: { client_id: CLI_CLIENT_ID, machine } }),
+  tokenGrant: client.tokenGrant,
+});
 
 export interface LoginOptions {
   url: string;

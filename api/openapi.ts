@@ -1,9 +1,9 @@
 /**
- * The OpenAPI 3.1 document of the service's API, made from the contract (contract.ts) and nothing
+ * The OpenAPI 3.1 document of the service's API, made from its route table (routes.ts) and nothing
  * else: `npm run openapi` writes it to docs/api/openapi.json, and a unit test fails when that file
  * is stale. TypeBox schemas are JSON Schema already; only the route table needs translating.
  */
-import { API_PREFIX, ErrorBody, type RouteSpec, routes } from './contract.ts';
+import { API_PREFIX, ErrorBody, type RouteSpec, routes } from './routes.ts';
 
 type Json = Record<string, unknown>;
 
@@ -19,9 +19,7 @@ function operation(id: string, r: RouteSpec): Json {
   if (r.body) op['requestBody'] = { required: true, content: { 'application/json': { schema: plain(r.body) } } };
   const error = { description: 'Refused: the reason, one line', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } } };
   op['responses'] = {
-    [String(r.status)]: r.response
-      ? { description: 'Success', content: { 'application/json': { schema: plain(r.response) } } }
-      : { description: 'Success, no body' },
+    [String(r.status)]: successOf(r),
     ...(r.auth ? { '401': { ...error, description: 'No token, or a revoked or expired one' } } : {}),
     ...(r.rateLimited ? { '429': { ...error, description: 'Too many requests from this client' } } : {}),
     '4XX': error,
@@ -29,6 +27,12 @@ function operation(id: string, r: RouteSpec): Json {
   };
   op['security'] = r.auth ? [{ bearerAuth: [] }] : [];
   return op;
+}
+
+function successOf(r: RouteSpec): Json {
+  if (r.response) return { description: 'Success', content: { 'application/json': { schema: plain(r.response) } } };
+  if (r.textStream) return { description: 'Success: text, streamed while it is written', content: { 'text/plain': { schema: { type: 'string' } } } };
+  return { description: 'Success, no body' };
 }
 
 export function openApiDocument(): Json {
@@ -42,7 +46,7 @@ export function openApiDocument(): Json {
     info: {
       title: 'devtool service',
       version: API_PREFIX.split('/').pop(),
-      description: 'Generated from src/service/contract.ts by `npm run openapi`; do not edit.',
+      description: 'Generated from api/routes.ts by `npm run openapi`; do not edit.',
     },
     components: {
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API token: dvt_ and 43 base64url characters' } },

@@ -1,17 +1,19 @@
 /**
- * The devtool service's API: one contract that the server (server/) registers its routes from,
- * the CLI's client (client.ts) calls through, and the OpenAPI document (docs/api/openapi.json) is
- * generated from. Every route is versioned under /api/v1; every 4xx answer is `{ error }`, one line.
- * Schemas are TypeBox (JSON Schema objects that carry their TypeScript type; schemas.ts), validated by the
- * server's ajv. Each route's method and path come from endpoints.ts, the TypeBox-free table the
- * client imports (it takes only types from here).
+ * The devtool service's API, one table: each route's method and path, the schemas of its parts
+ * (schemas.ts, TypeBox: JSON Schema objects that carry their TypeScript type) and who may call it.
+ * The server (server/routes/) registers and validates its routes from it, the CLI's client
+ * (src/service/client.ts) calls any route by its name here, and the OpenAPI document
+ * (docs/api/openapi.json, openapi.ts) is generated from it. Every route but the login endpoints is
+ * versioned under /api/v1; every refusal is `{ error }`, one line.
+ *
+ * The CLI's bundles get this module as data, without TypeBox (scripts/build.mjs, `apiAsData`): its
+ * plain constants and each route's method, path and text stream mark, which is all a client uses.
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { ANALYTICS_ACTION_PATTERN, API_PREFIX, BUILD_TUNNEL_PROTOCOL, CLI_CLIENT_ID, type Endpoint, type EndpointName, endpoints } from './endpoints.ts';
-
-export { ANALYTICS_ACTION_PATTERN, API_PREFIX, BUILD_TUNNEL_PROTOCOL, CLI_CLIENT_ID };
 export * from './schemas.ts';
 import {
+  API_PREFIX,
+  BUILD_TUNNEL_PROTOCOL,
   type ErrorBody,
   Info,
   Me,
@@ -53,8 +55,14 @@ import {
   UserParams,
 } from './schemas.ts';
 
-/** One route: its method and path (endpoints.ts), the schemas of its parts, and who may call it. */
-export interface RouteSpec extends Endpoint {
+/** An HTTP method the API uses. */
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** One route: where it is, the schemas of its parts, and who may call it. */
+export interface RouteSpec {
+  method: HttpMethod;
+  /** Fastify syntax: `:param`. */
+  url: string;
   summary: string;
   /** false: answered without a token. */
   auth: boolean;
@@ -65,16 +73,19 @@ export interface RouteSpec extends Endpoint {
   /** Status of a success, and its body (undefined: no body). 101: the connection is upgraded to a byte stream. */
   status: 101 | 200 | 201 | 202 | 204;
   response?: TSchema;
+  /** The success body is text/plain, streamed while it is written (no response schema). */
+  textStream?: true;
 }
 
 const route = <R extends RouteSpec>(r: R): R => r;
 const NameParam = Type.Object({ name: NamespaceName });
 
 export const routes = {
-  info: route({ ...endpoints.info, summary: 'What this service is and offers', auth: false, status: 200, response: Info }),
-  me: route({ ...endpoints.me, summary: 'The user the token belongs to', auth: true, status: 200, response: Me }),
+  info: route({ method: 'GET', url: `${API_PREFIX}/info`, summary: 'What this service is and offers', auth: false, status: 200, response: Info }),
+  me: route({ method: 'GET', url: `${API_PREFIX}/me`, summary: 'The user the token belongs to', auth: true, status: 200, response: Me }),
   createToken: route({
-    ...endpoints.createToken,
+    method: 'POST',
+    url: `${API_PREFIX}/tokens`,
     summary: 'Create an API token; the answer is the only time it is shown',
     auth: true,
     rateLimited: true,
@@ -82,18 +93,27 @@ export const routes = {
     status: 201,
     response: TokenCreated,
   }),
-  listTokens: route({ ...endpoints.listTokens, summary: 'The tokens, without secrets', auth: true, status: 200, response: TokenList }),
+  listTokens: route({ method: 'GET', url: `${API_PREFIX}/tokens`, summary: 'The tokens, without secrets', auth: true, status: 200, response: TokenList }),
   revokeToken: route({
-    ...endpoints.revokeToken,
+    method: 'DELETE',
+    url: `${API_PREFIX}/tokens/:id`,
     summary: 'Revoke a token; it is refused from then on',
     auth: true,
     rateLimited: true,
     params: Type.Object({ id: Type.String({ pattern: '^[a-f0-9]{1,64}$' }) }),
     status: 204,
   }),
-  listNamespaces: route({ ...endpoints.listNamespaces, summary: "The user's namespaces, with their status", auth: true, status: 200, response: NamespaceList }),
+  listNamespaces: route({
+    method: 'GET',
+    url: `${API_PREFIX}/namespaces`,
+    summary: "The user's namespaces, with their status",
+    auth: true,
+    status: 200,
+    response: NamespaceList,
+  }),
   createNamespace: route({
-    ...endpoints.createNamespace,
+    method: 'POST',
+    url: `${API_PREFIX}/namespaces`,
     summary: 'Create a namespace the user owns',
     auth: true,
     body: NamespaceCreateRequest,
@@ -101,24 +121,41 @@ export const routes = {
     response: Namespace,
   }),
   deleteNamespace: route({
-    ...endpoints.deleteNamespace,
+    method: 'DELETE',
+    url: `${API_PREFIX}/namespaces/:name`,
     summary: 'Delete a namespace (its owner or an admin); it is Terminating until Kubernetes has removed its contents',
     auth: true,
     params: NameParam,
     status: 202,
   }),
-  listSecrets: route({ ...endpoints.listSecrets, summary: 'Names of stored secrets, never values', auth: true, status: 200, response: SecretList }),
+  listSecrets: route({
+    method: 'GET',
+    url: `${API_PREFIX}/secrets`,
+    summary: 'Names of stored secrets, never values',
+    auth: true,
+    status: 200,
+    response: SecretList,
+  }),
   putSecret: route({
-    ...endpoints.putSecret,
+    method: 'PUT',
+    url: `${API_PREFIX}/secrets/:name`,
     summary: 'Store a secret (create or replace)',
     auth: true,
     params: Type.Object({ name: SecretName }),
     body: SecretPutRequest,
     status: 204,
   }),
-  deleteSecret: route({ ...endpoints.deleteSecret, summary: 'Delete a stored secret', auth: true, params: Type.Object({ name: SecretName }), status: 204 }),
+  deleteSecret: route({
+    method: 'DELETE',
+    url: `${API_PREFIX}/secrets/:name`,
+    summary: 'Delete a stored secret',
+    auth: true,
+    params: Type.Object({ name: SecretName }),
+    status: 204,
+  }),
   secretValues: route({
-    ...endpoints.secretValues,
+    method: 'GET',
+    url: `${API_PREFIX}/secret-values`,
     summary: "The user's stored secrets with their values, for deploy's ${NAME} (the user's own token only)",
     auth: true,
     status: 200,
@@ -126,7 +163,8 @@ export const routes = {
   }),
   // analytics and metrics
   sendAnalytics: route({
-    ...endpoints.sendAnalytics,
+    method: 'POST',
+    url: `${API_PREFIX}/analytics`,
     summary: "A batch of the CLI's analytics records, counted on GET /metrics; a token, when sent, must be valid (anonymous records are accepted)",
     auth: false,
     rateLimited: true,
@@ -136,7 +174,8 @@ export const routes = {
   }),
   // login (browser, device code, pages)
   deviceCode: route({
-    ...endpoints.deviceCode,
+    method: 'POST',
+    url: '/auth/device/code',
     summary: 'Start a device-code login (RFC 8628); JSON or form body',
     auth: false,
     rateLimited: true,
@@ -145,7 +184,8 @@ export const routes = {
     response: DeviceCodeAnswer,
   }),
   tokenGrant: route({
-    ...endpoints.tokenGrant,
+    method: 'POST',
+    url: '/auth/token',
     summary: 'Exchange an authorization code (with its PKCE verifier) or an approved device code for an API token; refusals are { error, error_description }',
     auth: false,
     rateLimited: true,
@@ -155,7 +195,8 @@ export const routes = {
   }),
   // cluster credentials
   kubeCredentials: route({
-    ...endpoints.kubeCredentials,
+    method: 'POST',
+    url: `${API_PREFIX}/kube-credentials`,
     summary: "Short-lived Kubernetes credentials of the user's own ServiceAccount (its namespaces' rights, nothing else)",
     auth: true,
     status: 200,
@@ -163,7 +204,8 @@ export const routes = {
   }),
   // hosted builds
   buildTunnel: route({
-    ...endpoints.buildTunnel,
+    method: 'GET',
+    url: `${API_PREFIX}/builds/tunnel`,
     summary:
       `With Connection: Upgrade and Upgrade: ${BUILD_TUNNEL_PROTOCOL}, a byte stream to the cluster's ` +
       "BuildKit daemon (gRPC, as BuildKit's client speaks it); without them 426. " +
@@ -173,7 +215,8 @@ export const routes = {
   }),
   // pipelines
   deployPipeline: route({
-    ...endpoints.deployPipeline,
+    method: 'POST',
+    url: `${API_PREFIX}/pipelines`,
     summary: "Start a pipeline run: a Job clones the repository and runs devtool deploy with the caller's credentials and stored secrets; 409 while one runs",
     auth: true,
     body: PipelineDeployRequest,
@@ -181,7 +224,8 @@ export const routes = {
     response: PipelineRun,
   }),
   destroyPipeline: route({
-    ...endpoints.destroyPipeline,
+    method: 'POST',
+    url: `${API_PREFIX}/pipelines/:namespace/:name/destroy`,
     summary: 'Start a run of devtool destroy for a pipeline (same repository, branch and file); its record is removed once it succeeds',
     auth: true,
     params: PipelineParams,
@@ -190,7 +234,8 @@ export const routes = {
     response: PipelineRun,
   }),
   getPipeline: route({
-    ...endpoints.getPipeline,
+    method: 'GET',
+    url: `${API_PREFIX}/pipelines/:namespace/:name`,
     summary: "A pipeline's last run, its status brought up to date from its Job",
     auth: true,
     params: PipelineParams,
@@ -198,15 +243,18 @@ export const routes = {
     response: PipelineRun,
   }),
   pipelineLog: route({
-    ...endpoints.pipelineLog,
+    method: 'GET',
+    url: `${API_PREFIX}/pipelines/:namespace/:name/log`,
     summary: 'The output of the last run as text/plain, streamed while the run goes on; ends when the runner ends',
     auth: true,
     params: PipelineParams,
     status: 200,
+    textStream: true,
   }),
   // preview environments
   deployPreview: route({
-    ...endpoints.deployPreview,
+    method: 'POST',
+    url: `${API_PREFIX}/previews`,
     summary:
       'Deploy a preview environment: its namespace (created on the first deploy) and a pipeline run there; global ones only by admins; ' +
       '409 when the name is taken (in either scope) or a run is going on',
@@ -216,14 +264,16 @@ export const routes = {
     response: Preview,
   }),
   listPreviews: route({
-    ...endpoints.listPreviews,
+    method: 'GET',
+    url: `${API_PREFIX}/previews`,
     summary: "The caller's preview environments and the global ones, with their status",
     auth: true,
     status: 200,
     response: PreviewList,
   }),
   getPreview: route({
-    ...endpoints.getPreview,
+    method: 'GET',
+    url: `${API_PREFIX}/previews/:name`,
     summary: 'A preview environment with its status',
     auth: true,
     params: PreviewParams,
@@ -231,7 +281,8 @@ export const routes = {
     response: Preview,
   }),
   destroyPreview: route({
-    ...endpoints.destroyPreview,
+    method: 'POST',
+    url: `${API_PREFIX}/previews/:name/destroy`,
     summary: 'Destroy a preview environment: a run of devtool destroy, then its namespace; a global one only by admins',
     auth: true,
     params: PreviewParams,
@@ -240,7 +291,8 @@ export const routes = {
     response: Preview,
   }),
   previewEndpoints: route({
-    ...endpoints.previewEndpoints,
+    method: 'GET',
+    url: `${API_PREFIX}/previews/:name/endpoints`,
     summary: "The public URLs of a preview environment (its namespace's Ingress hosts)",
     auth: true,
     params: PreviewParams,
@@ -248,7 +300,8 @@ export const routes = {
     response: PreviewEndpoints,
   }),
   sleepPreview: route({
-    ...endpoints.sleepPreview,
+    method: 'POST',
+    url: `${API_PREFIX}/previews/:name/sleep`,
     summary: "Scale a preview environment's Deployments and StatefulSets to zero, keeping their replicas to wake it; a global one only by admins",
     auth: true,
     params: PreviewParams,
@@ -256,7 +309,8 @@ export const routes = {
     response: Preview,
   }),
   wakePreview: route({
-    ...endpoints.wakePreview,
+    method: 'POST',
+    url: `${API_PREFIX}/previews/:name/wake`,
     summary: 'Give a sleeping preview environment its workloads back, with the replicas they had',
     auth: true,
     params: PreviewParams,
@@ -265,7 +319,8 @@ export const routes = {
   }),
   // users (admins only; a plain user is refused with 403)
   disableUser: route({
-    ...endpoints.disableUser,
+    method: 'POST',
+    url: `${API_PREFIX}/users/:name/disable`,
     summary: 'Disable a user (admins only): its tokens are deleted, and its sessions, sign-ins and any token are refused; its namespaces stay',
     auth: true,
     params: UserParams,
@@ -273,7 +328,8 @@ export const routes = {
     response: User,
   }),
   enableUser: route({
-    ...endpoints.enableUser,
+    method: 'POST',
+    url: `${API_PREFIX}/users/:name/enable`,
     summary: 'Enable a disabled user again (admins only); it signs in again, or gets a token from the operator',
     auth: true,
     params: UserParams,
@@ -281,16 +337,23 @@ export const routes = {
     response: User,
   }),
   deleteUser: route({
-    ...endpoints.deleteUser,
+    method: 'DELETE',
+    url: `${API_PREFIX}/users/:name`,
     summary: 'Delete a user (admins only) and every namespace it owns, its previews included; its access ends first',
     auth: true,
     params: UserParams,
     status: 200,
     response: UserDeleted,
   }),
-} as const satisfies Record<EndpointName, RouteSpec>;
+} as const satisfies Record<string, RouteSpec>;
 
 export type RouteName = keyof typeof routes;
+export type Routes = typeof routes;
+
+/** What a call of route N sends: its path parameters and its body, typed from their schemas. */
+export type RouteInput<N extends RouteName> = (Routes[N] extends { params: infer P extends TSchema } ? { params: Static<P> } : unknown) &
+  (Routes[N] extends { body: infer B extends TSchema } ? { body: Static<B> } : unknown);
+export type RouteAnswer<N extends RouteName> = Routes[N] extends { response: infer R extends TSchema } ? Static<R> : undefined;
 
 export type InfoBody = Static<typeof Info>;
 export type MeBody = Static<typeof Me>;

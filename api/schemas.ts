@@ -1,10 +1,19 @@
 /**
- * The schemas of the devtool service's API (TypeBox): what each route's parts hold, and the
- * limits and rules they check. contract.ts puts them on the routes; the server validates with
- * them, the OpenAPI document shows them, the CLI's client uses only their types.
+ * The schemas of the devtool service's API (TypeBox), and its constants: what each route's parts
+ * hold, and the limits and rules they check. routes.ts puts them on the routes; the server
+ * validates with them, the OpenAPI document shows them, the CLI's client uses only their types.
  */
 import { Type } from '@sinclair/typebox';
-import { ANALYTICS_ACTION_PATTERN, CLI_CLIENT_ID } from './endpoints.ts';
+
+export const API_PREFIX = '/api/v1';
+export const CLI_CLIENT_ID = 'devtool-cli';
+/**
+ * An analytics record's `action` is a command path ("deploy", "context use"): a label of the
+ * service's metrics, so its shape is bounded.
+ */
+export const ANALYTICS_ACTION_PATTERN = '^[a-z][a-z0-9-]*( [a-z][a-z0-9-]*){0,3}$';
+/** The Upgrade protocol of the build tunnel: BuildKit's gRPC stream, carried through the service. */
+export const BUILD_TUNNEL_PROTOCOL = 'devtool-buildkit';
 
 /**
  * DNS-1123 label: what Kubernetes accepts as a namespace name. Also the rule for user names, whose
@@ -116,7 +125,7 @@ export const SecretValues = Type.Object(
   { additionalProperties: false },
 );
 
-/** One analytics record, as the reference lists its fields (`action`: ANALYTICS_ACTION_PATTERN, endpoints.ts). */
+/** One analytics record, as the reference lists its fields (`action`: ANALYTICS_ACTION_PATTERN). */
 export const ANALYTICS_BATCH_MAX = 100;
 export const AnalyticsRecord = Type.Object(
   {
