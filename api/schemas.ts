@@ -112,7 +112,15 @@ export const Namespace = Type.Object(
 );
 
 export const NamespaceList = Type.Object({ namespaces: Type.Array(Namespace) }, { additionalProperties: false });
-export const NamespaceCreateRequest = Type.Object({ name: NamespaceName }, { additionalProperties: false });
+/** A namespace a user creates: any name but a personal namespace's (`<user>-devtool`), which its account gets. */
+export const NewNamespaceName = Type.String({
+  pattern: NAME_PATTERN,
+  not: { pattern: `${PERSONAL_SUFFIX}$`, description: `names ending in ${PERSONAL_SUFFIX} are reserved for personal namespaces` },
+  minLength: 1,
+  maxLength: 63,
+  description: `DNS-1123 label: ${NAME_RULE}`,
+});
+export const NamespaceCreateRequest = Type.Object({ name: NewNamespaceName }, { additionalProperties: false });
 
 export const SecretName = Type.String({ pattern: SECRET_NAME_PATTERN, minLength: 1, maxLength: 253, description: SECRET_NAME_RULE });
 export const SecretList = Type.Object(
@@ -170,7 +178,9 @@ export const DeviceCodeAnswer = Type.Object(
 
 export const TokenGrantRequest = Type.Object(
   {
-    grant_type: Type.String({ description: `authorization_code (with code_verifier) or ${DEVICE_GRANT_TYPE}` }),
+    grant_type: Type.Union([Type.Literal('authorization_code'), Type.Literal(DEVICE_GRANT_TYPE)], {
+      description: `authorization_code (with code_verifier) or ${DEVICE_GRANT_TYPE}`,
+    }),
     client_id: Type.Optional(Type.String()),
     code: Type.Optional(Type.String({ maxLength: 200 })),
     code_verifier: Type.Optional(Type.String({ maxLength: 200 })),

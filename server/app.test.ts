@@ -423,6 +423,35 @@ describe('service API', () => {
     }
   });
 
+  test('a known path under another method is 405 naming the methods; a too long path parameter is 414; both one line', async () => {
+    const h = await harness();
+    const patch = await h.app.inject({ method: 'PATCH', url: '/api/v1/namespaces' });
+    assert.deepEqual(refusal(patch), { status: 405, error: 'PATCH /api/v1/namespaces: method not allowed, use GET or HEAD or POST' });
+    assert.equal(patch.headers['allow'], 'GET, HEAD, POST');
+    assert.equal(refusal(await h.app.inject({ method: 'DELETE', url: '/api/v1/secrets/A_B' })).status, 401, 'a declared method keeps its answer');
+    assert.equal(refusal(await h.app.inject({ method: 'GET', url: '/api/v1/nothing' })).status, 404);
+    const long = refusal(await h.app.inject({ method: 'PUT', url: `/api/v1/secrets/${'A'.repeat(300)}` }));
+    assert.deepEqual(long, { status: 414, error: 'a path parameter is longer than 256 characters' });
+  });
+
+  test('the schema refuses what the handlers refuse: a personal namespace name, an unknown grant type', async () => {
+    const h = await harness();
+    const alice = await createAccount(h.store, 'alice', false, new Date());
+    const create = (name: string) => h.app.inject({ method: 'POST', url: '/api/v1/namespaces', headers: bearer(alice.token), payload: { name } });
+    assert.deepEqual(refusal(await create('-devtool')), {
+      status: 400,
+      error: 'body.name: invalid value: names ending in -devtool are reserved for personal namespaces',
+    });
+    const grant = await h.app.inject({ method: 'POST', url: '/auth/token', payload: { grant_type: 'password' } });
+    assert.equal(grant.statusCode, 400);
+    assert.equal(grant.json().error, 'unsupported_grant_type');
+    const schema = routes.tokenGrant.body.properties.grant_type;
+    assert.deepEqual(
+      schema.anyOf.map((s) => s.const),
+      ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code'],
+    );
+  });
+
   test('healthz answers; readyz follows the store', async () => {
     const h = await harness();
     assert.equal((await h.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);

@@ -5,7 +5,7 @@
  */
 import rateLimit from '@fastify/rate-limit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyError } from 'fastify';
+import Fastify, { type FastifyError, type FastifyReply } from 'fastify';
 import type { App, AppContext, ServiceConfig } from './context.ts';
 import { ApiError, oneLine } from './errors.ts';
 import { authenticator } from './auth.ts';
@@ -79,6 +79,15 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     // (Fastify's default answers those 503 with a body outside the contract), and closes each one
     // after its response (onSend below), so the proxy moves on to the other replica.
     return503OnClosing: false,
+    // Longer than any path parameter the contract allows (a secret's name: 253 characters), so the
+    // schema, not the router, refuses one that is too long; a longer one still gets the one-line shape.
+    routerOptions: { maxParamLength: MAX_PATH_PARAMETER },
+    frameworkErrors: (err, _request, reply: FastifyReply) => {
+      const tooLong = err.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      void reply
+        .code(err.statusCode ?? 400)
+        .send({ error: tooLong ? `a path parameter is longer than ${MAX_PATH_PARAMETER} characters` : oneLine(err.message) });
+    },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, verbose: true } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
@@ -92,8 +101,16 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     request.log.error({ err }, 'request failed');
     return reply.code(500).send({ error: 'internal error of the devtool service; its log has the details' });
   });
+  const methodsAt = routeMethods(app);
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
+    const allowed = methodsAt(path);
+    if (allowed.length > 0) {
+      return reply
+        .code(405)
+        .header('allow', allowed.join(', '))
+        .send({ error: `${request.method} ${path}: method not allowed, use ${allowed.join(' or ')}` });
+    }
     // A browser (it asks for text/html first) gets a page; API clients keep the one-line JSON.
     if (wantsHtml(request.headers.accept) && request.method === 'GET') return reply.code(404).headers(PAGE_HEADERS).send(notFoundPage(path));
     return reply.code(404).send({ error: `no route ${request.method} ${path}` });
@@ -140,6 +157,24 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   return app;
 }
 
+/** The longest path parameter the router takes. */
+const MAX_PATH_PARAMETER = 256;
+
+/**
+ * The methods registered at a concrete path (`/api/v1/namespaces/web`: DELETE), from every route
+ * added after this call: the not-found handler answers 405 and names them when a path exists under
+ * other methods.
+ */
+function routeMethods(app: App): (path: string) => string[] {
+  const known: { pattern: RegExp; method: string }[] = [];
+  app.addHook('onRoute', (r) => {
+    const literal = r.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const pattern = new RegExp(`^${literal.replace(/:[A-Za-z]+/g, '[^/]+')}$`);
+    for (const method of [r.method].flat()) known.push({ pattern, method });
+  });
+  return (path) => [...new Set(known.filter((k) => k.pattern.test(path)).map((k) => k.method))].sort();
+}
+
 /** ajv's first complaint as one line naming the field: `body.name: must match pattern ...`. */
 function validationLine(err: FastifyError): string {
   const first = err.validation?.[0];
@@ -148,6 +183,8 @@ function validationLine(err: FastifyError): string {
   if (first.keyword === 'additionalProperties') return `${where}: unknown field ${(first.params as { additionalProperty?: string }).additionalProperty}`;
   const rule = ((first as { parentSchema?: unknown }).parentSchema as { description?: string } | undefined)?.description;
   if (first.keyword === 'pattern' && rule) return oneLine(`${where}: invalid value: ${rule}`);
+  const refused = ((first as { schema?: unknown }).schema as { description?: string } | undefined)?.description;
+  if (first.keyword === 'not' && refused) return oneLine(`${where}: invalid value: ${refused}`);
   return oneLine(`${where}: ${first.message ?? 'invalid'}`);
 }
 

@@ -139,7 +139,18 @@ export function registerLoginOAuth(app: App, ctx: AppContext): void {
   const r = routes.tokenGrant;
   app.post(
     r.url,
-    { ...RATE_LIMITED, schema: { body: r.body, summary: r.summary, response: { 200: r.response, 400: OAuthError, '4xx': ErrorBody } } },
+    {
+      ...RATE_LIMITED,
+      schema: { body: r.body, summary: r.summary, response: { 200: r.response, 400: OAuthError, '4xx': ErrorBody } },
+      // An unknown grant type is refused as RFC 6749 5.2 says, before the schema's own line.
+      preValidation: async (request, reply) => {
+        const grantType = (request.body as { grant_type?: unknown } | undefined)?.grant_type;
+        if (typeof grantType === 'string' && grantType !== 'authorization_code' && grantType !== DEVICE_GRANT_TYPE) {
+          const refusal = unsupportedGrantType();
+          return reply.code(400).send({ error: refusal.code, error_description: refusal.message });
+        }
+      },
+    },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
       try {
@@ -178,8 +189,10 @@ async function grant(ctx: AppContext, b: TokenGrantRequestBody): Promise<TokenGr
     return issue(ctx, g.user, g.fields['machine']);
   }
   if (b.grant_type === DEVICE_GRANT_TYPE) return deviceGrant(ctx, b.device_code ?? '');
-  throw new OAuthRefusal('unsupported_grant_type', `grant_type must be authorization_code or ${DEVICE_GRANT_TYPE}`);
+  throw unsupportedGrantType();
 }
+
+const unsupportedGrantType = () => new OAuthRefusal('unsupported_grant_type', `grant_type must be authorization_code or ${DEVICE_GRANT_TYPE}`);
 
 async function deviceGrant(ctx: AppContext, deviceCode: string): Promise<TokenGrantAnswerBody> {
   const [id = '', secret = ''] = deviceCode.split('.');

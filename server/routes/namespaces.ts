@@ -4,13 +4,27 @@
  * namespace names (`*-devtool`) are reserved: nobody can take another user's before that user
  * signs up; so are Kubernetes', the service's and the operator's (reserved-namespaces.ts).
  */
-import { type NamespaceBody, PERSONAL_SUFFIX, routes } from '../../api/routes.ts';
+import type { FastifyRequest } from 'fastify';
+import { NAME_PATTERN, type NamespaceBody, PERSONAL_SUFFIX, routes } from '../../api/routes.ts';
 import { type Authenticator, userOf } from '../auth.ts';
 import type { App, AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { reservedNamespaceReason } from '../reserved-namespaces.ts';
 import { routeOptions } from './route-options.ts';
 import { ConflictError, type NamespaceRecord } from '../store/store.ts';
+
+const VALID_NAME = new RegExp(NAME_PATTERN);
+
+/**
+ * A name that is valid but for its personal-namespace suffix (which the schema refuses too) is
+ * refused in words that say why, before the schema's line.
+ */
+async function refusePersonalName(request: FastifyRequest): Promise<void> {
+  const name = (request.body as { name?: unknown } | undefined)?.name;
+  if (typeof name === 'string' && name.length <= 63 && VALID_NAME.test(name) && name.endsWith(PERSONAL_SUFFIX)) {
+    throw new ApiError(400, `namespace ${name}: names ending in ${PERSONAL_SUFFIX} are reserved for personal namespaces`);
+  }
+}
 
 const body = (n: NamespaceRecord): NamespaceBody => ({ name: n.name, status: n.status, owner: n.owner, personal: n.personal });
 
@@ -21,10 +35,10 @@ export function registerNamespaceRoutes(app: App, ctx: AppContext, auth: Authent
     return { namespaces: list.map(body) };
   });
 
-  app.post(r.createNamespace.url, routeOptions(r.createNamespace, auth, { body: r.createNamespace.body }), async (request, reply) => {
+  const create = { ...routeOptions(r.createNamespace, auth, { body: r.createNamespace.body }), preValidation: refusePersonalName };
+  app.post(r.createNamespace.url, create, async (request, reply) => {
     const user = userOf(request);
     const name = request.body.name;
-    if (name.endsWith(PERSONAL_SUFFIX)) throw new ApiError(400, `namespace ${name}: names ending in ${PERSONAL_SUFFIX} are reserved for personal namespaces`);
     const reserved = reservedNamespaceReason(ctx.config, name);
     if (reserved) throw new ApiError(403, `namespace ${name} is reserved (${reserved}): choose another name`);
     const existing = await ctx.store.getNamespace(name);
