@@ -133,7 +133,7 @@ export const SecretValues = Type.Object(
   { additionalProperties: false },
 );
 
-/** One analytics record, as the reference lists its fields (`action`: ANALYTICS_ACTION_PATTERN). */
+/** One analytics record: the fields the CLI records for an action (`action`: ANALYTICS_ACTION_PATTERN). */
 export const ANALYTICS_BATCH_MAX = 100;
 export const AnalyticsRecord = Type.Object(
   {
