@@ -5,7 +5,8 @@
  */
 import rateLimit from '@fastify/rate-limit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyError, type FastifyReply } from 'fastify';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import Fastify, { type FastifyError, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { App, AppContext, ServiceConfig } from './context.ts';
 import { ApiError, oneLine } from './errors.ts';
 import { authenticator } from './auth.ts';
@@ -64,6 +65,7 @@ export const REDACTED_PATHS = [
 ];
 
 export async function buildApp(opts: AppOptions): Promise<App> {
+  let methodsAt: (path: string) => string[] = () => [];
   const logger =
     opts.logStream === false
       ? false
@@ -88,6 +90,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
         .code(err.statusCode ?? 400)
         .send({ error: tooLong ? `a path parameter is longer than ${MAX_PATH_PARAMETER} characters` : oneLine(err.message) });
     },
+    serverFactory: (handler, options) => httpServer(handler, options, (path) => methodsAt(path)),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, verbose: true } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
@@ -101,7 +104,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     request.log.error({ err }, 'request failed');
     return reply.code(500).send({ error: 'internal error of the devtool service; its log has the details' });
   });
-  const methodsAt = routeMethods(app);
+  methodsAt = routeMethods(app);
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
     const allowed = methodsAt(path);
@@ -155,6 +158,28 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   registerPipelineRoutes(app, ctx, auth, opts.kubeCredentials, opts.pipelineCluster);
   registerPreviewRoutes(app, auth, previewDeps(ctx, opts.kubeCredentials, opts.previewCluster), ctx.config);
   return app;
+}
+
+/**
+ * Fastify's own HTTP server, but for a request whose method Node parsed and could not name: Node
+ * 20 before 20.20 leaves `req.method` undefined for QUERY, which no route matches and Fastify
+ * answers in its own shape. It is refused here like any method the path does not take.
+ */
+function httpServer(handler: (req: IncomingMessage, res: ServerResponse) => void, options: FastifyServerOptions, methodsAt: (path: string) => string[]) {
+  const server = createServer((req, res) => {
+    if (req.method !== undefined) return handler(req, res);
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const allowed = methodsAt(path);
+    const [status, error] = allowed.length > 0 ? [405, `${path}: method not allowed, use ${allowed.join(' or ')}`] : [404, `no route at ${path}`];
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...(allowed.length > 0 ? { allow: allowed.join(', ') } : {}) });
+    res.end(JSON.stringify({ error }));
+  });
+  // What Fastify sets on the server it makes itself.
+  server.keepAliveTimeout = options.keepAliveTimeout ?? 72_000;
+  server.requestTimeout = options.requestTimeout ?? 0;
+  server.setTimeout(options.connectionTimeout ?? 0);
+  if ((options.maxRequestsPerSocket ?? 0) > 0) server.maxRequestsPerSocket = options.maxRequestsPerSocket ?? 0;
+  return server;
 }
 
 /** The longest path parameter the router takes. */
