@@ -13,6 +13,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { repoRoot } from './cli.ts';
@@ -27,15 +29,19 @@ const TOKEN_GRANT = 'tokenGrant';
 
 let svc: InstalledService;
 let token: string;
+/** Where Schemathesis runs: it keeps its example database in its working directory. */
+let scratch: string;
 
 describe('the API document: Schemathesis against the installed service', () => {
   before(async () => {
     svc = await installedService();
     token = await svc.createUser(user);
+    scratch = mkdtempSync(join(tmpdir(), 'schemathesis-'));
   });
 
   after(async () => {
     await svc?.removeUsers();
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 
   test('every generated request is answered as docs/api/openapi.json says', () => {
@@ -51,7 +57,7 @@ describe('the API document: Schemathesis against the installed service', () => {
         ...operations,
       ];
       const started = Date.now();
-      const st = spawnSync(tool.stdout.trim(), args, { encoding: 'utf8', timeout: 300_000, env: { ...process.env, NO_COLOR: '1' } });
+      const st = spawnSync(tool.stdout.trim(), args, { cwd: scratch, encoding: 'utf8', timeout: 300_000, env: { ...process.env, NO_COLOR: '1' } });
       console.log(`schemathesis ${operations.join(' ')} took ${((Date.now() - started) / 1000).toFixed(1)} s`);
       assert.equal(st.status, 0, `schemathesis found failures (exit ${st.status}):\n${st.stdout.slice(-20_000)}\n${st.stderr}`);
     };
