@@ -434,6 +434,26 @@ describe('service API', () => {
     assert.deepEqual(long, { status: 414, error: 'a path parameter is longer than 256 characters' });
   });
 
+  test('a request whose method Node could not name (QUERY before Node 20.20) is refused like a method the path does not take', async () => {
+    const h = await harness();
+    await h.app.ready();
+    const answer = (url: string) => {
+      const res = { status: 0, headers: {} as Record<string, string>, body: '' };
+      const fake = {
+        writeHead: (status: number, headers: Record<string, string>) => Object.assign(res, { status, headers }),
+        end: (body: string) => (res.body = body),
+      };
+      h.app.server.emit('request', { method: undefined, url, headers: {} }, fake);
+      return res;
+    };
+    const known = answer('/api/v1/info');
+    assert.deepEqual(
+      [known.status, known.headers['allow'], JSON.parse(known.body)],
+      [405, 'GET, HEAD', { error: '/api/v1/info: method not allowed, use GET or HEAD' }],
+    );
+    assert.equal(answer('/nowhere').status, 404);
+  });
+
   test('the schema refuses what the handlers refuse: a personal namespace name, an unknown grant type', async () => {
     const h = await harness();
     const alice = await createAccount(h.store, 'alice', false, new Date());
