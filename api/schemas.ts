@@ -113,9 +113,10 @@ export const Namespace = Type.Object(
 
 export const NamespaceList = Type.Object({ namespaces: Type.Array(Namespace) }, { additionalProperties: false });
 /** A namespace a user creates: any name but a personal namespace's (`<user>-devtool`), which its account gets. */
+const NOT_PERSONAL = { pattern: `${PERSONAL_SUFFIX}$`, description: `names ending in ${PERSONAL_SUFFIX} are reserved for personal namespaces` };
 export const NewNamespaceName = Type.String({
   pattern: NAME_PATTERN,
-  not: { pattern: `${PERSONAL_SUFFIX}$`, description: `names ending in ${PERSONAL_SUFFIX} are reserved for personal namespaces` },
+  not: NOT_PERSONAL,
   minLength: 1,
   maxLength: 63,
   description: `DNS-1123 label: ${NAME_RULE}`,
@@ -288,7 +289,7 @@ export const PreviewScope = Type.Union([Type.Literal('personal'), Type.Literal('
 });
 export const PreviewDeployRequest = Type.Object(
   {
-    name: PreviewName,
+    name: Type.String({ ...PreviewName, not: NOT_PERSONAL }),
     scope: PreviewScope,
     repository: RepositoryUrl,
     branch: PipelineDeployRequest.properties.branch,

@@ -462,6 +462,10 @@ describe('service API', () => {
       status: 400,
       error: 'body.name: invalid value: names ending in -devtool are reserved for personal namespaces',
     });
+    const preview = { name: 'x-devtool', scope: 'personal', repository: 'https://git.example/app', variables: [], timeoutSeconds: 60 };
+    const deploy = await h.app.inject({ method: 'POST', url: '/api/v1/previews', headers: bearer(alice.token), payload: preview });
+    assert.deepEqual(refusal(deploy), { status: 400, error: 'preview environment x-devtool: names ending in -devtool are reserved for personal namespaces' });
+    assert.equal(routes.deployPreview.body.properties.name.not.pattern, '-devtool$');
     const grant = await h.app.inject({ method: 'POST', url: '/auth/token', payload: { grant_type: 'password' } });
     assert.equal(grant.statusCode, 400);
     assert.equal(grant.json().error, 'unsupported_grant_type');

@@ -4,27 +4,13 @@
  * namespace names (`*-devtool`) are reserved: nobody can take another user's before that user
  * signs up; so are Kubernetes', the service's and the operator's (reserved-namespaces.ts).
  */
-import type { FastifyRequest } from 'fastify';
-import { NAME_PATTERN, type NamespaceBody, PERSONAL_SUFFIX, routes } from '../../api/routes.ts';
+import { type NamespaceBody, routes } from '../../api/routes.ts';
 import { type Authenticator, userOf } from '../auth.ts';
 import type { App, AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { reservedNamespaceReason } from '../reserved-namespaces.ts';
-import { routeOptions } from './route-options.ts';
+import { refusePersonalName, routeOptions } from './route-options.ts';
 import { ConflictError, type NamespaceRecord } from '../store/store.ts';
-
-const VALID_NAME = new RegExp(NAME_PATTERN);
-
-/**
- * A name that is valid but for its personal-namespace suffix (which the schema refuses too) is
- * refused in words that say why, before the schema's line.
- */
-async function refusePersonalName(request: FastifyRequest): Promise<void> {
-  const name = (request.body as { name?: unknown } | undefined)?.name;
-  if (typeof name === 'string' && name.length <= 63 && VALID_NAME.test(name) && name.endsWith(PERSONAL_SUFFIX)) {
-    throw new ApiError(400, `namespace ${name}: names ending in ${PERSONAL_SUFFIX} are reserved for personal namespaces`);
-  }
-}
 
 const body = (n: NamespaceRecord): NamespaceBody => ({ name: n.name, status: n.status, owner: n.owner, personal: n.personal });
 
@@ -35,7 +21,7 @@ export function registerNamespaceRoutes(app: App, ctx: AppContext, auth: Authent
     return { namespaces: list.map(body) };
   });
 
-  const create = { ...routeOptions(r.createNamespace, auth, { body: r.createNamespace.body }), preValidation: refusePersonalName };
+  const create = { ...routeOptions(r.createNamespace, auth, { body: r.createNamespace.body }), preValidation: refusePersonalName('namespace') };
   app.post(r.createNamespace.url, create, async (request, reply) => {
     const user = userOf(request);
     const name = request.body.name;

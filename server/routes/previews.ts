@@ -11,7 +11,7 @@ import { actingUser, type ClusterFactory } from '../pipelines/acting-user.ts';
 import { deployPreview, destroyPreview, getPreview, listPreviews, type PreviewCluster, type PreviewDeps, previewEndpoints } from '../previews/previews.ts';
 import { sleepPreview, wakePreview } from '../previews/sleep.ts';
 import { reservedNamespaceReason } from '../reserved-namespaces.ts';
-import { routeOptions } from './route-options.ts';
+import { refusePersonalName, routeOptions } from './route-options.ts';
 
 export const defaultPreviewCluster: ClusterFactory<PreviewCluster> = async (token) => {
   const [{ userKubeConfig }, { kubePreviewCluster }] = await Promise.all([import('../pipelines/kube-cluster.ts'), import('../previews/kube-cluster.ts')]);
@@ -25,7 +25,8 @@ export function previewDeps(ctx: AppContext, source: KubeCredentialSource | unde
 
 export function registerPreviewRoutes(app: App, auth: Authenticator, deps: PreviewDeps, config: ServiceConfig): void {
   const r = routes;
-  app.post(r.deployPreview.url, routeOptions(r.deployPreview, auth, { body: r.deployPreview.body }), async (request, reply) => {
+  const deploy = { ...routeOptions(r.deployPreview, auth, { body: r.deployPreview.body }), preValidation: refusePersonalName('preview environment') };
+  app.post(r.deployPreview.url, deploy, async (request, reply) => {
     const reserved = reservedNamespaceReason(config, request.body.name);
     if (reserved) throw new ApiError(403, `preview environment ${request.body.name}: the name is reserved (${reserved}): choose another name`);
     return reply.code(202).send(await deployPreview(deps, userOf(request), request.body));

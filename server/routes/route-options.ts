@@ -1,7 +1,9 @@
 /** Route options from the contract's entries (api/routes.ts). */
 import { type TNull, type TSchema, Type } from '@sinclair/typebox';
-import { ErrorBody, type RouteSpec } from '../../api/routes.ts';
+import type { FastifyRequest } from 'fastify';
+import { ErrorBody, NAME_PATTERN, PERSONAL_SUFFIX, type RouteSpec } from '../../api/routes.ts';
 import type { Authenticator } from '../auth.ts';
+import { ApiError } from '../errors.ts';
 
 /** The reply schemas of a route, typed per status so that the type provider checks each handler's answer. */
 type Replies<R extends RouteSpec> = (R extends { response: infer S extends TSchema } ? { [K in R['status']]: S } : { [K in R['status']]: TNull }) & {
@@ -22,3 +24,19 @@ export function routeOptions<R extends RouteSpec, P extends { body?: TSchema; pa
     ...(r.rateLimited ? { config: { rateLimit: {} } } : {}),
   };
 }
+
+const VALID_NAME = new RegExp(NAME_PATTERN);
+
+/**
+ * A preValidation hook for a route whose body names a new namespace: a name valid but for the
+ * personal-namespace suffix (which its schema refuses too) is refused in words that say why
+ * (`namespace web-devtool: names ending in -devtool are ...`), before the schema's line.
+ */
+export const refusePersonalName =
+  (what: string) =>
+  async (request: FastifyRequest): Promise<void> => {
+    const name = (request.body as { name?: unknown } | undefined)?.name;
+    if (typeof name === 'string' && name.length <= 63 && VALID_NAME.test(name) && name.endsWith(PERSONAL_SUFFIX)) {
+      throw new ApiError(400, `${what} ${name}: names ending in ${PERSONAL_SUFFIX} are reserved for personal namespaces`);
+    }
+  };
