@@ -240,7 +240,11 @@ export const PipelineDeployRequest = Type.Object(
       Type.Boolean({ description: "Take what is not given (repository, branch, file, and the variables when none are given) from the last deploy's" }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    // A repository, or the last deploy's (reuseParams).
+    anyOf: [{ required: ['repository'] }, { required: ['reuseParams'], properties: { reuseParams: { const: true } } }],
+  },
 );
 export const PipelineDestroyRequest = Type.Object(
   {

@@ -12,7 +12,7 @@ import type { KubeCredentialSource } from '../kube-credentials.ts';
 import { actingUser, type ClusterFactory } from '../pipelines/acting-user.ts';
 import type { PipelineCluster } from '../pipelines/cluster.ts';
 import { deploy, destroy, getRun, refresh, requireAccess } from '../pipelines/runs.ts';
-import { routeOptions } from './route-options.ts';
+import { requireRepository, routeOptions } from './route-options.ts';
 
 const defaultCluster: ClusterFactory<PipelineCluster> = async (token) => {
   const { kubeRunJobs, userKubeConfig } = await import('../pipelines/kube-cluster.ts');
@@ -37,7 +37,8 @@ export function registerPipelineRoutes(
     }
   };
 
-  app.post(r.deployPipeline.url, routeOptions(r.deployPipeline, auth, { body: r.deployPipeline.body }), async (request, reply) => {
+  const deployOptions = { ...routeOptions(r.deployPipeline, auth, { body: r.deployPipeline.body }), preValidation: requireRepository };
+  app.post(r.deployPipeline.url, deployOptions, async (request, reply) => {
     await refusePreview(request.body.namespace);
     const { cluster, settings } = await forUser(userOf(request).name);
     return reply.code(202).send(await deploy(cluster, settings, request.body));

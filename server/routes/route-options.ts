@@ -28,6 +28,17 @@ export function routeOptions<R extends RouteSpec, P extends { body?: TSchema; pa
 const VALID_NAME = new RegExp(NAME_PATTERN);
 
 /**
+ * A preValidation hook for a pipeline deploy: a body with neither a repository nor `reuseParams:
+ * true` (which its schema refuses too) is refused in words that say what to send.
+ */
+export async function requireRepository(request: FastifyRequest): Promise<void> {
+  const body = request.body as { repository?: unknown; reuseParams?: unknown } | undefined;
+  if (body && typeof body === 'object' && body.repository === undefined && body.reuseParams !== true) {
+    throw new ApiError(400, "body.repository: required (or reuseParams, to redeploy with the last deploy's)");
+  }
+}
+
+/**
  * A preValidation hook for a route whose body names a new namespace: a name valid but for the
  * personal-namespace suffix (which its schema refuses too) is refused in words that say why
  * (`namespace web-devtool: names ending in -devtool are ...`), before the schema's line.
