@@ -30,6 +30,8 @@ export interface OptionSpec {
 
 export interface ArgSpec {
   name: string;
+  /** What the argument names (docs/cli.md; help shows only the synopsis). */
+  description?: string;
   required?: boolean;
   variadic?: boolean;
 }

@@ -45,6 +45,9 @@ export const envName = (defaultText = 'repository or folder name', description =
     description,
   }) as const satisfies OptionSpec;
 
+/** The argument of a command that acts on a development container. */
+export const DEV_NAME = 'The development container: a `services` entry of the manifest, or a Compose service that mounts a host folder (default: the only one)';
+
 /** The usual trio of a command that acts on a development container. */
 export const devContainerOptions = [manifestFile(), namespace('current namespace'), context] as const satisfies readonly OptionSpec[];
 
