@@ -35,7 +35,7 @@ export interface ManifestDeployOptions {
   env: Readonly<NodeJS.ProcessEnv>;
   /**
    * The user's stored secrets: for `${NAME}` in the Compose files of `deploy.compose` only. The
-   * manifest's own `${VAR}` and its commands' environment never get them (docs/decisions.md).
+   * manifest's own `${VAR}` and its commands' environment never get them (docs/decisions/0089-stored-secrets-in-compose-only.md).
    */
   storedSecrets?: StoredSecrets;
   /** --var values. */

@@ -195,7 +195,7 @@ export const KubeCredentials = Type.Object(
 );
 
 // pipelines
-/** What `pipeline deploy` asks for. The repository is an HTTPS URL: never SSH (docs/decisions.md, "Pipelines"). */
+/** What `pipeline deploy` asks for. The repository is an HTTPS URL: never SSH (docs/decisions/0123-pipelines-https-only.md). */
 export const PIPELINE_LOG_MAX = 64 * 1024;
 export const PipelineName = Type.String({
   pattern: NAME_PATTERN,
