@@ -24,7 +24,7 @@ function find(dir, out = []) {
   return out;
 }
 
-const files = ['src', 'ingress', 'server', 'test', 'cluster', 'bench']
+const files = ['src', 'ingress', 'server', 'test', 'cluster', 'bench', 'scripts']
   .flatMap((d) => {
     try {
       return find(d);
