@@ -47,7 +47,7 @@ describe('cited paths', () => {
     const doc = [
       'https://example.test/docs/missing.md, /etc/docs/missing.md, ~/.devtool/missing.md, $HOME/missing.ts,',
       'localhost:5000/missing.ts, @scope/missing.ts, ./data, ../other/missing.md, .../missing.ts,',
-      'test/e2e/<name>.e2e.test.ts, docs/decisions/NNNN-title.md, dist/devtool.cjs, node_modules/x/y.ts,',
+      'test/e2e/<name>.e2e.test.ts, docs/decisions/NNNN-title.md, path/to/devtool.cjs, dist/devtool.cjs, node_modules/x/y.ts,',
       'contexts.json, compose.yaml, lib/model/model.go, Node.js, .ts files, docs/sync.md.',
     ].join('\n');
     assert.deepEqual(check('docs/architecture.md', doc), []);
@@ -75,6 +75,10 @@ describe('citations a reader cannot open', () => {
       '2: "findings 3" cites a numbered finding, which a reader cannot open: state the rule',
       '2: "issues 10" cites a numbered issue, which a reader cannot open: state the rule',
     ]);
+  });
+
+  test('a number that is part of a word is not one: the service issues 10-minute tokens', () => {
+    assert.deepEqual(check('src/a.ts', '// The service issues 10-minute tokens.\n'), []);
   });
 
   test('the requirements documents by that phrase, also across a comment line; an image reference is not one', () => {

@@ -19,8 +19,8 @@
 // `...` (a user's project: `./data`, `../other`), other file names (`contexts.json`, `compose.yaml`,
 // Syncthing's `lib/model/model.go`: runtime files, user files, upstream sources), words under a
 // folder git ignores (the build's `dist/devtool.cjs`), a word next to a placeholder (`<name>`,
-// `{name}`, `$NAME`: `test/e2e/<name>.e2e.test.ts`) or with a capital letter four times in a row
-// (`NNNN-title.md`). Tests (`*.test.ts`, `*_test.go`, testdata/, fixtures/) are not checked for
+// `{name}`, `$NAME`: `test/e2e/<name>.e2e.test.ts`), with a capital letter four times in a row
+// (`NNNN-title.md`) or starting `path/to/`. Tests (`*.test.ts`, `*_test.go`, testdata/, fixtures/) are not checked for
 // paths: their comments describe the trees they make (`a/b/c`).
 //
 // Citations a reader of the repository cannot follow (docs and comments): the words ruling, issue
@@ -62,7 +62,7 @@ const PLACEHOLDER_NEIGHBOUR = /[<>{}$]/;
 
 const SEPARATOR = String.raw`(?:\s|\*|\/\/|#)+`;
 const CITATIONS: readonly { pattern: RegExp; what: string }[] = [
-  { pattern: new RegExp(String.raw`\b(ruling|issue|finding)s?${SEPARATOR}#?\d+`, 'gi'), what: 'a numbered $1' },
+  { pattern: new RegExp(String.raw`\b(ruling|issue|finding)s?${SEPARATOR}#?\d+(?!-\w|\.\d|\w)`, 'gi'), what: 'a numbered $1' },
   { pattern: new RegExp(String.raw`\bthe${SEPARATOR}reference\b`, 'gi'), what: 'the requirements documents' },
   { pattern: /(?<![\w-])shared\//g, what: 'the shared folder outside the repository' },
 ];
@@ -137,7 +137,7 @@ function globPattern(path: string): RegExp {
 
 /** What is wrong with a cited word, or undefined when it is fine or no path at all. */
 function pathProblem(word: string, index: PathIndex): string | undefined {
-  if (/^\.\.?\//.test(word) || word.startsWith('...') || /([A-Z])\1{3}/.test(word) || index.isIgnored(word)) return undefined;
+  if (/^(\.\.?|path\/to)\//.test(word) || word.startsWith('...') || /([A-Z])\1{3}/.test(word) || index.isIgnored(word)) return undefined;
   if (index.isRooted(word)) return index.exists(word) ? undefined : `${word} does not exist`;
   if (SOURCE_FILE.test(word)) return index.endsWith(word) ? undefined : `no file of the repository is ${word}`;
   return undefined;
