@@ -123,7 +123,7 @@ test('deploy --wait past a pod that failed to pull the reference this deploy the
     },
   };
   writeFileSync(join(project, 'k8s', 'stale.yaml'), JSON.stringify(deployment));
-  // A first deploy, before the manifest built anything: its pod cannot pull the reference.
+  // A first deploy, before the manifest built anything: its pod cannot pull the image reference.
   writeFileSync(join(project, 'devtool.yml'), 'deploy:\n  - kubectl apply -f k8s\n');
   const first = runDevtool(['deploy'], { cwd: project, env: s.env });
   assert.equal(first.code, 0, first.stderr);
