@@ -107,7 +107,7 @@ test('init over manifests naming the image a Dockerfile builds: deploy --wait ru
   assert.match(r.stderr, /\] configmap\/initweb-settings (unchanged|configured)/, "the folder's other files are applied too");
 });
 
-test('deploy --wait past a pod that failed to pull the reference this deploy then pushed', { timeout: 300_000 }, async () => {
+test('deploy --wait past a pod that failed to pull the image reference this deploy then pushed', { timeout: 300_000 }, async () => {
   const id = Date.now().toString(36);
   const project = join(work, `stale-${id}`);
   const ref = `localhost:5000/stale-${id}:dev`;
