@@ -5,19 +5,22 @@
 //   node --import tsx scripts/docs-check.ts    prints one line per finding; exit code 1 if any
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { commentSyntax } from './docs-check/comments.ts';
-import { checkFile, type Finding, PathIndex } from './docs-check/rules.ts';
+import { checkFile, type Finding, ignoredFolderNames, PathIndex } from './docs-check/rules.ts';
 
-process.chdir(new URL('..', import.meta.url).pathname);
+process.chdir(fileURLToPath(new URL('..', import.meta.url)));
 
 const paths = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
   .split('\0')
   .filter((p) => p !== '' && existsSync(p) && statSync(p).isFile());
-const ignored = execFileSync('git', ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], { encoding: 'utf8' })
+// Folders of what tools make: those the .gitignore names (dist/ also before a build) and any other
+// top-level folder git ignores now.
+const ignoredNow = execFileSync('git', ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], { encoding: 'utf8' })
   .split('\0')
   .filter((p) => /^[^/]+\/$/.test(p))
   .map((p) => p.slice(0, -1));
-const index = new PathIndex(paths, ignored);
+const index = new PathIndex(paths, [...ignoredFolderNames(readFileSync('.gitignore', 'utf8')), ...ignoredNow]);
 
 // Generated code keeps the comments of what it was generated from.
 const findings: Finding[] = [];

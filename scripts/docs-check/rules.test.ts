@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { checkFile, checkSize, PathIndex } from './rules.ts';
+import { checkFile, checkSize, ignoredFolderNames, PathIndex } from './rules.ts';
 
 // A small repository: what a cited path may name.
 const index = new PathIndex(
@@ -130,4 +130,8 @@ describe('doc sizes', () => {
     assert.equal(checkSize('docs/sync.md', 40 * KIB + 1).length, 1);
     assert.equal(checkSize('src/a.ts', 100 * KIB).length, 0);
   });
+});
+
+test('the folders a .gitignore names plainly, which a fresh clone does not have', () => {
+  assert.deepEqual(ignoredFolderNames('node_modules\ndist/\n*.log\n/tmp/\n.devtool/\n# note\n!keep/\nsrc/gen/\n'), ['node_modules', 'dist', 'tmp', '.devtool']);
 });

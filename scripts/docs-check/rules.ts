@@ -18,7 +18,7 @@
 // `*` matches within a segment, `**/` any folders. Not paths: words starting with `./`, `../` or
 // `...` (a user's project: `./data`, `../other`), other file names (`contexts.json`, `compose.yaml`,
 // Syncthing's `lib/model/model.go`: runtime files, user files, upstream sources), words under a
-// folder git ignores (the build's `dist/devtool.cjs`), a word next to a placeholder (`<name>`,
+// folder the .gitignore names (the build's `dist/devtool.cjs`, also before a build), a word next to a placeholder (`<name>`,
 // `{name}`, `$NAME`: `test/e2e/<name>.e2e.test.ts`), with a capital letter four times in a row
 // (`NNNN-title.md`) or starting `path/to/`. Tests (`*.test.ts`, `*_test.go`, testdata/, fixtures/) are not checked for
 // paths: their comments describe the trees they make (`a/b/c`).
@@ -72,6 +72,18 @@ const MONTH = '(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\\.?';
 const DATE = new RegExp(String.raw`\b(?:20\d\d-[01]\d-[0-3]\d|(?:\d{1,2}\s+)?${MONTH}\s+20\d\d|${MONTH}\s+\d{1,2},\s+20\d\d)\b`, 'g');
 const FIGURE = /\b\d+(?:[.,]\d+)?\s?(?:ns|µs|us|ms|s|sec|seconds?|min|minutes?|h|hours?|[KMG]i?B|bytes?|%|x)(?![\w])/;
 const DATE_REACH = 160;
+
+/**
+ * The top-level folders a .gitignore names plainly (`dist/`, `/tmp/`, `node_modules`): what the
+ * build and tools make, which a fresh clone does not have yet. Patterns with wildcards, nested
+ * paths and negations name no such folder.
+ */
+export function ignoredFolderNames(gitignore: string): string[] {
+  return gitignore
+    .split('\n')
+    .map((line) => line.trim().replace(/^\//, '').replace(/\/$/, ''))
+    .filter((name) => name !== '' && !/^[#!]|[*?[\]/]/.test(name));
+}
 
 /** Lines of a text, so a match's offset in a comment becomes a line of the file. */
 function lineOf(text: string, offset: number, firstLine: number): number {
