@@ -18,10 +18,11 @@
 // `*` matches within a segment, `**/` any folders. Not paths: words starting with `./`, `../` or
 // `...` (a user's project: `./data`, `../other`), other file names (`contexts.json`, `compose.yaml`,
 // Syncthing's `lib/model/model.go`: runtime files, user files, upstream sources), words under a
-// folder the .gitignore names (the build's `dist/devtool.cjs`, also before a build), a word next to a placeholder (`<name>`,
-// `{name}`, `$NAME`: `test/e2e/<name>.e2e.test.ts`), with a capital letter four times in a row
-// (`NNNN-title.md`) or starting `path/to/`. Tests (`*.test.ts`, `*_test.go`, testdata/, fixtures/) are not checked for
-// paths: their comments describe the trees they make (`a/b/c`).
+// folder the .gitignore names (the build's `dist/devtool.cjs`, also before a build), words next to
+// a placeholder (`<name>`, `{name}`, `$NAME`: `test/e2e/<name>.e2e.test.ts`), with a capital
+// letter four times in a row (`NNNN-title.md`) or starting `path/to/`. Tests (`*.test.ts`,
+// `*_test.go`, testdata/, fixtures/) are not checked for paths: their comments describe the trees
+// they make (`a/b/c`).
 //
 // Citations a reader of the repository cannot follow (docs and comments): the words ruling, issue
 // or finding followed by a number (`#` allowed), the requirements documents cited as the phrase
