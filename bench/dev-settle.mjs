@@ -1,4 +1,4 @@
-// Typing while the first sync settles (docs/sync.md, "The first sync of a new volume"): N rounds,
+// Typing while the first sync settles (docs/sync-new-volume.md): N rounds,
 // each a new volume filled by the bootstrap with F files, then, as soon as `up` says the tree is
 // copied, E files edited and D deleted on this machine at random moments of the next 2 s (while
 // the container's Syncthing settles the copy). Each round counts, once the sync has settled and

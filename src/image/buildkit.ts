@@ -17,7 +17,7 @@ import type { TagLookup } from './registry.ts';
 
 const run = promisify(execFile);
 
-/** gRPC keepalive of the connection to the daemon; an absent field takes the reference's default. */
+/** gRPC keepalive of the connection to the daemon; an absent field takes the default its line gives. */
 export interface KeepaliveSettings {
   /** DEVTOOL_KEEPALIVE_CLIENT_TIME_MS: idle time before a ping (below 10 s: 10 s; absent: never). */
   readonly timeMs?: number;
@@ -58,7 +58,7 @@ export function keepaliveSettings(env: Readonly<NodeJS.ProcessEnv>): KeepaliveSe
 }
 
 /**
- * The BuildKit daemon to build on, if any: BUILDKIT_HOST (`HOST:PORT`, as the reference spells it,
+ * The BuildKit daemon to build on, if any: BUILDKIT_HOST (`HOST:PORT`, devtool's documented form,
  * or `tcp://HOST:PORT` / `unix:///PATH` as BuildKit's own tools do), else the context's builder
  * when it is `tcp://HOST:PORT`. Undefined: not a BuildKit build. A malformed value is a
  * DevtoolError naming where it came from.

@@ -164,7 +164,7 @@ describe('help and version', () => {
 });
 
 describe('contexts', () => {
-  test('`context show` is JSON with exactly the reference fields and a redacted token', () => {
+  test('`context show` is JSON with exactly the documented fields and a redacted token', () => {
     const sb = createSandbox();
     const shown = showContext(sb);
     assert.deepEqual(Object.keys(shown).sort(), ['builder', 'isDevtool', 'name', 'namespace', 'registry', 'token']);
@@ -722,7 +722,7 @@ describe('contexts from the environment and without a terminal', () => {
   });
 });
 
-describe('help texts match the reference', () => {
+describe('help texts match the documented commands', () => {
   test('synopses of pipeline and preview show [command]; --file and --name say what the commands do', () => {
     const usage = (args: string[]) => lines(ok(runDevtool([...args, '--help']), args.join(' ')).stdout);
     const synopsis = (args: string[]) => {
