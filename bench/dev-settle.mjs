@@ -9,7 +9,7 @@
 // The agent image: $DEVTOOL_BIN_IMAGE, else this tree's agent pushed to $DEVTOOL_BIN_REGISTRY (one
 // of them is required: the shared localhost:5000/devtool-bin is not overwritten by accident).
 // Namespace: <$BENCH_NS_PREFIX or bench>-settle-<time>, deleted at the end.
-// Writes bench/results/dev-settle.json (bench/results.mjs); each round's record on stderr.
+// Writes its result under bench/results/ as dev-settle.json (bench/results.mjs); each round's record on stderr.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';

@@ -12,7 +12,7 @@
 // The `.stignore` is the one `devtool init -v1` proposes for the tree (a package.json at the top).
 // Trees are generated once and kept outside the clone, keyed by their parameters: creating 100,000
 // files on this machine's ext4 right after deleting many is slow (docs/sync.md).
-// Writes bench/results/dev-sync-big.json (bench/results.mjs): the big tree's figures, the 10,000-file
+// Writes its result under bench/results/ as dev-sync-big.json (bench/results.mjs): the big tree's figures, the 10,000-file
 // tree's as the baseline.
 //   node bench/dev-sync-big.mjs [--files 100000] [--mb 1024] [--modules 60000] [--idle 60] [--quiet 30]
 //                               [--small-files 10000] [--small-mb 100] [--registry localhost:5000]

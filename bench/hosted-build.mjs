@@ -5,7 +5,7 @@
 //   changed: a context of --mb MiB of incompressible files, one of them new each round, so the
 //            context is sent and the COPY and RUN steps run again;
 //   cached:  the same build again: every step CACHED (the fixed cost: tunnel, session, push check).
-// Rounds alternate the order of the two sides. Writes bench/results/hosted-build.json (bench/results.mjs).
+// Rounds alternate the order of the two sides. Writes its result under bench/results/ as hosted-build.json (bench/results.mjs).
 //   node bench/hosted-build.mjs [--rounds N] [--mb N]
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

@@ -4,7 +4,7 @@
 // pod starting, the clone, the runner's start-up, the status reaching the CLI). The service is the
 // chart-installed one (`scripts/service-up.sh`; BENCH_SERVICE_RELEASE=<name> for a release of its
 // own), the repository on the test git server (scripts/git-server.sh). The two alternate run by
-// run, so background load hits them alike. Writes bench/results/pipeline-deploy.json (bench/results.mjs);
+// run, so background load hits them alike. Writes its result under bench/results/ as pipeline-deploy.json (bench/results.mjs);
 // progress on stderr.
 //
 //   node bench/pipeline-deploy.mjs [--runs N]

@@ -116,7 +116,7 @@ export const SecretValues = Type.Object(
   { additionalProperties: false },
 );
 
-/** One analytics record, as the reference lists its fields (`action`: ANALYTICS_ACTION_PATTERN, endpoints.ts). */
+/** One analytics record, the fields docs/configuration.md lists (`action`: ANALYTICS_ACTION_PATTERN, endpoints.ts). */
 export const ANALYTICS_BATCH_MAX = 100;
 export const AnalyticsRecord = Type.Object(
   {
