@@ -11,7 +11,7 @@ import type { KubeTokenIssuer } from '../server/kube-credentials.ts';
 import { MemoryStore } from '../server/store/memory.ts';
 import type { Factory } from '../src/factory.ts';
 import { ServiceClient } from '../src/service/client.ts';
-import { TEST_NOW } from './command-harness.ts';
+import { type CommandSandbox, runCommand, success, TEST_NOW } from './command-harness.ts';
 
 /** The URL the service's contexts name, and the one its refusals tell users to log in again with. */
 export const SERVICE_URL = 'https://devtool.example';
@@ -67,5 +67,7 @@ export async function inProcessService(config: Partial<ServiceConfig> = {}): Pro
   };
 }
 
-/** The environment of a user logged in to the service (a context from DEVTOOL_URL and DEVTOOL_TOKEN, stored nowhere). */
-export const loggedInAs = (user: CreatedAccount): NodeJS.ProcessEnv => ({ DEVTOOL_URL: SERVICE_URL, DEVTOOL_TOKEN: user.token });
+/** `devtool context use SERVICE_URL --token ...` in the sandbox: the user's service context, stored and current. */
+export async function logIn(sandbox: CommandSandbox, service: InProcessService, user: CreatedAccount): Promise<void> {
+  success(await runCommand(['context', 'use', SERVICE_URL, '--token', user.token], { sandbox, service: service.client }));
+}
