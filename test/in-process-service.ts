@@ -3,11 +3,14 @@
  * application (server/app.ts: every route, its validation and its one-line refusals) on the
  * in-memory store, listening on a loopback port, with users made as the operator makes them. The
  * CLI's real client (src/service/client.ts) talks to it; `client` is the maker a test factory takes
- * as its `service`, whatever URL the context names (SERVICE_URL by default).
+ * as its `service`, whatever URL the context names (SERVICE_URL by default). Pipeline runs and
+ * previews act on the server's in-memory cluster (`cluster`: server/pipelines/fake-cluster.ts),
+ * whose Jobs a test ends, and whose namespaces' Ingress hosts it sets (`ingressHosts`).
  */
 import { createAccount, type CreatedAccount } from '../server/accounts.ts';
 import { type App, buildApp, type ServiceConfig } from '../server/app.ts';
 import type { KubeTokenIssuer } from '../server/kube-credentials.ts';
+import { fakeCluster } from '../server/pipelines/fake-cluster.ts';
 import { MemoryStore } from '../server/store/memory.ts';
 import type { Factory } from '../src/factory.ts';
 import { ServiceClient } from '../src/service/client.ts';
@@ -31,6 +34,10 @@ export interface InProcessService {
   client: Factory['service'];
   /** The users whose Kubernetes tokens were asked for, in order. */
   kubeTokensIssued: string[];
+  /** What pipeline runs and previews act on. */
+  cluster: ReturnType<typeof fakeCluster>;
+  /** By namespace: the hosts of its Ingresses (a preview's endpoints). */
+  ingressHosts: Map<string, string[]>;
   close(): Promise<void>;
 }
 
@@ -43,12 +50,16 @@ export async function inProcessService(config: Partial<ServiceConfig> = {}): Pro
       return { token: `sa-token-of-${user}-${kubeTokensIssued.length}`, expiresAt: new Date(TEST_NOW.getTime() + seconds * 1000).toISOString() };
     },
   };
+  const cluster = fakeCluster();
+  const ingressHosts = new Map<string, string[]>();
   const app = await buildApp({
     store,
-    config: { version: '9.9.9', publicUrl: SERVICE_URL, rateLimit: { max: 10_000, timeWindowMs: 60_000 }, ...config },
+    config: { version: '9.9.9', publicUrl: SERVICE_URL, runnerImage: 'runner:1', rateLimit: { max: 10_000, timeWindowMs: 60_000 }, ...config },
     now: () => TEST_NOW,
     logStream: false,
     kubeCredentials: { server: KUBE_SERVER, certificateAuthority: KUBE_CA, tokenSeconds: 3600, issuer },
+    pipelineCluster: async () => cluster.cluster,
+    previewCluster: async () => ({ ...cluster.cluster, ingressHosts: async (ns) => ingressHosts.get(ns) ?? [], scaleWorkloads: async () => 0 }),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const port = (app.server.address() as { port: number }).port;
@@ -63,6 +74,8 @@ export async function inProcessService(config: Partial<ServiceConfig> = {}): Pro
     admin,
     client: async ({ token, timeoutMs }) => new ServiceClient({ url: address, ...(token ? { token } : {}), ...(timeoutMs ? { timeoutMs } : {}) }),
     kubeTokensIssued,
+    cluster,
+    ingressHosts,
     close: () => app.close(),
   };
 }

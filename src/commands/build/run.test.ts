@@ -27,12 +27,21 @@ test('--export-cache names one image: with several to build, one line and nothin
 
 test('a bad --secret is a usage error naming the flag, before the manifest is read', async () => {
   const sandbox = commandSandbox();
-  assert.match(failure(await runCommand(['build', '--secret', 'nonsense'], { sandbox }), ExitCode.usage), /invalid value "nonsense" for flag --secret: .*; use id=<ID>,src=<LOCAL_PATH>$/);
-  assert.match(failure(await runCommand(['build', '--secret', 'id=npm,src=missing.txt'], { sandbox }), ExitCode.usage), /for flag --secret: file missing\.txt not found/);
+  assert.match(
+    failure(await runCommand(['build', '--secret', 'nonsense'], { sandbox }), ExitCode.usage),
+    /invalid value "nonsense" for flag --secret: .*; use id=<ID>,src=<LOCAL_PATH>$/,
+  );
+  assert.match(
+    failure(await runCommand(['build', '--secret', 'id=npm,src=missing.txt'], { sandbox }), ExitCode.usage),
+    /for flag --secret: file missing\.txt not found/,
+  );
 });
 
 test('an image the manifest does not build, or no manifest: one line', async () => {
-  assert.equal(failure(await runCommand(['build', 'db'], { sandbox: twoImages() }), ExitCode.usage), 'Error: unknown image "db": the build section has api, web');
+  assert.equal(
+    failure(await runCommand(['build', 'db'], { sandbox: twoImages() }), ExitCode.usage),
+    'Error: unknown image "db": the build section has api, web',
+  );
   assert.match(failure(await runCommand(['build'], { sandbox: commandSandbox() }), ExitCode.failure), /^Error: /);
   const noFolder = commandSandbox();
   writeFileSync(join(noFolder.project, 'devtool.yml'), 'build:\n  api:\n    context: api\n');

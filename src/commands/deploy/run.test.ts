@@ -23,7 +23,10 @@ test('--dry-run prints the objects of the Compose file, its endpoints in the nam
   const sandbox = composeProject();
   const r = success(await runCommand(['deploy', '--dry-run'], { sandbox, env }));
   const printed = objects(r.stdout);
-  assert.ok(printed.some((o) => o.kind === 'Deployment' && o.metadata.name === 'web'), r.stdout);
+  assert.ok(
+    printed.some((o) => o.kind === 'Deployment' && o.metadata.name === 'web'),
+    r.stdout,
+  );
   assert.match(r.stdout, /host: web-default\.apps\.example/);
 });
 

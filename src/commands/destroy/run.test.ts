@@ -117,7 +117,10 @@ test("the manifest's name and dependencies: its environment, and a line on the d
 
 test('a bad --file, --timeout or manifest: one line before anything is destroyed', async () => {
   const sandbox = commandSandbox();
-  assert.match(failure(await runCommand(['destroy', '--timeout', '300'], { sandbox }), ExitCode.usage), /invalid value "300" for flag --timeout: expected a duration with a unit/);
+  assert.match(
+    failure(await runCommand(['destroy', '--timeout', '300'], { sandbox }), ExitCode.usage),
+    /invalid value "300" for flag --timeout: expected a duration with a unit/,
+  );
   assert.match(failure(await runCommand(['destroy', '--file', 'missing.yml'], { sandbox }), ExitCode.failure), /missing\.yml/);
   writeFileSync(join(sandbox.project, 'devtool.yml'), 'name: [not, a, name]\n');
   assert.match(failure(await runCommand(['destroy'], { sandbox }), ExitCode.failure), /devtool\.yml:1:/);

@@ -33,7 +33,10 @@ test('one HTTPS URL a line, sorted, once each; json and md formats', async () =>
   const json = success(await runCommand(['endpoints', '-o', 'json'], { sandbox, env, kube: cluster.kube }));
   assert.deepEqual(JSON.parse(json.stdout), ['https://api-default.apps.example', 'https://web-default.apps.example']);
   const md = success(await runCommand(['endpoints', '--output', 'md'], { sandbox, env, kube: cluster.kube }));
-  assert.equal(md.stdout, '- [https://api-default.apps.example](https://api-default.apps.example)\n- [https://web-default.apps.example](https://web-default.apps.example)\n');
+  assert.equal(
+    md.stdout,
+    '- [https://api-default.apps.example](https://api-default.apps.example)\n- [https://web-default.apps.example](https://web-default.apps.example)\n',
+  );
 });
 
 test('--context, --namespace and --name choose where to look', async () => {

@@ -35,7 +35,10 @@ test('-v1 writes the guessed manifest and a .stignore, and prints what was writt
 test('--file, --context and --namespace are named in the next step', async () => {
   const sandbox = nodeProject();
   const r = success(await runCommand(['init', '--v1', '--file', 'dev.yml', '-c', 'beta', '-n', 'feature'], { sandbox }));
-  assert.match(r.stdout, /^ {2}next: devtool deploy --context beta --namespace feature --file dev\.yml, then devtool up --context beta --namespace feature --file dev\.yml$/m);
+  assert.match(
+    r.stdout,
+    /^ {2}next: devtool deploy --context beta --namespace feature --file dev\.yml, then devtool up --context beta --namespace feature --file dev\.yml$/m,
+  );
   assert.ok(existsSync(join(sandbox.project, 'dev.yml')));
 });
 
@@ -56,7 +59,7 @@ test('refusals come before any question or write: no terminal, an existing file,
   assert.match(readFileSync(manifest, 'utf8'), /kubectl apply -f k8s/);
 });
 
-test("an existing .stignore is kept, and init says what it lacks", async () => {
+test('an existing .stignore is kept, and init says what it lacks', async () => {
   const sandbox = nodeProject();
   writeFileSync(join(sandbox.project, '.stignore'), 'node_modules\n.git\n');
   const r = success(await runCommand(['init', '-v1'], { sandbox }));

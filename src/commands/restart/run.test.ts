@@ -31,11 +31,21 @@ function devCluster(active: Record<string, string>) {
           const dev = labelSelector.replace(`${DEV_LABEL}=`, '');
           return { items: dev in active ? [mirror(dev)] : [] };
         },
-        patchNamespacedDeployment: async ({ name, body }: { name: string; body: { spec: { template: { metadata: { annotations: Record<string, string> } } } } }) => {
+        patchNamespacedDeployment: async ({
+          name,
+          body,
+        }: {
+          name: string;
+          body: { spec: { template: { metadata: { annotations: Record<string, string> } } } };
+        }) => {
           patched.push(name);
           stamp = body.spec.template.metadata.annotations[RESTARTED_AT_ANNOTATION];
         },
-        readNamespacedDeployment: async () => ({ metadata: { generation: 2 }, spec: { replicas: 1 }, status: { observedGeneration: 2, replicas: 1, updatedReplicas: 1, availableReplicas: 1 } }),
+        readNamespacedDeployment: async () => ({
+          metadata: { generation: 2 },
+          spec: { replicas: 1 },
+          status: { observedGeneration: 2, replicas: 1, updatedReplicas: 1, availableReplicas: 1 },
+        }),
       },
       core: {
         listNamespacedPod: async () => ({ items: [{ metadata: { annotations: { [RESTARTED_AT_ANNOTATION]: stamp } }, status: { phase: 'Running' } }] }),
@@ -83,5 +93,8 @@ test('one active from another folder is not restarted from this one', async () =
 test('an unknown dev container or context: a usage error, no cluster asked', async () => {
   const sandbox = project(['api']);
   assert.match(failure(await runCommand(['restart', 'web'], { sandbox }), ExitCode.usage), /has no services entry "web"/);
-  assert.match(failure(await runCommand(['restart', '--context', 'gamma'], { sandbox }), ExitCode.usage), /--context: unknown context "gamma" \(known: alpha, beta\)/);
+  assert.match(
+    failure(await runCommand(['restart', '--context', 'gamma'], { sandbox }), ExitCode.usage),
+    /--context: unknown context "gamma" \(known: alpha, beta\)/,
+  );
 });

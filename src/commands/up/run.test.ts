@@ -15,7 +15,10 @@ test('a bad --env is a usage error naming the flag, before any manifest is read'
 });
 
 test('flags and arguments: an unknown flag, a command after --', async () => {
-  assert.match(failure(await runCommand(['up', '--namspace', 'dev']), ExitCode.usage), /unknown flag --namspace for 'devtool up' \(did you mean "--namespace"\?\)/);
+  assert.match(
+    failure(await runCommand(['up', '--namspace', 'dev']), ExitCode.usage),
+    /unknown flag --namspace for 'devtool up' \(did you mean "--namespace"\?\)/,
+  );
   assert.match(failure(await runCommand(['up', '--', 'ls']), ExitCode.usage), /takes no command after '--'/);
 });
 
@@ -30,5 +33,8 @@ test('the dev container must be one of the manifest, which must exist', async ()
     failure(await runCommand(['up', 'web'], { sandbox }), ExitCode.usage),
     'Error: devtool.yml has no services entry "web" (it has api); add services.web or pick one of those',
   );
-  assert.match(failure(await runCommand(['up', '--context', 'gamma'], { sandbox }), ExitCode.usage), /--context: unknown context "gamma" \(known: alpha, beta\)/);
+  assert.match(
+    failure(await runCommand(['up', '--context', 'gamma'], { sandbox }), ExitCode.usage),
+    /--context: unknown context "gamma" \(known: alpha, beta\)/,
+  );
 });
