@@ -11,14 +11,11 @@ function ingressCluster(hosts: string[]) {
   const asked: string[] = [];
   const kube: Factory['kube'] = async (target) =>
     fakeKubeClient(target, {
-      kc: {
-        // environmentUrls reads the environment's Ingresses only, by its label.
-        makeApiClient: () => ({
-          listNamespacedIngress: async (q: { namespace: string; labelSelector: string }) => {
-            asked.push(`${target.context.name} ${q.namespace} ${q.labelSelector}`);
-            return { items: [{ spec: { rules: hosts.map((host) => ({ host })) } }] };
-          },
-        }),
+      networking: {
+        listNamespacedIngress: async (q: { namespace: string; labelSelector: string }) => {
+          asked.push(`${target.context.name} ${q.namespace} ${q.labelSelector}`);
+          return { items: [{ spec: { rules: hosts.map((host) => ({ host })) } }] };
+        },
       },
     });
   return { kube, asked };
