@@ -42,7 +42,11 @@ test('an image the manifest does not build, or no manifest: one line', async () 
     failure(await runCommand(['build', 'db'], { sandbox: twoImages() }), ExitCode.usage),
     'Error: unknown image "db": the build section has api, web',
   );
-  assert.match(failure(await runCommand(['build'], { sandbox: commandSandbox() }), ExitCode.failure), /^Error: /);
+  const empty = commandSandbox();
+  assert.equal(
+    failure(await runCommand(['build'], { sandbox: empty }), ExitCode.failure),
+    `Error: nothing to build in ${empty.project}: no devtool.yml and no Compose file; name one with --file, or a Dockerfile with -f Dockerfile`,
+  );
   const noFolder = commandSandbox();
   writeFileSync(join(noFolder.project, 'devtool.yml'), 'build:\n  api:\n    context: api\n');
   assert.equal(

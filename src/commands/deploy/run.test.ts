@@ -35,7 +35,7 @@ test('--dry-run: --namespace, --name and --var reach the objects', async () => {
   const r = success(await runCommand(['deploy', '--dry-run', '-n', 'feature', '--name', 'shop', '--var', 'GREETING=bonjour'], { sandbox, env }));
   assert.match(r.stdout, /host: web-feature\.apps\.example/);
   assert.match(r.stdout, /value: bonjour/);
-  assert.match(r.stdout, /shop/);
+  assert.match(r.stdout, /devtool\.dev\/environment: shop$/m);
 });
 
 test('--dry-run with --namespace needs no context at all', async () => {
@@ -64,6 +64,10 @@ test('bad flags are usage errors before anything is read or applied', async () =
 test('a folder with nothing to deploy: one line, and no cluster is asked', async () => {
   const sandbox = commandSandbox();
   const r = await runCommand(['deploy'], { sandbox });
-  assert.match(failure(r, ExitCode.failure), /^Error: /);
+  assert.equal(
+    failure(r, ExitCode.failure),
+    `Error: nothing to deploy in ${sandbox.project}: no devtool.yml and no Compose file ` +
+      '(compose.yaml, compose.yml, docker-compose.yaml, docker-compose.yml); name one with --file',
+  );
   assert.equal(r.stdout, '');
 });

@@ -61,8 +61,14 @@ test("on a service context: only the user's own namespaces can be used; the serv
     // (Other tests' namespaces of alice's may be listed too: the service is shared by this file.)
     new RegExp(`^Error: namespace "kube-system" is not one of yours on ${SERVICE_URL} \\(yours: alice-devtool[^)]*\\)$`),
   );
-  assert.match(failure(await run(sandbox, ['delete', 'root-devtool']), ExitCode.failure), /^Error: [^\n]+$/);
-  assert.match(failure(await run(sandbox, ['create', 'kube-mine']), ExitCode.failure), /reserved/);
+  assert.equal(
+    failure(await run(sandbox, ['delete', 'root-devtool']), ExitCode.failure),
+    'Error: namespace root-devtool: only its owner (root) or an admin can delete it',
+  );
+  assert.equal(
+    failure(await run(sandbox, ['create', 'kube-mine']), ExitCode.failure),
+    "Error: namespace kube-mine is reserved (Kubernetes' own: kube-*, default): choose another name",
+  );
   assert.equal(await current(sandbox), 'alice-devtool');
 });
 
