@@ -12,12 +12,21 @@
  *   command's domain code uses (`fakeKubeClient`); a command that reaches for a client the test did
  *   not give fails, so no test talks to a real cluster or service by accident.
  * `createTestFactory` gives the same Factory to a test that calls domain code or a handler itself.
+ * The clients reach the Factory through FactoryOptions.clients; without them it makes the real ones.
+ *
+ *   const sandbox = commandSandbox();
+ *   await logIn(sandbox, service, service.alice);               // test/in-process-service.ts
+ *   const r = await runCommand(['namespace', 'create', 'x'], { sandbox, service: service.client });
+ *   assert.equal(r.stdout, ...);  failure(r, ExitCode.usage);    // the one stderr line, returned
+ *
+ * The clock stands still unless a test passes `now`: a wait whose deadline reads it needs one that moves.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { runCli } from '../src/cli/run.ts';
 import { rootCommand } from '../src/commands/index.ts';
 import { createFactory, type Factory, type FactoryOptions } from '../src/factory.ts';
@@ -25,7 +34,7 @@ import type { Choice, Prompter } from '../src/io/prompt.ts';
 import type { KubeClient } from '../src/kube/client.ts';
 import type { KubeTarget } from '../src/kube/target.ts';
 
-const repoRoot = new URL('..', import.meta.url).pathname;
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
 /** The fixture kubeconfig: contexts alpha (current, namespace default) and beta (namespace team) on fake servers. */
 export const FIXTURE_KUBECONFIG = readFileSync(join(repoRoot, 'src/context/testdata/two-clusters.kubeconfig.yaml'), 'utf8');
