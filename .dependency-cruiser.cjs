@@ -2,9 +2,10 @@
 // One ordered list, ground floor first. A layer may import itself and the layers below it, never a
 // layer above. server/ (the service program) sits beside them: it may import base/ and version.ts
 // of src/, and nothing of src/ imports it. api/ (the API contract: routes, schemas, the OpenAPI
-// document) is a package of its own that the CLI and the server both import; it imports neither. Folders of one layer may import each other in one direction only: no folder loop.
-// An entry is a folder of src/ or a file (a file inside a folder belongs to its own entry's layer,
-// not to its folder's: cli/errors.ts until it moves to base/). Only production code is checked:
+// document) is a package of its own that the CLI and the server both import; it imports neither.
+// Folders of one layer may import each other in one direction only: no folder loop.
+// An entry is a folder of src/ or a file (a file inside a folder that is an entry of its own belongs
+// to that entry's layer, not to its folder's). Only production code is checked:
 // tests (*.test.ts) may reach across layers, nothing imports them.
 'use strict';
 

@@ -82,7 +82,7 @@ agent_sources() {
 
 AGENT_CACHE=$CACHE/devtool-agent-$VERSION-$(mapfile -t s < <(agent_sources); key "${s[@]}" -- "$AGENT_LDFLAGS")
 # Our changes to Syncthing (agent/README.md "The Syncthing patches",
-# docs/decisions.md): every agent/syncthing/*.patch, applied in name order at
+# docs/decisions/0154-syncthing-index-pause-patch.md): every agent/syncthing/*.patch, applied in name order at
 # build time to a copy of the module, never committed as source. They are
 # part of the key, so changing one rebuilds once.
 mapfile -t SYNCTHING_PATCHES < <(find "$AGENT_DIR/syncthing" -maxdepth 1 -name '*.patch' | LC_ALL=C sort)
@@ -155,7 +155,7 @@ syncthing_src() {
   for p in "${SYNCTHING_PATCHES[@]}"; do
     if ! patch -d "$tmp/module" -p1 --forward --batch --fuzz=0 --no-backup-if-mismatch -i "$p" >&2; then
       rm -rf "$tmp"
-      die "$(basename "$p") no longer applies to Syncthing $SYNCTHING_VERSION: re-check it (docs/decisions.md)"
+      die "$(basename "$p") no longer applies to Syncthing $SYNCTHING_VERSION: re-check it (agent/README.md, \"The Syncthing patches\")"
     fi
   done
   cp "$AGENT_DIR/syncthing/go.mod" "$AGENT_DIR/syncthing/go.sum" "$AGENT_DIR/syncthing/tools.go" "$tmp/main/"

@@ -134,7 +134,7 @@ export const SecretValues = Type.Object(
   { additionalProperties: false },
 );
 
-/** One analytics record: the fields the CLI records for an action (`action`: ANALYTICS_ACTION_PATTERN). */
+/** One analytics record, the fields docs/configuration.md lists (`action`: ANALYTICS_ACTION_PATTERN). */
 export const ANALYTICS_BATCH_MAX = 100;
 export const AnalyticsRecord = Type.Object(
   {
@@ -215,7 +215,7 @@ export const KubeCredentials = Type.Object(
 );
 
 // pipelines
-/** What `pipeline deploy` asks for. The repository is an HTTPS URL: never SSH (docs/decisions.md, "Pipelines"). */
+/** What `pipeline deploy` asks for. The repository is an HTTPS URL: never SSH (docs/decisions/0123-pipelines-https-only.md). */
 export const PIPELINE_LOG_MAX = 64 * 1024;
 export const PipelineName = Type.String({
   pattern: NAME_PATTERN,

@@ -2,12 +2,14 @@
 // a kubectl user would run for the same objects in the same run: `kubectl apply --server-side` of
 // `devtool deploy --dry-run`'s output, then `kubectl rollout status` of every Deployment.
 // Each round uses fresh namespaces (created beforehand, not timed); rounds alternate so load on
-// the machine affects both sides alike. Prints JSON; target: devtool within 1.2x of kubectl.
+// the machine affects both sides alike. Writes bench/results/compose-deploy.json (bench/results.mjs);
+// target: devtool within 1.2x of kubectl.
 //   node bench/compose-deploy.mjs [--rounds N] [--services N]
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { figure, writeResult } from './results.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
@@ -65,18 +67,10 @@ for (let round = 0; round < rounds; round++) {
 const median = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
 const d = median(results.devtool);
 const k = median(results.kubectl);
-console.log(
-  JSON.stringify(
-    {
-      services,
-      rounds,
-      medianMs: { devtool: Math.round(d), kubectl: Math.round(k) },
-      runsMs: results,
-      ratio: +(d / k).toFixed(2),
-      target: 1.2,
-      pass: d / k <= 1.2,
-    },
-    null,
-    2,
-  ),
-);
+writeResult({
+  bench: 'compose-deploy',
+  figures: { devtoolDeployWaitMedian: figure(Math.round(d), 'ms'), toKubectl: figure(+(d / k).toFixed(2), 'x') },
+  baseline: { kubectlApplyRolloutMedian: figure(Math.round(k), 'ms') },
+  targets: [{ figure: 'toKubectl', max: 1.2, text: '`devtool deploy --wait` within 1.2x of kubectl apply + rollout status' }],
+  details: { services, rounds, runsMs: results },
+});

@@ -4,13 +4,14 @@
 // service by curl (`GET /api/v1/me`: a process start and one HTTP round trip), and `kubectl get
 // namespaces` on the local cluster. The service is the built program (`serve`) started on
 // loopback against the local cluster, as the e2e tests run it. Rounds alternate the order of the
-// three, so machine load affects all sides. Prints JSON.
+// three, so machine load affects all sides. Writes bench/results/context-login.json (bench/results.mjs).
 //   node bench/context-login.mjs [--rounds N]
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { figure, writeResult } from './results.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
@@ -88,21 +89,16 @@ try {
   }
   const median = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
   const medians = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, Math.round(median(v))]));
-  console.log(
-    JSON.stringify(
-      {
-        rounds,
-        medianMs: medians,
-        ratio: {
-          toCurl: +(medians.devtoolContextUse / medians.curlMe).toFixed(2),
-          toKubectl: +(medians.devtoolContextUse / medians.kubectlGetNamespaces).toFixed(2),
-        },
-        runsMs: Object.fromEntries(Object.entries(results).map(([k, v]) => [k, v.map(Math.round)])),
-      },
-      null,
-      2,
-    ),
-  );
+  writeResult({
+    bench: 'context-login',
+    figures: {
+      devtoolContextUseMedian: figure(medians.devtoolContextUse, 'ms'),
+      toCurl: figure(+(medians.devtoolContextUse / medians.curlMe).toFixed(2), 'x'),
+      toKubectl: figure(+(medians.devtoolContextUse / medians.kubectlGetNamespaces).toFixed(2), 'x'),
+    },
+    baseline: { curlMeMedian: figure(medians.curlMe, 'ms'), kubectlGetNamespacesMedian: figure(medians.kubectlGetNamespaces, 'ms') },
+    details: { rounds, runsMs: Object.fromEntries(Object.entries(results).map(([k, v]) => [k, v.map(Math.round)])) },
+  });
 } finally {
   service.kill('SIGTERM');
   spawnSync('kubectl', ['delete', 'namespace', serviceNs, `${user}-devtool`, '--wait=false', '--ignore-not-found'], { env, stdio: 'ignore' });

@@ -7,12 +7,13 @@
 // command), isolates the cost of the build skip itself from the rest of devtool's deploy.
 // Uses the sample application of the build tests, on the local cluster and Docker daemon; the
 // first deploy (which builds) is not timed. Rounds alternate so machine load affects both sides.
-// Prints JSON.
+// Writes bench/results/deploy-nochange.json (bench/results.mjs).
 //   node bench/deploy-nochange.mjs [--rounds N]
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { figure, writeResult } from './results.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
@@ -95,25 +96,18 @@ try {
   const d = median(results.devtool);
   const n = median(results.devtoolWithoutBuildSection);
   const b = median(results.baseline);
-  console.log(
-    JSON.stringify(
-      {
-        rounds,
-        image,
-        medianMs: {
-          devtool: Math.round(d),
-          devtoolWithoutBuildSection: Math.round(n),
-          baseline: Math.round(b),
-          buildSkip: Math.round(d - n),
-          overhead: Math.round(d - b),
-        },
-        ratio: +(d / b).toFixed(2),
-        runsMs: Object.fromEntries(Object.entries(results).map(([k, v]) => [k, v.map(Math.round)])),
-      },
-      null,
-      2,
-    ),
-  );
+  writeResult({
+    bench: 'deploy-nochange',
+    figures: {
+      devtoolDeployMedian: figure(Math.round(d), 'ms'),
+      devtoolWithoutBuildSectionMedian: figure(Math.round(n), 'ms'),
+      buildSkip: figure(Math.round(d - n), 'ms'),
+      overhead: figure(Math.round(d - b), 'ms'),
+      toBaseline: figure(+(d / b).toFixed(2), 'x'),
+    },
+    baseline: { deployCommandDirectlyMedian: figure(Math.round(b), 'ms') },
+    details: { rounds, image, runsMs: Object.fromEntries(Object.entries(results).map(([k, v]) => [k, v.map(Math.round)])) },
+  });
 } finally {
   spawnSync(process.execPath, [join(work, 'dist/devtool.cjs'), 'destroy', '--namespace', namespace], { cwd: app, env, stdio: 'ignore' });
   spawnSync('kubectl', ['--kubeconfig', kubeconfig, 'delete', 'namespace', namespace, '--wait=false'], { env, stdio: 'ignore' });

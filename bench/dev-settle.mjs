@@ -1,4 +1,4 @@
-// Typing while the first sync settles (docs/sync.md, "The first sync of a new volume"): N rounds,
+// Typing while the first sync settles (docs/sync-new-volume.md): N rounds,
 // each a new volume filled by the bootstrap with F files, then, as soon as `up` says the tree is
 // copied, E files edited and D deleted on this machine at random moments of the next 2 s (while
 // the container's Syncthing settles the copy). Each round counts, once the sync has settled and
@@ -9,11 +9,13 @@
 // The agent image: $DEVTOOL_BIN_IMAGE, else this tree's agent pushed to $DEVTOOL_BIN_REGISTRY (one
 // of them is required: the shared localhost:5000/devtool-bin is not overwritten by accident).
 // Namespace: <$BENCH_NS_PREFIX or bench>-settle-<time>, deleted at the end.
+// Writes its result under bench/results/ as dev-settle.json (bench/results.mjs); each round's record on stderr.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
+import { figure, writeResult } from './results.mjs';
 import { agentImage, clusterUp, devtoolEnv, root, run, sleep } from './lib.mjs';
 
 const argOf = (name, fallback) => {
@@ -215,28 +217,39 @@ const settleTimes = results
   .map((r) => r.settleMs)
   .filter((x) => x !== null)
   .sort((a, b) => a - b);
-console.log(
-  JSON.stringify(
-    {
-      cli: relative(root, cli) || cli,
-      rounds,
-      files,
-      editsPerRound: edits,
-      deletesPerRound: deletes,
-      bootstrappedRounds: results.filter((r) => r.bootstrapped).length,
-      roundsWithConflicts: results.filter((r) => r.conflictsLocal.length + r.conflictsContainer.length > 0).length,
-      conflictCopies: {
-        local: results.reduce((n, r) => n + r.conflictsLocal.length, 0),
-        container: results.reduce((n, r) => n + r.conflictsContainer.length, 0),
-      },
-      stuckSettles: results.filter((r) => r.bootstrapped && !r.settled).length,
-      // Rounds that failed for another reason (the cluster unreachable, a command failing): see stderr.
-      wrongContent: results.reduce((n, r) => n + r.wrongContent.length, 0),
-      errors: results.filter((r) => r.error).length,
-      longestCleanRun: longestCleanRun(results),
-      settleMs: settleTimes.length ? { min: settleTimes[0], median: settleTimes[Math.floor(settleTimes.length / 2)], max: settleTimes.at(-1) } : null,
-    },
-    null,
-    2,
-  ),
-);
+const conflictCopies = {
+  local: results.reduce((n, r) => n + r.conflictsLocal.length, 0),
+  container: results.reduce((n, r) => n + r.conflictsContainer.length, 0),
+};
+const count = (n) => figure(n, 'count');
+writeResult({
+  bench: 'dev-settle',
+  figures: {
+    conflictCopies: count(conflictCopies.local + conflictCopies.container),
+    stuckSettles: count(results.filter((r) => r.bootstrapped && !r.settled).length),
+    wrongContent: count(results.reduce((n, r) => n + r.wrongContent.length, 0)),
+    // Rounds that failed for another reason (the cluster unreachable, a command failing): see stderr.
+    errors: count(results.filter((r) => r.error).length),
+    ...(settleTimes.length > 0 && {
+      settleMedian: figure(settleTimes[Math.floor(settleTimes.length / 2)], 'ms'),
+      settleSlowest: figure(settleTimes.at(-1), 'ms'),
+    }),
+  },
+  targets: [
+    { figure: 'conflictCopies', max: 0, text: 'no conflict copy' },
+    { figure: 'stuckSettles', max: 0, text: 'every first sync settles' },
+    { figure: 'wrongContent', max: 0, text: "every file in the container holds this machine's content" },
+  ],
+  details: {
+    cli: relative(root, cli) || cli,
+    rounds,
+    files,
+    editsPerRound: edits,
+    deletesPerRound: deletes,
+    bootstrappedRounds: results.filter((r) => r.bootstrapped).length,
+    roundsWithConflicts: results.filter((r) => r.conflictsLocal.length + r.conflictsContainer.length > 0).length,
+    conflictCopies,
+    longestCleanRun: longestCleanRun(results),
+    settleMs: settleTimes.length ? { min: settleTimes[0], median: settleTimes[Math.floor(settleTimes.length / 2)], max: settleTimes.at(-1) } : null,
+  },
+});

@@ -12,6 +12,7 @@
 //    ends agree, two-way); baseline: streaming the same tree through `tar` over an exec into the
 //    same container, once the sync is settled (nothing else running). Target: within 1.5x.
 //   node bench/dev-sync.mjs [--edits 100] [--isolated-gap 400] [--files 10000] [--mb 100] [--rounds 3] [--latency-only]
+// Writes bench/results/dev-sync.json (bench/results.mjs).
 // Big trees (100,000 files / 1 GB with a node_modules, ready time and idle CPU and memory, next to
 // a 10,000-file tree): bench/dev-sync-big.mjs.
 import { spawn } from 'node:child_process';
@@ -20,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { editStages, followSyncEvents, stageMedians } from './sync-stages.mjs';
+import { figure, writeResult } from './results.mjs';
 import { agentImage, buildCli, clusterUp, devtoolEnv, pct, root, run, sleep } from './lib.mjs';
 
 const arg = (name, fallback) => {
@@ -302,34 +304,46 @@ const median = (key) =>
     50,
   );
 
-console.log(
-  JSON.stringify(
-    {
-      up: { readyMs: Math.round(upMs), baselinePlainDeploymentMs: Math.round(plainMs), targetMs: 10_000 },
-      latency: {
-        edits,
-        backToBack,
-        isolated,
-        stalledExecs,
-        baselineExecWrite: { p50: round1(pct(execWrites, 50)), p95: round1(pct(execWrites, 95)) },
-        targets: { p50: 100, p95: 150 },
-      },
-      initialSync: {
-        files,
-        mb,
-        rounds: roundsOut,
-        pageCacheDroppedBeforeEachCopy: cachesDropped,
-        median: {
-          syncMs: median('syncMs'),
-          settledMs: median('settledMs'),
-          baselineTarOverExecMs: median('baselineTarOverExecMs'),
-          ratio: median('ratio'),
-          ratioSettled: Math.round((median('settledMs') / median('baselineTarOverExecMs')) * 100) / 100,
-        },
-        target: 1.5,
-      },
-    },
-    null,
-    2,
+const latencyFigures = Object.fromEntries(
+  [
+    ['isolated', isolated],
+    ['backToBack', backToBack],
+  ].flatMap(([series, r]) =>
+    ['localToContainer', 'containerToLocal'].flatMap((way) => [
+      [`${series}.${way}.p50`, figure(r[way].p50, 'ms')],
+      [`${series}.${way}.p95`, figure(r[way].p95, 'ms')],
+    ]),
   ),
 );
+const latencyTargets = Object.keys(latencyFigures).map((name) => {
+  const max = name.endsWith('p50') ? 100 : 150;
+  return { figure: name, max, text: `sync latency ${name.endsWith('p50') ? 'p50' : 'p95'} under ${max} ms` };
+});
+const initialSync = roundsOut.length > 0;
+writeResult({
+  bench: 'dev-sync',
+  figures: {
+    upReady: figure(Math.round(upMs), 'ms'),
+    ...latencyFigures,
+    ...(initialSync && {
+      initialSyncMedian: figure(median('syncMs'), 'ms'),
+      initialSyncSettledMedian: figure(median('settledMs'), 'ms'),
+      initialSyncToTar: figure(median('ratio'), 'x'),
+    }),
+  },
+  baseline: {
+    plainDeployment: figure(Math.round(plainMs), 'ms'),
+    execWriteP50: figure(round1(pct(execWrites, 50)), 'ms'),
+    execWriteP95: figure(round1(pct(execWrites, 95)), 'ms'),
+    ...(initialSync && { tarOverExecMedian: figure(median('baselineTarOverExecMs'), 'ms') }),
+  },
+  targets: [
+    { figure: 'upReady', max: 10_000, text: '`up` ready under 10 s' },
+    ...latencyTargets,
+    ...(initialSync ? [{ figure: 'initialSyncToTar', max: 1.5, text: 'first sync of a new volume within 1.5x of tar over exec' }] : []),
+  ],
+  details: {
+    latency: { edits, backToBack, isolated, stalledExecs },
+    initialSync: { files, mb, rounds: roundsOut, pageCacheDroppedBeforeEachCopy: cachesDropped },
+  },
+});

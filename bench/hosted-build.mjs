@@ -5,13 +5,14 @@
 //   changed: a context of --mb MiB of incompressible files, one of them new each round, so the
 //            context is sent and the COPY and RUN steps run again;
 //   cached:  the same build again: every step CACHED (the fixed cost: tunnel, session, push check).
-// Rounds alternate the order of the two sides. Prints JSON (milliseconds).
+// Rounds alternate the order of the two sides. Writes its result under bench/results/ as hosted-build.json (bench/results.mjs).
 //   node bench/hosted-build.mjs [--rounds N] [--mb N]
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { figure, writeResult } from './results.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
@@ -79,21 +80,15 @@ const kubectl = (args) => run('bash', [join(root, 'cluster/cluster.sh'), 'kubect
 kubectl(['delete', 'namespace', `bench${id}-devtool`, '--wait=false']);
 kubectl(['-n', 'devtool', 'delete', 'serviceaccount', `user-bench${id}`]);
 
-const summary = (xs) => ({ runs: xs, median: median(xs) });
-console.log(
-  JSON.stringify(
-    {
-      bench: 'hosted-build',
-      contextMiB: mb,
-      rounds,
-      hosted: { changed: summary(results.hosted.changed), cached: summary(results.hosted.cached) },
-      local: { changed: summary(results.local.changed), cached: summary(results.local.cached) },
-      ratio: {
-        changed: +(median(results.hosted.changed) / median(results.local.changed)).toFixed(2),
-        cached: +(median(results.hosted.cached) / median(results.local.cached)).toFixed(2),
-      },
-    },
-    null,
-    2,
-  ),
-);
+const ratio = (kind) => +(median(results.hosted[kind]) / median(results.local[kind])).toFixed(2);
+writeResult({
+  bench: 'hosted-build',
+  figures: {
+    hostedChangedMedian: figure(median(results.hosted.changed), 'ms'),
+    hostedCachedMedian: figure(median(results.hosted.cached), 'ms'),
+    changedToLocal: figure(ratio('changed'), 'x'),
+    cachedToLocal: figure(ratio('cached'), 'x'),
+  },
+  baseline: { localChangedMedian: figure(median(results.local.changed), 'ms'), localCachedMedian: figure(median(results.local.cached), 'ms') },
+  details: { contextMiB: mb, rounds, runsMs: results },
+});

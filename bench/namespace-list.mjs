@@ -4,7 +4,7 @@
 // `context use <url> --token`. A third figure, `kubectl get pods` through the kubeconfig that
 // `devtool kubeconfig` wrote, is kubectl with the user's own credentials (the devtool kubetoken
 // plugin, its token cached); `devtool version` is the CLI's start-up floor. The commands alternate run by run, so background load hits them
-// alike. Prints one JSON object on stdout; progress on stderr.
+// alike. Writes bench/results/namespace-list.json (bench/results.mjs); progress on stderr.
 //
 //   node bench/namespace-list.mjs [--runs N]
 import { spawn, spawnSync } from 'node:child_process';
@@ -14,6 +14,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { figure, writeResult } from './results.mjs';
 
 const runsArg = process.argv.indexOf('--runs');
 const RUNS = runsArg !== -1 ? Number(process.argv[runsArg + 1]) : 20;
@@ -125,20 +126,23 @@ try {
     process.stderr.write(`.${i + 1 === WARMUP + RUNS ? '\n' : ''}`);
   }
   const figures = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, { medianMs: round(median(v)), p95Ms: round(p95(v)) }]));
-  process.stdout.write(
-    `${JSON.stringify(
-      {
-        runs: RUNS,
-        ...figures,
-        ratioDevtoolToKubectl: round(figures.devtoolNamespaceList.medianMs / figures.kubectlGetNamespaces.medianMs),
-        note:
-          'kubectlGetNamespaces: the cluster admin kubeconfig (a user may not list all namespaces); ' +
-          'kubectlGetPodsUserPlugin: the user kubeconfig from devtool kubeconfig',
-      },
-      null,
-      2,
-    )}\n`,
-  );
+  writeResult({
+    bench: 'namespace-list',
+    figures: {
+      devtoolNamespaceListMedian: figure(figures.devtoolNamespaceList.medianMs, 'ms'),
+      toKubectl: figure(round(figures.devtoolNamespaceList.medianMs / figures.kubectlGetNamespaces.medianMs), 'x'),
+      devtoolVersionMedian: figure(figures.devtoolVersion.medianMs, 'ms'),
+      kubectlGetPodsUserPluginMedian: figure(figures.kubectlGetPodsUserPlugin.medianMs, 'ms'),
+    },
+    baseline: { kubectlGetNamespacesMedian: figure(figures.kubectlGetNamespaces.medianMs, 'ms') },
+    details: {
+      runs: RUNS,
+      ...figures,
+      note:
+        'kubectlGetNamespaces: the cluster admin kubeconfig (a user may not list all namespaces); ' +
+        'kubectlGetPodsUserPlugin: the user kubeconfig from devtool kubeconfig',
+    },
+  });
 } finally {
   service.kill('SIGTERM');
   spawnSync(kubectlBin, ['delete', 'namespace', serviceNs, `${user}-devtool`, '--wait=false'], {

@@ -4,7 +4,8 @@
 // pod starting, the clone, the runner's start-up, the status reaching the CLI). The service is the
 // chart-installed one (`scripts/service-up.sh`; BENCH_SERVICE_RELEASE=<name> for a release of its
 // own), the repository on the test git server (scripts/git-server.sh). The two alternate run by
-// run, so background load hits them alike. Prints one JSON object on stdout; progress on stderr.
+// run, so background load hits them alike. Writes its result under bench/results/ as pipeline-deploy.json (bench/results.mjs);
+// progress on stderr.
 //
 //   node bench/pipeline-deploy.mjs [--runs N]
 import { spawnSync } from 'node:child_process';
@@ -13,6 +14,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { figure, writeResult } from './results.mjs';
 
 const runsArg = process.argv.indexOf('--runs');
 const RUNS = runsArg !== -1 ? Number(process.argv[runsArg + 1]) : 3;
@@ -66,11 +68,12 @@ try {
   spawnSync('bash', [join(root, 'cluster/cluster.sh'), 'kubectl', '-n', release, 'delete', 'serviceaccount', `user-${user}`], { stdio: 'ignore' });
   rmSync(tmp, { recursive: true, force: true });
 }
-const result = {
+writeResult({
   bench: 'pipeline-deploy',
-  runs: RUNS,
-  pipelineDeployWaitMs: { median: Math.round(median(remote)), all: remote.map(Math.round) },
-  localDeployWaitMs: { median: Math.round(median(local)), all: local.map(Math.round) },
-  overheadMs: Math.round(median(remote) - median(local)),
-};
-process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  figures: {
+    pipelineDeployWaitMedian: figure(Math.round(median(remote)), 'ms'),
+    overhead: figure(Math.round(median(remote) - median(local)), 'ms'),
+  },
+  baseline: { localDeployWaitMedian: figure(Math.round(median(local)), 'ms') },
+  details: { runs: RUNS, runsMs: { pipelineDeployWait: remote.map(Math.round), localDeployWait: local.map(Math.round) } },
+});

@@ -1,7 +1,7 @@
 // Start-up benchmark: median wall time of `devtool version` and `devtool --help` (the built CLI,
 // dist/devtool.cjs) over 20 runs each, next to the median of `node -e 0` measured in the same run.
 // The three commands are alternated run by run, so background load hits them all alike; a few
-// warm-up rounds fill the OS file cache first. Prints one JSON object on stdout.
+// warm-up rounds fill the OS file cache first. Writes bench/results/startup.json (bench/results.mjs).
 // Target: `devtool version` within 1.5x of `node -e 0`.
 //
 //   node bench/startup.mjs [--runs N] [--cli path/to/devtool.cjs]   (--cli: compare another build)
@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { figure, writeResult } from './results.mjs';
 
 const TARGET = 1.5;
 const WARMUP = 3;
@@ -70,16 +71,18 @@ try {
   const versionMs = median(times.version);
   const helpMs = median(times.help);
   const ratio = versionMs / nodeMs;
-  const result = {
-    runs: RUNS,
-    node: process.version,
-    medianMs: { nodeE0: round(nodeMs), version: round(versionMs), help: round(helpMs) },
-    ratio: round(ratio, 2),
-    helpRatio: round(helpMs / nodeMs, 2),
-    target: TARGET,
-    pass: ratio <= TARGET,
-  };
-  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  writeResult({
+    bench: 'startup',
+    figures: {
+      versionMedian: figure(round(versionMs), 'ms'),
+      helpMedian: figure(round(helpMs), 'ms'),
+      versionToNode: figure(round(ratio, 2), 'x'),
+      helpToNode: figure(round(helpMs / nodeMs, 2), 'x'),
+    },
+    baseline: { nodeE0Median: figure(round(nodeMs), 'ms') },
+    targets: [{ figure: 'versionToNode', max: TARGET, text: '`devtool version` within 1.5x of `node -e 0`' }],
+    details: { runs: RUNS, warmupRuns: WARMUP, cli: cli === join(root, 'dist', 'devtool.cjs') ? 'dist/devtool.cjs' : cli },
+  });
 } finally {
   rmSync(home, { recursive: true, force: true });
 }

@@ -2,8 +2,7 @@
 # The demo, from a fresh clone: install, build, start the local cluster (or reuse it), point
 # devtool at it, install the devtool service and its HTTPS front door on the cluster and log in to
 # it with a user's token (scripts/demo-service.sh), deploy the sample application on the plain
-# context and open its endpoint, then start a dev container. A step whose feature is not built yet
-# says so and is skipped, never faked.
+# context and open its endpoint, then start a dev container.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

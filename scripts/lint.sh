@@ -3,6 +3,8 @@
 #   Biome: formatting (no writes; `npm run format` writes) and lint rules (biome.json)
 #   dependency-cruiser: the layers of src/, what ingress/ and server/ may reach, and import loops (.dependency-cruiser.cjs)
 #   line length: no line over 160 characters, which the formatter cannot wrap (strings, comments)
+#   docs check: in docs and code comments, cited repository paths exist, no citation a reader cannot
+#     open, no dated figures in comments, docs within their sizes (scripts/docs-check/rules.ts)
 #   ShellCheck: every shell script, with the files it sources (.shellcheckrc; Debian's package: scripts/shellcheck.sh)
 #   gofmt: every Go file formatted (`gofmt -w FILE` writes); go vet: every Go module with code of ours
 set -uo pipefail
@@ -29,6 +31,8 @@ if [ -n "$long" ]; then
   echo "$(printf '%s\n' "$long" | wc -l) lines over $max characters (shown cut): wrap the string or comment"
   status=1
 fi
+
+node --import tsx scripts/docs-check.ts || status=1
 
 # ShellCheck reads its settings from .shellcheckrc; -x follows `source`d files.
 mapfile -t scripts < <(sources '*.sh' .ci/run)

@@ -1,5 +1,6 @@
 // Runs the test files of one kind with node's test runner (TypeScript through tsx):
-//   unit: api/**/*.test.ts, src/**/*.test.ts, ingress/**/*.test.ts (pure logic, fakes allowed, no cluster)
+//   unit: *.test.ts but not *.e2e.test.ts, under api, src, ingress, server, test, cluster, bench
+//         and scripts (pure logic, fakes allowed, no cluster)
 //   e2e:  **/*.e2e.test.ts (the built CLI as a process, and the local cluster)
 // Node 20's --test takes no globs, so the files are found here.
 import { spawn } from 'node:child_process';
@@ -24,7 +25,7 @@ function find(dir, out = []) {
   return out;
 }
 
-const files = ['api', 'src', 'ingress', 'server', 'test', 'cluster', 'bench']
+const files = ['api', 'src', 'ingress', 'server', 'test', 'cluster', 'bench', 'scripts']
   .flatMap((d) => {
     try {
       return find(d);

@@ -3,9 +3,9 @@
 # the copy maintained inside the Go module github.com/compose-spec/compose-go/v2 (the loader
 # Docker Compose itself uses), at a pinned version, and records that version in
 # src/compose/schema/source.ts, then precompiles the validator (validate.generated.cjs). All three
-# files are committed; run this script to move to another version, then run the compose tests (the
-# reference's extensions are patched onto the schema by src/compose/schema/extend.ts, which fails
-# loudly if the schema changed shape).
+# files are committed; run this script to move to another version, then run the compose tests
+# (devtool's extensions, docs/compose.md, are patched onto the schema by
+# src/compose/schema/extend.ts, which fails loudly if the schema changed shape).
 #
 #   scripts/update-compose-schema.sh            # the pinned version below
 #   scripts/update-compose-schema.sh v2.17.0    # another version (then update PINNED)

@@ -2,7 +2,8 @@
  * The one place where a command's dependencies are made: streams, environment, home directory,
  * clock, logger, prompts, the context store and (lazily) the clients of outside systems: the
  * Kubernetes cluster (`kube`) and the devtool service (`service`). Commands take a Factory and
- * nothing global, so a test builds one with its own streams and temporary home (and its own `kube`).
+ * nothing global, so a test builds one with its own streams, temporary home and clock, and may hand
+ * it the clients of outside systems (`clients`: test/command-harness.ts).
  * Below the commands, code receives narrow interfaces or plain values, never the Factory.
  */
 // node:fs is loaded by every start-up already; import() of it would start the ES module loader (~10 ms).
@@ -66,6 +67,11 @@ export interface FactoryOptions {
   now?: () => Date;
   logLevel?: LogLevel;
   prompter?: Prompter;
+  /**
+   * Makers of the outside systems' clients that replace the real ones: a test's in-memory cluster
+   * and in-process service. The real ones are made when these are absent.
+   */
+  clients?: Partial<Pick<Factory, 'kube' | 'service'>>;
 }
 
 export function createFactory(opts: FactoryOptions): Factory {
@@ -85,7 +91,7 @@ export function createFactory(opts: FactoryOptions): Factory {
   const contexts = new ContextStore(home, opts.env);
   let analytics: Analytics | undefined;
   const warn = (line: string) => log.warn(line);
-  const service: Factory['service'] = async ({ url, token, timeoutMs }) => {
+  const realService: Factory['service'] = async ({ url, token, timeoutMs }) => {
     // tls.ts comes through the client's own bundle (scripts/build.mjs), not the start-up one.
     const { ServiceClient, trustedCas } = await import('./service/client.ts');
     const ca = trustedCas(opts.env, contexts.read().contexts[url]?.certificate, (file) => readFileSync(file, 'utf8'));
@@ -94,6 +100,7 @@ export function createFactory(opts: FactoryOptions): Factory {
     const timeouts = env ? { timeoutMs: env.responseMs, connectTimeoutMs: env.connectMs, notice: warn } : { timeoutMs };
     return new ServiceClient({ url, ...(token ? { token } : {}), ...(ca ? { ca } : {}), ...timeouts });
   };
+  const service = opts.clients?.service ?? realService;
   const kubeCredentials: Factory['kubeCredentials'] = async (context) => {
     const token = context.token;
     if (!token) {
@@ -122,10 +129,12 @@ export function createFactory(opts: FactoryOptions): Factory {
     },
     now,
     interactive,
-    kube: async ({ context, namespace = context.namespace }) => {
-      const { KubeClient } = await import('./kube/client.ts');
-      return KubeClient.create(context, opts.env, namespace, context.isDevtool ? await kubeCredentials(context) : undefined, warn);
-    },
+    kube:
+      opts.clients?.kube ??
+      (async ({ context, namespace = context.namespace }) => {
+        const { KubeClient } = await import('./kube/client.ts');
+        return KubeClient.create(context, opts.env, namespace, context.isDevtool ? await kubeCredentials(context) : undefined, warn);
+      }),
     service,
     kubeCredentials,
   };

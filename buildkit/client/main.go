@@ -161,8 +161,8 @@ func connect(ctx context.Context, req *Request) (*client.Client, error) {
 }
 
 // command runs the few commands meant for people and scripts:
-// `version`, and `ping ADDRESS` (buildkit/buildkitd.sh's health check: the
-// daemon answers and has a worker).
+// `version`, `ping ADDRESS` (buildkit/buildkitd.sh's health check: the
+// daemon answers and has a worker) and `lookup ADDRESS IMAGE` (lookup.go).
 func command(args []string) int {
 	switch {
 	case len(args) == 1 && (args[0] == "version" || args[0] == "--version"):
@@ -193,8 +193,10 @@ func command(args []string) int {
 		}
 		fmt.Printf("buildkitd %s at %s, %d worker(s)\n", info.BuildkitVersion.Version, args[1], len(workers))
 		return 0
+	case len(args) == 3 && args[0] == "lookup":
+		return lookupCommand(args[1], args[2], os.Stdout)
 	}
-	fmt.Fprintln(os.Stderr, "usage: devtool-buildkit < request.json | devtool-buildkit ping ADDRESS | devtool-buildkit version")
+	fmt.Fprintln(os.Stderr, "usage: devtool-buildkit < request.json | devtool-buildkit ping ADDRESS | devtool-buildkit lookup ADDRESS IMAGE | devtool-buildkit version")
 	return 2
 }
 

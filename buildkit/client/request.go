@@ -34,7 +34,7 @@ type Request struct {
 }
 
 // Keepalive is the gRPC keepalive of the connection to the daemon
-// (DEVTOOL_KEEPALIVE_CLIENT_*); a missing field takes the reference's default.
+// (DEVTOOL_KEEPALIVE_CLIENT_*); a missing field takes the default below.
 type Keepalive struct {
 	TimeMs              *int64 `json:"timeMs,omitempty"`
 	TimeoutMs           *int64 `json:"timeoutMs,omitempty"`
@@ -42,9 +42,9 @@ type Keepalive struct {
 }
 
 const (
-	// The reference's floor for the ping interval (also gRPC's own).
+	// The floor for the ping interval, gRPC's own: a shorter one is raised to it.
 	minKeepaliveTime = 10 * time.Second
-	// The reference's default wait for a ping's answer (also gRPC's).
+	// The wait for a ping's answer when none is set, gRPC's default.
 	defaultKeepaliveTimeout = 20 * time.Second
 	// gRPC's "infinity": no keepalive pings at all.
 	infinity = time.Duration(math.MaxInt64)

@@ -1,7 +1,7 @@
 /**
- * Analytics and metrics (the CLI sends its records to its current service only, nowhere else).
- * POST /api/v1/analytics takes a batch and counts it; anonymous batches are accepted, as the
- * CLI's records carry an anonymous machine ID and a user ID only when logged in, but a token
+ * Analytics and metrics (the CLI sends its records to the current context's service only).
+ * POST /api/v1/analytics takes a batch and counts it; anonymous batches are accepted, as a
+ * record carries an anonymous machine ID, and a user ID only when logged in, but a token
  * that is sent must be valid. GET /metrics is the Prometheus text of those counts and of every
  * request the service answers (server/metrics.ts), for a scraper that sends the bearer token
  * DEVTOOL_METRICS_TOKEN; without that setting there is no /metrics.

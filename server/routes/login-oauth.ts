@@ -1,5 +1,5 @@
 /**
- * Login of the CLI (docs/decisions.md, "Login"):
+ * Login of the CLI (docs/decisions/0095-browser-login-pkce-loopback.md):
  * - browser: GET /auth/authorize (loopback redirect_uri only, PKCE S256 required) -> sign in if
  *   needed -> consent -> redirect with a code, single-use and valid 60 s, kept in the store so any
  *   replica redeems it at POST /auth/token with the verifier;

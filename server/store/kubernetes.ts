@@ -1,5 +1,5 @@
 /**
- * The store as Kubernetes objects (docs/decisions.md, "The devtool service"):
+ * The store as Kubernetes objects (docs/decisions/0082-state-as-kubernetes-objects.md):
  * - a user is a ServiceAccount `user-<name>` in the service's namespace, labelled with its name and
  *   whether it is an admin;
  * - each API token is a Secret `devtool-token-<id>` there holding only the token's SHA-256, found by

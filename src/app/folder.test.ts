@@ -36,7 +36,7 @@ test('an explicit file is told by its content, relative to the folder or absolut
   assert.equal(missingFile(dir, ['ops/app.yml', 'missing.yml']), 'missing.yml');
 });
 
-test('--file names a Compose file by what it holds, whatever its name (issue 15)', (t) => {
+test('--file names a Compose file by what it holds, whatever its name', (t) => {
   const dir = folderWith(t, {
     'docker-compose.prod.yml': 'services:\n  web:\n    image: nginx:1.27\n',
     'stack.yaml': '# a stack\nversion: "3.8"\nservices:\n  "web":\n    build: .\n',

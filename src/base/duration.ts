@@ -1,6 +1,6 @@
 /**
  * Go-style durations ("1s", "2m", "5m0s", "1h30m", "1.5h", "300ms"), as every peer tool written in Go
- * accepts them. A bare number is rejected: the reference says a duration always carries a unit.
+ * accepts them. A bare number is rejected: a duration always carries a unit.
  */
 const unitMs: Record<string, number> = {
   ns: 1e-6,

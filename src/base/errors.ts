@@ -1,6 +1,6 @@
 /**
  * Errors a command can end with, and the exit code each maps to.
- * Every error is printed as one line on stderr; the exit codes are documented in the README.
+ * Every error is printed as one line on stderr; the exit codes are documented in docs/configuration.md.
  */
 export const ExitCode = {
   ok: 0,
@@ -8,7 +8,7 @@ export const ExitCode = {
   failure: 1,
   /** The command line itself is wrong: unknown flag, bad value, missing argument. */
   usage: 2,
-  /** The feature is not available here: not built yet, or needs the devtool service. */
+  /** The feature is not available here: it needs the devtool service, or a login to it. */
   unavailable: 3,
   /** Interrupted by the user (Ctrl-C). */
   interrupted: 130,

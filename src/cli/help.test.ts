@@ -81,9 +81,9 @@ test("every command's help lists each of its options with type, default and mean
   }
 });
 
-test('the options of the reference, with their types and defaults, are in the help', () => {
-  // [command, option, type, default shown] — from the option tables of the reference.
-  const reference: [string, string, string, string | undefined][] = [
+test('every documented option, with its type and default, is in the help', () => {
+  // [command, option, type, default shown]: every documented option of every command.
+  const documented: [string, string, string, string | undefined][] = [
     ['analytics', 'disable', 'bool', 'false'],
     ['build', 'file', 'string', undefined],
     ['build', 'no-cache', 'bool', 'false'],
@@ -98,14 +98,14 @@ test('the options of the reference, with their types and defaults, are in the he
     ['context use', 'builder', 'string', undefined],
     ['deploy', 'build', 'bool', 'false'],
     ['deploy', 'dependencies', 'bool', 'false'],
-    // The reference's string, made repeatable (Compose files merged in order): one value reads as before.
+    // A list, so several Compose files merge in order; one value reads as a string option would.
     ['deploy', 'file', 'list', 'devtool.yml'],
     ['deploy', 'name', 'string', 'repository or folder name'],
     ['deploy', 'namespace', 'string', undefined],
     ['deploy', 'timeout', 'duration', '5m0s'],
     ['deploy', 'var', 'list', undefined],
     ['deploy', 'wait', 'bool', 'false'],
-    // The reference says folder name; destroy finds what deploy made, named after the repository or folder (ruling 5).
+    // Destroy finds what deploy made, so both default to the repository's name, else the folder's.
     ['destroy', 'name', 'string', 'repository or folder name'],
     ['destroy', 'namespace', 'string', undefined],
     ['destroy', 'timeout', 'duration', '5m0s'],
@@ -124,7 +124,7 @@ test('the options of the reference, with their types and defaults, are in the he
     ['init', 'namespace', 'string', 'current context namespace'],
     ['init', 'context', 'string', 'current context'],
     ['init', 'v1', 'bool', 'false'],
-    // The reference says main branch: the runner clones the repository's default branch, whatever its name.
+    // The runner clones the repository's default branch, whatever its name (main or another).
     ['pipeline deploy', 'branch', 'string', "the repository's default branch"],
     ['pipeline deploy', 'file', 'string', undefined],
     ['pipeline deploy', 'name', 'string', 'folder name'],
@@ -163,7 +163,7 @@ test('the options of the reference, with their types and defaults, are in the he
     ['up', 'reset', 'bool', 'false'],
     ['up', 'env', 'list', undefined],
   ];
-  for (const [command, name, type, def] of reference) {
+  for (const [command, name, type, def] of documented) {
     const path = command.split(' ');
     const spec = find(path);
     const opt = spec.options?.find((o) => o.name === name);

@@ -107,7 +107,7 @@ function isPromptCancel(err: unknown): boolean {
 const ANALYTICS_TIMEOUT_MS = 1500;
 
 /**
- * Ruling 9: spooled records go to the current devtool service only, once a batch is due; the
+ * Spooled analytics records go to the current devtool service only, once a batch is due; the
  * command's output and exit code are settled already, the wait is short and bounded, and nothing
  * here fails the command (sender.ts).
  */

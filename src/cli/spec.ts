@@ -1,5 +1,5 @@
 /**
- * The declarative command surface. Every command of the reference is one CommandSpec: the parser,
+ * The declarative command surface. Every command of devtool is one CommandSpec: the parser,
  * the help text and shell completion are all generated from these, so they cannot disagree.
  * Specs are cheap to load; the code that runs a command is imported lazily (see `load`).
  */
@@ -30,6 +30,8 @@ export interface OptionSpec {
 
 export interface ArgSpec {
   name: string;
+  /** What the argument names (docs/cli.md; help shows only the synopsis). */
+  description?: string;
   required?: boolean;
   variadic?: boolean;
 }
@@ -138,7 +140,7 @@ export const globalOptions: readonly OptionSpec[] = [
 /** The synopsis line: `devtool up [devName] [flags]`. */
 export function synopsis(path: readonly string[], spec: CommandSpec): string {
   const parts = ['devtool', ...path];
-  // Optional either way, as the reference writes it: a command group alone prints its help.
+  // Optional either way: a command group alone prints its help.
   if (spec.subcommands?.length) parts.push('[command]');
   for (const a of spec.args ?? []) {
     const name = a.variadic ? `${a.name}...` : a.name;

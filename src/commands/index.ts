@@ -1,4 +1,4 @@
-/** The root of the command tree: every command of the reference, in alphabetical order. */
+/** The root of the command tree: every command of devtool, in alphabetical order. */
 import type { CommandSpec } from '../cli/spec.ts';
 import { analyticsCommand } from './analytics/spec.ts';
 import { buildCommand } from './build/spec.ts';

@@ -3,8 +3,7 @@
  * Each is `as const`, so a command's option list keeps its literal names and types (OptionValues).
  */
 import { MANIFEST_FILE } from '../app/manifest-file.ts';
-import { UnavailableError } from '../base/errors.ts';
-import type { CommandHandler, CommandInput, OptionSpec } from '../cli/spec.ts';
+import type { CommandInput, OptionSpec } from '../cli/spec.ts';
 import type { DevTargetQuery } from '../dev/target.ts';
 
 export const manifestFile = (description = 'Manifest path') =>
@@ -45,20 +44,13 @@ export const envName = (defaultText = 'repository or folder name', description =
     description,
   }) as const satisfies OptionSpec;
 
+/** The argument of a command that acts on a development container. */
+export const DEV_NAME = 'The development container: a `services` entry of the manifest, or a Compose service that mounts a host folder (default: the only one)';
+
 /** The usual trio of a command that acts on a development container. */
 export const devContainerOptions = [manifestFile(), namespace('current namespace'), context] as const satisfies readonly OptionSpec[];
 
 /** Which dev container the command line of a command with devContainerOptions names (src/dev/target.ts). */
 export function devTargetQuery(inv: CommandInput<typeof devContainerOptions>): DevTargetQuery {
   return { devName: inv.args[0], file: inv.given.file, namespace: inv.opts.namespace, context: inv.opts.context, commandName: inv.commandName };
-}
-
-/**
- * The handler of a command whose feature is not in this build. It says so in one line and exits
- * with the "unavailable" code: a command never pretends to work.
- */
-export function notBuilt(what: string): () => Promise<CommandHandler> {
-  return async () => async (f, inv) => {
-    throw new UnavailableError(`'devtool ${inv.commandName}' is not available yet: devtool ${f.version} does not include ${what}`);
-  };
 }

@@ -144,7 +144,7 @@ export function loadComposeTexts(inputs: readonly ComposeText[], options: LoadOp
   };
 }
 
-/** services.*.build.args.* resolve from the local machine only (the reference): never from secrets. */
+/** services.*.build.args.* resolve from the local machine only, never from stored secrets (docs/compose.md). */
 function isBuildArg(path: Path): boolean {
   return path.length >= 4 && path[0] === 'services' && path[2] === 'build' && path[3] === 'args';
 }

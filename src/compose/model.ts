@@ -21,7 +21,7 @@ export interface ComposeProject {
   readonly warnings: readonly string[];
 }
 
-/** `always`, `unless-stopped` and `any` restart until removal; the rest run once (ruling 1). */
+/** `always`, `unless-stopped` and `any` restart until removal; the rest run once (docs/compose.md, Translation). */
 export type RestartPolicy = 'always' | 'unless-stopped' | 'any' | 'no' | 'never' | 'none' | 'on-failure';
 
 export type Workload = 'long-running' | 'one-off';

@@ -1,5 +1,5 @@
 /**
- * Stored secrets in `${NAME}` of Compose files (the reference's "Variables in Compose files"):
+ * Stored secrets in `${NAME}` of Compose files (docs/compose.md, Variables):
  * the lowest-precedence source, under the shell and `.env`. The service is asked only when a file
  * references a variable that neither the shell nor `.env` sets: the files are loaded once without
  * stored secrets, hearing which names they would need, and again with them when there is one.

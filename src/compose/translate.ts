@@ -33,7 +33,7 @@ export interface RolloutStep {
   /** What to await before this service counts as started (its depends_on entries). */
   readonly dependsOn: readonly { readonly service: string; readonly condition: DependsCondition; readonly required: boolean }[];
   /**
-   * How `service_healthy` on this service is awaited (ruling 3): its readiness probe when it has a
+   * How `service_healthy` on this service is awaited (docs/compose.md): its readiness probe when it has a
    * healthcheck, else a TCP connection to one of `tcpPorts`.
    */
   readonly healthyBy: 'probe' | 'tcp';

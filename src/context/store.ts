@@ -173,7 +173,7 @@ export class ContextStore {
   }
 
   /**
-   * The current devtool service (ruling 9: analytics go there only), from devtool's own file and
+   * The current devtool service (analytics records go there only), from devtool's own file and
    * the environment (cheap: no kubeconfig); undefined on a plain cluster context or with none.
    */
   currentService(): { url: string; token?: string } | undefined {

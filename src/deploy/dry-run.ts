@@ -33,7 +33,7 @@ export interface DryRunRequest {
   setup: BuildSetup;
   /** Where a dry run of the host volumes' images reports (nothing, in practice). */
   progress: BuildProgress;
-  /** Stored secrets as a dry run shows them: placeholders, never values (docs/decisions.md). */
+  /** Stored secrets as a dry run shows them: placeholders, never values (docs/decisions/0090-stored-secret-values-never-printed.md). */
   storedSecrets?: StoredSecrets;
 }
 

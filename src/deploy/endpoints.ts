@@ -2,10 +2,8 @@
 import type { KubeClient } from '../kube/client.ts';
 import { environmentSelector } from '../kube/labels.ts';
 
-export async function environmentUrls(client: KubeClient, environment: string): Promise<string[]> {
-  const { NetworkingV1Api } = await import('@kubernetes/client-node');
-  const api = client.kc.makeApiClient(NetworkingV1Api);
-  const list = await api.listNamespacedIngress({ namespace: client.namespace, labelSelector: environmentSelector(environment) });
+export async function environmentUrls(client: Pick<KubeClient, 'namespace' | 'networking'>, environment: string): Promise<string[]> {
+  const list = await client.networking.listNamespacedIngress({ namespace: client.namespace, labelSelector: environmentSelector(environment) });
   const urls = new Set<string>();
   for (const ingress of list.items) {
     for (const rule of ingress.spec?.rules ?? []) {

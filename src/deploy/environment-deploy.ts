@@ -68,7 +68,7 @@ export interface DeployTarget {
   env: Readonly<NodeJS.ProcessEnv>;
   /** The cache of dependency clones. */
   dependenciesDir: string;
-  /** How images of `build` sections are built (build/select.ts). */
+  /** How images of `build` sections are built (image/select.ts). */
   builds: BuildSetup;
   progress: Progress;
   now: () => Date;

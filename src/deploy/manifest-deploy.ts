@@ -35,7 +35,7 @@ export interface ManifestDeployOptions {
   env: Readonly<NodeJS.ProcessEnv>;
   /**
    * The user's stored secrets: for `${NAME}` in the Compose files of `deploy.compose` only. The
-   * manifest's own `${VAR}` and its commands' environment never get them (docs/decisions.md).
+   * manifest's own `${VAR}` and its commands' environment never get them (docs/decisions/0089-stored-secrets-in-compose-only.md).
    */
   storedSecrets?: StoredSecrets;
   /** --var values. */
@@ -44,7 +44,7 @@ export interface ManifestDeployOptions {
   wait: boolean;
   /** --build: force building every image. */
   build: boolean;
-  /** Where and how images of the `build` section are built (build/select.ts). */
+  /** Where and how images of the `build` section are built (image/select.ts). */
   builds: BuildSetup;
   /** Deploys the manifest's dependencies (environment-deploy.ts): run first, on the clock of their own timeouts. */
   deployDependencies?: () => Promise<void>;
@@ -71,7 +71,7 @@ export async function deployManifest(client: KubeClient, opts: ManifestDeployOpt
     // Dependencies (a clone that fails included) record this environment's failure too.
     await opts.deployDependencies?.();
     // Images missing from the registry (all with --build) are built and pushed before the commands
-    // run; their references reach the commands as DEVTOOL_BUILD_<NAME>_* (build/deploy-images.ts).
+    // run; their references reach the commands as DEVTOOL_BUILD_<NAME>_* (image/deploy-images.ts).
     const images = await deployImages(manifest, opts.environment, opts.build, opts.builds, progress);
     opts.signal?.throwIfAborted();
     const deadline = Date.now() + opts.timeoutMs;

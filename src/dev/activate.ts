@@ -108,6 +108,7 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
   let objects = rebuild(original);
   // Before anything changes: a dev pod the namespace's Pod Security policy refuses leaves the original as it was.
   await checkPodSecurity(client, { devName: t.devName, dev: t.dev, mirror: objects.deployment, original: found });
+  await tryWrites(client, objects, found ? `${kindWord(original.kind)} ${original.metadata.name} was not scaled down` : 'nothing was created');
   if (found) {
     o.step(`scaling ${kindWord(original.kind)} ${original.metadata.name} to 0 (its replicas are recorded for 'devtool down')`);
     await recordAndScaleDown(client, original, t);
@@ -143,6 +144,20 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
     );
   }
   return { objects, pod: started.pod, podReady: started.ready, rebuild, standalone: !found, kind: original.kind };
+}
+
+/**
+ * What the swap then writes, tried first as a dry run: it meets the same rights, admission (quotas,
+ * limit ranges, webhooks) and validation, so a refusal leaves the original running.
+ */
+async function tryWrites(client: KubeClient, objects: DevObjects, untouched: string): Promise<void> {
+  const writes = [objects.secret, objects.claim, objects.deployment].filter((o) => o !== undefined);
+  try {
+    await Promise.all(writes.map((o) => applyObject(client, o, { dryRun: true })));
+  } catch (err) {
+    if (!(err instanceof DevtoolError)) throw err;
+    throw new DevtoolError(`${err.message} (tried before the swap: ${untouched})`, err.exitCode);
+  }
 }
 
 /** The dev pod cannot exec the agent its claim was recorded to hold (agent-cache.ts). */

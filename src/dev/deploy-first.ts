@@ -26,7 +26,7 @@ export interface DeployFirstEnv {
   now(): Date;
 }
 
-/** The reference's wait default for deploys. */
+/** How long a deploy may take when nothing says otherwise: `deploy --timeout`'s default. */
 const DEPLOY_TIMEOUT_MS = 5 * 60_000;
 
 /** Whether there is anything to deploy: a Compose application, or a manifest with a deploy section. */

@@ -1,6 +1,6 @@
 /**
- * The original a dev container replaces is a Deployment or a StatefulSet (docs/decisions.md,
- * "StatefulSets in dev mode"). The mirror is a Deployment either way; for a StatefulSet it is built
+ * The original a dev container replaces is a Deployment or a StatefulSet
+ * (docs/decisions/0034-statefulset-first-pods-claims.md). The mirror is a Deployment either way; for a StatefulSet it is built
  * from what the StatefulSet's first pod would be: its pod template, its volumeClaimTemplates turned
  * into that pod's claims (`<template>-<statefulset>-<first ordinal>`, which the dev pod reuses while
  * the StatefulSet is at zero), and that pod's host name and subdomain (so its DNS name and

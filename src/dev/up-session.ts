@@ -1,6 +1,6 @@
 /**
  * One dev container's `up` session, in the steps `up` goes through whether it brings up one dev
- * container or several (up-several.ts): prepare (the client, the sync plan, said before anything
+ * container or several (up.ts): prepare (the client, the sync plan, said before anything
  * changes), then start (activation, the original's watch, the tunnel and its forwards, the sync),
  * which resolves once the dev container is ready and says so in a few lines for stdout. The deploy
  * step in between is the caller's: several dev containers of one folder share one application.

@@ -4,6 +4,7 @@
  * (docker-engine.ts) or a BuildKit daemon at BUILDKIT_HOST / the context's `tcp://` builder
  * (buildkit.ts). A backend builds one image and pushes it under every tag of the request.
  */
+import type { TagLookup } from './registry.ts';
 
 /** What to build: a context, its Dockerfile and how (shared by the plan's ImageSpec and a backend's request). */
 export interface BuildInput {
@@ -49,6 +50,12 @@ export interface BuildBackend {
    * lines of the log are the caller's to show.
    */
   build(request: BuildRequest, log: BuildLog, signal?: AbortSignal): Promise<BuildResult>;
+  /**
+   * Is `image` in its registry, as the daemon reaches that registry (which may be where this
+   * machine cannot: a node-local registry and a pipeline runner's pod)? Absent when the daemon
+   * cannot be asked; never throws: a failure is `unknown` with its reason.
+   */
+  lookup?(image: string, signal?: AbortSignal): Promise<TagLookup>;
   /** Releases connections; idempotent. */
   close(): Promise<void>;
 }

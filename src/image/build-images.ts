@@ -16,7 +16,7 @@ import { scanContext } from './context.ts';
 import type { DockerCredentials } from './docker-config.ts';
 import type { ImageSpec } from './plan.ts';
 import { formatReference, parseReference, repositoryComponent } from './reference.ts';
-import { lookupTag } from './registry.ts';
+import { askedThrough, lookupPushed } from './pushed.ts';
 import { buildVariables, type ImageOutcome } from './variables.ts';
 
 /** Image label holding the full content hash (the tag carries its first 24 digits). */
@@ -59,6 +59,7 @@ export async function buildImages(specs: readonly ImageSpec[], opts: BuildImages
   const targets = new Map(specs.map((s) => [s.name, targetOf(s, opts)]));
   const outcomes = new Map<string, ImageOutcome>();
   let backend: BuildBackend | undefined;
+  const openBackend = async (): Promise<BuildBackend> => (backend ??= await opts.backend());
   try {
     for (const spec of specs) {
       const target = targets.get(spec.name)!;
@@ -78,20 +79,21 @@ export async function buildImages(specs: readonly ImageSpec[], opts: BuildImages
       };
 
       if (opts.mode === 'missing') {
-        const found = await lookupTag(target.registry, target.repository, tag, await opts.credentials.forRegistry(target.registry));
+        const image = { registry: target.registry, repository: target.repository, tag };
+        const found = await lookupPushed(image, await opts.credentials.forRegistry(target.registry), openBackend, opts.signal);
         if (found.state === 'present') {
-          opts.progress.done(`image ${spec.name} is up to date: ${contentRef} is in the registry, build skipped`);
+          opts.progress.done(`image ${spec.name} is up to date: ${contentRef} is in the registry${askedThrough(found)}, build skipped`);
           outcomes.set(spec.name, { ...outcome, ...(found.digest ? { digest: found.digest } : {}), skipped: true });
           continue;
         }
         if (found.state === 'unknown') opts.progress.warn(`cannot tell whether ${contentRef} is in the registry (${found.reason}): building it`);
       }
 
-      backend ??= await opts.backend();
-      opts.progress.step(`building image ${spec.name} with ${backend.name}: ${contentRef}`);
+      const builder = await openBackend();
+      opts.progress.step(`building image ${spec.name} with ${builder.name}: ${contentRef}`);
       const started = Date.now();
       const tags = target.userTag && target.userTag !== tag ? [contentRef, image] : [contentRef];
-      const result = await backend.build(
+      const result = await builder.build(
         {
           contextDir: spec.contextDir,
           dockerfile: spec.dockerfile,

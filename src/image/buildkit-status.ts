@@ -1,7 +1,7 @@
 /**
  * BuildKit's progress, as the Docker daemon streams it during a BuildKit build: JSON lines
  * `{"id":"moby.buildkit.trace","aux":"<base64>"}` whose payload is a moby.buildkit.v1.StatusResponse
- * (github.com/moby/buildkit api/services/control/control.proto). Decoded at the wire level (the
+ * (control.proto of BuildKit's control service). Decoded at the wire level (the
  * few fields used here; the rest is skipped), then printed like BuildKit's plain progress: each
  * step once when it starts (`#3 [2/3] RUN make`), its output lines (`#3 ...`), CACHED and ERROR.
  */

@@ -101,6 +101,14 @@ test('builds with args, a secret, a target, labels and .dockerignore; pushes eve
   assert.ok(!log.lines.some((l) => l.includes('about to fail')));
   assert.ok(!log.lines.some((l) => l.includes(secret)), 'the secret never appears in the log');
 
+  // The daemon answers for its registry: the pushed tag is there, another is not, a registry it
+  // cannot reach is unknown, with the cause.
+  assert.deepEqual(await backend.lookup(tags[0]!), { state: 'present' });
+  assert.deepEqual(await backend.lookup(`${repo}:${run}-never-pushed`), { state: 'absent' });
+  const nowhere = await backend.lookup(`127.0.0.1:1/devtool-e2e-buildkit:${run}`);
+  assert.equal(nowhere.state, 'unknown');
+  assert.match(nowhere.state === 'unknown' ? nowhere.reason : '', /^buildkit \(tcp:\/\/\S+\): .*127\.0\.0\.1:1/);
+
   // The registry cache (mode=max) is there, and a build importing it says so.
   const cacheManifest = JSON.parse(crane(['--insecure', 'manifest', cacheRef])) as { config?: { mediaType?: string }; manifests?: unknown[] };
   assert.ok(cacheManifest.config?.mediaType === 'application/vnd.buildkit.cacheconfig.v0' || cacheManifest.manifests, JSON.stringify(cacheManifest));

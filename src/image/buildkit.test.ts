@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { DevtoolError } from '../base/errors.ts';
 import { BuildkitBackend, buildkitAddress, keepaliveSettings } from './buildkit.ts';
 
-test('BUILDKIT_HOST as the reference spells it, HOST:PORT, means tcp://HOST:PORT', () => {
+test('BUILDKIT_HOST as HOST:PORT means tcp://HOST:PORT', () => {
   assert.equal(buildkitAddress({ BUILDKIT_HOST: '127.0.0.1:1234' }), 'tcp://127.0.0.1:1234');
   assert.equal(buildkitAddress({ BUILDKIT_HOST: ' buildkitd.example:9999 ' }), 'tcp://buildkitd.example:9999');
   assert.equal(buildkitAddress({ BUILDKIT_HOST: '[::1]:1234' }), 'tcp://[::1]:1234');

@@ -6,14 +6,18 @@
  * JSON on stdin and answers with JSON lines (`{"log"}`..., then `{"result"}` or `{"error"}`); the
  * protocol is in buildkit/README.md.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
 import { createInterface } from 'node:readline';
 import { BUILDKIT, locateHostBinary } from '../binaries/host-binary.ts';
 import { DevtoolError, ExitCode } from '../base/errors.ts';
 import type { BuildBackend, BuildLog, BuildRequest, BuildResult } from './backend.ts';
 import { oneLine } from '../base/text.ts';
+import type { TagLookup } from './registry.ts';
 
-/** gRPC keepalive of the connection to the daemon; an absent field takes the reference's default. */
+const run = promisify(execFile);
+
+/** gRPC keepalive of the connection to the daemon; an absent field takes the default its line gives. */
 export interface KeepaliveSettings {
   /** DEVTOOL_KEEPALIVE_CLIENT_TIME_MS: idle time before a ping (below 10 s: 10 s; absent: never). */
   readonly timeMs?: number;
@@ -54,7 +58,7 @@ export function keepaliveSettings(env: Readonly<NodeJS.ProcessEnv>): KeepaliveSe
 }
 
 /**
- * The BuildKit daemon to build on, if any: BUILDKIT_HOST (`HOST:PORT`, as the reference spells it,
+ * The BuildKit daemon to build on, if any: BUILDKIT_HOST (`HOST:PORT`, devtool's documented form,
  * or `tcp://HOST:PORT` / `unix:///PATH` as BuildKit's own tools do), else the context's builder
  * when it is `tcp://HOST:PORT`. Undefined: not a BuildKit build. A malformed value is a
  * DevtoolError naming where it came from.
@@ -96,6 +100,8 @@ export interface BuildkitBackendOptions {
   readonly address: string;
   /** The factory's environment: the keepalive settings, DEVTOOL_BUILDKIT_BIN, DOCKER_CONFIG (registry credentials). */
   readonly env: Readonly<NodeJS.ProcessEnv>;
+  /** What messages call the daemon; default `buildkit (ADDRESS)`. */
+  readonly name?: string;
 }
 
 /** The JSON request devtool-buildkit reads on stdin (it rejects unknown fields). */
@@ -139,7 +145,7 @@ export class BuildkitBackend implements BuildBackend {
     this.address = opts.address;
     this.env = opts.env;
     this.keepalive = keepaliveSettings(opts.env);
-    this.name = `buildkit (${opts.address})`;
+    this.name = opts.name ?? `buildkit (${opts.address})`;
   }
 
   async build(request: BuildRequest, log: BuildLog, signal?: AbortSignal): Promise<BuildResult> {
@@ -202,6 +208,19 @@ export class BuildkitBackend implements BuildBackend {
       signal?.removeEventListener('abort', onAbort);
       if (killTimer) clearTimeout(killTimer);
       this.running.delete(child);
+    }
+  }
+
+  /** `devtool-buildkit lookup`: the daemon resolves the image's manifest, as its push would reach the registry. */
+  async lookup(image: string, signal?: AbortSignal): Promise<TagLookup> {
+    try {
+      const binary = await locateHostBinary(BUILDKIT, this.env);
+      const { stdout } = await run(binary, ['lookup', this.address, image], { env: { ...this.env }, ...(signal ? { signal } : {}) });
+      const answer = JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as { state?: string; reason?: string };
+      if (answer.state === 'present' || answer.state === 'absent') return { state: answer.state };
+      return { state: 'unknown', reason: `${this.name}: ${oneLine(answer.reason ?? 'no answer')}` };
+    } catch (err) {
+      return { state: 'unknown', reason: `${this.name}: ${oneLine((err as Error).message)}` };
     }
   }
 

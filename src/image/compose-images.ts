@@ -20,7 +20,7 @@ import { bakeImage, planBake, type BakeMount } from './bake.ts';
 import { buildImages, CONTENT_HASH_LABEL, planImages, type BuildProgress } from './build-images.ts';
 import type { ImageSpec } from './plan.ts';
 import { formatReference, repositoryComponent } from './reference.ts';
-import { lookupTag } from './registry.ts';
+import { askedThrough, lookupPushed } from './pushed.ts';
 import type { BuildSetup } from './select.ts';
 
 export function composeImageSpecs(project: ComposeProject): ImageSpec[] {
@@ -118,6 +118,7 @@ export async function composeDeployImages(project: ComposeProject, environment: 
 
   const registry = setup.registry?.trim().replace(/\/+$/, '');
   let backend: BuildBackend | undefined;
+  const openBackend = async (): Promise<BuildBackend> => (backend ??= await setup.backend());
   try {
     for (const s of project.services) {
       const uses = hostVolumes[s.name];
@@ -143,19 +144,20 @@ export async function composeDeployImages(project: ComposeProject, environment: 
       images[s.name] = ref;
       if (opts.dryRun) continue;
       if (!opts.force) {
-        const found = await lookupTag(host!, repository, plan.tag, await setup.credentials.forRegistry(host!));
+        const image = { registry: host!, repository, tag: plan.tag };
+        const found = await lookupPushed(image, await setup.credentials.forRegistry(host!), openBackend, opts.signal);
         if (found.state === 'present') {
-          progress.done(`host volumes of ${s.name} are up to date: ${ref} is in the registry, build skipped`);
+          progress.done(`host volumes of ${s.name} are up to date: ${ref} is in the registry${askedThrough(found)}, build skipped`);
           continue;
         }
         if (found.state === 'unknown') progress.warn(`cannot tell whether ${ref} is in the registry (${found.reason}): building it`);
       }
-      backend ??= await setup.backend();
+      const builder = await openBackend();
       const files = plan.entries.filter((e) => e.type === 'file');
       const size = formatSize(files.reduce((sum, e) => sum + e.size, 0));
-      progress.step(`adding the host volumes of ${s.name} (${files.length} files, ${size}) to ${base} with ${backend.name}: ${ref}`);
+      progress.step(`adding the host volumes of ${s.name} (${files.length} files, ${size}) to ${base} with ${builder.name}: ${ref}`);
       const started = Date.now();
-      await bakeImage(plan, [ref], { [CONTENT_HASH_LABEL]: plan.hash }, backend, { line: (text) => progress.output(`volumes ${s.name}`, text) }, opts.signal);
+      await bakeImage(plan, [ref], { [CONTENT_HASH_LABEL]: plan.hash }, builder, { line: (text) => progress.output(`volumes ${s.name}`, text) }, opts.signal);
       progress.done(`image of ${s.name} with its host volumes built and pushed in ${formatDuration(Date.now() - started)}: ${ref}`);
     }
   } finally {

@@ -12,6 +12,7 @@ import { openBuildTunnel } from '../service/build-tunnel.ts';
 import { trustedCas } from '../service/tls.ts';
 import type { BuildBackend, BuildLog, BuildRequest, BuildResult } from './backend.ts';
 import { BuildkitBackend, keepaliveSettings } from './buildkit.ts';
+import type { TagLookup } from './registry.ts';
 
 /** Builds tried when the tunnel is cut under them (not when the build itself fails). */
 export const CUT_ATTEMPTS = 3;
@@ -31,9 +32,10 @@ export async function openHostedBackend(
   // A malformed DEVTOOL_KEEPALIVE_CLIENT_* is an error before the service is asked.
   keepaliveSettings(env);
   const tunnel = await openBuildTunnel({ url, token: context.token, ...(ca ? { ca } : {}) });
-  const backend = new BuildkitBackend({ address: tunnel.address, env });
+  const name = `the hosted builder of ${url}`;
+  const backend = new BuildkitBackend({ address: tunnel.address, env, name });
   return {
-    name: `the hosted builder of ${url}`,
+    name,
     async build(request: BuildRequest, log: BuildLog, signal?: AbortSignal): Promise<BuildResult> {
       for (let attempt = 1; ; attempt++) {
         const cutsBefore = tunnel.cuts;
@@ -53,6 +55,12 @@ export async function openHostedBackend(
           throw err;
         }
       }
+    },
+    async lookup(image: string, signal?: AbortSignal): Promise<TagLookup> {
+      const found = await backend.lookup(image, signal);
+      if (found.state !== 'unknown') return found;
+      // A refused upgrade (a revoked token...) is the cause, not the local socket's closing.
+      return tunnel.failure ? { state: 'unknown', reason: `${name}: ${tunnel.failure.message}` } : found;
     },
     async close(): Promise<void> {
       await backend.close();

@@ -18,7 +18,7 @@ import type { CliBuildOptions } from './options.ts';
 export interface ImageSpec extends BuildInput {
   /** Name in the build section; the folder name for `build -f`. */
   readonly name: string;
-  /** The reference the user chose (`image`); absent: chosen in the context's registry. */
+  /** The image reference the user chose (`image`); absent: chosen in the context's registry. */
   readonly image?: string;
   readonly dependsOn: readonly string[];
 }

@@ -9,7 +9,7 @@ import { buildImageVariable } from '../manifest/model.ts';
 export interface ImageOutcome {
   /** Name in the build section (or Compose service, or folder for -f). */
   readonly name: string;
-  /** The reference deploy commands use: registry/repository:tag. */
+  /** The image reference deploy commands use: registry/repository:tag. */
   readonly image: string;
   readonly registry: string;
   readonly repository: string;

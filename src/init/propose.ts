@@ -184,8 +184,8 @@ function deploySection(i: Inspection, m: DeployMethod, name: string): unknown {
 }
 
 /**
- * The images of the build section that Kubernetes manifests name: by the manifests' reference, the
- * build entry whose name is the reference's last path component (`localhost:5000/web:dev` is
+ * The images of the build section that Kubernetes manifests name: by the manifests' image reference,
+ * the build entry whose name is its last path component (`localhost:5000/web:dev` is
  * `build.web`). The build pushes under its own content tag, never that reference, so the deploy
  * commands put the built one in its place.
  */

@@ -31,6 +31,14 @@ export class KubeClient {
     this.objects = ObjectApi.for(kc);
   }
 
+  private networkingApi: k8s.NetworkingV1Api | undefined;
+
+  /** Ingresses: made on first use, as only `endpoints` reads them. */
+  get networking(): k8s.NetworkingV1Api {
+    this.networkingApi ??= this.kc.makeApiClient(k8s.NetworkingV1Api);
+    return this.networkingApi;
+  }
+
   /**
    * `credentials`: the user's own, for a service context (the factory makes them); `notice`: told
    * once when the API server is slow to connect or to answer (transport.ts).

@@ -2,7 +2,7 @@
  * Does a pod accept TCP connections on a port? Asked through the API server's port-forward (the
  * CLI is usually outside the cluster network): the node dials the port as soon as the forward
  * opens and reports a refused connection on the error stream. This is how `service_healthy` is
- * awaited for a dependency without a healthcheck (ruling 3).
+ * awaited for a dependency without a healthcheck (docs/compose.md).
  */
 import { PassThrough } from 'node:stream';
 import type { KubeClient } from './client.ts';

@@ -4,7 +4,7 @@
  * consumers never look at raw YAML. docs/manifest.md is the user-facing reference of these fields.
  */
 
-/** Used when a dependency does not say how long `wait` may take (the reference's wait default). */
+/** Used when a dependency does not say how long `wait` may take: `deploy --timeout`'s default. */
 export const DEFAULT_DEPENDENCY_TIMEOUT_MS = 5 * 60_000;
 /** Okteto's own default, which is what users of dev containers expect. */
 export const DEFAULT_DEV_COMMAND = ['sh'];

@@ -1,5 +1,5 @@
 /**
- * Decoders of the manifest's sections (Okteto manifest v2 conventions where the reference is
+ * Decoders of the manifest's sections (docs/manifest.md; Okteto manifest v2 conventions where it is
  * silent): `name`, `build`, `deploy`, `dependencies`, `destroy`; `services` is in services.ts.
  * Each decoder normalizes shorthands and fills defaults; descriptions become the JSON Schema's.
  */

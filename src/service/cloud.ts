@@ -1,5 +1,5 @@
 /**
- * The default devtool service URL, used when DEVTOOL_URL is unset (the reference's {cloud_url}).
+ * The default devtool service URL, used when DEVTOOL_URL is unset.
  * Nothing may hang or fail because it is unreachable: it is only contacted by commands that need
  * the service, with a bounded timeout.
  */

@@ -43,9 +43,7 @@ const UNLIMITED_CONFLICTS = -1;
 /**
  * Syncthing's own watcher and periodic rescan, on both ends, are only a safety net: our watchers
  * (watcher.ts here, the agent's rescanner there) ask for a scan of each changed path at once.
- * Syncthing's defaults, which are what ran until 2026-11-28 whatever the contract said (its folder
- * PATCH put them back: rest.ts, patchFolder), and what every figure in docs/sync.md was measured
- * with.
+ * These are Syncthing's defaults, the settings every figure in docs/sync.md was measured with.
  */
 const SAFETY_NET = { fsWatcherDelayS: 10, rescanIntervalS: 3600 };
 export const REMOTE_GUI_PORT = 8384;

@@ -262,7 +262,7 @@ function syncthingPidFile(stateDir: string, processes?: ProcessTable): PidFile {
  * the developer set one: this Syncthing shares the laptop with the editor for hours, mostly idle,
  * and Go keeps up to twice the live heap of its last collection, which after a big tree's first
  * sync is the burst's. For 40,000 files: 33 MB live idle, 68 MB at the peak; resident 92 to 141 MB
- * with 100, 74 to 80 MB with 50 (docs/decisions.md, "The big tree's idle memory").
+ * with 100, 74 to 80 MB with 50 (docs/decisions/0169-local-syncthing-gogc-50.md).
  */
 export function syncthingEnv(env: NodeJS.ProcessEnv, guardedFolders: readonly string[]): NodeJS.ProcessEnv {
   return {

@@ -2,7 +2,7 @@
  * Settling a bootstrapped first sync (bootstrap.ts) without conflict copies: the container's
  * folder stays receive-only until it has the laptop's index and its puller has nothing left, and
  * every receive-only change that is still exactly what the bootstrap's copy wrote is removed
- * before the folder turns send-receive (docs/sync.md, "The first sync of a new volume").
+ * before the folder turns send-receive (docs/sync-new-volume.md).
  *
  * Why they exist (Syncthing v1.30, lib/model): the container scans the copy, often before the
  * laptop's index has arrived, so each copied file starts as its own receive-only change with a

@@ -2,8 +2,8 @@
  * The quick way to read a YAML document that is probably fine: js-yaml builds plain values
  * directly, with no document model kept in memory. On a generated 4 MB Compose file of 8,000
  * services it reads in 0.12 s what the yaml package's Document takes 2 s for, and it leaves the
- * heap small, which is what kept loading from growing in proportion to the file (issue 15:
- * `bench/compose-translate.mjs`).
+ * heap small, which is what kept loading from growing in proportion to the file
+ * (`bench/compose-translate.mjs`).
  *
  * Positions are not recorded here: parse.ts reads the file again the exact way the first time an
  * error or a warning needs one (SourceMap.defer). Whatever this reader refuses, or might read

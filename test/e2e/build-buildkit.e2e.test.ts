@@ -1,6 +1,6 @@
 /**
- * Issue 5, `devtool build` on a BuildKit daemon, end to end: the built CLI with BUILDKIT_HOST
- * (HOST:PORT, as the reference spells it) or a context's `tcp://` builder, the local buildkitd
+ * `devtool build` on a BuildKit daemon, end to end: the built CLI with BUILDKIT_HOST
+ * (HOST:PORT, devtool's documented form) or a context's `tcp://` builder, the local buildkitd
  * (buildkit/buildkitd.sh) and the local cluster's registry. The backend's own details (secrets,
  * cache, keepalive on the wire, interruption) are in src/image/buildkit.e2e.test.ts.
  */

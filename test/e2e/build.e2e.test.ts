@@ -1,5 +1,5 @@
 /**
- * Issue 5, builds, end to end: the built CLI, the local cluster and a real Docker daemon (Debian's
+ * Builds, end to end: the built CLI, the local cluster and a real Docker daemon (Debian's
  * docker.io, started by cluster/dockerd.sh). `deploy` builds the sample application's image,
  * pushes it to localhost:5000 and its deploy command runs it on the cluster; a second deploy with
  * nothing changed (a new git commit of the same files included) skips the build; `build` and `build -f` build and push; a missing Dockerfile, a

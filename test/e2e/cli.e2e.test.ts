@@ -164,7 +164,7 @@ describe('help and version', () => {
 });
 
 describe('contexts', () => {
-  test('`context show` is JSON with exactly the reference fields and a redacted token', () => {
+  test('`context show` is JSON with exactly the documented fields and a redacted token', () => {
     const sb = createSandbox();
     const shown = showContext(sb);
     assert.deepEqual(Object.keys(shown).sort(), ['builder', 'isDevtool', 'name', 'namespace', 'registry', 'token']);
@@ -534,36 +534,7 @@ describe('logging', () => {
   });
 });
 
-describe('unbuilt features never pretend to work', () => {
-  // The commands still wired to the "not built" handler (src/commands/shared.ts notBuilt): the list
-  // shrinks as features land, and each of them must say so in one line with exit code 3.
-  // Since `build` landed, no command is left on it; the tests below apply to any that comes back.
-  const unbuilt = allCommands().filter(({ spec }) => String(spec.load).includes('is not available yet'));
-  for (const { path, spec } of unbuilt) {
-    const args = [...path, ...(spec.args ?? []).filter((a) => a.required).map(() => 'x'), ...(spec.passthrough?.required ? ['--', 'true'] : [])];
-    test(`devtool ${args.join(' ')} exits 3 with one line`, () => {
-      const r = runDevtool(args);
-      assert.match(
-        fails(r, ExitCode.unavailable, args.join(' ')),
-        new RegExp(`^Error: 'devtool ${path.join(' ')}' is not available yet: devtool ${pkg.version.replace(/\./g, '\\.')} does not include `),
-      );
-      assert.equal(r.stdout, '');
-    });
-  }
-  test('options given to an unbuilt command do not change that', () => {
-    const sb = createSandbox();
-    for (const args of [
-      ['up', 'api', '--namespace', 'dev'],
-      ['exec', 'api', '--', 'npm', 'test'],
-    ]) {
-      const [command] = args;
-      if (!unbuilt.some(({ path }) => path.join(' ') === command)) continue;
-      const r = run(sb, args);
-      assert.match(fails(r, ExitCode.unavailable, args.join(' ')), /is not available yet/);
-      assert.equal(r.stdout, '');
-    }
-  });
-
+describe('commands that need the service', () => {
   test('pipeline and preview commands exit 3 saying they need the service', () => {
     const sb = createSandbox();
     for (const args of [
@@ -631,12 +602,10 @@ describe('exit codes', () => {
     assert.match(picked.output, /Using context alpha: namespace "default" @ https:\/\/alpha\.invalid:6443/);
   });
 
-  test('the README documents the exit codes', (t) => {
-    const readme = join(repoRoot, 'README.md');
-    if (!existsSync(readme)) return t.skip('no README.md yet');
-    const text = readFileSync(readme, 'utf8');
+  test('docs/configuration.md documents the exit codes', () => {
+    const text = readFileSync(join(repoRoot, 'docs/configuration.md'), 'utf8');
     for (const [name, code] of Object.entries(ExitCode)) {
-      assert.match(text, new RegExp(`^\\|\\s*\`?${code}\`?\\s*\\|`, 'm'), `README has a table row for exit code ${code} (${name})`);
+      assert.match(text, new RegExp(`^\\|\\s*\`?${code}\`?\\s*\\|`, 'm'), `docs/configuration.md has a table row for exit code ${code} (${name})`);
     }
   });
 });
@@ -753,7 +722,7 @@ describe('contexts from the environment and without a terminal', () => {
   });
 });
 
-describe('help texts match the reference', () => {
+describe('help texts match the documented commands', () => {
   test('synopses of pipeline and preview show [command]; --file and --name say what the commands do', () => {
     const usage = (args: string[]) => lines(ok(runDevtool([...args, '--help']), args.join(' ')).stdout);
     const synopsis = (args: string[]) => {

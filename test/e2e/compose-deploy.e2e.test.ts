@@ -1,5 +1,5 @@
 /**
- * Issue 4 end to end: the built devtool deploys a multi-service Compose application to the local
+ * Compose deploys end to end: the built devtool deploys a multi-service Compose application to the local
  * cluster, the web service answers through its Service and through its Ingress rule and uses the
  * database by Service name, `endpoints` lists the URL, and `destroy` removes every object of the
  * environment (volumes only with --volumes).

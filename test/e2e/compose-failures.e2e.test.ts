@@ -1,5 +1,5 @@
 /**
- * Issue 4 end to end, failures: bad input applies nothing; a deploy that fails names the service
+ * Compose deploys end to end, failures: bad input applies nothing; a deploy that fails names the service
  * and the reason (image pull error, crash loop, failed Job) with the last lines of its log, exits
  * non-zero, and records the environment as `error`.
  */

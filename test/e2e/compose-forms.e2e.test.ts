@@ -1,8 +1,8 @@
 /**
- * Issue 15, the forms users write, through the built CLI and with no cluster: `deploy --dry-run`
+ * The forms users write, through the built CLI and with no cluster: `deploy --dry-run`
  * renders offline (a KUBECONFIG pointing nowhere, no context) with the warnings of a deploy on
  * stderr; --file names Compose files by content and is repeatable, merged in order; a service
- * with a build and no image renders the reference deploy would push; a manifest whose deploy is
+ * with a build and no image renders the image reference deploy would push; a manifest whose deploy is
  * Compose files dry-runs too.
  */
 import { before, test } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * Issue 15, host volumes at deploy time, end to end (the built CLI, the local cluster, the local
+ * Host volumes at deploy time, end to end (the built CLI, the local cluster, the local
  * Docker daemon and registry): nginx whose server block comes from `./nginx.conf:...:ro` and whose
  * pages come from `./site` serves, through its Service, a page that only that configuration and
  * those files give; `.dockerignore` in the folder keeps a file out; the `:ro` file has no write

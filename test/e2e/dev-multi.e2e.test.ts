@@ -1,5 +1,5 @@
 /**
- * Several dev containers from one folder (issue 18), on the local cluster: a devtool.yml with two
+ * Several dev containers from one folder, on the local cluster: a devtool.yml with two
  * `services` (two Deployments) and a Compose application with two services that mount folders.
  * One `up` brings both up (each swapped, synced into its own container, forwarding its own port),
  * `status` names each, two `up`s of one dev container are refused, `up NAME` still brings up one

@@ -1,6 +1,6 @@
 /**
- * Typing while the first sync of a new volume settles (docs/sync.md, "The first sync of a new
- * volume"): four rounds, each a new volume filled by the bootstrap with 3,000 files; as soon as
+ * Typing while the first sync of a new volume settles (docs/sync-new-volume.md): four rounds,
+ * each a new volume filled by the bootstrap with 3,000 files; as soon as
  * `up` says the copy is in, 20 files are edited and 5 deleted here at moments spread over 1.5 s. Once
  * settled, no `.sync-conflict-` copy may exist on either side, and the container must hold exactly
  * this machine's tree (every edit with this machine's content, no deleted file back). Before the

@@ -13,6 +13,7 @@ import { after, before, test } from 'node:test';
 import { lines, runDevtool } from './cli.ts';
 import { runInPty } from './pty.ts';
 import { killUpSessions, startUp } from './up-session.ts';
+import { waitFor } from './wait.ts';
 import { clusterSandbox, deleteNamespace, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
 
 const FORWARD = 28000 + Math.floor(Math.random() * 1000);
@@ -97,6 +98,33 @@ async function assertUntouched(): Promise<void> {
   await assert.rejects(apps.readNamespacedDeployment({ name: 'web-devtool', namespace: s.namespace }));
 }
 
+test('a write the swap needs is refused (a quota of no Secrets): up fails before the swap, the original keeps running', { timeout: 120_000 }, async () => {
+  // Before any up of this file: the namespace holds no Secret, so the dev container's would be the first.
+  const quota = { metadata: { name: 'no-secrets' }, spec: { hard: { secrets: '0' } } };
+  await s.core.createNamespacedResourceQuota({ namespace: s.namespace, body: quota });
+  try {
+    // The quota controller fills in the status the admission needs.
+    await waitFor(
+      'the quota to be counted',
+      async () => {
+        const q = await s.core.readNamespacedResourceQuota({ name: 'no-secrets', namespace: s.namespace });
+        return q.status?.hard?.secrets === '0';
+      },
+      30_000,
+    );
+    const r = dev(['up'], 90_000);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(
+      lines(r.stderr).at(-1)!,
+      /^Error: cannot apply Secret\/web-devtool\S* in namespace \S+: .*exceeded quota.*\(tried before the swap: deployment web was not scaled down\)$/,
+    );
+    assert.doesNotMatch(r.stderr, /scaling deployment web to 0/);
+    await assertUntouched();
+  } finally {
+    await s.core.deleteNamespacedResourceQuota({ name: 'no-secrets', namespace: s.namespace });
+  }
+});
+
 test('a forward port in use on this machine: up fails before the swap, the original keeps running', { timeout: 120_000 }, async () => {
   const busy = createServer();
   await new Promise<void>((r) => busy.listen(FORWARD, '127.0.0.1', r));
@@ -154,7 +182,7 @@ test('up activates, exec/forward/reverse work, a second up is refused, down afte
   // A forwarded port: a server started in the dev container answers on this machine.
   const bg = dev(['exec', '--', 'sh', '-c', `nohup node -e "${server('dev', 8080)}" >/dev/null 2>&1 &`]);
   assert.equal(bg.code, 0, bg.stderr);
-  await waitFor(async () => (await httpGet(FORWARD).catch(() => '')) === 'dev');
+  await waitFor('the forward to answer from the dev container', async () => (await httpGet(FORWARD).catch(() => '')) === 'dev');
 
   // A reverse forward: a server on this machine answers inside the dev container (no curl there).
   const local = spawn(process.execPath, ['-e', server('from-laptop', REVERSE_LOCAL)], { stdio: 'ignore' });
@@ -170,8 +198,12 @@ test('up activates, exec/forward/reverse work, a second up is refused, down afte
 
   // The forward comes back by itself after the dev pod is replaced.
   await s.core.deleteNamespacedPod({ name: pod, namespace: s.namespace });
-  await waitFor(async () => dev(['exec', '--', 'sh', '-c', `nohup node -e "${server('dev2', 8080)}" >/dev/null 2>&1 &`]).code === 0, 120_000);
-  await waitFor(async () => (await httpGet(FORWARD).catch(() => '')) === 'dev2', 60_000);
+  await waitFor(
+    'a second server to start in the dev container',
+    async () => dev(['exec', '--', 'sh', '-c', `nohup node -e "${server('dev2', 8080)}" >/dev/null 2>&1 &`]).code === 0,
+    120_000,
+  );
+  await waitFor('the forward to answer from the second server', async () => (await httpGet(FORWARD).catch(() => '')) === 'dev2', 60_000);
 
   proc.kill('SIGKILL');
   const down = dev(['down'], 120_000);
@@ -248,7 +280,11 @@ test('the agent is copied onto the claim once: the next dev pod starts without t
       },
     },
   });
-  await waitFor(async () => (await s.core.readNamespacedPod({ name: 'wipe', namespace: s.namespace })).status?.phase === 'Succeeded', 120_000);
+  await waitFor(
+    'pod wipe to succeed',
+    async () => (await s.core.readNamespacedPod({ name: 'wipe', namespace: s.namespace })).status?.phase === 'Succeeded',
+    120_000,
+  );
   await s.core.deleteNamespacedPod({ name: 'wipe', namespace: s.namespace, gracePeriodSeconds: 0 });
   session = await startUp(['-n', s.namespace], { env, cwd: folder });
   assert.equal(await copies(), true);
@@ -261,14 +297,6 @@ test('the agent is copied onto the claim once: the next dev pod starts without t
 function withoutRevision(a: Record<string, string> | undefined): Record<string, string> {
   const { 'deployment.kubernetes.io/revision': _r, ...rest } = a ?? {};
   return rest;
-}
-
-async function waitFor(cond: () => Promise<boolean>, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 500));
-  }
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
- * `devtool endpoints` on the local cluster: what it says when there is nothing to list (ruling 5:
- * with no endpoint domain configured, it says so and how to set one).
+ * `devtool endpoints` on the local cluster: what it says when there is nothing to list (with no
+ * endpoint domain configured, it says so and how to set one).
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * The first run from `init`, for the kinds of project with nothing to swap (issue 15): a folder
+ * The first run from `init`, for the kinds of project with nothing to swap: a folder
  * with a Dockerfile only, and a folder with nothing but code. init writes `autocreate: true`; `up`
  * creates a standalone dev Deployment (`<name>-devtool`) running the image the manifest builds (or,
  * with no Dockerfile, the language's image as the context's registry holds it); a file saved here

@@ -1,6 +1,6 @@
 /**
  * The first run from `init`, for the kinds of project that deploy a Deployment of their own, which
- * `up` swaps (issue 15): Kubernetes manifests (init names the dev container after their Deployment
+ * `up` swaps: Kubernetes manifests (init names the dev container after their Deployment
  * and proposes `kubectl apply`), a Compose file, and a Helm chart (helm: the project's build,
  * cluster/helm.sh, put on the CLI's PATH). init writes no image and no autocreate: the dev container
  * runs the original's image, and a wrong name stays an error. After `down` the original runs again

@@ -107,7 +107,7 @@ test('init over manifests naming the image a Dockerfile builds: deploy --wait ru
   assert.match(r.stderr, /\] configmap\/initweb-settings (unchanged|configured)/, "the folder's other files are applied too");
 });
 
-test('deploy --wait past a pod that failed to pull the reference this deploy then pushed', { timeout: 300_000 }, async () => {
+test('deploy --wait past a pod that failed to pull the image reference this deploy then pushed', { timeout: 300_000 }, async () => {
   const id = Date.now().toString(36);
   const project = join(work, `stale-${id}`);
   const ref = `localhost:5000/stale-${id}:dev`;
@@ -123,7 +123,7 @@ test('deploy --wait past a pod that failed to pull the reference this deploy the
     },
   };
   writeFileSync(join(project, 'k8s', 'stale.yaml'), JSON.stringify(deployment));
-  // A first deploy, before the manifest built anything: its pod cannot pull the reference.
+  // A first deploy, before the manifest built anything: its pod cannot pull the image reference.
   writeFileSync(join(project, 'devtool.yml'), 'deploy:\n  - kubectl apply -f k8s\n');
   const first = runDevtool(['deploy'], { cwd: project, env: s.env });
   assert.equal(first.code, 0, first.stderr);

@@ -1,5 +1,5 @@
 /**
- * Issue 13 end to end, the labelling proxy behind a gateway that serves the cluster under a path
+ * The labelling proxy end to end, behind a gateway that serves the cluster under a path
  * prefix, as Rancher does (https://rancher.example/k8s/clusters/c-abc): `kubectl proxy
  * --api-prefix` plays the gateway in front of the local cluster. `deploy` runs kubectl through the
  * labelling proxy; its requests must reach the API under the prefix, and what it creates carries

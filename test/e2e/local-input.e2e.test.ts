@@ -1,5 +1,5 @@
 /**
- * Issue 13 end to end, the local side: what is in the project folder never crashes a command or
+ * Local input end to end: what is in the project folder never crashes a command or
  * takes it minutes. A `.git` without its config (a container's `.git` synced in) gives the folder
  * name; a manifest far over the size limit is refused from its size, at once, in one line.
  * No cluster: the kubeconfig fixture points at fake servers, and nothing here contacts them.

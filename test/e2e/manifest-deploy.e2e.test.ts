@@ -1,5 +1,5 @@
 /**
- * Issue 5 end to end: a manifest whose deploy commands are plain kubectl (client-side apply of a
+ * Manifest deploys end to end: a manifest whose deploy commands are plain kubectl (client-side apply of a
  * folder, a server-side apply, `kubectl create deployment` and `kubectl create secret`, which send
  * protobuf) and a shell command making an "external resource" (a file), depending on a repository
  * that the test makes with `git init` in a temporary folder and that devtool clones from that local

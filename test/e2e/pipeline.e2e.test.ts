@@ -195,7 +195,7 @@ describe('pipeline deploy and destroy on the service', () => {
     assert.deepEqual(left, []);
   });
 
-  test('a Compose application with a build section: the hosted builder builds it, its endpoint serves the built page', async () => {
+  test('a Compose application with a build section: the hosted builder builds it, its endpoint serves the built page, a rerun skips it', async () => {
     // The runner has no Docker daemon: its devtool works on the service context (the run's API
     // token), so the image can only come from the hosted builder.
     const page = `built-${run}`;
@@ -223,6 +223,17 @@ describe('pipeline deploy and destroy on the service', () => {
     const tokens = await core.listNamespacedSecret({ namespace: RELEASE, labelSelector: `devtool.dev/kind=token,devtool.dev/user=${user}` });
     const names = tokens.items.map((t) => Buffer.from(t.data?.['name'] ?? '', 'base64').toString('utf8'));
     assert.ok(!names.some((n) => n.startsWith('pipeline compose-build')), `a run token outlived its run: ${names.join(', ')}`);
+    // The runner's pod cannot reach the registry on the node's loopback; its hosted builder can, and
+    // answers for it: the first run asked it (no "cannot tell"), the second run of the same commit
+    // finds the image there and builds nothing.
+    assert.doesNotMatch(d.stdout, /cannot tell whether/);
+    const again = devtool(['pipeline', 'deploy', '--repository', repo, '--name', 'compose-build', '--wait', '--timeout', '5m'], 400_000);
+    assert.equal(again.code, 0, `${again.stdout}\n${again.stderr}`);
+    assert.match(
+      again.stdout,
+      new RegExp(`image web is up to date: \\S+ is in the registry \\(asked through the hosted builder of ${URL_.replaceAll('.', '\\.')}\\), build skipped`),
+    );
+    assert.doesNotMatch(again.stdout, /building image web|cannot tell whether/);
     const destroyed = devtool(['pipeline', 'destroy', '--name', 'compose-build', '--wait']);
     assert.equal(destroyed.code, 0, destroyed.stderr);
   });

@@ -137,7 +137,7 @@ describe('preview environments on the service', () => {
     assert.equal(woken.code, 0, woken.stderr);
     // Its workload has its replica back and a pod ready again. (The page through the front door is
     // not asserted here: once, in a full run, it answered 404 for 90 s after the wake while it
-    // answered within 2 s by hand; see the closing note of issue 17.)
+    // answered within 2 s by hand.)
     const apps = svc.kc.makeApiClient(k8s.AppsV1Api);
     await waitFor(
       'the woken Deployment ready again',

@@ -1,5 +1,5 @@
 /**
- * Issue 17, hosted builds, end to end: the service installed by its chart (`npm run service:up`,
+ * Hosted builds, end to end: the service installed by its chart (`npm run service:up`,
  * with the chart's builder), a user who is not an admin and has no Kubernetes rights on the
  * service's namespace (no pods/portforward: the peers' failure), on a service context:
  * `devtool build` runs on the cluster's BuildKit daemon through the service's build tunnel and

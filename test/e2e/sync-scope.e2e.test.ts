@@ -1,5 +1,5 @@
 /**
- * What `up` synchronizes (issue 13, "High"): only folders of the project, a `:ro` folder sent only,
+ * What `up` synchronizes: only folders of the project, a `:ro` folder sent only,
  * and nothing of the home directory unless asked for. The refusals need no cluster (`up` stops at
  * the manifest); what a running `up` says and syncs is checked on the local cluster.
  */

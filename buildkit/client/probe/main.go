@@ -1,6 +1,6 @@
 // probe calls BuildKit control methods a build never needs, on the daemon at
 // ADDRESS, and prints one JSON line per call: whether the daemon answered or
-// the gRPC status that refused it. Test only (test/e2e/service-build-tenants):
+// the gRPC status that refused it. Test only (test/e2e/service-build-tenants.e2e.test.ts):
 // a user's raw call through the hosted build tunnel.
 //
 //	go run ./probe tcp://127.0.0.1:PORT

@@ -1,4 +1,4 @@
-# The front door's proxy: Caddy 2.6 from Debian 12 (docs/decisions.md, "The front door's proxy").
+# The front door's proxy: Caddy 2.6 from Debian 12 (docs/decisions/0071-caddy-from-debian.md).
 # It starts with boot.json (only the admin API, on a unix socket in /run/caddy that the ingress
 # controller beside it shares); the controller then loads the full configuration through it.
 # Certificates and Caddy's PKI state go to /data (XDG_DATA_HOME), an emptyDir in the chart.

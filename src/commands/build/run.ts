@@ -1,5 +1,5 @@
 /**
- * `devtool build [image...]`: builds and pushes the images of the manifest (build/sources.ts says
+ * `devtool build [image...]`: builds and pushes the images of the manifest (image/sources.ts says
  * which), always (a deploy is what skips images already pushed). Progress goes to stderr; the
  * pushed references go to stdout, one per line.
  */

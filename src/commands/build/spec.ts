@@ -19,7 +19,7 @@ export const buildCommand = command({
     'content; the pushed references are printed, one per line.\n' +
     'Builder: BuildKit when BUILDKIT_HOST (HOST:PORT) is set; the hosted build service for a service context; BuildKit when the context has a ' +
     'tcp:// builder; otherwise the local Docker daemon (DOCKER_HOST).',
-  args: [{ name: 'service', variadic: true }],
+  args: [{ name: 'service', variadic: true, description: 'Images of the `build` section to build (default: every one)' }],
   options: buildOptions,
   load: async () => (await import('./run.ts')).runBuild,
 });

@@ -19,7 +19,7 @@ export const runContextUse: CommandHandler<typeof contextOptions> = async (f, in
 /**
  * `devtool context [URL]`: select an existing context or create one. Without a terminal it needs
  * no prompt when it is told which service: a URL argument, else DEVTOOL_URL, else (with --token,
- * the reference's non-interactive form) the default service URL DEVTOOL_URL stands for.
+ * the documented non-interactive form) the default service URL DEVTOOL_URL stands for.
  */
 export const runContextPrompt: CommandHandler<typeof contextOptions> = async (f, inv) => {
   const envUrl = f.env.DEVTOOL_URL?.trim();

@@ -6,7 +6,7 @@ export const deployOptions = [
   { name: 'build', type: 'bool', default: 'false', description: 'Force build of images in build' },
   { name: 'dependencies', type: 'bool', default: 'false', description: 'Force deployment of dependencies' },
   {
-    // The reference's string option, made repeatable (one value reads as before) for Compose files merged in order.
+    // Repeatable, for Compose files merged in order; one value reads as a string option would.
     name: 'file',
     short: 'f',
     type: 'list',

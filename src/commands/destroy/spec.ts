@@ -2,7 +2,7 @@ import { command, type OptionSpec } from '../../cli/spec.ts';
 import { context, envName, manifestFileWithoutDefault, timeout, wait } from '../shared.ts';
 
 export const destroyOptions = [
-  // Not in the reference: an addition (docs/decisions.md), so a manifest deployed with --file gets its destroy commands run.
+  // So a manifest deployed with --file gets its destroy commands run (docs/decisions/0021-destroy-file-option.md).
   manifestFileWithoutDefault('Manifest location (default: devtool.yml of the current folder)'),
   envName(),
   { name: 'namespace', short: 'n', type: 'string', description: 'Overrides the namespace' },

@@ -1,5 +1,5 @@
 import { command } from '../../cli/spec.ts';
-import { devContainerOptions } from '../shared.ts';
+import { DEV_NAME, devContainerOptions } from '../shared.ts';
 
 export const doctorCommand = command({
   name: 'doctor',
@@ -10,7 +10,7 @@ export const doctorCommand = command({
     'zip is written to the doctor folder of the devtool home ($DEVTOOL_HOME/doctor, by default ~/.devtool/doctor) as devtool-doctor-<time>.zip, ' +
     'never to the current folder (a synced folder would copy it into the dev container), and its path printed; what could not be collected (no ' +
     'active dev container, an unreachable cluster) is listed instead of failing.',
-  args: [{ name: 'devName' }],
+  args: [{ name: 'devName', description: DEV_NAME }],
   options: devContainerOptions,
   examples: ['devtool doctor', 'devtool doctor api'],
   load: async () => (await import('./run.ts')).runDoctor,

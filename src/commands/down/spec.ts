@@ -1,5 +1,5 @@
 import { command, type OptionSpec } from '../../cli/spec.ts';
-import { devContainerOptions } from '../shared.ts';
+import { DEV_NAME, devContainerOptions } from '../shared.ts';
 
 export const downOptions = [
   ...devContainerOptions,
@@ -10,7 +10,7 @@ export const downCommand = command({
   name: 'down',
   summary: 'Deactivate a development container and restore the original deployment',
   description: 'Run from the folder where `up` was run. File synchronization stops and the previous deployment configuration is restored.',
-  args: [{ name: 'devName' }],
+  args: [{ name: 'devName', description: DEV_NAME }],
   options: downOptions,
   load: async () => (await import('./run.ts')).runDown,
 });

@@ -10,7 +10,7 @@ export const runEndpoints: CommandHandler<typeof endpointsOptions> = async (f, i
   const client = await f.kube({ context, namespace });
   const urls = await environmentUrls(client, environment);
   const format = inv.opts.output;
-  // Ruling 5: with no endpoint domain, deploy makes no public endpoints; say so, and how to set one
+  // With no endpoint domain, deploy makes no public endpoints; say so, and how to set one
   // (on stderr, whatever the format: stdout stays what --output asks for).
   if (urls.length === 0 && !endpointDomain(f, context)) {
     f.io.stderr.write(

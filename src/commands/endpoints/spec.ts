@@ -11,6 +11,9 @@ export const endpointsOptions = [
 export const endpointsCommand = command({
   name: 'endpoints',
   summary: 'List the public endpoints of the development environment',
+  description:
+    'Prints the HTTPS URL of every public endpoint of the environment, one per line (--output json: a JSON array; md: a Markdown list). ' +
+    'With no endpoint domain configured for the context, says so on stderr and how to set one.',
   options: endpointsOptions,
   load: async () => (await import('./run.ts')).runEndpoints,
 });

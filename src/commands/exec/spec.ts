@@ -1,5 +1,5 @@
 import { command } from '../../cli/spec.ts';
-import { devContainerOptions } from '../shared.ts';
+import { DEV_NAME, devContainerOptions } from '../shared.ts';
 
 export const execCommand = command({
   name: 'exec',
@@ -7,7 +7,7 @@ export const execCommand = command({
   description:
     "Runs COMMAND in the development container started by `up` from this folder; its exit code is devtool's. Fails when no development container " +
     'is active for the current folder.',
-  args: [{ name: 'devName' }],
+  args: [{ name: 'devName', description: DEV_NAME }],
   options: devContainerOptions,
   passthrough: { name: 'COMMAND', required: true },
   examples: ['devtool exec -- npm test', 'devtool exec api -- bash'],

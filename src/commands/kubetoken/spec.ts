@@ -8,6 +8,9 @@ export const kubetokenOptions = [
 export const kubetokenCommand = command({
   name: 'kubetoken',
   summary: 'Print an ExecCredential with a short-lived Kubernetes token of a service context (kubectl credential plugin)',
+  description:
+    'Prints a client.authentication.k8s.io ExecCredential with a Kubernetes token of the user of the service context --context, cached ' +
+    'until it is about to expire. The kubeconfig entries `devtool kubeconfig` writes for service contexts run it; --context is required.',
   hidden: true,
   options: kubetokenOptions,
   load: async () => (await import('./run.ts')).runKubetoken,

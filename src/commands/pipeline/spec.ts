@@ -47,12 +47,19 @@ export const pipelineCommand: CommandSpec = {
     command({
       name: 'deploy',
       summary: 'Run a job in the cluster that clones the repository and runs deploy on it',
+      description:
+        'Starts a run of the pipeline NAME (--name, else the repository or folder name) in the namespace: a Job that clones --repository ' +
+        "(default: this checkout's origin) at --branch and runs `devtool deploy` there, with the --var values. Without --wait, returns once the " +
+        'run is accepted and says how to follow it; with --wait, shows its output as it comes and ends with its status.',
       options: pipelineDeployOptions,
       load: async () => (await import('./run.ts')).runPipelineDeploy,
     }),
     command({
       name: 'destroy',
       summary: 'Run a job in the cluster that clones the repository and runs destroy',
+      description:
+        'Starts a run of `devtool destroy` for the pipeline NAME (--name, else the folder name) in the namespace, on the repository, branch and ' +
+        'variables of its last deploy. --wait follows it as `pipeline deploy --wait` does.',
       options: pipelineDestroyOptions,
       load: async () => (await import('./run.ts')).runPipelineDestroy,
     }),

@@ -21,7 +21,7 @@ export const previewEndpointsOptions = [
   { name: 'output', short: 'o', type: 'string', allowed: ['json'], description: 'Output format: json, for parsing endpoints into a pull-request layout' },
 ] as const satisfies readonly OptionSpec[];
 
-const NAME_ARG = [{ name: 'name' }];
+const NAME_ARG = [{ name: 'name', description: 'The preview environment, also its namespace (default: `<repository>-<branch>` of this checkout)' }];
 const load = async () => await import('./run.ts');
 
 export const previewCommand: CommandSpec = {
@@ -35,6 +35,9 @@ export const previewCommand: CommandSpec = {
     command({
       name: 'deploy',
       summary: 'Deploy a preview environment for a branch (only admins can deploy a global one)',
+      description:
+        'Creates the preview environment (a namespace of its own) and starts its pipeline: a Job that clones --repository at --branch and runs ' +
+        '`devtool deploy` there. Without --wait, returns once the run is accepted; with --wait, shows its output and then the endpoints.',
       args: NAME_ARG,
       options: previewDeployOptions,
       load: async () => (await load()).runPreviewDeploy,
@@ -42,6 +45,7 @@ export const previewCommand: CommandSpec = {
     command({
       name: 'destroy',
       summary: 'Destroy a preview environment (only administrators can destroy a global one)',
+      description: 'Runs `devtool destroy` in the preview environment, then deletes its namespace. --wait follows both to the end.',
       args: NAME_ARG,
       options: previewDestroyOptions,
       load: async () => (await load()).runPreviewDestroy,
@@ -49,17 +53,30 @@ export const previewCommand: CommandSpec = {
     command({
       name: 'endpoints',
       summary: 'List the endpoints of a preview environment',
+      description: 'Prints the HTTPS URL of every public endpoint of the preview environment, one per line, or a JSON array with --output json.',
       args: NAME_ARG,
       options: previewEndpointsOptions,
       load: async () => (await load()).runPreviewEndpoints,
     }),
-    { name: 'list', summary: 'Show status and scope of your preview environments', load: async () => (await load()).runPreviewList },
+    {
+      name: 'list',
+      summary: 'Show status and scope of your preview environments',
+      description: 'Lists the preview environments you can see: table Name, Scope, Status, Branch, Age, Owner; the reason of each failed one follows.',
+      load: async () => (await load()).runPreviewList,
+    },
     {
       name: 'sleep',
       summary: 'Scale a preview environment to zero, keeping everything else (only admins for a global one)',
+      description: 'Stops the pods of the preview environment (its workloads scaled to zero), keeping its volumes and endpoints; `wake` brings them back.',
       args: NAME_ARG,
       load: async () => (await load()).runPreviewSleep,
     },
-    { name: 'wake', summary: 'Wake a sleeping preview environment', args: NAME_ARG, load: async () => (await load()).runPreviewWake },
+    {
+      name: 'wake',
+      summary: 'Wake a sleeping preview environment',
+      description: 'Gives the workloads of a sleeping preview environment their replicas back.',
+      args: NAME_ARG,
+      load: async () => (await load()).runPreviewWake,
+    },
   ],
 };

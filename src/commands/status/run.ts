@@ -7,7 +7,7 @@ import { devTargetQuery } from '../shared.ts';
 import type { statusOptions } from './spec.ts';
 
 /**
- * `status NAME` (or a folder with one dev container): that one's figure, as the reference has it.
+ * `status NAME` (or a folder with one dev container): that one's figure alone.
  * `status` alone with several: one line per dev container, named; those whose `up` is not running
  * say so; it fails only when none is.
  */

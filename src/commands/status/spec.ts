@@ -1,5 +1,5 @@
 import { command, type OptionSpec } from '../../cli/spec.ts';
-import { devContainerOptions } from '../shared.ts';
+import { DEV_NAME, devContainerOptions } from '../shared.ts';
 
 export const statusOptions = [
   ...devContainerOptions,
@@ -13,7 +13,7 @@ export const statusCommand = command({
   description:
     'With devName, or in a folder with one development container, its synchronization status. Without devName in a folder with several, ' +
     'one line per development container, named.',
-  args: [{ name: 'devName' }],
+  args: [{ name: 'devName', description: DEV_NAME }],
   options: statusOptions,
   load: async () => (await import('./run.ts')).runStatus,
 });

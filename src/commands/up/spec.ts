@@ -1,5 +1,5 @@
 import { command, type OptionSpec } from '../../cli/spec.ts';
-import { devContainerOptions } from '../shared.ts';
+import { DEV_NAME, devContainerOptions } from '../shared.ts';
 
 export const upOptions = [
   ...devContainerOptions,
@@ -24,7 +24,7 @@ export const upCommand = command({
     'are synchronized and their published ports forwarded.\n' +
     'Without devName, when the folder has several development containers, brings them all up in this process (each line of one starts ' +
     'with [name]; no shell opens: use `devtool exec NAME -- sh`); `down` without devName restores them all.',
-  args: [{ name: 'devName' }],
+  args: [{ name: 'devName', description: DEV_NAME }],
   options: upOptions,
   load: async () => (await import('./run.ts')).runUp,
 });

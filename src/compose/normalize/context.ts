@@ -60,7 +60,7 @@ export class NormalizeContext {
     return n;
   }
 
-  /** A port number: 1..65535 (ruling 2). */
+  /** A port number: 1..65535, in every notation (docs/compose.md, Validation). */
   port(value: unknown, path: Path): number | undefined {
     const n = typeof value === 'number' ? value : typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
     if (!Number.isInteger(n)) {

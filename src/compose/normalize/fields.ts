@@ -203,7 +203,7 @@ export function memoryQuantity(ctx: NormalizeContext, value: unknown, path: Path
 }
 
 /**
- * Compose labels become annotations (ruling 8). A key that cannot be an annotation name (Traefik's
+ * Compose labels become annotations (docs/compose.md). A key that cannot be an annotation name (Traefik's
  * router labels often run past 63 characters) is skipped with one warning naming every such key
  * and where it is: other tools' labels must not stop a deploy.
  */

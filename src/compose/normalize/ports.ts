@@ -1,7 +1,7 @@
 /**
  * `ports` and `expose` to one list of PortMapping. Short syntax: [HOST_IP:][HOST:]CONTAINER[/PROTO]
  * where HOST and CONTAINER may be ranges (8000-8010); long syntax: {target, published, protocol,
- * host_ip}. Every number must be a port, 1..65535 (ruling 2), whatever the notation.
+ * host_ip}. Every number must be a port, 1..65535, whatever the notation.
  */
 import { formatPos, type Path } from '../../yaml/errors.ts';
 import type { PortMapping, Protocol } from '../model.ts';

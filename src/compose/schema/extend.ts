@@ -1,5 +1,5 @@
 /**
- * The devtool extensions of the Compose file (see the reference), patched onto a copy of the
+ * The devtool extensions of the Compose file (docs/compose.md), patched onto a copy of the
  * upstream schema at run time rather than edited into compose-spec.json: the upstream file stays
  * byte-for-byte what scripts/update-compose-schema.sh fetched, and if a new upstream version moves
  * one of the places patched here, `extendComposeSchema` throws and the tests say so at once.
@@ -9,7 +9,7 @@
  *   healthcheck.http          { path, port }: an HTTP probe
  *   volumes.*.driver_opts     class (storage class) and size (claim size), both strings
  *   stop_grace_period         also a bare number of seconds
- *   deploy.resources.*.cpu    the reference's spelling of Compose's `cpus`
+ *   deploy.resources.*.cpu    devtool's spelling of Compose's `cpus`, accepted beside it
  *   build.export_cache        image tag for exported cache
  */
 import upstream from './compose-spec.json' with { type: 'json' };

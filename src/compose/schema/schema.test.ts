@@ -27,7 +27,7 @@ function problems(text: string): string[] {
   return validateComposeSchema(r.value, r.sources).map(formatProblem).sort();
 }
 
-test('the reference extensions and x- keys are valid', () => {
+test('the devtool extensions and x- keys are valid', () => {
   const text = `
 x-common: &c {restart: always}
 services:

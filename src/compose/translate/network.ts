@@ -4,7 +4,7 @@
  * public through an Ingress (unless the port is a database or debugger port of the never-public
  * table, or bound to a loopback address); bare ports stay private. `endpoints` become Ingresses.
  *
- * Hosts (ruling 5): list and object notations `<env>-<namespace>.<domain>`; map notation
+ * Hosts: list and object notations `<env>-<namespace>.<domain>`; map notation
  * `<key>-<namespace>.<domain>`. A service's public port, as Okteto names them: `<service>-...`
  * when the service has one public port, `<service>-<hostport>-...` for each when it has several.
  */
@@ -15,7 +15,7 @@ import type { SourcePos } from '../../yaml/errors.ts';
 import type { ComposeService, PortMapping } from '../model.ts';
 import type { TranslateContext } from './context.ts';
 
-/** Ports never made public by a `ports` entry (the reference's table; RethinkDB per ruling 2). */
+/** Ports never made public by a `ports` entry: those of well-known databases, caches and brokers. */
 export const neverPublicPorts: ReadonlySet<number> = new Set([
   3306, // MySQL
   1521,
@@ -122,7 +122,7 @@ export function publicPorts(ctx: TranslateContext, service: ComposeService): Por
   return out;
 }
 
-/** A service's Compose labels, as the annotations of each of its objects (ruling 8). */
+/** A service's Compose labels, as the annotations of each of its objects. */
 export function serviceAnnotations(service: ComposeService): { annotations?: Record<string, string> } {
   return service.labels.size > 0 ? { annotations: Object.fromEntries(service.labels) } : {};
 }

@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { parseAllDocuments } from 'yaml';
+import { ExitCode } from '../../base/errors.ts';
+import { commandSandbox, type CommandSandbox, failure, runCommand, success } from '../../../test/command-harness.ts';
+
+const COMPOSE = 'services:\n  web:\n    image: nginx:1.27\n    ports: ["8080:80"]\n    environment:\n      GREETING: ${GREETING:-hello}\n';
+
+function composeProject(): CommandSandbox {
+  const sandbox = commandSandbox();
+  writeFileSync(join(sandbox.project, 'compose.yaml'), COMPOSE);
+  return sandbox;
+}
+
+/** Ports become public endpoints, under this domain. */
+const env = { DEVTOOL_ENDPOINT_DOMAIN: 'apps.example' };
+
+const objects = (yaml: string) => parseAllDocuments(yaml).map((d) => d.toJS() as { kind: string; metadata: { name: string } });
+
+test('--dry-run prints the objects of the Compose file, its endpoints in the namespace of the current context, and contacts no cluster', async () => {
+  const sandbox = composeProject();
+  const r = success(await runCommand(['deploy', '--dry-run'], { sandbox, env }));
+  const printed = objects(r.stdout);
+  assert.ok(
+    printed.some((o) => o.kind === 'Deployment' && o.metadata.name === 'web'),
+    r.stdout,
+  );
+  assert.match(r.stdout, /host: web-default\.apps\.example/);
+});
+
+test('--dry-run: --namespace, --name and --var reach the objects', async () => {
+  const sandbox = composeProject();
+  const r = success(await runCommand(['deploy', '--dry-run', '-n', 'feature', '--name', 'shop', '--var', 'GREETING=bonjour'], { sandbox, env }));
+  assert.match(r.stdout, /host: web-feature\.apps\.example/);
+  assert.match(r.stdout, /value: bonjour/);
+  assert.match(r.stdout, /devtool\.dev\/environment: shop$/m);
+});
+
+test('--dry-run with --namespace needs no context at all', async () => {
+  const sandbox = commandSandbox('apiVersion: v1\nkind: Config\n');
+  writeFileSync(join(sandbox.project, 'compose.yaml'), COMPOSE);
+  assert.match(
+    failure(await runCommand(['deploy', '--dry-run'], { sandbox, env }), ExitCode.failure),
+    /no current context to take the namespace from: pass --namespace to render offline/,
+  );
+  success(await runCommand(['deploy', '--dry-run', '-n', 'offline'], { sandbox, env }));
+  assert.match(
+    failure(await runCommand(['deploy', '--dry-run', '-n', 'offline'], { sandbox }), ExitCode.failure),
+    /compose\.yaml:4:13: public endpoints need an endpoint domain: set DEVTOOL_ENDPOINT_DOMAIN/,
+  );
+});
+
+test('bad flags are usage errors before anything is read or applied', async () => {
+  const sandbox = composeProject();
+  assert.match(failure(await runCommand(['deploy', '--var', 'NOEQUALS'], { sandbox }), ExitCode.usage), /invalid value for flag --var \(no "=" in it\)/);
+  assert.match(failure(await runCommand(['deploy', '--var', '1X=a'], { sandbox }), ExitCode.usage), /invalid value "1X=\.\.\." for flag --var/);
+  assert.match(failure(await runCommand(['deploy', '--wait=maybe'], { sandbox }), ExitCode.usage), /--wait: expected true or false/);
+  assert.match(failure(await runCommand(['deploy', '--timeout', '300'], { sandbox }), ExitCode.usage), /invalid value "300" for flag --timeout/);
+  assert.match(failure(await runCommand(['deploy', '--dry-run', '-n', 'Bad_NS'], { sandbox }), ExitCode.usage), /invalid namespace "Bad_NS"/);
+});
+
+test('a folder with nothing to deploy: one line, and no cluster is asked', async () => {
+  const sandbox = commandSandbox();
+  const r = await runCommand(['deploy'], { sandbox });
+  assert.equal(
+    failure(r, ExitCode.failure),
+    `Error: nothing to deploy in ${sandbox.project}: no devtool.yml and no Compose file ` +
+      '(compose.yaml, compose.yml, docker-compose.yaml, docker-compose.yml); name one with --file',
+  );
+  assert.equal(r.stdout, '');
+});

@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { ExitCode } from '../../base/errors.ts';
+import { hostname } from 'node:os';
+import { folderHash, FOLDER_ANNOTATION, ORIGIN_ANNOTATION } from '../../dev/names.ts';
+import type { Factory } from '../../factory.ts';
+import { commandSandbox, type CommandSandbox, failure, fakeKubeClient, runCommand, success } from '../../../test/command-harness.ts';
+
+// A real swap and its restoration run end to end (test/e2e/dev-up.e2e.test.ts, dev-statefulset);
+// here, what `down` says and which cluster it asks.
+
+function project(services: string[]): CommandSandbox {
+  const sandbox = commandSandbox();
+  writeFileSync(join(sandbox.project, 'devtool.yml'), `services:\n${services.map((s) => `  ${s}:\n    sync: [".:/app"]\n`).join('')}`);
+  return sandbox;
+}
+
+const notFound = async () => {
+  throw Object.assign(new Error('not found'), { code: 404 });
+};
+
+/** A namespace without dev mode, or whose Deployment `original` was swapped from `folder`; it records the targets asked. */
+function cluster(swapped?: { original: string; folder: string }) {
+  const targets: string[] = [];
+  const kube: Factory['kube'] = async (target) => {
+    targets.push(`${target.context.name}/${target.namespace}`);
+    const annotations = swapped && { [FOLDER_ANNOTATION]: folderHash(swapped.folder), [ORIGIN_ANNOTATION]: `${hostname()}:${swapped.folder}` };
+    const original = swapped && { kind: 'Deployment', metadata: { name: swapped.original, annotations } };
+    return fakeKubeClient(target, {
+      apps: {
+        listNamespacedDeployment: async () => ({ items: original ? [original] : [] }),
+        listNamespacedStatefulSet: async () => ({ items: [] }),
+        readNamespacedDeployment: async ({ name }: { name: string }) => (name === swapped?.original ? original : notFound()),
+        readNamespacedStatefulSet: notFound,
+      },
+      core: { readNamespacedSecret: notFound, listNamespacedPod: async () => ({ items: [] }) },
+    });
+  };
+  return { kube, targets };
+}
+
+test('nothing active: says so per dev container, exit 0', async () => {
+  const sandbox = project(['api', 'web']);
+  const c = cluster();
+  const r = success(await runCommand(['down', '-n', 'feature'], { sandbox, kube: c.kube }));
+  assert.match(r.stderr, /no dev container api was active in namespace feature/);
+  assert.match(r.stderr, /no dev container web was active in namespace feature/);
+  assert.equal(r.stdout, '');
+  assert.deepEqual(c.targets, ['alpha/feature']);
+});
+
+test('--context picks the cluster for one run', async () => {
+  const c = cluster();
+  success(await runCommand(['down', 'api', '--context', 'beta'], { sandbox: project(['api']), kube: c.kube }));
+  assert.deepEqual(c.targets, ['beta/team']);
+});
+
+test('activated from another folder that still exists: one line naming it, nothing changed', async () => {
+  const sandbox = project(['api']);
+  const other = commandSandbox();
+  const c = cluster({ original: 'api', folder: other.project });
+  assert.equal(
+    failure(await runCommand(['down', 'api'], { sandbox, kube: c.kube }), ExitCode.failure),
+    `Error: api was activated from folder ${other.project}: run 'devtool down' there (the folder where 'devtool up' ran)`,
+  );
+});
+
+test('bad flags and names: usage errors before any cluster is asked', async () => {
+  const sandbox = project(['api']);
+  assert.match(failure(await runCommand(['down', 'web'], { sandbox }), ExitCode.usage), /has no services entry "web"/);
+  assert.match(failure(await runCommand(['down', '--volumes=some'], { sandbox }), ExitCode.usage), /--volumes: expected true or false/);
+  assert.match(failure(await runCommand(['down', '-c', 'gamma'], { sandbox }), ExitCode.usage), /--context: unknown context "gamma"/);
+});
