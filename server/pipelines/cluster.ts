@@ -14,7 +14,7 @@ import type { Writable } from 'node:stream';
 import type * as k8s from '@kubernetes/client-node';
 import type { RunRecords } from '../store/store.ts';
 
-export { RecordConflict, type RunRecord } from '../store/store.ts';
+export { NamespaceGone, RecordConflict, type RunRecord } from '../store/store.ts';
 
 /** The Job's state as the service reads it. */
 export type JobState = { state: 'running' } | { state: 'succeeded' } | { state: 'failed'; reason: string; message: string } | { state: 'missing' };

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { PipelineDeployBody } from '../../api/routes.ts';
 import { ApiError } from '../errors.ts';
+import { NamespaceGone } from './cluster.ts';
 import { fakeCluster } from './fake-cluster.ts';
 import { clonedFrom, deploy, destroy, getRun, gitTokenSecretName, type RunSettings } from './runs.ts';
 
@@ -218,4 +219,13 @@ test("a run's parameters act for the user who gave them: another user can neithe
   const bobs = await deploy(cluster, settings({}, 'bob'), { ...request, repository: 'https://git.example.com/bob.git' });
   assert.equal(bobs.repository, 'https://git.example.com/bob.git');
   assert.equal('actor' in bobs, false, 'the actor is the service’s, not part of the answer');
+});
+
+test('a namespace deleted between the rights check and the record is a 404, not an internal error', async () => {
+  const { cluster } = fakeCluster();
+  const gone = {
+    ...cluster,
+    putRecord: () => Promise.reject(new NamespaceGone('namespace alice-devtool does not exist (or is being deleted)')),
+  };
+  await refusal(deploy(gone, settings(), request), 404, /^namespace alice-devtool does not exist \(or is being deleted\)$/);
 });

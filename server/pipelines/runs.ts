@@ -9,7 +9,7 @@ import type * as k8s from '@kubernetes/client-node';
 import { PIPELINE_LOG_MAX, type PipelineDeployBody, type PipelineRunBody } from '../../api/routes.ts';
 import { ApiError } from '../errors.ts';
 import { statusOf } from '../store/kube-calls.ts';
-import { ClusterRefusal, type PipelineAccess, type PipelineCluster, RecordConflict, type RunRecord } from './cluster.ts';
+import { ClusterRefusal, NamespaceGone, type PipelineAccess, type PipelineCluster, RecordConflict, type RunRecord } from './cluster.ts';
 import {
   COMMIT_LINE_PREFIX,
   credentialsSecretName,
@@ -97,6 +97,7 @@ async function asApi<T>(p: Promise<T>): Promise<T> {
     return await p;
   } catch (err) {
     if (err instanceof ClusterRefusal) throw new ApiError(err.statusCode, err.message);
+    if (err instanceof NamespaceGone) throw new ApiError(404, err.message);
     throw err;
   }
 }

@@ -9,7 +9,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import { orUndefined, statusOf } from './kube-calls.ts';
 import { LABEL_PIPELINE, variableKey } from '../pipelines/job.ts';
-import { RecordConflict, type RunRecord, type RunRecords } from './store.ts';
+import { NamespaceGone, RecordConflict, type RunRecord, type RunRecords } from './store.ts';
 
 const RECORD_KEY = 'run.json';
 const LOG_KEY = 'log';
@@ -70,7 +70,7 @@ export class KubeRunRecords implements RunRecords {
   async putRecord(record: RunRecord, version: string | undefined, labels: Record<string, string>): Promise<string> {
     const name = recordSecretName(record.namespace, record.name);
     const owner = await this.ownerOf(record.namespace);
-    if (!owner) throw new Error(`namespace ${record.namespace} does not exist (or is being deleted)`);
+    if (!owner) throw new NamespaceGone(`namespace ${record.namespace} does not exist (or is being deleted)`);
     const { log, ...rest } = record;
     const body: k8s.V1Secret = {
       metadata: { ...this.meta(name, record.namespace, record.name, 'pipeline-run', owner, labels), ...(version ? { resourceVersion: version } : {}) },
@@ -104,7 +104,7 @@ export class KubeRunRecords implements RunRecords {
     const secret = variablesSecretName(namespace, name);
     if (variables.length === 0) return this.deleteVariables(namespace, name);
     const owner = await this.ownerOf(namespace);
-    if (!owner) throw new Error(`namespace ${namespace} does not exist (or is being deleted)`);
+    if (!owner) throw new NamespaceGone(`namespace ${namespace} does not exist (or is being deleted)`);
     // data, not stringData: a replace then holds exactly these keys.
     const body: k8s.V1Secret = {
       metadata: this.meta(secret, namespace, name, 'pipeline-variables', owner, labels),

@@ -86,6 +86,9 @@ export type RunRecord = Omit<PipelineRunBody, 'skipped'> & {
 /** Thrown by putRecord when another writer changed the record first. */
 export class RecordConflict extends Error {}
 
+/** The namespace of a record does not exist, or is being deleted: the user's to hear (404), not an internal error. */
+export class NamespaceGone extends Error {}
+
 /**
  * Pipeline records and the deploy's `--var` values, kept where only the service writes (its own
  * namespace): what a later destroy or redeploy acts on never comes from an object a user can write.
