@@ -30,6 +30,13 @@ if [[ ! -f $DONE ]]; then
   if [[ ! -f $DONE ]]; then
     log "installing schemathesis $SCHEMATHESIS_VERSION into $VENV"
     rm -rf "$VENV"
+    # Debian's python3 makes a venv only with python3-venv (ensurepip): installed when missing.
+    if ! python3 -c 'import ensurepip' 2>/dev/null; then
+      log "installing Debian's python3-venv"
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >&2 ||
+        { apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >&2; } ||
+        die "apt-get install python3-venv failed"
+    fi
     python3 -m venv "$VENV" >&2
     "$VENV/bin/pip" install -q "schemathesis==$SCHEMATHESIS_VERSION" >&2 || die "pip install schemathesis==$SCHEMATHESIS_VERSION failed"
     touch "$DONE"
