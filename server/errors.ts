@@ -8,7 +8,5 @@ export class ApiError extends Error {
   }
 }
 
-/** Any text as one line: a 4xx body is printed by the CLI as it is. */
-export function oneLine(text: string): string {
-  return text.replace(/\s*[\r\n]+\s*/g, ' ').trim();
-}
+/** Any text as one line (the CLI's rule): a 4xx body is printed by the CLI as it is. */
+export { oneLine } from '../src/base/text.ts';

@@ -3,6 +3,7 @@
  * that is not one): what was refused, by whom, what to do. Pure; kube/transport.ts raises it for
  * every request the typed clients send, so no command prints the client's raw exception.
  */
+import { oneLine } from '../base/text.ts';
 
 export interface KubeAnswer {
   method: string;
@@ -100,5 +101,3 @@ function statusOf(body: string): Status | undefined {
     return undefined;
   }
 }
-
-const oneLine = (text: string) => text.replace(/\s*[\r\n]+\s*/g, ' ').trim();

@@ -2,6 +2,7 @@
  * Builds a @kubernetes/client-node KubeConfig for a devtool context. The client is loaded here,
  * lazily, so commands that never touch the cluster never pay for it.
  */
+import { oneLine } from '../base/text.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
 import { DevtoolError, UnavailableError } from '../base/errors.ts';
@@ -119,6 +120,6 @@ export function describeKubeError(err: unknown): string {
 export function describeKubeFailure(err: unknown): string {
   const e = err as { name?: string; message?: string } | undefined;
   if (e?.name === 'KubeAnswerError' && e.message) return e.message;
-  const text = describeKubeError(err).replace(/\s*[\r\n]+\s*/g, ' ');
+  const text = oneLine(describeKubeError(err));
   return describeUnreachable(text) ?? text;
 }

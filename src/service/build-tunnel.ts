@@ -10,6 +10,7 @@
  * TCP port would let any local user or process build, and read what others' builds pull and push,
  * with this user's token while a build runs. The directory and socket go when the tunnel closes.
  */
+import { oneLine } from '../base/text.ts';
 import { type ClientRequest, type IncomingMessage, request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
@@ -86,7 +87,7 @@ export function upgrade(opts: BuildTunnelOptions): Promise<Socket> {
 function reasonOf(text: string, status: number): string {
   try {
     const body = JSON.parse(text) as { error?: unknown };
-    if (typeof body.error === 'string') return body.error.replace(/\s*[\r\n]+\s*/g, ' ').trim();
+    if (typeof body.error === 'string') return oneLine(body.error);
   } catch {}
   return `HTTP ${status}`;
 }

@@ -6,6 +6,7 @@
  */
 import { formatDuration } from '../base/duration.ts';
 import { DevtoolError } from '../base/errors.ts';
+import { oneLine } from '../base/text.ts';
 import { CONNECT_TIMEOUT_VARIABLE, connectTimeoutText, DEFAULT_NETWORK_TIMEOUTS, RESPONSE_TIMEOUT_VARIABLE } from '../base/network-timeouts.ts';
 import {
   ANALYTICS_ACTION_PATTERN,
@@ -177,22 +178,20 @@ function inWords(code: string | undefined, message: string): string {
       return `no answer to the connection (${code})`;
     case 'EPROTO':
       if (/wrong version number/.test(message)) return `it does not answer in TLS there; is its URL http://? (${code})`;
-      return oneLineOf(`${code}: ${message}`);
+      return oneLine(`${code}: ${message}`);
     case 'CERT_HAS_EXPIRED':
     case 'ERR_TLS_CERT_ALTNAME_INVALID':
       return `its TLS certificate is not valid for it (${code})`;
     default:
-      return oneLineOf(code ? `${code}: ${message}` : message);
+      return oneLine(code ? `${code}: ${message}` : message);
   }
 }
-
-const oneLineOf = (text: string) => text.replace(/\s*[\r\n]+\s*/g, ' ');
 
 /** The one-line reason of a `{ error }` body, or undefined when the body is something else (a proxy's page). */
 function errorOf(text: string): string | undefined {
   try {
     const body = JSON.parse(text) as { error?: unknown };
-    return typeof body.error === 'string' ? body.error.replace(/\s*[\r\n]+\s*/g, ' ').trim() : undefined;
+    return typeof body.error === 'string' ? oneLine(body.error) : undefined;
   } catch {
     return undefined;
   }
@@ -203,7 +202,7 @@ function oauthErrorOf(text: string): { error: string; description: string } | un
   try {
     const body = JSON.parse(text) as { error?: unknown; error_description?: unknown };
     if (typeof body.error !== 'string' || typeof body.error_description !== 'string') return undefined;
-    return { error: body.error, description: body.error_description.replace(/\s*[\r\n]+\s*/g, ' ').trim() };
+    return { error: body.error, description: oneLine(body.error_description) };
   } catch {
     return undefined;
   }
