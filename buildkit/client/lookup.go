@@ -10,11 +10,9 @@ import (
 	"strings"
 	"time"
 
-	dockerconfig "github.com/docker/cli/cli/config"
 	"github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/client/llb"
 	"github.com/moby/buildkit/session"
-	"github.com/moby/buildkit/session/auth/authprovider"
 	"github.com/moby/buildkit/util/grpcerrors"
 	"google.golang.org/grpc/codes"
 )
@@ -61,10 +59,7 @@ func lookup(ctx context.Context, address, image string) Lookup {
 	if err != nil {
 		return Lookup{State: "unknown", Reason: oneLine(err.Error())}
 	}
-	auth := authprovider.NewDockerAuthProvider(authprovider.DockerAuthProviderConfig{
-		AuthConfigProvider: authprovider.LoadAuthConfig(dockerconfig.LoadDefaultConfigFile(io.Discard)),
-	})
-	_, err = c.Solve(ctx, def, client.SolveOpt{Session: []session.Attachable{auth}}, nil)
+	_, err = c.Solve(ctx, def, client.SolveOpt{Session: []session.Attachable{registryAuth(io.Discard)}}, nil)
 	return lookupAnswer(err, ctx.Err())
 }
 

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -119,13 +120,7 @@ func run(ctx context.Context, req *Request, out *output) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("build secrets: %w", err)
 	}
-	// Registry credentials as `docker login` keeps them ($DOCKER_CONFIG, credential
-	// helpers), as buildctl and buildx send them; the daemon asks for them when it
-	// pulls, pushes or imports cache.
-	auth := authprovider.NewDockerAuthProvider(authprovider.DockerAuthProviderConfig{
-		AuthConfigProvider: authprovider.LoadAuthConfig(dockerconfig.LoadDefaultConfigFile(os.Stderr)),
-	})
-	opt.Session = []session.Attachable{secretsprovider.NewSecretProvider(store), auth}
+	opt.Session = []session.Attachable{secretsprovider.NewSecretProvider(store), registryAuth(os.Stderr)}
 
 	statuses := make(chan *client.SolveStatus)
 	progress := make(chan error, 1)
@@ -138,6 +133,16 @@ func run(ctx context.Context, req *Request, out *output) (string, error) {
 		return "", err
 	}
 	return resp.ExporterResponse["containerimage.digest"], nil
+}
+
+// registryAuth serves registry credentials as `docker login` keeps them
+// ($DOCKER_CONFIG, credential helpers), as buildctl and buildx send them; the
+// daemon asks for them when it pulls, pushes or imports cache. Problems reading
+// the config file are written to warnings.
+func registryAuth(warnings io.Writer) session.Attachable {
+	return authprovider.NewDockerAuthProvider(authprovider.DockerAuthProviderConfig{
+		AuthConfigProvider: authprovider.LoadAuthConfig(dockerconfig.LoadDefaultConfigFile(warnings)),
+	})
 }
 
 // connect dials the daemon and checks that it answers, within dialTimeout:
