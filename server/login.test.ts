@@ -308,6 +308,15 @@ describe('browser login (authorization code with PKCE)', () => {
     assert.deepEqual(again.json(), { error: 'invalid_grant', error_description: 'unknown or already used authorization code: run the login again' });
   });
 
+  test('a token request whose body is not JSON, or not UTF-8, is refused with 400 invalid_request, not a server error', async () => {
+    const h = await harness();
+    for (const payload of [Buffer.from([0xff, 0x5b, 0x6c]), Buffer.from('{"grant_type":')]) {
+      const res = await h.app.inject({ method: 'POST', url: '/auth/token', headers: { 'content-type': 'application/json' }, payload });
+      assert.equal(res.statusCode, 400);
+      assert.deepEqual(res.json(), { error: 'invalid_request', error_description: "Body is not valid JSON but content-type is set to 'application/json'" });
+    }
+  });
+
   test('a wrong verifier is refused and burns the code; an expired code is refused', async () => {
     const h = await harness();
     const pkce = createPkcePair();

@@ -19,10 +19,13 @@ export function registerLoginRoutes(app: App, ctx: AppContext): void {
     });
     s.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
       const status = err instanceof ApiError ? err.statusCode : ((err as FastifyError).statusCode ?? 500);
-      const json = request.url.startsWith('/auth/token') || request.url.startsWith('/auth/device/code');
+      const tokenEndpoint = request.url.startsWith('/auth/token');
+      const json = tokenEndpoint || request.url.startsWith('/auth/device/code');
       if (status >= 500) request.log.error({ err }, 'request failed');
       const line = status >= 500 ? 'internal error of the devtool service; its log has the details' : oneLine(err.message);
-      if (json) return reply.code(status).send((err as FastifyError).validation ? { error: 'invalid_request', error_description: line } : { error: line });
+      // The token endpoint answers every 400 (a body that fails its schema or is not JSON at all) in
+      // the OAuth error shape its clients parse; its other answers keep the API's one-line shape.
+      if (json) return reply.code(status).send(tokenEndpoint && status === 400 ? { error: 'invalid_request', error_description: line } : { error: line });
       return reply
         .code(status)
         .headers(PAGE_HEADERS)
