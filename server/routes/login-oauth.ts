@@ -13,7 +13,7 @@ import { pkceChallenge, sha256 } from '../../src/base/hash.ts';
 import { CLI_CLIENT_ID, DEVICE_GRANT_TYPE, ErrorBody, OAuthError, routes, type TokenGrantAnswerBody, type TokenGrantRequestBody } from '../../api/routes.ts';
 import type { App, AppContext } from '../context.ts';
 import { html, page } from '../pages/html.ts';
-import { csrfValid, randomSecret, sameSecret } from '../sessions.ts';
+import { csrfValid, randomSecret, sameSecret } from '../browser-sessions.ts';
 import { ApiError } from '../errors.ts';
 import { ConflictError } from '../store/store.ts';
 import { newToken } from '../tokens.ts';

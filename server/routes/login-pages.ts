@@ -13,7 +13,7 @@ import { ApiError } from '../errors.ts';
 import { html, PAGE_HEADERS, page } from '../pages/html.ts';
 import { AccountLoginThrottle } from '../login-throttle.ts';
 import { hashPassword, PASSWORD_MIN, passwordProblem, verifyPassword } from '../passwords.ts';
-import { csrfValid, currentSession, endSession, preSignInCsrf, type Session, startSession } from '../sessions.ts';
+import { csrfValid, currentSession, endSession, preSignInCsrf, type BrowserSession, startSession } from '../browser-sessions.ts';
 import { liveTokens, newToken } from '../tokens.ts';
 
 export type Form = Record<string, string | undefined>;
@@ -32,7 +32,7 @@ export function safeNext(next: string | undefined): string {
 }
 
 /** The signed-in user's session, or undefined after sending the browser to sign in. */
-export async function requireSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<Session | undefined> {
+export async function requireSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<BrowserSession | undefined> {
   const session = await currentSession(ctx, request);
   if (!session) {
     if (request.method === 'GET') reply.redirect(`/login?next=${encodeURIComponent(request.url)}`, 303);
@@ -152,7 +152,7 @@ export function registerLoginPages(app: App, ctx: AppContext): void {
 
 type TokenList = Awaited<ReturnType<AppContext['store']['listTokens']>>;
 
-function tokensPage(ctx: AppContext, s: Session, list: TokenList, shown?: { name: string; token: string }) {
+function tokensPage(ctx: AppContext, s: BrowserSession, list: TokenList, shown?: { name: string; token: string }) {
   const revoke = (id: string) =>
     html`<form class="inline" method="post" action="/account/tokens/${id}/revoke"><input type="hidden" name="csrf" value="${s.csrf}">
 <button>Revoke</button></form>`;
@@ -224,7 +224,7 @@ function registerTokenPages(app: App, ctx: AppContext): void {
 }
 
 function registerSecretPages(app: App, ctx: AppContext): void {
-  const secretsPage = async (s: Session, status: number, reply: FastifyReply, error?: string) => {
+  const secretsPage = async (s: BrowserSession, status: number, reply: FastifyReply, error?: string) => {
     const names = await ctx.store.secretNames(s.user);
     const rows = names.map(
       (n) => html`<tr data-secret="${n}"><td><code>${n}</code></td><td><form class="inline" method="post" action="/account/secrets/${n}/delete">

@@ -45,7 +45,7 @@ export function mirrorName(original: string): string {
 }
 
 /**
- * Identifies the folder (and machine) of a dev session. The host name is in it so that the same
+ * Identifies the folder (and machine) of a dev container's `up` session. The host name is in it so that the same
  * path on two laptops is two folders.
  */
 export function folderHash(folder: string, host = hostname()): string {

@@ -12,15 +12,15 @@ import { collectAfterBurst, memorySummary } from '../base/memory.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeTarget } from '../kube/target.ts';
 import type { Logger } from '../log/logger.ts';
-import type { SyncSession } from '../sync/session.ts';
+import type { FileSync } from '../sync/file-sync.ts';
 import { activate, devPodFailure } from './activate.ts';
 import type { DeployFirstEnv } from './deploy-first.ts';
 import { watchOriginal, type OriginalWatch } from './original-watch.ts';
-import { captureOutput } from './session.ts';
+import { captureOutput } from './ssh-program.ts';
 import { standaloneImage, type StandaloneImageEnv } from './standalone.ts';
 import { agentImage, type DevTarget } from './target.ts';
 import { DevTunnel } from './tunnel.ts';
-import { checkWatchLimits, describeFolder, firstSyncSummary, prepareSync, startSync, syncingHow, syncSession, type SyncPlan } from './up-sync.ts';
+import { checkWatchLimits, describeFolder, firstSyncSummary, prepareSync, startSync, syncingHow, createFileSync, type SyncPlan } from './up-sync.ts';
 
 /** How long `up` waits for the dev pod (image pulls included). */
 const READY_TIMEOUT_MS = 5 * 60_000;
@@ -85,7 +85,7 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
   const { t, client, progress, syncPlan } = p;
   const keys = t.state.keys();
   let tunnel: DevTunnel | undefined;
-  let sync: SyncSession | undefined;
+  let sync: FileSync | undefined;
   let originalWatch: OriginalWatch | undefined;
   // A failure after the agent answered must not leave the wait for the API server's ready running.
   const closing = new AbortController();
@@ -113,8 +113,8 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
     tunnel = started;
     // Before the swap: a forward's local port that is taken fails here, with the original untouched.
     await started.listen();
-    // This machine's sync end starts now, while the dev pod does (SyncSession.startLocal).
-    if (syncPlan) sync = syncSession(f, t, syncPlan, started, { reset: o.reset, notice: (m) => progress.warn(m) });
+    // This machine's sync end starts now, while the dev pod does (FileSync.startLocal).
+    if (syncPlan) sync = createFileSync(f, t, syncPlan, started, { reset: o.reset, notice: (m) => progress.warn(m) });
     const activation = activate(client, t, {
       syncthing: syncPlan?.remoteSection,
       extraEnv: o.extraEnv,

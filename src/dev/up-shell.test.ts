@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ConnectTimeoutError } from './reconnect.ts';
-import { ConnectionLostError } from './session.ts';
+import { ConnectionLostError } from './ssh-program.ts';
 import { SHELL_LOST, shellLoop, type ShellLoopOptions } from './up-shell.ts';
 
 /** A fake tunnel and shell: each shell run takes the next scripted outcome. */

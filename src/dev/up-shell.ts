@@ -8,7 +8,7 @@
  * so that a test drives it with fakes.
  */
 import { ConnectTimeoutError } from './reconnect.ts';
-import { ConnectionLostError } from './session.ts';
+import { ConnectionLostError } from './ssh-program.ts';
 
 /** How the shell ended: it exited (with its code), or `up` was asked to stop (the abort reason). */
 export type ShellEnd = { exited: number } | { stopped: unknown };

@@ -1,6 +1,6 @@
 /**
  * File sync as `up` uses it: before activation, the folders and the remote end's settings (they go
- * into the agent Secret); after the tunnel is up, the session itself.
+ * into the agent Secret); after the tunnel is up, the sync itself.
  */
 import { existsSync, statSync } from 'node:fs';
 import { AGENT, locateHostBinary, SYNCTHING } from '../binaries/host-binary.ts';
@@ -10,7 +10,7 @@ import type { Logger } from '../log/logger.ts';
 import { isCaseSensitive } from '../sync/case-sensitivity.ts';
 import { remoteSyncthing, syncFolderPairs, type SyncFolderPair } from '../sync/contract.ts';
 import type { SyncKeys } from '../sync/keys.ts';
-import { SyncSession, type FirstSync, type SyncTunnel } from '../sync/session.ts';
+import { FileSync, type FirstSync, type SyncTunnel } from '../sync/file-sync.ts';
 import { countWatchedFolders, LIMIT_FILE, parseLimit, readLocalLimit, watchLimitWarnings } from '../sync/watch-limits.ts';
 import { AGENT_PATH } from './mirror.ts';
 import type { DevTarget } from './target.ts';
@@ -39,17 +39,17 @@ export async function prepareSync(f: { readonly env: Readonly<NodeJS.ProcessEnv>
 }
 
 /**
- * The sync session of this plan, its local end already starting (SyncSession.startLocal): made
+ * The file sync of this plan, its local end already starting (FileSync.startLocal): made
  * before the dev pod is up, so the local Syncthing comes up while the pod does.
  */
-export function syncSession(
+export function createFileSync(
   f: { readonly log: Logger },
   t: DevTarget,
   plan: SyncPlan,
   tunnel: SyncTunnel,
   o: { reset: boolean; notice(m: string): void },
-): SyncSession {
-  const session = new SyncSession({
+): FileSync {
+  const sync = new FileSync({
     tunnel,
     keys: plan.keys,
     folders: plan.folders,
@@ -61,16 +61,16 @@ export function syncSession(
     reset: o.reset,
     remoteAgent: AGENT_PATH,
   });
-  session.startLocal();
-  return session;
+  sync.startLocal();
+  return sync;
 }
 
-/** The first sync, once the tunnel is up; a failure closes the session. */
-export async function startSync(t: DevTarget, session: SyncSession): Promise<FirstSync[]> {
+/** The first sync, once the tunnel is up; a failure closes the file sync. */
+export async function startSync(t: DevTarget, sync: FileSync): Promise<FirstSync[]> {
   try {
-    return await session.start();
+    return await sync.start();
   } catch (err) {
-    await session.close();
+    await sync.close();
     throw new DevtoolError(`file sync did not start: ${(err as Error).message} (local log: ${t.state.dir}/syncthing.log)`);
   }
 }

@@ -25,7 +25,7 @@ import { deactivate } from './deactivate.ts';
 import { checkDeployFlag, deployIfNeeded } from './deploy-first.ts';
 import { FOLDER_ANNOTATION, mirrorName } from './names.ts';
 import { findOriginal, notFoundMessage } from './original.ts';
-import { runSession, shellJoin } from './session.ts';
+import { runSshProgram, shellJoin } from './ssh-program.ts';
 import type { DevTarget } from './target.ts';
 import { prepareUp, startUpSession, untilInterrupted, type DevSession, type PreparedUp, type UpEnv, type UpSessionOptions } from './up-session.ts';
 import { shellLoop, type ShellEnd } from './up-shell.ts';
@@ -133,7 +133,7 @@ async function shellUntilEnd(f: UpCommandEnv, session: DevSession, progress: Pro
   try {
     return await shellLoop({
       connection: () => session.connection(),
-      shell: (c, signal) => runSession(c, f.io, { command, pty: true, term: f.env.TERM, signal }),
+      shell: (c, signal) => runSshProgram(c, f.io, { command, pty: true, term: f.env.TERM, signal }),
       connectedPod: () => session.connectedPod(),
       notice: (m) => progress.warn(m),
       stop: stopping.signal,

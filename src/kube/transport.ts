@@ -92,7 +92,7 @@ export function boundAgent<A extends Agent>(agent: A, timeouts: NetworkTimeouts,
 /**
  * Destroys `socket` when it is not connected (TLS handshake included) within the connect timeout,
  * or when no byte of an answer follows within the response timeout. After the first byte the
- * request runs as long as it runs: a watch, a log stream, an exec session.
+ * request runs as long as it runs: a watch, a log stream, an exec.
  */
 export function boundSocket(socket: Socket, t: NetworkTimeouts, slow?: Slowness): void {
   const tls = (socket as { encrypted?: boolean }).encrypted === true;

@@ -1,7 +1,7 @@
 /**
  * The first sync of a new volume at the speed of `tar`: the local folder is streamed as one tar
  * archive (tar-writer.ts) through an exec into `devtool-agent untar` in the dev container, while the
- * container's Syncthing has that folder paused and receive-only (session.ts). Syncthing then
+ * container's Syncthing has that folder paused and receive-only (file-sync.ts). Syncthing then
  * indexes what landed, finds each file equal to the laptop's (same blocks) and only takes the
  * laptop's metadata: no second transfer and no conflict copy (measured in docs/sync.md).
  *
@@ -20,7 +20,7 @@ import type { Logger } from '../log/logger.ts';
 import type { SyncFolderPair } from './contract.ts';
 import { leaveOutMatcher, type LeaveOut } from './ignore-match.ts';
 import type { SyncthingApi } from './rest.ts';
-import type { SyncTunnel } from './session.ts';
+import type { SyncTunnel } from './file-sync.ts';
 
 /** The archive goes out in WebSocket messages of this size (fewer, bigger messages cost less CPU). */
 const SLAB_BYTES = 512 * 1024;
@@ -130,7 +130,7 @@ function parseUntarStats(stdout: string): BootstrapStats | undefined {
 export interface PreparedFolder {
   /** The bootstrap filled the folder (figures from the agent). */
   copied?: BootstrapStats;
-  /** The container's folder is receive-only: Syncthing must settle it (session.ts). */
+  /** The container's folder is receive-only: Syncthing must settle it (file-sync.ts). */
   settle: boolean;
 }
 

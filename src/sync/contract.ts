@@ -6,7 +6,7 @@
  * The remote end never dials (it is reachable only through the SSH tunnel); the local end dials
  * the tunnel's local port. The local folders start `sendonly`: nothing the container has reaches
  * them until the first pass (first-pass.ts) has made sure none of it overwrites or deletes a local
- * file; then session.ts turns the two-way ones `sendreceive` (send-only ones, `:ro` in the
+ * file; then file-sync.ts turns the two-way ones `sendreceive` (send-only ones, `:ro` in the
  * manifest, stay `sendonly` and are `receiveonly` remotely); and paused, so they do not scan while
  * a new volume is being filled (bootstrap.ts).
  */

@@ -21,7 +21,7 @@
 import { realClock, waitUntil, type WaitClock } from '../base/wait.ts';
 import type { ExecCapture } from '../kube/exec.ts';
 import type { Logger } from '../log/logger.ts';
-import type { SyncTunnel } from './session.ts';
+import type { SyncTunnel } from './file-sync.ts';
 
 /** A receive-only change of the container's folder (`/rest/db/localchanged`). */
 export interface ChangedItem {

@@ -10,7 +10,7 @@ import { DevtoolError } from '../base/errors.ts';
 import { parseSyncKeys, type SyncKeys } from './keys.ts';
 import { LocalSyncthingApi, recordedAddress } from './local-address.ts';
 import { SyncthingApi } from './rest.ts';
-import { RUNTIME_FILE, type SyncRuntime } from './session.ts';
+import { RUNTIME_FILE, type SyncRuntime } from './file-sync.ts';
 
 /** What status reads of a dev container's local state (dev/local-state.ts's DevState). */
 export interface SyncStateFiles {

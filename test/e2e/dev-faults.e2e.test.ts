@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { PassThrough, Writable } from 'node:stream';
 import { restartCluster, stopComponent } from '../../cluster/test-cluster.ts';
-import { runSession } from '../../src/dev/session.ts';
+import { runSshProgram } from '../../src/dev/ssh-program.ts';
 import { DevTunnel } from '../../src/dev/tunnel.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { runDevtool, spawnDevtool } from './cli.ts';
@@ -132,7 +132,7 @@ test('exec on a busy machine: every one of 2000 sessions, 32 at once, and each C
         const stdin = new PassThrough();
         stdin.end();
         try {
-          const code = await runSession(c, { stdin, stdout: sink(), stderr: sink() }, { command: `exit ${want}`, pty: false });
+          const code = await runSshProgram(c, { stdin, stdout: sink(), stderr: sink() }, { command: `exit ${want}`, pty: false });
           if (code !== want) failures.push(`exit ${want} gave ${code}`);
         } catch (err) {
           failures.push((err as Error).message);

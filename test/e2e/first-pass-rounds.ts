@@ -52,7 +52,7 @@ async function setUp(prefix: string): Promise<void> {
   up = await startUp(['-n', s.namespace], { env, cwd: folder });
 }
 
-/** What `exec` says when its connection went before the command ended (src/dev/session.ts). */
+/** What `exec` says when its connection went before the command ended (src/dev/ssh-program.ts). */
 const CONNECTION_LOST = /connection to the dev container closed before the command ended/;
 
 /**

@@ -3,7 +3,7 @@ import type { CommandHandler } from '../../cli/spec.ts';
 import { readyDevPod } from '../../dev/activate.ts';
 import { FOLDER_ANNOTATION, mirrorName } from '../../dev/names.ts';
 import { findOriginal } from '../../dev/original.ts';
-import { runSession, shellJoin } from '../../dev/session.ts';
+import { runSshProgram, shellJoin } from '../../dev/ssh-program.ts';
 import { devTarget } from '../../dev/target.ts';
 import { DevTunnel } from '../../dev/tunnel.ts';
 import { devTargetQuery, type devContainerOptions } from '../shared.ts';
@@ -33,7 +33,7 @@ export const runExec: CommandHandler<typeof devContainerOptions> = async (f, inv
   try {
     await tunnel.start(30_000);
     const c = await tunnel.connection();
-    return await runSession(c, f.io, { command: shellJoin(inv.rest), pty: Boolean(f.io.stdin.isTTY && f.io.stdout.isTTY), term: f.env.TERM });
+    return await runSshProgram(c, f.io, { command: shellJoin(inv.rest), pty: Boolean(f.io.stdin.isTTY && f.io.stdout.isTTY), term: f.env.TERM });
   } finally {
     tunnel.close();
   }

@@ -38,7 +38,7 @@ export interface SyncTunnel {
   runWithInput(command: string[], input: StdinWriter, timeoutMs: number): Promise<ExecCapture>;
 }
 
-export interface SyncSessionOptions {
+export interface FileSyncOptions {
   tunnel: SyncTunnel;
   keys: SyncKeys;
   folders: readonly SyncFolderPair[];
@@ -71,7 +71,7 @@ export type FirstSync = { folder: SyncFolderPair } & PreparedFolder;
 
 export const RUNTIME_FILE = 'sync-runtime.json';
 
-export class SyncSession {
+export class FileSync {
   private local?: LocalSyncthing;
   private watcher?: LocalWatcher;
   private closed = false;
@@ -95,7 +95,7 @@ export class SyncSession {
   /** Aborted by close(): ends the waits that would keep the process alive. */
   private readonly closing = new AbortController();
 
-  constructor(private readonly o: SyncSessionOptions) {
+  constructor(private readonly o: FileSyncOptions) {
     this.guard = new ContainerGuard({
       stateDir: o.stateDir,
       localEntry: (id, path) => this.localApi!.file(id, path),

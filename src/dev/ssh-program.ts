@@ -9,12 +9,12 @@ import type { IOStreams } from '../factory.ts';
 
 const SIGNALS: Record<string, number> = { HUP: 1, INT: 2, QUIT: 3, KILL: 9, TERM: 15, PIPE: 13, ABRT: 6, SEGV: 11 };
 
-export interface SessionOptions {
+export interface SshProgramOptions {
   /** A command line for the user's shell; undefined opens the shell. */
   command?: string;
   pty: boolean;
   term?: string;
-  /** Ends the session from this side: the terminal is given back, the channel closed, and the promise rejects with the signal's reason. */
+  /** Ends the program from this side: the terminal is given back, the channel closed, and the promise rejects with the signal's reason. */
   signal?: AbortSignal;
 }
 
@@ -28,11 +28,11 @@ export class ConnectionLostError extends DevtoolError {
   }
 }
 
-export function runSession(c: ssh2.Client, io: IOStreams, o: SessionOptions): Promise<number> {
+export function runSshProgram(c: ssh2.Client, io: IOStreams, o: SshProgramOptions): Promise<number> {
   return new Promise((resolve, reject) => {
     const size = () => ({ rows: (io.stdout as { rows?: number }).rows ?? 24, cols: io.stdout.columns ?? 80 });
     const pty = o.pty ? { term: o.term || 'xterm-256color', ...size(), height: 0, width: 0 } : undefined;
-    // A connection that goes while the session opens fails its request in words of its own ('No
+    // A connection that goes while the SSH channel opens fails its request in words of its own ('No
     // response from server', 'Not connected'): it is the same loss as one during the command.
     // ssh2 says 'close' before it fails what was pending.
     let gone = false;

@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import type ssh2 from 'ssh2';
-import { ConnectionLostError, runSession, shellJoin } from './session.ts';
+import { ConnectionLostError, runSshProgram, shellJoin } from './ssh-program.ts';
 
 test('words are quoted for the remote shell only when needed', () => {
   assert.equal(shellJoin(['npm', 'test']), 'npm test');
@@ -25,17 +25,17 @@ function fakeClient(script: (channel: PassThrough) => void) {
 
 const io = () => ({ stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() });
 
-test("runSession: the command's exit status; a channel closed without one is an error that says so", async () => {
+test("runSshProgram: the command's exit status; a channel closed without one is an error that says so", async () => {
   const exits = fakeClient((ch) => {
     ch.emit('exit', 7);
     ch.emit('close');
   });
-  assert.equal(await runSession(exits, io(), { command: 'false', pty: false }), 7);
+  assert.equal(await runSshProgram(exits, io(), { command: 'false', pty: false }), 7);
   const dropped = fakeClient((ch) => ch.emit('close'));
-  await assert.rejects(runSession(dropped, io(), { command: 'sleep 60', pty: false }), /connection to the dev container closed before the command ended/);
+  await assert.rejects(runSshProgram(dropped, io(), { command: 'sleep 60', pty: false }), /connection to the dev container closed before the command ended/);
 });
 
-test('runSession: a connection that goes while the session opens is the same loss, whatever ssh2 calls it', async () => {
+test('runSshProgram: a connection that goes while the session opens is the same loss, whatever ssh2 calls it', async () => {
   // ssh2 says 'close' first, then fails the pending request.
   const closing = Object.assign(new EventEmitter(), {
     exec: (_command: string, _opts: unknown, cb: (err: Error | undefined) => void) => {
@@ -45,20 +45,20 @@ test('runSession: a connection that goes while the session opens is the same los
       });
     },
   }) as unknown as ssh2.Client;
-  await assert.rejects(runSession(closing, io(), { command: 'true', pty: false }), ConnectionLostError);
+  await assert.rejects(runSshProgram(closing, io(), { command: 'true', pty: false }), ConnectionLostError);
   const gone = Object.assign(new EventEmitter(), {
     exec: () => {
       throw new Error('Not connected');
     },
   }) as unknown as ssh2.Client;
-  await assert.rejects(runSession(gone, io(), { command: 'true', pty: false }), ConnectionLostError);
+  await assert.rejects(runSshProgram(gone, io(), { command: 'true', pty: false }), ConnectionLostError);
   const refused = Object.assign(new EventEmitter(), {
     exec: (_command: string, _opts: unknown, cb: (err: Error | undefined) => void) => setImmediate(() => cb(new Error('Unable to exec'))),
   }) as unknown as ssh2.Client;
-  await assert.rejects(runSession(refused, io(), { command: 'true', pty: false }), /^Error: Unable to exec$/);
+  await assert.rejects(runSshProgram(refused, io(), { command: 'true', pty: false }), /^Error: Unable to exec$/);
 });
 
-test('runSession: aborted, it closes the channel, gives the terminal back and rejects with the reason', async () => {
+test('runSshProgram: aborted, it closes the channel, gives the terminal back and rejects with the reason', async () => {
   const stop = new AbortController();
   let closed = false;
   const c = fakeClient((ch) => {
@@ -68,7 +68,7 @@ test('runSession: aborted, it closes the channel, gives the terminal back and re
   const streams = io();
   const raw: boolean[] = [];
   const stdin = Object.assign(streams.stdin, { setRawMode: (mode: boolean) => raw.push(mode) });
-  await assert.rejects(runSession(c, { ...streams, stdin }, { command: 'sleep 60', pty: true, signal: stop.signal }), (err) => err === 'SIGTERM');
+  await assert.rejects(runSshProgram(c, { ...streams, stdin }, { command: 'sleep 60', pty: true, signal: stop.signal }), (err) => err === 'SIGTERM');
   assert.equal(closed, true);
   assert.deepEqual(raw, [true, false]);
 });

@@ -22,7 +22,7 @@ export const PRE_CSRF_COOKIE = 'devtool_csrf';
 const HOST_ONLY = '__Host-';
 const DEFAULT_SESSION_TTL_MS = 8 * 3600_000;
 
-export interface Session {
+export interface BrowserSession {
   id: string;
   user: string;
   csrf: string;
@@ -74,18 +74,18 @@ export function setCookie(ctx: AppContext, request: FastifyRequest, reply: Fasti
   reply.header('set-cookie', [...list, attrs.join('; ')]);
 }
 
-export async function startSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: string): Promise<Session> {
+export async function startSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: string): Promise<BrowserSession> {
   const token = randomSecret();
   const hash = sha256(token);
   const ttl = ctx.config.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS;
-  const session: Session = { id: hash.slice(0, 24), user, csrf: randomSecret(), expiresAt: new Date(ctx.now().getTime() + ttl).toISOString() };
+  const session: BrowserSession = { id: hash.slice(0, 24), user, csrf: randomSecret(), expiresAt: new Date(ctx.now().getTime() + ttl).toISOString() };
   await ctx.store.putGrant({ kind: 'session', id: session.id, user, expiresAt: session.expiresAt, fields: { hash, csrf: session.csrf } });
   setCookie(ctx, request, reply, SESSION_COOKIE, token, Math.floor(ttl / 1000));
   return session;
 }
 
 /** The request's session, or undefined (none, unknown, ended, or its account removed or disabled). */
-export async function currentSession(ctx: AppContext, request: FastifyRequest): Promise<Session | undefined> {
+export async function currentSession(ctx: AppContext, request: FastifyRequest): Promise<BrowserSession | undefined> {
   const token = readCookie(ctx, request, SESSION_COOKIE);
   if (!token || !/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
   const hash = sha256(token);
@@ -100,7 +100,7 @@ export async function currentSession(ctx: AppContext, request: FastifyRequest): 
   return { id: g.id, user: g.user, csrf: g.fields['csrf'] ?? '', expiresAt: g.expiresAt };
 }
 
-export async function endSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, session: Session | undefined): Promise<void> {
+export async function endSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, session: BrowserSession | undefined): Promise<void> {
   if (session) await ctx.store.deleteGrant('session', session.id);
   setCookie(ctx, request, reply, SESSION_COOKIE, '', 0);
 }
@@ -115,7 +115,7 @@ export function preSignInCsrf(ctx: AppContext, request: FastifyRequest, reply: F
 }
 
 /** Whether a form POST carries the CSRF token it must: the session's, or before sign-in the cookie's. */
-export function csrfValid(ctx: AppContext, request: FastifyRequest, session: Session | undefined, formToken: string | undefined): boolean {
+export function csrfValid(ctx: AppContext, request: FastifyRequest, session: BrowserSession | undefined, formToken: string | undefined): boolean {
   if (session) return sameSecret(session.csrf, formToken);
   return sameSecret(readCookie(ctx, request, PRE_CSRF_COOKIE), formToken);
 }
