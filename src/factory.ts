@@ -19,7 +19,7 @@ import { styleFor } from './io/style.ts';
 // Types only: the client module (and @kubernetes/client-node, ~14 MB) loads when kube() is called.
 import type { KubeClient } from './kube/client.ts';
 import type { KubeTarget } from './kube/target.ts';
-// Types only: the service's client (and the contract's schemas) load when service() is called.
+// Types only: the service's client (and the API contract's schemas) load when service() is called.
 import type { ServiceClient } from './service/client.ts';
 import type { KubeCredentialCache } from './service/kube-credentials.ts';
 import type { ResolvedContext } from './context/store.ts';

@@ -98,9 +98,9 @@ test('the spec hash follows the dev spec', () => {
 
 test('the agent contract carries the keys and nothing the agent would reject', () => {
   const o = build('minimal');
-  const contract = JSON.parse(Buffer.from(o.secret.data!['agent.json']!, 'base64').toString()) as Record<string, unknown>;
-  assert.deepEqual(Object.keys(contract), ['version', 'ssh']);
-  assert.deepEqual((contract.ssh as { authorizedKeys: string[] }).authorizedKeys, ['ssh-ed25519 AAAACLIENT devtool']);
+  const agentConfig = JSON.parse(Buffer.from(o.secret.data!['agent.json']!, 'base64').toString()) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(agentConfig), ['version', 'ssh']);
+  assert.deepEqual((agentConfig.ssh as { authorizedKeys: string[] }).authorizedKeys, ['ssh-ed25519 AAAACLIENT devtool']);
   assert.equal(syncSubPath('/usr/src/app/'), 'sync_usr_src_app');
 });
 

@@ -1,7 +1,7 @@
 /**
  * The objects of dev mode, built from the original Deployment (or StatefulSet) without touching the cluster: the
  * mirror Deployment `<name>-devtool`, the claim that keeps synced folders and agent state across
- * pod restarts, and the Secret holding the agent's contract (agent/README.md).
+ * pod restarts, and the Secret holding the agent's configuration (agent/README.md).
  *
  * The mirror is a deep copy of the original's spec, so it inherits the service account, env,
  * envFrom, volumes, sidecars and pod labels (existing Services route to it); only the dev
@@ -38,7 +38,7 @@ export interface MirrorInput {
   /** The agent's SSH host key (private) and the CLI's client public key. */
   hostPrivateKey: string;
   clientPublicKey: string;
-  /** The contract's `syncthing` section (src/sync/contract.ts); absent: no folders to sync. */
+  /** The agent configuration's `syncthing` section (src/sync/syncthing-config.ts); absent: no folders to sync. */
   syncthing?: Record<string, unknown>;
   /**
    * The claim already holds this agent build (agentKeptDir, where an earlier dev pod's agent copied
@@ -178,7 +178,7 @@ export function buildDevObjects(input: MirrorInput): DevObjects {
   return { deployment, claim, secret };
 }
 
-/** The agent contract (agent/README.md). Without folders to sync, Syncthing stays off (`supervise --no-syncthing`). */
+/** The agent configuration (agent/README.md). Without folders to sync, Syncthing stays off (`supervise --no-syncthing`). */
 export function agentContract(hostPrivateKey: string, clientPublicKey: string, syncthing?: Record<string, unknown>): string {
   const ssh = { listenAddress: `127.0.0.1:${AGENT_SSH_PORT}`, hostKey: hostPrivateKey, authorizedKeys: [clientPublicKey] };
   return JSON.stringify({ version: 1, ssh, ...(syncthing ? { syncthing } : {}) }, null, 2);

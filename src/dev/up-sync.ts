@@ -8,7 +8,7 @@ import { DevtoolError } from '../base/errors.ts';
 import { showPath } from '../manifest/project-scope.ts';
 import type { Logger } from '../log/logger.ts';
 import { isCaseSensitive } from '../sync/case-sensitivity.ts';
-import { remoteSyncthing, syncFolderPairs, type SyncFolderPair } from '../sync/contract.ts';
+import { remoteSyncthing, syncFolderPairs, type SyncFolderPair } from '../sync/syncthing-config.ts';
 import type { SyncKeys } from '../sync/keys.ts';
 import { FileSync, type FirstSync, type SyncTunnel } from '../sync/file-sync.ts';
 import { countWatchedFolders, LIMIT_FILE, parseLimit, readLocalLimit, watchLimitWarnings } from '../sync/watch-limits.ts';

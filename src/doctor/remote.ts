@@ -2,7 +2,7 @@
  * What `doctor` collects from the cluster for one dev container: the agent's logs
  * (`$DEVTOOL_STATE/logs/*.log*`: Syncthing, the SSH server, the supervisor, with their rotated
  * files), the container's own output (`kubectl logs`, also of the previous run after a crash),
- * the dev pod's state and recent events, and the agent contract's secrets (to redact them).
+ * the dev pod's state and recent events, and the agent configuration's secrets (to redact them).
  *
  * The log files are read with a Kubernetes exec of `sh`/`cat`, not through the agent's SSH
  * server: doctor is run when something is wrong, and the SSH server, the tunnel or the local keys
@@ -33,7 +33,7 @@ export interface RemoteCollection {
   files: CollectedFile[];
   /** What could not be collected, and why: one line each. */
   notes: string[];
-  /** Values from the agent contract (SSH host key, Syncthing API key and password) to redact. */
+  /** Values from the agent configuration (SSH host key, Syncthing API key and password) to redact. */
   secrets: string[];
   /** For the metadata file. */
   state: 'active' | 'not active' | 'active from another folder' | 'unknown';
@@ -63,10 +63,10 @@ export async function collectRemote(client: KubeClient, devName: string, folder:
 
   try {
     const secret = await api(client.core.readNamespacedSecret({ name, namespace: client.namespace }), 'reading the agent Secret');
-    const contract = secret.data?.[AGENT_CONFIG_FILE];
-    if (contract) out.secrets.push(...secretValuesIn(JSON.parse(Buffer.from(contract, 'base64').toString('utf8'))));
+    const agentConfig = secret.data?.[AGENT_CONFIG_FILE];
+    if (agentConfig) out.secrets.push(...secretValuesIn(JSON.parse(Buffer.from(agentConfig, 'base64').toString('utf8'))));
   } catch (err) {
-    // Without it, the patterns still apply; say so, since the contract's values are then not known.
+    // Without it, the patterns still apply; say so, since the configuration's values are then not known.
     out.notes.push(`${devName}: cannot read Secret ${name} (its values are redacted by pattern only): ${describeKubeError(err)}`);
   }
 

@@ -119,12 +119,12 @@ test('known values are replaced wherever they appear, also JSON-escaped and base
 });
 
 test('secretValuesIn collects strings under secret-looking keys, at any depth', () => {
-  const contract = {
+  const agentConfig = {
     version: 1,
     ssh: { hostKey: 'HOSTKEY', authorizedKeys: ['ssh-ed25519 AAA'] },
     syncthing: { apiKey: 'API', guiPassword: 'PW', certificate: 'CERT', key: 'STKEY', peer: { deviceID: 'ID' } },
   };
-  assert.deepEqual(secretValuesIn(contract).sort(), ['API', 'HOSTKEY', 'PW', 'STKEY', 'ssh-ed25519 AAA'].sort());
+  assert.deepEqual(secretValuesIn(agentConfig).sort(), ['API', 'HOSTKEY', 'PW', 'STKEY', 'ssh-ed25519 AAA'].sort());
   assert.deepEqual(secretValuesIn({ user: { token: 't', 'client-certificate-data': 'c', 'client-key-data': 'k' } }).sort(), ['k', 't']);
 });
 

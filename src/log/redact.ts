@@ -88,7 +88,7 @@ export function isSecretName(name: string): boolean {
 }
 
 /**
- * Every string held under a secret-looking key anywhere in a JSON value (a contract, a keys file,
+ * Every string held under a secret-looking key anywhere in a JSON value (an agent configuration, a keys file,
  * a kubeconfig user): the values to redact by value.
  */
 export function secretValuesIn(value: unknown, underSecretKey = false, out: string[] = []): string[] {

@@ -1,5 +1,5 @@
 /**
- * The CLI's end of the hosted build tunnel (contract route buildTunnel, server/build-tunnel.ts): a
+ * The CLI's end of the hosted build tunnel (API contract route buildTunnel, server/build-tunnel.ts): a
  * local listener whose every connection becomes an HTTP upgrade to the service with the user's API
  * token, after which bytes flow to and from the cluster's BuildKit daemon. BuildKit's client
  * (devtool-buildkit) is pointed at `unix:///<dir>/buildkit.sock` and speaks its gRPC as to any

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import type ssh2 from 'ssh2';
 import type { StdinWriter } from '../kube/exec.ts';
 import type { Logger } from '../log/logger.ts';
-import type { SyncFolderPair } from './contract.ts';
+import type { SyncFolderPair } from './syncthing-config.ts';
 import { leaveOutMatcher, type LeaveOut } from './ignore-match.ts';
 import type { SyncthingApi } from './rest.ts';
 import type { SyncTunnel } from './file-sync.ts';

@@ -22,7 +22,7 @@
 import { chmodSync, lstatSync, readFileSync, readlinkSync, realpathSync, rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../io/atomic-file.ts';
-import type { SyncFolderPair } from './contract.ts';
+import type { SyncFolderPair } from './syncthing-config.ts';
 import { isWithin, realPath } from './link-target.ts';
 import type { Versioning } from './rest.ts';
 

@@ -15,7 +15,7 @@ import type ssh2 from 'ssh2';
 import { writeFileAtomic } from '../io/atomic-file.ts';
 import type { ExecCapture, StdinWriter } from '../kube/exec.ts';
 import type { Logger } from '../log/logger.ts';
-import { GUI_USER, localContract, REMOTE_GUI_PORT, REMOTE_SYNC_PORT, type SyncFolderPair } from './contract.ts';
+import { GUI_USER, localAgentConfig, REMOTE_GUI_PORT, REMOTE_SYNC_PORT, type SyncFolderPair } from './syncthing-config.ts';
 import type { SyncKeys } from './keys.ts';
 import { LocalSyncthingApi } from './local-address.ts';
 import { LocalSyncthing } from './local-syncthing.ts';
@@ -118,13 +118,13 @@ export class FileSync {
       // points it at a second forward, which it dials at once (peerAddress).
       const peer = await o.tunnel.openForward('127.0.0.1', REMOTE_SYNC_PORT, { refuseWhileDown: true });
       const remoteApiPort = await o.tunnel.openForward('127.0.0.1', REMOTE_GUI_PORT);
-      // The local folders start paused (localContract): their first scan would take the CPU the
+      // The local folders start paused (localAgentConfig): their first scan would take the CPU the
       // bootstrap's copy needs.
       const local = new LocalSyncthing({
         stateDir: o.stateDir,
         syncthingBinary: o.syncthingBinary,
         agentBinary: o.agentBinary,
-        contract: localContract(o.keys, o.folders, peer),
+        agentConfig: localAgentConfig(o.keys, o.folders, peer),
         guardedFolders: o.folders.filter((f) => !f.trustContainer).map((f) => f.id),
         log: o.log,
         notice: o.notice,
@@ -218,7 +218,7 @@ export class FileSync {
     return { paused: false, type: this.twoWay.has(f.id) ? 'sendreceive' : 'sendonly', versioning: this.guard.trash(f) };
   }
 
-  /** After the local Syncthing restarted (from the contract: paused, send-only): each folder as it was. */
+  /** After the local Syncthing restarted (from its configuration: paused, send-only): each folder as it was. */
   private async restoreFolders(): Promise<void> {
     await this.localApi!.waitReady(60_000);
     await this.dialPeerNow();
@@ -277,7 +277,7 @@ export class FileSync {
    * The container's folder turned send-receive, and seen so: a dev pod replaced during the settle
    * started its Syncthing receive-only (the copy was not forgotten yet) and answers only once it is
    * up, so the switch is made until the Syncthing that runs says send-receive. Once the copy is
-   * forgotten, every later start is send-receive anyway (the contract).
+   * forgotten, every later start is send-receive anyway (its configuration says so).
    */
   private async switchRemoteToSendReceive(f: SyncFolderPair, deadline: number): Promise<void> {
     const remote = this.remoteApi!;
@@ -303,7 +303,7 @@ export class FileSync {
     }
     await sleep(1000);
     await Promise.all([this.localApi!.waitReady(60_000), this.remoteApi!.waitReady(60_000)]);
-    // The reset restarts the local Syncthing from its contract: its folders are set up again first.
+    // The reset restarts the local Syncthing from its configuration: its folders are set up again first.
     await this.restoring;
   }
 

@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { localContract, remoteSyncthing } from './contract.ts';
+import { localAgentConfig, remoteSyncthing } from './syncthing-config.ts';
 import { generateSyncKeys, parseSyncKeys, shortIdLess, type SyncKeys } from './keys.ts';
 
 const identity = (n: string) => ({ certificate: `CERT-${n}`, key: `KEY-${n}`, deviceID: `DEV-${n}` });
@@ -26,7 +26,7 @@ test('each end gets its own API key and password, and each contract carries only
   const remote = remoteSyncthing(keys, folders);
   assert.equal(remote.apiKey, keys.remote.apiKey);
   assert.equal(remote.guiPassword, keys.remote.password);
-  const local = localContract(keys, folders, 40000).syncthing as Record<string, unknown>;
+  const local = localAgentConfig(keys, folders, 40000).syncthing as Record<string, unknown>;
   assert.equal(local.apiKey, keys.local.apiKey);
   assert.equal(local.guiPassword, keys.local.password);
   // What goes to the container holds nothing of the laptop's end but its device ID.

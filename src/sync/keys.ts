@@ -2,7 +2,7 @@
  * The secrets of one dev environment's file sync: for each end, a Syncthing identity (certificate,
  * key, device ID), an API key and a GUI password. Each end has its own pair, so the container,
  * which holds the remote end's, cannot reach the laptop's Syncthing with it. Made by
- * `devtool-agent keygen`, the same generator the agent's contract is documented with
+ * `devtool-agent keygen`, the same generator the agent's configuration is documented with
  * (agent/README.md), so both ends' certificates are alike.
  */
 import { execFile } from 'node:child_process';

@@ -1,7 +1,7 @@
 /**
  * Where the local Syncthing's REST API is, and the guarantee that its API key goes nowhere else.
  *
- * The local Syncthing binds port 0 (contract.ts): the kernel picks a free port as it binds, so no
+ * The local Syncthing binds port 0 (syncthing-config.ts): the kernel picks a free port as it binds, so no
  * other program can take the port between our choice and Syncthing's bind (picking a free port
  * first and handing it over had that window). Syncthing prints the port it got ("GUI and API
  * listening on 127.0.0.1:PORT", lib/api/api.go in v1.30.0) into its log, which LocalSyncthing

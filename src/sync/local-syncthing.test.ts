@@ -42,7 +42,7 @@ test('the local Syncthing binds its own port, and it is read again after every r
     stateDir,
     syncthingBinary: fake,
     agentBinary: fake,
-    contract: {},
+    agentConfig: {},
     guardedFolders: [],
     log,
     notice: (m) => notices.push(m),

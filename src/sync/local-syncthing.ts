@@ -2,13 +2,13 @@
  * The CLI's own Syncthing, the local end of file sync. It lives as long as `up`: started after the
  * tunnel is up, restarted with backoff if it dies, stopped when `up` ends. Its home (config,
  * certificate, index database) is in the dev environment's state folder, rewritten from the
- * contract before every start by `devtool-agent syncthing-config`, the agent's own generator, so
+ * agent configuration before every start by `devtool-agent syncthing-config`, the agent's own generator, so
  * both ends are configured by the same code.
  *
  * A killed `up` (SIGKILL) cannot stop its child; the PID file lets the next `up` or `down` do it,
  * and only when its command line (/proc, or `ps`) says that PID still runs Syncthing on this home.
  *
- * Its REST API binds port 0 (contract.ts); the port it got is read back from its log after every
+ * Its REST API binds port 0 (syncthing-config.ts); the port it got is read back from its log after every
  * start and kept in `address` (local-address.ts says why).
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
@@ -28,13 +28,13 @@ export interface LocalSyncthingOptions {
   stateDir: string;
   syncthingBinary: string;
   agentBinary: string;
-  contract: Record<string, unknown>;
+  agentConfig: Record<string, unknown>;
   /** The folders whose pulls the patched Syncthing guards (syncthingEnv). */
   guardedFolders: readonly string[];
   log: Logger;
   notice(message: string): void;
   /**
-   * Called when a Syncthing started again after one died: it starts from the contract (folders
+   * Called when a Syncthing started again after one died: it starts from its configuration (folders
    * paused, send-only), so the session must put back what it had changed since.
    */
   restarted?(): void;
@@ -57,13 +57,13 @@ export class LocalSyncthing {
   readonly home: string;
   readonly logFile: string;
   private readonly pidFile: PidFile;
-  private readonly contractFile: string;
+  private readonly agentConfigFile: string;
 
   constructor(private readonly o: LocalSyncthingOptions) {
     this.home = join(o.stateDir, 'syncthing');
     this.logFile = join(o.stateDir, 'syncthing.log');
     this.pidFile = syncthingPidFile(o.stateDir);
-    this.contractFile = join(o.stateDir, 'syncthing-contract.json');
+    this.agentConfigFile = join(o.stateDir, 'syncthing-contract.json');
   }
 
   /** Where the running Syncthing's REST API listens; undefined while none runs or before it says. */
@@ -75,7 +75,7 @@ export class LocalSyncthing {
     await stopStaleSyncthing(this.o.stateDir);
     mkdirSync(this.home, { recursive: true, mode: 0o700 });
     // Holds the certificate's key, the API key and the password.
-    writeFileAtomic(this.contractFile, JSON.stringify(this.o.contract, null, 2), 0o600);
+    writeFileAtomic(this.agentConfigFile, JSON.stringify(this.o.agentConfig, null, 2), 0o600);
     this.spawnOnce();
   }
 
@@ -177,7 +177,7 @@ export class LocalSyncthing {
 
   private async writeHome(): Promise<void> {
     try {
-      await promisify(execFile)(this.o.agentBinary, ['syncthing-config', '--home', this.home, '--config', this.contractFile]);
+      await promisify(execFile)(this.o.agentBinary, ['syncthing-config', '--home', this.home, '--config', this.agentConfigFile]);
     } catch (err) {
       const stderr = ((err as { stderr?: string }).stderr ?? '').trim();
       throw new DevtoolError(`devtool-agent syncthing-config failed: ${stderr || (err as Error).message}`);

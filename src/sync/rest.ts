@@ -199,7 +199,7 @@ export class SyncthingApi {
    * Changes folder settings; Syncthing restarts the folder (a paused one neither scans nor pulls).
    * Not Syncthing's PATCH: it decodes the patch into the folder after resetting every field that
    * has a default (v1.30's FolderConfiguration.UnmarshalJSON), so `{type}` alone also put back
-   * maxConflicts 10, rescanIntervalS 3600 and fsWatcherDelayS 10 over the contract's. The whole
+   * maxConflicts 10, rescanIntervalS 3600 and fsWatcherDelayS 10 over the agent configuration's. The whole
    * folder is read, changed and written back instead (only devtool changes these folders).
    */
   async patchFolder(folder: string, patch: { type?: FolderType; paused?: boolean; versioning?: Versioning }): Promise<void> {

@@ -14,7 +14,7 @@ import { existsSync, type FSWatcher, readdirSync, readFileSync, statSync, watch 
 import { DevtoolError } from '../base/errors.ts';
 import { readInputFile } from '../io/input-file.ts';
 import { join, relative, sep } from 'node:path';
-import type { SyncFolderPair } from './contract.ts';
+import type { SyncFolderPair } from './syncthing-config.ts';
 
 /** Changes are collected this long before one scan request: an editor's save is several events. */
 const DEBOUNCE_MS = 10;

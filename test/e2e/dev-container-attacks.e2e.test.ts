@@ -61,7 +61,7 @@ const inContainer = (script: string, timeoutMs = 60_000) =>
   runDevtool(['exec', '-n', s.namespace, '--', 'bash', '-c', script], { env, cwd: folder, timeoutMs });
 
 /**
- * bash in the container calling its Syncthing's REST API with the key the agent's contract holds
+ * bash in the container calling its Syncthing's REST API with the key the agent's configuration holds
  * (mounted readable by the workload): `api METHOD PATH BODY`. No curl in the image: /dev/tcp.
  */
 const API = String.raw`

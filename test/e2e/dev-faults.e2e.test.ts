@@ -190,7 +190,7 @@ test('the local Syncthing dies: up restarts it with its folders two-way again, n
   process.kill(Number(old), 'SIGKILL');
   writeFileSync(join(folder, 'during-local-crash.txt'), 'local sync service crash\n');
   await waitFor('a new local Syncthing', () => pids().some((p) => p !== old), 60_000);
-  // Restarted from its contract its folders were paused and send-only: a container change would
+  // Restarted from its configuration its folders were paused and send-only: a container change would
   // never come back (checkRecovered's second step) had up not set them up again.
   await checkRecovered('local sync service crash', 'during-local-crash.txt');
   assert.match(readFileSync(join(env.DEVTOOL_HOME!, 'devtool.log'), 'utf8'), /the local sync service restarted: its folders are set up again/);

@@ -138,7 +138,7 @@ for (const [round, restart] of [
         }),
       );
       if (restart) {
-        // The container's Syncthing starts again from its contract, which says send-receive: the
+        // The container's Syncthing starts again from its configuration, which says send-receive: the
         // folder must stay receive-only until settled, or its stale copies are announced as the
         // container's changes (what a dev pod replaced before the settle, or a crash, does too).
         const killed = dev(['exec', '--', 'sh', '-c', KILL_SYNCTHING]);

@@ -99,7 +99,7 @@ test('two-way sync: first pass keeps local files, writes and deletes cross both 
   await waitFor('container delete locally', () => !existsSync(join(folder, 'out/result.txt')));
 
   await waitFor('status 100.00%', () => dev(['status']).stdout.trim() === 'Synchronization status: 100.00%');
-  // The folder settings of the contract hold in both running Syncthings after the session's
+  // The folder settings of the agent configuration hold in both running Syncthings after the session's
   // changes of folder type (Syncthing's own PATCH put its defaults back: maxConflicts 10).
   const localConfigs = readdirSync(join(env.DEVTOOL_HOME!, 'dev')).map((d) => join(env.DEVTOOL_HOME!, 'dev', d, 'syncthing', 'config.xml'));
   const runningConfigs = [inContainer('cat /var/devtool/syncthing/config.xml').stdout, ...localConfigs.filter(existsSync).map((p) => readFileSync(p, 'utf8'))];

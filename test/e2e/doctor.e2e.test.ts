@@ -72,15 +72,15 @@ function doctor(cwd: string, runEnv: NodeJS.ProcessEnv, args: string[] = []): { 
 
 test('doctor with an active dev container: logs from both ends, metadata, manifest summary, no secret', { timeout: 480_000 }, async () => {
   await startUp(['-n', s.namespace], { env, cwd: folder });
-  // The agent contract as the cluster holds it: the secrets that must not leak.
+  // The agent configuration as the cluster holds it: the secrets that must not leak.
   const secret = await s.core.readNamespacedSecret({ name: 'web-devtool', namespace: s.namespace });
-  const contract = JSON.parse(Buffer.from(secret.data!['agent.json']!, 'base64').toString('utf8')) as {
+  const agentConfig = JSON.parse(Buffer.from(secret.data!['agent.json']!, 'base64').toString('utf8')) as {
     ssh: { hostKey: string };
     syncthing: { apiKey: string; guiPassword: string };
   };
-  const { apiKey, guiPassword } = contract.syncthing;
+  const { apiKey, guiPassword } = agentConfig.syncthing;
   assert.ok(apiKey && guiPassword, 'file sync is on: the contract has Syncthing credentials');
-  const hostKeyLine = contract.ssh.hostKey.split('\n')[1]!;
+  const hostKeyLine = agentConfig.ssh.hostKey.split('\n')[1]!;
 
   // Secrets where a careless tool would leak them: a log line in the container, written by a
   // process that knows them, and the CLI's own log.

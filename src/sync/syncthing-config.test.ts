@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { localContract, remoteSyncthing, syncFolderPairs } from './contract.ts';
+import { localAgentConfig, remoteSyncthing, syncFolderPairs } from './syncthing-config.ts';
 import type { SyncKeys } from './keys.ts';
 import { describeFolder } from '../dev/up-sync.ts';
 
@@ -26,7 +26,7 @@ test('a send-only folder is receive-only in the container, so its changes there 
 });
 
 test('every local folder starts send-only, whatever its mode', () => {
-  const local = localContract(keys, folders, 3) as Folders;
+  const local = localAgentConfig(keys, folders, 3) as Folders;
   assert.deepEqual(
     local.syncthing!.folders.map((f) => [f.path, f.type]),
     [
@@ -39,7 +39,7 @@ test('every local folder starts send-only, whatever its mode', () => {
 test('both ends keep every conflict copy, and rescan as a safety net only', () => {
   type Folder = { maxConflicts: number; rescanIntervalS: number; fsWatcherDelayS: number };
   const remote = remoteSyncthing(keys, folders) as { folders: Folder[] };
-  const local = localContract(keys, folders, 3) as { syncthing: { folders: Folder[] } };
+  const local = localAgentConfig(keys, folders, 3) as { syncthing: { folders: Folder[] } };
   for (const f of [...remote.folders, ...local.syncthing.folders]) {
     assert.deepEqual([f.maxConflicts, f.rescanIntervalS, f.fsWatcherDelayS], [-1, 3600, 10]);
   }
@@ -53,7 +53,7 @@ test("Syncthing's checks for a case-insensitive file system: off in the containe
     [true, true],
   );
   const known = [{ ...folders[0]!, localCaseSensitive: true }, folders[1]!];
-  const local = localContract(keys, known, 3) as { syncthing: { folders: Folder[] } };
+  const local = localAgentConfig(keys, known, 3) as { syncthing: { folders: Folder[] } };
   assert.deepEqual(
     local.syncthing.folders.map((f) => f.caseSensitiveFS),
     [true, false],
@@ -73,7 +73,7 @@ test("the container's folders ignore permission bits, the laptop's keep them; a 
     remote.folders.map((f) => f.ignorePerms),
     [true, true],
   );
-  const local = localContract(keys, folders, 3) as { syncthing: { folders: { ignorePerms?: boolean }[] } };
+  const local = localAgentConfig(keys, folders, 3) as { syncthing: { folders: { ignorePerms?: boolean }[] } };
   for (const f of local.syncthing.folders) assert.notEqual(f.ignorePerms, true, 'the laptop decides the bits: it must keep them');
   const trusted = remoteSyncthing(keys, syncFolderPairs('api', '/p', [{ local: '.', remote: '/app', mode: 'two-way' }], true)) as {
     folders: { ignorePerms?: boolean }[];

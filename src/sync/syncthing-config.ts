@@ -1,5 +1,5 @@
 /**
- * The `syncthing` sections of the agent contract (agent/README.md) for both ends of a dev
+ * The `syncthing` sections of the agent configuration (agent/README.md) for both ends of a dev
  * environment's file sync. Pure: the remote one goes into the agent Secret (mirror.ts), the local
  * one is written by `devtool-agent syncthing-config` into the CLI's own Syncthing home.
  *
@@ -59,7 +59,7 @@ export function syncFolderPairs(devName: string, manifestFolder: string, sync: r
   }));
 }
 
-/** The contract's `syncthing` section for the agent in the dev container. */
+/** The agent configuration's `syncthing` section for the agent in the dev container. */
 export function remoteSyncthing(keys: SyncKeys, folders: readonly SyncFolderPair[]): Record<string, unknown> {
   return {
     certificate: keys.remote.certificate,
@@ -94,10 +94,10 @@ export function remoteSyncthing(keys: SyncKeys, folders: readonly SyncFolderPair
 }
 
 /**
- * A whole contract for the CLI's local Syncthing (only its `syncthing` section is used). `peerPort`
+ * A whole agent configuration for the CLI's local Syncthing (only its `syncthing` section is used). `peerPort`
  * is the tunnel's local end, forwarded to the remote Syncthing's sync port.
  */
-export function localContract(keys: SyncKeys, folders: readonly SyncFolderPair[], peerPort: number): Record<string, unknown> {
+export function localAgentConfig(keys: SyncKeys, folders: readonly SyncFolderPair[], peerPort: number): Record<string, unknown> {
   return {
     version: 1,
     syncthing: {
