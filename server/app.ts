@@ -7,7 +7,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import Fastify, { type FastifyError, type FastifyReply, type FastifyServerOptions } from 'fastify';
-import type { App, AppContext, ServiceConfig } from './context.ts';
+import type { App, ServiceDeps, ServiceConfig } from './service-deps.ts';
 import { ApiError, oneLine } from './errors.ts';
 import { authenticator } from './auth.ts';
 import { proxyTrust } from './client-address.ts';
@@ -29,7 +29,7 @@ import { registerTokenRoutes } from './routes/tokens.ts';
 import { registerUserRoutes } from './routes/users.ts';
 import type { Store } from './store/store.ts';
 
-export type { App, AppContext, ServiceConfig } from './context.ts';
+export type { App, ServiceDeps, ServiceConfig } from './service-deps.ts';
 
 export interface AppOptions {
   store: Store;
@@ -94,7 +94,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, verbose: true } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
-  const ctx: AppContext = { store: opts.store, config: opts.config, now: opts.now ?? (() => new Date()) };
+  const ctx: ServiceDeps = { store: opts.store, config: opts.config, now: opts.now ?? (() => new Date()) };
 
   app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
     if (err instanceof ApiError) return reply.code(err.statusCode).send({ error: oneLine(err.message) });

@@ -3,7 +3,7 @@
  * store, an expired one is refused like a revoked one, and the request carries the user from then on.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from './context.ts';
+import type { ServiceDeps } from './service-deps.ts';
 import { ApiError } from './errors.ts';
 import { routes } from '../api/routes.ts';
 import type { TokenRecord, UserRecord } from './store/store.ts';
@@ -45,7 +45,7 @@ const allowedForRun = (method: string, url: string | undefined) => RUN_TOKEN_ROU
 
 export type Authenticator = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
-export function authenticator(ctx: AppContext): Authenticator {
+export function authenticator(ctx: ServiceDeps): Authenticator {
   return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     // Without DEVTOOL_PUBLIC_URL, the address this request came to (a service run by hand).
     const found = await authenticateToken(ctx, request.headers.authorization, `${request.protocol}://${request.host}`);
@@ -60,12 +60,12 @@ export function authenticator(ctx: AppContext): Authenticator {
  * The user of an `Authorization` header, or an ApiError 401 whose line says how to log in again;
  * also used where no Fastify request exists (the build tunnel's HTTP upgrade).
  */
-export async function authenticate(ctx: AppContext, header: string | undefined, requestedUrl: string): Promise<UserRecord> {
+export async function authenticate(ctx: ServiceDeps, header: string | undefined, requestedUrl: string): Promise<UserRecord> {
   return (await authenticateToken(ctx, header, requestedUrl)).user;
 }
 
 /** The user and the token record of an `Authorization` header (authenticate's check). */
-export async function authenticateToken(ctx: AppContext, header: string | undefined, requestedUrl: string): Promise<{ user: UserRecord; token: TokenRecord }> {
+export async function authenticateToken(ctx: ServiceDeps, header: string | undefined, requestedUrl: string): Promise<{ user: UserRecord; token: TokenRecord }> {
   const loginHint = () => `log in again with devtool context use ${ctx.config.publicUrl ?? requestedUrl}`;
   if (!header) throw new ApiError(401, `missing API token (Authorization: Bearer): ${loginHint()}`);
   const token = bearerToken(header);

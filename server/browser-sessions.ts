@@ -14,7 +14,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sha256 } from '../src/base/hash.ts';
-import type { AppContext } from './context.ts';
+import type { ServiceDeps } from './service-deps.ts';
 
 export const SESSION_COOKIE = 'devtool_session';
 /** The double-submit CSRF cookie of the pages shown before sign-in. */
@@ -52,21 +52,21 @@ export function parseCookies(header: string | undefined): Record<string, string>
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|\[::1\]|::1|localhost)$/;
 
 /** Secure cookies everywhere but plain http to a loopback address (a service run on this machine). */
-export function secureCookies(ctx: AppContext, request: FastifyRequest): boolean {
+export function secureCookies(ctx: ServiceDeps, request: FastifyRequest): boolean {
   if (ctx.config.publicUrl?.startsWith('https:')) return true;
   return !(request.protocol === 'http' && LOOPBACK.test(request.hostname));
 }
 
 /** The cookie's name as sent: `__Host-<name>` whenever cookies are Secure. */
-export function cookieName(ctx: AppContext, request: FastifyRequest, name: string): string {
+export function cookieName(ctx: ServiceDeps, request: FastifyRequest, name: string): string {
   return secureCookies(ctx, request) ? `${HOST_ONLY}${name}` : name;
 }
 
-function readCookie(ctx: AppContext, request: FastifyRequest, name: string): string | undefined {
+function readCookie(ctx: ServiceDeps, request: FastifyRequest, name: string): string | undefined {
   return parseCookies(request.headers.cookie)[cookieName(ctx, request, name)];
 }
 
-export function setCookie(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, name: string, value: string, maxAgeSec: number): void {
+export function setCookie(ctx: ServiceDeps, request: FastifyRequest, reply: FastifyReply, name: string, value: string, maxAgeSec: number): void {
   const attrs = [`${cookieName(ctx, request, name)}=${value}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${maxAgeSec}`];
   if (secureCookies(ctx, request)) attrs.push('Secure');
   const previous = reply.getHeader('set-cookie');
@@ -74,7 +74,7 @@ export function setCookie(ctx: AppContext, request: FastifyRequest, reply: Fasti
   reply.header('set-cookie', [...list, attrs.join('; ')]);
 }
 
-export async function startSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: string): Promise<BrowserSession> {
+export async function startSession(ctx: ServiceDeps, request: FastifyRequest, reply: FastifyReply, user: string): Promise<BrowserSession> {
   const token = randomSecret();
   const hash = sha256(token);
   const ttl = ctx.config.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS;
@@ -85,7 +85,7 @@ export async function startSession(ctx: AppContext, request: FastifyRequest, rep
 }
 
 /** The request's session, or undefined (none, unknown, ended, or its account removed or disabled). */
-export async function currentSession(ctx: AppContext, request: FastifyRequest): Promise<BrowserSession | undefined> {
+export async function currentSession(ctx: ServiceDeps, request: FastifyRequest): Promise<BrowserSession | undefined> {
   const token = readCookie(ctx, request, SESSION_COOKIE);
   if (!token || !/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
   const hash = sha256(token);
@@ -100,13 +100,13 @@ export async function currentSession(ctx: AppContext, request: FastifyRequest): 
   return { id: g.id, user: g.user, csrf: g.fields['csrf'] ?? '', expiresAt: g.expiresAt };
 }
 
-export async function endSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, session: BrowserSession | undefined): Promise<void> {
+export async function endSession(ctx: ServiceDeps, request: FastifyRequest, reply: FastifyReply, session: BrowserSession | undefined): Promise<void> {
   if (session) await ctx.store.deleteGrant('session', session.id);
   setCookie(ctx, request, reply, SESSION_COOKIE, '', 0);
 }
 
 /** The pre-sign-in CSRF token: the cookie's, or a new one set now. */
-export function preSignInCsrf(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): string {
+export function preSignInCsrf(ctx: ServiceDeps, request: FastifyRequest, reply: FastifyReply): string {
   const existing = readCookie(ctx, request, PRE_CSRF_COOKIE);
   if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
   const fresh = randomSecret();
@@ -115,7 +115,7 @@ export function preSignInCsrf(ctx: AppContext, request: FastifyRequest, reply: F
 }
 
 /** Whether a form POST carries the CSRF token it must: the session's, or before sign-in the cookie's. */
-export function csrfValid(ctx: AppContext, request: FastifyRequest, session: BrowserSession | undefined, formToken: string | undefined): boolean {
+export function csrfValid(ctx: ServiceDeps, request: FastifyRequest, session: BrowserSession | undefined, formToken: string | undefined): boolean {
   if (session) return sameSecret(session.csrf, formToken);
   return sameSecret(readCookie(ctx, request, PRE_CSRF_COOKIE), formToken);
 }

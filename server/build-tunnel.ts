@@ -22,7 +22,7 @@ import type { Duplex } from 'node:stream';
 import { connect as tlsConnect } from 'node:tls';
 import { BUILD_TUNNEL_PROTOCOL, NAME_PATTERN, routes } from '../api/routes.ts';
 import { authenticate } from './auth.ts';
-import type { App, AppContext } from './context.ts';
+import type { App, ServiceDeps } from './service-deps.ts';
 import { ApiError, oneLine } from './errors.ts';
 
 /** Where the chart's BuildKit daemon listens, and the client certificate it requires. */
@@ -78,7 +78,7 @@ export function dialUpstream(up: BuildkitUpstream, timeoutMs = UPSTREAM_DIAL_MS)
 }
 
 /** Attaches the upgrade handler; tunnels still open when the app closes are cut. */
-export function attachBuildTunnel(app: App, ctx: AppContext, upstream: BuildkitUpstream | undefined): void {
+export function attachBuildTunnel(app: App, ctx: ServiceDeps, upstream: BuildkitUpstream | undefined): void {
   const open = new Set<Duplex>();
   app.addHook('preClose', async () => {
     for (const s of open) s.destroy();

@@ -4,7 +4,7 @@ import { parseDuration } from '../src/base/duration.ts';
 import { VERSION } from '../src/version.ts';
 import type { BuildkitUpstream } from './build-tunnel.ts';
 import { parseCidrs } from './client-address.ts';
-import type { ServiceConfig } from './context.ts';
+import type { ServiceConfig } from './service-deps.ts';
 import type { KubeCredentialSettings } from './kube-credentials.ts';
 import { type NamespacePolicy, readNamespacePolicy } from './store/namespace-policy.ts';
 

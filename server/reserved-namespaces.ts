@@ -4,7 +4,7 @@
  * (DEVTOOL_RESERVED_NAMESPACES: names, or prefixes ending in `*`, of what they install later), so
  * that a user cannot squat a namespace a component will be installed into and own what lands there.
  */
-import type { ServiceConfig } from './context.ts';
+import type { ServiceConfig } from './service-deps.ts';
 
 const ALWAYS = ['kube-*', 'default'];
 

@@ -4,7 +4,7 @@
  * write), and what a pipeline run needs besides (runs.ts RunSettings). Pipelines and previews act
  * through this, so Kubernetes RBAC decides what a user may do, never the service's own rights.
  */
-import type { AppContext } from '../context.ts';
+import type { ServiceDeps } from '../service-deps.ts';
 import { ApiError } from '../errors.ts';
 import type { KubeCredentialSource } from '../kube-credentials.ts';
 import { LABEL_MANAGED } from '../store/kubernetes.ts';
@@ -22,7 +22,7 @@ export interface ActingUser<C> {
 }
 
 /** `user`'s view of the cluster; a 503 when the operator has not set what runs need. */
-export function actingUser<C extends PipelineCluster>(ctx: AppContext, source: KubeCredentialSource | undefined, clusterFactory: ClusterFactory<C>) {
+export function actingUser<C extends PipelineCluster>(ctx: ServiceDeps, source: KubeCredentialSource | undefined, clusterFactory: ClusterFactory<C>) {
   const r = ctx.store.runs;
   // The store's own methods, bound: the records are the service's, whatever the user's side holds.
   const records: RunRecords = {

@@ -10,14 +10,14 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { routes } from '../../api/routes.ts';
 import type { Authenticator } from '../auth.ts';
-import type { App, AppContext } from '../context.ts';
+import type { App, ServiceDeps } from '../service-deps.ts';
 import { ApiError } from '../errors.ts';
 import { Metrics } from '../metrics.ts';
 import { routeOptions } from './route-options.ts';
 
 export const METRICS_PATH = '/metrics';
 
-export function registerAnalyticsRoutes(app: App, ctx: AppContext, auth: Authenticator): Metrics {
+export function registerAnalyticsRoutes(app: App, ctx: ServiceDeps, auth: Authenticator): Metrics {
   const metrics = new Metrics();
   // Every answer, whichever route: the template names it (a path a client made up is "unmatched").
   app.addHook('onResponse', async (request, reply) => {

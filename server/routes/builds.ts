@@ -7,11 +7,11 @@
 import { BUILD_TUNNEL_PROTOCOL, routes } from '../../api/routes.ts';
 import type { Authenticator } from '../auth.ts';
 import { attachBuildTunnel, type BuildkitUpstream } from '../build-tunnel.ts';
-import type { App, AppContext } from '../context.ts';
+import type { App, ServiceDeps } from '../service-deps.ts';
 import { ApiError } from '../errors.ts';
 import { routeOptions } from './route-options.ts';
 
-export function registerBuildRoutes(app: App, ctx: AppContext, auth: Authenticator): void {
+export function registerBuildRoutes(app: App, ctx: ServiceDeps, auth: Authenticator): void {
   const upstream: BuildkitUpstream | undefined = ctx.config.buildkit;
   attachBuildTunnel(app, ctx, upstream);
   const r = routes.buildTunnel;

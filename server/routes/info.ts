@@ -2,10 +2,10 @@
 import { BUILDS_CAPABILITY, CAPABILITIES, type InfoBody, routes } from '../../api/routes.ts';
 import { personalNamespace } from '../accounts.ts';
 import { type Authenticator, userOf } from '../auth.ts';
-import type { App, AppContext } from '../context.ts';
+import type { App, ServiceDeps } from '../service-deps.ts';
 import { routeOptions } from './route-options.ts';
 
-export function registerInfoRoutes(app: App, ctx: AppContext, auth: Authenticator): void {
+export function registerInfoRoutes(app: App, ctx: ServiceDeps, auth: Authenticator): void {
   const c = ctx.config;
   app.get(routes.info.url, routeOptions(routes.info, auth), async (): Promise<InfoBody> => {
     const info: InfoBody = { version: c.version, apiVersion: 'v1', capabilities: [...CAPABILITIES, ...(c.buildkit ? [BUILDS_CAPABILITY] : [])] };

@@ -5,7 +5,7 @@
  */
 import { type KubeCredentialsBody, routes } from '../../api/routes.ts';
 import { type Authenticator, tokenOf, userOf } from '../auth.ts';
-import type { App } from '../context.ts';
+import type { App } from '../service-deps.ts';
 import { ApiError } from '../errors.ts';
 import type { KubeCredentialSource } from '../kube-credentials.ts';
 import { routeOptions } from './route-options.ts';

@@ -11,7 +11,7 @@ import { randomInt } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { pkceChallenge, sha256 } from '../../src/base/hash.ts';
 import { CLI_CLIENT_ID, DEVICE_GRANT_TYPE, ErrorBody, OAuthError, routes, type TokenGrantAnswerBody, type TokenGrantRequestBody } from '../../api/routes.ts';
-import type { App, AppContext } from '../context.ts';
+import type { App, ServiceDeps } from '../service-deps.ts';
 import { html, page } from '../pages/html.ts';
 import { csrfValid, randomSecret, sameSecret } from '../browser-sessions.ts';
 import { ApiError } from '../errors.ts';
@@ -67,7 +67,7 @@ function badRequestPage(reply: FastifyReply, error: string): FastifyReply {
   return sendPage(reply, 400, page({ title: 'Sign-in request refused', error, body: html`<p>Start the login again from the terminal.</p>` }));
 }
 
-export function registerLoginOAuth(app: App, ctx: AppContext): void {
+export function registerLoginOAuth(app: App, ctx: ServiceDeps): void {
   const base = (request: FastifyRequest) => ctx.config.publicUrl ?? `${request.protocol}://${request.host}`;
 
   app.get('/auth/authorize', async (request, reply) => {
@@ -163,7 +163,7 @@ export function registerLoginOAuth(app: App, ctx: AppContext): void {
   );
 }
 
-async function issue(ctx: AppContext, user: string | undefined, machine: string | undefined): Promise<TokenGrantAnswerBody> {
+async function issue(ctx: ServiceDeps, user: string | undefined, machine: string | undefined): Promise<TokenGrantAnswerBody> {
   const account = user ? await ctx.store.getUser(user) : undefined;
   if (!user || !account) throw new OAuthRefusal('invalid_grant', 'the account of this login no longer exists');
   if (account.disabled) throw new OAuthRefusal('invalid_grant', `the account ${user} is disabled`);
@@ -172,7 +172,7 @@ async function issue(ctx: AppContext, user: string | undefined, machine: string 
   return { access_token: token, token_type: 'Bearer', user };
 }
 
-async function grant(ctx: AppContext, b: TokenGrantRequestBody): Promise<TokenGrantAnswerBody> {
+async function grant(ctx: ServiceDeps, b: TokenGrantRequestBody): Promise<TokenGrantAnswerBody> {
   if (b.grant_type === 'authorization_code') {
     const code = b.code ?? '';
     const hash = sha256(code);
@@ -194,7 +194,7 @@ async function grant(ctx: AppContext, b: TokenGrantRequestBody): Promise<TokenGr
 
 const unsupportedGrantType = () => new OAuthRefusal('unsupported_grant_type', `grant_type must be authorization_code or ${DEVICE_GRANT_TYPE}`);
 
-async function deviceGrant(ctx: AppContext, deviceCode: string): Promise<TokenGrantAnswerBody> {
+async function deviceGrant(ctx: ServiceDeps, deviceCode: string): Promise<TokenGrantAnswerBody> {
   const [id = '', secret = ''] = deviceCode.split('.');
   const g = /^[A-Z]{8}$/.test(id) ? await ctx.store.getGrant('device', id) : undefined;
   if (!g || !sameSecret(g.fields['hash'], sha256(secret))) throw new OAuthRefusal('invalid_grant', 'unknown device code: run the login again');
@@ -224,7 +224,7 @@ export function normalizeUserCode(text: string): string | undefined {
   return /^[A-Z]{8}$/.test(letters) ? letters : undefined;
 }
 
-function registerDeviceRoutes(app: App, ctx: AppContext, base: (request: FastifyRequest) => string): void {
+function registerDeviceRoutes(app: App, ctx: ServiceDeps, base: (request: FastifyRequest) => string): void {
   const r = routes.deviceCode;
   app.post(
     r.url,

@@ -8,7 +8,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { NAME_PATTERN, SECRET_NAME_PATTERN, SECRET_NAME_RULE, SECRET_VALUE_MAX, SECRETS_TOTAL_MAX } from '../../api/routes.ts';
 import { createAccountWithPassword } from '../accounts.ts';
-import type { App, AppContext } from '../context.ts';
+import type { App, ServiceDeps } from '../service-deps.ts';
 import { ApiError } from '../errors.ts';
 import { html, PAGE_HEADERS, page } from '../pages/html.ts';
 import { AccountLoginThrottle } from '../login-throttle.ts';
@@ -32,7 +32,7 @@ export function safeNext(next: string | undefined): string {
 }
 
 /** The signed-in user's session, or undefined after sending the browser to sign in. */
-export async function requireSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<BrowserSession | undefined> {
+export async function requireSession(ctx: ServiceDeps, request: FastifyRequest, reply: FastifyReply): Promise<BrowserSession | undefined> {
   const session = await currentSession(ctx, request);
   if (!session) {
     if (request.method === 'GET') reply.redirect(`/login?next=${encodeURIComponent(request.url)}`, 303);
@@ -50,12 +50,12 @@ export function refuseCsrf(reply: FastifyReply): FastifyReply {
   );
 }
 
-function signupAllowed(ctx: AppContext, name: string): boolean {
+function signupAllowed(ctx: ServiceDeps, name: string): boolean {
   const s = ctx.config.signup;
   return !s || s.mode === 'open' || s.allow.includes(name);
 }
 
-function loginPage(ctx: AppContext, csrf: string, o: { next?: string; name?: string; error?: string }): string {
+function loginPage(ctx: ServiceDeps, csrf: string, o: { next?: string; name?: string; error?: string }): string {
   const next = safeNext(o.next);
   const signupOffered = !ctx.config.signup || ctx.config.signup.mode === 'open' || ctx.config.signup.allow.length > 0;
   return page({
@@ -80,7 +80,7 @@ ${
   });
 }
 
-export function registerLoginPages(app: App, ctx: AppContext): void {
+export function registerLoginPages(app: App, ctx: ServiceDeps): void {
   app.get('/', async (_request, reply) => reply.redirect('/account/tokens', 303));
 
   app.get('/login', async (request, reply) => {
@@ -150,9 +150,9 @@ export function registerLoginPages(app: App, ctx: AppContext): void {
   registerSecretPages(app, ctx);
 }
 
-type TokenList = Awaited<ReturnType<AppContext['store']['listTokens']>>;
+type TokenList = Awaited<ReturnType<ServiceDeps['store']['listTokens']>>;
 
-function tokensPage(ctx: AppContext, s: BrowserSession, list: TokenList, shown?: { name: string; token: string }) {
+function tokensPage(ctx: ServiceDeps, s: BrowserSession, list: TokenList, shown?: { name: string; token: string }) {
   const revoke = (id: string) =>
     html`<form class="inline" method="post" action="/account/tokens/${id}/revoke"><input type="hidden" name="csrf" value="${s.csrf}">
 <button>Revoke</button></form>`;
@@ -179,7 +179,7 @@ function tokensPage(ctx: AppContext, s: BrowserSession, list: TokenList, shown?:
   });
 }
 
-function registerTokenPages(app: App, ctx: AppContext): void {
+function registerTokenPages(app: App, ctx: ServiceDeps): void {
   app.get('/account/tokens', async (request, reply) => {
     const s = await requireSession(ctx, request, reply);
     if (!s) return reply;
@@ -223,7 +223,7 @@ function registerTokenPages(app: App, ctx: AppContext): void {
   });
 }
 
-function registerSecretPages(app: App, ctx: AppContext): void {
+function registerSecretPages(app: App, ctx: ServiceDeps): void {
   const secretsPage = async (s: BrowserSession, status: number, reply: FastifyReply, error?: string) => {
     const names = await ctx.store.secretNames(s.user);
     const rows = names.map(

@@ -4,13 +4,13 @@
  * failure of a page is an HTML page, not JSON.
  */
 import type { FastifyError } from 'fastify';
-import type { App, AppContext } from '../context.ts';
+import type { App, ServiceDeps } from '../service-deps.ts';
 import { ApiError, oneLine } from '../errors.ts';
 import { html, PAGE_HEADERS, page } from '../pages/html.ts';
 import { registerLoginOAuth } from './login-oauth.ts';
 import { registerLoginPages } from './login-pages.ts';
 
-export function registerLoginRoutes(app: App, ctx: AppContext): void {
+export function registerLoginRoutes(app: App, ctx: ServiceDeps): void {
   app.register(async (scope) => {
     const s = scope as unknown as App;
     s.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 128 * 1024 }, (_req, body, done) => {

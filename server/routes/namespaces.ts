@@ -6,7 +6,7 @@
  */
 import { type NamespaceBody, routes } from '../../api/routes.ts';
 import { type Authenticator, userOf } from '../auth.ts';
-import type { App, AppContext } from '../context.ts';
+import type { App, ServiceDeps } from '../service-deps.ts';
 import { ApiError } from '../errors.ts';
 import { reservedNamespaceReason } from '../reserved-namespaces.ts';
 import { refusePersonalName, routeOptions } from './route-options.ts';
@@ -14,7 +14,7 @@ import { ConflictError, type NamespaceRecord } from '../store/store.ts';
 
 const body = (n: NamespaceRecord): NamespaceBody => ({ name: n.name, status: n.status, owner: n.owner, personal: n.personal });
 
-export function registerNamespaceRoutes(app: App, ctx: AppContext, auth: Authenticator): void {
+export function registerNamespaceRoutes(app: App, ctx: ServiceDeps, auth: Authenticator): void {
   const r = routes;
   app.get(r.listNamespaces.url, routeOptions(r.listNamespaces, auth), async (request) => {
     const list = await ctx.store.listNamespaces(userOf(request).name);

@@ -6,7 +6,7 @@
 import { PassThrough } from 'node:stream';
 import { routes } from '../../api/routes.ts';
 import { type Authenticator, userOf } from '../auth.ts';
-import type { App, AppContext } from '../context.ts';
+import type { App, ServiceDeps } from '../service-deps.ts';
 import { ApiError } from '../errors.ts';
 import type { KubeCredentialSource } from '../kube-credentials.ts';
 import { actingUser, type ClusterFactory } from '../pipelines/acting-user.ts';
@@ -21,7 +21,7 @@ const defaultCluster: ClusterFactory<PipelineCluster> = async (token) => {
 
 export function registerPipelineRoutes(
   app: App,
-  ctx: AppContext,
+  ctx: ServiceDeps,
   auth: Authenticator,
   source: KubeCredentialSource | undefined,
   clusterFactory: ClusterFactory<PipelineCluster> = defaultCluster,

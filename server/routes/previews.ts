@@ -4,7 +4,7 @@
  */
 import { routes } from '../../api/routes.ts';
 import { type Authenticator, userOf } from '../auth.ts';
-import type { App, AppContext, ServiceConfig } from '../context.ts';
+import type { App, ServiceDeps, ServiceConfig } from '../service-deps.ts';
 import { ApiError } from '../errors.ts';
 import type { KubeCredentialSource } from '../kube-credentials.ts';
 import { actingUser, type ClusterFactory } from '../pipelines/acting-user.ts';
@@ -19,7 +19,7 @@ export const defaultPreviewCluster: ClusterFactory<PreviewCluster> = async (toke
 };
 
 /** What the preview handlers and the sweeper act with. */
-export function previewDeps(ctx: AppContext, source: KubeCredentialSource | undefined, clusterFactory = defaultPreviewCluster): PreviewDeps {
+export function previewDeps(ctx: ServiceDeps, source: KubeCredentialSource | undefined, clusterFactory = defaultPreviewCluster): PreviewDeps {
   return { store: ctx.store, actAs: actingUser(ctx, source, clusterFactory), now: ctx.now };
 }
 

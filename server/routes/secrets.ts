@@ -5,11 +5,11 @@
  */
 import { routes, SECRETS_TOTAL_MAX } from '../../api/routes.ts';
 import { type Authenticator, userOf } from '../auth.ts';
-import type { App, AppContext } from '../context.ts';
+import type { App, ServiceDeps } from '../service-deps.ts';
 import { ApiError } from '../errors.ts';
 import { routeOptions } from './route-options.ts';
 
-export function registerSecretRoutes(app: App, ctx: AppContext, auth: Authenticator): void {
+export function registerSecretRoutes(app: App, ctx: ServiceDeps, auth: Authenticator): void {
   const r = routes;
   app.get(r.listSecrets.url, routeOptions(r.listSecrets, auth), async (request) => {
     const names = await ctx.store.secretNames(userOf(request).name);

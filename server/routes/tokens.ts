@@ -1,7 +1,7 @@
 /** API tokens: create (shown once), list (never the secret; only those not expired), revoke. Rate-limited per client address. */
 import { routes, type TokenSummaryBody } from '../../api/routes.ts';
 import { type Authenticator, userOf } from '../auth.ts';
-import type { App, AppContext } from '../context.ts';
+import type { App, ServiceDeps } from '../service-deps.ts';
 import { ApiError } from '../errors.ts';
 import { routeOptions } from './route-options.ts';
 import type { TokenRecord } from '../store/store.ts';
@@ -13,7 +13,7 @@ function summary(t: TokenRecord): TokenSummaryBody {
   return s;
 }
 
-export function registerTokenRoutes(app: App, ctx: AppContext, auth: Authenticator): void {
+export function registerTokenRoutes(app: App, ctx: ServiceDeps, auth: Authenticator): void {
   const r = routes;
   app.post(r.createToken.url, routeOptions(r.createToken, auth, { body: r.createToken.body }), async (request, reply) => {
     const user = userOf(request);

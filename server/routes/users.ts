@@ -6,14 +6,14 @@
 import { routes, type UserBody } from '../../api/routes.ts';
 import { deleteAccount, disableAccount, enableAccount } from '../accounts.ts';
 import { type Authenticator, userOf } from '../auth.ts';
-import type { App, AppContext } from '../context.ts';
+import type { App, ServiceDeps } from '../service-deps.ts';
 import { ApiError } from '../errors.ts';
 import type { UserRecord } from '../store/store.ts';
 import { routeOptions } from './route-options.ts';
 
 const body = (u: UserRecord): UserBody => ({ name: u.name, admin: u.admin, disabled: u.disabled === true });
 
-export function registerUserRoutes(app: App, ctx: AppContext, auth: Authenticator): void {
+export function registerUserRoutes(app: App, ctx: ServiceDeps, auth: Authenticator): void {
   const r = routes;
   /** The target's name, once the caller may act on it. */
   const target = (caller: UserRecord, name: string, what: string): string => {

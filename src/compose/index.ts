@@ -10,6 +10,6 @@
 export { defaultComposeFileNames, findComposeFiles, type FindOptions } from './find.ts';
 export { loadCompose, loadComposeTexts, nodeFileAccess, type ComposeText, type LoadOptions } from './load.ts';
 export type * from './model.ts';
-export type { FileAccess } from './normalize/context.ts';
+export type { FileAccess } from './normalize/state.ts';
 export { neverPublicPorts } from './translate/network.ts';
 export { translateCompose, type PublicEndpoint, type RolloutStep, type TranslateOptions, type Translation } from './translate.ts';

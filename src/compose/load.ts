@@ -14,7 +14,7 @@ import { findComposeFiles } from './find.ts';
 import { interpolateTree, type Lookup } from './interpolate.ts';
 import { mergeComposeTrees } from './merge.ts';
 import type { ComposeProject } from './model.ts';
-import { isObj, NormalizeContext, show, type FileAccess } from './normalize/context.ts';
+import { isObj, NormalizeState, show, type FileAccess } from './normalize/state.ts';
 import { normalizeProject } from './normalize/project.ts';
 import { validateComposeSchema } from './schema/validate.ts';
 
@@ -128,7 +128,7 @@ export function loadComposeTexts(inputs: readonly ComposeText[], options: LoadOp
   let merged: unknown = trees[0]!;
   for (const next of trees.slice(1)) merged = mergeComposeTrees(merged, next, sources);
 
-  const ctx = new NormalizeContext(merged, sources, projectDir, lookup, localLookup, files, display, onUnset);
+  const ctx = new NormalizeState(merged, sources, projectDir, lookup, localLookup, files, display, onUnset);
   const parts = normalizeProject(ctx, merged as Record<string, unknown>);
   if (ctx.problems.length > 0) throw new LocatedError(ctx.problems, fileOrder);
 

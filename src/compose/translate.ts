@@ -14,12 +14,12 @@ import { isDnsLabel, toDnsLabel } from '../kube/naming.ts';
 import { sortObjects, type KubeObject } from '../kube/objects.ts';
 import { LocatedError, type Problem } from '../yaml/errors.ts';
 import type { ComposeProject, ComposeService, DependsCondition } from './model.ts';
-import type { TranslateContext, TranslateOptions } from './translate/context.ts';
+import type { TranslateState, TranslateOptions } from './translate/state.ts';
 import { clusterService, containerPorts, endpointDomainMissing, ingresses, publicRoutes, type PublicEndpoint } from './translate/network.ts';
 import { hostFolderWarnings, ownsStorage, persistentVolumeClaims } from './translate/volumes.ts';
 import { workload } from './translate/workloads.ts';
 
-export type { TranslateOptions } from './translate/context.ts';
+export type { TranslateOptions } from './translate/state.ts';
 export type { PublicEndpoint } from './translate/network.ts';
 
 /** One service in rollout order, with what `deploy` needs to wait for it and for its dependencies. */
@@ -72,7 +72,7 @@ export function translateCompose(project: ComposeProject, options: TranslateOpti
     problems,
   );
   if (problems.length > 0) throw new LocatedError(problems);
-  const ctx: TranslateContext = { project, options, serviceNames, claimNames, warnings, problems };
+  const ctx: TranslateState = { project, options, serviceNames, claimNames, warnings, problems };
 
   const objects: KubeObject[] = [...persistentVolumeClaims(ctx)];
   for (const s of project.services) {
@@ -97,7 +97,7 @@ export function translateCompose(project: ComposeProject, options: TranslateOpti
   return { objects: sortObjects(objects), rollout: rollout(ctx), endpoints, warnings: [...new Set(warnings)] };
 }
 
-function imageOf(ctx: TranslateContext, s: ComposeService): string {
+function imageOf(ctx: TranslateState, s: ComposeService): string {
   const built = ctx.options.images && Object.hasOwn(ctx.options.images, s.name) ? ctx.options.images[s.name] : undefined;
   const image = built ?? s.image;
   if (!image) {
@@ -142,7 +142,7 @@ function kubernetesNames(
  * Kahn's algorithm; among services that are ready to go, the first by name (a binary heap keyed by
  * name, so n services and e dependencies cost O((n + e) log n)). Cycles were rejected at load.
  */
-function rollout(ctx: TranslateContext): RolloutStep[] {
+function rollout(ctx: TranslateState): RolloutStep[] {
   const byName = new Map(ctx.project.services.map((s) => [s.name, s]));
   const before = (a: ComposeService, b: ComposeService) => a.name < b.name;
   const waitingFor = new Map<string, number>();

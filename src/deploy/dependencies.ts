@@ -36,7 +36,7 @@ export type DeployFolder = (
   run: DependencyRun,
 ) => Promise<void>;
 
-export interface DependencyContext {
+export interface DependencyEnv {
   client: KubeClient;
   progress: Progress;
   /** The cache of clones ($DEVTOOL_HOME/dependencies). */
@@ -47,7 +47,7 @@ export interface DependencyContext {
 /** A dependency that depends, through others, on an environment being deployed. Never wrapped. */
 export class DependencyCycleError extends DevtoolError {}
 
-export async function deployDependencies(ctx: DependencyContext, manifest: Manifest, run: DependencyRun, deployFolder: DeployFolder): Promise<void> {
+export async function deployDependencies(ctx: DependencyEnv, manifest: Manifest, run: DependencyRun, deployFolder: DeployFolder): Promise<void> {
   const { progress } = ctx;
   for (const [name, dep] of Object.entries(manifest.dependencies)) {
     const environment = sanitizeName(name);
@@ -122,7 +122,7 @@ export function gitReason(stderr: string, code: number): string {
 
 /** Clones (or updates the cached clone of) a dependency; returns its folder. */
 export async function fetchRepository(
-  ctx: Pick<DependencyContext, 'progress' | 'cacheRoot' | 'env'>,
+  ctx: Pick<DependencyEnv, 'progress' | 'cacheRoot' | 'env'>,
   name: string,
   dep: Dependency,
   manifestFolder: string,

@@ -4,7 +4,7 @@
  * `COPY` of each mounted path to its container path, and runs that image.
  *
  * The build context holds only the mounted paths, each under a name of ours (`m0`, `m1`...): a
- * folder's files as its own `.dockerignore` keeps them (context.ts), a file alone. The content tag
+ * folder's files as its own `.dockerignore` keeps them (build-context.ts), a file alone. The content tag
  * hashes the generated Dockerfile (so the base reference) and those entries, exactly as the build
  * of any image is hashed (content-hash.ts): an unchanged folder on an unchanged base reuses the
  * pushed image. Permission bits are kept; the files of a `:ro` volume lose their write bits. COPY
@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { DevtoolError } from '../base/errors.ts';
 import type { BuildBackend, BuildLog } from './backend.ts';
 import { contentHash, contentTag } from './content-hash.ts';
-import { type ContextEntry, fileDigest, scanFolder } from './context.ts';
+import { type BuildContextEntry, fileDigest, scanFolder } from './build-context.ts';
 
 export interface BakeMount {
   /** Absolute path of a file or a folder. */
@@ -36,7 +36,7 @@ export interface BakeRequest {
   readonly mounts: readonly BakeMount[];
 }
 
-interface StagedEntry extends ContextEntry {
+interface StagedEntry extends BuildContextEntry {
   /** Where the entry's content is on this machine. */
   readonly from: string;
 }
@@ -63,7 +63,7 @@ export async function planBake(req: BakeRequest): Promise<BakePlan> {
     const st = await stat(m.source).catch((err: NodeJS.ErrnoException) => {
       throw new DevtoolError(`service "${req.service}": cannot read host volume ${m.source}: ${err.code ?? err.message}`);
     });
-    const mode = (bits: number, type: ContextEntry['type']) => (m.readOnly && type === 'file' ? bits & ~0o222 : bits);
+    const mode = (bits: number, type: BuildContextEntry['type']) => (m.readOnly && type === 'file' ? bits & ~0o222 : bits);
     if (st.isFile()) {
       const digest = await fileDigest(m.source);
       entries.push({ path: name, type: 'file', mode: mode(st.mode & 0o7777, 'file'), size: st.size, mtime: st.mtime, digest, from: m.source });
@@ -72,7 +72,7 @@ export async function planBake(req: BakeRequest): Promise<BakePlan> {
     }
     if (!st.isDirectory()) throw new DevtoolError(`service "${req.service}": host volume ${m.source} is neither a file nor a folder`);
     entries.push({ path: name, type: 'directory', mode: st.mode & 0o7777, size: 0, mtime: st.mtime, from: m.source });
-    let scanned: ContextEntry[];
+    let scanned: BuildContextEntry[];
     try {
       scanned = (await scanFolder(m.source, { hash: true })).entries;
     } catch (err) {

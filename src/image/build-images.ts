@@ -12,7 +12,7 @@ import { formatDuration } from '../base/duration.ts';
 import { DevtoolError } from '../base/errors.ts';
 import type { BuildBackend } from './backend.ts';
 import { contentHash, contentTag } from './content-hash.ts';
-import { scanContext } from './context.ts';
+import { scanBuildContext } from './build-context.ts';
 import type { DockerCredentials } from './docker-config.ts';
 import type { ImageSpec } from './plan.ts';
 import { formatReference, parseReference, repositoryComponent } from './reference.ts';
@@ -120,7 +120,7 @@ export async function buildImages(specs: readonly ImageSpec[], opts: BuildImages
 
 /** The content hash and the references of an image, from its files (nothing is built or asked). */
 async function contentReference(spec: ImageSpec, args: Readonly<Record<string, string>>, target: Target) {
-  const scanned = await scanContext(spec.contextDir, spec.dockerfile, { hash: true });
+  const scanned = await scanBuildContext(spec.contextDir, spec.dockerfile, { hash: true });
   const hash = contentHash({
     dockerfile: scanned.dockerfile.text,
     entries: scanned.entries,

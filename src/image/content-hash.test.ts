@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, utimesSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { contentHash, contentTag, type HashInputs } from './content-hash.ts';
-import { scanContext } from './context.ts';
+import { scanBuildContext } from './build-context.ts';
 
 /** A context folder: { 'path': content } (a trailing / makes a folder). */
 function folder(files: Record<string, string>): string {
@@ -20,7 +20,7 @@ function folder(files: Record<string, string>): string {
 }
 
 async function hashOf(dir: string, extra: Partial<HashInputs> = {}, dockerfile = join(dir, 'Dockerfile')): Promise<string> {
-  const s = await scanContext(dir, dockerfile, { hash: true });
+  const s = await scanBuildContext(dir, dockerfile, { hash: true });
   return contentHash({ dockerfile: s.dockerfile.text, entries: s.entries, args: {}, secretIds: [], ...extra });
 }
 
@@ -83,7 +83,7 @@ test('ignore patterns follow Docker: parent folders, ! exceptions, root-only glo
     'node_modules/m/index.js': '',
     '.dockerignore': '*.log\nbuild\n!build/keep.txt\nnode_modules\n',
   });
-  const s = await scanContext(dir, join(dir, 'Dockerfile'), { hash: false });
+  const s = await scanBuildContext(dir, join(dir, 'Dockerfile'), { hash: false });
   assert.deepEqual(
     s.entries.map((e) => `${e.type[0]} ${e.path}`),
     ['f .dockerignore', 'f Dockerfile', 'f build/keep.txt', 'd sub', 'f sub/b.log'],
@@ -98,7 +98,7 @@ test('<Dockerfile>.dockerignore next to the Dockerfile replaces .dockerignore', 
     'a.log': '',
     '.dockerignore': '*.log\n',
   });
-  const s = await scanContext(dir, join(dir, 'docker/app.Dockerfile'), { hash: false });
+  const s = await scanBuildContext(dir, join(dir, 'docker/app.Dockerfile'), { hash: false });
   const paths = s.entries.map((e) => e.path);
   assert.ok(!paths.includes('secret.txt'));
   assert.ok(paths.includes('a.log'));
@@ -108,10 +108,10 @@ test('<Dockerfile>.dockerignore next to the Dockerfile replaces .dockerignore', 
 test('a Dockerfile outside the context, or excluded from it, is sent under a name of its own', async () => {
   const outside = folder({ 'Dockerfile.web': 'FROM x' });
   const ctx = folder({ 'index.html': '', '.dockerignore': 'Dockerfile\n', Dockerfile: 'FROM y' });
-  const a = await scanContext(ctx, join(outside, 'Dockerfile.web'), { hash: false });
+  const a = await scanBuildContext(ctx, join(outside, 'Dockerfile.web'), { hash: false });
   assert.equal(a.dockerfile.inContext, false);
   assert.match(a.dockerfile.nameInContext, /^\.dockerfile\.devtool-[0-9a-f]{12}$/);
-  const b = await scanContext(ctx, join(ctx, 'Dockerfile'), { hash: false });
+  const b = await scanBuildContext(ctx, join(ctx, 'Dockerfile'), { hash: false });
   assert.equal(b.dockerfile.inContext, false, 'excluded by .dockerignore, still sent');
   assert.equal(b.dockerfile.text.toString(), 'FROM y');
 });
@@ -124,13 +124,13 @@ test("git's own files are not part of the context: a commit of the same tree kee
     'lib/sub/.git': 'gitdir: ../../.git/modules/sub\n',
     '.gitignore': 'x',
   });
-  const scanned = await scanContext(root, join(root, 'Dockerfile'), { hash: true });
+  const scanned = await scanBuildContext(root, join(root, 'Dockerfile'), { hash: true });
   assert.deepEqual(
     scanned.entries.map((e) => e.path),
     ['.gitignore', 'Dockerfile', 'app.js', 'lib', 'lib/sub'],
   );
   const before = contentHash({ dockerfile: scanned.dockerfile.text, entries: scanned.entries, args: {}, secretIds: [] });
   writeFileSync(join(root, '.git', 'HEAD'), 'ref: b\n');
-  const again = await scanContext(root, join(root, 'Dockerfile'), { hash: true });
+  const again = await scanBuildContext(root, join(root, 'Dockerfile'), { hash: true });
   assert.equal(contentHash({ dockerfile: again.dockerfile.text, entries: again.entries, args: {}, secretIds: [] }), before);
 });

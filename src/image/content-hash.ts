@@ -3,11 +3,11 @@
  * "this image is already pushed" is a registry lookup of one tag, and "missing images are built"
  * means exactly the images whose inputs changed. Inputs: the Dockerfile's text, every file
  * `.dockerignore` keeps (path, type, permission bits, content or link target; not mtimes, not
- * owners; never git's own files: context.ts), the build arguments, the target stage and the ids of the secrets (never their
+ * owners; never git's own files: build-context.ts), the build arguments, the target stage and the ids of the secrets (never their
  * contents). Cache options and --no-cache do not change what is built, so they are not inputs.
  */
 import { createHash } from 'node:crypto';
-import type { ContextEntry } from './context.ts';
+import type { BuildContextEntry } from './build-context.ts';
 
 /** Bump when the inputs or their encoding change: every tag changes with it. */
 const SCHEME = 'devtool-build-hash v1';
@@ -18,7 +18,7 @@ const TAG_HEX_LENGTH = 24;
 export interface HashInputs {
   readonly dockerfile: Buffer;
   /** From a scan with `hash: true`; sorted by path. */
-  readonly entries: readonly ContextEntry[];
+  readonly entries: readonly BuildContextEntry[];
   readonly args: Readonly<Record<string, string>>;
   readonly target?: string;
   readonly secretIds: readonly string[];

@@ -1,7 +1,7 @@
 /**
  * The Docker Engine API backend: builds with the daemon's BuildKit (`POST /build?version=2`, the
  * builder `docker build` uses), the context sent as a tar that honours `.dockerignore`
- * (context.ts), then pushes every tag (`POST /images/{name}/push` with X-Registry-Auth from the
+ * (build-context.ts), then pushes every tag (`POST /images/{name}/push` with X-Registry-Auth from the
  * Docker config). The transport is docker-modem (dockerode's), which reads DOCKER_HOST the way
  * the Docker CLI does: unix://, tcp:// (TLS with DOCKER_TLS_VERIFY / DOCKER_CERT_PATH) and ssh://.
  *
@@ -19,7 +19,7 @@ import type { Duplex, Readable } from 'node:stream';
 import { DevtoolError } from '../base/errors.ts';
 import type { BuildBackend, BuildLog, BuildRequest, BuildResult } from './backend.ts';
 import { BuildkitProgress, decodeStatus, dockerfileLine, exitCodeOf } from './buildkit-status.ts';
-import { packContext, scanContext } from './context.ts';
+import { packBuildContext, scanBuildContext } from './build-context.ts';
 import { DockerCredentials, registryAuthHeader } from './docker-config.ts';
 import { newSessionId, serveSession, sessionHeaders, type Session } from './docker-session.ts';
 import { formatReference, parseReference } from './reference.ts';
@@ -121,7 +121,7 @@ export class DockerEngineBackend implements BuildBackend {
   async build(request: BuildRequest, log: BuildLog, signal?: AbortSignal): Promise<BuildResult> {
     const target = request.tags[0]!;
     await this.ensureReachable();
-    const scanned = await scanContext(request.contextDir, request.dockerfile, { hash: false });
+    const scanned = await scanBuildContext(request.contextDir, request.dockerfile, { hash: false });
     const session = await this.openSession(request);
     try {
       await this.runBuild(request, scanned, session, log, signal);
@@ -195,7 +195,7 @@ export class DockerEngineBackend implements BuildBackend {
 
   private async runBuild(
     request: BuildRequest,
-    scanned: Awaited<ReturnType<typeof scanContext>>,
+    scanned: Awaited<ReturnType<typeof scanBuildContext>>,
     session: Session | undefined,
     log: BuildLog,
     signal?: AbortSignal,
@@ -217,7 +217,7 @@ export class DockerEngineBackend implements BuildBackend {
       forcerm: 'true',
       ...(session ? { session: session.id } : {}),
     };
-    const body = await packContext(scanned);
+    const body = await packBuildContext(scanned);
     const response = await new Promise<Readable>((resolve, reject) => {
       modem.dial(
         {

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { scanContext } from '../image/context.ts';
+import { scanBuildContext } from '../image/build-context.ts';
 import { loadCompose } from '../compose/load.ts';
 import { loadManifest } from '../manifest/load.ts';
 import { formatSize, INPUT_LIMITS, readInputFile } from './input-file.ts';
@@ -69,7 +69,7 @@ test('every file devtool parses is capped: manifest, Compose files, .env, env_fi
 
   writeFileSync(join(dir, 'Dockerfile'), 'FROM scratch\n');
   fileOfSize(join(dir, '.dockerignore'), 2 * MiB);
-  await assert.rejects(scanContext(dir, join(dir, 'Dockerfile'), { hash: false }), {
+  await assert.rejects(scanBuildContext(dir, join(dir, 'Dockerfile'), { hash: false }), {
     message: `${join(dir, '.dockerignore')} is 2 MiB: a .dockerignore file may be at most 1 MiB`,
   });
 });

@@ -4,7 +4,7 @@
  * `headroom` bytes free at its start for the exec's channel number (kube/exec.ts), so no byte of
  * the tree is copied again on its way to the socket.
  *
- * Why not tar-stream (which builds Docker contexts, image/context.ts): for 10,000 files / 100 MB
+ * Why not tar-stream (which builds Docker contexts, image/build-context.ts): for 10,000 files / 100 MB
  * it spent 0.9 to 1.4 s of the CLI's CPU in the copy (a stream and a Buffer per file, the garbage
  * collector, then two more copies of every byte to make WebSocket messages), and the CLI's main
  * thread was the busiest process of the copy on a 2-core machine (profiled: docs/sync.md). The

@@ -12,12 +12,12 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Path } from '../../yaml/errors.ts';
 import { parseDotenv } from '../dotenv.ts';
-import { get, isObj, keyValues, show, type NormalizeContext, type Obj } from './context.ts';
+import { get, isObj, keyValues, show, type NormalizeState, type Obj } from './state.ts';
 
 /** What Kubernetes accepts as an environment variable name. */
 const envName = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
 
-export function serviceEnvironment(ctx: NormalizeContext, service: Obj, path: Path): Map<string, string> {
+export function serviceEnvironment(ctx: NormalizeState, service: Obj, path: Path): Map<string, string> {
   const env = new Map<string, string>();
   for (const [key, value, at] of envFiles(ctx, get(service, 'env_file'), [...path, 'env_file'])) {
     if (!envName.test(key)) {
@@ -39,7 +39,7 @@ export function serviceEnvironment(ctx: NormalizeContext, service: Obj, path: Pa
 }
 
 /** The variables of a service's env_file entries, in order, each with the path of its entry. */
-function envFiles(ctx: NormalizeContext, value: unknown, path: Path): [string, string, Path][] {
+function envFiles(ctx: NormalizeState, value: unknown, path: Path): [string, string, Path][] {
   if (value === undefined || value === null) return [];
   const entries = Array.isArray(value) ? value.map((v, i) => [v, [...path, i]] as const) : [[value, path] as const];
   const out: [string, string, Path][] = [];
@@ -72,7 +72,7 @@ function envFiles(ctx: NormalizeContext, value: unknown, path: Path): [string, s
   return out;
 }
 
-export function buildArgs(ctx: NormalizeContext, value: unknown, path: Path): Map<string, string> {
+export function buildArgs(ctx: NormalizeState, value: unknown, path: Path): Map<string, string> {
   const args = new Map<string, string>();
   for (const [key, v] of keyValues(ctx, value, path)) {
     const resolved = v ?? ctx.localLookup(key);

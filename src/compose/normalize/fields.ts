@@ -6,11 +6,11 @@ import { formatPath, formatPos, type Path } from '../../yaml/errors.ts';
 import { didYouMean } from '../../base/suggest.ts';
 import type { Healthcheck, ResourceAmounts, Resources, RestartPolicy } from '../model.ts';
 import { ShellwordsError, splitShellwords } from '../shellwords.ts';
-import { get, isObj, keyValues, show, type NormalizeContext, type Obj } from './context.ts';
+import { get, isObj, keyValues, show, type NormalizeState, type Obj } from './state.ts';
 import { sortedMap } from './environment.ts';
 
 /** `command`, `entrypoint`: a list as is, a string split into words like a shell would. */
-export function words(ctx: NormalizeContext, value: unknown, path: Path): string[] | undefined {
+export function words(ctx: NormalizeState, value: unknown, path: Path): string[] | undefined {
   if (value === undefined || value === null) return undefined;
   if (Array.isArray(value)) return ctx.strings(value, path);
   const text = ctx.str(value, path);
@@ -24,7 +24,7 @@ export function words(ctx: NormalizeContext, value: unknown, path: Path): string
   }
 }
 
-export function healthcheck(ctx: NormalizeContext, value: unknown, path: Path, serviceName: string): Healthcheck | undefined {
+export function healthcheck(ctx: NormalizeState, value: unknown, path: Path, serviceName: string): Healthcheck | undefined {
   if (!isObj(value)) return undefined;
   const disable = get(value, 'disable');
   if (disable !== undefined && ctx.bool(disable, [...path, 'disable']) === true) return undefined;
@@ -74,7 +74,7 @@ export function healthcheck(ctx: NormalizeContext, value: unknown, path: Path, s
 }
 
 /** The command of a healthcheck test: a string is CMD-SHELL; a list starts with NONE, CMD or CMD-SHELL. */
-function testCommand(ctx: NormalizeContext, test: unknown, path: Path): string[] | 'none' | undefined {
+function testCommand(ctx: NormalizeState, test: unknown, path: Path): string[] | 'none' | undefined {
   if (typeof test === 'string') return test.trim() === '' ? undefined : ['/bin/sh', '-c', test];
   if (!Array.isArray(test) || test.length === 0) {
     ctx.fail(path, 'must be a command: a string, or a list starting with NONE, CMD or CMD-SHELL');
@@ -96,7 +96,7 @@ function testCommand(ctx: NormalizeContext, test: unknown, path: Path): string[]
 const restartValues: readonly RestartPolicy[] = ['always', 'unless-stopped', 'any', 'no', 'never', 'none', 'on-failure'];
 
 /** The restart policy (`restart`, else deploy.restart_policy.condition, else any) and its retry limit. */
-export function restartPolicy(ctx: NormalizeContext, service: Obj, path: Path): { restart: RestartPolicy; maxAttempts?: number } {
+export function restartPolicy(ctx: NormalizeState, service: Obj, path: Path): { restart: RestartPolicy; maxAttempts?: number } {
   const policy = get(get(service, 'deploy'), 'restart_policy');
   let maxAttempts: number | undefined;
   const rawMax = get(policy, 'max_attempts');
@@ -123,7 +123,7 @@ export function restartPolicy(ctx: NormalizeContext, service: Obj, path: Path): 
   return { restart: chosen ?? 'any', ...(maxAttempts !== undefined ? { maxAttempts } : {}) };
 }
 
-export function resources(ctx: NormalizeContext, service: Obj, path: Path): Resources {
+export function resources(ctx: NormalizeState, service: Obj, path: Path): Resources {
   const res = get(get(service, 'deploy'), 'resources');
   const base = [...path, 'deploy', 'resources'];
   const requests = amounts(ctx, get(res, 'reservations'), [...base, 'reservations']);
@@ -142,7 +142,7 @@ export function resources(ctx: NormalizeContext, service: Obj, path: Path): Reso
   };
 }
 
-function amounts(ctx: NormalizeContext, value: unknown, path: Path): ResourceAmounts {
+function amounts(ctx: NormalizeState, value: unknown, path: Path): ResourceAmounts {
   if (!isObj(value)) return {};
   const cpus = get(value, 'cpus');
   const cpuAlias = get(value, 'cpu');
@@ -157,7 +157,7 @@ function amounts(ctx: NormalizeContext, value: unknown, path: Path): ResourceAmo
 }
 
 /** CPUs: a number of cores (0.5, "1.5") or millicores ("500m"), as a Kubernetes quantity. */
-export function cpuQuantity(ctx: NormalizeContext, value: unknown, path: Path): string | undefined {
+export function cpuQuantity(ctx: NormalizeState, value: unknown, path: Path): string | undefined {
   const text = String(value).trim();
   let milli: number | undefined;
   if (/^\d+m$/.test(text)) milli = Number(text.slice(0, -1));
@@ -183,7 +183,7 @@ const binarySuffixes: [string, number][] = [
  * reads them: "512m" is 512 MiB, not Kubernetes' 0.512 bytes) or Kubernetes binary suffixes
  * (Ki, Mi, Gi, Ti), as a Kubernetes quantity in the largest binary unit that divides it.
  */
-export function memoryQuantity(ctx: NormalizeContext, value: unknown, path: Path): string | undefined {
+export function memoryQuantity(ctx: NormalizeState, value: unknown, path: Path): string | undefined {
   const text = String(value).trim();
   const m = /^(\d+(?:\.\d+)?)\s*([a-zA-Z]*)$/.exec(text);
   let bytes: number | undefined;
@@ -207,7 +207,7 @@ export function memoryQuantity(ctx: NormalizeContext, value: unknown, path: Path
  * router labels often run past 63 characters) is skipped with one warning naming every such key
  * and where it is: other tools' labels must not stop a deploy.
  */
-export function annotations(ctx: NormalizeContext, value: unknown, path: Path): Map<string, string> {
+export function annotations(ctx: NormalizeState, value: unknown, path: Path): Map<string, string> {
   const out = new Map<string, string>();
   const skipped: string[] = [];
   for (const [k, v, at] of keyValues(ctx, value, path)) {

@@ -5,7 +5,7 @@
  */
 import { formatPos, type Path } from '../../yaml/errors.ts';
 import type { PortMapping, Protocol } from '../model.ts';
-import { get, isObj, show, type NormalizeContext } from './context.ts';
+import { get, isObj, show, type NormalizeState } from './state.ts';
 
 /** More ports than this in one service is surely a typo in a range (and a huge Service object). */
 const maxPortsPerService = 1000;
@@ -15,7 +15,7 @@ interface Range {
   end: number;
 }
 
-export function normalizePorts(ctx: NormalizeContext, service: Record<string, unknown>, path: Path): PortMapping[] {
+export function normalizePorts(ctx: NormalizeState, service: Record<string, unknown>, path: Path): PortMapping[] {
   const out: PortMapping[] = [];
   const ports = get(service, 'ports');
   if (Array.isArray(ports)) {
@@ -67,7 +67,7 @@ export function normalizePorts(ctx: NormalizeContext, service: Record<string, un
   });
 }
 
-function portEntry(ctx: NormalizeContext, entry: unknown, at: Path): PortMapping[] {
+function portEntry(ctx: NormalizeState, entry: unknown, at: Path): PortMapping[] {
   const pos = ctx.at(at);
   if (typeof entry === 'number') {
     const port = ctx.port(entry, at);
@@ -120,14 +120,14 @@ function portEntry(ctx: NormalizeContext, entry: unknown, at: Path): PortMapping
   return out;
 }
 
-function splitProto(ctx: NormalizeContext, text: string, at: Path): { spec: string; protocol: Protocol } | undefined {
+function splitProto(ctx: NormalizeState, text: string, at: Path): { spec: string; protocol: Protocol } | undefined {
   const slash = text.lastIndexOf('/');
   if (slash < 0) return { spec: text.trim(), protocol: 'TCP' };
   const protocol = protocolOf(ctx, text.slice(slash + 1), at);
   return protocol ? { spec: text.slice(0, slash).trim(), protocol } : undefined;
 }
 
-function protocolOf(ctx: NormalizeContext, value: unknown, at: Path): Protocol | undefined {
+function protocolOf(ctx: NormalizeState, value: unknown, at: Path): Protocol | undefined {
   if (value === undefined || value === null) return 'TCP';
   const p = String(value).toLowerCase();
   if (p === 'tcp' || p === 'udp' || p === 'sctp') return p.toUpperCase() as Protocol;
@@ -157,7 +157,7 @@ function splitHost(spec: string): { hostIp?: string; host?: string; container: s
 }
 
 /** "80" or "8000-8010", each number a valid port. */
-function parseRange(ctx: NormalizeContext, text: string, at: Path): Range | undefined {
+function parseRange(ctx: NormalizeState, text: string, at: Path): Range | undefined {
   const m = /^\s*(\d+)(?:\s*-\s*(\d+))?\s*$/.exec(text);
   if (!m) {
     ctx.fail(at, `invalid port ${show(text)}: use a number (1 to 65535) or a range like 8000-8010`);

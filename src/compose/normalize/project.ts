@@ -6,7 +6,7 @@
 import type { Path } from '../../yaml/errors.ts';
 import { didYouMean } from '../../base/suggest.ts';
 import type { ComposeService, Endpoint, EndpointRule } from '../model.ts';
-import { get, isObj, show, type NormalizeContext, type Obj } from './context.ts';
+import { get, isObj, show, type NormalizeState, type Obj } from './state.ts';
 import { sortedMap } from './environment.ts';
 import { normalizeService } from './service.ts';
 import { topLevelVolumes } from './volumes.ts';
@@ -27,7 +27,7 @@ const unsupportedTopLevel: Record<string, 'error' | 'warn'> = {
   models: 'warn',
 };
 
-export function normalizeProject(ctx: NormalizeContext, tree: Obj): NormalizedParts {
+export function normalizeProject(ctx: NormalizeState, tree: Obj): NormalizedParts {
   for (const [key, level] of Object.entries(unsupportedTopLevel)) {
     if (get(tree, key) === undefined) continue;
     if (level === 'error') ctx.fail([key], `top-level ${key} is not supported by devtool`, 'key');
@@ -54,7 +54,7 @@ export function normalizeProject(ctx: NormalizeContext, tree: Obj): NormalizedPa
   return { ...(typeof name === 'string' && name !== '' ? { name } : {}), services, volumes, endpoints };
 }
 
-function checkDependencies(ctx: NormalizeContext, services: readonly ComposeService[], byName: ReadonlyMap<string, ComposeService>): void {
+function checkDependencies(ctx: NormalizeState, services: readonly ComposeService[], byName: ReadonlyMap<string, ComposeService>): void {
   let ok = true;
   for (const s of services) {
     for (const d of s.dependsOn) {
@@ -90,7 +90,7 @@ function checkDependencies(ctx: NormalizeContext, services: readonly ComposeServ
 }
 
 /** Whether a problem was already found in one of these fields of the service. */
-function hasProblemUnder(ctx: NormalizeContext, service: string, fields: readonly string[]): boolean {
+function hasProblemUnder(ctx: NormalizeState, service: string, fields: readonly string[]): boolean {
   return ctx.problems.some((p) => p.path?.[0] === 'services' && p.path[1] === service && fields.includes(String(p.path[2])));
 }
 
@@ -124,7 +124,7 @@ export function findCycle(services: readonly ComposeService[], byName: ReadonlyM
  * rules} (the same, with labels); a map of name to rules (one endpoint per key). A map whose keys
  * are only "rules" and "labels", with a map of labels, is read as the second notation.
  */
-function normalizeEndpoints(ctx: NormalizeContext, value: unknown, services: ReadonlyMap<string, ComposeService>): Endpoint[] {
+function normalizeEndpoints(ctx: NormalizeState, value: unknown, services: ReadonlyMap<string, ComposeService>): Endpoint[] {
   if (value === undefined || value === null) return [];
   const path = ['endpoints'];
   if (Array.isArray(value)) return [{ labels: new Map(), rules: rules(ctx, value, path, services), pos: ctx.at(path) }];
@@ -153,7 +153,7 @@ function normalizeEndpoints(ctx: NormalizeContext, value: unknown, services: Rea
   });
 }
 
-function rules(ctx: NormalizeContext, value: unknown, path: Path, services: ReadonlyMap<string, ComposeService>): EndpointRule[] {
+function rules(ctx: NormalizeState, value: unknown, path: Path, services: ReadonlyMap<string, ComposeService>): EndpointRule[] {
   if (!Array.isArray(value)) return [];
   const out: EndpointRule[] = [];
   value.forEach((raw, i) => {
@@ -186,7 +186,7 @@ const labelKey = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])
 const labelValue = /^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/;
 
 /** Endpoint labels become Kubernetes labels on each Ingress, so they must be valid ones. */
-function endpointLabels(ctx: NormalizeContext, value: unknown, path: Path): Map<string, string> {
+function endpointLabels(ctx: NormalizeState, value: unknown, path: Path): Map<string, string> {
   const out = new Map<string, string>();
   if (!isObj(value)) return out;
   for (const key of Object.keys(value)) {

@@ -2,7 +2,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Path } from '../../yaml/errors.ts';
 import type { BuildSpec, ComposeService, DependsCondition, Dependency, Workload } from '../model.ts';
-import { get, isObj, show, type NormalizeContext, type Obj } from './context.ts';
+import { get, isObj, show, type NormalizeState, type Obj } from './state.ts';
 import { buildArgs, serviceEnvironment } from './environment.ts';
 import { annotations, healthcheck, resources, restartPolicy, words } from './fields.ts';
 import { normalizePorts } from './ports.ts';
@@ -37,7 +37,7 @@ const handledDeploy = new Set(['resources', 'replicas', 'restart_policy']);
 
 const oneOff = new Set(['no', 'never', 'none', 'on-failure']);
 
-export function normalizeService(ctx: NormalizeContext, name: string, raw: unknown, declaredVolumes: ReadonlySet<string>, ignored: string[]): ComposeService {
+export function normalizeService(ctx: NormalizeState, name: string, raw: unknown, declaredVolumes: ReadonlySet<string>, ignored: string[]): ComposeService {
   const path = ['services', name];
   const s: Obj = isObj(raw) ? raw : {};
   const extendsOther = get(s, 'extends') !== undefined;
@@ -91,7 +91,7 @@ export function normalizeService(ctx: NormalizeContext, name: string, raw: unkno
   };
 }
 
-function buildSpec(ctx: NormalizeContext, value: unknown, path: Path): BuildSpec | undefined {
+function buildSpec(ctx: NormalizeState, value: unknown, path: Path): BuildSpec | undefined {
   if (value === undefined || value === null) return undefined;
   const spec: Obj = isObj(value) ? value : { context: value };
   const context = get(spec, 'context');
@@ -113,7 +113,7 @@ function buildSpec(ctx: NormalizeContext, value: unknown, path: Path): BuildSpec
   };
 }
 
-function dependencies(ctx: NormalizeContext, value: unknown, path: Path): Dependency[] {
+function dependencies(ctx: NormalizeState, value: unknown, path: Path): Dependency[] {
   if (Array.isArray(value)) {
     return value.flatMap((v, i) => {
       const service = ctx.str(v, [...path, i]);
@@ -134,7 +134,7 @@ function dependencies(ctx: NormalizeContext, value: unknown, path: Path): Depend
   });
 }
 
-function replicas(ctx: NormalizeContext, s: Obj, path: Path): number {
+function replicas(ctx: NormalizeState, s: Obj, path: Path): number {
   const scaleRaw = get(s, 'scale');
   const replicasRaw = get(get(s, 'deploy'), 'replicas');
   const scale = scaleRaw === undefined || scaleRaw === null ? undefined : ctx.int(scaleRaw, [...path, 'scale'], 'a whole number', 0, 1000);
@@ -147,7 +147,7 @@ function replicas(ctx: NormalizeContext, s: Obj, path: Path): number {
 }
 
 /** Capability names as Kubernetes writes them: upper case, without the CAP_ prefix. */
-function capabilities(ctx: NormalizeContext, value: unknown, path: Path): string[] {
+function capabilities(ctx: NormalizeState, value: unknown, path: Path): string[] {
   const out: string[] = [];
   ctx.strings(value, path).forEach((c, i) => {
     const name = c.trim().toUpperCase().replace(/^CAP_/, '');

@@ -10,7 +10,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import type { Path } from '../../yaml/errors.ts';
 import { didYouMean } from '../../base/suggest.ts';
 import type { ComposeVolume, ServiceVolume } from '../model.ts';
-import { get, isObj, show, type NormalizeContext, type Obj } from './context.ts';
+import { get, isObj, show, type NormalizeState, type Obj } from './state.ts';
 import { annotations } from './fields.ts';
 
 const defaultSize = '1Gi';
@@ -18,7 +18,7 @@ const defaultSize = '1Gi';
 const quantity = /^(\d+(\.\d+)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|k|K|M|G|T|P|E)?$/;
 const modes = new Set(['ro', 'rw', 'z', 'Z', 'nocopy', 'cached', 'delegated', 'consistent', 'shared', 'rshared', 'slave', 'rslave', 'private', 'rprivate']);
 
-export function topLevelVolumes(ctx: NormalizeContext, value: unknown): ComposeVolume[] {
+export function topLevelVolumes(ctx: NormalizeState, value: unknown): ComposeVolume[] {
   if (!isObj(value)) return [];
   const out: ComposeVolume[] = [];
   for (const name of Object.keys(value)) {
@@ -56,7 +56,7 @@ export function topLevelVolumes(ctx: NormalizeContext, value: unknown): ComposeV
   return out;
 }
 
-export function serviceVolumes(ctx: NormalizeContext, value: unknown, path: Path, declared: ReadonlySet<string>): ServiceVolume[] {
+export function serviceVolumes(ctx: NormalizeState, value: unknown, path: Path, declared: ReadonlySet<string>): ServiceVolume[] {
   if (!Array.isArray(value)) return [];
   const out: ServiceVolume[] = [];
   const targets = new Map<string, Path>();
@@ -74,7 +74,7 @@ export function serviceVolumes(ctx: NormalizeContext, value: unknown, path: Path
   return out;
 }
 
-function shortSyntax(ctx: NormalizeContext, spec: string, at: Path, declared: ReadonlySet<string>): ServiceVolume | undefined {
+function shortSyntax(ctx: NormalizeState, spec: string, at: Path, declared: ReadonlySet<string>): ServiceVolume | undefined {
   const pos = ctx.at(at);
   const parts = spec.split(':');
   if (parts.length === 1) {
@@ -101,7 +101,7 @@ function shortSyntax(ctx: NormalizeContext, spec: string, at: Path, declared: Re
   return { kind: 'named', volume: source, target, readOnly, pos };
 }
 
-function longSyntax(ctx: NormalizeContext, spec: Obj, at: Path, declared: ReadonlySet<string>): ServiceVolume | undefined {
+function longSyntax(ctx: NormalizeState, spec: Obj, at: Path, declared: ReadonlySet<string>): ServiceVolume | undefined {
   const pos = ctx.at(at);
   const type = get(spec, 'type');
   const target = get(spec, 'target');
@@ -135,13 +135,13 @@ function longSyntax(ctx: NormalizeContext, spec: Obj, at: Path, declared: Readon
   }
 }
 
-function checkTarget(ctx: NormalizeContext, target: string, at: Path): boolean {
+function checkTarget(ctx: NormalizeState, target: string, at: Path): boolean {
   if (target.startsWith('/')) return true;
   ctx.fail(at, `the mount path ${show(target)} must be absolute (start with /)`);
   return false;
 }
 
-function checkDeclared(ctx: NormalizeContext, name: string, at: Path, declared: ReadonlySet<string>): boolean {
+function checkDeclared(ctx: NormalizeState, name: string, at: Path, declared: ReadonlySet<string>): boolean {
   if (declared.has(name)) return true;
   ctx.fail(at, `volume ${show(name)} is not declared in the top-level volumes${didYouMean(name, declared)}; declare it, or write ./${name} for a host folder`);
   return false;
@@ -151,7 +151,7 @@ function isHostPath(source: string): boolean {
   return source.startsWith('.') || source.startsWith('/') || source.startsWith('~') || /^[A-Za-z]:[\\/]/.test(source);
 }
 
-function hostPath(ctx: NormalizeContext, source: string): string {
+function hostPath(ctx: NormalizeState, source: string): string {
   if (source === '~' || source.startsWith('~/')) return join(homedir(), source.slice(1));
   return isAbsolute(source) ? source : resolve(ctx.projectDir, source);
 }

@@ -13,7 +13,7 @@ import { environmentLabels, serviceLabels, serviceSelector } from '../../kube/la
 import type { IngressObject, ServiceObject } from '../../kube/objects.ts';
 import type { SourcePos } from '../../yaml/errors.ts';
 import type { ComposeService, PortMapping } from '../model.ts';
-import type { TranslateContext } from './context.ts';
+import type { TranslateState } from './state.ts';
 
 /** Ports never made public by a `ports` entry: those of well-known databases, caches and brokers. */
 export const neverPublicPorts: ReadonlySet<number> = new Set([
@@ -83,7 +83,7 @@ export function containerPorts(service: ComposeService): PortMapping[] {
     });
 }
 
-export function clusterService(ctx: TranslateContext, service: ComposeService): ServiceObject | undefined {
+export function clusterService(ctx: TranslateState, service: ComposeService): ServiceObject | undefined {
   const ports = containerPorts(service);
   if (ports.length === 0) return undefined;
   const name = ctx.serviceNames.get(service.name)!;
@@ -104,7 +104,7 @@ function isLoopback(ip: string | undefined): boolean {
 }
 
 /** The ports of a service that are made public, in port order. */
-export function publicPorts(ctx: TranslateContext, service: ComposeService): PortMapping[] {
+export function publicPorts(ctx: TranslateState, service: ComposeService): PortMapping[] {
   const out: PortMapping[] = [];
   const seen = new Set<number>();
   for (const p of [...service.ports].sort((a, b) => a.container - b.container || (a.published ?? 0) - (b.published ?? 0))) {
@@ -139,7 +139,7 @@ interface Route {
 }
 
 /** The public routes of the project: `endpoints` first, then public ports; before any domain is known. */
-export function publicRoutes(ctx: TranslateContext): Route[] {
+export function publicRoutes(ctx: TranslateState): Route[] {
   const env = ctx.options.name;
   const routes: Route[] = [];
   for (const e of ctx.project.endpoints) {
@@ -173,7 +173,7 @@ export function publicRoutes(ctx: TranslateContext): Route[] {
 }
 
 /** Ingress objects (and the URLs they serve) for the routes; records located problems for bad names. */
-export function ingresses(ctx: TranslateContext, routes: readonly Route[], domain: string): { objects: IngressObject[]; endpoints: PublicEndpoint[] } {
+export function ingresses(ctx: TranslateState, routes: readonly Route[], domain: string): { objects: IngressObject[]; endpoints: PublicEndpoint[] } {
   const objects: IngressObject[] = [];
   const endpoints: PublicEndpoint[] = [];
   const seen = new Map<string, Route>();

@@ -14,12 +14,12 @@ import { toDnsLabel } from '../../kube/naming.ts';
 import type { PersistentVolumeClaimObject } from '../../kube/objects.ts';
 import type { HostVolumeUse } from '../host-volumes.ts';
 import type { ComposeService } from '../model.ts';
-import type { TranslateContext } from './context.ts';
+import type { TranslateState } from './state.ts';
 
 /** The size of the claim of a runtime-data host folder (the default of named volumes). */
 const HOST_CLAIM_SIZE = '1Gi';
 
-export function persistentVolumeClaims(ctx: TranslateContext): PersistentVolumeClaimObject[] {
+export function persistentVolumeClaims(ctx: TranslateState): PersistentVolumeClaimObject[] {
   const claimOwners = new Map([...ctx.project.volumes].map((v) => [ctx.claimNames.get(v.name), v.name]));
   const hostClaims: PersistentVolumeClaimObject[] = [];
   for (const s of ctx.project.services) {
@@ -61,13 +61,13 @@ export function persistentVolumeClaims(ctx: TranslateContext): PersistentVolumeC
   return [...declared, ...hostClaims];
 }
 
-function hostUse(ctx: TranslateContext, service: ComposeService, target: string): HostVolumeUse | undefined {
+function hostUse(ctx: TranslateState, service: ComposeService, target: string): HostVolumeUse | undefined {
   const uses = ctx.options.hostVolumes?.[service.name];
   return uses && Object.hasOwn(uses, target) ? uses[target] : undefined;
 }
 
 /** The claim of a runtime-data host folder: `<service>-<path>` ("db" and /var/lib/data: "db-var-lib-data"). */
-function hostClaimName(ctx: TranslateContext, service: ComposeService, target: string): string {
+function hostClaimName(ctx: TranslateState, service: ComposeService, target: string): string {
   const base = `${ctx.serviceNames.get(service.name)!}-${toDnsLabel(target.replace(/^\/+/, '')) || 'root'}`;
   if (base.length <= 63) return base;
   const hash = createHash('sha256').update(target).digest('hex').slice(0, 8);
@@ -79,7 +79,7 @@ function hostClaimName(ctx: TranslateContext, service: ComposeService, target: s
  * (so `up` can still develop it), whose old pod is stopped before a new one is made (workloads.ts),
  * so the ReadWriteOnce claim is released.
  */
-export function mountsHostClaims(ctx: TranslateContext, service: ComposeService): boolean {
+export function mountsHostClaims(ctx: TranslateState, service: ComposeService): boolean {
   return service.volumes.some((v) => v.kind === 'bind' && hostUse(ctx, service, v.target)?.use === 'claim');
 }
 
@@ -100,7 +100,7 @@ export interface PodStorage {
  * claim templates (StatefulSet); otherwise (Jobs, which cannot have claim templates) they become
  * emptyDirs: a one-off run has no data to keep across runs.
  */
-export function podStorage(ctx: TranslateContext, service: ComposeService, perPodClaims: boolean): PodStorage {
+export function podStorage(ctx: TranslateState, service: ComposeService, perPodClaims: boolean): PodStorage {
   const volumes: V1Volume[] = [];
   const mounts: V1VolumeMount[] = [];
   const claimTemplates: V1PersistentVolumeClaim[] = [];
@@ -161,7 +161,7 @@ function unique(name: string, used: Set<string>): string {
  * The warnings about host volumes: with a plan, one per volume that is not deployed, naming it and
  * why; without one (a translation that read no files), one for all of them.
  */
-export function hostFolderWarnings(ctx: TranslateContext): string[] {
+export function hostFolderWarnings(ctx: TranslateState): string[] {
   const entries: string[] = [];
   const warnings: string[] = [];
   for (const s of ctx.project.services) {

@@ -7,7 +7,7 @@ import type { V1Container, V1EnvVar, V1PodTemplateSpec, V1ResourceRequirements }
 import { serviceLabels, serviceSelector } from '../../kube/labels.ts';
 import type { WorkloadObject } from '../../kube/objects.ts';
 import type { ComposeService, ResourceAmounts } from '../model.ts';
-import type { TranslateContext } from './context.ts';
+import type { TranslateState } from './state.ts';
 import { containerPorts, portName } from './network.ts';
 import { readinessProbe } from './probes.ts';
 import { mountsHostClaims, ownsStorage, podStorage } from './volumes.ts';
@@ -15,7 +15,7 @@ import { mountsHostClaims, ownsStorage, podStorage } from './volumes.ts';
 /** Retries of a Job whose restart policy is on-failure and that sets no max_attempts (Kubernetes' own default). */
 const defaultOnFailureRetries = 6;
 
-export function workload(ctx: TranslateContext, service: ComposeService, image: string): WorkloadObject {
+export function workload(ctx: TranslateState, service: ComposeService, image: string): WorkloadObject {
   const name = ctx.serviceNames.get(service.name)!;
   const labels = serviceLabels(ctx.options.name, name);
   const annotations = service.labels.size > 0 ? { annotations: Object.fromEntries(service.labels) } : {};
@@ -74,7 +74,7 @@ export function workload(ctx: TranslateContext, service: ComposeService, image: 
   };
 }
 
-function podTemplate(ctx: TranslateContext, service: ComposeService, image: string, storage: ReturnType<typeof podStorage>): V1PodTemplateSpec {
+function podTemplate(ctx: TranslateState, service: ComposeService, image: string, storage: ReturnType<typeof podStorage>): V1PodTemplateSpec {
   const name = ctx.serviceNames.get(service.name)!;
   return {
     metadata: {

@@ -49,7 +49,7 @@ export interface ServiceConfig {
 }
 
 /** What the handlers share. */
-export interface AppContext {
+export interface ServiceDeps {
   store: Store;
   config: ServiceConfig;
   now: () => Date;

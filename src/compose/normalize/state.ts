@@ -16,7 +16,7 @@ export interface FileAccess {
   readFile(path: string, kind: 'compose' | 'env', shown: string): string | undefined;
 }
 
-export class NormalizeContext {
+export class NormalizeState {
   readonly problems: Problem[] = [];
   readonly warnings: string[] = [];
 
@@ -144,7 +144,7 @@ export function show(value: unknown): string {
  * A `list_or_dict` (["K=V", "K"] or {K: V, K: null}) as [key, value, path] triples; a null value
  * means "no value given" (for environment: take it from the environment).
  */
-export function keyValues(ctx: NormalizeContext, value: unknown, path: Path): [string, string | null, Path][] {
+export function keyValues(ctx: NormalizeState, value: unknown, path: Path): [string, string | null, Path][] {
   const out: [string, string | null, Path][] = [];
   if (Array.isArray(value)) {
     value.forEach((item, i) => {

@@ -19,7 +19,7 @@ export interface TranslateOptions {
   readonly hostVolumes?: HostVolumePlan;
 }
 
-export interface TranslateContext {
+export interface TranslateState {
   readonly project: ComposeProject;
   readonly options: TranslateOptions;
   /** Compose service name to Kubernetes name. */

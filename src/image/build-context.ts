@@ -18,7 +18,7 @@ import { basename, dirname, join, relative, sep } from 'node:path';
 import { DevtoolError } from '../base/errors.ts';
 import { readInputFile } from '../io/input-file.ts';
 
-export interface ContextEntry {
+export interface BuildContextEntry {
   /** Path inside the context, with `/` separators. */
   readonly path: string;
   readonly type: 'file' | 'directory' | 'symlink';
@@ -31,10 +31,10 @@ export interface ContextEntry {
   readonly digest?: string;
 }
 
-export interface ScannedContext {
+export interface ScannedBuildContext {
   readonly dir: string;
   /** Sorted by path. */
-  readonly entries: readonly ContextEntry[];
+  readonly entries: readonly BuildContextEntry[];
   readonly dockerfile: {
     readonly text: Buffer;
     /** Its name in the tar: its own path when the context holds it, else a name of ours. */
@@ -47,7 +47,7 @@ export interface ScannedContext {
 }
 
 /** Reads the context. `hash`: also compute each file's sha256 (for the content tag). */
-export async function scanContext(contextDir: string, dockerfile: string, opts: { hash: boolean }): Promise<ScannedContext> {
+export async function scanBuildContext(contextDir: string, dockerfile: string, opts: { hash: boolean }): Promise<ScannedBuildContext> {
   const dirStat = await stat(contextDir).catch(() => undefined);
   if (!dirStat?.isDirectory()) throw new DevtoolError(`build context ${contextDir} is not a folder`);
   let text: Buffer;
@@ -70,14 +70,14 @@ export async function scanContext(contextDir: string, dockerfile: string, opts: 
  * The files of a folder that its own `.dockerignore` keeps, sorted by path: what a mounted host
  * folder contributes to the image baked for it (bake.ts).
  */
-export async function scanFolder(dir: string, opts: { hash: boolean }): Promise<{ entries: ContextEntry[]; ignoreFile?: string }> {
+export async function scanFolder(dir: string, opts: { hash: boolean }): Promise<{ entries: BuildContextEntry[]; ignoreFile?: string }> {
   const ignore = await readIgnoreFile([join(dir, '.dockerignore')]);
   const entries = await scanTree(dir, ignore, opts.hash, { skipGit: false });
   return { entries, ...(ignore ? { ignoreFile: ignore.file } : {}) };
 }
 
-async function scanTree(dir: string, ignore: IgnoreRules | undefined, hash: boolean, opts: { skipGit: boolean }): Promise<ContextEntry[]> {
-  const entries: ContextEntry[] = [];
+async function scanTree(dir: string, ignore: IgnoreRules | undefined, hash: boolean, opts: { skipGit: boolean }): Promise<BuildContextEntry[]> {
+  const entries: BuildContextEntry[] = [];
   const rules = ignore ? ignore.filter : () => true;
   const keep = opts.skipGit ? (p: string) => !GIT_PATH.test(p) && rules(p) : rules;
   await walk(dir, '', keep, ignore?.hasExceptions ?? false, entries);
@@ -114,7 +114,7 @@ async function readIgnoreFile(candidates: readonly string[]): Promise<IgnoreRule
   return undefined;
 }
 
-async function walk(root: string, rel: string, keep: (p: string) => boolean, hasExceptions: boolean, out: ContextEntry[]): Promise<void> {
+async function walk(root: string, rel: string, keep: (p: string) => boolean, hasExceptions: boolean, out: BuildContextEntry[]): Promise<void> {
   const dir = rel ? join(root, rel) : root;
   let names: string[];
   try {
@@ -141,7 +141,7 @@ async function walk(root: string, rel: string, keep: (p: string) => boolean, has
 }
 
 /** Fills in `digest` for every file, a few at a time. */
-async function hashFiles(root: string, entries: ContextEntry[]): Promise<void> {
+async function hashFiles(root: string, entries: BuildContextEntry[]): Promise<void> {
   const files = entries.map((e, i) => [e, i] as const).filter(([e]) => e.type === 'file');
   let next = 0;
   const worker = async () => {
@@ -168,7 +168,7 @@ export function fileDigest(path: string): Promise<string> {
  * The context as a tar stream (uid/gid 0, like the Docker CLI sends it), the Dockerfile added
  * under its own name when the context does not hold it.
  */
-export async function packContext(ctx: ScannedContext): Promise<NodeJS.ReadableStream> {
+export async function packBuildContext(ctx: ScannedBuildContext): Promise<NodeJS.ReadableStream> {
   const { pack: createPack } = await import('tar-stream');
   const pack = createPack();
   void (async () => {
