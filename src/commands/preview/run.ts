@@ -4,6 +4,7 @@
  * follows them as `pipeline deploy --wait` does.
  */
 import { DevtoolError, UsageError } from '../../base/errors.ts';
+import { assignmentWords } from '../../cli/assignments.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
 import { currentBranch, originUrl, repositoryNameOf, sanitizeName } from '../../app/name.ts';
 import { formatTable } from '../../io/table.ts';
@@ -27,8 +28,6 @@ export const runPreviewDeploy: CommandHandler<typeof previewDeployOptions> = asy
   if (sourceUrl !== undefined && !/^https:\/\/\S+$/.test(sourceUrl)) {
     throw new UsageError(`invalid value "${sourceUrl}" for flag --sourceUrl: the HTTPS URL of the pull or merge request`);
   }
-  for (const v of inv.opts.var)
-    if (!/^[A-Za-z_][A-Za-z0-9_]*=/.test(v)) throw new UsageError(`invalid value for flag --var: expected KEY=VALUE, got "${v.split('=')[0]}..."`);
   const preview = await client.call('deployPreview', {
     body: {
       name,
@@ -37,7 +36,7 @@ export const runPreviewDeploy: CommandHandler<typeof previewDeployOptions> = asy
       ...(branch ? { branch } : {}),
       ...(inv.opts.file ? { file: inv.opts.file } : {}),
       ...(sourceUrl ? { sourceUrl } : {}),
-      variables: inv.opts.var,
+      variables: assignmentWords(inv.opts.var),
       timeoutSeconds: seconds(inv.opts.timeout),
     },
   });
