@@ -28,6 +28,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { runCli } from '../src/cli/run.ts';
+import type { CommandHandler, CommandSpec, OptionSpec } from '../src/cli/spec.ts';
 import { rootCommand } from '../src/commands/index.ts';
 import { createFactory, type Factory, type FactoryOptions } from '../src/factory.ts';
 import type { Choice, Prompter } from '../src/io/prompt.ts';
@@ -102,11 +103,32 @@ export function createTestFactory(o: TestFactoryOptions = {}): { f: Factory; std
   return { f: createFactory(options), stdout, stderr, sandbox };
 }
 
+export interface RunCommandOptions<Options extends readonly OptionSpec[]> extends TestFactoryOptions {
+  /**
+   * Runs instead of the handler the command's spec loads: the command's own handler made with a
+   * test's in-memory view of the cluster (e.g. `restartHandler(async () => view)` of
+   * commands/restart/run.ts). Parsing, the one-line error and the exit code stay runCli's.
+   */
+  handler?: CommandHandler<Options>;
+}
+
 /** `devtool ...args` in this process: its exit code and what it wrote. */
-export async function runCommand(args: readonly string[], o: TestFactoryOptions = {}): Promise<CommandResult> {
+export async function runCommand<Options extends readonly OptionSpec[]>(args: readonly string[], o: RunCommandOptions<Options> = {}): Promise<CommandResult> {
   const { options, stdout, stderr } = factoryOptions(o);
-  const code = await runCli(args, rootCommand, options);
+  const code = await runCli(args, o.handler ? withHandler(args[0], o.handler) : rootCommand, options);
   return { code, stdout: stdout(), stderr: stderr() };
+}
+
+/** The command tree, with `handler` in place of the one the top-level command `name` loads. */
+function withHandler<Options extends readonly OptionSpec[]>(name: string | undefined, handler: CommandHandler<Options>): CommandSpec {
+  const subcommands = rootCommand.subcommands ?? [];
+  assert.ok(
+    subcommands.some((c) => c.name === name && c.load),
+    `a handler was given, but devtool has no command ${name} that runs one`,
+  );
+  // The handler is typed by its command's options, as command() checks for the one it replaces.
+  const load = async () => handler as unknown as CommandHandler<readonly OptionSpec[]>;
+  return { ...rootCommand, subcommands: subcommands.map((c) => (c.name === name ? { ...c, load } : c)) };
 }
 
 function factoryOptions(o: TestFactoryOptions) {
