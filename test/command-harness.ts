@@ -11,9 +11,9 @@
  *   (test/in-process-service.ts), and `kube`, a Kubernetes client of only the members the
  *   command's domain code uses (`fakeKubeClient`); a command that reaches for a client the test did
  *   not give fails, so no test talks to a real cluster or service by accident;
- * - or, for a command whose domain code takes a narrow view of the cluster (`RestartApi`,
- *   `DeactivateApi`, `DestroyApi`), `handler`: the command's handler made with an in-memory view
- *   (`restartHandler(async () => view)`), in place of the one built from `f.kube`.
+ * - or, for a command whose domain code takes a narrow view of the cluster (`IngressReader`,
+ *   `RestartApi`, `DeactivateApi`, `DestroyApi`), `handler`: the command's handler made with an
+ *   in-memory view (`restartHandler(async () => view)`), in place of the one built from `f.kube`.
  * `createTestFactory` gives the same Factory to a test that calls domain code or a handler itself.
  * The clients reach the Factory through FactoryOptions.clients; without them it makes the real ones.
  *
