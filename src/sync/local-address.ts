@@ -50,10 +50,14 @@ export function removeAddressFile(stateDir: string): void {
   rmSync(join(stateDir, ADDRESS_FILE), { force: true });
 }
 
-/** Whether a process's arguments are those of the local Syncthing of this state folder. */
+/**
+ * Whether a process's arguments are those of the local Syncthing of this state folder. The home is
+ * looked for in the whole command line: `ps` (macOS) prints the arguments joined by spaces, so a
+ * home under `/Users/Ann Lee` arrives split in two.
+ */
 export function isLocalSyncthingOf(stateDir: string): (args: readonly string[]) => boolean {
   const home = join(stateDir, 'syncthing');
-  return (args) => args.some((a) => a.includes('syncthing')) && args.some((a) => a.includes(home));
+  return (args) => args.some((a) => a.includes('syncthing')) && args.join(' ').includes(home);
 }
 
 /** What `status` uses: the address `up` recorded, if the process there is still a Syncthing of this state folder. */
