@@ -5,10 +5,10 @@
  * `HOSTPATH:PATH[:MODE]` where HOSTPATH starts with ".", "/" or "~" (Compose's rule). Long syntax:
  * {type: volume|bind|tmpfs, source, target, read_only, volume: {subpath}}.
  */
-import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Path } from '../../yaml/errors.ts';
 import { didYouMean } from '../../base/suggest.ts';
+import { userHome } from '../../base/platform.ts';
 import type { ComposeVolume, ServiceVolume } from '../model.ts';
 import { get, isObj, show, type NormalizeState, type Obj } from './state.ts';
 import { annotations } from './fields.ts';
@@ -152,6 +152,6 @@ function isHostPath(source: string): boolean {
 }
 
 function hostPath(ctx: NormalizeState, source: string): string {
-  if (source === '~' || source.startsWith('~/')) return join(homedir(), source.slice(1));
+  if (source === '~' || source.startsWith('~/')) return join(userHome(process.env), source.slice(1));
   return isAbsolute(source) ? source : resolve(ctx.projectDir, source);
 }
