@@ -10,10 +10,12 @@ import {
   privateEndpoint,
   processTableSource,
   processTree,
+  renameRefusedForNow,
   symlinkHint,
   syncedMode,
   textLines,
   userHome,
+  watchLimit,
 } from './platform.ts';
 
 const system = () => 'SYSTEM-HOME';
@@ -78,6 +80,13 @@ test('only Linux ties the local Syncthing to the life of `up`', () => {
   assert.equal(endsWithParent('win32'), false);
 });
 
+test('the watcher runs out of inotify watches on Linux, of open files elsewhere, and says how to raise each', () => {
+  assert.deepEqual(watchLimit('linux'), { what: 'inotify watches', raise: 'raise fs.inotify.max_user_watches (sysctl)' });
+  assert.equal(watchLimit('darwin').what, 'open files');
+  assert.match(watchLimit('darwin').raise, /ulimit -n/);
+  assert.equal(watchLimit('win32').what, 'open files');
+});
+
 test("the Docker Engine's default address: the unix socket, Docker Desktop's named pipe on Windows", () => {
   assert.equal(defaultDockerSocket('linux'), '/var/run/docker.sock');
   assert.equal(defaultDockerSocket('darwin'), '/var/run/docker.sock');
@@ -119,6 +128,15 @@ test('a refused symbolic link on Windows says what it needs', () => {
   assert.equal(symlinkHint('EPERM', 'linux'), '');
   assert.equal(symlinkHint('EEXIST', 'win32'), '');
   assert.equal(symlinkHint('EPERM', 'win32'), ' (on Windows, making symbolic links needs Developer Mode or administrator rights)');
+});
+
+test('a refused rename is tried again on Windows only', () => {
+  for (const code of ['EPERM', 'EACCES', 'EBUSY']) {
+    assert.equal(renameRefusedForNow(code, 'win32'), true);
+    assert.equal(renameRefusedForNow(code, 'linux'), false);
+    assert.equal(renameRefusedForNow(code, 'darwin'), false);
+  }
+  assert.equal(renameRefusedForNow('ENOENT', 'win32'), false);
 });
 
 test('lines of a text file with \\n or \\r\\n endings', () => {

@@ -81,6 +81,17 @@ export function endsWithParent(platform: NodeJS.Platform = hostPlatform): boolea
   return platform === 'linux';
 }
 
+/**
+ * What the local file watcher (one watch per folder) runs out of, and how to raise it: inotify
+ * watches on Linux; elsewhere each watched folder holds an open file (kqueue on macOS, a
+ * directory handle on Windows), so the open-file limit.
+ */
+export function watchLimit(platform: NodeJS.Platform = hostPlatform): { what: string; raise: string } {
+  if (platform === 'linux') return { what: 'inotify watches', raise: 'raise fs.inotify.max_user_watches (sysctl)' };
+  if (platform === 'darwin') return { what: 'open files', raise: "raise the open-file limit ('ulimit -n', and 'launchctl limit maxfiles')" };
+  return { what: 'open files', raise: 'close other programs watching many files' };
+}
+
 /** The Docker Engine's socket when DOCKER_HOST is unset: a named pipe on Windows (Docker Desktop's). */
 export function defaultDockerSocket(platform: NodeJS.Platform = hostPlatform): string {
   return platform === 'win32' ? '//./pipe/docker_engine' : '/var/run/docker.sock';
@@ -138,6 +149,15 @@ export function syncedMode(mode: number, isFolder: boolean, platform: NodeJS.Pla
  */
 export function symlinkHint(code: string | undefined, platform: NodeJS.Platform = hostPlatform): string {
   return platform === 'win32' && code === 'EPERM' ? ' (on Windows, making symbolic links needs Developer Mode or administrator rights)' : '';
+}
+
+/**
+ * Whether a failed rename may succeed if tried again shortly: on Windows, a file another program
+ * has open without sharing deletion (virus scanners and indexers open new files at once) refuses
+ * to be replaced for a moment (EPERM, EACCES or EBUSY). Elsewhere those errors are final.
+ */
+export function renameRefusedForNow(code: string | undefined, platform: NodeJS.Platform = hostPlatform): boolean {
+  return platform === 'win32' && (code === 'EPERM' || code === 'EACCES' || code === 'EBUSY');
 }
 
 /**
