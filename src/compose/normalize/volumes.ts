@@ -76,7 +76,7 @@ export function serviceVolumes(ctx: NormalizeState, value: unknown, path: Path, 
 
 function shortSyntax(ctx: NormalizeState, spec: string, at: Path, declared: ReadonlySet<string>): ServiceVolume | undefined {
   const pos = ctx.at(at);
-  const parts = spec.split(':');
+  const parts = volumeSpecParts(spec);
   if (parts.length === 1) {
     const target = parts[0]!.trim();
     if (!checkTarget(ctx, target, at)) return undefined;
@@ -99,6 +99,17 @@ function shortSyntax(ctx: NormalizeState, spec: string, at: Path, declared: Read
   if (isHostPath(source)) return { kind: 'bind', source: hostPath(ctx, source), target, readOnly, pos };
   if (!checkDeclared(ctx, source, at, declared)) return undefined;
   return { kind: 'named', volume: source, target, readOnly, pos };
+}
+
+/**
+ * The `:`-separated parts of a short volume spec. A Windows drive letter (`C:\data:/data`, also
+ * `C:/data`) stays with its path, as Docker Compose reads it.
+ */
+export function volumeSpecParts(spec: string): string[] {
+  const drive = /^[A-Za-z]:[\\/]/.test(spec) ? spec.slice(0, 2) : '';
+  const parts = spec.slice(drive.length).split(':');
+  parts[0] = drive + parts[0];
+  return parts;
 }
 
 function longSyntax(ctx: NormalizeState, spec: Obj, at: Path, declared: ReadonlySet<string>): ServiceVolume | undefined {
