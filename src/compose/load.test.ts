@@ -123,7 +123,7 @@ test('a short volume spec with a Windows drive letter keeps the letter with its 
   assert.deepEqual(volumeSpecParts('/cache'), ['/cache']);
   const web = load({ 'compose.yaml': 'services:\n  web:\n    image: x\n    volumes: ["C:\\\\data:/data:ro"]\n' }).services.find((s) => s.name === 'web')!;
   assert.deepEqual(
-    web.volumes.map((v) => [v.kind, v.target, v.readOnly]),
+    web.volumes.map((v) => [v.kind, v.target, 'readOnly' in v && v.readOnly]),
     [['bind', '/data', true]],
   );
 });
