@@ -12,6 +12,7 @@ import {
   processTree,
   renameRefusedForNow,
   symlinkHint,
+  syncthingPaths,
   syncedMode,
   textLines,
   userHome,
@@ -137,6 +138,17 @@ test('a refused rename is tried again on Windows only', () => {
     assert.equal(renameRefusedForNow(code, 'darwin'), false);
   }
   assert.equal(renameRefusedForNow('ENOENT', 'win32'), false);
+});
+
+test("paths to and from Syncthing: its own separator on Windows, devtool's / everywhere", () => {
+  for (const platform of ['linux', 'darwin'] as const) {
+    const paths = syncthingPaths(platform);
+    assert.equal(paths.toSyncthing('src/a b.ts'), 'src/a b.ts');
+    assert.equal(paths.fromSyncthing('src/a\\b.ts'), 'src/a\\b.ts', 'a backslash is part of a name there');
+  }
+  const windows = syncthingPaths('win32');
+  assert.equal(windows.toSyncthing('src/lib/a.ts'), 'src\\lib\\a.ts');
+  assert.equal(windows.fromSyncthing('src\\lib\\a.sync-conflict-20261202-010203-ABCDEFG.ts'), 'src/lib/a.sync-conflict-20261202-010203-ABCDEFG.ts');
 });
 
 test('lines of a text file with \\n or \\r\\n endings', () => {

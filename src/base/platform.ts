@@ -92,6 +92,23 @@ export function watchLimit(platform: NodeJS.Platform = hostPlatform): { what: st
   return { what: 'open files', raise: 'close other programs watching many files' };
 }
 
+/** Folder-relative paths between devtool (always `/`) and a Syncthing of this platform. */
+export interface SyncthingPaths {
+  toSyncthing(path: string): string;
+  fromSyncthing(path: string): string;
+}
+
+/**
+ * Syncthing keeps and reports paths with the system's separator, `\` on Windows (its index,
+ * `/rest/db/need`, `/rest/db/file`, events). devtool's paths are `/`-separated everywhere (the
+ * container's are Linux paths), so a local Syncthing's are turned at its REST API; `\` cannot be
+ * part of a name on Windows, so nothing is lost.
+ */
+export function syncthingPaths(platform: NodeJS.Platform = hostPlatform): SyncthingPaths {
+  if (platform !== 'win32') return { toSyncthing: (p) => p, fromSyncthing: (p) => p };
+  return { toSyncthing: (p) => p.replaceAll('/', '\\'), fromSyncthing: (p) => p.replaceAll('\\', '/') };
+}
+
 /** The Docker Engine's socket when DOCKER_HOST is unset: a named pipe on Windows (Docker Desktop's). */
 export function defaultDockerSocket(platform: NodeJS.Platform = hostPlatform): string {
   return platform === 'win32' ? '//./pipe/docker_engine' : '/var/run/docker.sock';

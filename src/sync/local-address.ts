@@ -19,6 +19,7 @@ import { readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../io/atomic-file.ts';
 import { systemProcesses, type ProcessTable } from '../io/stop-process.ts';
+import { syncthingPaths, type SyncthingPaths } from '../base/platform.ts';
 import { SyncthingApi } from './rest.ts';
 
 /** The running local Syncthing: its process and the port its REST API listens on. */
@@ -154,8 +155,9 @@ export class LocalSyncthingApi extends SyncthingApi {
     private readonly locate: () => LocalAddress | undefined,
     private readonly localApiKey: string,
     private readonly held: (pid: number, port: number) => boolean | undefined = listenerCheck(),
+    paths: SyncthingPaths = syncthingPaths(),
   ) {
-    super('http://127.0.0.1', localApiKey);
+    super('http://127.0.0.1', localApiKey, paths);
   }
 
   override get baseUrl(): string {
@@ -169,6 +171,6 @@ export class LocalSyncthingApi extends SyncthingApi {
     if (this.held(a.pid, a.port) === false) {
       throw new Error(`127.0.0.1:${a.port} is no longer the local sync service's (pid ${a.pid}): nothing sent; it is probably restarting`);
     }
-    return new SyncthingApi(`http://127.0.0.1:${a.port}`, this.localApiKey).request<T>(method, path, body, timeoutMs);
+    return new SyncthingApi(`http://127.0.0.1:${a.port}`, this.localApiKey, this.paths).request<T>(method, path, body, timeoutMs);
   }
 }
