@@ -6,7 +6,7 @@
  * both ends are configured by the same code.
  *
  * A killed `up` (SIGKILL) cannot stop its child; the PID file lets the next `up` or `down` do it,
- * and only when its command line (/proc, or `ps`) says that PID still runs Syncthing on this home.
+ * and only when its command line (/proc, `ps` or PowerShell) says that PID still runs Syncthing on this home.
  *
  * Its REST API binds port 0 (syncthing-config.ts); the port it got is read back from its log after every
  * start and kept in `address` (local-address.ts says why).
