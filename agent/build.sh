@@ -5,13 +5,16 @@
 #                                    to REGISTRY ($DEVTOOL_BIN_REGISTRY,
 #                                    default localhost:5000)
 #   agent/build.sh binaries          binaries only; prints their directories
-#   agent/build.sh syncthing-path    host-arch Syncthing; prints its path (the
-#                                    CLI runs this same binary locally)
-#   agent/build.sh agent-path        host-arch devtool-agent; prints its path
+#   agent/build.sh syncthing-path    this machine's Syncthing; prints its path
+#                                    (the CLI runs this same build locally)
+#   agent/build.sh agent-path        this machine's devtool-agent; prints its path
+#   agent/build.sh host-paths OS ARCH  devtool-agent and Syncthing for GOOS OS,
+#                                    GOARCH ARCH (a release's platform
+#                                    packages); prints their paths
 #   agent/build.sh image-ref         prints the image reference, builds nothing
 #
 # Binaries are cached outside the clone, in
-#   ${DEVTOOL_BUILD_CACHE:-/var/cache/devtool-build}/<name>-<version>-<key>/linux-<arch>/
+#   ${DEVTOOL_BUILD_CACHE:-/var/cache/devtool-build}/<name>-<version>-<key>/<os>-<arch>/
 # where <key> hashes the sources, go.mod/go.sum, the Go version and the
 # build flags (for Syncthing also our patches, applied at build time:
 # agent/README.md "The Syncthing patches"): a warm run builds nothing.
@@ -89,11 +92,15 @@ mapfile -t SYNCTHING_PATCHES < <(find "$AGENT_DIR/syncthing" -maxdepth 1 -name '
 SYNCTHING_CACHE=$CACHE/syncthing-$SYNCTHING_VERSION-$(key "$AGENT_DIR/syncthing/go.mod" "$AGENT_DIR/syncthing/go.sum" \
   "$AGENT_DIR/syncthing/tools.go" "${SYNCTHING_PATCHES[@]}" -- "$SYNCTHING_LDFLAGS" "$SYNCTHING_TAGS")
 
-# build NAME MODULE_DIR OUTDIR ARCH TAGS LDFLAGS PKG: static, trimmed,
-# into OUTDIR/linux-ARCH/NAME, atomically (a killed build never looks
-# like a cache hit).
+# exe OS NAME: the file name of program NAME on OS.
+exe() { if [[ $1 == windows ]]; then echo "$2.exe"; else echo "$2"; fi; }
+
+# build NAME MODULE_DIR OUTDIR OS-ARCH TAGS LDFLAGS PKG: static, trimmed,
+# into OUTDIR/OS-ARCH/NAME (NAME.exe on Windows), atomically (a killed
+# build never looks like a cache hit).
 build() {
-  local name=$1 dir=$2 out=$3/linux-$4 arch=$4 tags=$5 ldflags=$6 pkg=$7
+  local name=$1 dir=$2 out=$3/$4 os=${4%-*} arch=${4#*-} tags=$5 ldflags=$6 pkg=$7
+  name=$(exe "$os" "$name")
   [[ -x $out/$name ]] && return 0
   # Concurrent builds of the same thing (go test runs packages in
   # parallel, each asking for Syncthing) wait for one another.
@@ -104,17 +111,18 @@ build() {
   if [[ -x $out/$name ]]; then exec {lock}>&-; return 0; fi
   local tmp=$out.tmp.$$ start=$SECONDS
   rm -rf "$tmp" && mkdir -p "$tmp"
-  log "building $name linux/$arch -> $out"
+  log "building $name $os/$arch -> $out"
   # CGO off: static binaries that run on any image, even FROM scratch
-  # or musl-based. -mod=readonly: go.sum must already pin everything.
-  if ! (cd "$dir" && CGO_ENABLED=0 GOOS=linux GOARCH=$arch GOFLAGS=-mod=readonly \
+  # or musl-based, and that cross-compile for macOS and Windows without
+  # their SDKs. -mod=readonly: go.sum must already pin everything.
+  if ! (cd "$dir" && CGO_ENABLED=0 GOOS=$os GOARCH=$arch GOFLAGS=-mod=readonly \
     go build -trimpath -buildvcs=false -tags "$tags" -ldflags "$ldflags" -o "$tmp/$name" "$pkg") </dev/null >&2; then
     rm -rf "$tmp"
-    die "building $name for linux/$arch failed"
+    die "building $name for $os/$arch failed"
   fi
   rm -rf "$out" && mv "$tmp" "$out"
   exec {lock}>&-
-  log "built $name linux/$arch in $((SECONDS - start))s"
+  log "built $name $os/$arch in $((SECONDS - start))s"
   prune "$3"
 }
 
@@ -128,6 +136,7 @@ prune() {
     ! -name "$base" -mmin +60 -exec rm -rf {} + 2>/dev/null || true
 }
 
+# build_agent OS-ARCH, build_syncthing OS-ARCH
 build_agent() { build devtool-agent "$AGENT_DIR" "$AGENT_CACHE" "$1" "" "$AGENT_LDFLAGS" .; }
 
 # syncthing_src: prints the directory of the wrapper module to build
@@ -168,15 +177,17 @@ syncthing_src() {
 }
 
 build_syncthing() {
-  local arch=$1 src
-  [[ -x $SYNCTHING_CACHE/linux-$arch/syncthing ]] && return 0
+  local platform=$1 src
+  [[ -x $SYNCTHING_CACHE/$platform/$(exe "${platform%-*}" syncthing) ]] && return 0
   # Not inline in build's arguments: a failing syncthing_src must stop here.
   src=$(syncthing_src) || exit 1
-  build syncthing "$src" "$SYNCTHING_CACHE" "$arch" "$SYNCTHING_TAGS" "$SYNCTHING_LDFLAGS" \
+  build syncthing "$src" "$SYNCTHING_CACHE" "$platform" "$SYNCTHING_TAGS" "$SYNCTHING_LDFLAGS" \
     github.com/syncthing/syncthing/cmd/syncthing
 }
 
 host_arch() { go env GOARCH; }
+# This machine, as OS-ARCH: the binaries the CLI runs here.
+host_platform() { echo "$(go env GOOS)-$(go env GOARCH)"; }
 
 find_crane() {
   if [[ -n ${CRANE:-} ]]; then echo "$CRANE"; return; fi
@@ -189,7 +200,7 @@ find_crane() {
   local k dir
   k=$(key "$ROOT/cluster/crane/go.mod" "$ROOT/cluster/crane/go.sum" -- "-s -w")
   dir=$CACHE/crane-$k
-  build crane "$ROOT/cluster/crane" "$dir" "$(host_arch)" "" "-s -w" github.com/google/go-containerregistry/cmd/crane
+  build crane "$ROOT/cluster/crane" "$dir" "linux-$(host_arch)" "" "-s -w" github.com/google/go-containerregistry/cmd/crane
   echo "$dir/linux-$(host_arch)/crane"
 }
 
@@ -229,17 +240,24 @@ push_image() {
 cmd=${1:-all}
 case $cmd in
   syncthing-path)
-    arch=$(host_arch)
-    build_syncthing "$arch"
-    echo "$SYNCTHING_CACHE/linux-$arch/syncthing"
+    p=$(host_platform)
+    build_syncthing "$p"
+    echo "$SYNCTHING_CACHE/$p/$(exe "${p%-*}" syncthing)"
     ;;
   agent-path)
-    arch=$(host_arch)
-    build_agent "$arch"
-    echo "$AGENT_CACHE/linux-$arch/devtool-agent"
+    p=$(host_platform)
+    build_agent "$p"
+    echo "$AGENT_CACHE/$p/$(exe "${p%-*}" devtool-agent)"
+    ;;
+  host-paths)
+    [[ $# -eq 3 ]] || die "usage: agent/build.sh host-paths OS ARCH (GOOS and GOARCH, e.g. darwin arm64)"
+    build_agent "$2-$3"
+    build_syncthing "$2-$3"
+    echo "$AGENT_CACHE/$2-$3/$(exe "$2" devtool-agent)"
+    echo "$SYNCTHING_CACHE/$2-$3/$(exe "$2" syncthing)"
     ;;
   binaries)
-    for a in $ARCHES; do build_agent "$a"; build_syncthing "$a"; done
+    for a in $ARCHES; do build_agent "linux-$a"; build_syncthing "linux-$a"; done
     echo "$AGENT_CACHE"
     echo "$SYNCTHING_CACHE"
     ;;
@@ -247,19 +265,19 @@ case $cmd in
     echo "$(registry "${2:-}")/$IMAGE_NAME:$VERSION"
     ;;
   all | image)
-    for a in $ARCHES; do build_agent "$a"; build_syncthing "$a"; done
+    for a in $ARCHES; do build_agent "linux-$a"; build_syncthing "linux-$a"; done
     push_image "$(registry "${2:-}")"
-    log "local syncthing (same build, $(host_arch)): $SYNCTHING_CACHE/linux-$(host_arch)/syncthing"
+    log "local syncthing (same build): $SYNCTHING_CACHE/$(host_platform)/syncthing"
     ;;
   -h | --help | help)
-    sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
     ;;
   *)
     # A bare registry argument means "all".
     if [[ $cmd == *[.:]* ]]; then
-      for a in $ARCHES; do build_agent "$a"; build_syncthing "$a"; done
+      for a in $ARCHES; do build_agent "linux-$a"; build_syncthing "linux-$a"; done
       push_image "$(registry "$cmd")"
-      log "local syncthing (same build, $(host_arch)): $SYNCTHING_CACHE/linux-$(host_arch)/syncthing"
+      log "local syncthing (same build): $SYNCTHING_CACHE/$(host_platform)/syncthing"
     else
       die "unknown command $cmd (see --help)"
     fi

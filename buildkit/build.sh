@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Builds BuildKit's daemon and devtool's BuildKit client for this machine.
 #
-#   buildkit/build.sh client-path     host-arch devtool-buildkit (the client
-#                                     the CLI runs); prints its path
+#   buildkit/build.sh client-path [OS ARCH]
+#                                     devtool-buildkit (the client the CLI
+#                                     runs) for this machine, or for GOOS OS,
+#                                     GOARCH ARCH (a release's platform
+#                                     packages); prints its path
 #   buildkit/build.sh buildkitd-path  host-arch buildkitd (the local build
 #                                     daemon, see buildkitd.sh); prints its path
 #   buildkit/build.sh gateway-path    host-arch devtool-buildkit-gateway (the
@@ -10,7 +13,7 @@
 #   buildkit/build.sh version         prints the pinned BuildKit release
 #
 # Binaries are cached outside the clone, in
-#   ${DEVTOOL_BUILD_CACHE:-/var/cache/devtool-build}/<name>-<buildkit version>-<key>/linux-<arch>/
+#   ${DEVTOOL_BUILD_CACHE:-/var/cache/devtool-build}/<name>-<buildkit version>-<key>/<os>-<arch>/
 # where <key> hashes the sources (go.mod/go.sum pin every dependency), the Go
 # version and the build flags: a warm run builds nothing. Logs go to stderr;
 # only the requested path goes to stdout.
@@ -64,13 +67,16 @@ CLIENT_CACHE=$CACHE/devtool-buildkit-$VERSION-$(mapfile -t s < <(sources client)
 GATEWAY_LDFLAGS="-s -w"
 GATEWAY_CACHE=$CACHE/devtool-buildkit-gateway-$VERSION-$(mapfile -t s < <(sources gateway); key "${s[@]}" -- "$GATEWAY_LDFLAGS")
 
-# build NAME MODULE_DIR OUTDIR LDFLAGS PKG: static, trimmed, host arch, into
-# OUTDIR/linux-ARCH/NAME, atomically (a killed build never looks like a
-# cache hit). Concurrent builds of one entry wait for one another.
+# exe OS NAME: the file name of program NAME on OS.
+exe() { if [[ $1 == windows ]]; then echo "$2.exe"; else echo "$2"; fi; }
+
+# build NAME MODULE_DIR OUTDIR LDFLAGS PKG OS-ARCH: static, trimmed, into
+# OUTDIR/OS-ARCH/NAME (NAME.exe on Windows), atomically (a killed build
+# never looks like a cache hit). Concurrent builds of one entry wait for
+# one another.
 build() {
-  local name=$1 dir=$2 arch out ldflags=$4 pkg=$5
-  arch=$(go env GOARCH)
-  out=$3/linux-$arch
+  local name=$1 dir=$2 out=$3/$6 ldflags=$4 pkg=$5 os=${6%-*} arch=${6#*-}
+  name=$(exe "$os" "$name")
   [[ -x $out/$name ]] && return 0
   mkdir -p "$3"
   local lock
@@ -79,18 +85,19 @@ build() {
   if [[ -x $out/$name ]]; then exec {lock}>&-; return 0; fi
   local tmp=$out.tmp.$$ start=$SECONDS
   rm -rf "$tmp" && mkdir -p "$tmp"
-  log "building $name $VERSION linux/$arch -> $out"
+  log "building $name $VERSION $os/$arch -> $out"
   # CGO off: static binaries, independent of the host's libc (BuildKit's
-  # own release builds buildkitd the same way). -mod=readonly: go.sum must
+  # own release builds buildkitd the same way), that cross-compile for
+  # macOS and Windows without their SDKs. -mod=readonly: go.sum must
   # already pin everything.
-  if ! (cd "$dir" && CGO_ENABLED=0 GOOS=linux GOARCH=$arch GOFLAGS=-mod=readonly \
+  if ! (cd "$dir" && CGO_ENABLED=0 GOOS=$os GOARCH=$arch GOFLAGS=-mod=readonly \
     go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$tmp/$name" "$pkg") </dev/null >&2; then
     rm -rf "$tmp"
-    die "building $name for linux/$arch failed"
+    die "building $name for $os/$arch failed"
   fi
   rm -rf "$out" && mv "$tmp" "$out"
   exec {lock}>&-
-  log "built $name linux/$arch in $((SECONDS - start))s"
+  log "built $name $os/$arch in $((SECONDS - start))s"
   prune "$3"
 }
 
@@ -104,27 +111,31 @@ prune() {
     ! -name "$base" -mmin +60 -exec rm -rf {} + 2>/dev/null || true
 }
 
-arch=$(go env GOARCH)
+# The daemon and the gateway run on Linux only (locally for tests, or in the cluster).
+linux=linux-$(go env GOARCH)
 case ${1:-} in
   client-path)
-    build devtool-buildkit "$HERE/client" "$CLIENT_CACHE" "$CLIENT_LDFLAGS" .
-    echo "$CLIENT_CACHE/linux-$arch/devtool-buildkit"
+    if (($# == 3)); then os=$2 arch=$3; elif (($# == 1)); then os=$(go env GOOS) arch=$(go env GOARCH); else
+      die "usage: buildkit/build.sh client-path [OS ARCH] (GOOS and GOARCH, e.g. darwin arm64)"
+    fi
+    build devtool-buildkit "$HERE/client" "$CLIENT_CACHE" "$CLIENT_LDFLAGS" . "$os-$arch"
+    echo "$CLIENT_CACHE/$os-$arch/$(exe "$os" devtool-buildkit)"
     ;;
   buildkitd-path)
-    build buildkitd "$HERE/daemon" "$DAEMON_CACHE" "$DAEMON_LDFLAGS" github.com/moby/buildkit/cmd/buildkitd
-    echo "$DAEMON_CACHE/linux-$arch/buildkitd"
+    build buildkitd "$HERE/daemon" "$DAEMON_CACHE" "$DAEMON_LDFLAGS" github.com/moby/buildkit/cmd/buildkitd "$linux"
+    echo "$DAEMON_CACHE/$linux/buildkitd"
     ;;
   gateway-path)
-    build devtool-buildkit-gateway "$HERE/gateway" "$GATEWAY_CACHE" "$GATEWAY_LDFLAGS" .
-    echo "$GATEWAY_CACHE/linux-$arch/devtool-buildkit-gateway"
+    build devtool-buildkit-gateway "$HERE/gateway" "$GATEWAY_CACHE" "$GATEWAY_LDFLAGS" . "$linux"
+    echo "$GATEWAY_CACHE/$linux/devtool-buildkit-gateway"
     ;;
   version)
     echo "$VERSION"
     ;;
   -h | --help | help)
-    sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
     ;;
   *)
-    die "usage: buildkit/build.sh client-path|buildkitd-path|gateway-path|version"
+    die "usage: buildkit/build.sh client-path [OS ARCH]|buildkitd-path|gateway-path|version"
     ;;
 esac
