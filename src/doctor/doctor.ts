@@ -2,8 +2,10 @@
  * `doctor`: one zip with what a maintainer needs to see what went wrong with a dev container,
  * and no secret of the user's. Contents:
  *
- *   metadata.json            host OS and architecture, devtool and node versions, context and
- *                            namespace, state of each dev container, what could not be collected
+ *   metadata.json            host OS and architecture, devtool and node versions, where the host
+ *                            programs are (Syncthing, the agent's helpers, the BuildKit client),
+ *                            context and namespace, state of each dev container, what could not be
+ *                            collected
  *   manifest-summary.yml     the manifest's `services` section as devtool resolved it (of a Compose
  *                            application: the dev containers devtool derives from its Compose file)
  *   devtool.log[.1, .2]      the CLI's own log and its rotated files
@@ -20,6 +22,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { arch, platform, release, type as osType } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { findApp, MANIFEST_FILE, type AppSource } from '../app/folder.ts';
+import { hostBinaryReport } from '../binaries/host-binary.ts';
 import { UsageError } from '../base/errors.ts';
 import type { ContextStore, ResolvedContext } from '../context/store.ts';
 import type { DevtoolHome } from '../home.ts';
@@ -101,6 +104,9 @@ export async function writeDoctorFile(f: DoctorEnv, o: DoctorOptions): Promise<D
   }
   const namespace = o.namespace ?? context?.namespace;
 
+  const hostPrograms = hostBinaryReport(f.env);
+  notes.push(...hostPrograms.problems);
+
   const devState: Record<string, unknown> = Object.fromEntries(devNames.map((n) => [n, { state: 'unknown' }]));
   if (context && namespace) {
     for (const devName of devNames) {
@@ -119,7 +125,7 @@ export async function writeDoctorFile(f: DoctorEnv, o: DoctorOptions): Promise<D
 
   const redactor = new Redactor(secrets);
   const entries: [string, string][] = [];
-  entries.push(['metadata.json', `${JSON.stringify(metadata(f, context, namespace, app?.display ?? file, devState, notes), null, 2)}\n`]);
+  entries.push(['metadata.json', `${JSON.stringify(metadata(f, context, namespace, app?.display ?? file, devState, hostPrograms.programs, notes), null, 2)}\n`]);
   if (app) entries.push(['manifest-summary.yml', await manifestSummary(app, f.cwd)]);
   for (const file of logFiles(f.home.logFile)) entries.push([basename(file), readText(file)]);
   for (const file of files) entries.push([file.path, file.text]);
@@ -219,6 +225,7 @@ function metadata(
   namespace: string | undefined,
   file: string,
   devContainers: Record<string, unknown>,
+  hostPrograms: Record<string, string>,
   notes: string[],
 ): Record<string, unknown> {
   return {
@@ -226,6 +233,7 @@ function metadata(
     devtool: { version: f.version },
     node: process.version,
     os: { platform: platform(), type: osType(), release: release(), arch: arch() },
+    hostPrograms,
     context: context?.name ?? null,
     namespace: namespace ?? null,
     manifest: file,

@@ -20,6 +20,16 @@ test('without a manifest: the file is written from what there is, its path alone
   assert.ok('metadata.json' in unzip(path));
 });
 
+test('the metadata says where each host program is: here, a source checkout builds them on demand', async () => {
+  const r = success(await runCommand(['doctor'], { sandbox: commandSandbox() }));
+  const meta = JSON.parse(unzip(r.stdout.trimEnd())['metadata.json']!) as { hostPrograms: Record<string, string> };
+  assert.deepEqual(meta.hostPrograms, {
+    syncthing: 'built on demand by agent/build.sh syncthing-path',
+    'devtool-agent': 'built on demand by agent/build.sh agent-path',
+    'devtool-buildkit': 'built on demand by buildkit/build.sh client-path',
+  });
+});
+
 test('a dev container on a cluster that does not answer: noted, the file written all the same, secrets redacted', async () => {
   const sandbox = commandSandbox();
   writeFileSync(join(sandbox.project, 'devtool.yml'), 'services:\n  api:\n    sync: [".:/app"]\n    environment:\n      API_TOKEN: s3cr3t-value-42\n');
