@@ -4,7 +4,11 @@
 // than an ES module one; one file per handler so that start-up never parses the code of other
 // commands (the Compose validator alone is ~500 KB). Start-up is a product goal: bench/startup.mjs.
 // Dependencies stay external and load from node_modules only when a command needs them. Also the
-// two programs that run in the cluster, self-contained (see the end).
+// programs that run in the cluster, self-contained (see the end).
+//
+// `build.mjs release OUT`: the CLI's bundles alone, into OUT (a release's package, scripts/release/),
+// with no source maps and every dependency bundled in, still loaded only when a command needs it:
+// each one a file of its own under OUT/vendor/ (vendoredDependencies below).
 import { build } from 'esbuild';
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { apiAsData } from './api-as-data.mjs';
@@ -13,7 +17,10 @@ const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url),
 // `build.mjs cluster`: the in-cluster programs' bundles alone (scripts/service-up.sh), leaving the
 // CLI's bundles in dist/ as they are (a test may be running them).
 const clusterOnly = process.argv[2] === 'cluster';
-if (!clusterOnly) rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
+const release = process.argv[2] === 'release';
+if (release && !process.argv[3]) throw new Error('usage: node scripts/build.mjs release OUT');
+const out = release ? process.argv[3] : 'dist';
+if (!clusterOnly) rmSync(out, { recursive: true, force: true });
 
 /**
  * `import('./run.ts')` in src/commands/<name>/spec.ts becomes a require() of that handler's own
@@ -39,6 +46,20 @@ const lazyServiceClient = (dir) => ({
   setup(b) {
     b.onResolve({ filter: /^\.\/service\/client\.ts$/ }, (args) =>
       /src\/factory\.ts$/.test(args.importer) ? { path: `${dir}service-client.cjs`, namespace: OWN_BUNDLE } : undefined,
+    );
+  },
+});
+
+/**
+ * The Compose validator (src/compose/schema/validate.generated.cjs, ~470 KB), built once into
+ * `<dir>compose-validate.cjs` and required from there: inline, every command that reads a manifest
+ * or a Compose file carried a copy of it (4 MB of a release's 12).
+ */
+const sharedComposeValidator = (dir) => ({
+  name: 'shared-compose-validator',
+  setup(b) {
+    b.onResolve({ filter: /\/validate\.generated\.cjs$/ }, (args) =>
+      args.namespace === OWN_BUNDLE ? undefined : { path: `${dir}compose-validate.cjs`, namespace: OWN_BUNDLE },
     );
   },
 });
@@ -81,6 +102,59 @@ const bundledKubeClient = (dir) => ({
   },
 });
 
+/**
+ * In a release, each dependency the CLI's bundles import (a package, or a subpath of one) becomes
+ * a bundle of its own, `<dir>vendor/<name>.cjs`, required where today's build requires it from
+ * node_modules: loaded as lazily as before, and shared by every command. The packages that ship ES
+ * modules only stay ES modules (`<dir>vendor/<name>.mjs`) behind a real import(), so what the
+ * source's import() returns is what Node would give (a CommonJS copy of `open` would hand back its
+ * namespace as `default`). `used` collects what was vendored, for buildVendored.
+ */
+const ES_MODULE_ONLY = new Set(['open', '@kubernetes/client-node/dist/web-socket-handler.js']);
+const dependencyOf = (spec) => Object.keys(pkg.dependencies ?? {}).find((d) => spec === d || spec.startsWith(`${d}/`));
+const vendorFile = (spec) =>
+  `vendor/${spec
+    .replace(/^@/, '')
+    .replace(/\.js$/, '')
+    .replace(/[^A-Za-z0-9.-]+/g, '-')}.${ES_MODULE_ONLY.has(spec) ? 'mjs' : 'cjs'}`;
+const vendoredDependencies = (dir, used) => ({
+  name: 'vendored-dependencies',
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.namespace === OWN_BUNDLE || !dependencyOf(args.path)) return undefined;
+      used.add(args.path);
+      if (!ES_MODULE_ONLY.has(args.path)) return { path: `${dir}${vendorFile(args.path)}`, namespace: OWN_BUNDLE };
+      if (args.kind !== 'dynamic-import')
+        return { errors: [{ text: `${args.path} ships ES modules only: load it with import(), Node 20 cannot require() it` }] };
+      return { path: `${dir}${vendorFile(args.path)}`, external: true };
+    });
+  },
+});
+
+/** The vendor bundles of a release: each dependency in `used`, self-contained and minified. */
+async function buildVendored(used) {
+  for (const spec of [...used].sort()) {
+    const outfile = `${out}/${vendorFile(spec)}`;
+    if (ES_MODULE_ONLY.has(spec)) {
+      // An ES module bundle has no require(): give the CommonJS code inside it one.
+      const banner = "import { createRequire as __devtoolCreateRequire } from 'node:module'; const require = __devtoolCreateRequire(import.meta.url);";
+      await build({ ...vendorOptions, entryPoints: [spec], outfile, format: 'esm', banner: { js: banner } });
+    } else {
+      await build({ ...vendorOptions, stdin: { contents: `module.exports = require(${JSON.stringify(spec)});`, resolveDir: '.', loader: 'js' }, outfile });
+    }
+  }
+}
+const vendorOptions = {
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  minify: true,
+  // ssh2's native add-ons: ssh2 requires them in a try and falls back to JavaScript.
+  external: ['*.node', 'cpu-features'],
+  logLevel: 'warning',
+};
+
 const handlers = readdirSync('src/commands').filter((d) => existsSync(`src/commands/${d}/run.ts`));
 
 const common = {
@@ -88,14 +162,15 @@ const common = {
   format: 'cjs',
   platform: 'node',
   target: 'node20',
-  sourcemap: 'linked',
+  sourcemap: !release && 'linked',
   minifySyntax: true,
+  minifyWhitespace: release,
   define: {
     __DEVTOOL_VERSION__: JSON.stringify(pkg.version),
     // import.meta is empty in CommonJS; give modules that use it their bundle's real URL.
     'import.meta.url': '__devtoolBundleUrl',
   },
-  external: Object.keys(pkg.dependencies ?? {}),
+  external: release ? [] : Object.keys(pkg.dependencies ?? {}),
   // Keep import() of the external libraries as real dynamic imports.
   supported: { 'dynamic-import': true },
   banner: { js: "#!/usr/bin/env node\n'use strict';\nconst __devtoolBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
@@ -105,37 +180,57 @@ const common = {
 if (!clusterOnly) await buildCli();
 
 async function buildCli() {
+  const used = new Set();
+  const vendored = (dir) => (release ? [vendoredDependencies(dir, used)] : []);
   await build({
     ...common,
     entryPoints: ['src/main.ts'],
-    outfile: 'dist/devtool.cjs',
-    plugins: [lazyHandlers('./commands/'), lazyServiceClient('./'), bundledKubeClient('./'), apiAsData, ownBundles],
+    outfile: `${out}/devtool.cjs`,
+    plugins: [
+      lazyHandlers('./commands/'),
+      lazyServiceClient('./'),
+      bundledKubeClient('./'),
+      sharedComposeValidator('./'),
+      ...vendored('./'),
+      apiAsData,
+      ownBundles,
+    ],
   });
   await build({
     ...common,
     entryPoints: Object.fromEntries(handlers.map((d) => [`commands/${d}`, `src/commands/${d}/run.ts`])),
-    outdir: 'dist',
+    outdir: out,
     outExtension: { '.js': '.cjs' },
-    plugins: [lazyHandlers('./'), lazyServiceClient('../'), bundledKubeClient('../'), apiAsData, ownBundles],
+    plugins: [lazyHandlers('./'), lazyServiceClient('../'), bundledKubeClient('../'), sharedComposeValidator('../'), ...vendored('../'), apiAsData, ownBundles],
     banner: { js: "'use strict';\nconst __devtoolBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
   });
   await build({
     ...common,
     entryPoints: ['src/service/client.ts'],
-    outfile: 'dist/service-client.cjs',
-    plugins: [apiAsData],
+    outfile: `${out}/service-client.cjs`,
+    plugins: [...vendored('./'), apiAsData, ownBundles],
     banner: { js: "'use strict';\nconst __devtoolBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
   });
   await build({
     ...common,
+    entryPoints: ['src/compose/schema/validate.generated.cjs'],
+    outfile: `${out}/compose-validate.cjs`,
+    plugins: [...vendored('./'), ownBundles],
+    banner: { js: "'use strict';" },
+  });
+  await build({
+    ...common,
     stdin: { contents: `module.exports = require(${JSON.stringify(KUBE_CLIENT)});`, resolveDir: '.', loader: 'js' },
-    outfile: 'dist/kube-client.cjs',
-    external: Object.keys(pkg.dependencies ?? {}).filter((d) => d !== KUBE_CLIENT),
+    outfile: `${out}/kube-client.cjs`,
+    external: release ? vendorOptions.external : Object.keys(pkg.dependencies ?? {}).filter((d) => d !== KUBE_CLIENT),
     minify: true,
     banner: { js: "'use strict';" },
   });
-  chmodSync(new URL('../dist/devtool.cjs', import.meta.url), 0o755);
+  if (release) await buildVendored(used);
+  chmodSync(`${out}/devtool.cjs`, 0o755);
 }
+// A release's package holds the CLI alone: the in-cluster programs below ship in images.
+if (release) process.exit(0);
 
 // The programs that run in the cluster, the ingress controller (ingress/main.ts) and the devtool
 // service (server/main.ts): each one self-contained file with its dependencies bundled in, copied

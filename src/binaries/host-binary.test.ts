@@ -63,7 +63,10 @@ test('a platform package of another version, or without the program, is one line
     'devtool-linux-x64 is version 1.2.2, devtool 1.2.3: install devtool-linux-x64-1.2.3.tgz with devtool, or set DEVTOOL_SYNCTHING_BIN',
   );
   const same = { 'devtool-linux-x64': { dir, version: '1.2.3' } };
-  assert.match(message(() => hostBinarySource(SYNCTHING, LINUX, {}, ROOT, '1.2.3', probe([], same))), /^devtool-linux-x64 1\.2\.3 has no .*bin\/syncthing; install it again/);
+  assert.match(
+    message(() => hostBinarySource(SYNCTHING, LINUX, {}, ROOT, '1.2.3', probe([], same))),
+    /^devtool-linux-x64 1\.2\.3 has no .*bin\/syncthing; install it again/,
+  );
 });
 
 test('in a source checkout without a platform package, the build script builds it', () => {
@@ -87,5 +90,8 @@ test('a machine no release has a package for says which ones exist', () => {
     message(() => hostBinarySource(SYNCTHING, { platform: 'freebsd', arch: 'x64' }, {}, ROOT, '1.2.3', probe([]))),
     'devtool has no syncthing for freebsd/x64 (releases have linux-x64, linux-arm64, darwin-x64, darwin-arm64, win32-x64); set DEVTOOL_SYNCTHING_BIN to one',
   );
-  assert.match(message(() => hostBinarySource(AGENT, { platform: 'win32', arch: 'arm64' }, {}, ROOT, '1.2.3', probe([]))), /no devtool-agent for win32\/arm64/);
+  assert.match(
+    message(() => hostBinarySource(AGENT, { platform: 'win32', arch: 'arm64' }, {}, ROOT, '1.2.3', probe([]))),
+    /no devtool-agent for win32\/arm64/,
+  );
 });

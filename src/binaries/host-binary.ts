@@ -94,9 +94,7 @@ export function hostBinarySource(
   const installed = probe.installedPackage(name);
   if (installed) {
     if (installed.version !== version) {
-      throw new DevtoolError(
-        `${name} is version ${installed.version}, devtool ${version}: install ${name}-${version}.tgz with devtool, or set ${variable}`,
-      );
+      throw new DevtoolError(`${name} is version ${installed.version}, devtool ${version}: install ${name}-${version}.tgz with devtool, or set ${variable}`);
     }
     const path = join(installed.dir, 'bin', executableName(bin, machine.platform));
     if (!probe.exists(path)) throw new DevtoolError(`${name} ${installed.version} has no ${path}; install it again, or set ${variable}`);

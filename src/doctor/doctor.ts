@@ -125,7 +125,10 @@ export async function writeDoctorFile(f: DoctorEnv, o: DoctorOptions): Promise<D
 
   const redactor = new Redactor(secrets);
   const entries: [string, string][] = [];
-  entries.push(['metadata.json', `${JSON.stringify(metadata(f, context, namespace, app?.display ?? file, devState, hostPrograms.programs, notes), null, 2)}\n`]);
+  entries.push([
+    'metadata.json',
+    `${JSON.stringify(metadata(f, context, namespace, app?.display ?? file, devState, hostPrograms.programs, notes), null, 2)}\n`,
+  ]);
   if (app) entries.push(['manifest-summary.yml', await manifestSummary(app, f.cwd)]);
   for (const file of logFiles(f.home.logFile)) entries.push([basename(file), readText(file)]);
   for (const file of files) entries.push([file.path, file.text]);
