@@ -1,0 +1,61 @@
+/**
+ * `npm run release [-- --npm-only] [-- --push]`: writes a release of this checkout under release/
+ * (docs/releasing.md):
+ *   release/npm/      the CLI package and one package per platform (npm.ts)
+ *   release/images/   the OCI image archives, by scripts/release/images.sh OUT_DIR [--push]
+ *   release/chart/    the packaged Helm chart, by scripts/release/chart.sh OUT_DIR
+ *   release/SHA256SUMS
+ * The image and chart steps run when their scripts exist; --npm-only skips them; --push is handed
+ * to images.sh, which then pushes the images to DEVTOOL_RELEASE_REGISTRY.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { sha256Sums } from './manifests.ts';
+import { buildNpmPackages } from './npm.ts';
+
+const USAGE = 'usage: npm run release [-- --npm-only] [-- --push]';
+const args = process.argv.slice(2);
+const unknown = args.filter((a) => a !== '--npm-only' && a !== '--push');
+if (unknown.length > 0) {
+  process.stderr.write(`release: unknown argument ${unknown[0]}; ${USAGE}\n`);
+  process.exit(2);
+}
+const npmOnly = args.includes('--npm-only');
+const push = args.includes('--push');
+if (npmOnly && push) {
+  process.stderr.write(`release: --push pushes images, which --npm-only leaves out; ${USAGE}\n`);
+  process.exit(2);
+}
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const release = join(root, 'release');
+rmSync(release, { recursive: true, force: true });
+
+buildNpmPackages(root, release);
+if (!npmOnly) {
+  for (const [script, out, extra] of [
+    ['images.sh', 'images', push ? ['--push'] : []],
+    ['chart.sh', 'chart', []],
+  ] as const) {
+    const path = join(root, 'scripts/release', script);
+    if (!existsSync(path)) {
+      process.stderr.write(`release: no scripts/release/${script}: no release/${out}/\n`);
+      continue;
+    }
+    execFileSync('bash', [path, join(release, out), ...extra], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+  }
+}
+
+const files = listFiles(release).map((path) => ({ path: relative(release, path), sha256: createHash('sha256').update(readFileSync(path)).digest('hex') }));
+writeFileSync(join(release, 'SHA256SUMS'), sha256Sums(files));
+process.stderr.write(`release: ${files.length} files and SHA256SUMS in ${relative(root, release)}/\n`);
+
+function listFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? listFiles(path) : [path];
+  });
+}
