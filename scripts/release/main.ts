@@ -1,6 +1,6 @@
 /**
- * `npm run release [-- --npm-only] [-- --push]`: writes a release of this checkout under release/
- * (docs/releasing.md):
+ * `npm run release [-- --npm-only] [-- --push] [-- --out DIR]`: writes a release of this checkout
+ * under release/, or DIR (docs/releasing.md):
  *   release/npm/      the CLI package and one package per platform (npm.ts)
  *   release/images/   the OCI image archives, by scripts/release/images.sh OUT_DIR [--push]
  *   release/chart/    the packaged Helm chart, by scripts/release/chart.sh OUT_DIR
@@ -11,27 +11,30 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { sha256Sums } from './manifests.ts';
 import { buildNpmPackages } from './npm.ts';
 
-const USAGE = 'usage: npm run release [-- --npm-only] [-- --push]';
-const args = process.argv.slice(2);
-const unknown = args.filter((a) => a !== '--npm-only' && a !== '--push');
-if (unknown.length > 0) {
-  process.stderr.write(`release: unknown argument ${unknown[0]}; ${USAGE}\n`);
-  process.exit(2);
-}
-const npmOnly = args.includes('--npm-only');
-const push = args.includes('--push');
+const USAGE = 'usage: npm run release [-- --npm-only] [-- --push] [-- --out DIR]';
+const { values } = (() => {
+  try {
+    return parseArgs({ options: { 'npm-only': { type: 'boolean' }, push: { type: 'boolean' }, out: { type: 'string' } } });
+  } catch (err) {
+    process.stderr.write(`release: ${(err as Error).message}; ${USAGE}\n`);
+    process.exit(2);
+  }
+})();
+const npmOnly = values['npm-only'] === true;
+const push = values.push === true;
 if (npmOnly && push) {
   process.stderr.write(`release: --push pushes images, which --npm-only leaves out; ${USAGE}\n`);
   process.exit(2);
 }
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const release = join(root, 'release');
+const release = resolve(values.out ?? join(root, 'release'));
 rmSync(release, { recursive: true, force: true });
 
 buildNpmPackages(root, release);
@@ -51,7 +54,7 @@ if (!npmOnly) {
 
 const files = listFiles(release).map((path) => ({ path: relative(release, path), sha256: createHash('sha256').update(readFileSync(path)).digest('hex') }));
 writeFileSync(join(release, 'SHA256SUMS'), sha256Sums(files));
-process.stderr.write(`release: ${files.length} files and SHA256SUMS in ${relative(root, release)}/\n`);
+process.stderr.write(`release: ${files.length} files and SHA256SUMS in ${release}\n`);
 
 function listFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
