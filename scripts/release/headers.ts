@@ -10,11 +10,20 @@ export interface ExecutableKind {
   arch: string;
 }
 
-const ELF_MACHINE: Record<number, string> = { 0x3e: 'x64', 0xb7: 'arm64' };
-const MACH_O_CPU: Record<number, string> = { 0x01000007: 'x64', 0x0100000c: 'arm64' };
-const PE_MACHINE: Record<number, string> = { 0x8664: 'x64', 0xaa64: 'arm64' };
+const ELF_MACHINE = new Map([
+  [0x3e, 'x64'],
+  [0xb7, 'arm64'],
+]);
+const MACH_O_CPU = new Map([
+  [0x01000007, 'x64'],
+  [0x0100000c, 'arm64'],
+]);
+const PE_MACHINE = new Map([
+  [0x8664, 'x64'],
+  [0xaa64, 'arm64'],
+]);
 
-const name = (table: Record<number, string>, n: number) => table[n] ?? `0x${n.toString(16)}`;
+const name = (table: ReadonlyMap<number, string>, n: number) => table.get(n) ?? `0x${n.toString(16)}`;
 
 /** The kind of executable `head` (its first 4 KB at least) starts, or undefined for none of the three. */
 export function executableKind(head: Buffer): ExecutableKind | undefined {

@@ -2,8 +2,8 @@
  * `npm run release [-- --npm-only] [-- --push] [-- --out DIR]`: writes a release of this checkout
  * under release/, or DIR (docs/releasing.md):
  *   release/npm/      the CLI package and one package per platform (npm.ts)
- *   release/images/   the OCI image archives, by scripts/release/images.sh OUT_DIR [--push]
- *   release/chart/    the packaged Helm chart, by scripts/release/chart.sh OUT_DIR
+ *   release/images/   the OCI image archives, by `images.sh OUT_DIR [--push]` (in this folder)
+ *   release/chart/    the packaged Helm chart, by `chart.sh OUT_DIR` (in this folder)
  *   release/SHA256SUMS
  * The image and chart steps run when their scripts exist; --npm-only skips them; --push is handed
  * to images.sh, which then pushes the images to DEVTOOL_RELEASE_REGISTRY.
