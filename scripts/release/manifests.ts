@@ -7,12 +7,13 @@
  * `os` and `cpu` fields which machine it is for, so that npm installs the one that fits (the pattern
  * of esbuild and Biome). The CLI finds it at run time (src/binaries/host-binary.ts).
  */
-import { executableName, HOST_BINARIES, platformPackageName, RELEASE_PLATFORMS } from '../../src/binaries/host-binary.ts';
+import { executableName } from '../../src/base/platform.ts';
+import { HOST_BINARIES, platformPackageName, RELEASE_PLATFORMS } from '../../src/binaries/host-binary.ts';
 
 /** A machine a release has a platform package for: Node's names and Go's. */
 export interface ReleasePlatform {
   /** `process.platform`, npm's `os`. */
-  readonly os: string;
+  readonly os: NodeJS.Platform;
   /** `process.arch`, npm's `cpu`. */
   readonly cpu: string;
   readonly goos: string;
@@ -24,7 +25,7 @@ const GOARCH: Record<string, string> = { x64: 'amd64', arm64: 'arm64' };
 const LABEL: Record<string, string> = { linux: 'Linux', darwin: 'macOS', win32: 'Windows' };
 
 export const PLATFORMS: readonly ReleasePlatform[] = RELEASE_PLATFORMS.map((key) => {
-  const [os, cpu] = key.split('-') as [string, string];
+  const [os, cpu] = key.split('-') as [NodeJS.Platform, string];
   return { os, cpu, goos: GOOS[os]!, goarch: GOARCH[cpu]! };
 });
 
@@ -45,7 +46,7 @@ export function platformPackage(platform: ReleasePlatform): string {
 
 /** The files of `platform`'s package, under its `bin/`. */
 export function platformFiles(platform: ReleasePlatform): string[] {
-  return HOST_BINARIES.map((bin) => `bin/${executableName(bin, platform.os)}`);
+  return HOST_BINARIES.map((bin) => `bin/${executableName(bin.name, platform.os)}`);
 }
 
 /** The released CLI's package.json. */

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { DevtoolError } from '../base/errors.ts';
-import { AGENT, BUILDKIT, executableName, hostBinarySource, type Machine, platformPackageName, type Probe, SYNCTHING } from './host-binary.ts';
+import { executableName } from '../base/platform.ts';
+import { AGENT, BUILDKIT, hostBinarySource, type Machine, platformPackageName, type Probe, SYNCTHING } from './host-binary.ts';
 
 const ROOT = '/prefix/lib/node_modules/devtool';
 const LINUX: Machine = { platform: 'linux', arch: 'x64' };
@@ -24,12 +25,10 @@ function message(fn: () => unknown): string {
   assert.fail('no error');
 }
 
-test('the platform package is named after Node’s platform and arch; programs get .exe on Windows only', () => {
+test('the platform package is named after Node’s platform and arch', () => {
   assert.equal(platformPackageName(LINUX), 'devtool-linux-x64');
   assert.equal(platformPackageName(MAC), 'devtool-darwin-arm64');
   assert.equal(platformPackageName(WINDOWS), 'devtool-win32-x64');
-  assert.equal(executableName(SYNCTHING, 'win32'), 'syncthing.exe');
-  assert.equal(executableName(BUILDKIT, 'darwin'), 'devtool-buildkit');
 });
 
 test('DEVTOOL_<NAME>_BIN wins over the platform package, and must exist', () => {
@@ -49,7 +48,7 @@ test('the platform package of the machine is used, with the name its platform gi
   for (const machine of [LINUX, MAC, WINDOWS]) {
     const name = platformPackageName(machine);
     const dir = `/prefix/lib/node_modules/${name}`;
-    const path = join(dir, 'bin', executableName(BUILDKIT, machine.platform));
+    const path = join(dir, 'bin', executableName(BUILDKIT.name, machine.platform));
     const source = hostBinarySource(BUILDKIT, machine, {}, ROOT, '1.2.3', probe([path], { [name]: { dir, version: '1.2.3' } }));
     assert.deepEqual(source, { kind: 'file', path });
   }

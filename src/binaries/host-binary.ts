@@ -18,6 +18,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { DevtoolError } from '../base/errors.ts';
+import { executableName, hostPlatform } from '../base/platform.ts';
 import { VERSION } from '../version.ts';
 
 export interface HostBinary {
@@ -43,7 +44,7 @@ export const RELEASE_PLATFORMS = ['linux-x64', 'linux-arm64', 'darwin-x64', 'dar
 
 /** The machine the CLI runs on, as Node names it. */
 export interface Machine {
-  readonly platform: string;
+  readonly platform: NodeJS.Platform;
   readonly arch: string;
 }
 
@@ -65,11 +66,6 @@ export function hostBinaryVariable(bin: HostBinary): string {
 /** The npm package that carries the host programs of `machine`. */
 export function platformPackageName(machine: Machine): string {
   return `devtool-${machine.platform}-${machine.arch}`;
-}
-
-/** The program's file name on `platform`. */
-export function executableName(bin: HostBinary, platform: string): string {
-  return platform === 'win32' ? `${bin.name}.exe` : bin.name;
 }
 
 /**
@@ -96,7 +92,7 @@ export function hostBinarySource(
     if (installed.version !== version) {
       throw new DevtoolError(`${name} is version ${installed.version}, devtool ${version}: install ${name}-${version}.tgz with devtool, or set ${variable}`);
     }
-    const path = join(installed.dir, 'bin', executableName(bin, machine.platform));
+    const path = join(installed.dir, 'bin', executableName(bin.name, machine.platform));
     if (!probe.exists(path)) throw new DevtoolError(`${name} ${installed.version} has no ${path}; install it again, or set ${variable}`);
     return { kind: 'file', path };
   }
@@ -157,7 +153,7 @@ export function hostBinaryReport(env: Readonly<NodeJS.ProcessEnv>): { programs: 
 
 /** This process's machine. */
 export function thisMachine(): Machine {
-  return { platform: process.platform, arch: process.arch };
+  return { platform: hostPlatform, arch: process.arch };
 }
 
 /** The path of a host binary, building it first in a source checkout. */
