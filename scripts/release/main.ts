@@ -35,6 +35,12 @@ if (npmOnly && push) {
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const release = resolve(values.out ?? join(root, 'release'));
+// The folder is emptied first: refuse one that holds anything but an earlier release.
+const earlier = existsSync(release) ? readdirSync(release).filter((name) => !['npm', 'images', 'chart', 'SHA256SUMS', '.stage'].includes(name)) : [];
+if (earlier.length > 0) {
+  process.stderr.write(`release: ${release} holds ${earlier[0]}, which is not part of a release: name an empty or new folder\n`);
+  process.exit(2);
+}
 rmSync(release, { recursive: true, force: true });
 
 buildNpmPackages(root, release);
