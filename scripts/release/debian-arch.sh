@@ -103,7 +103,7 @@ debian_arch_twin() {
   # Generated for amd64 only: the loader's cache, and what is left in amd64's library directories.
   rm -f "$root/etc/ld.so.cache"
   find "$root" -xdev -depth -path '*/x86_64-linux-gnu*' ! -type d -delete
-  find "$root" -xdev -depth -type d -name 'x86_64-linux-gnu' -empty -delete
+  find "$root" -xdev -depth -path '*/x86_64-linux-gnu*' -type d -empty -delete
   local left
   left=$(node "$RELEASE_DIR/elf.mjs" find "$root" x86-64) || return 1
   [[ -z $left ]] || { printf 'amd64 programs left in the %s image:\n%s\n' "$arch" "$left" >&2; return 1; }

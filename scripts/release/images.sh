@@ -154,7 +154,12 @@ base_layer() {
   shift 2
   ref=$(BUILDKITD_BIN=$(buildkit_path buildkitd amd64) GATEWAY_BIN=$(buildkit_path gateway amd64) \
     bash "$root/cluster/cluster.sh" image "$recipe" | tail -n 1) || rdie "the cluster image $recipe failed"
-  key=$({ echo "${ref#*@}" "$*"; cat "$RELEASE_DIR/debian-arch.sh"; declare -f tar_tree; } | sha256sum | cut -c1-16)
+  # The key: the cluster image, what is dropped, how it is flattened and (not amd64) twinned.
+  key=$({
+    echo "${ref#*@}" "$*"
+    declare -f tar_tree
+    [[ $arch == amd64 ]] || cat "$RELEASE_DIR/debian-arch.sh"
+  } | sha256sum | cut -c1-16)
   entry=$BASES_CACHE/$recipe-$arch-$key
   if [[ ! -f $entry/layer.tar.gz.diff_id ]]; then
     rlog "flattening $ref for linux/$arch"
