@@ -14,6 +14,7 @@ import type { KubeTarget } from '../kube/target.ts';
 import type { Logger } from '../log/logger.ts';
 import type { FileSync } from '../sync/file-sync.ts';
 import { activate, devPodFailure } from './activate.ts';
+import { AgentCopies } from './agent-inject.ts';
 import type { DeployFirstEnv } from './deploy-first.ts';
 import { watchOriginal, type OriginalWatch } from './original-watch.ts';
 import { captureOutput } from './ssh-program.ts';
@@ -38,7 +39,8 @@ export interface PreparedUp {
   readonly client: KubeClient;
   readonly progress: Progress;
   readonly syncPlan: SyncPlan | undefined;
-  readonly image: string;
+  /** The devtool-bin image; undefined: the agent is copied in through the Kubernetes API. */
+  readonly image: string | undefined;
 }
 
 export interface UpSessionOptions {
@@ -96,6 +98,13 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
     tunnel?.close();
   };
   o.signal?.addEventListener('abort', () => void close(), { once: true });
+  const agentCopies = new AgentCopies({
+    client,
+    env: f.env,
+    context: t.context.name,
+    log: (line) => f.log.debug(`${t.devName}: ${line}`),
+    copied: (line) => progress.step(line),
+  });
   try {
     const started = new DevTunnel({
       client,
@@ -105,6 +114,8 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
       log: f.log,
       forwards: t.dev.forward,
       reverses: t.dev.reverse,
+      // A dev pod that replaced the first one waits for its agent too, when it is copied in.
+      noReadyPod: (pods) => agentCopies.offer(pods),
       // Not once closing: the dev pod `down` deletes meanwhile is no connection lost to speak of.
       notice: (m) => {
         if (!closing.signal.aborted) progress.warn(m);
@@ -119,6 +130,7 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
       syncthing: syncPlan?.remoteSection,
       extraEnv: o.extraEnv,
       agentImage: p.image,
+      agentCopies,
       hostPrivateKey: keys.host.privateKey,
       clientPublicKey: keys.client.publicKey,
       timeoutMs: READY_TIMEOUT_MS,
