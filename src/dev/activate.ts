@@ -16,8 +16,8 @@ import { podPortGreeting } from '../kube/port-check.ts';
 import { workloadState } from '../kube/workloads.ts';
 import { AgentAnswer, agentCandidate } from './agent-answer.ts';
 import { agentKeptOnClaim, agentMissing, recordAgentOnClaim } from './agent-cache.ts';
-import { agentImagePullError } from './agent-delivery.ts';
-import type { AgentCopies } from './agent-inject.ts';
+import { agentArch, agentImagePullError } from './agent-delivery.ts';
+import { readNodeArch, type AgentCopies } from './agent-inject.ts';
 import { AGENT_SSH_PORT, buildDevObjects, copiesAgent, type DevObjects } from './mirror.ts';
 import { AGENT_UNPULLED_ANNOTATION, DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName, ofSpec, ORIGIN_ANNOTATION, SPEC_HASH_ANNOTATION } from './names.ts';
 import { originOf } from './origin.ts';
@@ -35,6 +35,12 @@ export interface ActivateOptions {
   agentImage: string | undefined;
   /** Copies the agent into dev pods that wait for it (also used when agentImage cannot be pulled). */
   agentCopies: AgentCopies;
+  /**
+   * When agentImage is the context registry's: pushes a devtool-bin image for the node's
+   * architecture there if the registry has none, and resolves with the image (by digest) to run
+   * (agent-image.ts); undefined when the registry has one the cluster still cannot pull.
+   */
+  pushAgentImage?(arch: string): Promise<string | undefined>;
   hostPrivateKey: string;
   clientPublicKey: string;
   /** The agent's Syncthing settings; absent when the dev container syncs no folder. */
@@ -136,6 +142,18 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
   await Promise.all([applyObject(client, objects.secret), objects.claim && applyObject(client, objects.claim)]);
   await applyObject(client, objects.deployment);
   o.step(`starting dev container ${objects.deployment.metadata.name}`);
+  /** Once: a push to the context's registry for the architecture of the pod's node, when the Node can be read. */
+  const push = o.pushAgentImage;
+  let pushOnce: ((pod: string) => Promise<string | undefined>) | undefined = push
+    ? async (pod) => {
+        const arch = agentArch(await readNodeArch(client, (await client.core.readNamespacedPod({ name: pod, namespace: client.namespace })).spec?.nodeName));
+        if (!arch) return undefined;
+        return push(arch).catch((e: unknown) => {
+          o.log(`cannot push the agent image: ${(e as Error).message}`);
+          return undefined;
+        });
+      }
+    : undefined;
   let started: DevPodStart | undefined;
   while (!started) {
     try {
@@ -145,9 +163,16 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
         o.log(`${err.message}: the init container copies it again`);
         agentOnClaim = false;
       } else if (err instanceof AgentImageUnpulledError && agentImage !== undefined) {
-        o.step(`the agent image ${agentImage} cannot be pulled (${err.reason}): copying the agent in through the Kubernetes API instead`);
-        unpulledImage = agentImage;
-        agentImage = undefined;
+        const pushed = pushOnce ? await pushOnce(err.pod) : undefined;
+        pushOnce = undefined;
+        if (pushed) {
+          o.step(`the registry had no agent image ${agentImage}: pushed ${pushed} (made from this devtool install)`);
+          agentImage = pushed;
+        } else {
+          o.step(`the agent image ${agentImage} cannot be pulled (${err.reason}): copying the agent in through the Kubernetes API instead`);
+          unpulledImage = agentImage;
+          agentImage = undefined;
+        }
         agentOnClaim = false;
       } else throw err;
       objects = rebuild(original);

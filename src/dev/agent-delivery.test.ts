@@ -9,11 +9,11 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { agentArch, agentImagePullError, chooseAgentImage, copyCommand, shellMissing, waitingForCopy } from './agent-delivery.ts';
 import { AGENT_PATH, devContainerName, waitingForAgent } from './mirror.ts';
 
-test('the agent image: DEVTOOL_BIN_IMAGE, else the registry of the context, else the release, else none', () => {
+test('the agent image: DEVTOOL_BIN_IMAGE, else the registry of the context (which the CLI may push to), else the release, else none', () => {
   const base = { version: '0.1.0', release: 'ghcr.io/devtool/devtool-bin@sha256:ab' };
-  assert.equal(chooseAgentImage({ ...base, named: ' my/bin:1 ', registry: 'reg:5000' }), 'my/bin:1');
-  assert.equal(chooseAgentImage({ ...base, named: '', registry: 'reg:5000/' }), 'reg:5000/devtool-bin:0.1.0');
-  assert.equal(chooseAgentImage({ ...base, named: undefined, registry: undefined }), base.release);
+  assert.deepEqual(chooseAgentImage({ ...base, named: ' my/bin:1 ', registry: 'reg:5000' }), { image: 'my/bin:1', fromRegistry: false });
+  assert.deepEqual(chooseAgentImage({ ...base, named: '', registry: 'reg:5000/' }), { image: 'reg:5000/devtool-bin:0.1.0', fromRegistry: true });
+  assert.deepEqual(chooseAgentImage({ ...base, named: undefined, registry: undefined }), { image: base.release, fromRegistry: false });
   assert.equal(chooseAgentImage({ ...base, named: undefined, registry: undefined, release: undefined }), undefined);
 });
 

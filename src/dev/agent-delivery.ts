@@ -8,6 +8,13 @@
 import type { V1Container, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { AGENT_SHELL, INSTALLER_NAME, waitsForCopiedAgent } from './mirror.ts';
 
+/** The devtool-bin image to use, and where its name came from. */
+export interface AgentImageChoice {
+  image: string;
+  /** The context's registry: the CLI may push the image there when it is missing (agent-image.ts). */
+  fromRegistry: boolean;
+}
+
 /** The devtool-bin image to use, if any: the one named, else the context's registry's, else the release's. */
 export function chooseAgentImage(o: {
   /** DEVTOOL_BIN_IMAGE. */
@@ -17,11 +24,11 @@ export function chooseAgentImage(o: {
   version: string;
   /** The image the installed release names (undefined in a source checkout). */
   release: string | undefined;
-}): string | undefined {
+}): AgentImageChoice | undefined {
   const named = o.named?.trim();
-  if (named) return named;
-  if (o.registry) return `${o.registry.replace(/\/+$/, '')}/devtool-bin:${o.version}`;
-  return o.release;
+  if (named) return { image: named, fromRegistry: false };
+  if (o.registry) return { image: `${o.registry.replace(/\/+$/, '')}/devtool-bin:${o.version}`, fromRegistry: true };
+  return o.release ? { image: o.release, fromRegistry: false } : undefined;
 }
 
 const PULL_ERRORS = ['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull'];

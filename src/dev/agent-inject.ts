@@ -115,16 +115,7 @@ async function checked(path: string, name: string): Promise<CheckedProgram> {
 
 /** The node's architecture: its Node object's, else (no right to read nodes) what the dev container's `uname -m` says. */
 async function nodeArch(client: KubeClient, pod: V1Pod, container: string): Promise<string> {
-  const nodeName = pod.spec?.nodeName;
-  let said: string | undefined;
-  if (nodeName) {
-    try {
-      const node = await client.core.readNode({ name: nodeName });
-      said = node.metadata?.labels?.['kubernetes.io/arch'] ?? node.status?.nodeInfo?.architecture;
-    } catch {
-      // Namespace users may not read nodes: ask the container.
-    }
-  }
+  let said = await readNodeArch(client, pod.spec?.nodeName);
   if (said === undefined) {
     const r = await exec(client, pod.metadata?.name ?? '', container, ['uname', '-m'], undefined);
     said = r.code === 0 ? r.stdout.toString('utf8').trim() : undefined;
@@ -135,6 +126,17 @@ async function nodeArch(client: KubeClient, pod: V1Pod, container: string): Prom
       `dev pod ${pod.metadata?.name} runs on linux/${said ?? 'an unknown architecture'}, for which there is no agent (amd64 and arm64 only)`,
     );
   return arch;
+}
+
+/** The architecture a Node says it has; undefined when it cannot be read (namespace users may not read nodes). */
+export async function readNodeArch(client: KubeClient, nodeName: string | undefined): Promise<string | undefined> {
+  if (!nodeName) return undefined;
+  try {
+    const node = await client.core.readNode({ name: nodeName });
+    return node.metadata?.labels?.['kubernetes.io/arch'] ?? node.status?.nodeInfo?.architecture;
+  } catch {
+    return undefined;
+  }
 }
 
 const CHUNK_BYTES = 256 * 1024;

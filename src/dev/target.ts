@@ -16,7 +16,7 @@ import type { DevService, Manifest } from '../manifest/model.ts';
 import { projectScope } from '../manifest/project-scope.ts';
 import type { DevtoolHome } from '../home.ts';
 import type { Logger } from '../log/logger.ts';
-import { chooseAgentImage } from './agent-delivery.ts';
+import { chooseAgentImage, type AgentImageChoice } from './agent-delivery.ts';
 import { composeDevServices, type ComposeDevServices } from './compose-services.ts';
 import { DevState } from './local-state.ts';
 import { devKey, folderHash } from './names.ts';
@@ -215,7 +215,7 @@ export function devState(f: { readonly home: Pick<DevtoolHome, 'devDir'> }, fold
  * The devtool-bin image the init container copies the agent from (agent/README.md), if one is
  * known; undefined: the agent is copied in through the Kubernetes API (agent-inject.ts).
  */
-export function agentImage(f: { readonly env: Readonly<NodeJS.ProcessEnv>; readonly version: string }, context: ResolvedContext): string | undefined {
+export function agentImage(f: { readonly env: Readonly<NodeJS.ProcessEnv>; readonly version: string }, context: ResolvedContext): AgentImageChoice | undefined {
   return chooseAgentImage({ named: f.env.DEVTOOL_BIN_IMAGE, registry: context.registry, version: f.version, release: releaseAgentImage() });
 }
 

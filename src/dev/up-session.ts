@@ -14,6 +14,8 @@ import type { KubeTarget } from '../kube/target.ts';
 import type { Logger } from '../log/logger.ts';
 import type { FileSync } from '../sync/file-sync.ts';
 import { activate, devPodFailure } from './activate.ts';
+import type { AgentImageChoice } from './agent-delivery.ts';
+import { pushAgentImage } from './agent-image.ts';
 import { AgentCopies } from './agent-inject.ts';
 import type { DeployFirstEnv } from './deploy-first.ts';
 import { watchOriginal, type OriginalWatch } from './original-watch.ts';
@@ -40,7 +42,7 @@ export interface PreparedUp {
   readonly progress: Progress;
   readonly syncPlan: SyncPlan | undefined;
   /** The devtool-bin image; undefined: the agent is copied in through the Kubernetes API. */
-  readonly image: string | undefined;
+  readonly image: AgentImageChoice | undefined;
 }
 
 export interface UpSessionOptions {
@@ -84,7 +86,7 @@ export async function prepareUp(f: UpEnv, t: DevTarget, progress: Progress): Pro
  * left them (`down` removes them, or the caller does: up.ts).
  */
 export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOptions): Promise<DevSession> {
-  const { t, client, progress, syncPlan } = p;
+  const { t, client, progress, syncPlan, image } = p;
   const keys = t.state.keys();
   let tunnel: DevTunnel | undefined;
   let sync: FileSync | undefined;
@@ -129,8 +131,9 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
     const activation = activate(client, t, {
       syncthing: syncPlan?.remoteSection,
       extraEnv: o.extraEnv,
-      agentImage: p.image,
+      agentImage: image?.image,
       agentCopies,
+      ...(image?.fromRegistry ? { pushAgentImage: (arch: string) => pushAgentImage(image.image, arch, f) } : {}),
       hostPrivateKey: keys.host.privateKey,
       clientPublicKey: keys.client.publicKey,
       timeoutMs: READY_TIMEOUT_MS,

@@ -2,8 +2,10 @@
  * `up` on a cluster that cannot pull the agent's image (docs/dev-containers.md, "How the agent
  * reaches the dev pod"), in a namespace that enforces Pod Security `restricted` and a context that
  * names no registry: with DEVTOOL_BIN_IMAGE naming an image that does not exist, the agent is copied
- * into a dev image with a shell through the Kubernetes API, an edit syncs and `down` restores; a dev
- * image without a shell is refused in one line, and the original is given back.
+ * into a dev image with a shell through the Kubernetes API, an edit syncs, a new dev pod gets its
+ * copy while `up` runs, and `down` restores; a dev image without a shell is refused in one line,
+ * and the original is given back. With a registry in the context that lacks the image, `up` pushes
+ * one made from this install instead.
  */
 import * as k8s from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
@@ -30,7 +32,7 @@ before(async () => {
   ns.metadata!.labels = { ...ns.metadata!.labels, 'pod-security.kubernetes.io/enforce': 'restricted', 'pod-security.kubernetes.io/enforce-version': 'latest' };
   await s.core.replaceNamespace({ name: s.namespace, body: ns });
   apps = s.kc.makeApiClient(k8s.AppsV1Api);
-  for (const name of ['api', 'quiet']) {
+  for (const name of ['api', 'quiet', 'pushed']) {
     await apps.createNamespacedDeployment({
       namespace: s.namespace,
       body: {
@@ -105,6 +107,13 @@ test('no registry and an agent image that cannot be pulled: the agent is copied 
   assert.equal(first.stdout, '1000\nlaptop\n');
   writeFileSync(join(folder, 'edited.txt'), 'an edit\n');
   await waitFor('the edit in the dev container', () => dev(['exec', '--', 'cat', '/app/edited.txt']).stdout === 'an edit\n', 60_000);
+
+  // A new dev pod (this one deleted) waits for its agent too: up's redial copies it in.
+  const pods = await s.core.listNamespacedPod({ namespace: s.namespace, labelSelector: 'devtool.dev/dev-pod=api' });
+  await s.core.deleteNamespacedPod({ name: pods.items[0]!.metadata!.name!, namespace: s.namespace });
+  await waitFor('up reconnected to the new dev pod', () => up.output().includes('reconnected to the dev container'), 120_000);
+  writeFileSync(join(folder, 'after.txt'), 'after the new pod\n');
+  await waitFor('an edit in the new dev pod', () => dev(['exec', '--', 'cat', '/app/after.txt']).stdout === 'after the new pod\n', 60_000);
   await up.stop();
 
   const down = dev(['down']);
@@ -132,4 +141,31 @@ test('no agent image at all and a dev image without a shell: refused in one line
     `restored quiet, so nothing this 'up' changed is left$`;
   assert.match(errors[0]!, new RegExp(refusal));
   assert.deepEqual((await apps.readNamespacedDeployment({ name: 'quiet', namespace: s.namespace })).spec, before_.spec);
+});
+
+test("a context registry without the agent image: up pushes one made from this install, and the dev pod's installer pulls it", {
+  timeout: 300_000,
+}, async () => {
+  await waitFor('the original running', async () => (await readyReplicas('pushed')) === 1, 120_000);
+  const before_ = await apps.readNamespacedDeployment({ name: 'pushed', namespace: s.namespace });
+  const folder = project('pushed');
+  // A repository of this run's own: nothing is there yet.
+  const registry = `${REGISTRY}/e2e-push-${Date.now().toString(36)}`;
+  const env = { ...s.env };
+  delete env.DEVTOOL_BIN_IMAGE;
+  const use = runDevtool(['context', 'use', 'devtool-local', '--registry', registry], { env, cwd: folder });
+  assert.equal(use.code, 0, use.stderr);
+
+  const up = await startUp(['-n', s.namespace], { env, cwd: folder });
+  const pushed = new RegExp(`the registry had no agent image ${registry}/devtool-bin:\\S+: pushed (${registry}/devtool-bin:\\S+@sha256:[0-9a-f]{64}) `);
+  const image = pushed.exec(up.output())?.[1];
+  assert.ok(image, up.output());
+  assert.doesNotMatch(up.output(), /through the Kubernetes API/);
+  const mirror = await apps.readNamespacedDeployment({ name: 'pushed-devtool', namespace: s.namespace });
+  assert.equal(mirror.spec?.template.spec?.initContainers?.[0]?.image, image);
+  await up.stop();
+
+  const down = runDevtool(['down', '-n', s.namespace], { env, cwd: folder, timeoutMs: 120_000 });
+  assert.equal(down.code, 0, down.stderr);
+  assert.deepEqual((await apps.readNamespacedDeployment({ name: 'pushed', namespace: s.namespace })).spec, before_.spec);
 });
