@@ -1,9 +1,9 @@
 /**
- * How the agent reaches the dev pod, the pure decisions (docs/dev-containers.md, "How the agent
- * reaches the dev pod"). From a devtool-bin image when one is known: the init container copies it
- * (mirror.ts). When none is known, or the kubelet says the one named cannot be pulled, the dev
- * container starts with a shell that waits, and the CLI copies the agent in through the Kubernetes
- * API (agent-inject.ts): no registry is involved.
+ * How the agent reaches the dev pod, the pure decisions (docs/agent-delivery.md). From a devtool-bin
+ * image when one is known: the init container copies it (mirror.ts). When none is known, or the
+ * kubelet says the one named cannot be pulled, the CLI pushes one to the context's registry
+ * (agent-image.ts), or the dev container starts with a shell that waits and the CLI copies the
+ * agent in through the Kubernetes API (agent-inject.ts), with no registry involved.
  */
 import type { V1Container, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { AGENT_SHELL, INSTALLER_NAME, waitsForCopiedAgent } from './mirror.ts';

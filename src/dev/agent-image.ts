@@ -1,9 +1,9 @@
 /**
  * The devtool-bin image (agent/README.md, "The image") made by the CLI from the programs of its own
  * install, for one architecture, and pushed to the context's registry when the registry has none
- * (docs/dev-containers.md, "How the agent reaches the dev pod"). Its layout is agent/build.sh's:
- * one layer holding /devtool-bin/devtool-agent and /devtool-bin/syncthing (owner 0:0, mtime 0, mode
- * 0755), the installer as entrypoint, user 65532; the same programs give the same digest.
+ * (docs/agent-delivery.md). Its layout is agent/build.sh's: one layer holding
+ * /devtool-bin/devtool-agent and /devtool-bin/syncthing (owner 0:0, mtime 0, mode 0755), the
+ * installer as entrypoint, user 65532; the same programs give the same digest.
  */
 import { readFile } from 'node:fs/promises';
 import { DockerCredentials } from '../image/docker-config.ts';

@@ -1,7 +1,6 @@
 /**
- * `up` on a cluster that cannot pull the agent's image (docs/dev-containers.md, "How the agent
- * reaches the dev pod"), in a namespace that enforces Pod Security `restricted` and a context that
- * names no registry: with DEVTOOL_BIN_IMAGE naming an image that does not exist, the agent is copied
+ * `up` on a cluster that cannot pull the agent's image (docs/agent-delivery.md), in a namespace that
+ * enforces Pod Security `restricted` and a context that names no registry: with DEVTOOL_BIN_IMAGE naming an image that does not exist, the agent is copied
  * into a dev image with a shell through the Kubernetes API, an edit syncs, a new dev pod gets its
  * copy while `up` runs, and `down` restores; a dev image without a shell is refused in one line,
  * and the original is given back. With a registry in the context that lacks the image, `up` pushes
