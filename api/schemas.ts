@@ -4,6 +4,7 @@
  * validates with them, the OpenAPI document shows them, the CLI's client uses only their types.
  */
 import { Type } from '@sinclair/typebox';
+import { DNS_LABEL_MAX, DNS_LABEL_PATTERN, DNS_LABEL_RULE } from './dns-label.ts';
 
 export const API_PREFIX = '/api/v1';
 export const CLI_CLIENT_ID = 'devtool-cli';
@@ -16,13 +17,11 @@ export const ANALYTICS_ACTION_PATTERN = '^[a-z][a-z0-9-]*( [a-z][a-z0-9-]*){0,3}
 export const BUILD_TUNNEL_PROTOCOL = 'devtool-buildkit';
 
 /**
- * DNS-1123 label: what Kubernetes accepts as a namespace name. Also the rule for user names, whose
- * personal namespace is `<user>-devtool` (so a user name has at most 55 characters).
+ * Names of namespaces, users, pipelines and previews are DNS labels (dns-label.ts). A user's
+ * personal namespace is `<user>-devtool`, so a user name has at most 55 characters.
  */
-export const NAME_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
-export const NAME_RULE = "lowercase letters, digits and '-', starting and ending with a letter or digit";
 export const PERSONAL_SUFFIX = '-devtool';
-export const USER_NAME_MAX = 63 - PERSONAL_SUFFIX.length;
+export const USER_NAME_MAX = DNS_LABEL_MAX - PERSONAL_SUFFIX.length;
 /** Stored secrets are referenced as `${NAME}` in Compose files: an environment variable's name. */
 export const SECRET_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$';
 export const SECRET_NAME_RULE = "letters, digits and '_', not starting with a digit";
@@ -49,7 +48,7 @@ export const Info = Type.Object(
   { additionalProperties: false },
 );
 
-export const UserName = Type.String({ pattern: NAME_PATTERN, minLength: 1, maxLength: USER_NAME_MAX, description: `User name: ${NAME_RULE}` });
+export const UserName = Type.String({ pattern: DNS_LABEL_PATTERN, minLength: 1, maxLength: USER_NAME_MAX, description: `User name: ${DNS_LABEL_RULE}` });
 export const UserParams = Type.Object({ name: UserName });
 export const User = Type.Object(
   {
@@ -99,7 +98,12 @@ export const TokenCreated = Type.Composite([TokenSummary, Type.Object({ token: T
 
 export const TokenList = Type.Object({ tokens: Type.Array(TokenSummary) }, { additionalProperties: false });
 
-export const NamespaceName = Type.String({ pattern: NAME_PATTERN, minLength: 1, maxLength: 63, description: `DNS-1123 label: ${NAME_RULE}` });
+export const NamespaceName = Type.String({
+  pattern: DNS_LABEL_PATTERN,
+  minLength: 1,
+  maxLength: DNS_LABEL_MAX,
+  description: `DNS-1123 label: ${DNS_LABEL_RULE}`,
+});
 
 export const Namespace = Type.Object(
   {
@@ -115,11 +119,11 @@ export const NamespaceList = Type.Object({ namespaces: Type.Array(Namespace) }, 
 /** A namespace a user creates: any name but a personal namespace's (`<user>-devtool`), which its account gets. */
 const NOT_PERSONAL = { pattern: `${PERSONAL_SUFFIX}$`, description: `names ending in ${PERSONAL_SUFFIX} are reserved for personal namespaces` };
 export const NewNamespaceName = Type.String({
-  pattern: NAME_PATTERN,
+  pattern: DNS_LABEL_PATTERN,
   not: NOT_PERSONAL,
   minLength: 1,
-  maxLength: 63,
-  description: `DNS-1123 label: ${NAME_RULE}`,
+  maxLength: DNS_LABEL_MAX,
+  description: `DNS-1123 label: ${DNS_LABEL_RULE}`,
 });
 export const NamespaceCreateRequest = Type.Object({ name: NewNamespaceName }, { additionalProperties: false });
 
@@ -218,10 +222,10 @@ export const KubeCredentials = Type.Object(
 /** What `pipeline deploy` asks for. The repository is an HTTPS URL: never SSH (docs/decisions/0123-pipelines-https-only.md). */
 export const PIPELINE_LOG_MAX = 64 * 1024;
 export const PipelineName = Type.String({
-  pattern: NAME_PATTERN,
+  pattern: DNS_LABEL_PATTERN,
   minLength: 1,
   maxLength: 40,
-  description: `Pipeline name (40 characters at most): ${NAME_RULE}`,
+  description: `Pipeline name (40 characters at most): ${DNS_LABEL_RULE}`,
 });
 const RepositoryUrl = Type.String({ pattern: '^https://[^\\s@/]+/\\S*$', maxLength: 2048, description: 'HTTPS URL of the repository, without credentials' });
 export const PipelineDeployRequest = Type.Object(
@@ -283,10 +287,10 @@ export const PipelineParams = Type.Object({ namespace: NamespaceName, name: Pipe
 
 // preview environments
 export const PreviewName = Type.String({
-  pattern: NAME_PATTERN,
+  pattern: DNS_LABEL_PATTERN,
   minLength: 1,
-  maxLength: 63,
-  description: `Preview environment name, also its namespace's (63 characters at most): ${NAME_RULE}`,
+  maxLength: DNS_LABEL_MAX,
+  description: `Preview environment name, also its namespace's (${DNS_LABEL_MAX} characters at most): ${DNS_LABEL_RULE}`,
 });
 export const PreviewScope = Type.Union([Type.Literal('personal'), Type.Literal('global')], {
   description: 'personal: only its creator reaches it; global: every user of the service does, and only admins deploy or destroy it',

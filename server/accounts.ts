@@ -4,7 +4,8 @@
  * one with a password instead of a first token. Disabled, enabled and deleted by the operator
  * commands and the admin routes (routes/users.ts).
  */
-import { NAME_PATTERN, NAME_RULE, PERSONAL_SUFFIX, USER_NAME_MAX } from '../api/routes.ts';
+import { DNS_LABEL_RULE, isDnsLabel } from '../api/dns-label.ts';
+import { PERSONAL_SUFFIX, USER_NAME_MAX } from '../api/routes.ts';
 import { ApiError } from './errors.ts';
 import { ConflictError, type Store } from './store/store.ts';
 import { newToken } from './tokens.ts';
@@ -13,7 +14,7 @@ export const personalNamespace = (user: string) => `${user}${PERSONAL_SUFFIX}`;
 
 /** null when the name is a valid user name, else why not (one line). */
 export function userNameProblem(name: string): string | null {
-  if (!new RegExp(NAME_PATTERN).test(name)) return `invalid user name "${name}": ${NAME_RULE}`;
+  if (!isDnsLabel(name)) return `invalid user name "${name}": ${DNS_LABEL_RULE}`;
   if (name.length > USER_NAME_MAX) return `invalid user name "${name}": at most ${USER_NAME_MAX} characters (its namespace is <name>${PERSONAL_SUFFIX})`;
   return null;
 }

@@ -20,7 +20,8 @@ import { STATUS_CODES } from 'node:http';
 import { connect as netConnect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect } from 'node:tls';
-import { BUILD_TUNNEL_PROTOCOL, NAME_PATTERN, routes } from '../api/routes.ts';
+import { isDnsLabel } from '../api/dns-label.ts';
+import { BUILD_TUNNEL_PROTOCOL, routes } from '../api/routes.ts';
 import { authenticate } from './auth.ts';
 import type { App, ServiceDeps } from './service-deps.ts';
 import { ApiError, oneLine } from './errors.ts';
@@ -40,7 +41,7 @@ export interface BuildkitUpstream {
  * and reach the daemon as (broken) gRPC.
  */
 export function tenantPreface(userName: string): string {
-  if (!new RegExp(NAME_PATTERN).test(userName)) throw new Error(`"${userName}" cannot name a build tenant`);
+  if (!isDnsLabel(userName)) throw new Error(`"${userName}" cannot name a build tenant`);
   return `devtool-tenant ${userName}\n`;
 }
 

@@ -1,4 +1,5 @@
 /** The service's settings, from its environment (the Helm chart sets them). */
+import { DNS_LABEL_PATTERN } from '../api/dns-label.ts';
 import { readFileSync } from 'node:fs';
 import { parseDuration } from '../src/base/duration.ts';
 import { VERSION } from '../src/version.ts';
@@ -173,7 +174,9 @@ const names = (text: string | undefined): string[] =>
     .map((n) => n.trim())
     .filter(Boolean);
 
-const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+/** A label key's optional prefix is a DNS subdomain: DNS labels joined by dots. */
+const DNS_LABEL = DNS_LABEL_PATTERN.slice(1, -1);
+const LABEL_KEY = new RegExp(`^(${DNS_LABEL}(\\.${DNS_LABEL})*\\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`);
 const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
 
 /** `a=1,example.com/b=2` -> labels; a wrong one is an Error naming it. */

@@ -10,7 +10,10 @@
  * - the clients of outside systems: `service`, the real service program in this process
  *   (test/in-process-service.ts), and `kube`, a Kubernetes client of only the members the
  *   command's domain code uses (`fakeKubeClient`); a command that reaches for a client the test did
- *   not give fails, so no test talks to a real cluster or service by accident.
+ *   not give fails, so no test talks to a real cluster or service by accident;
+ * - or, for a command whose domain code takes a narrow view of the cluster (`IngressReader`,
+ *   `RestartApi`, `DeactivateApi`, `DestroyApi`), `handler`: the command's handler made with an
+ *   in-memory view (`restartHandler(async () => view)`), in place of the one built from `f.kube`.
  * `createTestFactory` gives the same Factory to a test that calls domain code or a handler itself.
  * The clients reach the Factory through FactoryOptions.clients; without them it makes the real ones.
  *
@@ -28,6 +31,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { runCli } from '../src/cli/run.ts';
+import type { CommandHandler, CommandSpec, OptionSpec } from '../src/cli/spec.ts';
 import { rootCommand } from '../src/commands/index.ts';
 import { createFactory, type Factory, type FactoryOptions } from '../src/factory.ts';
 import type { Choice, Prompter } from '../src/io/prompt.ts';
@@ -102,11 +106,32 @@ export function createTestFactory(o: TestFactoryOptions = {}): { f: Factory; std
   return { f: createFactory(options), stdout, stderr, sandbox };
 }
 
+export interface RunCommandOptions<Options extends readonly OptionSpec[]> extends TestFactoryOptions {
+  /**
+   * Runs instead of the handler the command's spec loads: the command's own handler made with a
+   * test's in-memory view of the cluster (e.g. `restartHandler(async () => view)` of
+   * commands/restart/run.ts). Parsing, the one-line error and the exit code stay runCli's.
+   */
+  handler?: CommandHandler<Options>;
+}
+
 /** `devtool ...args` in this process: its exit code and what it wrote. */
-export async function runCommand(args: readonly string[], o: TestFactoryOptions = {}): Promise<CommandResult> {
+export async function runCommand<Options extends readonly OptionSpec[]>(args: readonly string[], o: RunCommandOptions<Options> = {}): Promise<CommandResult> {
   const { options, stdout, stderr } = factoryOptions(o);
-  const code = await runCli(args, rootCommand, options);
+  const code = await runCli(args, o.handler ? withHandler(args[0], o.handler) : rootCommand, options);
   return { code, stdout: stdout(), stderr: stderr() };
+}
+
+/** The command tree, with `handler` in place of the one the top-level command `name` loads. */
+function withHandler<Options extends readonly OptionSpec[]>(name: string | undefined, handler: CommandHandler<Options>): CommandSpec {
+  const subcommands = rootCommand.subcommands ?? [];
+  assert.ok(
+    subcommands.some((c) => c.name === name && c.load),
+    `a handler was given, but devtool has no command ${name} that runs one`,
+  );
+  // The handler is typed by its command's options, as command() checks for the one it replaces.
+  const load = async () => handler as unknown as CommandHandler<readonly OptionSpec[]>;
+  return { ...rootCommand, subcommands: subcommands.map((c) => (c.name === name ? { ...c, load } : c)) };
 }
 
 function factoryOptions(o: TestFactoryOptions) {

@@ -6,7 +6,8 @@
  * client, and sign-in also per account (login-throttle.ts).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { NAME_PATTERN, SECRET_NAME_PATTERN, SECRET_NAME_RULE, SECRET_VALUE_MAX, SECRETS_TOTAL_MAX } from '../../api/routes.ts';
+import { DNS_LABEL_PATTERN } from '../../api/dns-label.ts';
+import { SECRET_NAME_PATTERN, SECRET_NAME_RULE, SECRET_VALUE_MAX, SECRETS_TOTAL_MAX } from '../../api/routes.ts';
 import { createAccountWithPassword } from '../accounts.ts';
 import type { App, ServiceDeps } from '../service-deps.ts';
 import { ApiError } from '../errors.ts';
@@ -71,7 +72,7 @@ ${
     ? html`<h2>New here? Create your account</h2>
 <form method="post" action="/signup" id="signup">
 <input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="next" value="${next}">
-<label>User name <input type="text" name="name" autocomplete="username" required pattern="${NAME_PATTERN.slice(1, -1)}"></label>
+<label>User name <input type="text" name="name" autocomplete="username" required pattern="${DNS_LABEL_PATTERN.slice(1, -1)}"></label>
 <label>Password (at least ${PASSWORD_MIN} characters) <input type="password" name="password" autocomplete="new-password" required></label>
 <label>Password again <input type="password" name="password2" autocomplete="new-password" required></label>
 <button>Create account</button></form>`

@@ -1,7 +1,8 @@
 /** Route options from the contract's entries (api/routes.ts). */
 import { type TNull, type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { ErrorBody, NAME_PATTERN, PERSONAL_SUFFIX, type RouteSpec } from '../../api/routes.ts';
+import { isDnsLabel } from '../../api/dns-label.ts';
+import { ErrorBody, PERSONAL_SUFFIX, type RouteSpec } from '../../api/routes.ts';
 import type { Authenticator } from '../auth.ts';
 import { ApiError } from '../errors.ts';
 
@@ -25,8 +26,6 @@ export function routeOptions<R extends RouteSpec, P extends { body?: TSchema; pa
   };
 }
 
-const VALID_NAME = new RegExp(NAME_PATTERN);
-
 /**
  * A preValidation hook for a pipeline deploy: a body with neither a repository nor `reuseParams:
  * true` (which its schema refuses too) is refused in words that say what to send.
@@ -47,7 +46,7 @@ export const refusePersonalName =
   (what: string) =>
   async (request: FastifyRequest): Promise<void> => {
     const name = (request.body as { name?: unknown } | undefined)?.name;
-    if (typeof name === 'string' && name.length <= 63 && VALID_NAME.test(name) && name.endsWith(PERSONAL_SUFFIX)) {
+    if (typeof name === 'string' && isDnsLabel(name) && name.endsWith(PERSONAL_SUFFIX)) {
       throw new ApiError(400, `${what} ${name}: names ending in ${PERSONAL_SUFFIX} are reserved for personal namespaces`);
     }
   };

@@ -13,6 +13,7 @@
  * masked on the command line only: hiding "local" in every line would make the log unreadable.
  */
 import { isSecretName, NOT_LOGGED, redactPatterns } from '../log/redact.ts';
+import { VARIABLE_NAME } from './assignments.ts';
 import { findOption } from './parse.ts';
 import type { OptionSpec } from './spec.ts';
 
@@ -22,9 +23,11 @@ export interface LoggedCommandLine {
   secrets: string[];
 }
 
-const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=([\s\S]*)$/;
+/** A variable name, as a list of assignments takes it (assignments.ts), without its anchors. */
+const NAME = VARIABLE_NAME.source.slice(1, -1);
+const ASSIGNMENT = new RegExp(`^(${NAME})=([\\s\\S]*)$`);
 // An assignment inside a shell word: at its start or after a space; a quoted value is whole.
-const INNER_ASSIGNMENT = /(^|\s)([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|'[^']*'|\S*)/g;
+const INNER_ASSIGNMENT = new RegExp(`(^|\\s)(${NAME})=("[^"]*"|'[^']*'|\\S*)`, 'g');
 const FLAG = /^--?([A-Za-z][A-Za-z0-9_-]*)$/;
 
 export function commandLineForLog(argv: readonly string[], options: readonly OptionSpec[]): LoggedCommandLine {

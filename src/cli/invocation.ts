@@ -3,6 +3,7 @@
  * reads it: a handler receives `input(spec.options)`, its options typed from its spec.
  */
 import { UsageError } from '../base/errors.ts';
+import { parseAssignments } from './assignments.ts';
 import { optionKey, type CommandInput, type OptionSpec } from './spec.ts';
 
 export type OptionValue = string | boolean | string[] | number;
@@ -38,6 +39,15 @@ export class Invocation {
     return Array.isArray(v) ? v : [];
   }
 
+  /**
+   * A list of assignments as a map (src/cli/assignments.ts), or a usage error. Checked as the
+   * handler is given its options rather than by the parser, so that devtool.log, open by then,
+   * records the error.
+   */
+  assignments(name: string): Record<string, string> {
+    return parseAssignments(this.list(name), `--${name}`, `run '${['devtool', ...this.path].join(' ')} --help' for usage`);
+  }
+
   /** Durations are parsed to milliseconds by the parser. */
   duration(name: string): number | undefined {
     const v = this.values.get(name);
@@ -51,11 +61,19 @@ export class Invocation {
 
   /** What the handler receives: `options` (the command's) typed, under their camelCase keys. */
   input<Options extends readonly OptionSpec[]>(options: Options): CommandInput<Options> {
-    const opts: Record<string, OptionValue | undefined> = {};
-    const given: Record<string, OptionValue | undefined> = {};
+    const opts: Record<string, OptionValue | Record<string, string> | undefined> = {};
+    const given: Record<string, OptionValue | Record<string, string> | undefined> = {};
     for (const o of options) {
       const value =
-        o.type === 'bool' ? this.bool(o.name) : o.type === 'list' ? this.list(o.name) : o.type === 'duration' ? this.duration(o.name) : this.string(o.name);
+        o.type === 'bool'
+          ? this.bool(o.name)
+          : o.type === 'list'
+            ? o.of === 'assignments'
+              ? this.assignments(o.name)
+              : this.list(o.name)
+            : o.type === 'duration'
+              ? this.duration(o.name)
+              : this.string(o.name);
       opts[optionKey(o.name)] = value;
       if (this.has(o.name)) given[optionKey(o.name)] = value;
     }

@@ -22,7 +22,7 @@ const tinyRoot: CommandSpec = {
         { name: 'namespace', short: 'n', type: 'string', defaultText: 'current namespace', description: 'Namespace' },
         { name: 'output', short: 'o', type: 'string', allowed: ['json', 'md'], description: 'Output format' },
         { name: 'timeout', type: 'duration', default: '5m0s', description: 'Wait at most this long' },
-        { name: 'env', short: 'e', type: 'list', description: 'KEY=VALUE; repeatable' },
+        { name: 'env', short: 'e', type: 'list', of: 'assignments', description: 'Environment variable; repeatable' },
         { name: 'dry-run', type: 'bool', description: 'Print, do not apply' },
         { name: 'old-name', type: 'bool', hidden: true, description: 'An alias' },
       ],

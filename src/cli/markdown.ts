@@ -91,7 +91,7 @@ function typeText(o: OptionSpec): string {
     case 'bool':
       return 'boolean';
     case 'list':
-      return 'string, repeatable';
+      return o.of === 'assignments' ? '`KEY=VALUE`, repeatable (KEY a variable name; a later KEY wins)' : 'string, repeatable';
     case 'duration':
       return 'duration (`90s`, `5m0s`)';
     case 'string':

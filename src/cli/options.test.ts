@@ -19,26 +19,27 @@ test('a handler reads each option under its camelCase key, with its type', () =>
   const { opts, given, args } = parse('deploy', '--dry-run', '--var', 'A=1', '--timeout', '90s', '-n', 'dev').input(deployOptions);
   const dryRun: boolean = opts.dryRun;
   const timeout: number = opts.timeout;
-  const vars: string[] = opts.var;
+  const vars: Record<string, string> = opts.var;
   const file: string[] = opts.file;
   const name: string | undefined = opts.name;
   assert.deepEqual(
     { dryRun, timeout, vars, file, name, namespace: opts.namespace, wait: opts.wait },
-    { dryRun: true, timeout: 90_000, vars: ['A=1'], file: [], name: undefined, namespace: 'dev', wait: false },
+    { dryRun: true, timeout: 90_000, vars: { A: '1' }, file: [], name: undefined, namespace: 'dev', wait: false },
   );
   assert.deepEqual(args, []);
   // `given` holds only what was typed: --file (repeatable, so a list) is absent here.
-  assert.deepEqual(given, { dryRun: true, var: ['A=1'], timeout: 90_000, namespace: 'dev' });
+  assert.deepEqual(given, { dryRun: true, var: { A: '1' }, timeout: 90_000, namespace: 'dev' });
   // @ts-expect-error -- a misspelled option is a compile error (it was `inv.bool('dryrun')`: false)
   assert.equal(opts.dryrun, undefined);
 });
 
-test('typed values follow the spec: allowed values, lists, --flag=false', () => {
+test('typed values follow the spec: allowed values, lists of assignments, --flag=false', () => {
   const endpoints = parse('endpoints', '-o', 'md').input(endpointsOptions).opts;
   const output: 'json' | 'md' | undefined = endpoints.output;
   assert.equal(output, 'md');
   const up = parse('up', 'api', '-e', 'A=1', '--deploy=false', '-f', 'other.yml').input(upOptions);
-  assert.deepEqual(up.opts.env, ['A=1']);
+  const env: Record<string, string> = up.opts.env;
+  assert.deepEqual(env, { A: '1' });
   assert.equal(up.opts.deploy, false);
   assert.equal(up.given.deploy, false, '--deploy=false was typed');
   assert.equal(up.given.file, 'other.yml');

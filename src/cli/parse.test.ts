@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rootCommand } from '../commands/index.ts';
 import { UsageError } from '../base/errors.ts';
+import { deployOptions } from '../commands/deploy/spec.ts';
 import { parseCommandLine } from './parse.ts';
 
 const parse = (...argv: string[]) => parseCommandLine(argv, rootCommand);
@@ -104,6 +105,28 @@ test('lists are repeatable and default to empty', () => {
   ]);
 });
 
+test('lists of assignments: the handler reads a map, or gets a usage error in its place', () => {
+  const p = parse('deploy', '--var', 'A=1', '--var=B=x=y', '--var', 'A=2');
+  assert.deepEqual(p.invocation.input(deployOptions).opts.var, { A: '2', B: 'x=y' });
+  const bad = (...argv: string[]): UsageError => {
+    const { invocation, spec } = parse(...argv);
+    try {
+      invocation.input(spec.options ?? []);
+    } catch (err) {
+      assert.ok(err instanceof UsageError, String(err));
+      return err;
+    }
+    assert.fail(`expected a usage error for: devtool ${argv.join(' ')}`);
+  };
+  const err = bad('up', '-e', 'A=1', '--env', '1A=b');
+  assert.equal(err.message, 'invalid value "1A=..." for flag --env: expected KEY=VALUE with KEY a variable name (a letter or _, then letters, digits or _)');
+  assert.equal(err.hint, "run 'devtool up --help' for usage");
+  assert.equal(err.exitCode, 2);
+  const pipeline = bad('pipeline', 'deploy', '--var', 'NOEQUALS');
+  assert.match(pipeline.message, /^invalid value "\.\.\." for flag --var: expected KEY=VALUE, found no "="$/);
+  assert.equal(pipeline.hint, "run 'devtool pipeline deploy --help' for usage");
+});
+
 test('durations: parsed to milliseconds, default 5m0s, units required', () => {
   assert.equal(parse('deploy').invocation.duration('timeout'), 300_000);
   assert.equal(parse('deploy', '--timeout', '90s').invocation.duration('timeout'), 90_000);
@@ -200,6 +223,7 @@ test('-h and --help ask for help, even next to otherwise wrong input', () => {
     assert.deepEqual(parse(flag, 'context', 'use').path, ['context', 'use']);
     assert.equal(parse('namespace', 'use', flag).help, true, 'no missing-argument error with help');
     assert.equal(parse('up', '--nope', flag).help, true, 'no unknown-flag error with help');
+    assert.equal(parse('up', '--env', 'NOEQUALS', flag).help, true, 'no assignment error with help');
   }
   assert.equal(parse('deploy').help, false);
 });

@@ -19,6 +19,11 @@ export interface OptionSpec {
   description: string;
   /** The only accepted values, for string options. */
   allowed?: readonly string[];
+  /**
+   * What each value of a list option is: `assignments` are KEY=VALUE with KEY a variable name, and
+   * the handler reads them as a map, a later flag winning (src/cli/assignments.ts).
+   */
+  of?: 'assignments';
   /** Hidden from help (aliases kept for compatibility). */
   hidden?: boolean;
   /**
@@ -39,7 +44,7 @@ export interface ArgSpec {
 /**
  * The value type of each option, by option, derived from the option list of a command declared
  * `as const satisfies readonly OptionSpec[]` (literal names and types kept):
- *   bool -> boolean; list -> string[];
+ *   bool -> boolean; list -> string[], or Record<string, string> for a list of assignments;
  *   string -> string | undefined, or string with a default, or the `allowed` values' union;
  *   duration -> number (milliseconds), | undefined without a default.
  * Keys are the option names in camelCase: --dry-run is `dryRun`, --no-cache `noCache`.
@@ -55,7 +60,9 @@ export type CamelCase<Name extends string> = Name extends `${infer Head}-${infer
 type ValueOf<O extends OptionSpec> = O['type'] extends 'bool'
   ? boolean
   : O['type'] extends 'list'
-    ? string[]
+    ? O extends { of: 'assignments' }
+      ? Record<string, string>
+      : string[]
     : O['type'] extends 'duration'
       ? number | NoDefault<O>
       : (O extends { allowed: readonly (infer A extends string)[] } ? A : string) | NoDefault<O>;

@@ -34,7 +34,13 @@ export const timeout = (description: string) => ({ name: 'timeout', type: 'durat
 export const wait = (description: string) => ({ name: 'wait', type: 'bool', default: 'false', description }) as const satisfies OptionSpec;
 
 export const vars = (description: string) =>
-  ({ name: 'var', type: 'list', sensitive: 'assignments', description: `${description} (KEY=VALUE); repeatable` }) as const satisfies OptionSpec;
+  ({
+    name: 'var',
+    type: 'list',
+    of: 'assignments',
+    sensitive: 'assignments',
+    description: `${description} (KEY=VALUE); repeatable`,
+  }) as const satisfies OptionSpec;
 
 export const envName = (defaultText = 'repository or folder name', description = 'Environment name') =>
   ({

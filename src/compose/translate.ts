@@ -10,7 +10,7 @@
  */
 import { DevtoolError } from '../base/errors.ts';
 import { MinHeap } from '../base/min-heap.ts';
-import { isDnsLabel, toDnsLabel } from '../kube/naming.ts';
+import { DNS_LABEL_MAX, DNS_LABEL_RULE, isDnsLabel, toDnsLabel } from '../kube/naming.ts';
 import { sortObjects, type KubeObject } from '../kube/objects.ts';
 import { LocatedError, type Problem } from '../yaml/errors.ts';
 import type { ComposeProject, ComposeService, DependsCondition } from './model.ts';
@@ -53,9 +53,7 @@ export interface Translation {
 
 export function translateCompose(project: ComposeProject, options: TranslateOptions): Translation {
   if (!isDnsLabel(options.name)) {
-    throw new DevtoolError(
-      `invalid environment name "${options.name}": use at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit`,
-    );
+    throw new DevtoolError(`invalid environment name "${options.name}": use at most ${DNS_LABEL_MAX} ${DNS_LABEL_RULE}`);
   }
   if (!isDnsLabel(options.namespace)) throw new DevtoolError(`invalid namespace "${options.namespace}"`);
   const problems: Problem[] = [];

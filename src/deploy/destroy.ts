@@ -10,7 +10,34 @@ import { deleteObject, listByLabel, type LabeledObject } from '../kube/apply.ts'
 import type { KubeClient } from '../kube/client.ts';
 import { environmentSelector } from '../kube/labels.ts';
 import type { Progress } from './progress.ts';
-import { deleteEnvironment, readEnvironment, writeEnvironment } from './state.ts';
+import { deleteEnvironment, type EnvironmentRecord, readEnvironment, writeEnvironment } from './state.ts';
+
+/**
+ * What destroy asks of the environment's namespace, and nothing more, so a test drives it with an
+ * in-memory fake; `destroyApi` is the real one.
+ */
+export interface DestroyApi {
+  /** The environment's record (state.ts), if there is one. */
+  readRecord(environment: string): Promise<EnvironmentRecord | undefined>;
+  writeRecord(record: EnvironmentRecord): Promise<void>;
+  /** Deletes the record and its variables; one already gone is fine. */
+  deleteRecord(environment: string): Promise<void>;
+  /** The objects of every kind the cluster serves that `labelSelector` selects (kube/apply.ts). */
+  listByLabel(labelSelector: string): Promise<LabeledObject[]>;
+  /** Deletes an object, its dependents in the background; one already gone is fine. */
+  delete(o: LabeledObject): Promise<void>;
+}
+
+/** The DestroyApi of a client's namespace. */
+export function destroyApi(client: KubeClient): DestroyApi {
+  return {
+    readRecord: (environment) => readEnvironment(client, environment),
+    writeRecord: (record) => writeEnvironment(client, record),
+    deleteRecord: (environment) => deleteEnvironment(client, environment),
+    listByLabel: (labelSelector) => listByLabel(client, labelSelector),
+    delete: (o) => deleteObject(client, o),
+  };
+}
 
 export interface DestroyOptions {
   environment: string;
@@ -30,11 +57,11 @@ export interface DestroyResult {
 const ORDER = ['Ingress', 'Deployment', 'StatefulSet', 'DaemonSet', 'Job', 'CronJob', 'ReplicaSet', 'Pod', 'Service'];
 const rank = (o: LabeledObject) => (o.kind.kind === 'PersistentVolumeClaim' ? 1000 : ORDER.indexOf(o.kind.kind) === -1 ? 100 : ORDER.indexOf(o.kind.kind));
 
-export async function destroyEnvironment(client: KubeClient, opts: DestroyOptions, progress: Progress, now: () => Date): Promise<DestroyResult> {
-  const record = await readEnvironment(client, opts.environment);
-  if (record) await writeEnvironment(client, { ...record, status: 'destroying', updated: now().toISOString() });
+export async function destroyEnvironment(api: DestroyApi, opts: DestroyOptions, progress: Progress, now: () => Date): Promise<DestroyResult> {
+  const record = await api.readRecord(opts.environment);
+  if (record) await api.writeRecord({ ...record, status: 'destroying', updated: now().toISOString() });
 
-  const objects = (await listByLabel(client, environmentSelector(opts.environment))).sort((a, b) => rank(a) - rank(b));
+  const objects = (await api.listByLabel(environmentSelector(opts.environment))).sort((a, b) => rank(a) - rank(b));
   const deleted: string[] = [];
   const keptVolumes: string[] = [];
   for (const o of objects) {
@@ -45,12 +72,12 @@ export async function destroyEnvironment(client: KubeClient, opts: DestroyOption
       keptVolumes.push(o.name);
       continue;
     }
-    await deleteObject(client, o);
+    await api.delete(o);
     deleted.push(`${o.kind.kind}/${o.name}`);
     progress.step(`deleted ${o.kind.kind}/${o.name}`);
   }
-  if (opts.wait) await awaitGone(client, opts, progress);
-  await deleteEnvironment(client, opts.environment);
+  if (opts.wait) await awaitGone(api, opts, progress);
+  await api.deleteRecord(opts.environment);
   return { deleted, keptVolumes, found: Boolean(record) || objects.length > 0 };
 }
 
@@ -61,10 +88,10 @@ const names = (objects: readonly LabeledObject[]) =>
     .map((o) => `${o.kind.kind}/${o.name}`)
     .join(', ');
 
-async function awaitGone(client: KubeClient, opts: DestroyOptions, progress: Progress): Promise<void> {
+async function awaitGone(api: DestroyApi, opts: DestroyOptions, progress: Progress): Promise<void> {
   let left: LabeledObject[] = [];
   const gone = async () => {
-    left = (await listByLabel(client, environmentSelector(opts.environment))).filter((o) => opts.volumes || o.kind.kind !== 'PersistentVolumeClaim');
+    left = (await api.listByLabel(environmentSelector(opts.environment))).filter((o) => opts.volumes || o.kind.kind !== 'PersistentVolumeClaim');
     return left.length === 0;
   };
   const what = () => (left.length === 0 ? '' : `${left.length} object${left.length === 1 ? '' : 's'} to go: ${names(left)}`);

@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { parse, stringify } from 'yaml';
 import { assertGolden } from '../../test/golden.ts';
+import { parseAssignments } from '../cli/assignments.ts';
 import type { DeploymentObject } from '../kube/objects.ts';
 import type { OriginalObject } from './statefulset.ts';
 import { agentKeptDir, buildDevObjects, copiesAgent, syncSubPath } from './mirror.ts';
 import { loadManifestText } from '../manifest/load.ts';
 import type { DevService } from '../manifest/model.ts';
-import { parseEnvList } from './spec.ts';
 
 // Golden fixtures: testdata/<case>/{original.yaml, devtool.yml (one services entry), env.json (--env)} -> expected.yaml.
 // UPDATE_GOLDEN=1 rewrites expected.yaml; review the diff before committing it.
@@ -24,7 +24,7 @@ function build(name: string, more: { agentOnClaim?: boolean; agentImage?: undefi
     devName,
     dev,
     environment: 'shop',
-    extraEnv: parseEnvList(JSON.parse(readFileSync(join(dir, name, 'env.json'), 'utf8')) as string[]),
+    extraEnv: parseAssignments(JSON.parse(readFileSync(join(dir, name, 'env.json'), 'utf8')) as string[], '--env'),
     agentImage: 'localhost:5000/devtool-bin:0.1.0',
     folder: '0123456789abcdef',
     hostPrivateKey: '-----BEGIN OPENSSH PRIVATE KEY-----\nHOST\n-----END OPENSSH PRIVATE KEY-----\n',

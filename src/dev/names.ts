@@ -5,6 +5,7 @@
  */
 import { hostname } from 'node:os';
 import { sha256 } from '../base/hash.ts';
+import { DNS_LABEL_MAX } from '../kube/naming.ts';
 
 /** On the mirror, its pods and its Secret/PVC: the dev name (the manifest's `services` key). */
 export const DEV_LABEL = 'devtool.dev/dev';
@@ -44,7 +45,7 @@ export function ofSpec(pod: { metadata?: { annotations?: Record<string, string> 
 /** The mirror Deployment, its claim and its Secret share one name. */
 export function mirrorName(original: string): string {
   // Deployment names are subdomains (253), but pod names derive from it: keep it a label.
-  return `${original.slice(0, 63 - '-devtool'.length).replace(/[-.]+$/, '')}-devtool`;
+  return `${original.slice(0, DNS_LABEL_MAX - '-devtool'.length).replace(/[-.]+$/, '')}-devtool`;
 }
 
 /**

@@ -21,7 +21,7 @@ import { Progress } from '../deploy/progress.ts';
 import type { IOStreams } from '../factory.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { readMirror } from './activate.ts';
-import { deactivate } from './deactivate.ts';
+import { deactivate, deactivateApi } from './deactivate.ts';
 import { checkDeployFlag, deployIfNeeded } from './deploy-first.ts';
 import { FOLDER_ANNOTATION, mirrorName } from './names.ts';
 import { findOriginal, notFoundMessage } from './original.ts';
@@ -332,7 +332,7 @@ async function activeFromHere(client: KubeClient, t: DevTarget): Promise<boolean
 async function restoreIfActivated(p: PreparedUp, lines: Progress): Promise<boolean> {
   try {
     if (!(await activeFromHere(p.client, p.t))) return false;
-    await deactivate(p.client, p.t, {
+    await deactivate(deactivateApi(p.client), p.t, {
       volumes: false,
       timeoutMs: 2 * 60_000,
       step: (m) => lines.step(m),

@@ -1,18 +1,17 @@
-import { UsageError } from '../base/errors.ts';
-
 /**
  * Kubernetes naming rules, and turning free-form names (Compose service and volume names) into
- * valid object names.
+ * valid object names. The DNS label, the rule of most names here, is the API contract's
+ * (api/dns-label.ts), which the service checks too.
  */
+import { DNS_LABEL_MAX, DNS_LABEL_PATTERN, DNS_LABEL_RULE, isDnsLabel } from '../../api/dns-label.ts';
+import { UsageError } from '../base/errors.ts';
 
-/** DNS-1123 label: names of Services (also DNS-1035: must start with a letter), containers, ports. */
-export const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+export { DNS_LABEL_MAX, DNS_LABEL_RULE, isDnsLabel };
+
+/** One label of a subdomain: the DNS label's pattern without its anchors. */
+const LABEL = DNS_LABEL_PATTERN.slice(1, -1);
 /** DNS-1123 subdomain: names of most objects (Deployments, claims, Ingresses). */
-export const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-export function isDnsLabel(name: string): boolean {
-  return name.length <= 63 && dnsLabel.test(name);
-}
+export const dnsSubdomain = new RegExp(`^${LABEL}(\\.${LABEL})*$`);
 
 /** A label value: at most 63 of letters, digits, "-", "_", ".", starting and ending alphanumeric (or empty). */
 export function isLabelValue(value: string): boolean {
@@ -39,13 +38,13 @@ export function toDnsLabel(name: string): string {
     .replace(/[^a-z0-9-]+/g, '-')
     .replace(/^-+|-+$/g, '');
   if (/^[0-9]/.test(s)) s = `s-${s}`;
-  return s.slice(0, 63).replace(/-+$/, '');
+  return s.slice(0, DNS_LABEL_MAX).replace(/-+$/, '');
 }
 
 /** A namespace name given on the command line, or a usage error saying what a valid one is. */
 export function checkNamespaceName(name: string, what = 'namespace'): string {
   if (!isDnsLabel(name)) {
-    throw new UsageError(`invalid ${what} "${name}": use at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit`);
+    throw new UsageError(`invalid ${what} "${name}": use at most ${DNS_LABEL_MAX} ${DNS_LABEL_RULE}`);
   }
   return name;
 }

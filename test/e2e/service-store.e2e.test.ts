@@ -89,7 +89,7 @@ describe('service store on Kubernetes', () => {
     kc.loadFromFile(kubeconfigPath);
     core = kc.makeApiClient(k8s.CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: serviceNs, labels } } });
-    // The store acts as the service would: a ServiceAccount with only the rights docs/architecture.md lists.
+    // The store acts as the service would: a ServiceAccount with only the rights docs/service-design.md lists.
     serviceKc = await serviceIdentity(kc, serviceNs, labels);
     store = await KubeStore.create({ namespace: serviceNs, extraLabels: labels }, serviceKc);
   });

@@ -76,7 +76,7 @@ function freePort(): Promise<number> {
 
 /**
  * The service's own ServiceAccount `devtool-service` in `namespace`, with exactly the rights the
- * chart grants it (docs/architecture.md, "What the service's ServiceAccount needs"), and a
+ * chart grants it (docs/service-design.md, "What the service's ServiceAccount needs"), and a
  * KubeConfig acting as it (a 15-minute TokenRequest token), so a test runs the service with no more
  * than it has when installed.
  */

@@ -54,7 +54,10 @@ test('--dry-run with --namespace needs no context at all', async () => {
 
 test('bad flags are usage errors before anything is read or applied', async () => {
   const sandbox = composeProject();
-  assert.match(failure(await runCommand(['deploy', '--var', 'NOEQUALS'], { sandbox }), ExitCode.usage), /invalid value for flag --var \(no "=" in it\)/);
+  assert.match(
+    failure(await runCommand(['deploy', '--var', 'NOEQUALS'], { sandbox }), ExitCode.usage),
+    /invalid value "\.\.\." for flag --var: expected KEY=VALUE, found no "="/,
+  );
   assert.match(failure(await runCommand(['deploy', '--var', '1X=a'], { sandbox }), ExitCode.usage), /invalid value "1X=\.\.\." for flag --var/);
   assert.match(failure(await runCommand(['deploy', '--wait=maybe'], { sandbox }), ExitCode.usage), /--wait: expected true or false/);
   assert.match(failure(await runCommand(['deploy', '--timeout', '300'], { sandbox }), ExitCode.usage), /invalid value "300" for flag --timeout/);

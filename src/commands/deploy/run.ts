@@ -10,7 +10,6 @@ import { environmentName } from '../../app/name.ts';
 import { Progress } from '../../deploy/progress.ts';
 import { markInterrupted } from '../../deploy/state.ts';
 import type { KubeClient } from '../../kube/client.ts';
-import { parseVariables } from '../../deploy/variables.ts';
 import { objectsToYaml } from '../../kube/manifest-yaml.ts';
 import { checkNamespaceName } from '../../kube/naming.ts';
 import { type ClusterFlags, clusterTarget, endpointDomain } from '../../kube/target.ts';
@@ -19,7 +18,7 @@ import { deploySecrets } from '../stored-secrets.ts';
 import type { deployOptions } from './spec.ts';
 
 export const runDeploy: CommandHandler<typeof deployOptions> = async (f, inv) => {
-  const variables = parseVariables(inv.opts.var);
+  const variables = inv.opts.var;
   if (inv.opts.dryRun) return dryRun(f, inv.given.file, { context: inv.opts.context, namespace: inv.opts.namespace }, inv.opts.name, variables);
   const { context, namespace } = await clusterTarget(f, { context: inv.opts.context, namespace: inv.opts.namespace });
   // --var values are variables of the manifest and of Compose files too, above the shell's.

@@ -3,11 +3,12 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ExitCode } from '../../base/errors.ts';
-import type { Factory } from '../../factory.ts';
+import type { DestroyApi } from '../../deploy/destroy.ts';
+import { stateConfigMapName } from '../../deploy/state.ts';
+import type { ResourceKind } from '../../kube/discovery.ts';
 import { ENVIRONMENT_LABEL } from '../../kube/labels.ts';
-import { commandSandbox, failure, fakeKubeClient, runCommand, success } from '../../../test/command-harness.ts';
-
-const notFound = () => Object.assign(new Error('not found'), { code: 404 });
+import { commandSandbox, failure, runCommand, success } from '../../../test/command-harness.ts';
+import { destroyHandler } from './run.ts';
 
 interface Stored {
   resource: string;
@@ -15,59 +16,48 @@ interface Stored {
   environment: string;
 }
 
+/** The kinds of the objects stored, as the cluster's discovery names them. */
+const KINDS: Record<string, ResourceKind> = {
+  services: { apiVersion: 'v1', kind: 'Service', resource: 'services' },
+  persistentvolumeclaims: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', resource: 'persistentvolumeclaims' },
+  deployments: { apiVersion: 'apps/v1', kind: 'Deployment', resource: 'deployments' },
+};
+
 /**
- * A namespace of labelled objects, as destroy sees it: the discovery of the kinds it may list and
- * delete, the lists by label (getJson), the deletes (objects.delete), and the environment's record
- * (a ConfigMap). It records the targets asked and what was deleted.
+ * A namespace of labelled objects, as destroy sees it (DestroyApi): the objects an environment's
+ * label selects, their deletes, and the environments' records (named as their ConfigMaps). It
+ * records the targets asked and what was deleted.
  */
 function namespaceOf(objects: Stored[], recorded: string[] = []) {
   const targets: string[] = [];
   const deleted: string[] = [];
   const records = new Set(recorded);
-  const resources: Record<string, { kind: string; resource: string }[]> = {
-    '/api/v1': [
-      { kind: 'Service', resource: 'services' },
-      { kind: 'PersistentVolumeClaim', resource: 'persistentvolumeclaims' },
-    ],
-    '/apis/apps/v1': [{ kind: 'Deployment', resource: 'deployments' }],
+  const objectsApi: DestroyApi = {
+    readRecord: async (environment) =>
+      records.has(stateConfigMapName(environment))
+        ? { name: environment, status: 'deployed', source: '', manifest: '', variables: {}, output: '', updated: '' }
+        : undefined,
+    writeRecord: async () => undefined,
+    deleteRecord: async (environment) => {
+      records.delete(stateConfigMapName(environment));
+    },
+    listByLabel: async (labelSelector) => {
+      const environment = labelSelector.replace(`${ENVIRONMENT_LABEL}=`, '');
+      return objects.filter((o) => o.environment === environment).map((o) => ({ kind: KINDS[o.resource]!, name: o.name }));
+    },
+    delete: async (o) => {
+      deleted.push(`${o.kind.kind}/${o.name}`);
+      objects = objects.filter((x) => x.name !== o.name);
+    },
   };
-  const getJson = async (path: string) => {
-    if (path === '/apis') return { groups: [{ name: 'apps', preferredVersion: { groupVersion: 'apps/v1' } }] };
-    const kinds = resources[path];
-    if (kinds) {
-      const groupVersion = path === '/api/v1' ? 'v1' : path.replace('/apis/', '');
-      return { groupVersion, resources: kinds.map((k) => ({ name: k.resource, kind: k.kind, namespaced: true, verbs: ['list', 'delete'] })) };
-    }
-    const [, resource, selector] = /\/([a-z]+)\?labelSelector=(.*)$/.exec(path) ?? [];
-    const environment = decodeURIComponent(selector ?? '').replace(`${ENVIRONMENT_LABEL}=`, '');
-    return { items: objects.filter((o) => o.resource === resource && o.environment === environment).map((o) => ({ metadata: { name: o.name } })) };
-  };
-  const kube: Factory['kube'] = async (target) => {
+  const handler = destroyHandler(async (_f, target) => {
     targets.push(`${target.context.name}/${target.namespace}`);
-    return fakeKubeClient(target, {
-      getJson,
-      objects: {
-        delete: async (o: { kind: string; metadata: { name: string } }) => {
-          deleted.push(`${o.kind}/${o.metadata.name}`);
-          objects = objects.filter((x) => x.name !== o.metadata.name);
-        },
-        patch: async () => undefined,
-      },
-      core: {
-        readNamespacedConfigMap: async ({ name }: { name: string }) => {
-          if (!records.has(name)) throw notFound();
-          return { data: { name: name.replace('devtool-env-', ''), status: 'deployed' } };
-        },
-        deleteNamespacedConfigMap: async ({ name }: { name: string }) => {
-          if (!records.delete(name)) throw notFound();
-        },
-        deleteNamespacedSecret: async () => {
-          throw notFound();
-        },
-      },
-    });
-  };
-  return { kube, targets, deleted, records };
+    return {
+      runDestroyCommands: async ({ manifest }) => assert.deepEqual(manifest.destroy, [], 'the manifests here have no destroy commands'),
+      objects: objectsApi,
+    };
+  });
+  return { handler, targets, deleted, records };
 }
 
 test("deletes the environment's objects, workloads first, keeps its volumes, and drops its record", async () => {
@@ -80,7 +70,7 @@ test("deletes the environment's objects, workloads first, keeps its volumes, and
     ],
     ['devtool-env-project'],
   );
-  const r = success(await runCommand(['destroy'], { kube: ns.kube }));
+  const r = success(await runCommand(['destroy'], { handler: ns.handler }));
   assert.deepEqual(ns.deleted, ['Deployment/web', 'Service/web']);
   assert.deepEqual([...ns.records], []);
   assert.match(r.stderr, /environment project destroyed in namespace default \(2 objects deleted\)/);
@@ -94,7 +84,7 @@ test('--volumes, --name, --context and --namespace', async () => {
     { resource: 'deployments', name: 'api', environment: 'shop' },
     { resource: 'persistentvolumeclaims', name: 'db', environment: 'shop' },
   ]);
-  const r = success(await runCommand(['destroy', '--name', 'shop', '--volumes', '-c', 'beta', '-n', 'n1'], { kube: ns.kube }));
+  const r = success(await runCommand(['destroy', '--name', 'shop', '--volumes', '-c', 'beta', '-n', 'n1'], { handler: ns.handler }));
   assert.deepEqual(ns.deleted, ['Deployment/api', 'PersistentVolumeClaim/db']);
   assert.match(r.stderr, /environment shop destroyed in namespace n1 \(2 objects deleted\)/);
   assert.deepEqual(ns.targets, ['beta/n1']);
@@ -102,7 +92,7 @@ test('--volumes, --name, --context and --namespace', async () => {
 
 test('nothing there: said, exit 0', async () => {
   const ns = namespaceOf([]);
-  const r = success(await runCommand(['destroy'], { kube: ns.kube }));
+  const r = success(await runCommand(['destroy'], { handler: ns.handler }));
   assert.match(r.stderr, /nothing to destroy: no environment project in namespace default/);
 });
 
@@ -110,7 +100,7 @@ test("the manifest's name and dependencies: its environment, and a line on the d
   const sandbox = commandSandbox();
   writeFileSync(join(sandbox.project, 'devtool.yml'), 'name: movies\ndependencies:\n  Payments:\n    repository: https://git.example.com/acme/payments.git\n');
   const ns = namespaceOf([{ resource: 'deployments', name: 'web', environment: 'movies' }]);
-  const r = success(await runCommand(['destroy'], { sandbox, kube: ns.kube }));
+  const r = success(await runCommand(['destroy'], { sandbox, handler: ns.handler }));
   assert.match(r.stderr, /environment movies destroyed in namespace default \(1 objects deleted\)/);
   assert.match(r.stderr, /dependencies are not destroyed: payments \(each is an environment of its own/);
 });

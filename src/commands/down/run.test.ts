@@ -5,8 +5,10 @@ import { test } from 'node:test';
 import { ExitCode } from '../../base/errors.ts';
 import { hostname } from 'node:os';
 import { folderHash, FOLDER_ANNOTATION, ORIGIN_ANNOTATION } from '../../dev/names.ts';
-import type { Factory } from '../../factory.ts';
-import { commandSandbox, type CommandSandbox, failure, fakeKubeClient, runCommand, success } from '../../../test/command-harness.ts';
+import type { DeactivateApi } from '../../dev/deactivate.ts';
+import type { OriginalObject } from '../../dev/statefulset.ts';
+import { commandSandbox, type CommandSandbox, failure, runCommand, success } from '../../../test/command-harness.ts';
+import { downHandler } from './run.ts';
 
 // A real swap and its restoration run end to end (test/e2e/dev-up.e2e.test.ts, dev-statefulset);
 // here, what `down` says and which cluster it asks.
@@ -17,34 +19,36 @@ function project(services: string[]): CommandSandbox {
   return sandbox;
 }
 
-const notFound = async () => {
-  throw Object.assign(new Error('not found'), { code: 404 });
-};
-
 /** A namespace without dev mode, or whose Deployment `original` was swapped from `folder`; it records the targets asked. */
 function cluster(swapped?: { original: string; folder: string }) {
   const targets: string[] = [];
-  const kube: Factory['kube'] = async (target) => {
-    targets.push(`${target.context.name}/${target.namespace}`);
-    const annotations = swapped && { [FOLDER_ANNOTATION]: folderHash(swapped.folder), [ORIGIN_ANNOTATION]: `${hostname()}:${swapped.folder}` };
-    const original = swapped && { kind: 'Deployment', metadata: { name: swapped.original, annotations } };
-    return fakeKubeClient(target, {
-      apps: {
-        listNamespacedDeployment: async () => ({ items: original ? [original] : [] }),
-        listNamespacedStatefulSet: async () => ({ items: [] }),
-        readNamespacedDeployment: async ({ name }: { name: string }) => (name === swapped?.original ? original : notFound()),
-        readNamespacedStatefulSet: notFound,
-      },
-      core: { readNamespacedSecret: notFound, listNamespacedPod: async () => ({ items: [] }) },
-    });
+  const original: OriginalObject | undefined = swapped && {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name: swapped.original,
+      annotations: { [FOLDER_ANNOTATION]: folderHash(swapped.folder), [ORIGIN_ANNOTATION]: `${hostname()}:${swapped.folder}` },
+    },
   };
-  return { kube, targets };
+  const view: DeactivateApi = {
+    findOriginal: async (devName) => (devName === swapped?.original ? original : undefined),
+    readMirror: async () => undefined,
+    restoreOriginal: async () => assert.fail('nothing is restored here'),
+    exists: async () => false,
+    delete: async () => assert.fail('nothing is deleted here'),
+    countDevPods: async () => 0,
+  };
+  const handler = downHandler(async (_f, target) => {
+    targets.push(`${target.context.name}/${target.namespace}`);
+    return view;
+  });
+  return { handler, targets };
 }
 
 test('nothing active: says so per dev container, exit 0', async () => {
   const sandbox = project(['api', 'web']);
   const c = cluster();
-  const r = success(await runCommand(['down', '-n', 'feature'], { sandbox, kube: c.kube }));
+  const r = success(await runCommand(['down', '-n', 'feature'], { sandbox, handler: c.handler }));
   assert.match(r.stderr, /no dev container api was active in namespace feature/);
   assert.match(r.stderr, /no dev container web was active in namespace feature/);
   assert.equal(r.stdout, '');
@@ -53,7 +57,7 @@ test('nothing active: says so per dev container, exit 0', async () => {
 
 test('--context picks the cluster for one run', async () => {
   const c = cluster();
-  success(await runCommand(['down', 'api', '--context', 'beta'], { sandbox: project(['api']), kube: c.kube }));
+  success(await runCommand(['down', 'api', '--context', 'beta'], { sandbox: project(['api']), handler: c.handler }));
   assert.deepEqual(c.targets, ['beta/team']);
 });
 
@@ -62,7 +66,7 @@ test('activated from another folder that still exists: one line naming it, nothi
   const other = commandSandbox();
   const c = cluster({ original: 'api', folder: other.project });
   assert.equal(
-    failure(await runCommand(['down', 'api'], { sandbox, kube: c.kube }), ExitCode.failure),
+    failure(await runCommand(['down', 'api'], { sandbox, handler: c.handler }), ExitCode.failure),
     `Error: api was activated from folder ${other.project}: run 'devtool down' there (the folder where 'devtool up' ran)`,
   );
 });

@@ -1,8 +1,10 @@
 import type { CommandHandler } from '../../cli/spec.ts';
 import { Progress } from '../../deploy/progress.ts';
-import { deactivate } from '../../dev/deactivate.ts';
+import { deactivate, deactivateApi, type DeactivateApi } from '../../dev/deactivate.ts';
 import { STOP_GRACE_MS, type DevState } from '../../dev/local-state.ts';
 import { allDevTargets, devState, devTarget, type DevTarget } from '../../dev/target.ts';
+import type { Factory } from '../../factory.ts';
+import type { KubeTarget } from '../../kube/target.ts';
 import { devTargetQuery } from '../shared.ts';
 import type { downOptions } from './spec.ts';
 
@@ -10,47 +12,51 @@ import type { downOptions } from './spec.ts';
 const LEAVE_GRACE_MS = 15_000;
 
 /** `down NAME` restores that dev container; `down` alone, every one of the folder. */
-export const runDown: CommandHandler<typeof downOptions> = async (f, inv) => {
-  const q = devTargetQuery(inv);
-  const targets = q.devName !== undefined ? [await devTarget(f, q)] : await allDevTargets(f, q);
-  const client = await f.kube(targets[0]!);
-  const progress = new Progress(f.io.stderr, f.now, f.log);
-  for (const t of targets) {
-    // One `up` may run several dev containers of this folder: it is asked to let go of this one
-    // alone; one that does not answer (an earlier version) is stopped whole, as the warning says.
-    const alsoRan = targets.length === 1 ? sharingItsUp(f, t) : [];
-    const leftAlone = alsoRan.length > 0 && (await t.state.askHolderToLeave({ graceMs: LEAVE_GRACE_MS }));
-    if (leftAlone) progress.step(`'devtool up' let go of ${t.devName}; ${alsoRan.join(', ')} ${alsoRan.length === 1 ? 'goes' : 'go'} on syncing`);
-    // The `up` ends before its dev pod goes, so that it ends with its one line, not first with
-    // notices of a lost connection.
-    const left = await endLocalSession(t.state, progress, inv.opts.volumes);
-    const found = await deactivate(client, t, {
-      volumes: inv.opts.volumes,
-      timeoutMs: 2 * 60_000,
-      step: (m) => progress.step(m),
-      warn: (m) => progress.warn(m),
-      // The session of a folder that is gone keeps its state under the same key it had there.
-      takeOver: async (folder) => {
-        const left = await endLocalSession(devState(f, folder, t.context.name, t.namespace, t.devName), progress, inv.opts.volumes);
-        if (left)
-          progress.warn(
-            `'devtool up' (pid ${left.pid}) of ${folder} may still be running: ${left.reason}; end it with Ctrl-C where it runs, then run 'devtool down' again`,
-          );
-      },
-    });
-    if (found) progress.done(`dev container ${t.devName} deactivated`);
-    else progress.done(`no dev container ${t.devName} was active in namespace ${t.namespace}`);
-    if (left)
-      progress.warn(
-        `'devtool up' (pid ${left.pid}) for ${t.devName} may still be running: ${left.reason}; end it with Ctrl-C where it runs, then run 'devtool down' again`,
-      );
-    else if (alsoRan.length > 0 && !leftAlone)
-      progress.warn(
-        `that 'devtool up' also ran ${alsoRan.join(', ')}: ${alsoRan.length === 1 ? 'it stays' : 'they stay'} active, without sync or forwards until ` +
-          `${alsoRan.map((n) => `'devtool up ${n}'`).join(' or ')} (or 'devtool up' for all)`,
-      );
-  }
-};
+export const runDown = downHandler(async (f, target) => deactivateApi(await f.kube(target)));
+
+/** The handler, acting on the namespace `clusterOf` gives (the real one above; an in-memory one in its test). */
+export function downHandler(clusterOf: (f: Factory, target: KubeTarget) => Promise<DeactivateApi>): CommandHandler<typeof downOptions> {
+  return async (f, inv) => {
+    const q = devTargetQuery(inv);
+    const targets = q.devName !== undefined ? [await devTarget(f, q)] : await allDevTargets(f, q);
+    const cluster = await clusterOf(f, targets[0]!);
+    const progress = new Progress(f.io.stderr, f.now, f.log);
+    for (const t of targets) {
+      // One `up` may run several dev containers of this folder: it is asked to let go of this one
+      // alone; one that does not answer (an earlier version) is stopped whole, as the warning says.
+      const alsoRan = targets.length === 1 ? sharingItsUp(f, t) : [];
+      const leftAlone = alsoRan.length > 0 && (await t.state.askHolderToLeave({ graceMs: LEAVE_GRACE_MS }));
+      if (leftAlone) progress.step(`'devtool up' let go of ${t.devName}; ${alsoRan.join(', ')} ${alsoRan.length === 1 ? 'goes' : 'go'} on syncing`);
+      // The `up` ends before its dev pod goes, so that it ends with its one line, not first with
+      // notices of a lost connection.
+      const left = await endLocalSession(t.state, progress, inv.opts.volumes);
+      const found = await deactivate(cluster, t, {
+        volumes: inv.opts.volumes,
+        timeoutMs: 2 * 60_000,
+        step: (m) => progress.step(m),
+        warn: (m) => progress.warn(m),
+        // The session of a folder that is gone keeps its state under the same key it had there.
+        takeOver: async (folder) => {
+          const left = await endLocalSession(devState(f, folder, t.context.name, t.namespace, t.devName), progress, inv.opts.volumes);
+          if (left) progress.warn(mayStillRun(left, `of ${folder}`));
+        },
+      });
+      if (found) progress.done(`dev container ${t.devName} deactivated`);
+      else progress.done(`no dev container ${t.devName} was active in namespace ${t.namespace}`);
+      if (left) progress.warn(mayStillRun(left, `for ${t.devName}`));
+      else if (alsoRan.length > 0 && !leftAlone)
+        progress.warn(
+          `that 'devtool up' also ran ${alsoRan.join(', ')}: ${alsoRan.length === 1 ? 'it stays' : 'they stay'} active, without sync or forwards until ` +
+            `${alsoRan.map((n) => `'devtool up ${n}'`).join(' or ')} (or 'devtool up' for all)`,
+        );
+    }
+  };
+}
+
+/** The warning for an `up` that may outlive this `down` (`which`: "of FOLDER", "for DEVNAME"). */
+function mayStillRun(up: { pid: number; reason: string }, which: string): string {
+  return `'devtool up' (pid ${up.pid}) ${which} may still be running: ${up.reason}; end it with Ctrl-C where it runs, then run 'devtool down' again`;
+}
 
 /** The other dev containers of the folder whose `up` is the one running this one's (an `up` of several). */
 function sharingItsUp(f: Parameters<typeof devState>[0], t: DevTarget): string[] {

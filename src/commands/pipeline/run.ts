@@ -6,6 +6,7 @@
  */
 import { basename } from 'node:path';
 import { DevtoolError, UsageError } from '../../base/errors.ts';
+import { assignmentWords } from '../../cli/assignments.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
 import type { ResolvedContext } from '../../context/store.ts';
 import type { Factory } from '../../factory.ts';
@@ -26,8 +27,6 @@ export const runPipelineDeploy: CommandHandler<typeof pipelineDeployOptions> = a
   if (repository !== undefined) checkRepository(repository, inv.opts.repository === undefined);
   const name = pipelineName(inv.opts.name, inv.opts.repository, f.cwd);
   const namespace = inv.opts.namespace ?? ctx.namespace;
-  for (const v of inv.opts.var)
-    if (!/^[A-Za-z_][A-Za-z0-9_]*=/.test(v)) throw new UsageError(`invalid value for flag --var: expected KEY=VALUE, got "${v.split('=')[0]}..."`);
   const run = await client.call('deployPipeline', {
     body: {
       namespace,
@@ -35,7 +34,7 @@ export const runPipelineDeploy: CommandHandler<typeof pipelineDeployOptions> = a
       ...(repository ? { repository } : {}),
       ...(inv.opts.branch ? { branch: inv.opts.branch } : {}),
       ...(inv.opts.file ? { file: inv.opts.file } : {}),
-      variables: inv.opts.var,
+      variables: assignmentWords(inv.opts.var),
       timeoutSeconds: Math.max(1, Math.ceil(inv.opts.timeout / 1000)),
       skipIfExists: inv.opts.skipIfExists,
       ...(inv.opts.reuseParams ? { reuseParams: true } : {}),

@@ -4,16 +4,17 @@
  * follows them as `pipeline deploy --wait` does.
  */
 import { DevtoolError, UsageError } from '../../base/errors.ts';
+import { assignmentWords } from '../../cli/assignments.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
 import { currentBranch, originUrl, repositoryNameOf, sanitizeName } from '../../app/name.ts';
 import { formatTable } from '../../io/table.ts';
+import { DNS_LABEL_MAX, DNS_LABEL_RULE, isDnsLabel } from '../../kube/naming.ts';
 import type { ServiceClient } from '../../service/client.ts';
 import type { PreviewBody } from '../../../api/routes.ts';
 import { checkoutRepository, checkRepository, follow, serviceOf, statusOf } from '../pipeline/run.ts';
 import type { previewDeployOptions, previewDestroyOptions, previewEndpointsOptions } from './spec.ts';
 
 const FEATURE = 'preview environments';
-const NAME_MAX = 63;
 
 export const runPreviewDeploy: CommandHandler<typeof previewDeployOptions> = async (f, inv) => {
   const { client } = await serviceOf(f, inv.commandName, FEATURE);
@@ -27,8 +28,6 @@ export const runPreviewDeploy: CommandHandler<typeof previewDeployOptions> = asy
   if (sourceUrl !== undefined && !/^https:\/\/\S+$/.test(sourceUrl)) {
     throw new UsageError(`invalid value "${sourceUrl}" for flag --sourceUrl: the HTTPS URL of the pull or merge request`);
   }
-  for (const v of inv.opts.var)
-    if (!/^[A-Za-z_][A-Za-z0-9_]*=/.test(v)) throw new UsageError(`invalid value for flag --var: expected KEY=VALUE, got "${v.split('=')[0]}..."`);
   const preview = await client.call('deployPreview', {
     body: {
       name,
@@ -37,7 +36,7 @@ export const runPreviewDeploy: CommandHandler<typeof previewDeployOptions> = asy
       ...(branch ? { branch } : {}),
       ...(inv.opts.file ? { file: inv.opts.file } : {}),
       ...(sourceUrl ? { sourceUrl } : {}),
-      variables: inv.opts.var,
+      variables: assignmentWords(inv.opts.var),
       timeoutSeconds: seconds(inv.opts.timeout),
     },
   });
@@ -143,11 +142,7 @@ export function previewName(
   commandName = 'preview deploy',
 ): string {
   if (given !== undefined) {
-    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(given) || given.length > NAME_MAX) {
-      throw new UsageError(
-        `invalid preview name "${given}": lowercase letters, digits and '-', starting and ending with a letter or digit, at most ${NAME_MAX}`,
-      );
-    }
+    if (!isDnsLabel(given)) throw new UsageError(`invalid preview name "${given}": ${DNS_LABEL_RULE}, at most ${DNS_LABEL_MAX}`);
     return given;
   }
   const repo = repository ?? (cwd ? originUrl(cwd) : undefined);
@@ -156,7 +151,7 @@ export function previewName(
     throw new UsageError(`no preview name, and this folder is not a git checkout with an origin remote: pass the name, e.g. devtool ${commandName} my-preview`);
   const b = branch ?? (repository === undefined && cwd ? currentBranch(cwd) : undefined);
   return sanitizeName(b ? `${repoName}-${b}` : repoName)
-    .slice(0, NAME_MAX)
+    .slice(0, DNS_LABEL_MAX)
     .replace(/-+$/, '');
 }
 

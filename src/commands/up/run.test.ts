@@ -10,7 +10,7 @@ import { commandSandbox, failure, runCommand } from '../../../test/command-harne
 
 test('a bad --env is a usage error naming the flag, before any manifest is read', async () => {
   const r = await runCommand(['up', '--env', 'NOEQUALS']);
-  assert.equal(failure(r, ExitCode.usage), 'Error: invalid value "NOEQUALS" for flag --env: expected KEY=VALUE');
+  assert.equal(failure(r, ExitCode.usage), `Error: invalid value "..." for flag --env: expected KEY=VALUE, found no "="; run 'devtool up --help' for usage`);
   assert.equal(r.stdout, '');
 });
 

@@ -1,5 +1,4 @@
 import type { CommandHandler } from '../../cli/spec.ts';
-import { parseEnvList } from '../../dev/spec.ts';
 import { allDevTargets, devTarget } from '../../dev/target.ts';
 import { upOne, upSeveral } from '../../dev/up.ts';
 import { devTargetQuery } from '../shared.ts';
@@ -7,10 +6,8 @@ import type { upOptions } from './spec.ts';
 
 /** `up NAME` (or a folder with one dev container): that one; `up` alone with several: all of them, in this process (src/dev/up.ts). */
 export const runUp: CommandHandler<typeof upOptions> = async (f, inv) => {
-  // The command line first: a bad --env is a usage error before any file or cluster is read.
-  const extraEnv = parseEnvList(inv.opts.env);
   const q = devTargetQuery(inv);
   const targets = q.devName !== undefined ? [await devTarget(f, q)] : await allDevTargets(f, q);
-  const o = { extraEnv, reset: inv.opts.reset, deploy: inv.opts.deploy };
+  const o = { extraEnv: inv.opts.env, reset: inv.opts.reset, deploy: inv.opts.deploy };
   return targets.length === 1 ? upOne(f, targets[0]!, o) : upSeveral(f, targets, o);
 };

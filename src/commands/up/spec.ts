@@ -10,7 +10,14 @@ export const upOptions = [
     description: 'Force execution of the manifest deploy commands (they also run when the application is not deployed yet)',
   },
   { name: 'reset', type: 'bool', default: 'false', description: 'Reset the file synchronization service' },
-  { name: 'env', short: 'e', type: 'list', sensitive: 'assignments', description: 'Environment variable set in the dev container (KEY=VALUE); repeatable' },
+  {
+    name: 'env',
+    short: 'e',
+    type: 'list',
+    of: 'assignments',
+    sensitive: 'assignments',
+    description: 'Environment variable set in the dev container (KEY=VALUE); repeatable',
+  },
 ] as const satisfies readonly OptionSpec[];
 
 export const upCommand = command({

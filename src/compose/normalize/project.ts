@@ -5,6 +5,7 @@
  */
 import type { Path } from '../../yaml/errors.ts';
 import { didYouMean } from '../../base/suggest.ts';
+import { DNS_LABEL_MAX, DNS_LABEL_RULE, isDnsLabel, isLabelValue, isQualifiedName } from '../../kube/naming.ts';
 import type { ComposeService, Endpoint, EndpointRule } from '../model.ts';
 import { get, isObj, show, type NormalizeState, type Obj } from './state.ts';
 import { sortedMap } from './environment.ts';
@@ -142,12 +143,8 @@ function normalizeEndpoints(ctx: NormalizeState, value: unknown, services: Reado
     ];
   }
   return keys.map((name) => {
-    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name) || name.length > 63) {
-      ctx.fail(
-        [...path, name],
-        `endpoint name ${show(name)} must be a DNS label: lowercase letters, digits and "-", starting and ending with a letter or digit`,
-        'key',
-      );
+    if (!isDnsLabel(name)) {
+      ctx.fail([...path, name], `endpoint name ${show(name)} must be a DNS label: at most ${DNS_LABEL_MAX} ${DNS_LABEL_RULE}`, 'key');
     }
     return { name, labels: new Map(), rules: rules(ctx, value[name], [...path, name], services), pos: ctx.at([...path, name], 'key') };
   });
@@ -182,19 +179,15 @@ function rules(ctx: NormalizeState, value: unknown, path: Path, services: Readon
   return out;
 }
 
-const labelKey = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
-const labelValue = /^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/;
-
 /** Endpoint labels become Kubernetes labels on each Ingress, so they must be valid ones. */
 function endpointLabels(ctx: NormalizeState, value: unknown, path: Path): Map<string, string> {
   const out = new Map<string, string>();
   if (!isObj(value)) return out;
   for (const key of Object.keys(value)) {
     const v = String(value[key] ?? '');
-    const name = key.includes('/') ? key.slice(key.indexOf('/') + 1) : key;
-    if (!labelKey.test(key) || name.length > 63 || key.length > 317) {
+    if (!isQualifiedName(key)) {
       ctx.fail([...path, key], `${show(key)} is not a valid Kubernetes label name`, 'key');
-    } else if (!labelValue.test(v) || v.length > 63) {
+    } else if (!isLabelValue(v)) {
       ctx.fail(
         [...path, key],
         `${show(v)} is not a valid Kubernetes label value (at most 63 letters, digits, "-", "_" and ".", starting and ending with a letter or digit)`,

@@ -10,6 +10,7 @@
  */
 import type { V1IngressRule } from '@kubernetes/client-node';
 import { environmentLabels, serviceLabels, serviceSelector } from '../../kube/labels.ts';
+import { DNS_LABEL_MAX } from '../../kube/naming.ts';
 import type { IngressObject, ServiceObject } from '../../kube/objects.ts';
 import type { SourcePos } from '../../yaml/errors.ts';
 import type { ComposeService, PortMapping } from '../model.ts';
@@ -187,10 +188,10 @@ export function ingresses(ctx: TranslateState, routes: readonly Route[], domain:
       continue;
     }
     seen.set(r.name, r);
-    if (r.hostLabel.length > 63) {
+    if (r.hostLabel.length > DNS_LABEL_MAX) {
       ctx.problems.push({
         pos: r.pos,
-        message: `the endpoint host "${r.hostLabel}" is longer than 63 characters; use a shorter endpoint, environment or namespace name`,
+        message: `the endpoint host "${r.hostLabel}" is longer than ${DNS_LABEL_MAX} characters; use a shorter endpoint, environment or namespace name`,
       });
       continue;
     }

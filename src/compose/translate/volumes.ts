@@ -10,7 +10,7 @@ import type { V1PersistentVolumeClaim, V1Volume, V1VolumeMount } from '@kubernet
 import { createHash } from 'node:crypto';
 import { relative } from 'node:path';
 import { environmentLabels } from '../../kube/labels.ts';
-import { toDnsLabel } from '../../kube/naming.ts';
+import { DNS_LABEL_MAX, toDnsLabel } from '../../kube/naming.ts';
 import type { PersistentVolumeClaimObject } from '../../kube/objects.ts';
 import type { HostVolumeUse } from '../host-volumes.ts';
 import type { ComposeService } from '../model.ts';
@@ -69,9 +69,9 @@ function hostUse(ctx: TranslateState, service: ComposeService, target: string): 
 /** The claim of a runtime-data host folder: `<service>-<path>` ("db" and /var/lib/data: "db-var-lib-data"). */
 function hostClaimName(ctx: TranslateState, service: ComposeService, target: string): string {
   const base = `${ctx.serviceNames.get(service.name)!}-${toDnsLabel(target.replace(/^\/+/, '')) || 'root'}`;
-  if (base.length <= 63) return base;
+  if (base.length <= DNS_LABEL_MAX) return base;
   const hash = createHash('sha256').update(target).digest('hex').slice(0, 8);
-  return `${base.slice(0, 54).replace(/-+$/, '')}-${hash}`;
+  return `${base.slice(0, DNS_LABEL_MAX - `-${hash}`.length).replace(/-+$/, '')}-${hash}`;
 }
 
 /**
@@ -151,8 +151,9 @@ function pathVolumeName(target: string): string {
 }
 
 function unique(name: string, used: Set<string>): string {
-  let candidate = name.slice(0, 63).replace(/-+$/, '');
-  for (let i = 2; used.has(candidate); i++) candidate = `${name.slice(0, 58).replace(/-+$/, '')}-${i}`;
+  let candidate = name.slice(0, DNS_LABEL_MAX).replace(/-+$/, '');
+  // Room for a suffix of up to 4 digits.
+  for (let i = 2; used.has(candidate); i++) candidate = `${name.slice(0, DNS_LABEL_MAX - 5).replace(/-+$/, '')}-${i}`;
   used.add(candidate);
   return candidate;
 }
