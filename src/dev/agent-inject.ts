@@ -15,7 +15,7 @@ import { DevtoolError } from '../base/errors.ts';
 import { oneLine } from '../base/text.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { ExecCapture, StdinWriter } from '../kube/exec.ts';
-import { agentPrograms, type AgentPrograms } from './agent-binaries.ts';
+import type { AgentPrograms } from './agent-binaries.ts';
 import { agentArch, copyCommand, shellMissing, waitingForCopy } from './agent-delivery.ts';
 import { AGENT_BIN_DIR } from './mirror.ts';
 import { ofSpec } from './names.ts';
@@ -23,9 +23,18 @@ import { ofSpec } from './names.ts';
 /** What `up` says once the first copy is done. */
 export const COPIED_LINE = 'agent copied into the dev container through the Kubernetes API (no registry)';
 
+/** What the copy asks of the cluster: agentCopyApi is the real one, a test hands an in-memory one. */
+export interface AgentCopyApi {
+  /** The architecture a Node says it has; undefined when it cannot be read. */
+  nodeArch(nodeName: string | undefined): Promise<string | undefined>;
+  /** Runs a command in a pod's container, with the file at `inputPath` as its standard input (none: empty). */
+  exec(pod: string, container: string, command: string[], inputPath?: string): Promise<ExecCapture>;
+}
+
 export interface AgentCopyOptions {
-  client: KubeClient;
-  env: Readonly<NodeJS.ProcessEnv>;
+  cluster: AgentCopyApi;
+  /** The agent and Syncthing for linux/`arch` (agentPrograms, from this install). */
+  programs(arch: string): Promise<AgentPrograms>;
   /** The devtool context, named in the refusals. */
   context: string;
   log(line: string): void;
@@ -78,12 +87,12 @@ export class AgentCopies {
 
   private async copy(pod: V1Pod, name: string, container: string): Promise<void> {
     const started = Date.now();
-    const arch = await nodeArch(this.o.client, pod, container);
-    if (!this.programs.has(arch)) this.programs.set(arch, checkedPrograms(arch, this.o.env));
+    const arch = await nodeArch(this.o.cluster, pod, container);
+    if (!this.programs.has(arch)) this.programs.set(arch, this.o.programs(arch).then(checkedPrograms));
     const p = await this.programs.get(arch)!;
     // Syncthing first: the shell starts the agent as soon as it is there, and the agent starts Syncthing.
     const how: string[] = [];
-    for (const file of [p.syncthing, p.agent]) how.push(await copyProgram(this.o.client, name, container, file));
+    for (const file of [p.syncthing, p.agent]) how.push(await copyProgram(this.o.cluster, name, container, file));
     this.o.log(`pod ${name}: agent and Syncthing for linux/${arch} copied in ${Date.now() - started} ms (checked by ${how.join(', ')})`);
   }
 }
@@ -101,8 +110,7 @@ interface CheckedPrograms {
   syncthing: CheckedProgram;
 }
 
-async function checkedPrograms(arch: string, env: Readonly<NodeJS.ProcessEnv>): Promise<CheckedPrograms> {
-  const found: AgentPrograms = await agentPrograms(arch, env);
+async function checkedPrograms(found: AgentPrograms): Promise<CheckedPrograms> {
   const [agent, syncthing] = await Promise.all([checked(found.agent, 'devtool-agent'), checked(found.syncthing, 'syncthing')]);
   return { agent, syncthing };
 }
@@ -114,10 +122,10 @@ async function checked(path: string, name: string): Promise<CheckedProgram> {
 }
 
 /** The node's architecture: its Node object's, else (no right to read nodes) what the dev container's `uname -m` says. */
-async function nodeArch(client: KubeClient, pod: V1Pod, container: string): Promise<string> {
-  let said = await readNodeArch(client, pod.spec?.nodeName);
+async function nodeArch(cluster: AgentCopyApi, pod: V1Pod, container: string): Promise<string> {
+  let said = await cluster.nodeArch(pod.spec?.nodeName);
   if (said === undefined) {
-    const r = await exec(client, pod.metadata?.name ?? '', container, ['uname', '-m'], undefined);
+    const r = await cluster.exec(pod.metadata?.name ?? '', container, ['uname', '-m']);
     said = r.code === 0 ? r.stdout.toString('utf8').trim() : undefined;
   }
   const arch = agentArch(said);
@@ -139,39 +147,44 @@ export async function readNodeArch(client: KubeClient, nodeName: string | undefi
   }
 }
 
+/** The AgentCopyApi of a client's namespace. */
+export function agentCopyApi(client: KubeClient): AgentCopyApi {
+  return {
+    nodeArch: (nodeName) => readNodeArch(client, nodeName),
+    exec: async (pod, container, command, inputPath) => {
+      const { execCapture, STDIN_HEADROOM } = await import('../kube/exec.ts');
+      const size = inputPath ? (await stat(inputPath)).size : 0;
+      // A minute, plus a second per MB: a copy slower than that is stuck.
+      const timeoutMs = 60_000 + size / 1000;
+      return execCapture(client, pod, container, command, { timeoutMs, maxBytes: 4096, ...(inputPath ? { stdin: fileInput(inputPath, STDIN_HEADROOM) } : {}) });
+    },
+  };
+}
+
 const CHUNK_BYTES = 256 * 1024;
 
-async function copyProgram(client: KubeClient, pod: string, container: string, p: CheckedProgram): Promise<string> {
-  const { STDIN_HEADROOM } = await import('../kube/exec.ts');
-  const write: StdinWriter = async (send) => {
-    const file = await open(p.path);
+/** A file as an exec's standard input, read into messages that leave `headroom` free (kube/exec.ts). */
+function fileInput(path: string, headroom: number): StdinWriter {
+  return async (send) => {
+    const file = await open(path);
     try {
       for (;;) {
-        const message = Buffer.allocUnsafe(STDIN_HEADROOM + CHUNK_BYTES);
-        const { bytesRead } = await file.read(message, STDIN_HEADROOM, CHUNK_BYTES, null);
+        const message = Buffer.allocUnsafe(headroom + CHUNK_BYTES);
+        const { bytesRead } = await file.read(message, headroom, CHUNK_BYTES, null);
         if (bytesRead === 0) return;
-        await send(message.subarray(0, STDIN_HEADROOM + bytesRead));
+        await send(message.subarray(0, headroom + bytesRead));
       }
     } finally {
       await file.close();
     }
   };
-  const r = await exec(client, pod, container, copyCommand(p.target, p.sha256, p.size), write, 60_000 + p.size / 1000);
+}
+
+async function copyProgram(cluster: AgentCopyApi, pod: string, container: string, p: CheckedProgram): Promise<string> {
+  const r = await cluster.exec(pod, container, copyCommand(p.target, p.sha256, p.size), p.path);
   if (r.code !== 0) {
     const why = oneLine(r.stderr.trim().split('\n').pop() || r.message || `exit code ${r.code}`);
     throw new DevtoolError(`cannot copy ${p.target} into dev pod ${pod}: ${why}`);
   }
   return r.stdout.toString('utf8').trim();
-}
-
-async function exec(
-  client: KubeClient,
-  pod: string,
-  container: string,
-  command: string[],
-  stdin: StdinWriter | undefined,
-  timeoutMs = 30_000,
-): Promise<ExecCapture> {
-  const { execCapture } = await import('../kube/exec.ts');
-  return execCapture(client, pod, container, command, { timeoutMs, maxBytes: 4096, ...(stdin ? { stdin } : {}) });
 }

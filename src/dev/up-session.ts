@@ -16,7 +16,8 @@ import type { FileSync } from '../sync/file-sync.ts';
 import { activate, devPodFailure } from './activate.ts';
 import type { AgentImageChoice } from './agent-delivery.ts';
 import { pushAgentImage } from './agent-image.ts';
-import { AgentCopies } from './agent-inject.ts';
+import { agentPrograms } from './agent-binaries.ts';
+import { AgentCopies, agentCopyApi } from './agent-inject.ts';
 import type { DeployFirstEnv } from './deploy-first.ts';
 import { watchOriginal, type OriginalWatch } from './original-watch.ts';
 import { captureOutput } from './ssh-program.ts';
@@ -101,8 +102,8 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
   };
   o.signal?.addEventListener('abort', () => void close(), { once: true });
   const agentCopies = new AgentCopies({
-    client,
-    env: f.env,
+    cluster: agentCopyApi(client),
+    programs: (arch) => agentPrograms(arch, f.env),
     context: t.context.name,
     log: (line) => f.log.debug(`${t.devName}: ${line}`),
     copied: (line) => progress.step(line),
