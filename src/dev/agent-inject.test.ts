@@ -136,11 +136,15 @@ test('a Node the user may not read: the architecture comes from uname -m in the 
   assert.deepEqual(programs.looked, ['arm64']);
 });
 
-test('a failed copy, or a node of another architecture, stops the next offer with one line', async () => {
+test('a failed copy, or a node of another architecture, stops the next offer with one line, once', async () => {
   const failing = copies(fakeCluster({ nodeArch: 'amd64', fail: 'sha256 0123, not 4567' }));
   failing.offer([waitingPod('api-1')], 'h');
   await settle();
   assert.throws(() => failing.offer([], 'h'), /^DevtoolError: cannot copy \/devtool\/bin\/syncthing into dev pod api-1: sha256 0123, not 4567$/);
+  // Said once: the next offer (a redial's) tries the pod again.
+  failing.offer([waitingPod('api-1')], 'h');
+  await settle();
+  assert.throws(() => failing.offer([], 'h'), /cannot copy/);
   const s390 = copies(fakeCluster({ nodeArch: 's390x' }));
   s390.offer([waitingPod('api-1')], 'h');
   await settle();

@@ -45,7 +45,7 @@ export interface AgentCopyOptions {
 /**
  * Copies the agent into each dev pod that waits for it, once per pod. offer() starts the copies
  * and throws, in one line, what stops them: a dev image without a shell, no programs for the
- * node's architecture, a copy that failed.
+ * node's architecture, a copy that failed (thrown once, then tried again at the next offer).
  */
 export class AgentCopies {
   private readonly copying = new Set<string>();
@@ -58,7 +58,9 @@ export class AgentCopies {
 
   /** Starts the copy into every pod of `specHash` (all, when undefined) that waits for its agent. */
   offer(pods: readonly V1Pod[], specHash?: string): void {
-    if (this.failure) throw this.failure;
+    const failure = this.failure;
+    this.failure = undefined;
+    if (failure) throw failure;
     for (const pod of pods) {
       if (specHash !== undefined && !ofSpec(pod, specHash)) continue;
       const image = shellMissing(pod);
@@ -79,6 +81,8 @@ export class AgentCopies {
           this.o.copied(COPIED_LINE);
         },
         (err: unknown) => {
+          // Said once; a later offer tries this pod again (the tunnel's next redial, if `up` goes on).
+          this.copying.delete(name);
           this.failure = err instanceof DevtoolError ? err : new DevtoolError(`cannot copy the agent into dev pod ${name}: ${(err as Error).message}`);
         },
       );
