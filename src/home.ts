@@ -3,9 +3,9 @@
  * lives here, under one of these names, so tests point DEVTOOL_HOME at a temporary folder.
  */
 import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { DevtoolError } from './base/errors.ts';
+import { userHome } from './base/platform.ts';
 
 export class DevtoolHome {
   constructor(
@@ -16,7 +16,7 @@ export class DevtoolHome {
 
   static fromEnv(env: NodeJS.ProcessEnv): DevtoolHome {
     if (env.DEVTOOL_HOME) return new DevtoolHome(env.DEVTOOL_HOME);
-    return new DevtoolHome(join(env.HOME || homedir(), '.devtool'), 'HOME');
+    return new DevtoolHome(join(userHome(env), '.devtool'), 'HOME');
   }
 
   /**

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -149,9 +150,13 @@ func (r *Request) Validate() error {
 	return nil
 }
 
-// validateAddress accepts what BuildKit's client dials: tcp://HOST:PORT and
-// unix:///path.
+// validateAddress accepts what BuildKit's client dials: tcp://HOST:PORT,
+// unix:///path and, on Windows, npipe:////./pipe/NAME.
 func validateAddress(address string) error {
+	return validateAddressOn(address, runtime.GOOS)
+}
+
+func validateAddressOn(address, goos string) error {
 	u, err := url.Parse(address)
 	if err != nil || address == "" {
 		return fmt.Errorf("invalid daemon address %q: expected tcp://HOST:PORT or unix:///PATH", address)
@@ -164,6 +169,10 @@ func validateAddress(address string) error {
 	case "unix":
 		if u.Path == "" && u.Host == "" {
 			return fmt.Errorf("invalid daemon address %q: expected unix:///PATH", address)
+		}
+	case "npipe":
+		if goos != "windows" || !strings.HasPrefix(u.Path, "//./pipe/") {
+			return fmt.Errorf("invalid daemon address %q: expected npipe:////./pipe/NAME, on Windows", address)
 		}
 	default:
 		return fmt.Errorf("invalid daemon address %q: expected tcp://HOST:PORT or unix:///PATH", address)

@@ -187,3 +187,18 @@ func TestLineWriterEmitsWholeNonEmptyLines(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+func TestNamedPipeAddressesOnWindowsOnly(t *testing.T) {
+	if err := validateAddressOn("npipe:////./pipe/devtool-build-x1", "windows"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ address, goos string }{
+		{"npipe:////./pipe/devtool-build-x1", "linux"},
+		{"npipe:////./pipe/devtool-build-x1", "darwin"},
+		{"npipe://server/pipe/x", "windows"},
+	} {
+		if err := validateAddressOn(tc.address, tc.goos); err == nil || !strings.Contains(err.Error(), "expected npipe:////./pipe/NAME, on Windows") {
+			t.Errorf("%s on %s: got %v", tc.address, tc.goos, err)
+		}
+	}
+}

@@ -69,3 +69,11 @@ test('raw format takes values literally', () => {
   const { values } = parseDotenv('A="quoted" $X # not a comment\n', 'x.env', { format: 'raw' });
   assert.equal(values.get('A'), '"quoted" $X # not a comment');
 });
+
+test('a .env with Windows line endings (\r\n) gives the same values', () => {
+  const lines = ['PLAIN=value', 'SPACED = spaced value   ', "SINGLE='literal'", 'DOUBLE="a ${PLAIN}"', 'INLINE=value # comment', 'EMPTY='];
+  const unix = parse(`${lines.join('\n')}\n`);
+  const windows = parse(`${lines.join('\r\n')}\r\n`);
+  assert.deepEqual(windows.problems, []);
+  assert.deepEqual(Object.fromEntries(windows.values), Object.fromEntries(unix.values));
+});

@@ -4,6 +4,7 @@ import { DevtoolError } from '../base/errors.ts';
 import { LocatedError } from '../yaml/errors.ts';
 import { loadCompose, type LoadOptions } from './load.ts';
 import type { ComposeProject } from './model.ts';
+import { volumeSpecParts } from './normalize/volumes.ts';
 
 /** Loads from an in-memory folder /p. */
 function load(files: Record<string, string>, options: Partial<LoadOptions> = {}): ComposeProject {
@@ -112,4 +113,17 @@ test('build args never see stored secrets', () => {
   const a = p.services[0]!;
   assert.deepEqual(Object.fromEntries(a.build!.args), { L: 'l', T: 'none' });
   assert.equal(a.environment.get('T'), 'secret');
+});
+
+test('a short volume spec with a Windows drive letter keeps the letter with its path, as Docker Compose reads it', () => {
+  assert.deepEqual(volumeSpecParts('C:\\data:/data:ro'), ['C:\\data', '/data', 'ro']);
+  assert.deepEqual(volumeSpecParts('d:/src/app:/app'), ['d:/src/app', '/app']);
+  assert.deepEqual(volumeSpecParts('./src:/app:ro'), ['./src', '/app', 'ro']);
+  assert.deepEqual(volumeSpecParts('data:/data'), ['data', '/data']);
+  assert.deepEqual(volumeSpecParts('/cache'), ['/cache']);
+  const web = load({ 'compose.yaml': 'services:\n  web:\n    image: x\n    volumes: ["C:\\\\data:/data:ro"]\n' }).services.find((s) => s.name === 'web')!;
+  assert.deepEqual(
+    web.volumes.map((v) => [v.kind, v.target, 'readOnly' in v && v.readOnly]),
+    [['bind', '/data', true]],
+  );
 });

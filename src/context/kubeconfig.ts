@@ -7,10 +7,10 @@
  * YAML library is loaded only when a kubeconfig is read (it costs more start-up time than the rest).
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { Document } from 'yaml';
 import { DevtoolError } from '../base/errors.ts';
+import { userHome } from '../base/platform.ts';
 import { writeFileAtomic } from '../io/atomic-file.ts';
 
 export interface KubeContext {
@@ -35,7 +35,7 @@ export interface MergedKubeconfig {
 export function kubeconfigPaths(env: Readonly<NodeJS.ProcessEnv>): string[] {
   const list = (env.KUBECONFIG ?? '').split(delimiter).filter((p) => p.trim() !== '');
   if (list.length) return list;
-  return [join(env.HOME || homedir(), '.kube', 'config')];
+  return [join(userHome(env), '.kube', 'config')];
 }
 
 type Entry = Record<string, unknown>;

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatDuration } from '../base/duration.ts';
 import { DevtoolError } from '../base/errors.ts';
+import { commandShell, processTree, type TreeStop } from '../base/platform.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { Command, Manifest } from '../manifest/model.ts';
 import { builtImageReferences, deployImages } from '../image/deploy-images.ts';
@@ -199,8 +200,10 @@ function runOne(
   signal: AbortSignal | undefined,
 ): Promise<number | 'timeout'> {
   return new Promise((resolve, reject) => {
-    // detached: its own process group, so a timeout stops the whole pipeline, not just `sh`.
-    const child = spawn('sh', ['-c', command.command], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    // The shell's children too are stopped on a timeout (processTree: a process group, or on Windows taskkill /T).
+    const shell = commandShell(command.command);
+    const tree = processTree();
+    const child = spawn(shell.program, shell.args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: tree.detached, windowsHide: true });
     const forward = (stream: NodeJS.ReadableStream) => {
       let partial = '';
       stream.setEncoding('utf8');
@@ -214,13 +217,7 @@ function runOne(
     forward(child.stdout);
     forward(child.stderr);
     let timedOut = false;
-    const stop = () => {
-      try {
-        process.kill(-child.pid!, 'SIGTERM');
-      } catch {
-        /* already gone */
-      }
-    };
+    const stop = () => stopTree(tree.stop(child.pid!), child.pid!);
     const timer = setTimeout(
       () => {
         timedOut = true;
@@ -233,7 +230,8 @@ function runOne(
     child.on('error', (err) => {
       signal?.removeEventListener('abort', stop);
       clearTimeout(timer);
-      reject(new DevtoolError(`cannot run "${command.name}": ${err.message}`));
+      const missing = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `: ${shell.missing}` : `: ${err.message}`;
+      reject(new DevtoolError(`cannot run "${command.name}"${missing}`));
     });
     child.on('close', (code, killedBy) => {
       signal?.removeEventListener('abort', stop);
@@ -242,6 +240,19 @@ function runOne(
       else resolve(code ?? 128 + (killedBy ? signalNumber(killedBy) : 0));
     });
   });
+}
+
+/** Ends a command's process tree: SIGTERM to its process group, or taskkill of the tree (Windows). */
+function stopTree(how: TreeStop, pid: number): void {
+  if (how.kind === 'taskkill') {
+    spawn(how.program, how.args, { stdio: 'ignore', windowsHide: true }).on('error', () => undefined);
+    return;
+  }
+  try {
+    process.kill(-pid, how.signal);
+  } catch {
+    /* already gone */
+  }
 }
 
 function signalNumber(signal: NodeJS.Signals): number {

@@ -16,6 +16,7 @@ import { chmod, copyFile, mkdir, mkdtemp, rm, stat, symlink, writeFile } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DevtoolError } from '../base/errors.ts';
+import { buildContextMode, symlinkHint } from '../base/platform.ts';
 import type { BuildBackend, BuildLog } from './backend.ts';
 import { contentHash, contentTag } from './content-hash.ts';
 import { type BuildContextEntry, fileDigest, scanFolder } from './build-context.ts';
@@ -66,12 +67,12 @@ export async function planBake(req: BakeRequest): Promise<BakePlan> {
     const mode = (bits: number, type: BuildContextEntry['type']) => (m.readOnly && type === 'file' ? bits & ~0o222 : bits);
     if (st.isFile()) {
       const digest = await fileDigest(m.source);
-      entries.push({ path: name, type: 'file', mode: mode(st.mode & 0o7777, 'file'), size: st.size, mtime: st.mtime, digest, from: m.source });
+      entries.push({ path: name, type: 'file', mode: mode(buildContextMode(st.mode), 'file'), size: st.size, mtime: st.mtime, digest, from: m.source });
       copies.push(copyLine(name, m.target));
       continue;
     }
     if (!st.isDirectory()) throw new DevtoolError(`service "${req.service}": host volume ${m.source} is neither a file nor a folder`);
-    entries.push({ path: name, type: 'directory', mode: st.mode & 0o7777, size: 0, mtime: st.mtime, from: m.source });
+    entries.push({ path: name, type: 'directory', mode: buildContextMode(st.mode), size: 0, mtime: st.mtime, from: m.source });
     let scanned: BuildContextEntry[];
     try {
       scanned = (await scanFolder(m.source, { hash: true })).entries;
@@ -131,7 +132,9 @@ async function stage(plan: BakePlan, dir: string): Promise<void> {
     if (e.type === 'directory') {
       await mkdir(to, { recursive: true });
     } else if (e.type === 'symlink') {
-      await symlink(e.linkTarget!, to);
+      await symlink(e.linkTarget!, to).catch((err: NodeJS.ErrnoException) => {
+        throw new DevtoolError(`cannot make the link ${e.path} for the image of service "${plan.service}": ${err.code ?? err.message}${symlinkHint(err.code)}`);
+      });
     } else {
       try {
         await copyFile(e.from, to);

@@ -16,13 +16,14 @@ import { createReadStream } from 'node:fs';
 import { lstat, readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { DevtoolError } from '../base/errors.ts';
+import { buildContextMode } from '../base/platform.ts';
 import { readInputFile } from '../io/input-file.ts';
 
 export interface BuildContextEntry {
   /** Path inside the context, with `/` separators. */
   readonly path: string;
   readonly type: 'file' | 'directory' | 'symlink';
-  /** Permission bits (mode & 0o7777). */
+  /** Permission bits (mode & 0o7777; on Windows, where files have none, 0o755: buildContextMode). */
   readonly mode: number;
   readonly size: number;
   readonly mtime: Date;
@@ -126,7 +127,7 @@ async function walk(root: string, rel: string, keep: (p: string) => boolean, has
     const path = rel ? `${rel}/${name}` : name;
     const kept = keep(path);
     const st = await lstat(join(root, path));
-    const common = { path, mode: st.mode & 0o7777, mtime: st.mtime };
+    const common = { path, mode: buildContextMode(st.mode), mtime: st.mtime };
     if (st.isDirectory()) {
       // An excluded folder is skipped whole, unless a `!` pattern may re-include something in it.
       if (kept) out.push({ ...common, type: 'directory', size: 0 });

@@ -7,8 +7,8 @@
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { userHome } from '../base/platform.ts';
 import { DOCKER_HUB } from './reference.ts';
 
 export interface RegistryCredentials {
@@ -35,7 +35,7 @@ interface ConfigFile {
 const HUB_KEY = 'https://index.docker.io/v1/';
 
 export function dockerConfigPath(env: Readonly<NodeJS.ProcessEnv>): string {
-  return join(env.DOCKER_CONFIG || join(env.HOME || homedir(), '.docker'), 'config.json');
+  return join(env.DOCKER_CONFIG || join(userHome(env), '.docker'), 'config.json');
 }
 
 export class DockerCredentials {

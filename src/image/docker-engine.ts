@@ -13,7 +13,6 @@
  * `cache_from` can then use.
  */
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { Duplex, Readable } from 'node:stream';
 import { DevtoolError } from '../base/errors.ts';
@@ -24,6 +23,7 @@ import { DockerCredentials, registryAuthHeader } from './docker-config.ts';
 import { newSessionId, serveSession, sessionHeaders, type Session } from './docker-session.ts';
 import { formatReference, parseReference } from './reference.ts';
 import { oneLine } from '../base/text.ts';
+import { defaultDockerSocket, hostPlatform, userHome } from '../base/platform.ts';
 
 type Modem = import('docker-modem');
 type ModemOptions = NonNullable<ConstructorParameters<typeof import('docker-modem')>[0]>;
@@ -34,8 +34,8 @@ export interface DockerEndpoint {
   readonly options: ModemOptions;
 }
 
-/** Where the daemon is: DOCKER_HOST, else the usual socket. Every transport field is set explicitly. */
-export function dockerEndpoint(env: Readonly<NodeJS.ProcessEnv>): DockerEndpoint {
+/** Where the daemon is: DOCKER_HOST, else the usual socket (pipe). Every transport field is set explicitly. */
+export function dockerEndpoint(env: Readonly<NodeJS.ProcessEnv>, platform: NodeJS.Platform = hostPlatform): DockerEndpoint {
   const none = {
     host: undefined,
     port: undefined,
@@ -47,9 +47,11 @@ export function dockerEndpoint(env: Readonly<NodeJS.ProcessEnv>): DockerEndpoint
     timeout: undefined,
   } as const;
   const raw = env.DOCKER_HOST?.trim();
-  if (!raw || raw.startsWith('unix://')) {
-    const socketPath = raw ? raw.slice('unix://'.length) || '/var/run/docker.sock' : '/var/run/docker.sock';
-    return { display: `unix://${socketPath}`, options: { ...none, socketPath } };
+  // npipe:////./pipe/docker_engine is the named pipe //./pipe/docker_engine: Docker's on Windows, where only it exists.
+  if (!raw || raw.startsWith('unix://') || (platform === 'win32' && raw.startsWith('npipe://'))) {
+    const [scheme, path] = raw ? (raw.split('://', 2) as [string, string]) : [platform === 'win32' ? 'npipe' : 'unix', ''];
+    const socketPath = path || defaultDockerSocket(platform);
+    return { display: `${scheme}://${socketPath}`, options: { ...none, socketPath } };
   }
   let url: URL;
   try {
@@ -71,9 +73,9 @@ export function dockerEndpoint(env: Readonly<NodeJS.ProcessEnv>): DockerEndpoint
     };
   }
   if (url.protocol !== 'tcp:' && url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new DevtoolError(`DOCKER_HOST=${raw}: ${url.protocol.slice(0, -1)} is not supported (unix, tcp or ssh)`);
+    throw new DevtoolError(`DOCKER_HOST=${raw}: ${url.protocol.slice(0, -1)} is not supported (unix, tcp or ssh${platform === 'win32' ? ', npipe' : ''})`);
   const tls = env.DOCKER_TLS_VERIFY === '1' || url.protocol === 'https:' || url.port === '2376';
-  const certDir = env.DOCKER_CERT_PATH || join(env.HOME || homedir(), '.docker');
+  const certDir = env.DOCKER_CERT_PATH || join(userHome(env, platform), '.docker');
   const read = (name: string) => {
     try {
       return readFileSync(join(certDir, name));

@@ -61,6 +61,15 @@ test('DOCKER_HOST: unix sockets, tcp (TLS on 2376 or DOCKER_TLS_VERIFY), ssh; de
   assert.throws(() => dockerEndpoint({ DOCKER_HOST: 'npipe:////./pipe/docker' }), /npipe is not supported/);
 });
 
+test("DOCKER_HOST on Windows: Docker Desktop's named pipe by default, npipe:// addresses", () => {
+  const none = dockerEndpoint({}, 'win32');
+  assert.deepEqual([none.display, none.options.socketPath], ['npipe:////./pipe/docker_engine', '//./pipe/docker_engine']);
+  const pipe = dockerEndpoint({ DOCKER_HOST: 'npipe:////./pipe/dockerDesktopLinuxEngine' }, 'win32');
+  assert.equal(pipe.options.socketPath, '//./pipe/dockerDesktopLinuxEngine');
+  assert.equal(dockerEndpoint({}, 'darwin').options.socketPath, '/var/run/docker.sock');
+  assert.throws(() => dockerEndpoint({ DOCKER_HOST: 'fd://' }, 'win32'), /fd is not supported \(unix, tcp or ssh, npipe\)/);
+});
+
 test('registry challenges are parsed as RFC 7235 parameters', () => {
   assert.deepEqual(parseChallenge(' realm="https://auth.docker.io/token",service="registry.docker.io",scope="repository:library/x:pull"'), {
     realm: 'https://auth.docker.io/token',

@@ -79,3 +79,7 @@ test('an existing .stignore: what it lacks of the proposal, prefixes aside', () 
   assert.deepEqual(missingPatterns('node_modules\n(?d)dist\n.git\n.devtool\n.env\n*.swp\n.DS_Store\n', ['npm']), ['(?d).next', '(?d)coverage']);
   assert.deepEqual(missingPatterns(renderStignore(['go']), ['go']), []);
 });
+
+test('a .stignore written on Windows (\\r\\n) is read line by line like any other', () => {
+  assert.deepEqual(missingPatterns(renderStignore(['go']).replace(/\n/g, '\r\n'), ['go']), []);
+});

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { PidFile } from './pid-file.ts';
-import { procCommandLine, psCommandLine, type ProcessTable, type PsOutput } from './stop-process.ts';
+import { procCommandLine, psCommandLine, windowsCommandLine, type ProcessTable, type PsOutput } from './stop-process.ts';
 
 const SYNCTHING = ['/home/ann/.devtool/bin/syncthing', 'serve', '--home=/state/syncthing', '--no-browser'];
 const isOurs = (args: readonly string[]) => args.includes('--home=/state/syncthing');
@@ -41,10 +41,16 @@ function systems(t: TestContext, procs: Procs) {
     const p = procs.get(pid);
     return p ? { status: 0, stdout: `S    ${p.args.join(' ')}\n` } : { status: 1, stdout: '' };
   };
+  // PowerShell's Win32_Process query: `+` and the command line as Windows keeps it, quoted.
+  const powershell = (pid: number): PsOutput => {
+    const p = procs.get(pid);
+    return { status: 0, stdout: p ? `+${p.args.map((a) => (a.includes(' ') ? `"${a}"` : a)).join(' ')}\r\n` : '' };
+  };
   return {
     signals,
     linux: { commandLine: procCommandLine(root), signal, sleep } satisfies ProcessTable,
     withoutProc: { commandLine: psCommandLine(ps), signal, sleep } satisfies ProcessTable,
+    windows: { commandLine: windowsCommandLine(powershell), signal, sleep } satisfies ProcessTable,
   };
 }
 
@@ -54,8 +60,8 @@ function pidFileIn(t: TestContext, processes: ProcessTable): PidFile {
   return new PidFile(join(dir, 'syncthing.pid'), { isOurs, processes });
 }
 
-for (const system of ['linux', 'withoutProc'] as const) {
-  const name = system === 'linux' ? 'Linux (/proc)' : 'a system without /proc (ps)';
+for (const system of ['linux', 'withoutProc', 'windows'] as const) {
+  const name = { linux: 'Linux (/proc)', withoutProc: 'a system without /proc (ps)', windows: 'Windows (PowerShell)' }[system];
 
   test(`${name}: the process the PID file names is stopped while it is ours, and the file removed`, async (t) => {
     const s = systems(t, new Map([[700, { args: SYNCTHING, endsOnTerm: true }]]));

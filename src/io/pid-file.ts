@@ -4,9 +4,9 @@
  *
  * The rule: a PID file may be stale (its process was killed, or the machine rebooted) and its PID
  * reused by any other program. So a process is only signalled while its command line, read from
- * the process table (/proc on Linux, `ps` elsewhere: stop-process.ts), says it is the one meant;
- * where the table cannot tell, it is not signalled at all, and the file is kept for the next
- * attempt. The file is removed once what it named is gone, or is not ours (stale).
+ * the process table (/proc on Linux, `ps` on macOS, PowerShell on Windows: stop-process.ts), says
+ * it is the one meant; where the table cannot tell, it is not signalled at all, and the file is
+ * kept for the next attempt. The file is removed once what it named is gone, or is not ours (stale).
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { writeFileAtomic } from './atomic-file.ts';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { DevState, isDevtoolUp } from '../dev/local-state.ts';
-import { stopProcess, systemProcesses, type ProcessTable } from './stop-process.ts';
+import { stopProcess, systemProcesses, windowsArgv, windowsCommandLine, windowsQuery, type ProcessTable } from './stop-process.ts';
 
 const UP = ['node', '/opt/devtool/dist/devtool.cjs', 'up', '-n', 'ann'];
 
@@ -107,4 +107,35 @@ test('on this machine: a process that has exited but whose parent has not reaped
   for (let i = 0; i < 200 && state() !== 'Z'; i++) await new Promise((r) => setTimeout(r, 10));
   process.kill(pid, 0);
   assert.equal(systemProcesses.commandLine(pid), undefined);
+});
+
+test('Windows command lines split as the C runtime splits them', () => {
+  assert.deepEqual(windowsArgv('"C:\\Program Files\\devtool\\syncthing.exe" serve --home=C:\\Users\\Ann\\.devtool\\dev\\k\\syncthing'), [
+    'C:\\Program Files\\devtool\\syncthing.exe',
+    'serve',
+    '--home=C:\\Users\\Ann\\.devtool\\dev\\k\\syncthing',
+  ]);
+  assert.deepEqual(windowsArgv('node.exe  "C:\\a b\\devtool.cjs"\tup'), ['node.exe', 'C:\\a b\\devtool.cjs', 'up']);
+  // 2n backslashes before a quote: n, and the quote closes; 2n+1: n and a literal quote.
+  assert.deepEqual(windowsArgv('a "b\\\\" c'), ['a', 'b\\', 'c']);
+  assert.deepEqual(windowsArgv('a b\\"c'), ['a', 'b"c']);
+  assert.deepEqual(windowsArgv('"a ""quoted"" word" ""'), ['a "quoted" word', '']);
+  assert.deepEqual(windowsArgv(''), []);
+});
+
+test('Windows: a process PowerShell does not find is gone; one whose command line it may not show is not ours; a failing PowerShell cannot tell', () => {
+  const table = windowsCommandLine((pid) =>
+    pid === 1
+      ? { status: 0, stdout: '' }
+      : pid === 2
+        ? { status: 0, stdout: '+\r\n' }
+        : pid === 3
+          ? { status: 1, stdout: '' }
+          : { status: null, stdout: '', error: new Error('spawn powershell.exe ENOENT') },
+  );
+  assert.equal(table(1), undefined);
+  assert.deepEqual(table(2), []);
+  assert.equal(table(3), null);
+  assert.equal(table(4), null);
+  assert.equal(windowsQuery(42.7), "$p = Get-CimInstance Win32_Process -Filter 'ProcessId=42'; if ($p) { '+' + $p.CommandLine }");
 });

@@ -7,6 +7,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { hostPlatform, processTableSource } from '../base/platform.ts';
 import { sleep } from '../base/wait.ts';
 
 /** What stopping needs of the operating system; narrow, so tests give an in-memory one. */
@@ -116,12 +117,88 @@ export function psCommandLine(ps: (pid: number) => PsOutput = runPs): ProcessTab
   };
 }
 
+/**
+ * What PowerShell printed for `windowsQuery(pid)`: `+` and the command line while the process runs
+ * (`+` alone when Windows does not show this user its command line), nothing when there is none.
+ */
+function runPowerShell(pid: number): PsOutput {
+  return spawnSync('powershell.exe', ['-NoProfile', '-NonInteractive', '-Command', windowsQuery(pid)], { encoding: 'utf8', windowsHide: true });
+}
+
+export function windowsQuery(pid: number): string {
+  return `$p = Get-CimInstance Win32_Process -Filter 'ProcessId=${Math.trunc(pid)}'; if ($p) { '+' + $p.CommandLine }`;
+}
+
+/**
+ * Command lines on Windows, from Win32_Process through PowerShell (wmic is gone from current
+ * Windows). Null (cannot tell) when PowerShell cannot run or fails; replaced in tests.
+ */
+export function windowsCommandLine(run: (pid: number) => PsOutput = runPowerShell): ProcessTable['commandLine'] {
+  return (pid) => {
+    const out = run(pid);
+    if (out.error || out.status !== 0) return null;
+    const line = out.stdout.replace(/\r?\n$/, '');
+    return line.startsWith('+') ? windowsArgv(line.slice(1)) : undefined;
+  };
+}
+
+/**
+ * A Windows command line split into arguments as programs built with Microsoft's C runtime split
+ * it (CommandLineToArgvW): whitespace separates outside double quotes; 2n backslashes before a
+ * quote are n backslashes and the quote opens or closes; 2n+1 are n and a literal quote; `""`
+ * inside quotes is a literal quote; other backslashes are themselves.
+ */
+export function windowsArgv(line: string): string[] {
+  const args: string[] = [];
+  let current = '';
+  let started = false;
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (c === '\\') {
+      let n = 0;
+      while (line[i + n] === '\\') n++;
+      if (line[i + n] === '"') {
+        current += '\\'.repeat(Math.floor(n / 2));
+        if (n % 2 === 1) current += '"';
+        else quoted = !quoted;
+        i += n;
+      } else {
+        current += '\\'.repeat(n);
+        i += n - 1;
+      }
+      started = true;
+    } else if (c === '"') {
+      if (quoted && line[i + 1] === '"') {
+        current += '"';
+        i++;
+      } else quoted = !quoted;
+      started = true;
+    } else if ((c === ' ' || c === '\t') && !quoted) {
+      if (started) args.push(current);
+      current = '';
+      started = false;
+    } else {
+      current += c;
+      started = true;
+    }
+  }
+  if (started) args.push(current);
+  return args;
+}
+
 const fromProc = procCommandLine();
 const fromPs = psCommandLine();
+const fromWindows = windowsCommandLine();
+const readers = { proc: fromProc, ps: fromPs, windows: fromWindows };
 
-/** This machine's processes: /proc on Linux, `ps` elsewhere. */
+/**
+ * This machine's processes: /proc on Linux, `ps` on macOS, PowerShell on Windows. On Windows
+ * process.kill ends a process at once whatever the signal (no SIGTERM to handle), so the grace
+ * period there is only the wait for it to be gone.
+ */
 export const systemProcesses: ProcessTable = {
-  commandLine: (pid) => (existsSync('/proc/self/stat') ? fromProc(pid) : fromPs(pid)),
+  commandLine: (pid) => readers[processTableSource(hostPlatform, existsSync('/proc/self/stat'))](pid),
   signal: (pid, signal) => process.kill(pid, signal),
   sleep,
 };

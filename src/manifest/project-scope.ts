@@ -7,8 +7,8 @@
  * with symlinks resolved, so `./link-to-home` is the home directory, not a folder of the project.
  */
 import { existsSync, realpathSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { userHome } from '../base/platform.ts';
 
 /** The service field that lets a sync folder lie outside the project (docs/manifest.md). */
 export const SYNC_OUTSIDE_FIELD = 'syncOutsideProject';
@@ -31,7 +31,7 @@ export interface SyncRefusal {
   readonly resolved?: string;
 }
 
-export function projectScope(folder: string, home: string = homedir()): ProjectScope {
+export function projectScope(folder: string, home: string = userHome(process.env)): ProjectScope {
   const real = realPath(folder);
   const realHome = realPath(home);
   if (isWithin(realHome, real)) return { folder, root: undefined, home: realHome };
@@ -46,7 +46,8 @@ export function syncRefusal(scope: ProjectScope, local: string, allowOutside: bo
   const real = realPath(resolve(scope.folder, local));
   const refuse = (kind: SyncRefusal['kind'], reason: string): SyncRefusal =>
     real === resolve(realPath(scope.folder), local) ? { kind, reason } : { kind, reason, resolved: real };
-  if (real === sep) return refuse('never', 'is the root of the file system, which is never synchronized');
+  // `/`, or on Windows a drive's root (`C:\`) or a share's.
+  if (dirname(real) === real) return refuse('never', 'is the root of the file system, which is never synchronized');
   if (real === scope.home) return refuse('never', 'is the home directory, which is never synchronized (it holds SSH keys and cloud credentials)');
   if (isWithin(scope.home, real)) return refuse('never', 'holds the home directory, which is never synchronized');
   if (scope.root === undefined)
@@ -57,7 +58,7 @@ export function syncRefusal(scope: ProjectScope, local: string, allowOutside: bo
 }
 
 /** `path` for people: ./src inside `base`, ~/.ssh inside the home directory, else absolute. */
-export function showPath(path: string, base: string, home: string = homedir()): string {
+export function showPath(path: string, base: string, home: string = userHome(process.env)): string {
   const abs = resolve(base, path);
   if (isWithin(abs, base)) return abs === base ? '.' : `./${relative(base, abs)}`;
   if (isWithin(abs, home)) return abs === home ? '~' : `~/${relative(home, abs)}`;

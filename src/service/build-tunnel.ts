@@ -9,6 +9,8 @@
  * The listener is a unix socket in a fresh directory only this user may enter (0700): a loopback
  * TCP port would let any local user or process build, and read what others' builds pull and push,
  * with this user's token while a build runs. The directory and socket go when the tunnel closes.
+ * On Windows, where Node cannot listen on a unix socket, it is a named pipe of a random name
+ * (`npipe:////./pipe/devtool-build-XXXXXX`), which only its creator and administrators may write.
  */
 import { oneLine } from '../base/text.ts';
 import { type ClientRequest, type IncomingMessage, request as httpRequest } from 'node:http';
@@ -16,9 +18,10 @@ import { request as httpsRequest } from 'node:https';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import { DevtoolError } from '../base/errors.ts';
+import { privateEndpoint } from '../base/platform.ts';
 import { BUILD_TUNNEL_PROTOCOL, routes } from '../../api/routes.ts';
 
 export interface BuildTunnelOptions {
@@ -142,22 +145,23 @@ export async function openBuildTunnel(opts: BuildTunnelOptions): Promise<BuildTu
       },
     );
   });
-  // mkdtemp makes the directory 0700: no other user can reach the socket inside.
+  // mkdtemp makes the directory 0700: no other user can reach the socket inside (privateEndpoint:
+  // on Windows a named pipe of the folder's random name instead).
   const dir = mkdtempSync(join(tmpdir(), 'devtool-build-'));
-  const path = join(dir, 'buildkit.sock');
+  const endpoint = privateEndpoint(dir, basename(dir));
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(path, () => resolve());
+      server.listen(endpoint.listen, () => resolve());
     });
-    chmodSync(path, 0o600);
+    if (endpoint.inFolder) chmodSync(endpoint.listen, 0o600);
   } catch (err) {
     spare?.destroy();
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
   return {
-    address: `unix://${path}`,
+    address: endpoint.address,
     get failure() {
       return failure;
     },

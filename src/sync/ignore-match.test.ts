@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { globToRegex, leaveOutMatcher } from './ignore-match.ts';
-import { readIgnoreLines } from './watcher.ts';
+import { plainIgnoreNames, readIgnoreLines } from './watcher.ts';
 
 /** Written by Syncthing's own matcher: testdata/stignore-golden/main.go. */
 const golden = JSON.parse(readFileSync(new URL('./testdata/stignore-cases.json', import.meta.url), 'utf8')) as {
@@ -96,4 +96,17 @@ test('an oversized or unreadable .stignore turns the bootstrap off and is an err
   mkdirSync(join(dir, '.stignore'));
   assert.equal(leaveOutMatcher(dir), undefined, 'there but not a readable file: not "no patterns"');
   assert.throws(() => readIgnoreLines(dir), /cannot read/);
+});
+
+test('a .stignore with Windows line endings (\\r\\n) means what it means with \\n, to the bootstrap, the container and the watcher', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'ignore-crlf-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, '.stignore'), '// secrets\r\n.env\r\n(?d)node_modules\r\n/build/\r\n');
+  const m = leaveOutMatcher(dir)!;
+  assert.deepEqual(
+    ['.env', 'node_modules/x', 'build/a', 'src/.env', 'src/a.ts'].map((p) => m(p)),
+    [true, true, true, true, false],
+  );
+  assert.deepEqual(readIgnoreLines(dir), ['// secrets', '.env', '(?d)node_modules', '/build/']);
+  assert.deepEqual([...plainIgnoreNames('.env\r\n(?d)node_modules\r\n/build/\r\n')], ['.env', 'node_modules', '/build']);
 });

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { guiPortFromLog, listenerCheck, LocalSyncthingApi } from './local-address.ts';
+import { guiPortFromLog, isLocalSyncthingOf, listenerCheck, LocalSyncthingApi } from './local-address.ts';
 
 const listenerHeldBy = (pid: number, port: number) => listenerCheck()(pid, port);
 
@@ -36,6 +36,14 @@ async function server(): Promise<{ port: number; keysSeen: string[]; close(): vo
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
   return { port: (s.address() as AddressInfo).port, keysSeen, close: () => s.close() };
 }
+
+test('the local Syncthing of a state folder is told by its command line, as /proc, ps (a home with a space arrives split) or Windows give it', () => {
+  const ours = isLocalSyncthingOf('/Users/Ann Lee/.devtool/dev/k1');
+  assert.equal(ours(['/opt/devtool/syncthing', 'serve', '--home=/Users/Ann Lee/.devtool/dev/k1/syncthing']), true);
+  assert.equal(ours(['/opt/devtool/syncthing', 'serve', '--home=/Users/Ann', 'Lee/.devtool/dev/k1/syncthing']), true);
+  assert.equal(ours(['/opt/devtool/syncthing', 'serve', '--home=/Users/Ann Lee/.devtool/dev/k2/syncthing']), false);
+  assert.equal(ours(['/usr/bin/less', '/Users/Ann Lee/.devtool/dev/k1/x']), false);
+});
 
 test('a port our Syncthing no longer holds gets no request, so never the API key', { skip: !hasProc && 'needs /proc' }, async (t) => {
   const squatter = await server();

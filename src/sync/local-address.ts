@@ -19,6 +19,7 @@ import { readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../io/atomic-file.ts';
 import { systemProcesses, type ProcessTable } from '../io/stop-process.ts';
+import { syncthingPaths, type SyncthingPaths } from '../base/platform.ts';
 import { SyncthingApi } from './rest.ts';
 
 /** The running local Syncthing: its process and the port its REST API listens on. */
@@ -50,10 +51,14 @@ export function removeAddressFile(stateDir: string): void {
   rmSync(join(stateDir, ADDRESS_FILE), { force: true });
 }
 
-/** Whether a process's arguments are those of the local Syncthing of this state folder. */
+/**
+ * Whether a process's arguments are those of the local Syncthing of this state folder. The home is
+ * looked for in the whole command line: `ps` (macOS) prints the arguments joined by spaces, so a
+ * home under `/Users/Ann Lee` arrives split in two.
+ */
 export function isLocalSyncthingOf(stateDir: string): (args: readonly string[]) => boolean {
   const home = join(stateDir, 'syncthing');
-  return (args) => args.some((a) => a.includes('syncthing')) && args.some((a) => a.includes(home));
+  return (args) => args.some((a) => a.includes('syncthing')) && args.join(' ').includes(home);
 }
 
 /** What `status` uses: the address `up` recorded, if the process there is still a Syncthing of this state folder. */
@@ -150,8 +155,9 @@ export class LocalSyncthingApi extends SyncthingApi {
     private readonly locate: () => LocalAddress | undefined,
     private readonly localApiKey: string,
     private readonly held: (pid: number, port: number) => boolean | undefined = listenerCheck(),
+    paths: SyncthingPaths = syncthingPaths(),
   ) {
-    super('http://127.0.0.1', localApiKey);
+    super('http://127.0.0.1', localApiKey, paths);
   }
 
   override get baseUrl(): string {
@@ -165,6 +171,6 @@ export class LocalSyncthingApi extends SyncthingApi {
     if (this.held(a.pid, a.port) === false) {
       throw new Error(`127.0.0.1:${a.port} is no longer the local sync service's (pid ${a.pid}): nothing sent; it is probably restarting`);
     }
-    return new SyncthingApi(`http://127.0.0.1:${a.port}`, this.localApiKey).request<T>(method, path, body, timeoutMs);
+    return new SyncthingApi(`http://127.0.0.1:${a.port}`, this.localApiKey, this.paths).request<T>(method, path, body, timeoutMs);
   }
 }

@@ -6,7 +6,7 @@
  * both ends are configured by the same code.
  *
  * A killed `up` (SIGKILL) cannot stop its child; the PID file lets the next `up` or `down` do it,
- * and only when its command line (/proc, or `ps`) says that PID still runs Syncthing on this home.
+ * and only when its command line (/proc, `ps` or PowerShell) says that PID still runs Syncthing on this home.
  *
  * Its REST API binds port 0 (syncthing-config.ts); the port it got is read back from its log after every
  * start and kept in `address` (local-address.ts says why).
@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { promisify } from 'node:util';
 import { DevtoolError } from '../base/errors.ts';
+import { endsWithParent } from '../base/platform.ts';
 import { writeFileAtomic } from '../io/atomic-file.ts';
 import { PidFile } from '../io/pid-file.ts';
 import type { ProcessTable } from '../io/stop-process.ts';
@@ -99,10 +100,14 @@ export class LocalSyncthing {
         ];
         // On Linux through the agent's with-parent (it execs Syncthing, same PID): the kernel ends
         // Syncthing when this process ends, even by SIGKILL, so a killed `up` leaves none behind.
-        const [program, ...args] = process.platform === 'linux' ? [this.o.agentBinary, 'with-parent', String(process.pid), '--', ...serve] : serve;
+        const [program, ...args] = endsWithParent() ? [this.o.agentBinary, 'with-parent', String(process.pid), '--', ...serve] : serve;
         const logFd = openLog(this.logFile);
         const logStart = fstatSync(logFd).size;
-        const child = spawn(program!, args, { stdio: ['ignore', logFd, logFd], env: syncthingEnv(process.env, this.o.guardedFolders) });
+        const child = spawn(program!, args, {
+          stdio: ['ignore', logFd, logFd],
+          env: syncthingEnv(process.env, this.o.guardedFolders),
+          windowsHide: true,
+        });
         closeSync(logFd); // the child has its own copy
         this.child = child;
         if (child.pid) this.pidFile.write(child.pid);

@@ -2,6 +2,7 @@
  * The few calls of Syncthing's REST API that devtool makes, on either end (the remote one through
  * the SSH tunnel). Every call is bounded: a stuck tunnel must not hang `up` or `status`.
  */
+import type { SyncthingPaths } from '../base/platform.ts';
 import { waitUntil } from '../base/wait.ts';
 
 export interface Completion {
@@ -78,10 +79,15 @@ export interface SyncEvent {
   data: Record<string, unknown>;
 }
 
+/** A Syncthing on Linux: its paths are devtool's. */
+const SAME_PATHS: SyncthingPaths = { toSyncthing: (p) => p, fromSyncthing: (p) => p };
+
 export class SyncthingApi {
   constructor(
     private readonly url: string,
     private readonly apiKey: string,
+    /** How this Syncthing writes folder-relative paths (the local one's: syncthingPaths()). */
+    protected readonly paths: SyncthingPaths = SAME_PATHS,
   ) {}
 
   /** Where the REST API is (LocalSyncthingApi finds it anew: its port changes with every start). */
@@ -165,15 +171,23 @@ export class SyncthingApi {
     for (let page = 1; page <= (o.pages ?? Infinity); page++) {
       const q = new URLSearchParams({ ...params, page: String(page), perpage: String(perpage) });
       const items = itemsOf(await this.request<R>('GET', `${path}?${q}`, undefined, 60_000));
-      all.push(...items);
+      all.push(...items.map((i) => this.item(i)));
       if (items.length < perpage) break;
     }
     return all;
   }
 
   /** This end's entry of a file, and the global one (`/rest/db/file`). */
-  file(folder: string, name: string): Promise<{ local?: NeedItem; global?: NeedItem }> {
-    return this.request('GET', `/rest/db/file?${new URLSearchParams({ folder, file: name })}`);
+  async file(folder: string, name: string): Promise<{ local?: NeedItem; global?: NeedItem }> {
+    const r = await this.request<{ local?: NeedItem; global?: NeedItem }>(
+      'GET',
+      `/rest/db/file?${new URLSearchParams({ folder, file: this.paths.toSyncthing(name) })}`,
+    );
+    return { ...r, ...(r.local ? { local: this.item(r.local) } : {}), ...(r.global ? { global: this.item(r.global) } : {}) };
+  }
+
+  private item(i: NeedItem): NeedItem {
+    return { ...i, name: this.paths.fromSyncthing(i.name) };
   }
 
   /**
@@ -183,7 +197,7 @@ export class SyncthingApi {
    */
   scan(folder: string, subs: readonly string[] = [], timeoutMs = 60_000): Promise<void> {
     const q = new URLSearchParams({ folder });
-    if (subs.length <= MAX_SCAN_PATHS) for (const s of subs) q.append('sub', s);
+    if (subs.length <= MAX_SCAN_PATHS) for (const s of subs) q.append('sub', this.paths.toSyncthing(s));
     return this.request('POST', `/rest/db/scan?${q}`, undefined, timeoutMs);
   }
 
@@ -224,12 +238,20 @@ export class SyncthingApi {
   }
 
   /** Long-polls events after `since` (Syncthing answers after `timeoutS` with none). */
-  events(since: number, types: readonly string[], timeoutS = 30): Promise<SyncEvent[]> {
+  async events(since: number, types: readonly string[], timeoutS = 30): Promise<SyncEvent[]> {
     const q = new URLSearchParams({ since: String(since), timeout: String(timeoutS), events: types.join(',') });
-    return this.request('GET', `/rest/events?${q}`, undefined, (timeoutS + 10) * 1000);
+    const events = await this.request<SyncEvent[]>('GET', `/rest/events?${q}`, undefined, (timeoutS + 10) * 1000);
+    const path = (p: unknown) => (typeof p === 'string' ? this.paths.fromSyncthing(p) : p);
+    return events.map((e) => {
+      const data = { ...e.data };
+      if ('item' in data) data.item = path(data.item);
+      if (Array.isArray(data.filenames)) data.filenames = data.filenames.map(path);
+      return { ...e, data };
+    });
   }
 
-  folderErrors(folder: string): Promise<{ errors: { path: string; error: string }[] | null }> {
-    return this.request('GET', `/rest/folder/errors?folder=${encodeURIComponent(folder)}`);
+  async folderErrors(folder: string): Promise<{ errors: { path: string; error: string }[] | null }> {
+    const r = await this.request<{ errors: { path: string; error: string }[] | null }>('GET', `/rest/folder/errors?folder=${encodeURIComponent(folder)}`);
+    return { ...r, errors: r.errors?.map((e) => ({ ...e, path: this.paths.fromSyncthing(e.path) })) ?? null };
   }
 }

@@ -14,6 +14,7 @@
  */
 import { closeSync, openSync, readlinkSync, readSync } from 'node:fs';
 import { join } from 'node:path';
+import { syncedMode } from '../base/platform.ts';
 import type { BootstrapStats, Item } from './bootstrap.ts';
 
 const BLOCK = 512;
@@ -59,7 +60,7 @@ export async function writeTar(root: string, items: readonly Item[], o: TarWrite
 
   for (const { rel, stat } of items) {
     const path = join(root, rel);
-    const common = { mode: stat.mode & 0o777, mtime: Math.floor(stat.mtimeMs / 1000) };
+    const common = { mode: syncedMode(stat.mode, stat.isDirectory()), mtime: Math.floor(stat.mtimeMs / 1000) };
     if (stat.isDirectory()) {
       await header({ ...common, name: `${rel}/`, type: '5', size: 0 });
       stats.dirs++;

@@ -12,6 +12,7 @@
  */
 import { existsSync, type FSWatcher, readdirSync, readFileSync, statSync, watch } from 'node:fs';
 import { DevtoolError } from '../base/errors.ts';
+import { textLines, watchLimit } from '../base/platform.ts';
 import { readInputFile } from '../io/input-file.ts';
 import { join, relative, sep } from 'node:path';
 import type { SyncFolderPair } from './syncthing-config.ts';
@@ -66,7 +67,7 @@ export class LocalWatcher {
       if ((code === 'ENOSPC' || code === 'EMFILE') && !this.warned) {
         this.warned = true;
         this.o.warn(
-          `the local file watcher ran out of inotify watches for ${folder.local}: raise fs.inotify.max_user_watches (sysctl), or ignore big ` +
+          `the local file watcher ran out of ${watchLimit().what} for ${folder.local}: ${watchLimit().raise}, or ignore big ` +
             `folders in .stignore; changes are still found by the periodic rescan`,
         );
       }
@@ -188,8 +189,5 @@ export function readIgnoreLines(folder: string): string[] {
   const file = `${folder}/.stignore`;
   const text = readInputFile(file, 'stignore');
   if (text === undefined && existsSync(file)) throw new DevtoolError(`cannot read ${file}: the dev container's end must get its patterns`);
-  return (text ?? '')
-    .split('\n')
-    .map((l) => l.replace(/\r$/, ''))
-    .filter((l) => l.trim() !== '');
+  return textLines(text ?? '').filter((l) => l.trim() !== '');
 }

@@ -1,4 +1,5 @@
 import { DevtoolError, UsageError } from '../../base/errors.ts';
+import { hostPlatform } from '../../base/platform.ts';
 import type { CommandHandler, OptionValues } from '../../cli/spec.ts';
 import type { ResolvedContext, StoredContext } from '../../context/store.ts';
 import type { Factory } from '../../factory.ts';
@@ -119,7 +120,7 @@ async function loginToken(f: Factory, url: string): Promise<string> {
   const r = await logIn({
     url,
     client: loginClient(await f.service({ url })),
-    host: { env: f.env, platform: process.platform, interactive: f.interactive },
+    host: { env: f.env, platform: hostPlatform, interactive: f.interactive },
     machine: hostname(),
     say: (text) => f.io.stderr.write(text),
   });

@@ -5,10 +5,10 @@
  * `HOSTPATH:PATH[:MODE]` where HOSTPATH starts with ".", "/" or "~" (Compose's rule). Long syntax:
  * {type: volume|bind|tmpfs, source, target, read_only, volume: {subpath}}.
  */
-import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Path } from '../../yaml/errors.ts';
 import { didYouMean } from '../../base/suggest.ts';
+import { userHome } from '../../base/platform.ts';
 import type { ComposeVolume, ServiceVolume } from '../model.ts';
 import { get, isObj, show, type NormalizeState, type Obj } from './state.ts';
 import { annotations } from './fields.ts';
@@ -76,7 +76,7 @@ export function serviceVolumes(ctx: NormalizeState, value: unknown, path: Path, 
 
 function shortSyntax(ctx: NormalizeState, spec: string, at: Path, declared: ReadonlySet<string>): ServiceVolume | undefined {
   const pos = ctx.at(at);
-  const parts = spec.split(':');
+  const parts = volumeSpecParts(spec);
   if (parts.length === 1) {
     const target = parts[0]!.trim();
     if (!checkTarget(ctx, target, at)) return undefined;
@@ -99,6 +99,17 @@ function shortSyntax(ctx: NormalizeState, spec: string, at: Path, declared: Read
   if (isHostPath(source)) return { kind: 'bind', source: hostPath(ctx, source), target, readOnly, pos };
   if (!checkDeclared(ctx, source, at, declared)) return undefined;
   return { kind: 'named', volume: source, target, readOnly, pos };
+}
+
+/**
+ * The `:`-separated parts of a short volume spec. A Windows drive letter (`C:\data:/data`, also
+ * `C:/data`) stays with its path, as Docker Compose reads it.
+ */
+export function volumeSpecParts(spec: string): string[] {
+  const drive = /^[A-Za-z]:[\\/]/.test(spec) ? spec.slice(0, 2) : '';
+  const parts = spec.slice(drive.length).split(':');
+  parts[0] = drive + parts[0];
+  return parts;
 }
 
 function longSyntax(ctx: NormalizeState, spec: Obj, at: Path, declared: ReadonlySet<string>): ServiceVolume | undefined {
@@ -152,6 +163,6 @@ function isHostPath(source: string): boolean {
 }
 
 function hostPath(ctx: NormalizeState, source: string): string {
-  if (source === '~' || source.startsWith('~/')) return join(homedir(), source.slice(1));
+  if (source === '~' || source.startsWith('~/')) return join(userHome(process.env), source.slice(1));
   return isAbsolute(source) ? source : resolve(ctx.projectDir, source);
 }
