@@ -16,8 +16,10 @@ import { podPortGreeting } from '../kube/port-check.ts';
 import { workloadState } from '../kube/workloads.ts';
 import { AgentAnswer, agentCandidate } from './agent-answer.ts';
 import { agentKeptOnClaim, agentMissing, recordAgentOnClaim } from './agent-cache.ts';
+import { agentArch, agentImagePullError } from './agent-delivery.ts';
+import { readNodeArch, type AgentCopies } from './agent-inject.ts';
 import { AGENT_SSH_PORT, buildDevObjects, copiesAgent, type DevObjects } from './mirror.ts';
-import { DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName, ofSpec, ORIGIN_ANNOTATION, SPEC_HASH_ANNOTATION } from './names.ts';
+import { AGENT_UNPULLED_ANNOTATION, DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName, ofSpec, ORIGIN_ANNOTATION, SPEC_HASH_ANNOTATION } from './names.ts';
 import { originOf } from './origin.ts';
 import { type PodWatchApi, watchPodStart } from './pod-start.ts';
 import { checkPodSecurity } from './pod-security.ts';
@@ -29,7 +31,16 @@ import { takeOverFirstPodClaims } from './statefulset-claims.ts';
 
 export interface ActivateOptions {
   extraEnv: Record<string, string>;
-  agentImage: string;
+  /** The devtool-bin image; undefined: none is known, the agent is copied in through the API (agent-inject.ts). */
+  agentImage: string | undefined;
+  /** Copies the agent into dev pods that wait for it (also used when agentImage cannot be pulled). */
+  agentCopies: AgentCopies;
+  /**
+   * When agentImage is the context registry's: pushes a devtool-bin image for the node's
+   * architecture there if the registry has none, and resolves with the image (by digest) to run
+   * (agent-image.ts); undefined when the registry has one the cluster still cannot pull.
+   */
+  pushAgentImage?(arch: string): Promise<string | undefined>;
   hostPrivateKey: string;
   clientPublicKey: string;
   /** The agent's Syncthing settings; absent when the dev container syncs no folder. */
@@ -83,8 +94,16 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
   }
   if (found?.kind === 'StatefulSet') checkDevelopable(found);
   const original: OriginalObject = found ?? standaloneOriginal(t.devName, t.dev.image ?? keptImage(mirror) ?? (await o.standaloneImage()));
+  let agentImage = o.agentImage;
+  // An image this dev container could not pull before is not tried again until `down`: each try rolls the dev pod.
+  let unpulledImage: string | undefined;
+  if (agentImage !== undefined && (await mirrorOnce())?.metadata?.annotations?.[AGENT_UNPULLED_ANNOTATION] === agentImage) {
+    o.log(`the agent image ${agentImage} could not be pulled for this dev container before: its agent is copied in through the Kubernetes API`);
+    unpulledImage = agentImage;
+    agentImage = undefined;
+  }
   // The claim shares the mirror's name (mirror.ts).
-  let agentOnClaim = t.dev.persistentVolume.enabled && (await agentKeptOnClaim(client, name, o.agentImage, mirrorOnce));
+  let agentOnClaim = agentImage !== undefined && t.dev.persistentVolume.enabled && (await agentKeptOnClaim(client, name, agentImage, mirrorOnce));
   const rebuild = (from: OriginalObject) => {
     const objects = buildDevObjects({
       original: from,
@@ -92,13 +111,15 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
       dev: t.dev,
       environment: t.deploy.environment,
       extraEnv: o.extraEnv,
-      agentImage: o.agentImage,
+      agentImage,
       folder: t.folder,
       hostPrivateKey: o.hostPrivateKey,
       clientPublicKey: o.clientPublicKey,
       syncthing: o.syncthing,
       agentOnClaim,
     });
+    if (unpulledImage !== undefined)
+      objects.deployment.metadata.annotations = { ...objects.deployment.metadata.annotations, [AGENT_UNPULLED_ANNOTATION]: unpulledImage };
     if (!found) {
       // The folder in words too: another folder's `up` or `down` names it (there is no original to carry it).
       objects.deployment.metadata.annotations = { ...objects.deployment.metadata.annotations, [AUTOCREATED_ANNOTATION]: 'true', [ORIGIN_ANNOTATION]: t.origin };
@@ -121,25 +142,51 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
   await Promise.all([applyObject(client, objects.secret), objects.claim && applyObject(client, objects.claim)]);
   await applyObject(client, objects.deployment);
   o.step(`starting dev container ${objects.deployment.metadata.name}`);
-  let started: DevPodStart;
-  try {
-    started = await waitForDevPod(client, t.devName, objects, { ...o, agentOnClaim });
-  } catch (err) {
-    if (!(err instanceof AgentMissingError)) throw err;
-    o.log(`${err.message}: the init container copies it again`);
-    agentOnClaim = false;
-    objects = rebuild(original);
-    await applyObject(client, objects.deployment);
-    // The failed pod's status would fail the next wait at once; Recreate removes it first anyway.
-    await pollUntil(o.timeoutMs, `dev pod ${err.pod} to be replaced`, async () => {
-      const pods = await devPods(client, t.devName);
-      return !pods.some((p) => p.metadata?.name === err.pod);
-    });
-    started = await waitForDevPod(client, t.devName, objects, o);
+  /** Once: a push to the context's registry for the architecture of the pod's node, when the Node can be read. */
+  const push = o.pushAgentImage;
+  let pushOnce: ((pod: string) => Promise<string | undefined>) | undefined = push
+    ? async (pod) => {
+        const arch = agentArch(await readNodeArch(client, (await client.core.readNamespacedPod({ name: pod, namespace: client.namespace })).spec?.nodeName));
+        if (!arch) return undefined;
+        return push(arch).catch((e: unknown) => {
+          o.log(`cannot push the agent image: ${(e as Error).message}`);
+          return undefined;
+        });
+      }
+    : undefined;
+  let started: DevPodStart | undefined;
+  while (!started) {
+    try {
+      started = await waitForDevPod(client, t.devName, objects, { ...o, agentOnClaim, agentImage });
+    } catch (err) {
+      if (err instanceof AgentMissingError) {
+        o.log(`${err.message}: the init container copies it again`);
+        agentOnClaim = false;
+      } else if (err instanceof AgentImageUnpulledError && agentImage !== undefined) {
+        const pushed = pushOnce ? await pushOnce(err.pod) : undefined;
+        pushOnce = undefined;
+        if (pushed) {
+          o.step(`the registry had no agent image ${agentImage}: pushed ${pushed} (made from this devtool install)`);
+          agentImage = pushed;
+        } else {
+          o.step(`the agent image ${agentImage} cannot be pulled (${err.reason}): copying the agent in through the Kubernetes API instead`);
+          unpulledImage = agentImage;
+          agentImage = undefined;
+        }
+        agentOnClaim = false;
+      } else throw err;
+      objects = rebuild(original);
+      await applyObject(client, objects.deployment);
+      // The failed pod's status would fail the next wait at once; Recreate removes it first anyway.
+      await pollUntil(o.timeoutMs, `dev pod ${err.pod} to be replaced`, async () => {
+        const pods = await devPods(client, t.devName);
+        return !pods.some((p) => p.metadata?.name === err.pod);
+      });
+    }
   }
-  if (objects.claim && copiesAgent(objects.deployment)) {
+  if (objects.claim && agentImage !== undefined && copiesAgent(objects.deployment)) {
     // Only a speed-up for the next dev pod: a refusal (RBAC without patch on claims) costs nothing else.
-    await recordAgentOnClaim(client, objects.claim.metadata.name, o.agentImage).catch((e: unknown) =>
+    await recordAgentOnClaim(client, objects.claim.metadata.name, agentImage).catch((e: unknown) =>
       o.log(`cannot record the agent on claim ${objects.claim?.metadata.name}: ${(e as Error).message}`),
     );
   }
@@ -157,6 +204,16 @@ async function tryWrites(client: KubeClient, objects: DevObjects, untouched: str
   } catch (err) {
     if (!(err instanceof DevtoolError)) throw err;
     throw new DevtoolError(`${err.message} (tried before the swap: ${untouched})`, err.exitCode);
+  }
+}
+
+/** The kubelet cannot pull the agent's image for the dev pod (agent-delivery.ts). */
+class AgentImageUnpulledError extends Error {
+  constructor(
+    readonly pod: string,
+    readonly reason: string,
+  ) {
+    super(`dev pod ${pod} cannot pull the agent image (${reason})`);
   }
 }
 
@@ -204,7 +261,8 @@ export async function readyDevPodObject(client: KubeClient, devName: string, spe
   return (await devPods(client, devName)).find((p) => isReadyDevPod(p, specHash));
 }
 
-async function devPods(client: KubeClient, devName: string): Promise<V1Pod[]> {
+/** The dev container's pods, whatever their state. */
+export async function devPods(client: KubeClient, devName: string): Promise<V1Pod[]> {
   return (await client.core.listNamespacedPod({ namespace: client.namespace, labelSelector: `${DEV_POD_LABEL}=${devName}` })).items;
 }
 
@@ -246,7 +304,7 @@ async function waitForDevPod(
   client: KubeClient,
   devName: string,
   objects: DevObjects,
-  o: Pick<ActivateOptions, 'timeoutMs' | 'log' | 'signal'> & { agentOnClaim?: boolean },
+  o: Pick<ActivateOptions, 'timeoutMs' | 'log' | 'signal' | 'agentImage' | 'agentCopies'> & { agentOnClaim?: boolean },
 ): Promise<DevPodStart> {
   const { timeoutMs } = o;
   const specHash = objects.deployment.metadata.annotations?.[SPEC_HASH_ANNOTATION];
@@ -258,6 +316,19 @@ async function waitForDevPod(
     const missing = pods.find((p) => p.metadata?.annotations?.[SPEC_HASH_ANNOTATION] === specHash && agentMissing(p));
     if (missing) throw new AgentMissingError(missing.metadata?.name ?? '', objects.claim?.metadata.name ?? '');
   };
+  /** The installer of a dev pod of this spec cannot pull its image: the agent is to be copied in instead. */
+  const throwIfImageUnpulled = (pods: V1Pod[]) => {
+    for (const p of pods.filter((x) => ofSpec(x, specHash))) {
+      const reason = agentImagePullError(p);
+      if (reason) throw new AgentImageUnpulledError(p.metadata?.name ?? '', reason);
+    }
+  };
+  /** What stops the agent from reaching the pod, in each form of delivery. */
+  const agentProblems = (pods: V1Pod[]) => {
+    if (o.agentOnClaim) throwIfAgentMissing(pods);
+    else if (o.agentImage !== undefined) throwIfImageUnpulled(pods);
+    else o.agentCopies.offer(pods, specHash);
+  };
   const mountRetry = new MountRetry(client, o.log);
   const agent = new AgentAnswer({ greet: (pod) => podPortGreeting(client, pod, AGENT_SSH_PORT, 1000), log: o.log });
   const check = async (): Promise<string | undefined> => {
@@ -267,11 +338,11 @@ async function waitForDevPod(
     if (pod) return pod;
     agent.offer(agentCandidate(pods, specHash));
     await mountRetry.check(pods.filter((p) => ofSpec(p, specHash)));
-    if (o.agentOnClaim) throwIfAgentMissing(pods);
+    agentProblems(pods);
     const state = await workloadState(client, ref);
     if (state.state === 'failed') {
-      // The start error may have come after the list above: the missing agent is not a failure.
-      if (o.agentOnClaim) throwIfAgentMissing(await devPods(client, devName));
+      // The start error may have come after the list above: what agentProblems says is more to the point.
+      agentProblems(await devPods(client, devName));
       throw new DevtoolError(failedMessage(ref.name, state));
     }
     if (state.state === 'progressing' && state.detail !== detail) {

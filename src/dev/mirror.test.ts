@@ -15,7 +15,7 @@ import type { DevService } from '../manifest/model.ts';
 // UPDATE_GOLDEN=1 rewrites expected.yaml; review the diff before committing it.
 const dir = join(import.meta.dirname, 'testdata');
 
-function build(name: string, more: { agentOnClaim?: boolean } = {}) {
+function build(name: string, more: { agentOnClaim?: boolean; agentImage?: undefined } = {}) {
   const original = parse(readFileSync(join(dir, name, 'original.yaml'), 'utf8')) as OriginalObject;
   const file = join(dir, name, 'devtool.yml');
   const [devName, dev] = Object.entries(loadManifestText(readFileSync(file, 'utf8'), file, { cwd: dir, env: {} }).services)[0]!;
@@ -33,13 +33,19 @@ function build(name: string, more: { agentOnClaim?: boolean } = {}) {
   });
 }
 
+const asYaml = (o: ReturnType<typeof build>) =>
+  [o.secret, ...(o.claim ? [o.claim] : []), o.deployment].map((x) => stringify(x, { lineWidth: 0 })).join('---\n');
+
 for (const name of readdirSync(dir)) {
   test(`golden: ${name}`, () => {
-    const o = build(name);
-    const text = [o.secret, ...(o.claim ? [o.claim] : []), o.deployment].map((x) => stringify(x, { lineWidth: 0 })).join('---\n');
-    assertGolden(join(dir, name, 'expected.yaml'), text);
+    assertGolden(join(dir, name, 'expected.yaml'), asYaml(build(name)));
   });
 }
+
+test('golden: restricted, with no agent image (the agent copied in through the API)', () => {
+  // The dev container waits in its shell, not started until the agent runs; nothing else of Pod Security "restricted" changes.
+  assertGolden(join(dir, 'restricted', 'expected-copied-in.yaml'), asYaml(build('restricted', { agentImage: undefined, agentOnClaim: true })));
+});
 
 test('the original object is not modified', () => {
   const original = parse(readFileSync(join(dir, 'sidecar', 'original.yaml'), 'utf8')) as DeploymentObject;

@@ -7,7 +7,7 @@
  * envFrom, volumes, sidecars and pod labels (existing Services route to it); only the dev
  * container is changed. Pure: the same input always gives the same objects (golden tests).
  */
-import type { V1Capabilities, V1Container, V1EnvVar, V1Secret, V1VolumeMount, V1ObjectMeta } from '@kubernetes/client-node';
+import type { V1Capabilities, V1Container, V1EnvVar, V1ObjectMeta, V1Probe, V1Secret, V1VolumeMount } from '@kubernetes/client-node';
 import { DevtoolError } from '../base/errors.ts';
 import { environmentLabels, MANAGED_BY, MANAGED_BY_LABEL } from '../kube/labels.ts';
 import type { DeploymentObject, PersistentVolumeClaimObject } from '../kube/objects.ts';
@@ -31,8 +31,12 @@ export interface MirrorInput {
   environment: string;
   /** --env values; they win over the manifest's environment. */
   extraEnv: Record<string, string>;
-  /** The devtool-bin image, e.g. localhost:5000/devtool-bin:0.1.0. */
-  agentImage: string;
+  /**
+   * The devtool-bin image the init container copies the agent from, e.g.
+   * localhost:5000/devtool-bin:0.1.0; undefined: there is none the cluster can pull, and the dev
+   * container waits for the CLI to copy the agent in through the Kubernetes API (agent-inject.ts).
+   */
+  agentImage: string | undefined;
   /** folderHash() of the folder `up` runs from. */
   folder: string;
   /** The agent's SSH host key (private) and the CLI's client public key. */
@@ -66,7 +70,30 @@ export const AGENT_PATH = `${AGENT_BIN_DIR}/devtool-agent`;
 /** The dev container of a dev pod: the one the agent runs as PID 1 (sidecars are the original's). */
 export function devContainerName(pod: { spec?: { containers: { name: string; command?: string[] }[] } }): string {
   const containers = pod.spec?.containers ?? [];
-  return containers.find((c) => c.command?.[0] === AGENT_PATH)?.name ?? containers[0]?.name ?? '';
+  return containers.find((c) => runsAgent(c))?.name ?? containers[0]?.name ?? '';
+}
+
+/** The container's command starts the agent, at once or once the CLI has copied it in (waitingForAgent). */
+function runsAgent(c: { command?: string[] }): boolean {
+  return c.command?.[0] === AGENT_PATH || waitsForCopiedAgent(c);
+}
+
+/**
+ * The dev container's shell, while it waits for the agent (agent-inject.ts): `$0` is the agent's
+ * path, which the CLI renames into place only once the file is whole and checked; then the shell
+ * becomes the agent (`exec`, so the agent is PID 1 as with the init container).
+ */
+const WAIT_FOR_AGENT_SCRIPT = 'until [ -x "$0" ]; do sleep 0.2 2>/dev/null || sleep 1 || exit 127; done; exec "$0" "$@"';
+export const AGENT_SHELL = '/bin/sh';
+
+/** The command of a dev container that waits for the agent to be copied in, then runs `agentCommand`. */
+export function waitingForAgent(agentCommand: string[]): string[] {
+  return [AGENT_SHELL, '-c', WAIT_FOR_AGENT_SCRIPT, ...agentCommand];
+}
+
+/** The container runs waitingForAgent's command. */
+export function waitsForCopiedAgent(c: { command?: string[] }): boolean {
+  return c.command?.[0] === AGENT_SHELL && c.command[2] === WAIT_FOR_AGENT_SCRIPT && c.command[3] === AGENT_PATH;
 }
 
 /** Makes the claim's subPath directories writable by any UID (kubelet chowns volume roots to it). */
@@ -76,7 +103,8 @@ export const DEFAULT_FS_GROUP = 4242;
 const AGENT_IMAGE_UID = 65532;
 
 const BIN_VOLUME = 'devtool-bin';
-const INSTALLER_NAME = 'devtool-bin';
+/** The init container that copies the agent from the devtool-bin image. */
+export const INSTALLER_NAME = 'devtool-bin';
 const CONFIG_VOLUME = 'devtool-config';
 const DATA_VOLUME = 'devtool-data';
 
@@ -86,12 +114,12 @@ export function buildDevObjects(input: MirrorInput): DevObjects {
   const labels = { [DEV_LABEL]: devName, [MANAGED_BY_LABEL]: MANAGED_BY };
   const agentConfig = agentContract(input.hostPrivateKey, input.clientPublicKey, input.syncthing);
   // Everything that shapes the dev pod: a change rolls it (the annotation is on the template too).
-  const agentOnClaim = input.agentOnClaim === true && dev.persistentVolume.enabled;
+  const agentOnClaim = input.agentOnClaim === true && dev.persistentVolume.enabled && input.agentImage !== undefined;
   const specHash = sha256(
     stableJson({
       dev,
       extraEnv: input.extraEnv,
-      image: input.agentImage,
+      image: input.agentImage ?? AGENT_COPIED_IN,
       agentConfig,
       template: original.spec?.template,
       ...(agentOnClaim ? { agentOnClaim } : {}),
@@ -128,13 +156,16 @@ export function buildDevObjects(input: MirrorInput): DevObjects {
   // With a claim, the agent copies itself onto it (into its state folder, which its user can
   // write), and the next dev pod of the same agent build runs it from there, without the init
   // container: that saves the kubelet a round of about a second (agent-cache.ts).
-  const keptDir = agentKeptDir(input.agentImage);
-  const agent: AgentPlacement = agentOnClaim
-    ? { mount: { name: DATA_VOLUME, subPath: `state/${keptDir}`, readOnly: true } }
-    : { mount: { name: BIN_VOLUME }, keepIn: claim ? `${AGENT_STATE_DIR}/${keptDir}` : undefined };
+  // An agent copied in through the API is not kept: the next dev pod's is copied again.
+  const image = input.agentImage;
+  const keptDir = image === undefined ? undefined : agentKeptDir(image);
+  const agent: AgentPlacement =
+    agentOnClaim && keptDir
+      ? { mount: { name: DATA_VOLUME, subPath: `state/${keptDir}`, readOnly: true } }
+      : { mount: { name: BIN_VOLUME }, keepIn: claim && keptDir ? `${AGENT_STATE_DIR}/${keptDir}` : undefined, copiedIn: image === undefined };
   pod.containers[index] = devContainer(pod.containers[index]!, input, agent);
 
-  if (!agentOnClaim) pod.initContainers = [agentInstaller(input.agentImage, pod.securityContext?.runAsUser === 0), ...(pod.initContainers ?? [])];
+  if (!agentOnClaim && image !== undefined) pod.initContainers = [agentInstaller(image, pod.securityContext?.runAsUser === 0), ...(pod.initContainers ?? [])];
   pod.volumes = [
     ...(pod.volumes ?? []).filter((v) => ![BIN_VOLUME, CONFIG_VOLUME, DATA_VOLUME].includes(v.name)),
     ...(agentOnClaim ? [] : [{ name: BIN_VOLUME, emptyDir: {} }]),
@@ -223,11 +254,25 @@ export function copiesAgent(deployment: { spec?: { template?: { spec?: { initCon
   return (deployment.spec?.template?.spec?.initContainers ?? []).some((c) => c.name === INSTALLER_NAME);
 }
 
-/** Where the dev container finds the agent (`mount`, at AGENT_BIN_DIR), and where it keeps a copy for the next dev pod. */
+/**
+ * Where the dev container finds the agent (`mount`, at AGENT_BIN_DIR), where it keeps a copy for the
+ * next dev pod, and whether the CLI copies it in (the container waits for it).
+ */
 interface AgentPlacement {
   mount: { name: string; subPath?: string; readOnly?: boolean };
   keepIn?: string;
+  copiedIn?: boolean;
 }
+
+/** In the spec hash in place of an image: the agent is copied in through the API. */
+const AGENT_COPIED_IN = 'copied in through the Kubernetes API';
+
+/**
+ * Not started (so not ready) until the agent is there: every tool that waits for a ready dev pod
+ * waits for the agent. A startup probe stops once it succeeds; the container is restarted only
+ * after a day without an agent.
+ */
+const AGENT_STARTUP_PROBE: V1Probe = { exec: { command: [AGENT_PATH, 'version'] }, periodSeconds: 1, timeoutSeconds: 5, failureThreshold: 86_400 };
 
 function devContainer(c: V1Container, input: MirrorInput, agent: AgentPlacement): V1Container {
   const { dev } = input;
@@ -255,12 +300,14 @@ function devContainer(c: V1Container, input: MirrorInput, agent: AgentPlacement)
   }
   // The agent is PID 1: it runs SSH and Syncthing and keeps the container up. The
   // manifest's command is what `up` runs in its terminal session, not here, so it does not run twice.
-  out.command = [AGENT_PATH, 'supervise', ...(input.syncthing ? [] : ['--no-syncthing'])];
+  const supervise = [AGENT_PATH, 'supervise', ...(input.syncthing ? [] : ['--no-syncthing'])];
+  out.command = agent.copiedIn ? waitingForAgent(supervise) : supervise;
   delete out.args;
   // The app's probes would kill or unready a container that runs a shell instead of the app.
   delete out.livenessProbe;
   delete out.readinessProbe;
   delete out.startupProbe;
+  if (agent.copiedIn) out.startupProbe = AGENT_STARTUP_PROBE;
 
   const devtoolEnv: Record<string, string> = {
     DEVTOOL_AGENT_CONFIG: `${AGENT_CONFIG_DIR}/${AGENT_CONFIG_FILE}`,

@@ -32,6 +32,9 @@ export const SPEC_HASH_ANNOTATION = 'devtool.dev/dev-spec-hash';
  */
 export const AGENT_INSTALLED_ANNOTATION = 'devtool.dev/agent-installed';
 
+/** On a dev Deployment whose agent is copied in through the API: the devtool-bin image its pods could not pull. */
+export const AGENT_UNPULLED_ANNOTATION = 'devtool.dev/agent-image-unpulled';
+
 export const DEV_ANNOTATIONS_ON_ORIGINAL = [FOLDER_ANNOTATION, ORIGIN_ANNOTATION, REPLICAS_ANNOTATION, ORIGINAL_HASH_ANNOTATION] as const;
 
 /** Whether a dev pod was made from the dev spec of this hash (any, without one). */

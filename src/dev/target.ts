@@ -2,9 +2,10 @@
  * Which dev container a command acts on: the manifest's `services` entry (by the devName argument,
  * or the only one), the cluster and namespace, the folder identity and the local state of it.
  */
-import { statSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { findApp, MANIFEST_FILE } from '../app/folder.ts';
+import { packageRoot } from '../binaries/host-binary.ts';
 import { DevtoolError, UsageError } from '../base/errors.ts';
 import type { ContextStore, ResolvedContext } from '../context/store.ts';
 import type { LoadedSource } from '../deploy/environment-deploy.ts';
@@ -15,6 +16,7 @@ import type { DevService, Manifest } from '../manifest/model.ts';
 import { projectScope } from '../manifest/project-scope.ts';
 import type { DevtoolHome } from '../home.ts';
 import type { Logger } from '../log/logger.ts';
+import { chooseAgentImage, type AgentImageChoice } from './agent-delivery.ts';
 import { composeDevServices, type ComposeDevServices } from './compose-services.ts';
 import { DevState } from './local-state.ts';
 import { devKey, folderHash } from './names.ts';
@@ -209,13 +211,24 @@ export function devState(f: { readonly home: Pick<DevtoolHome, 'devDir'> }, fold
   return new DevState(f.home.devDir(devKey(folder, context, namespace, devName)));
 }
 
-/** The devtool-bin image the init container copies the agent from (agent/README.md). */
-export function agentImage(f: { readonly env: Readonly<NodeJS.ProcessEnv>; readonly version: string }, context: ResolvedContext): string {
-  const explicit = f.env.DEVTOOL_BIN_IMAGE?.trim();
-  if (explicit) return explicit;
-  if (context.registry) return `${context.registry.replace(/\/+$/, '')}/devtool-bin:${f.version}`;
-  throw new DevtoolError(
-    `no registry for the devtool-bin image: set one with 'devtool context use ${context.name} --registry HOST' (where agent/build.sh pushed it), ` +
-      `or set DEVTOOL_BIN_IMAGE`,
-  );
+/**
+ * The devtool-bin image the init container copies the agent from (agent/README.md), if one is
+ * known; undefined: the agent is copied in through the Kubernetes API (agent-inject.ts).
+ */
+export function agentImage(f: { readonly env: Readonly<NodeJS.ProcessEnv>; readonly version: string }, context: ResolvedContext): AgentImageChoice | undefined {
+  return chooseAgentImage({ named: f.env.DEVTOOL_BIN_IMAGE, registry: context.registry, version: f.version, release: releaseAgentImage() });
+}
+
+/**
+ * The devtool-bin image a released package names (`devtool.agentImage` in its package.json, by
+ * digest); a source checkout names none.
+ */
+export function releaseAgentImage(root = packageRoot()): string | undefined {
+  try {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devtool?: { agentImage?: unknown } };
+    const image = pkg.devtool?.agentImage;
+    return typeof image === 'string' && image ? image : undefined;
+  } catch {
+    return undefined;
+  }
 }

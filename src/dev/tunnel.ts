@@ -18,7 +18,7 @@ import { oneLine } from '../base/text.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Forward, Reverse } from '../manifest/model.ts';
-import { readyDevPod, readyDevPodObject } from './activate.ts';
+import { devPods, readyDevPod, readyDevPodObject } from './activate.ts';
 import { blobOfPublicKey } from './keys.ts';
 import type { ExecCapture, StdinWriter } from '../kube/exec.ts';
 import { AGENT_SSH_PORT, devContainerName } from './mirror.ts';
@@ -38,6 +38,8 @@ export interface TunnelOptions {
   reverses?: readonly Reverse[];
   /** One-line notices for the user (connection lost, back). */
   notice?(message: string): void;
+  /** Called with the dev pods when none is ready to dial (a new one may wait for its agent: agent-inject.ts); may throw why. */
+  noReadyPod?(pods: V1Pod[]): void;
 }
 
 /**
@@ -234,7 +236,10 @@ export class DevTunnel {
     this.track(sock);
     try {
       const pod = this.firstPod ?? (await readyDevPod(this.o.client, this.o.devName));
-      if (!pod) throw new Error('no ready dev pod');
+      if (!pod) {
+        if (this.o.noReadyPod) this.o.noReadyPod(await devPods(this.o.client, this.o.devName));
+        throw new Error('no ready dev pod');
+      }
       this.forwardedPod = pod;
       const { PortForward } = await import('@kubernetes/client-node');
       // The kubelet's error stream says why a forward ended on its side (the pod's port refused, the pod gone).

@@ -14,6 +14,10 @@ import type { KubeTarget } from '../kube/target.ts';
 import type { Logger } from '../log/logger.ts';
 import type { FileSync } from '../sync/file-sync.ts';
 import { activate, devPodFailure } from './activate.ts';
+import type { AgentImageChoice } from './agent-delivery.ts';
+import { pushAgentImage } from './agent-image.ts';
+import { agentPrograms } from './agent-binaries.ts';
+import { AgentCopies, agentCopyApi } from './agent-inject.ts';
 import type { DeployFirstEnv } from './deploy-first.ts';
 import { watchOriginal, type OriginalWatch } from './original-watch.ts';
 import { captureOutput } from './ssh-program.ts';
@@ -38,7 +42,8 @@ export interface PreparedUp {
   readonly client: KubeClient;
   readonly progress: Progress;
   readonly syncPlan: SyncPlan | undefined;
-  readonly image: string;
+  /** The devtool-bin image; undefined: the agent is copied in through the Kubernetes API. */
+  readonly image: AgentImageChoice | undefined;
 }
 
 export interface UpSessionOptions {
@@ -82,7 +87,7 @@ export async function prepareUp(f: UpEnv, t: DevTarget, progress: Progress): Pro
  * left them (`down` removes them, or the caller does: up.ts).
  */
 export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOptions): Promise<DevSession> {
-  const { t, client, progress, syncPlan } = p;
+  const { t, client, progress, syncPlan, image } = p;
   const keys = t.state.keys();
   let tunnel: DevTunnel | undefined;
   let sync: FileSync | undefined;
@@ -96,6 +101,13 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
     tunnel?.close();
   };
   o.signal?.addEventListener('abort', () => void close(), { once: true });
+  const agentCopies = new AgentCopies({
+    cluster: agentCopyApi(client),
+    programs: (arch) => agentPrograms(arch, f.env),
+    context: t.context.name,
+    log: (line) => f.log.debug(`${t.devName}: ${line}`),
+    copied: (line) => progress.step(line),
+  });
   try {
     const started = new DevTunnel({
       client,
@@ -105,6 +117,8 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
       log: f.log,
       forwards: t.dev.forward,
       reverses: t.dev.reverse,
+      // A dev pod that replaced the first one waits for its agent too, when it is copied in.
+      noReadyPod: (pods) => agentCopies.offer(pods),
       // Not once closing: the dev pod `down` deletes meanwhile is no connection lost to speak of.
       notice: (m) => {
         if (!closing.signal.aborted) progress.warn(m);
@@ -118,7 +132,9 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
     const activation = activate(client, t, {
       syncthing: syncPlan?.remoteSection,
       extraEnv: o.extraEnv,
-      agentImage: p.image,
+      agentImage: image?.image,
+      agentCopies,
+      ...(image?.fromRegistry ? { pushAgentImage: (arch: string) => pushAgentImage(image.image, arch, f) } : {}),
       hostPrivateKey: keys.host.privateKey,
       clientPublicKey: keys.client.publicKey,
       timeoutMs: READY_TIMEOUT_MS,

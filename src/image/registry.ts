@@ -51,8 +51,17 @@ export async function lookupTag(
   }
 }
 
-/** The Authorization header answering a challenge (RFC 6750 Bearer via the token service, or Basic). */
-async function authorize(challenge: string, repository: string, creds: RegistryCredentials | undefined, signal: AbortSignal): Promise<string | undefined> {
+/**
+ * The Authorization header answering a challenge (RFC 6750 Bearer via the token service, or Basic),
+ * for `actions` on the repository when the challenge names no scope.
+ */
+export async function authorize(
+  challenge: string,
+  repository: string,
+  creds: RegistryCredentials | undefined,
+  signal: AbortSignal,
+  actions = 'pull',
+): Promise<string | undefined> {
   const scheme = challenge.split(' ', 1)[0]!.toLowerCase();
   const basic = creds && !creds.identityToken ? `Basic ${Buffer.from(`${creds.username ?? ''}:${creds.password ?? ''}`).toString('base64')}` : undefined;
   if (scheme === 'basic') return basic;
@@ -61,7 +70,7 @@ async function authorize(challenge: string, repository: string, creds: RegistryC
   if (!params.realm) return undefined;
   const tokenUrl = new URL(params.realm);
   if (params.service) tokenUrl.searchParams.set('service', params.service);
-  tokenUrl.searchParams.set('scope', params.scope ?? `repository:${repository}:pull`);
+  tokenUrl.searchParams.set('scope', params.scope ?? `repository:${repository}:${actions}`);
   let res: Response;
   if (creds?.identityToken) {
     const body = new URLSearchParams({

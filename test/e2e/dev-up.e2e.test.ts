@@ -140,8 +140,9 @@ test('a forward port in use on this machine: up fails before the swap, the origi
 });
 
 test('a dev pod that cannot start: up undoes the swap and says so', { timeout: 240_000 }, async () => {
-  // An agent image that does not exist: the swap happens, then the dev pod's init container cannot be pulled.
-  const r = runDevtool(['up', '-n', s.namespace], { env: { ...env, DEVTOOL_BIN_IMAGE: `${REGISTRY}/devtool-bin-missing:1` }, cwd: folder, timeoutMs: 200_000 });
+  // An agent image that is not a devtool-bin image: the swap happens, then the dev pod's init container cannot start.
+  // (One that cannot be pulled is no failure: the agent is then copied in, dev-agent-copy.e2e.test.ts.)
+  const r = runDevtool(['up', '-n', s.namespace], { env: { ...env, DEVTOOL_BIN_IMAGE: `${REGISTRY}/pause:devtool` }, cwd: folder, timeoutMs: 200_000 });
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stderr, /scaling deployment web to 0/);
   assert.match(lines(r.stderr).at(-1)!, /^Error: .*; restored web, so nothing this 'up' changed is left$/);
