@@ -25,7 +25,7 @@ const setValues = (file: string, ...settings: string[]) => spawnSync(process.exe
 
 test("sets the chart's image values; every other line, comments included, stays as it was", () => {
   withValues((file) => {
-    const ref = 'ghcr.io/devtool-dev/devtool-service:0.1.0@sha256:' + 'a'.repeat(64);
+    const ref = `ghcr.io/devtool-dev/devtool-service:0.1.0@sha256:${'a'.repeat(64)}`;
     const r = setValues(file, `service.image=${ref}`, 'pipelines.runnerImage=r:1');
     assert.equal(r.status, 0, r.stderr);
     const after = readFileSync(file, 'utf8');
