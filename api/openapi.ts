@@ -3,7 +3,7 @@
  * else: `npm run openapi` writes it to docs/api/openapi.json, and a unit test fails when that file
  * is stale. TypeBox schemas are JSON Schema already; only the route table needs translating.
  */
-import { API_PREFIX, ErrorBody, type RouteSpec, routes } from './routes.ts';
+import { API_PREFIX, ErrorBody, type RouteSpec, routes, SERVICE_VERSION_HEADER } from './routes.ts';
 
 type Json = Record<string, unknown>;
 
@@ -18,16 +18,20 @@ function operation(id: string, r: RouteSpec): Json {
   }
   if (r.body) op['requestBody'] = { required: true, content: { 'application/json': { schema: plain(r.body) } } };
   const error = { description: 'Refused: the reason, one line', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } } };
-  op['responses'] = {
+  const responses: Record<string, Json> = {
     [String(r.status)]: successOf(r),
     ...(r.auth ? { '401': { ...error, description: 'No token, or a revoked or expired one' } } : {}),
     ...(r.rateLimited ? { '429': { ...error, description: 'Too many requests from this client' } } : {}),
     '4XX': error,
     '5XX': { ...error, description: 'The service failed' },
   };
+  // Not required: a proxy in front of the service may answer a 5XX of its own.
+  op['responses'] = Object.fromEntries(Object.entries(responses).map(([status, answer]) => [status, { ...answer, headers: VERSION_HEADER }]));
   op['security'] = r.auth ? [{ bearerAuth: [] }] : [];
   return op;
 }
+
+const VERSION_HEADER = { [SERVICE_VERSION_HEADER]: { $ref: '#/components/headers/ServiceVersion' } };
 
 function successOf(r: RouteSpec): Json {
   if (r.response) return { description: 'Success', content: { 'application/json': { schema: plain(r.response) } } };
@@ -51,6 +55,9 @@ export function openApiDocument(): Json {
     components: {
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API token: dvt_ and 43 base64url characters' } },
       schemas: { ErrorBody: plain(ErrorBody) },
+      headers: {
+        ServiceVersion: { description: 'The devtool version the service runs (semver), on every answer', schema: { type: 'string' } },
+      },
     },
     paths,
   };

@@ -15,6 +15,11 @@ export const CLI_CLIENT_ID = 'devtool-cli';
 export const ANALYTICS_ACTION_PATTERN = '^[a-z][a-z0-9-]*( [a-z][a-z0-9-]*){0,3}$';
 /** The Upgrade protocol of the build tunnel: BuildKit's gRPC stream, carried through the service. */
 export const BUILD_TUNNEL_PROTOCOL = 'devtool-buildkit';
+/**
+ * The header on every answer of the service that names the devtool version it runs: a client
+ * learns it from whatever call it makes anyway (the CLI's newer-version notice), no extra request.
+ */
+export const SERVICE_VERSION_HEADER = 'devtool-version';
 
 /**
  * Names of namespaces, users, pipelines and previews are DNS labels (dns-label.ts). A user's

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { createAccount } from './accounts.ts';
 import { type App, buildApp, type ServiceConfig } from './app.ts';
-import { type RouteSpec, routes } from '../api/routes.ts';
+import { type RouteSpec, routes, SERVICE_VERSION_HEADER } from '../api/routes.ts';
 import { MemoryStore } from './store/memory.ts';
 import { newToken } from './tokens.ts';
 
@@ -56,6 +56,27 @@ describe('service API', () => {
     const me = refusal(await h.app.inject({ method: 'GET', url: '/api/v1/me' }));
     assert.equal(me.status, 401);
     assert.match(me.error, /missing API token.*devtool context use https:\/\/devtool\.example/);
+  });
+
+  test('every answer names the version the service runs, refusals and unknown paths too', async () => {
+    const h = await harness({ version: '1.4.0-rc.2' });
+    const answers = [
+      await h.app.inject({ method: 'GET', url: '/api/v1/info' }),
+      await h.app.inject({ method: 'GET', url: '/api/v1/me' }),
+      await h.app.inject({ method: 'POST', url: '/api/v1/namespaces', payload: { name: 'x' } }),
+      await h.app.inject({ method: 'GET', url: '/api/v1/nothing-here' }),
+      await h.app.inject({ method: 'GET', url: '/healthz' }),
+    ];
+    assert.deepEqual(
+      answers.map((a) => [a.statusCode, a.headers[SERVICE_VERSION_HEADER]]),
+      [
+        [200, '1.4.0-rc.2'],
+        [401, '1.4.0-rc.2'],
+        [401, '1.4.0-rc.2'],
+        [404, '1.4.0-rc.2'],
+        [200, '1.4.0-rc.2'],
+      ],
+    );
   });
 
   test('an unknown or malformed token is refused with one line naming how to log in again', async () => {

@@ -4,6 +4,7 @@
  * or refused token, a taken name... all answer 4xx with `{ error: "one line" }`.
  */
 import rateLimit from '@fastify/rate-limit';
+import { SERVICE_VERSION_HEADER } from '../api/routes.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import Fastify, { type FastifyError, type FastifyReply, type FastifyServerOptions } from 'fastify';
@@ -143,6 +144,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   });
   app.addHook('onSend', async (_request, reply) => {
     if (closing) reply.header('connection', 'close');
+    reply.header(SERVICE_VERSION_HEADER, ctx.config.version);
   });
 
   const auth = authenticator(ctx);

@@ -54,6 +54,11 @@ export interface Factory {
   /** A client of the devtool service at `url`, with the user's API token when there is one. Made when asked for. */
   service(target: { url: string; token?: string; timeoutMs?: number }): Promise<ServiceClient>;
   /**
+   * By service URL, the devtool version each service this command talked to named in its latest
+   * answer (the newer-version notice: service/version-notice.ts).
+   */
+  serviceVersions(): ReadonlyMap<string, string>;
+  /**
    * The user's own short-lived Kubernetes credentials on a service context, cached in the devtool
    * home and fetched again before they expire (kube() on a service context uses them).
    */
@@ -100,7 +105,18 @@ export function createFactory(opts: FactoryOptions): Factory {
     const timeouts = env ? { timeoutMs: env.responseMs, connectTimeoutMs: env.connectMs, notice: warn } : { timeoutMs };
     return new ServiceClient({ url, ...(token ? { token } : {}), ...(ca ? { ca } : {}), ...timeouts });
   };
-  const service = opts.clients?.service ?? realService;
+  const madeClients: { url: string; client: ServiceClient }[] = [];
+  const makeService = opts.clients?.service ?? realService;
+  const service: Factory['service'] = async (target) => {
+    const client = await makeService(target);
+    madeClients.push({ url: target.url, client });
+    return client;
+  };
+  const serviceVersions = () => {
+    const versions = new Map<string, string>();
+    for (const { url, client } of madeClients) if (client.serviceVersion) versions.set(url, client.serviceVersion);
+    return versions;
+  };
   const kubeCredentials: Factory['kubeCredentials'] = async (context) => {
     const token = context.token;
     if (!token) {
@@ -136,6 +152,7 @@ export function createFactory(opts: FactoryOptions): Factory {
         return KubeClient.create(context, opts.env, namespace, context.isDevtool ? await kubeCredentials(context) : undefined, warn);
       }),
     service,
+    serviceVersions,
     kubeCredentials,
   };
 }

@@ -59,6 +59,10 @@ export class DevtoolHome {
   get analyticsSpool(): string {
     return join(this.root, 'analytics-spool.jsonl');
   }
+  /** When the CLI last told of a newer devtool on each service (service/version-notice.ts). */
+  get versionNoticeFile(): string {
+    return join(this.root, 'version-notice.json');
+  }
   /** Shallow clones of the repositories of manifests' `dependencies`, kept to be updated by later deploys. */
   get dependenciesDir(): string {
     return join(this.root, 'dependencies');

@@ -14,6 +14,7 @@ import { DevtoolError, ExitCode } from '../base/errors.ts';
 import { commandHelp, rootHelp } from './help.ts';
 import { parseCommandLine, type ParsedCommandLine } from './parse.ts';
 import { globalOptions, type CommandSpec } from './spec.ts';
+import { hostPlatform } from '../base/platform.ts';
 import { oneLine } from '../base/text.ts';
 import { styleFor, type Style } from '../io/style.ts';
 
@@ -59,6 +60,7 @@ export async function runCli(argv: readonly string[], rootCommand: CommandSpec, 
   if (!spec.hidden) {
     f.analytics.track(path.join(' '), code === ExitCode.ok, currentUserId(f));
     await sendAnalytics(f);
+    if (code === ExitCode.ok && wantsNotices(f, invocation.string('output'))) await tellNewerVersions(f);
   }
   f.log.debug(`exit ${code}`);
   f.log.close();
@@ -129,6 +131,36 @@ async function sendAnalytics(f: Factory): Promise<void> {
     f.log.debug(`analytics: ${sent} record(s) sent to ${service.url}`);
   } catch (err) {
     f.log.fileOnly(`analytics: not sent: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Notices beside a command's output are for a person: a terminal on stderr, warnings shown
+ * (--loglevel error hides them), and no --output format asked for. A failure keeps its one line.
+ */
+function wantsNotices(f: Factory, output: string | undefined): boolean {
+  return Boolean(f.io.stderr.isTTY) && f.log.shows('warn') && output === undefined;
+}
+
+/** The service runs a newer devtool: one line, once a day per service (service/version-notice.ts). Never fails the command. */
+async function tellNewerVersions(f: Factory): Promise<void> {
+  const seen = f.serviceVersions();
+  if (seen.size === 0) return;
+  try {
+    // Loaded only after a service answered: the start-up bundle does not run it.
+    const notice = await import('../service/version-notice.ts');
+    notice.tellNewerVersions(
+      {
+        cliVersion: f.version,
+        now: () => f.now(),
+        stampFile: f.home.versionNoticeFile,
+        machine: { platform: hostPlatform, arch: process.arch },
+        tell: (line) => f.log.warn(line),
+      },
+      seen,
+    );
+  } catch (err) {
+    f.log.fileOnly(`version notice: ${(err as Error).message}`);
   }
 }
 

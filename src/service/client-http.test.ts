@@ -61,6 +61,24 @@ test('a request carries the token, the JSON body with its length, and the path p
   assert.equal(seen[1]!.headers['content-type'], undefined);
 });
 
+test('the client keeps the devtool version named by the latest answer, a refusal too, and keeps it when an answer names none', async () => {
+  const versions = ['0.3.0', '0.4.0-rc.1', undefined];
+  const url = await serve((_req, res) => {
+    const version = versions.shift();
+    const headers = version ? { 'devtool-version': version } : {};
+    if (version === '0.4.0-rc.1') return res.writeHead(403, { ...headers, 'content-type': 'application/json' }).end('{"error":"no"}');
+    res.writeHead(200, { ...headers, 'content-type': 'application/json' }).end('{"name":"a","admin":false,"namespace":"a-devtool"}');
+  });
+  const c = new ServiceClient({ url, token: 'dvt_t' });
+  assert.equal(c.serviceVersion, undefined);
+  await c.call('me');
+  assert.equal(c.serviceVersion, '0.3.0');
+  await assert.rejects(c.call('me'), ServiceError);
+  assert.equal(c.serviceVersion, '0.4.0-rc.1');
+  await c.call('me');
+  assert.equal(c.serviceVersion, '0.4.0-rc.1');
+});
+
 test('a redirect is not followed (the token would go along): one line naming where it points', async () => {
   let followed = 0;
   const elsewhere = await serve((_req, res) => {

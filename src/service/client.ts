@@ -16,6 +16,7 @@ import {
   type RouteName,
   type RouteSpec,
   routes,
+  SERVICE_VERSION_HEADER,
   type TokenGrantAnswerBody,
 } from '../../api/routes.ts';
 import { type Answer, exchange } from './http.ts';
@@ -63,6 +64,11 @@ export class ServiceError extends DevtoolError {
 }
 
 export class ServiceClient {
+  /**
+   * The devtool version the service named in its latest answer (SERVICE_VERSION_HEADER of
+   * api/schemas.ts), undefined until one names it: what the newer-version notice reads.
+   */
+  serviceVersion: string | undefined;
   private readonly base: string;
   private readonly timeoutMs: number;
   /** The CAs an https: service is checked against, when the user trusts one more than the system's. */
@@ -147,6 +153,8 @@ export class ServiceClient {
       const why = e.code && UNTRUSTED_CODES.has(e.code) ? await untrustedLine(this.base, e.code) : inWords(e.code, e.message);
       throw new DevtoolError(`cannot reach the devtool service at ${this.base}: ${why}`);
     }
+    const version = res.headers[SERVICE_VERSION_HEADER];
+    if (typeof version === 'string' && version !== '') this.serviceVersion = version;
     const { status, text } = res;
     if (status >= 200 && status < 300) return text === '' || route.textStream ? undefined : JSON.parse(text);
     if (status >= 300 && status < 400) {

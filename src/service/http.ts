@@ -5,7 +5,7 @@
  * connections alive too (Node 20), but an idle pooled socket does not hold the process.
  * No proxy: like the fetch this replaces (Node 20's ignores HTTP(S)_PROXY), requests go direct.
  */
-import type { IncomingMessage, RequestOptions } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http';
 import { SLOW_MS } from '../base/network-timeouts.ts';
 
 export interface Exchange {
@@ -35,6 +35,8 @@ export interface Answer {
   status: number;
   /** Where a redirect points (the client follows none). */
   location?: string;
+  /** The answer's headers, names in lower case; none when the connection closed before an answer. */
+  headers: IncomingHttpHeaders;
   text: string;
 }
 
@@ -100,7 +102,7 @@ function once(x: Exchange): Promise<Answer> {
       clearTimeout(connectTimer);
       clearTimeout(slowTimer);
       const location = answer?.headers.location;
-      resolve({ status: answer?.statusCode ?? 502, text, ...(location ? { location } : {}) });
+      resolve({ status: answer?.statusCode ?? 502, headers: answer?.headers ?? {}, text, ...(location ? { location } : {}) });
     };
     const fail = (err: Error) => {
       if (streaming) return finish();
