@@ -19,7 +19,17 @@ import { agentKeptOnClaim, agentMissing, recordAgentOnClaim } from './agent-cach
 import { agentArch, agentImagePullError } from './agent-delivery.ts';
 import { readNodeArch, type AgentCopies } from './agent-inject.ts';
 import { AGENT_SSH_PORT, buildDevObjects, copiesAgent, type DevObjects } from './mirror.ts';
-import { AGENT_UNPULLED_ANNOTATION, DEV_POD_LABEL, FOLDER_ANNOTATION, mirrorName, ofSpec, ORIGIN_ANNOTATION, SPEC_HASH_ANNOTATION } from './names.ts';
+import { devVersionRule } from './dev-version.ts';
+import {
+  AGENT_UNPULLED_ANNOTATION,
+  DEV_POD_LABEL,
+  DEV_VERSION_ANNOTATION,
+  FOLDER_ANNOTATION,
+  mirrorName,
+  ofSpec,
+  ORIGIN_ANNOTATION,
+  SPEC_HASH_ANNOTATION,
+} from './names.ts';
 import { originOf } from './origin.ts';
 import { type PodWatchApi, watchPodStart } from './pod-start.ts';
 import { checkPodSecurity } from './pod-security.ts';
@@ -30,6 +40,8 @@ import { checkDevelopable, kindWord, type OriginalKind, type OriginalObject } fr
 import { takeOverFirstPodClaims } from './statefulset-claims.ts';
 
 export interface ActivateOptions {
+  /** This CLI's version, recorded on the dev Deployment; another version's dev container is replaced or refused (dev-version.ts). */
+  devtoolVersion: string;
   extraEnv: Record<string, string>;
   /** The devtool-bin image; undefined: none is known, the agent is copied in through the API (agent-inject.ts). */
   agentImage: string | undefined;
@@ -92,6 +104,13 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
     const next = other.gone ? `run 'devtool down' here to take it over` : `run 'devtool down' there first`;
     throw new DevtoolError(`${t.devName} is already in development from ${other.where} (deployment ${name} in namespace ${t.namespace}); ${next}`);
   }
+  if (activeFrom) {
+    // Active from this folder: its dev pod runs the agent of the version whose `up` made it.
+    const existing = await mirrorOnce();
+    const rule = existing ? devVersionRule(t.devName, existing.metadata?.annotations?.[DEV_VERSION_ANNOTATION], o.devtoolVersion) : { kind: 'same' as const };
+    if (rule.kind === 'refuse') throw new DevtoolError(rule.error);
+    if (rule.kind === 'replace') o.step(rule.step);
+  }
   if (found?.kind === 'StatefulSet') checkDevelopable(found);
   const original: OriginalObject = found ?? standaloneOriginal(t.devName, t.dev.image ?? keptImage(mirror) ?? (await o.standaloneImage()));
   let agentImage = o.agentImage;
@@ -113,6 +132,7 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
       extraEnv: o.extraEnv,
       agentImage,
       folder: t.folder,
+      devtoolVersion: o.devtoolVersion,
       hostPrivateKey: o.hostPrivateKey,
       clientPublicKey: o.clientPublicKey,
       syncthing: o.syncthing,

@@ -15,7 +15,7 @@ import type { DevService } from '../manifest/model.ts';
 // UPDATE_GOLDEN=1 rewrites expected.yaml; review the diff before committing it.
 const dir = join(import.meta.dirname, 'testdata');
 
-function build(name: string, more: { agentOnClaim?: boolean; agentImage?: undefined } = {}) {
+function build(name: string, more: { agentOnClaim?: boolean; agentImage?: undefined; devtoolVersion?: string } = {}) {
   const original = parse(readFileSync(join(dir, name, 'original.yaml'), 'utf8')) as OriginalObject;
   const file = join(dir, name, 'devtool.yml');
   const [devName, dev] = Object.entries(loadManifestText(readFileSync(file, 'utf8'), file, { cwd: dir, env: {} }).services)[0]!;
@@ -27,6 +27,7 @@ function build(name: string, more: { agentOnClaim?: boolean; agentImage?: undefi
     extraEnv: parseAssignments(JSON.parse(readFileSync(join(dir, name, 'env.json'), 'utf8')) as string[], '--env'),
     agentImage: 'localhost:5000/devtool-bin:0.1.0',
     folder: '0123456789abcdef',
+    devtoolVersion: '0.1.0',
     hostPrivateKey: '-----BEGIN OPENSSH PRIVATE KEY-----\nHOST\n-----END OPENSSH PRIVATE KEY-----\n',
     clientPublicKey: 'ssh-ed25519 AAAACLIENT devtool',
     ...more,
@@ -58,6 +59,7 @@ test('the original object is not modified', () => {
     extraEnv: {},
     agentImage: 'i',
     folder: 'f',
+    devtoolVersion: '0.1.0',
     hostPrivateKey: 'h',
     clientPublicKey: 'c',
   });
@@ -76,6 +78,7 @@ test('a missing container is named with the ones that exist', () => {
         extraEnv: {},
         agentImage: 'i',
         folder: 'f',
+        devtoolVersion: '0.1.0',
         hostPrivateKey: 'h',
         clientPublicKey: 'c',
       }),
@@ -96,10 +99,25 @@ test('the spec hash follows the dev spec', () => {
     extraEnv: {},
     agentImage: 'localhost:5000/devtool-bin:0.1.0',
     folder: 'f',
+    devtoolVersion: '0.1.0',
     hostPrivateKey: 'h',
     clientPublicKey: 'c',
   });
   assert.notEqual(c.deployment.metadata.annotations!['devtool.dev/dev-spec-hash'], a);
+});
+
+test("the dev Deployment records the CLI's version, and another version's dev pod rolls even with the agent copied in", () => {
+  const hash = (o: ReturnType<typeof build>) => [
+    o.deployment.metadata.annotations!['devtool.dev/dev-spec-hash'],
+    o.deployment.spec?.template.metadata?.annotations?.['devtool.dev/dev-spec-hash'],
+  ];
+  const older = build('minimal', { agentImage: undefined });
+  const newer = build('minimal', { agentImage: undefined, devtoolVersion: '0.2.0' });
+  assert.equal(older.deployment.metadata.annotations!['devtool.dev/dev-version'], '0.1.0');
+  assert.equal(newer.deployment.metadata.annotations!['devtool.dev/dev-version'], '0.2.0');
+  // The pod template's own annotation changes too: that is what makes Kubernetes replace the pod.
+  assert.notEqual(hash(newer)[1], hash(older)[1]);
+  assert.equal(hash(newer)[0], hash(newer)[1]);
 });
 
 test('the agent contract carries the keys and nothing the agent would reject', () => {

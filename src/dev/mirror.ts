@@ -11,7 +11,16 @@ import type { V1Capabilities, V1Container, V1EnvVar, V1ObjectMeta, V1Probe, V1Se
 import { DevtoolError } from '../base/errors.ts';
 import { environmentLabels, MANAGED_BY, MANAGED_BY_LABEL } from '../kube/labels.ts';
 import type { DeploymentObject, PersistentVolumeClaimObject } from '../kube/objects.ts';
-import { DEV_LABEL, DEV_POD_LABEL, FOLDER_ANNOTATION, ORIGINAL_ANNOTATION, SPEC_HASH_ANNOTATION, mirrorName, stableJson } from './names.ts';
+import {
+  DEV_LABEL,
+  DEV_POD_LABEL,
+  DEV_VERSION_ANNOTATION,
+  FOLDER_ANNOTATION,
+  ORIGINAL_ANNOTATION,
+  SPEC_HASH_ANNOTATION,
+  mirrorName,
+  stableJson,
+} from './names.ts';
 import { sha256 } from '../base/hash.ts';
 import type { DevService } from '../manifest/model.ts';
 import { kindWord, mirrorSourceSpec, type OriginalObject } from './statefulset.ts';
@@ -39,6 +48,8 @@ export interface MirrorInput {
   agentImage: string | undefined;
   /** folderHash() of the folder `up` runs from. */
   folder: string;
+  /** This CLI's version: recorded on the dev Deployment and part of its spec hash (dev-version.ts). */
+  devtoolVersion: string;
   /** The agent's SSH host key (private) and the CLI's client public key. */
   hostPrivateKey: string;
   clientPublicKey: string;
@@ -119,6 +130,8 @@ export function buildDevObjects(input: MirrorInput): DevObjects {
     stableJson({
       dev,
       extraEnv: input.extraEnv,
+      // Another version's `up` rolls the pod: it runs the agent of the version that made it.
+      devtoolVersion: input.devtoolVersion,
       image: input.agentImage ?? AGENT_COPIED_IN,
       agentConfig,
       template: original.spec?.template,
@@ -202,7 +215,12 @@ export function buildDevObjects(input: MirrorInput): DevObjects {
     metadata: {
       name,
       labels: { ...original.metadata.labels, ...labels },
-      annotations: { [ORIGINAL_ANNOTATION]: original.metadata.name, [FOLDER_ANNOTATION]: input.folder, [SPEC_HASH_ANNOTATION]: specHash },
+      annotations: {
+        [ORIGINAL_ANNOTATION]: original.metadata.name,
+        [FOLDER_ANNOTATION]: input.folder,
+        [SPEC_HASH_ANNOTATION]: specHash,
+        [DEV_VERSION_ANNOTATION]: input.devtoolVersion,
+      },
     },
     spec,
   };

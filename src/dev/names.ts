@@ -22,6 +22,11 @@ export const REPLICAS_ANNOTATION = 'devtool.dev/dev-replicas';
 export const ORIGINAL_HASH_ANNOTATION = 'devtool.dev/dev-original-hash';
 /** On the mirror: the original it replaces. */
 export const ORIGINAL_ANNOTATION = 'devtool.dev/dev-original';
+/**
+ * On the dev Deployment: the devtool version whose `up` made it, so its pod runs that version's
+ * agent (dev-version.ts). Dev Deployments without it were made by devtool 0.1.0.
+ */
+export const DEV_VERSION_ANNOTATION = 'devtool.dev/dev-version';
 /** On the mirror (and its pod template): a hash of the dev spec and agent config; a change rolls the pod. */
 export const SPEC_HASH_ANNOTATION = 'devtool.dev/dev-spec-hash';
 

@@ -26,6 +26,7 @@ test('a standalone dev Deployment is a dev container of an original that exists 
     extraEnv: {},
     agentImage: 'localhost:5000/devtool-bin:0.1.0',
     folder: '0123456789abcdef',
+    devtoolVersion: '0.1.0',
     hostPrivateKey: 'HOST',
     clientPublicKey: 'CLIENT',
   });

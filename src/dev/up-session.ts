@@ -130,6 +130,7 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
     // This machine's sync end starts now, while the dev pod does (FileSync.startLocal).
     if (syncPlan) sync = createFileSync(f, t, syncPlan, started, { reset: o.reset, notice: (m) => progress.warn(m) });
     const activation = activate(client, t, {
+      devtoolVersion: f.version,
       syncthing: syncPlan?.remoteSection,
       extraEnv: o.extraEnv,
       agentImage: image?.image,
