@@ -9,7 +9,7 @@
  * - a newer version: `up` refuses before it changes anything, saying what to run; this CLI cannot
  *   know what that version's dev pod needs.
  * `down` restores any of them: what it reads (names.ts, on the original) is the same in every
- * version, and `status` reads only this machine's `up` (sync/status.ts).
+ * version, and `status` asks only the Syncthings of the `up` running on this machine (sync/status.ts).
  */
 import { isNewerVersion } from '../base/semver.ts';
 
