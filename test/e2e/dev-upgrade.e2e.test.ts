@@ -89,8 +89,16 @@ test(`an older dev container: status reads the running up, up replaces its pod, 
   );
   const replaced = await mirror();
   assert.equal(replaced.metadata?.annotations?.['devtool.dev/dev-version'], VERSION);
-  const pod = (await readyPod())?.metadata?.name;
-  assert.ok(pod && pod !== olderPod, `the dev pod ${olderPod} is replaced (now ${pod})`);
+  // The API server may say ready a moment after up does (its agent answered first).
+  await waitFor(
+    `a dev pod other than ${olderPod}, of this version's spec`,
+    async () => {
+      const p = await readyPod();
+      const hash = p?.metadata?.annotations?.['devtool.dev/dev-spec-hash'];
+      return p !== undefined && p.metadata?.name !== olderPod && hash === replaced.metadata?.annotations?.['devtool.dev/dev-spec-hash'];
+    },
+    60_000,
+  );
   // The volume stayed: the file synced before is there, and the sync goes on.
   const kept = dev(['exec', '--', 'cat', '/app/kept.txt']);
   assert.equal(kept.stdout, 'synced before the upgrade\n', kept.stderr);
