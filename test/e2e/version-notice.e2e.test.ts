@@ -11,7 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { type InProcessService, inProcessService } from '../in-process-service.ts';
-import { createSandbox, runDevtool, type Sandbox } from './cli.ts';
+import { createSandbox, type Sandbox, spawnDevtool } from './cli.ts';
 import { runInPty } from './pty.ts';
 
 const NEWER = '99.0.0';
@@ -21,10 +21,13 @@ let sandbox: Sandbox;
 before(async () => {
   service = await inProcessService({ version: NEWER });
   sandbox = createSandbox();
-  // Without a terminal: logging in tells nothing.
-  const login = runDevtool(['context', 'use', service.address, '--token', service.alice.token], { env: sandbox.env });
-  assert.equal(login.code, 0, login.stderr);
-  assert.doesNotMatch(login.stderr, /runs devtool/);
+  // Without a terminal: logging in tells nothing. Not spawnSync: the service answers from this process.
+  const login = spawnDevtool(['context', 'use', service.address, '--token', service.alice.token], { env: sandbox.env });
+  let stderr = '';
+  login.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const code = await new Promise((resolve) => login.once('exit', resolve));
+  assert.equal(code, 0, stderr);
+  assert.doesNotMatch(stderr, /runs devtool/);
 });
 
 after(() => service?.close());
