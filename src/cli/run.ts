@@ -147,7 +147,7 @@ async function tellNewerVersions(f: Factory): Promise<void> {
   const seen = f.serviceVersions();
   if (seen.size === 0) return;
   try {
-    // Loaded only after a service answered: the start-up bundle does not run it.
+    // Initialized only after a service answered: the start-up bundle carries it but does not run it.
     const notice = await import('../service/version-notice.ts');
     notice.tellNewerVersions(
       {
