@@ -2,11 +2,11 @@
  * `npm run release [-- --npm-only] [-- --push] [-- --out DIR]`: writes a release of this checkout
  * under release/, or DIR (docs/releasing.md):
  *   release/npm/      the CLI package and one package per platform (npm.ts)
- *   release/images/   the OCI image archives, by `images.sh OUT_DIR [--push]` (in this folder)
+ *   release/images/   the OCI image archives, by `images.sh OUT_DIR` (in this folder)
  *   release/chart/    the packaged Helm chart, by `chart.sh OUT_DIR` (in this folder)
  *   release/SHA256SUMS
- * The image and chart steps run when their scripts exist; --npm-only skips them; --push is handed
- * to images.sh, which then pushes the images to DEVTOOL_RELEASE_REGISTRY.
+ * --npm-only skips the images and the chart; --push then pushes the images to
+ * DEVTOOL_RELEASE_REGISTRY (`images.sh push OUT_DIR`), once everything else is written.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -45,22 +45,25 @@ rmSync(release, { recursive: true, force: true });
 
 buildNpmPackages(root, release);
 if (!npmOnly) {
-  for (const [script, out, extra] of [
-    ['images.sh', 'images', push ? ['--push'] : []],
-    ['chart.sh', 'chart', []],
-  ] as const) {
-    const path = join(root, 'scripts/release', script);
-    if (!existsSync(path)) {
-      process.stderr.write(`release: no scripts/release/${script}: no release/${out}/\n`);
-      continue;
-    }
-    execFileSync('bash', [path, join(release, out), ...extra], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
-  }
+  releaseScript('images.sh', release);
+  releaseScript('chart.sh', release);
 }
 
 const files = listFiles(release).map((path) => ({ path: relative(release, path), sha256: createHash('sha256').update(readFileSync(path)).digest('hex') }));
 writeFileSync(join(release, 'SHA256SUMS'), sha256Sums(files));
 process.stderr.write(`release: ${files.length} files and SHA256SUMS in ${release}\n`);
+if (push) releaseScript('images.sh', 'push', release);
+
+/** Runs a script of scripts/release/ in the checkout, its output to ours; a failure ends the release in one line. */
+function releaseScript(script: string, ...args: string[]): void {
+  try {
+    execFileSync('bash', [join(root, 'scripts/release', script), ...args], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+  } catch (err) {
+    const code = (err as { status?: number | null }).status ?? 1;
+    process.stderr.write(`release: scripts/release/${script} ${args.join(' ')} failed (exit ${code})\n`);
+    process.exit(1);
+  }
+}
 
 function listFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
