@@ -27,11 +27,14 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/layer/opt/devtool" "$work/layer/usr/local/bin"
 install -m 644 "$bundle" "$work/layer/opt/devtool/devtool.cjs"
-# Laid out as a packaged release: the BuildKit client (images built on the hosted builder) in bin/
-# beside a package.json that names the package root.
+# Laid out as an installed release (src/binaries/host-binary.ts): a package.json that names the
+# package root, and the platform package beside it with the BuildKit client (images built on the
+# hosted builder) in its bin/.
 printf '{"name":"devtool","version":"%s"}\n' "$version" >"$work/layer/opt/devtool/package.json"
-case $(uname -m) in aarch64 | arm64) arch=arm64 ;; *) arch=amd64 ;; esac # the node's: the runner runs on this cluster
-install -D -m 755 "$buildkit_client" "$work/layer/opt/devtool/bin/devtool-buildkit-linux-$arch"
+case $(uname -m) in aarch64 | arm64) arch=arm64 ;; *) arch=x64 ;; esac # the node's, as Node names it: the runner runs on this cluster
+platform_package=$work/layer/opt/devtool/node_modules/devtool-linux-$arch
+install -D -m 755 "$buildkit_client" "$platform_package/bin/devtool-buildkit"
+printf '{"name":"devtool-linux-%s","version":"%s"}\n' "$arch" "$version" >"$platform_package/package.json"
 install -m 755 "$kubectl_bin" "$work/layer/usr/local/bin/kubectl"
 install -m 755 "$helm_bin" "$work/layer/usr/local/bin/helm"
 printf '#!/bin/sh\nexec node /opt/devtool/devtool.cjs "$@"\n' >"$work/layer/usr/local/bin/devtool"

@@ -75,6 +75,8 @@ kubectl_path() {
 
 buildkit_path() { GOARCH=$2 bash "$root/buildkit/build.sh" "$1-path" | tail -n 1; }
 helm_path() { GOARCH=$1 bash "$root/cluster/helm.sh" path | tail -n 1; }
+# Go's architecture name as Node (and so a platform package's name) spells it.
+node_arch() { if [[ $1 == amd64 ]]; then echo x64; else echo "$1"; fi; }
 
 # --- what each image is -----------------------------------------------------------------------
 
@@ -125,7 +127,8 @@ own_layer() {
       # As scripts/runner-image.sh lays it out: a packaged release's tree under /opt/devtool.
       install -D -m 644 "$root/dist/devtool-runner.cjs" "$dir/opt/devtool/devtool.cjs"
       printf '{"name":"devtool","version":"%s"}\n' "$VERSION" >"$dir/opt/devtool/package.json"
-      install -D -m 755 "$(buildkit_path client "$arch")" "$dir/opt/devtool/bin/devtool-buildkit-linux-$arch"
+      install -D -m 755 "$(buildkit_path client "$arch")" "$dir/opt/devtool/node_modules/devtool-linux-$(node_arch "$arch")/bin/devtool-buildkit"
+      printf '{"name":"devtool-linux-%s","version":"%s"}\n' "$(node_arch "$arch")" "$VERSION" >"$dir/opt/devtool/node_modules/devtool-linux-$(node_arch "$arch")/package.json"
       install -D -m 755 "$(kubectl_path "$arch")" "$dir/usr/local/bin/kubectl"
       install -D -m 755 "$(helm_path "$arch")" "$dir/usr/local/bin/helm"
       printf '#!/bin/sh\nexec node /opt/devtool/devtool.cjs "$@"\n' >"$dir/usr/local/bin/devtool"
@@ -142,7 +145,7 @@ main_programs() {
     devtool-bin) echo devtool-bin/devtool-agent devtool-bin/syncthing ;;
     devtool-service | devtool-ingress) echo usr/bin/node usr/lib/*-linux-gnu/libc.so.6 ;;
     devtool-caddy) echo usr/bin/caddy ;;
-    devtool-runner) echo usr/bin/node usr/bin/git usr/local/bin/kubectl usr/local/bin/helm "opt/devtool/bin/devtool-buildkit-linux-$2" ;;
+    devtool-runner) echo usr/bin/node usr/bin/git usr/local/bin/kubectl usr/local/bin/helm "opt/devtool/node_modules/devtool-linux-$(node_arch "$2")/bin/devtool-buildkit" ;;
     devtool-builder) echo usr/local/bin/buildkitd usr/local/bin/devtool-buildkit-gateway usr/sbin/runc usr/sbin/xtables-nft-multi ;;
   esac
 }
