@@ -42,12 +42,11 @@ test('a release image by tag and digest', () => {
   assert.equal(releaseImageReference('unreachable.invalid/devtool', 'devtool-bin', '1.2.3', DIGEST), `unreachable.invalid/devtool/devtool-bin:1.2.3@${DIGEST}`);
 });
 
-test('the release registry: host, port and path as a repository allows, a trailing slash dropped', () => {
+test('the release registry: host, port and path as a repository allows, as it is', () => {
   for (const ok of ['ghcr.io/devtool-dev', 'localhost:5000/team', 'registry.example.com', 'unreachable.invalid/devtool', 'r.io/a/b_c/d.e']) {
     assert.equal(releaseRegistry(ok, 'DEVTOOL_RELEASE_REGISTRY'), ok);
   }
-  assert.equal(releaseRegistry('ghcr.io/devtool-dev/', 'DEVTOOL_RELEASE_REGISTRY'), 'ghcr.io/devtool-dev');
-  for (const bad of ['', 'ghcr.io/DevTool', 'https://ghcr.io/x', 'ghcr.io//x', 'ghcr.io/x y', 'ghcr.io/x:1']) {
+  for (const bad of ['', 'ghcr.io/devtool-dev/', ' ghcr.io/x', 'ghcr.io/DevTool', 'https://ghcr.io/x', 'ghcr.io//x', 'ghcr.io/x y', 'ghcr.io/x:1']) {
     assert.throws(
       () => releaseRegistry(bad, 'DEVTOOL_RELEASE_REGISTRY'),
       new RegExp(`^Error: DEVTOOL_RELEASE_REGISTRY '${bad.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}' is not a registry`),

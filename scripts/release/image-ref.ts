@@ -34,16 +34,16 @@ export function layoutIndexDigest(indexJson: string, version: string, where: str
 
 /**
  * A registry and namespace images can be named under (`host[:port][/path]`, lower case, as an image
- * reference's repository allows), without a trailing slash; `what` names the setting in the error.
+ * reference's repository allows); `what` names the setting in the error. Taken as it is, never
+ * trimmed: images.sh and chart.sh name the images with the same value (registry.sh).
  */
 export function releaseRegistry(value: string, what: string): string {
-  const registry = value.trim().replace(/\/+$/, '');
   const component = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
   const host = '[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?(?::[0-9]+)?';
-  if (!new RegExp(`^${host}(?:/${component})*$`).test(registry)) {
+  if (!new RegExp(`^${host}(?:/${component})*$`).test(value)) {
     throw new Error(`${what} '${value}' is not a registry to name images under (host[:port][/path], e.g. ghcr.io/devtool-dev)`);
   }
-  return registry;
+  return value;
 }
 
 /** The release's image `name` by tag and digest, so that it runs exactly what was released. */
