@@ -2,12 +2,13 @@
 # The release's images, each an OCI image layout archive holding one image index for linux/amd64 and
 # linux/arm64, built from this checkout without running anything of arm64 (no QEMU):
 #
-#   images.sh OUT_DIR         writes OUT_DIR/images/<name>-<version>.tar for every image, then checks them
-#   images.sh check OUT_DIR   reads each archive: an index of two manifests, each config's architecture,
-#                             and the ELF machine of the image's main programs in each
-#   images.sh push OUT_DIR    pushes each archive to <registry>/<name>:<version> as a multi-arch index
-#                             (registry.sh: $DEVTOOL_RELEASE_REGISTRY or the project's); prints
-#                             "<name> <reference>@<digest>" per image
+#   images.sh OUT_DIR [NAME...]        writes OUT_DIR/images/<name>-<version>.tar for every image (or
+#                                      the NAMEs), then checks them
+#   images.sh check OUT_DIR [NAME...]  reads each archive: an index of two manifests, each config's
+#                                      architecture, and the ELF machine of the image's main programs
+#   images.sh push OUT_DIR             pushes each archive to <registry>/<name>:<version> as a multi-arch
+#                                      index (registry.sh: $DEVTOOL_RELEASE_REGISTRY or the project's);
+#                                      prints "<name> <reference>@<digest>" per image
 #
 # The images (the chart's, and the agent's image the CLI runs in dev pods):
 #   devtool-bin      the agent and Syncthing (agent/build.sh), FROM scratch
@@ -22,7 +23,8 @@
 # (debian-arch.sh). Everything is cached under $DEVTOOL_BUILD_CACHE (/var/cache/devtool-build):
 # the flattened bases per recipe and architecture, keyed by the cluster image's digest, and the .debs.
 # Needs root (owners in the root file systems), Go, jq, and the local cluster's registry (the amd64
-# Debian bases are built there). Progress goes to stderr.
+# Debian bases are built there); devtool-bin alone needs only Go and jq: `npm run release` builds it
+# first, since the CLI package names it. Progress goes to stderr.
 set -euo pipefail
 
 RELEASE_DIR=$(cd "$(dirname "$0")" && pwd)
@@ -256,13 +258,15 @@ check_layout() {
   done
 }
 
+# check_all OUT_DIR NAME...
 check_all() {
   local out=$1 name problem
-  for name in "${IMAGES[@]}"; do
+  shift
+  for name in "$@"; do
     CHECK_NAME=$name
     problem=$(with_layout "$out/images/$name-$VERSION.tar" check_layout) || rdie "$name-$VERSION.tar: $problem"
   done
-  rlog "checked ${#IMAGES[@]} archives in $out/images: an index of ${ARCHES[*]} each, programs of the right machine"
+  rlog "checked $# archive(s) in $out/images: an index of ${ARCHES[*]} each, programs of the right machine"
 }
 
 # push_layout: $LAYOUT's index to $PUSH_REF; prints reference@digest.
@@ -285,22 +289,43 @@ push_all() {
   done
 }
 
+# build_all OUT_DIR NAME...
 build_all() {
   local out=$1 name
+  shift
   mkdir -p "$out/images"
-  [[ $EUID -eq 0 ]] || rdie "must run as root (the Debian bases' files keep their owners)"
   command -v jq >/dev/null || rdie "jq is required"
-  (cd "$root" && node scripts/build.mjs cluster) >&2 || rdie "building the bundles failed"
+  if [[ $* != devtool-bin ]]; then
+    [[ $EUID -eq 0 ]] || rdie "must run as root (the Debian bases' files keep their owners)"
+    (cd "$root" && node scripts/build.mjs cluster) >&2 || rdie "building the bundles failed"
+  fi
   local dirs
   dirs=$(DEVTOOL_BIN_ARCHES="${ARCHES[*]}" bash "$root/agent/build.sh" binaries) || rdie "building the agent failed"
   AGENT_DIR=$(sed -n 1p <<<"$dirs") SYNCTHING_DIR=$(sed -n 2p <<<"$dirs")
-  for name in "${IMAGES[@]}"; do build_image "$name" "$out"; done
-  check_all "$out"
+  for name in "$@"; do build_image "$name" "$out"; done
+  check_all "$out" "$@"
+}
+
+# known_images NAME...: the NAMEs, or every image when none is given; refuses a name it does not know.
+known_images() {
+  local name
+  (($# > 0)) || set -- "${IMAGES[@]}"
+  for name in "$@"; do
+    [[ " ${IMAGES[*]} " == *" $name "* ]] || rdie "no image $name (the images: ${IMAGES[*]})"
+  done
+  echo "$@"
 }
 
 case ${1:-} in
-  check) [[ $# -eq 2 ]] || rdie "usage: images.sh check OUT_DIR"; check_all "$(realpath "$2")" ;;
+  check)
+    [[ $# -ge 2 ]] || rdie "usage: images.sh check OUT_DIR [NAME...]"
+    list=$(known_images "${@:3}")
+    read -ra names <<<"$list"
+    check_all "$(realpath "$2")" "${names[@]}" ;;
   push) [[ $# -eq 2 ]] || rdie "usage: images.sh push OUT_DIR"; push_all "$(realpath "$2")" ;;
-  '' | -*) rdie "usage: images.sh OUT_DIR | check OUT_DIR | push OUT_DIR" ;;
-  *) [[ $# -eq 1 ]] || rdie "usage: images.sh OUT_DIR"; mkdir -p "$1" && build_all "$(realpath "$1")" ;;
+  '' | -*) rdie "usage: images.sh OUT_DIR [NAME...] | check OUT_DIR [NAME...] | push OUT_DIR" ;;
+  *)
+    list=$(known_images "${@:2}")
+    read -ra names <<<"$list"
+    mkdir -p "$1" && build_all "$(realpath "$1")" "${names[@]}" ;;
 esac

@@ -1,12 +1,14 @@
 /**
  * `npm run release [-- --npm-only] [-- --push] [-- --out DIR]`: writes a release of this checkout
  * under release/, or DIR (docs/releasing.md):
- *   release/npm/      the CLI package and one package per platform (npm.ts)
- *   release/images/   the OCI image archives, by `images.sh OUT_DIR [--push]` (in this folder)
+ *   release/images/   the OCI image archives, by `images.sh OUT_DIR` (in this folder)
+ *   release/npm/      the CLI package and one package per platform (npm.ts); the CLI package names
+ *                     the devtool-bin image of release/images by digest, so that image comes first
  *   release/chart/    the packaged Helm chart, by `chart.sh OUT_DIR` (in this folder)
  *   release/SHA256SUMS
- * The image and chart steps run when their scripts exist; --npm-only skips them; --push is handed
- * to images.sh, which then pushes the images to DEVTOOL_RELEASE_REGISTRY.
+ * --npm-only builds the devtool-bin image alone (the CLI package names it; FROM scratch, its
+ * programs the Linux platform packages' builds) and no chart; --push then pushes the images to
+ * DEVTOOL_RELEASE_REGISTRY (`images.sh push OUT_DIR`), once everything else is written.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -14,6 +16,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync 
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { layoutIndexDigest, releaseImageReference, releaseRegistry } from './image-ref.ts';
 import { sha256Sums } from './manifests.ts';
 import { buildNpmPackages } from './npm.ts';
 
@@ -35,6 +38,17 @@ if (npmOnly && push) {
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const release = resolve(values.out ?? join(root, 'release'));
+const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+// registry.sh holds the default, for the shell scripts and this one alike.
+const registry = (() => {
+  const value = execFileSync('bash', ['-c', 'source "$0" && printf %s "$RELEASE_REGISTRY"', join(root, 'scripts/release/registry.sh')], { encoding: 'utf8' });
+  try {
+    return releaseRegistry(value, 'DEVTOOL_RELEASE_REGISTRY');
+  } catch (err) {
+    process.stderr.write(`release: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
+})();
 // The folder is emptied first: refuse one that holds anything but an earlier release.
 const earlier = existsSync(release) ? readdirSync(release).filter((name) => !['npm', 'images', 'chart', 'SHA256SUMS', '.stage'].includes(name)) : [];
 if (earlier.length > 0) {
@@ -43,24 +57,37 @@ if (earlier.length > 0) {
 }
 rmSync(release, { recursive: true, force: true });
 
-buildNpmPackages(root, release);
-if (!npmOnly) {
-  for (const [script, out, extra] of [
-    ['images.sh', 'images', push ? ['--push'] : []],
-    ['chart.sh', 'chart', []],
-  ] as const) {
-    const path = join(root, 'scripts/release', script);
-    if (!existsSync(path)) {
-      process.stderr.write(`release: no scripts/release/${script}: no release/${out}/\n`);
-      continue;
-    }
-    execFileSync('bash', [path, join(release, out), ...extra], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
-  }
-}
+releaseScript('images.sh', release, ...(npmOnly ? ['devtool-bin'] : []));
+buildNpmPackages(root, release, { agentImage: agentImage() });
+if (!npmOnly) releaseScript('chart.sh', release);
 
 const files = listFiles(release).map((path) => ({ path: relative(release, path), sha256: createHash('sha256').update(readFileSync(path)).digest('hex') }));
 writeFileSync(join(release, 'SHA256SUMS'), sha256Sums(files));
 process.stderr.write(`release: ${files.length} files and SHA256SUMS in ${release}\n`);
+if (push) releaseScript('images.sh', 'push', release);
+
+/** Runs a script of scripts/release/ in the checkout, its output to ours; a failure ends the release in one line. */
+function releaseScript(script: string, ...args: string[]): void {
+  try {
+    execFileSync('bash', [join(root, 'scripts/release', script), ...args], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+  } catch (err) {
+    const code = (err as { status?: number | null }).status ?? 1;
+    process.stderr.write(`release: scripts/release/${script} ${args.join(' ')} failed (exit ${code})\n`);
+    process.exit(1);
+  }
+}
+
+/** The release's devtool-bin image, by the digest of its archive's index. */
+function agentImage(): string {
+  const archive = join(release, 'images', `devtool-bin-${version}.tar`);
+  const indexJson = execFileSync('tar', ['-xOf', archive, './index.json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    return releaseImageReference(registry, 'devtool-bin', version, layoutIndexDigest(indexJson, version, archive));
+  } catch (err) {
+    process.stderr.write(`release: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+}
 
 function listFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { releaseAgentImage } from '../../src/dev/target.ts';
 import { cliManifest, PLATFORMS, platformFiles, platformManifest, sha256Sums } from './manifests.ts';
 
 const SOURCE = {
@@ -10,6 +14,7 @@ const SOURCE = {
   bin: { devtool: 'dist/devtool.cjs' },
   engines: { node: '>=20' },
 };
+const IMAGES = { agentImage: `registry.example.com/devtool/devtool-bin:1.2.3@sha256:${'a'.repeat(64)}` };
 
 test('five platforms, with Go’s names for the cross-compiles', () => {
   assert.deepEqual(
@@ -18,8 +23,8 @@ test('five platforms, with Go’s names for the cross-compiles', () => {
   );
 });
 
-test('the CLI package: no dependencies, every platform package optional at its exact version', () => {
-  assert.deepEqual(cliManifest(SOURCE), {
+test('the CLI package: no dependencies, every platform package optional at its exact version, the agent image', () => {
+  assert.deepEqual(cliManifest(SOURCE, IMAGES), {
     name: 'devtool',
     version: '1.2.3',
     description: 'Live development environments',
@@ -33,7 +38,18 @@ test('the CLI package: no dependencies, every platform package optional at its e
       'devtool-darwin-arm64': '1.2.3',
       'devtool-win32-x64': '1.2.3',
     },
+    devtool: { agentImage: IMAGES.agentImage },
   });
+});
+
+test('the agent image the CLI package names is the one the installed CLI reads', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'devtool-cli-manifest-'));
+  try {
+    writeFileSync(join(dir, 'package.json'), JSON.stringify(cliManifest(SOURCE, IMAGES)));
+    assert.equal(releaseAgentImage(dir), IMAGES.agentImage);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('a platform package: npm’s os and cpu fields, the programs under bin/, .exe on Windows', () => {

@@ -5,7 +5,9 @@
  * The CLI package `devtool` has no `dependencies` (its bundles carry them) and names one package
  * per platform in `optionalDependencies`, at its own version; each platform package says with npm's
  * `os` and `cpu` fields which machine it is for, so that npm installs the one that fits (the pattern
- * of esbuild and Biome). The CLI finds it at run time (src/binaries/host-binary.ts).
+ * of esbuild and Biome). The CLI finds it at run time (src/binaries/host-binary.ts). The CLI package
+ * also names, as `devtool.agentImage`, the release's devtool-bin image, which the CLI runs in dev
+ * pods when no other is set (src/dev/target.ts, `releaseAgentImage`).
  */
 import { executableName } from '../../src/base/platform.ts';
 import { HOST_BINARIES, platformPackageName, RELEASE_PLATFORMS } from '../../src/binaries/host-binary.ts';
@@ -49,8 +51,14 @@ export function platformFiles(platform: ReleasePlatform): string[] {
   return HOST_BINARIES.map((bin) => `bin/${executableName(bin.name, platform.os)}`);
 }
 
+/** The release's images the CLI package names. */
+export interface ReleaseImages {
+  /** The devtool-bin image, `<registry>/devtool-bin:<version>@sha256:...` (image-ref.ts). */
+  readonly agentImage: string;
+}
+
 /** The released CLI's package.json. */
-export function cliManifest(source: SourceManifest): Record<string, unknown> {
+export function cliManifest(source: SourceManifest, images: ReleaseImages): Record<string, unknown> {
   return {
     name: source.name,
     version: source.version,
@@ -59,6 +67,7 @@ export function cliManifest(source: SourceManifest): Record<string, unknown> {
     bin: source.bin,
     engines: { node: source.engines?.['node'] ?? '>=20' },
     optionalDependencies: Object.fromEntries(PLATFORMS.map((p) => [platformPackage(p), source.version])),
+    devtool: { agentImage: images.agentImage },
   };
 }
 

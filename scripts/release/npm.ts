@@ -3,12 +3,22 @@
  * (scripts/build.mjs release), and one package per platform with the host programs cross-compiled
  * for it (agent/build.sh host-paths, buildkit/build.sh client-path), each packed by `npm pack` into
  * `<release>/npm/`. npm pack gives every entry the same mtime and order, and the Go builds are
- * reproducible (-trimpath, fixed stamps), so one commit gives the same tarballs.
+ * reproducible (-trimpath, fixed stamps), so one commit gives the same tarballs. The CLI package
+ * names the release's devtool-bin image (`agentImage`, by digest: main.ts builds it first).
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cliManifest, PLATFORMS, platformFiles, platformManifest, platformPackage, type ReleasePlatform, type SourceManifest } from './manifests.ts';
+import {
+  cliManifest,
+  PLATFORMS,
+  platformFiles,
+  platformManifest,
+  platformPackage,
+  type ReleaseImages,
+  type ReleasePlatform,
+  type SourceManifest,
+} from './manifests.ts';
 
 /** Runs a program of the checkout, its output to this process's stderr; returns its stdout's lines. */
 function run(root: string, program: string, args: readonly string[]): string[] {
@@ -37,7 +47,7 @@ function hostPrograms(root: string, platform: ReleasePlatform): string[] {
 }
 
 /** Writes `<release>/npm/devtool-<version>.tgz` and a `devtool-<platform>-<arch>-<version>.tgz` per platform; returns their paths. */
-export function buildNpmPackages(root: string, release: string): string[] {
+export function buildNpmPackages(root: string, release: string, images: ReleaseImages): string[] {
   const source = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as SourceManifest;
   const stage = join(release, '.stage');
   const out = join(release, 'npm');
@@ -48,7 +58,7 @@ export function buildNpmPackages(root: string, release: string): string[] {
   const cli = join(stage, source.name);
   process.stderr.write(`release: ${source.name} ${source.version}, its dependencies bundled in\n`);
   run(root, process.execPath, ['scripts/build.mjs', 'release', join(cli, 'dist')]);
-  writeManifest(cli, cliManifest(source));
+  writeManifest(cli, cliManifest(source, images));
   copyFileSync(join(root, 'README.md'), join(cli, 'README.md'));
   tarballs.push(join(out, pack(root, cli, out)));
 

@@ -1,10 +1,11 @@
 /**
  * The npm part of a release, installed as a new user would: `npm run release -- --npm-only` into a
- * temporary folder, then `npm install -g --offline` of the tarballs into an empty prefix, with an
- * empty HOME and npm cache, a registry that does not answer, and a PATH without Go or the checkout
+ * temporary folder (the npm packages and the devtool-bin image the CLI package names), then
+ * `npm install -g --offline` of the tarballs into an empty prefix, with an empty HOME and npm
+ * cache, a registry that does not answer, and a PATH without Go or the checkout
  * (docs/releasing.md, "Installing from the tarballs"). The installed CLI runs, loads its bundled
- * libraries and finds its host programs; without its platform package it says so in one line.
- * No cluster.
+ * libraries, finds its host programs and names the release's agent image; without its platform
+ * package it says so in one line. No cluster.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -22,6 +23,8 @@ const PLATFORM_PACKAGE = `devtool-${process.platform}-${process.arch}`;
 const work = mkdtempSync(join(tmpdir(), 'devtool-release-npm-'));
 const release = join(work, 'release');
 const npmDir = join(release, 'npm');
+/** The registry the release names its images under (scripts/release/registry.sh). */
+const RELEASE_REGISTRY = 'registry.example.com/devtool-e2e';
 
 /** A new user's machine: empty HOME and npm cache, no registry, node and npm on PATH but no Go and no checkout. */
 function newUser(name: string): { env: NodeJS.ProcessEnv; prefix: string; home: string } {
@@ -69,7 +72,8 @@ function doctorMetadata(r: ReturnType<typeof run>): { hostPrograms: Record<strin
 
 before(
   () => {
-    const r = run(process.execPath, ['--import', 'tsx', 'scripts/release/main.ts', '--npm-only', '--out', release], process.env, repoRoot, 1_200_000);
+    const env = { ...process.env, DEVTOOL_RELEASE_REGISTRY: RELEASE_REGISTRY };
+    const r = run(process.execPath, ['--import', 'tsx', 'scripts/release/main.ts', '--npm-only', '--out', release], env, repoRoot, 1_200_000);
     ok(r, 'npm run release -- --npm-only');
   },
   { timeout: 1_200_000 },
@@ -82,6 +86,8 @@ test('the release: the CLI tarball and one per platform, summed; each program bu
   const sums = readFileSync(join(release, 'SHA256SUMS'), 'utf8');
   for (const t of tarballs) assert.match(sums, new RegExp(`^[0-9a-f]{64}  npm/${t.replaceAll('.', '\\.')}$`, 'm'));
   assert.ok(statSync(join(npmDir, `devtool-${version}.tgz`)).size < 10 * 2 ** 20, 'the CLI package is under 10 MB');
+  assert.deepEqual(readdirSync(join(release, 'images')), [`devtool-bin-${version}.tar`]);
+  assert.match(sums, new RegExp(`^[0-9a-f]{64}  images/devtool-bin-${version.replaceAll('.', '\\.')}\\.tar$`, 'm'));
 
   for (const platform of PLATFORMS) {
     const dir = join(work, 'unpacked', platformPackage(platform));
@@ -106,6 +112,10 @@ test('installed from the tarballs with no registry, Go or checkout: the CLI runs
   assert.equal(manifest.dependencies, undefined);
   assert.deepEqual(manifest.optionalDependencies, Object.fromEntries(PLATFORMS.map((p) => [platformPackage(p), version])));
   assert.equal(manifest.engines.node, '>=20');
+  // The devtool-bin image the CLI runs in dev pods: the release's archive, by its index's digest.
+  const index = JSON.parse(ok(run('tar', ['-xOf', join(release, 'images', `devtool-bin-${version}.tar`), './index.json'], user.env, work), 'tar').stdout);
+  assert.equal(manifest.devtool.agentImage, `${RELEASE_REGISTRY}/devtool-bin:${version}@${index.manifests[0].digest}`);
+  assert.match(manifest.devtool.agentImage, /@sha256:[0-9a-f]{64}$/);
   const packaged = files(installed).map((f) => relative(installed, f));
   assert.deepEqual(
     packaged.filter((f) => !f.startsWith('dist/')),
