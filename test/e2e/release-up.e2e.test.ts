@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { repoRoot } from './cli.ts';
-import { clusterSandbox, deleteNamespace, REGISTRY, type ClusterSandbox } from './cluster.ts';
+import { clusterSandbox, createSleepingDeployment, deleteNamespace, type ClusterSandbox } from './cluster.ts';
 import { waitFor } from './wait.ts';
 
 const { version } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
@@ -98,20 +98,7 @@ before(
     copyFileSync(s.cluster.kubeconfigPath, join(root, HOME, '.kube/config'));
 
     // The workload the dev container replaces.
-    await apps.createNamespacedDeployment({
-      namespace: s.namespace,
-      body: {
-        metadata: { name: 'api', labels: { app: 'api' } },
-        spec: {
-          replicas: 1,
-          selector: { matchLabels: { app: 'api' } },
-          template: {
-            metadata: { labels: { app: 'api' } },
-            spec: { containers: [{ name: 'api', image: `${REGISTRY}/debian:bookworm`, command: ['sleep', 'infinity'] }] },
-          },
-        },
-      },
-    });
+    await createSleepingDeployment(s, 'api');
   },
   { timeout: 1_500_000 },
 );
