@@ -13,6 +13,8 @@ exec 3>&1 1>&2
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=../cluster/lib/common.sh
 source "$root/cluster/lib/common.sh" # REGISTRY
+# shellcheck source=runner-layout.sh
+source "$root/scripts/runner-layout.sh" # runner_layout
 crane() { bash "$root/cluster/cluster.sh" crane --insecure "$@"; }
 bundle=$root/dist/devtool-runner.cjs
 [[ -s $bundle ]] || { echo "runner-image: no $bundle: run node scripts/build.mjs cluster" >&2; exit 1; }
@@ -25,20 +27,8 @@ version=$(node -p 'require(process.argv[1]).version' "$root/package.json")
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/layer/opt/devtool" "$work/layer/usr/local/bin"
-install -m 644 "$bundle" "$work/layer/opt/devtool/devtool.cjs"
-# Laid out as an installed release (src/binaries/host-binary.ts): a package.json that names the
-# package root, and the platform package beside it with the BuildKit client (images built on the
-# hosted builder) in its bin/.
-printf '{"name":"devtool","version":"%s"}\n' "$version" >"$work/layer/opt/devtool/package.json"
-case $(uname -m) in aarch64 | arm64) arch=arm64 ;; *) arch=x64 ;; esac # the node's, as Node names it: the runner runs on this cluster
-platform_package=$work/layer/opt/devtool/node_modules/devtool-linux-$arch
-install -D -m 755 "$buildkit_client" "$platform_package/bin/devtool-buildkit"
-printf '{"name":"devtool-linux-%s","version":"%s"}\n' "$arch" "$version" >"$platform_package/package.json"
-install -m 755 "$kubectl_bin" "$work/layer/usr/local/bin/kubectl"
-install -m 755 "$helm_bin" "$work/layer/usr/local/bin/helm"
-printf '#!/bin/sh\nexec node /opt/devtool/devtool.cjs "$@"\n' >"$work/layer/usr/local/bin/devtool"
-chmod 755 "$work/layer/usr/local/bin/devtool"
+case $(uname -m) in aarch64 | arm64) arch=arm64 ;; *) arch=amd64 ;; esac # the node's: the runner runs on this cluster
+runner_layout "$work/layer" "$arch" "$version" "$bundle" "$buildkit_client" "$kubectl_bin" "$helm_bin"
 tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$work/layer" -cf "$work/layer.tar" .
 key=$({ echo "$base"; sha256sum <"$work/layer.tar"; } | sha256sum | cut -c1-16)
 ref=$REGISTRY/devtool-runner:$version-$key

@@ -39,6 +39,8 @@ source "$RELEASE_DIR/debian-arch.sh"
 source "$RELEASE_DIR/oci.sh"
 # shellcheck source=registry.sh
 source "$RELEASE_DIR/registry.sh"
+# shellcheck source=../runner-layout.sh
+source "$root/scripts/runner-layout.sh" # runner_layout, node_arch
 
 BUILD_CACHE=${DEVTOOL_BUILD_CACHE:-/var/cache/devtool-build}
 BASES_CACHE=$BUILD_CACHE/release-bases
@@ -75,8 +77,6 @@ kubectl_path() {
 
 buildkit_path() { GOARCH=$2 bash "$root/buildkit/build.sh" "$1-path" | tail -n 1; }
 helm_path() { GOARCH=$1 bash "$root/cluster/helm.sh" path | tail -n 1; }
-# Go's architecture name as Node (and so a platform package's name) spells it.
-node_arch() { if [[ $1 == amd64 ]]; then echo x64; else echo "$1"; fi; }
 
 # --- what each image is -----------------------------------------------------------------------
 
@@ -124,15 +124,8 @@ own_layer() {
       install -D -m 644 "$root/dist/$name.cjs" "$dir/app/$name.cjs" ;;
     devtool-caddy) ;;
     devtool-runner)
-      # As scripts/runner-image.sh lays it out: a packaged release's tree under /opt/devtool.
-      install -D -m 644 "$root/dist/devtool-runner.cjs" "$dir/opt/devtool/devtool.cjs"
-      printf '{"name":"devtool","version":"%s"}\n' "$VERSION" >"$dir/opt/devtool/package.json"
-      install -D -m 755 "$(buildkit_path client "$arch")" "$dir/opt/devtool/node_modules/devtool-linux-$(node_arch "$arch")/bin/devtool-buildkit"
-      printf '{"name":"devtool-linux-%s","version":"%s"}\n' "$(node_arch "$arch")" "$VERSION" >"$dir/opt/devtool/node_modules/devtool-linux-$(node_arch "$arch")/package.json"
-      install -D -m 755 "$(kubectl_path "$arch")" "$dir/usr/local/bin/kubectl"
-      install -D -m 755 "$(helm_path "$arch")" "$dir/usr/local/bin/helm"
-      printf '#!/bin/sh\nexec node /opt/devtool/devtool.cjs "$@"\n' >"$dir/usr/local/bin/devtool"
-      chmod 755 "$dir/usr/local/bin/devtool" && mkdir -p "$dir/work" ;;
+      runner_layout "$dir" "$arch" "$VERSION" "$root/dist/devtool-runner.cjs" "$(buildkit_path client "$arch")" "$(kubectl_path "$arch")" "$(helm_path "$arch")"
+      mkdir -p "$dir/work" ;;
     devtool-builder)
       install -D -m 755 "$(buildkit_path buildkitd "$arch")" "$dir/usr/local/bin/buildkitd"
       install -D -m 755 "$(buildkit_path gateway "$arch")" "$dir/usr/local/bin/devtool-buildkit-gateway" ;;
