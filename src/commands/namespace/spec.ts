@@ -7,19 +7,19 @@ export const namespaceCommand: CommandSpec = {
   summary: 'Select, create, delete or list namespaces',
   description:
     "Without a subcommand, prompts to select one of your namespaces (on a plain cluster, one of the cluster's).\n" +
-    '`create`, `delete` and `list` are cluster-only: they need a cluster with the devtool service installed.',
+    '`create`, `delete` and `list` need the devtool service: a service context (`devtool context use <URL>`).',
   load: async () => (await import('./run.ts')).runNamespacePrompt,
   subcommands: [
     {
       name: 'create',
-      summary: 'Create a namespace and switch the context to it (cluster-only)',
+      summary: 'Create a namespace and switch the context to it (devtool service)',
       description: 'Creates a namespace you own on the devtool service (one you own already is no failure) and makes it the namespace of the current context.',
       args: NAMESPACE_ARG,
       load: async () => (await import('./run.ts')).runNamespaceCreate,
     },
     {
       name: 'delete',
-      summary: 'Delete a namespace (cluster-only)',
+      summary: 'Delete a namespace (devtool service)',
       description:
         "Deletes a namespace you own (an admin may delete any user's) on the devtool service, with everything in it. When it is the namespace of " +
         'the current context, the context moves to your personal namespace.',
@@ -28,7 +28,7 @@ export const namespaceCommand: CommandSpec = {
     },
     {
       name: 'list',
-      summary: 'List namespaces: table Namespace, Status; the current one marked * (cluster-only)',
+      summary: 'List namespaces: table Namespace, Status; the current one marked * (devtool service)',
       description: 'Lists your namespaces on the devtool service with their status (Active, or Terminating while being deleted); the current one is marked *.',
       load: async () => (await import('./run.ts')).runNamespaceList,
     },

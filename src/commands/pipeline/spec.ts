@@ -42,7 +42,7 @@ export const pipelineCommand: CommandSpec = {
   description:
     'Runs `devtool deploy` or `devtool destroy` in a Kubernetes Job of the namespace, on a clone of the repository (HTTPS; a private one ' +
     'with the token stored on the service as the secret GIT_TOKEN_<HOST>, e.g. GIT_TOKEN_GITHUB_COM), with your own credentials and ' +
-    'stored secrets. Cluster-only: it needs a cluster with the devtool service installed.',
+    'stored secrets. It needs the devtool service: a service context (`devtool context use <URL>`).',
   subcommands: [
     command({
       name: 'deploy',

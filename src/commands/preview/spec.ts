@@ -26,11 +26,11 @@ const load = async () => await import('./run.ts');
 
 export const previewCommand: CommandSpec = {
   name: 'preview',
-  summary: 'Manage preview environments (cluster-only; requires a logged-in user)',
+  summary: 'Manage preview environments (devtool service; requires a logged-in user)',
   description:
     'A preview environment is a namespace of its own where a pipeline deploys a branch of a repository (HTTPS). Personal ones (the default) ' +
     'are reachable by their creator only; global ones by every user, and only admins deploy or destroy them. The name defaults to the ' +
-    "repository's name and the branch. Cluster-only: it needs a cluster with the devtool service installed.",
+    "repository's name and the branch. It needs the devtool service: a service context (`devtool context use <URL>`).",
   subcommands: [
     command({
       name: 'deploy',

@@ -8,7 +8,7 @@ export const userCommand: CommandSpec = {
   description:
     "An admin's commands on other users' accounts. Disabling one ends its access at once (its tokens are deleted, its sessions and " +
     'sign-ins refused) and keeps its namespaces; deleting one also deletes every namespace it owns, its previews included. ' +
-    'Cluster-only: it needs a cluster with the devtool service installed.',
+    'It needs the devtool service: a service context (`devtool context use <URL>`).',
   subcommands: [
     {
       name: 'delete',
