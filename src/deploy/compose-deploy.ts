@@ -19,6 +19,8 @@ import { isNotFound, type KubeClient } from '../kube/client.ts';
 import { describeKubeError } from '../kube/config.ts';
 import { ENVIRONMENT_LABEL, environmentSelector } from '../kube/labels.ts';
 import type { KubeObject } from '../kube/objects.ts';
+import { namespaceLimitsApi } from '../kube/namespace-limits-api.ts';
+import { checkDeployLimits } from './quota-check.ts';
 import { awaitCondition, awaitReady, Deadline, rolloutReader, ServiceFailure } from './await.ts';
 import type { Progress } from './progress.ts';
 import { loadComposeWithSecrets, type StoredSecrets } from '../compose/stored-secrets.ts';
@@ -114,6 +116,12 @@ export async function deployCompose(client: KubeClient, opts: ComposeDeployOptio
 
   await ensureNamespace(client, progress);
   await checkOwnership(client, opts.environment, translation.objects);
+  // The namespace's quotas and LimitRanges: one line naming the service and the quota, before anything is applied.
+  await checkDeployLimits(namespaceLimitsApi(client), translation, {
+    environment: opts.environment,
+    namespace: client.namespace,
+    podSelector: environmentSelector(opts.environment),
+  });
   progress.step(`checking ${translation.objects.length} objects with the API server (dry run)`);
   await Promise.all(translation.objects.map((o) => applyObject(client, o, { dryRun: true })));
 

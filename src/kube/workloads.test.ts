@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
-import { labelSelectorString, podFailure } from './workloads.ts';
+import { labelSelectorString, podFailure, podRefusal } from './workloads.ts';
 
 const pod = (status: V1Pod['status']): V1Pod => ({ metadata: { name: 'p' }, status });
 
@@ -120,4 +120,20 @@ test('label selectors as list calls take them', () => {
     'app=web,env in (a,b),x notin (c),y,!z',
   );
   assert.equal(labelSelectorString(undefined), '');
+});
+
+test('admission refusals of pods: Pod Security, a quota demand and a LimitRange bound last; a quota without room may pass', () => {
+  const prefix = 'pods "web-7d9f-" is forbidden: ';
+  assert.deepEqual(podRefusal(`${prefix}failed quota: compute: must specify limits.memory for: web`), {
+    message: 'failed quota: compute: must specify limits.memory for: web',
+    lasting: true,
+  });
+  assert.deepEqual(podRefusal(`${prefix}exceeded quota: count, requested: pods=1, used: pods=1, limited: pods=1`), {
+    message: 'exceeded quota: count, requested: pods=1, used: pods=1, limited: pods=1',
+    lasting: false,
+  });
+  assert.equal(podRefusal(`${prefix}maximum memory usage per Container is 128Mi, but limit is 256Mi`)?.lasting, true);
+  assert.equal(podRefusal(`${prefix}cpu max limit to request ratio per Container is 2, but provided ratio is 4.000000`)?.lasting, true);
+  assert.equal(podRefusal(`${prefix}violates PodSecurity "restricted:latest": runAsNonRoot != true`)?.lasting, true);
+  assert.equal(podRefusal('Error creating: pods "x" is forbidden: error looking up service account team/app: serviceaccount "app" not found'), undefined);
 });
