@@ -126,8 +126,14 @@ function fixFor(d: DeployProblem): string {
   const p = d.problem;
   if (p.kind === 'room') return 'free room in the namespace (destroy or scale down what it runs), lower replicas or resources, or ask for a larger quota';
   if (p.kind === 'bound' && p.type === 'PersistentVolumeClaim') return "set the volume's driver_opts.size within the LimitRange in the Compose file";
-  const limit = p.kind === 'missing' ? p.resource.startsWith('limits.') : p.kind === 'ratio' || p.field === 'limits';
-  const resource = p.resource.replace(/^(requests|limits)\./, '');
-  const field = `deploy.resources.${limit ? 'limits' : 'reservations'}.${resource === 'cpu' ? 'cpus' : resource}`;
-  return `set ${field} of service ${d.service ?? d.object ?? '?'} in the Compose file`;
+  const names = p.kind === 'missing' ? p.resources : [`${p.kind === 'ratio' || p.field === 'limits' ? 'limits' : 'requests'}.${p.resource}`];
+  const fields = [...new Set(names.map(composeField))];
+  return `set ${fields.join(' and ')} of service ${d.service ?? d.object ?? '?'} in the Compose file`;
+}
+
+/** The Compose field of a quota's resource name: limits.cpu -> deploy.resources.limits.cpus, memory -> deploy.resources.reservations.memory. */
+function composeField(name: string): string {
+  const limit = name.startsWith('limits.');
+  const resource = name.replace(/^(requests|limits)\./, '');
+  return `deploy.resources.${limit ? 'limits' : 'reservations'}.${resource === 'cpu' ? 'cpus' : resource}`;
 }

@@ -68,13 +68,15 @@ function fixFor(p: LimitProblem, c: Pick<DevPodCheck, 'devName' | 'devContainer'
   if (container === INSTALLER_NAME) return "it is devtool's agent installer: ask for a LimitRange that admits it";
   if (container !== undefined && container !== c.devContainer)
     return `set it in the pod template of ${c.original ?? 'the original'} (container "${container}")`;
-  return devResourcesFix(c, 'resource' in p ? p.resource : '');
+  return devResourcesFix(c, ...(p.kind === 'missing' ? p.resources : [p.resource]));
 }
 
-/** Where the user sets the dev container's requests and limits. */
-function devResourcesFix(c: Pick<DevPodCheck, 'devName' | 'source'>, resource: string): string {
-  const name = resource.replace(/^(requests|limits)\./, '');
-  if (c.source === 'compose')
-    return `set deploy.resources of service ${c.devName} in the Compose file (reservations and limits of ${name === 'cpu' ? 'cpus' : name})`;
-  return `set services.${c.devName}.resources in the manifest (requests and limits of ${name})`;
+/** Where the user sets the dev container's requests and limits of these quota resources (cpu, limits.memory, ...). */
+function devResourcesFix(c: Pick<DevPodCheck, 'devName' | 'source'>, ...resources: string[]): string {
+  const names = [...new Set(resources.map((r) => r.replace(/^(requests|limits)\./, '')))];
+  if (c.source === 'compose') {
+    const fields = names.map((n) => (n === 'cpu' ? 'cpus' : n)).join(' and ');
+    return `set deploy.resources of service ${c.devName} in the Compose file (reservations and limits of ${fields})`;
+  }
+  return `set services.${c.devName}.resources in the manifest (requests and limits of ${names.join(' and ')})`;
 }

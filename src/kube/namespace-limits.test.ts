@@ -49,11 +49,16 @@ test('a quota on cpu or memory demands it of every container, init containers in
   };
   const problems = podProblems(spec, limitsOf([q]));
   assert.deepEqual(
-    problems.map((p) => (p.kind === 'missing' ? `${p.container}:${p.resource}` : p.kind)),
-    ['init:requests.cpu', 'init:limits.memory', 'sidecar:limits.memory'],
+    problems.map((p) => (p.kind === 'missing' ? `${p.container}:${p.resources.join('+')}` : p.kind)),
+    ['init:limits.memory+requests.cpu', 'sidecar:limits.memory'],
   );
   assert.equal(
-    describeProblem(problems[2]!),
+    describeProblem(problems[0]!),
+    'quota "compute" (limits.memory, requests.cpu) demands a memory limit and a cpu request of every container, and container "init" names neither ' +
+      '(no LimitRange gives a default)',
+  );
+  assert.equal(
+    describeProblem(problems[1]!),
     'quota "compute" (limits.memory) demands a memory limit of every container, and container "sidecar" names none (no LimitRange gives a default)',
   );
   const defaulted = limitsOf([q], [range('defaults', { type: 'Container', _default: { memory: '128Mi' }, defaultRequest: { cpu: '50m' } })]);

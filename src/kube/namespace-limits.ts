@@ -44,8 +44,8 @@ export const NO_LIMITS: NamespaceLimits = { quotas: [], limitRanges: [] };
 export type Usage = Record<string, number>;
 
 export type LimitProblem =
-  /** A quota on cpu or memory, and a container that names no such request or limit (none defaulted either). */
-  | { kind: 'missing'; quota: string; resource: string; container: string }
+  /** A quota on cpu or memory, and a container that names no such request or limit (none defaulted either): each quota name it lacks. */
+  | { kind: 'missing'; quota: string; resources: string[]; container: string }
   /** A LimitRange's min or max, and a value outside it or absent (`value` undefined). */
   | {
       kind: 'bound';
@@ -135,11 +135,13 @@ export function podProblems(spec: Pick<V1PodSpec, 'containers' | 'initContainers
   for (const c of containers) {
     const admitted = admittedResources(c, limits);
     for (const quota of limits.quotas) {
-      for (const name of Object.keys(quota.hard)) {
-        const demand = DEMANDED[name];
-        if (demand && admitted[demand.field][demand.resource] === undefined)
-          problems.push({ kind: 'missing', quota: quota.name, resource: name, container: c.name });
-      }
+      const lacking = Object.keys(quota.hard)
+        .filter((name) => {
+          const demand = DEMANDED[name];
+          return demand !== undefined && admitted[demand.field][demand.resource] === undefined;
+        })
+        .sort();
+      if (lacking.length > 0) problems.push({ kind: 'missing', quota: quota.name, resources: lacking, container: c.name });
     }
     for (const item of containerItems(limits)) problems.push(...boundProblems(item, admitted, c.name));
   }
@@ -330,10 +332,11 @@ export function ownContainerResources(base: V1ResourceRequirements, whenDemanded
 export function describeProblem(p: LimitProblem): string {
   switch (p.kind) {
     case 'missing': {
-      const d = DEMANDED[p.resource]!;
+      // "cpu" and "requests.cpu" ask for the same request: said once.
+      const asked = [...new Set(p.resources.map((name) => `a ${DEMANDED[name]!.resource} ${DEMANDED[name]!.field === 'requests' ? 'request' : 'limit'}`))];
       return (
-        `quota "${p.quota}" (${p.resource}) demands a ${d.resource} ${d.field === 'requests' ? 'request' : 'limit'} of every container, ` +
-        `and container "${p.container}" names none (no LimitRange gives a default)`
+        `quota "${p.quota}" (${p.resources.join(', ')}) demands ${asked.join(' and ')} of every container, ` +
+        `and container "${p.container}" names ${asked.length === 1 ? 'none' : asked.length === 2 ? 'neither' : 'none of them'} (no LimitRange gives a default)`
       );
     }
     case 'bound': {
