@@ -41,19 +41,7 @@ const original: DeploymentObject = {
 
 function devObjects(manifest: string, namespaceLimits: NamespaceLimits) {
   const [devName, dev] = Object.entries(loadManifestText(manifest, '/p/devtool.yml', { cwd: '/p', env: {} }).services)[0]!;
-  const objects = buildDevObjects({
-    original: structuredClone(original),
-    devName,
-    dev,
-    environment: 'shop',
-    extraEnv: {},
-    agentImage: 'localhost:5000/devtool-bin:0.1.0',
-    folder: '0123456789abcdef',
-    devtoolVersion: '0.1.0',
-    hostPrivateKey: 'HOST',
-    clientPublicKey: 'CLIENT',
-    namespaceLimits,
-  });
+  const objects = buildDevObjects({ ...inputs(structuredClone(original), namespaceLimits), devName, dev });
   const check: DevPodCheck = {
     devName,
     namespace: 'team',
@@ -127,3 +115,42 @@ test('the dev volume: a new claim needs room for its count and size; an existing
   });
   await checkDevPodLimits(fakeApi(), size, devObjects('services:\n  web:\n    persistentVolume: {enabled: false}\n', size));
 });
+
+test("the fix names where the container's resources are set: a Compose service, or the original's pod template for a sidecar", async () => {
+  const l = limits([quota('compute', { 'limits.memory': '4Gi', 'requests.cpu': '4' }, {})]);
+  const withSidecar = structuredClone(original);
+  withSidecar.spec!.template.spec!.containers.push({ name: 'proxy', image: 'envoy:1' });
+  const c = devObjects(plain, l);
+  const sidecar = buildDevObjects(inputs(withSidecar, l));
+  await assert.rejects(checkDevPodLimits(fakeApi(), l, { ...c, objects: sidecar }), {
+    message:
+      'dev container web cannot start in namespace team: quota "compute" (limits.memory, requests.cpu) demands a memory limit and a cpu request of ' +
+      'every container, and container "proxy" names neither (no LimitRange gives a default); set it in the pod template of deployment web ' +
+      '(container "proxy"); nothing was changed',
+  });
+  const bare = structuredClone(original);
+  delete bare.spec!.template.spec!.containers[0]!.resources;
+  await assert.rejects(checkDevPodLimits(fakeApi(), l, { ...c, source: 'compose', objects: buildDevObjects(inputs(bare, l)) }), {
+    message:
+      'dev container web cannot start in namespace team: quota "compute" (limits.memory, requests.cpu) demands a memory limit and a cpu request of ' +
+      'every container, and container "web" names neither (no LimitRange gives a default); set deploy.resources of service web in the Compose ' +
+      'file (reservations and limits of memory and cpus); nothing was changed',
+  });
+});
+
+function inputs(from: DeploymentObject, namespaceLimits: NamespaceLimits) {
+  const [devName, dev] = Object.entries(loadManifestText(plain, '/p/devtool.yml', { cwd: '/p', env: {} }).services)[0]!;
+  return {
+    original: from,
+    devName,
+    dev,
+    environment: 'shop',
+    extraEnv: {},
+    agentImage: 'localhost:5000/devtool-bin:0.1.0',
+    folder: '0123456789abcdef',
+    devtoolVersion: '0.1.0',
+    hostPrivateKey: 'HOST',
+    clientPublicKey: 'CLIENT',
+    namespaceLimits,
+  };
+}
