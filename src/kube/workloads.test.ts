@@ -142,7 +142,7 @@ test('admission refusals of pods: Pod Security, a quota demand and a LimitRange 
 });
 
 /** A client with only the reads workloadState makes of a Job or a Deployment, and the events given. */
-function fakeClient(o: { job?: V1Job; deployment?: V1Deployment; events?: CoreV1Event[] }): KubeClient {
+function fakeClient(o: { job?: V1Job; deployment?: V1Deployment; events?: CoreV1Event[]; eventsRefused?: boolean }): KubeClient {
   const target = { context: { name: 'alpha', namespace: 'team' } as ResolvedContext, namespace: 'team' };
   return fakeKubeClient(target, {
     batch: { readNamespacedJob: async () => o.job },
@@ -151,6 +151,7 @@ function fakeClient(o: { job?: V1Job; deployment?: V1Deployment; events?: CoreV1
       listNamespacedPod: async () => ({ items: [] }),
       listNamespacedEvent: async ({ fieldSelector }: { fieldSelector: string }) => {
         assert.equal(fieldSelector, 'involvedObject.kind=Job,involvedObject.uid=u1,reason=FailedCreate');
+        if (o.eventsRefused) throw new Error('events is forbidden');
         return { items: o.events ?? [] };
       },
     },
@@ -177,6 +178,8 @@ test("a Job whose pods admission refuses: a lasting refusal fails at once, a ful
     detail: `starting; its pods are refused for now: ${full}`,
   });
   assert.deepEqual(await workloadState(fakeClient({ job, events: [event(demand, 10 * 60_000)] }), ref), { state: 'progressing', detail: 'starting' });
+  // Events that may not be read leave the wait as it was.
+  assert.deepEqual(await workloadState(fakeClient({ job, eventsRefused: true }), ref), { state: 'progressing', detail: 'starting' });
 });
 
 test("a Deployment's ReplicaFailure: a quota's demand fails at once, a full quota is the wait's detail", async () => {

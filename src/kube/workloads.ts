@@ -3,7 +3,7 @@
  * `rollout status` ones; the diagnosis reads the workload's pods and events so a failure names the
  * reason a user would otherwise dig out with `kubectl describe` and `kubectl logs`.
  */
-import type { V1Deployment, V1LabelSelector, V1ObjectMeta, V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Event, V1Deployment, V1LabelSelector, V1ObjectMeta, V1Pod } from '@kubernetes/client-node';
 import { podClaimProblem, waitsForClaims } from './claims.ts';
 import { isNotFound, type KubeClient } from './client.ts';
 import { podSchedulingVerdict, unschedulableCondition } from './scheduling.ts';
@@ -119,10 +119,10 @@ const RECENT_EVENT_MS = 2 * 60_000;
 /** The newest FailedCreate event of the object (by uid: not a deleted one of the same name) that is an admission refusal, if recent. */
 async function recentPodRefusal(client: KubeClient, kind: 'Job' | 'StatefulSet', uid: string | undefined): Promise<ReturnType<typeof podRefusal>> {
   if (!uid) return undefined;
-  const events = await client.core.listNamespacedEvent({
-    namespace: client.namespace,
-    fieldSelector: `involvedObject.kind=${kind},involvedObject.uid=${uid},reason=FailedCreate`,
-  });
+  // Events are only a sharper reason: one that cannot be read (RBAC) leaves the wait as it was.
+  const events = await client.core
+    .listNamespacedEvent({ namespace: client.namespace, fieldSelector: `involvedObject.kind=${kind},involvedObject.uid=${uid},reason=FailedCreate` })
+    .catch(() => ({ items: [] as CoreV1Event[] }));
   const last = events.items.sort((a, b) => time(a.lastTimestamp ?? a.eventTime) - time(b.lastTimestamp ?? b.eventTime)).at(-1);
   if (!last || Date.now() - time(last.lastTimestamp ?? last.eventTime) > RECENT_EVENT_MS) return undefined;
   return podRefusal(last.message ?? '');
