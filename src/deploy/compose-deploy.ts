@@ -19,6 +19,8 @@ import { isNotFound, type KubeClient } from '../kube/client.ts';
 import { describeKubeError } from '../kube/config.ts';
 import { ENVIRONMENT_LABEL, environmentSelector } from '../kube/labels.ts';
 import type { KubeObject } from '../kube/objects.ts';
+import { namespaceLimitsApi } from '../kube/namespace-limits-api.ts';
+import { checkDeployLimits } from './quota-check.ts';
 import { awaitCondition, awaitReady, Deadline, rolloutReader, ServiceFailure } from './await.ts';
 import type { Progress } from './progress.ts';
 import { loadComposeWithSecrets, type StoredSecrets } from '../compose/stored-secrets.ts';
@@ -95,8 +97,9 @@ export async function deployCompose(client: KubeClient, opts: ComposeDeployOptio
     // The cheap checks before the expensive builds: the translation's (a public endpoint without
     // an endpoint domain, a bad name), with stand-ins for the images to build, and one look at the
     // cluster, so one that cannot be reached is said at once.
-    prepareCompose(opts, project, standInImages(project));
-    await readNamespace(client);
+    const early = prepareCompose(opts, project, standInImages(project)).translation;
+    // And the namespace's quotas and LimitRanges (resources do not depend on the images), so a refusal costs no build.
+    if (await readNamespace(client)) await checkLimits(client, opts.environment, early);
   }
   // Images first: a build that fails leaves the cluster untouched, like any bad input.
   const built = opts.builds
@@ -114,6 +117,8 @@ export async function deployCompose(client: KubeClient, opts: ComposeDeployOptio
 
   await ensureNamespace(client, progress);
   await checkOwnership(client, opts.environment, translation.objects);
+  // The namespace's quotas and LimitRanges: one line naming the service and the quota, before anything is applied.
+  await checkLimits(client, opts.environment, translation);
   progress.step(`checking ${translation.objects.length} objects with the API server (dry run)`);
   await Promise.all(translation.objects.map((o) => applyObject(client, o, { dryRun: true })));
 
@@ -154,6 +159,14 @@ export async function deployCompose(client: KubeClient, opts: ComposeDeployOptio
   }
   await recordDeployEnd(client, record, { output: progress.transcript(), now: now() });
   return translation;
+}
+
+function checkLimits(client: KubeClient, environment: string, translation: Translation): Promise<void> {
+  return checkDeployLimits(namespaceLimitsApi(client), translation, {
+    environment,
+    namespace: client.namespace,
+    podSelector: environmentSelector(environment),
+  });
 }
 
 /** An image reference for every service that has a build, standing in for the one the build will give. */

@@ -13,12 +13,14 @@ import { claimProblem } from '../kube/claims.ts';
 import { MountRetry } from '../kube/mount-retry.ts';
 import { POLL_MS, pollUntil } from '../kube/poll.ts';
 import { podPortGreeting } from '../kube/port-check.ts';
-import { workloadState } from '../kube/workloads.ts';
+import { labelSelectorString, workloadState } from '../kube/workloads.ts';
+import { namespaceLimitsApi } from '../kube/namespace-limits-api.ts';
 import { AgentAnswer, agentCandidate } from './agent-answer.ts';
 import { agentKeptOnClaim, agentMissing, recordAgentOnClaim } from './agent-cache.ts';
 import { agentArch, agentImagePullError } from './agent-delivery.ts';
 import { readNodeArch, type AgentCopies } from './agent-inject.ts';
-import { AGENT_SSH_PORT, buildDevObjects, copiesAgent, type DevObjects } from './mirror.ts';
+import { AGENT_SSH_PORT, buildDevObjects, copiesAgent, devContainerName, type DevObjects } from './mirror.ts';
+import { checkDevPodLimits } from './quota-check.ts';
 import { devVersionRule } from './dev-version.ts';
 import {
   AGENT_UNPULLED_ANNOTATION,
@@ -90,6 +92,8 @@ export interface Activated {
 export async function activate(client: KubeClient, t: DevTarget, o: ActivateOptions): Promise<Activated> {
   // The applies below would each wait for their API version's discovery first: read it meanwhile.
   void Promise.all([client.objects.discover('v1', 'Secret'), client.objects.discover('apps/v1', 'Deployment')]).catch(() => undefined);
+  const limitsApi = namespaceLimitsApi(client, o.log);
+  const limitsRead = limitsApi.limits();
   const found = await findOriginal(client, t.devName, t.dev);
   if (!found && !t.dev.autocreate) throw new DevtoolError(notFoundMessage(t.devName, t.dev, t.namespace));
   const name = mirrorName(found?.metadata.name ?? t.devName);
@@ -123,6 +127,7 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
   }
   // The claim shares the mirror's name (mirror.ts).
   let agentOnClaim = agentImage !== undefined && t.dev.persistentVolume.enabled && (await agentKeptOnClaim(client, name, agentImage, mirrorOnce));
+  const namespaceLimits = await limitsRead;
   const rebuild = (from: OriginalObject) => {
     const objects = buildDevObjects({
       original: from,
@@ -137,6 +142,7 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
       clientPublicKey: o.clientPublicKey,
       syncthing: o.syncthing,
       agentOnClaim,
+      namespaceLimits,
     });
     if (unpulledImage !== undefined)
       objects.deployment.metadata.annotations = { ...objects.deployment.metadata.annotations, [AGENT_UNPULLED_ANNOTATION]: unpulledImage };
@@ -149,6 +155,16 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
   let objects = rebuild(original);
   // Before anything changes: a dev pod the namespace's Pod Security policy refuses leaves the original as it was.
   await checkPodSecurity(client, { devName: t.devName, dev: t.dev, mirror: objects.deployment, original: found });
+  // Likewise a dev pod or claim the namespace's quotas or LimitRanges refuse, or have no room for once the swap frees the original's pods.
+  await checkDevPodLimits(limitsApi, namespaceLimits, {
+    devName: t.devName,
+    namespace: t.namespace,
+    objects,
+    devContainer: devContainerName(objects.deployment.spec?.template ?? {}),
+    replacedPods: found ? labelSelectorString(found.spec?.selector) : `${DEV_POD_LABEL}=${t.devName}`,
+    source: t.deploy.source.kind,
+    ...(found ? { original: `${kindWord(found.kind)} ${found.metadata.name}` } : {}),
+  });
   await tryWrites(client, objects, found ? `${kindWord(original.kind)} ${original.metadata.name} was not scaled down` : 'nothing was created');
   if (found) {
     o.step(`scaling ${kindWord(original.kind)} ${original.metadata.name} to 0 (its replicas are recorded for 'devtool down')`);

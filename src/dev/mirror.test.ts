@@ -1,17 +1,20 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { parse, stringify } from 'yaml';
+import type { V1LimitRange, V1ResourceQuota } from '@kubernetes/client-node';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { assertGolden } from '../../test/golden.ts';
 import { parseAssignments } from '../cli/assignments.ts';
+import { namespaceLimitsOf } from '../kube/namespace-limits.ts';
 import type { DeploymentObject } from '../kube/objects.ts';
 import type { OriginalObject } from './statefulset.ts';
 import { agentKeptDir, buildDevObjects, copiesAgent, syncSubPath } from './mirror.ts';
 import { loadManifestText } from '../manifest/load.ts';
 import type { DevService } from '../manifest/model.ts';
 
-// Golden fixtures: testdata/<case>/{original.yaml, devtool.yml (one services entry), env.json (--env)} -> expected.yaml.
+// Golden fixtures: testdata/<case>/{original.yaml, devtool.yml (one services entry), env.json (--env), namespace.yaml
+// (optional: the namespace's ResourceQuotas and LimitRanges)} -> expected.yaml.
 // UPDATE_GOLDEN=1 rewrites expected.yaml; review the diff before committing it.
 const dir = join(import.meta.dirname, 'testdata');
 
@@ -30,8 +33,21 @@ function build(name: string, more: { agentOnClaim?: boolean; agentImage?: undefi
     devtoolVersion: '0.1.0',
     hostPrivateKey: '-----BEGIN OPENSSH PRIVATE KEY-----\nHOST\n-----END OPENSSH PRIVATE KEY-----\n',
     clientPublicKey: 'ssh-ed25519 AAAACLIENT devtool',
+    ...namespaceOf(name),
     ...more,
   });
+}
+
+function namespaceOf(name: string) {
+  const file = join(dir, name, 'namespace.yaml');
+  if (!existsSync(file)) return {};
+  const objects = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as { kind: string });
+  return {
+    namespaceLimits: namespaceLimitsOf(
+      objects.filter((o): o is V1ResourceQuota & { kind: string } => o.kind === 'ResourceQuota'),
+      objects.filter((o): o is V1LimitRange & { kind: string } => o.kind === 'LimitRange'),
+    ),
+  };
 }
 
 const asYaml = (o: ReturnType<typeof build>) =>

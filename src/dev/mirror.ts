@@ -7,9 +7,10 @@
  * envFrom, volumes, sidecars and pod labels (existing Services route to it); only the dev
  * container is changed. Pure: the same input always gives the same objects (golden tests).
  */
-import type { V1Capabilities, V1Container, V1EnvVar, V1ObjectMeta, V1Probe, V1Secret, V1VolumeMount } from '@kubernetes/client-node';
+import type { V1Capabilities, V1Container, V1EnvVar, V1ObjectMeta, V1Probe, V1ResourceRequirements, V1Secret, V1VolumeMount } from '@kubernetes/client-node';
 import { DevtoolError } from '../base/errors.ts';
 import { environmentLabels, MANAGED_BY, MANAGED_BY_LABEL } from '../kube/labels.ts';
+import { NO_LIMITS, ownContainerResources, type NamespaceLimits } from '../kube/namespace-limits.ts';
 import type { DeploymentObject, PersistentVolumeClaimObject } from '../kube/objects.ts';
 import {
   DEV_LABEL,
@@ -60,6 +61,11 @@ export interface MirrorInput {
    * itself): the dev pod starts without the init container. Ignored without a claim.
    */
   agentOnClaim?: boolean;
+  /**
+   * The namespace's quotas and limit ranges (kube/namespace-limits.ts): the agent's installer gets
+   * the requests and limits they demand. Absent: none.
+   */
+  namespaceLimits?: NamespaceLimits;
 }
 
 export interface DevObjects {
@@ -126,6 +132,7 @@ export function buildDevObjects(input: MirrorInput): DevObjects {
   const agentConfig = agentContract(input.hostPrivateKey, input.clientPublicKey, input.syncthing);
   // Everything that shapes the dev pod: a change rolls it (the annotation is on the template too).
   const agentOnClaim = input.agentOnClaim === true && dev.persistentVolume.enabled && input.agentImage !== undefined;
+  const installerResources = agentInstallerResources(input.namespaceLimits ?? NO_LIMITS);
   const specHash = sha256(
     stableJson({
       dev,
@@ -136,6 +143,8 @@ export function buildDevObjects(input: MirrorInput): DevObjects {
       agentConfig,
       template: original.spec?.template,
       ...(agentOnClaim ? { agentOnClaim } : {}),
+      // Only when a namespace asks for other values: the hash of every other dev pod stays as it was.
+      ...(stableJson(installerResources) !== stableJson(INSTALLER_RESOURCES) ? { installerResources } : {}),
     }),
   ).slice(0, 16);
 
@@ -178,7 +187,8 @@ export function buildDevObjects(input: MirrorInput): DevObjects {
       : { mount: { name: BIN_VOLUME }, keepIn: claim && keptDir ? `${AGENT_STATE_DIR}/${keptDir}` : undefined, copiedIn: image === undefined };
   pod.containers[index] = devContainer(pod.containers[index]!, input, agent);
 
-  if (!agentOnClaim && image !== undefined) pod.initContainers = [agentInstaller(image, pod.securityContext?.runAsUser === 0), ...(pod.initContainers ?? [])];
+  if (!agentOnClaim && image !== undefined)
+    pod.initContainers = [agentInstaller(image, pod.securityContext?.runAsUser === 0, installerResources), ...(pod.initContainers ?? [])];
   pod.volumes = [
     ...(pod.volumes ?? []).filter((v) => ![BIN_VOLUME, CONFIG_VOLUME, DATA_VOLUME].includes(v.name)),
     ...(agentOnClaim ? [] : [{ name: BIN_VOLUME, emptyDir: {} }]),
@@ -242,7 +252,7 @@ function devContainerIndex(containers: V1Container[], wanted: string | undefined
 }
 
 /** `rootPod`: the original runs its pod as uid 0, which the installer's runAsNonRoot would refuse: it gets the image's user. */
-function agentInstaller(image: string, rootPod: boolean): V1Container {
+function agentInstaller(image: string, rootPod: boolean, resources: V1ResourceRequirements): V1Container {
   return {
     name: INSTALLER_NAME,
     image,
@@ -257,9 +267,21 @@ function agentInstaller(image: string, rootPod: boolean): V1Container {
       readOnlyRootFilesystem: true,
       seccompProfile: { type: 'RuntimeDefault' },
     },
-    resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } },
+    resources,
     volumeMounts: [{ name: BIN_VOLUME, mountPath: AGENT_BIN_DIR }],
   };
+}
+
+/**
+ * The installer's requests and limits: small fixed values (it copies one file, in well under a
+ * second), no CPU limit unless a quota demands one (a limit would only slow the copy), and each
+ * value moved into the namespace's LimitRange bounds (docs/decisions/0214-quota-demands-and-devtool-containers.md).
+ */
+const INSTALLER_RESOURCES: V1ResourceRequirements = { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } };
+const INSTALLER_WHEN_DEMANDED: V1ResourceRequirements = { limits: { cpu: '100m' } };
+
+export function agentInstallerResources(limits: NamespaceLimits): V1ResourceRequirements {
+  return ownContainerResources(INSTALLER_RESOURCES, INSTALLER_WHEN_DEMANDED, limits);
 }
 
 /** Where in the agent's state folder (on the claim) an agent build is kept: one folder per devtool-bin image. */

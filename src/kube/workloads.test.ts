@@ -1,7 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { V1Pod } from '@kubernetes/client-node';
-import { labelSelectorString, podFailure } from './workloads.ts';
+import type { CoreV1Event, V1Deployment, V1Job, V1Pod } from '@kubernetes/client-node';
+import { fakeKubeClient } from '../../test/command-harness.ts';
+import type { ResolvedContext } from '../context/store.ts';
+import type { KubeClient } from './client.ts';
+import { labelSelectorString, podFailure, podRefusal, workloadState } from './workloads.ts';
 
 const pod = (status: V1Pod['status']): V1Pod => ({ metadata: { name: 'p' }, status });
 
@@ -120,4 +123,77 @@ test('label selectors as list calls take them', () => {
     'app=web,env in (a,b),x notin (c),y,!z',
   );
   assert.equal(labelSelectorString(undefined), '');
+});
+
+test('admission refusals of pods: Pod Security, a quota demand and a LimitRange bound last; a quota without room may pass', () => {
+  const prefix = 'pods "web-7d9f-" is forbidden: ';
+  assert.deepEqual(podRefusal(`${prefix}failed quota: compute: must specify limits.memory for: web`), {
+    message: 'failed quota: compute: must specify limits.memory for: web',
+    lasting: true,
+  });
+  assert.deepEqual(podRefusal(`${prefix}exceeded quota: count, requested: pods=1, used: pods=1, limited: pods=1`), {
+    message: 'exceeded quota: count, requested: pods=1, used: pods=1, limited: pods=1',
+    lasting: false,
+  });
+  assert.equal(podRefusal(`${prefix}maximum memory usage per Container is 128Mi, but limit is 256Mi`)?.lasting, true);
+  assert.equal(podRefusal(`${prefix}cpu max limit to request ratio per Container is 2, but provided ratio is 4.000000`)?.lasting, true);
+  assert.equal(podRefusal(`${prefix}violates PodSecurity "restricted:latest": runAsNonRoot != true`)?.lasting, true);
+  assert.equal(podRefusal('Error creating: pods "x" is forbidden: error looking up service account team/app: serviceaccount "app" not found'), undefined);
+});
+
+/** A client with only the reads workloadState makes of a Job or a Deployment, and the events given. */
+function fakeClient(o: { job?: V1Job; deployment?: V1Deployment; events?: CoreV1Event[]; eventsRefused?: boolean }): KubeClient {
+  const target = { context: { name: 'alpha', namespace: 'team' } as ResolvedContext, namespace: 'team' };
+  return fakeKubeClient(target, {
+    batch: { readNamespacedJob: async () => o.job },
+    apps: { readNamespacedDeployment: async () => o.deployment },
+    core: {
+      listNamespacedPod: async () => ({ items: [] }),
+      listNamespacedEvent: async ({ fieldSelector }: { fieldSelector: string }) => {
+        assert.equal(fieldSelector, 'involvedObject.kind=Job,involvedObject.uid=u1,reason=FailedCreate');
+        if (o.eventsRefused) throw new Error('events is forbidden');
+        return { items: o.events ?? [] };
+      },
+    },
+  });
+}
+
+test("a Job whose pods admission refuses: a lasting refusal fails at once, a full quota is the wait's detail, an old event says nothing", async () => {
+  const ref = { kind: 'Job' as const, name: 'migrate', podSelector: 'job-name=migrate' };
+  const job: V1Job = { metadata: { name: 'migrate', uid: 'u1' }, spec: { template: { spec: { containers: [] } } }, status: {} };
+  const event = (message: string, agoMs: number): CoreV1Event => ({
+    metadata: {},
+    involvedObject: {},
+    message: `Error creating: pods "migrate-x" is forbidden: ${message}`,
+    lastTimestamp: new Date(Date.now() - agoMs),
+  });
+  const demand = 'failed quota: compute: must specify limits.cpu for: migrate';
+  assert.deepEqual(await workloadState(fakeClient({ job, events: [event(demand, 1000)] }), ref), {
+    state: 'failed',
+    reason: `its pods are refused: ${demand}`,
+  });
+  const full = 'exceeded quota: compute, requested: pods=1, used: pods=2, limited: pods=2';
+  assert.deepEqual(await workloadState(fakeClient({ job, events: [event(full, 1000)] }), ref), {
+    state: 'progressing',
+    detail: `starting; its pods are refused for now: ${full}`,
+  });
+  assert.deepEqual(await workloadState(fakeClient({ job, events: [event(demand, 10 * 60_000)] }), ref), { state: 'progressing', detail: 'starting' });
+  // Events that may not be read leave the wait as it was.
+  assert.deepEqual(await workloadState(fakeClient({ job, eventsRefused: true }), ref), { state: 'progressing', detail: 'starting' });
+});
+
+test("a Deployment's ReplicaFailure: a quota's demand fails at once, a full quota is the wait's detail", async () => {
+  const ref = { kind: 'Deployment' as const, name: 'web', podSelector: 'app=web' };
+  const deployment = (message: string): V1Deployment => ({
+    metadata: { name: 'web', generation: 1 },
+    spec: { replicas: 1, selector: {}, template: {} },
+    status: { observedGeneration: 1, conditions: [{ type: 'ReplicaFailure', status: 'True', message: `pods "web-1" is forbidden: ${message}` }] },
+  });
+  const bound = 'maximum memory usage per Container is 128Mi, but limit is 256Mi';
+  assert.deepEqual(await workloadState(fakeClient({ deployment: deployment(bound) }), ref), { state: 'failed', reason: `its pods are refused: ${bound}` });
+  const full = 'exceeded quota: compute, requested: pods=1, used: pods=1, limited: pods=1';
+  assert.deepEqual(await workloadState(fakeClient({ deployment: deployment(full) }), ref), {
+    state: 'progressing',
+    detail: `0/1 available; its pods are refused for now: ${full}`,
+  });
 });

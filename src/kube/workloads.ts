@@ -3,7 +3,7 @@
  * `rollout status` ones; the diagnosis reads the workload's pods and events so a failure names the
  * reason a user would otherwise dig out with `kubectl describe` and `kubectl logs`.
  */
-import type { V1Deployment, V1LabelSelector, V1ObjectMeta, V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Event, V1Deployment, V1LabelSelector, V1ObjectMeta, V1Pod } from '@kubernetes/client-node';
 import { podClaimProblem, waitsForClaims } from './claims.ts';
 import { isNotFound, type KubeClient } from './client.ts';
 import { podSchedulingVerdict, unschedulableCondition } from './scheduling.ts';
@@ -36,13 +36,18 @@ export async function workloadState(client: KubeClient, ref: WorkloadRef): Promi
       const current = await currentPodTemplate(client, d);
       const progressFailed = s.conditions?.find((c) => c.type === 'Progressing' && c.status === 'False' && c.reason === 'ProgressDeadlineExceeded');
       if (progressFailed) return failedOrDiagnosed(client, ref, `rollout stalled: ${progressFailed.message ?? 'progress deadline exceeded'}`, false, current);
-      // Pod Security refusing its pods does not pass (a quota, also a ReplicaFailure, may): no pod would ever come.
-      const refused = s.conditions?.find((c) => c.type === 'ReplicaFailure' && c.status === 'True' && /violates PodSecurity/.test(c.message ?? ''));
-      if (refused) return { state: 'failed', reason: `its pods are refused: ${refused.message}` };
+      const replicaFailure = s.conditions?.find((c) => c.type === 'ReplicaFailure' && c.status === 'True');
+      const refused = replicaFailure ? podRefusal(replicaFailure.message ?? '') : undefined;
+      if (refused?.lasting) return { state: 'failed', reason: `its pods are refused: ${refused.message}` };
       if ((s.updatedReplicas ?? 0) >= want && (s.availableReplicas ?? 0) >= want && (s.replicas ?? 0) <= want) {
         return { state: 'ready' };
       }
-      return diagnoseOr(client, ref, `${s.availableReplicas ?? 0}/${want} available`, current);
+      return diagnoseOr(
+        client,
+        ref,
+        `${s.availableReplicas ?? 0}/${want} available${refused ? `; its pods are refused for now: ${refused.message}` : ''}`,
+        current,
+      );
     }
     if (ref.kind === 'StatefulSet') {
       const st = await client.apps.readNamespacedStatefulSet({ name: ref.name, namespace: ns });
@@ -57,7 +62,9 @@ export async function workloadState(client: KubeClient, ref: WorkloadRef): Promi
       ) {
         return { state: 'ready' };
       }
-      return diagnoseOr(client, ref, `${s?.readyReplicas ?? 0}/${want} ready`);
+      const refused = await recentPodRefusal(client, 'StatefulSet', st.metadata?.uid);
+      if (refused?.lasting) return { state: 'failed', reason: `its pods are refused: ${refused.message}` };
+      return diagnoseOr(client, ref, `${s?.readyReplicas ?? 0}/${want} ready${refused ? `; its pods are refused for now: ${refused.message}` : ''}`);
     }
     if (ref.kind === 'DaemonSet') {
       const ds = await client.apps.readNamespacedDaemonSet({ name: ref.name, namespace: ns });
@@ -73,11 +80,52 @@ export async function workloadState(client: KubeClient, ref: WorkloadRef): Promi
     // A pod exiting non-zero is only an attempt; the Job has failed when it says so (retries spent).
     if (failed) return failedOrDiagnosed(client, ref, `job failed: ${failed.message ?? failed.reason ?? 'failed'}`, true);
     if ((job.status?.succeeded ?? 0) >= (job.spec?.completions ?? 1)) return { state: 'completed' };
-    return diagnoseOr(client, ref, job.status?.active ? 'running' : 'starting');
+    const refused = job.status?.active ? undefined : await recentPodRefusal(client, 'Job', job.metadata?.uid);
+    if (refused?.lasting) return { state: 'failed', reason: `its pods are refused: ${refused.message}` };
+    return diagnoseOr(client, ref, job.status?.active ? 'running' : `starting${refused ? `; its pods are refused for now: ${refused.message}` : ''}`);
   } catch (err) {
     if (isNotFound(err)) return { state: 'missing' };
     throw err;
   }
+}
+
+/**
+ * Pure: a refusal of a workload's pods by admission, from the controller's words (a ReplicaFailure
+ * condition, a FailedCreate event). `lasting`: it stays until the pod template or the namespace
+ * changes (Pod Security, a quota that demands a request or limit the pods lack, a LimitRange
+ * bound), so waiting is pointless; otherwise (a quota without room) it may pass as other pods go.
+ */
+export function podRefusal(message: string): { message: string; lasting: boolean } | undefined {
+  const m = REFUSALS.exec(message.trim());
+  if (!m) return undefined;
+  return { message: m[1]!, lasting: !m[1]!.startsWith('exceeded quota: ') };
+}
+
+/** The words of each refusal, from where they start to the end of the message. */
+const REFUSALS = new RegExp(
+  `(${[
+    'violates PodSecurity.*',
+    'failed quota: .*',
+    'exceeded quota: .*',
+    '(?:minimum|maximum) \\S+ usage per (?:Container|Pod) .*',
+    '\\S+ max limit to request ratio per (?:Container|Pod) .*',
+  ].join('|')})$`,
+  's',
+);
+
+/** Events newer than this say what the controller meets now. */
+const RECENT_EVENT_MS = 2 * 60_000;
+
+/** The newest FailedCreate event of the object (by uid: not a deleted one of the same name) that is an admission refusal, if recent. */
+async function recentPodRefusal(client: KubeClient, kind: 'Job' | 'StatefulSet', uid: string | undefined): Promise<ReturnType<typeof podRefusal>> {
+  if (!uid) return undefined;
+  // Events are only a sharper reason: one that cannot be read (RBAC) leaves the wait as it was.
+  const events = await client.core
+    .listNamespacedEvent({ namespace: client.namespace, fieldSelector: `involvedObject.kind=${kind},involvedObject.uid=${uid},reason=FailedCreate` })
+    .catch(() => ({ items: [] as CoreV1Event[] }));
+  const last = events.items.sort((a, b) => time(a.lastTimestamp ?? a.eventTime) - time(b.lastTimestamp ?? b.eventTime)).at(-1);
+  if (!last || Date.now() - time(last.lastTimestamp ?? last.eventTime) > RECENT_EVENT_MS) return undefined;
+  return podRefusal(last.message ?? '');
 }
 
 /** Which pods a diagnosis reads: those of the current pod template only, or all (undefined). */

@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { crane, ensureCluster, REGISTRY, type LocalCluster } from '../../cluster/test-cluster.ts';
 import { createSandbox, type Sandbox } from './cli.ts';
+import { waitFor } from './wait.ts';
 
 export { REGISTRY };
 
@@ -39,6 +40,22 @@ export async function clusterSandbox(prefix: string): Promise<ClusterSandbox> {
 
 export async function deleteNamespace(s: ClusterSandbox): Promise<void> {
   await s.core.deleteNamespace({ name: s.namespace }).catch(() => undefined);
+}
+
+/**
+ * Creates a ResourceQuota in the sandbox's namespace and resolves once the quota controller has
+ * counted it: until its status says its hard limits, admission refuses every object it covers.
+ */
+export async function createQuota(s: ClusterSandbox, name: string, hard: Record<string, string>): Promise<void> {
+  await s.core.createNamespacedResourceQuota({ namespace: s.namespace, body: { metadata: { name }, spec: { hard } } });
+  await waitFor(
+    `quota ${name} to be counted`,
+    async () => {
+      const q = await s.core.readNamespacedResourceQuota({ name, namespace: s.namespace });
+      return Object.keys(hard).every((k) => q.status?.hard?.[k] !== undefined && q.status.used?.[k] !== undefined);
+    },
+    30_000,
+  );
 }
 
 /**

@@ -14,7 +14,7 @@ import { lines, runDevtool } from './cli.ts';
 import { runInPty } from './pty.ts';
 import { killUpSessions, startUp } from './up-session.ts';
 import { waitFor } from './wait.ts';
-import { clusterSandbox, deleteNamespace, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
+import { clusterSandbox, createQuota, deleteNamespace, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
 
 const FORWARD = 28000 + Math.floor(Math.random() * 1000);
 const REVERSE_LOCAL = FORWARD + 1000;
@@ -100,18 +100,8 @@ async function assertUntouched(): Promise<void> {
 
 test('a write the swap needs is refused (a quota of no Secrets): up fails before the swap, the original keeps running', { timeout: 120_000 }, async () => {
   // Before any up of this file: the namespace holds no Secret, so the dev container's would be the first.
-  const quota = { metadata: { name: 'no-secrets' }, spec: { hard: { secrets: '0' } } };
-  await s.core.createNamespacedResourceQuota({ namespace: s.namespace, body: quota });
+  await createQuota(s, 'no-secrets', { secrets: '0' });
   try {
-    // The quota controller fills in the status the admission needs.
-    await waitFor(
-      'the quota to be counted',
-      async () => {
-        const q = await s.core.readNamespacedResourceQuota({ name: 'no-secrets', namespace: s.namespace });
-        return q.status?.hard?.secrets === '0';
-      },
-      30_000,
-    );
     const r = dev(['up'], 90_000);
     assert.equal(r.code, 1, r.stderr);
     assert.match(
