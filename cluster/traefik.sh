@@ -236,6 +236,7 @@ spec:
             - --global.checkNewVersion=false
             - --global.sendAnonymousUsage=false
             - --log.level=INFO
+            - --log.noColor=true
           ports:
             - {name: websecure, containerPort: 8443}
             - {name: ping, containerPort: 9000}
@@ -316,7 +317,7 @@ cmd_down() {
 cmd_status() {
   kctl -n "$NAMESPACE" get deployment,service -o wide 2>/dev/null || echo "traefik: not running"
   kctl get ingressclass "$CLASS" -o jsonpath='{.metadata.name} default={.metadata.annotations.ingressclass\.kubernetes\.io/is-default-class}{"\n"}' 2>/dev/null || true
-  grep -F "$MARK" "$HOSTS" | sed "s/ *$MARK//" || echo "names: none"
+  grep -F "$MARK" "$HOSTS" | sed "s| *$MARK||" || echo "names: none"
 }
 
 case ${1:-} in
