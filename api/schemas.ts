@@ -46,6 +46,9 @@ export const Info = Type.Object(
     apiVersion: Type.Literal('v1'),
     capabilities: Type.Array(Type.String(), { description: 'Features this service offers; a client checks here, never in error texts' }),
     endpointDomain: Type.Optional(Type.String({ description: 'Domain under which endpoints are exposed: https://<name>-<namespace>.<domain>' })),
+    ingressClass: Type.Optional(
+      Type.String({ description: "IngressClass the endpoints' Ingresses name (the cluster's own ingress controller); absent: the cluster's default class" }),
+    ),
     registry: Type.Optional(Type.String({ description: 'Registry host images are pushed to' })),
     builder: Type.Optional(Type.String({ description: 'Builder address' })),
     certificate: Type.Optional(Type.String({ description: 'PEM of the CA that signs the service and endpoint certificates' })),

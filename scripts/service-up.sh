@@ -25,13 +25,25 @@ FD_STATE=${DEVTOOL_FRONT_DOOR_STATE:-/var/lib/devtool-front-door}
 RELEASE=${DEVTOOL_SERVICE_RELEASE:-devtool}
 NAMESPACE=$RELEASE
 HOST=$RELEASE.$ENDPOINT_DOMAIN
+# DEVTOOL_SERVICE_INGRESS_CLASS (with DEVTOOL_SERVICE_RELEASE): that release behind another ingress
+# controller's class instead (cluster/traefik.sh's `traefik`; no shared front door needed), with
+# DEVTOOL_SERVICE_TLS_SECRET, the Secret of its host's certificate (ingress.tlsSecretName), and
+# DEVTOOL_SERVICE_CA, the CA of that controller's certificates (ca.certificate, no key): the check
+# of the service URL trusts it and expects the service to hand it out.
+INGRESS_CLASS=${DEVTOOL_SERVICE_INGRESS_CLASS:-devtool}
+SERVICE_CA=${DEVTOOL_SERVICE_CA:-$FD_STATE/ca.crt}
 if [[ $RELEASE != devtool ]]; then
   HOST=devtool-$RELEASE.$ENDPOINT_DOMAIN
   [[ $RELEASE =~ ^[a-z0-9][-a-z0-9]{0,30}$ ]] || { echo "service-up: invalid DEVTOOL_SERVICE_RELEASE=$RELEASE" >&2; exit 2; }
   # The front door as it is when it answers (another checkout's install is as good); else ours.
-  curl -fsS --max-time 5 --cacert "$FD_STATE/ca.crt" "https://devtool.$ENDPOINT_DOMAIN/healthz" >/dev/null 2>&1 ||
+  [[ $INGRESS_CLASS != devtool ]] ||
+    curl -fsS --max-time 5 --cacert "$FD_STATE/ca.crt" "https://devtool.$ENDPOINT_DOMAIN/healthz" >/dev/null 2>&1 ||
     DEVTOOL_SERVICE_RELEASE='' bash "$0" >/dev/null
+elif [[ $INGRESS_CLASS != devtool ]]; then
+  echo "service-up: DEVTOOL_SERVICE_INGRESS_CLASS needs DEVTOOL_SERVICE_RELEASE (the release devtool is the front door)" >&2
+  exit 2
 fi
+[[ -r $SERVICE_CA || $SERVICE_CA == "$FD_STATE/ca.crt" ]] || { echo "service-up: DEVTOOL_SERVICE_CA=$SERVICE_CA: not a readable file" >&2; exit 2; }
 start=$SECONDS
 
 slog() { printf '[service-up %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -137,13 +149,18 @@ kctl() { bash "$root/cluster/cluster.sh" kubectl -n "$NAMESPACE" "$@"; }
 front_door=(--set ingress.controller.image="$controller" --set ingress.proxy.image="$proxy"
   --set "ingress.allowedHosts.devtool-git[0]=git-server.$ENDPOINT_DOMAIN")
 [[ $RELEASE == devtool ]] || front_door=(--set ingress.enabled=false --set frontDoor.host="$HOST")
+ca=(--set-file ca.certificate="$FD_STATE/ca.crt" --set-file ca.key="$FD_STATE/ca.key")
+if [[ $INGRESS_CLASS != devtool ]]; then
+  front_door+=(--set ingress.className="$INGRESS_CLASS" --set ingress.tlsSecretName="${DEVTOOL_SERVICE_TLS_SECRET:-}")
+  ca=(--set-file ca.certificate="$SERVICE_CA")
+fi
 # The builder listens on the node's network: another release's builder needs a port of its own, or
 # its pod never schedules beside the shared release's (1235). One from the release name, 1300-1799.
 builder_port=()
 [[ $RELEASE == devtool ]] || builder_port=(--set builder.port=$((1300 + $(printf %s "$RELEASE" | cksum | cut -d' ' -f1) % 500)))
 "$helm_bin" upgrade --install "$RELEASE" "$root/chart" --namespace "$NAMESPACE" --create-namespace \
   --set endpointDomain="$ENDPOINT_DOMAIN" "${front_door[@]}" \
-  --set-file ca.certificate="$FD_STATE/ca.crt" --set-file ca.key="$FD_STATE/ca.key" \
+  "${ca[@]}" \
   --set service.image="$service" --set service.registry="$REGISTRY" --set service.kubeApiServer="$kube_server" \
   --set builder.enabled=true --set builder.image="$builder" --set builder.hostNetwork=true --set "builder.insecureRegistries={$REGISTRY}" \
   "${builder_port[@]}" --set pipelines.runnerImage="$runner" \
@@ -162,14 +179,15 @@ builder_ready=$(kctl get deploy "$RELEASE-builder" -o jsonpath='{.status.readyRe
 [[ $builder_ready == 1 ]] || { kctl logs "deploy/$RELEASE-builder" --tail 20; sdie "the builder is not ready"; }
 step "chart installed (release $RELEASE, namespace $NAMESPACE), service replicas ready: $ready"
 
-# The service answers through the front door over TLS signed by our CA, and hands that CA out. The
-# controller follows the Ingress within seconds; a Recreate rollout of the proxy may need a moment.
+# The service answers through the front door (or the other controller) over TLS signed by its CA, and
+# hands that CA out. The controller follows the Ingress within seconds; a Recreate rollout of the
+# proxy may need a moment.
 info=
 for _ in $(seq 1 60); do
-  info=$(curl -sS --max-time 5 --cacert "$FD_STATE/ca.crt" "https://$HOST/api/v1/info" 2>&1) || true
+  info=$(curl -sS --max-time 5 --cacert "$SERVICE_CA" "https://$HOST/api/v1/info" 2>&1) || true
   if node -e 'const i = JSON.parse(process.argv[1]); process.exit(i.certificate === require("fs").readFileSync(process.argv[2], "utf8") ? 0 : 1)' \
-    "$info" "$FD_STATE/ca.crt" 2>/dev/null; then
-    step "https://$HOST answers; CA: $FD_STATE/ca.crt"
+    "$info" "$SERVICE_CA" 2>/dev/null; then
+    step "https://$HOST answers; CA: $SERVICE_CA"
     echo "https://$HOST" >&3
     exit 0
   fi

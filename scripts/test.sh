@@ -43,10 +43,10 @@ go_tests buildkit/client buildkit
 step "hosted builder gateway tests (Go)"
 go_tests buildkit/gateway buildkit-gateway
 # The end-to-end tests' infrastructure, before them: on a fresh machine these are long Go builds
-# (Kubernetes from source, BuildKit, Syncthing, Helm), which must not count against any one test's
+# (Kubernetes from source, BuildKit, Syncthing, Helm, Traefik), which must not count against any one test's
 # 10-minute limit. Each is cached outside the clone; a warm run only checks and reuses. helm is not
 # put on this PATH: the tests that install charts put it on the CLI's (test/e2e/cluster.ts).
-step "test infrastructure: local cluster, Docker daemon, BuildKit daemon, devtool-bin image, helm (cached), Chromium"
+step "test infrastructure: local cluster, Docker daemon, BuildKit daemon, devtool-bin image, helm and traefik (cached), Chromium"
 infra() {
   local started=$SECONDS
   "$@" >/dev/null || { echo "FAILED: $* (its log lines are above)"; return 1; }
@@ -54,7 +54,7 @@ infra() {
 }
 infra_failed=0
 if infra bash cluster/cluster.sh up && infra bash cluster/dockerd.sh up && infra bash buildkit/buildkitd.sh up && infra bash agent/build.sh localhost:5000 &&
-  infra bash cluster/helm.sh path && infra bash scripts/browser.sh path; then
+  infra bash cluster/helm.sh path && infra bash cluster/traefik.sh path && infra bash scripts/browser.sh path; then
   # Service contexts name the agent by its version tag (localhost:5000/devtool-bin:<version>), which
   # every build pushes again: the node must not keep starting the agent of an earlier build.
   bash cluster/cluster.sh forget-image "$(bash agent/build.sh image-ref)"

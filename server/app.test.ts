@@ -43,7 +43,7 @@ function refusal(res: { statusCode: number; body: string }): { status: number; e
 
 describe('service API', () => {
   test('info answers without a token; me needs one', async () => {
-    const h = await harness({ endpointDomain: 'dev.example', registry: 'registry.dev.example' });
+    const h = await harness({ endpointDomain: 'dev.example', ingressClass: 'traefik', registry: 'registry.dev.example' });
     const info = await h.app.inject({ method: 'GET', url: '/api/v1/info' });
     assert.equal(info.statusCode, 200);
     assert.deepEqual(info.json(), {
@@ -51,6 +51,7 @@ describe('service API', () => {
       apiVersion: 'v1',
       capabilities: ['tokens', 'namespaces', 'secrets', 'analytics', 'login', 'kube-credentials', 'pipelines', 'previews', 'users'],
       endpointDomain: 'dev.example',
+      ingressClass: 'traefik',
       registry: 'registry.dev.example',
     });
     const me = refusal(await h.app.inject({ method: 'GET', url: '/api/v1/me' }));

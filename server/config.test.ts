@@ -31,6 +31,7 @@ test('settings: defaults, optional announcements, the CA read from its file', ()
     PORT: '9000',
     DEVTOOL_PUBLIC_URL: 'https://devtool.example/',
     DEVTOOL_ENDPOINT_DOMAIN: 'apps.example',
+    DEVTOOL_INGRESS_CLASS: 'traefik',
     DEVTOOL_REGISTRY: 'registry.example',
     DEVTOOL_BUILDER: 'tcp://buildkit:1234',
     DEVTOOL_CA_FILE: ca,
@@ -48,6 +49,7 @@ test('settings: defaults, optional announcements, the CA read from its file', ()
   assert.equal(s.port, 9000);
   assert.equal(s.config.publicUrl, 'https://devtool.example');
   assert.equal(s.config.endpointDomain, 'apps.example');
+  assert.equal(s.config.ingressClass, 'traefik');
   assert.equal(s.config.registry, 'registry.example');
   assert.equal(s.config.builder, 'tcp://buildkit:1234');
   assert.match(s.config.certificate ?? '', /^-----BEGIN CERTIFICATE-----/);
@@ -72,6 +74,7 @@ test('a wrong setting is one line naming the variable', () => {
     [{ POD_NAMESPACE: 'd', DEVTOOL_OBJECT_LABELS: 'a=1,b' }, /^DEVTOOL_OBJECT_LABELS: "b" is not a Kubernetes label/],
     [{ POD_NAMESPACE: 'd', DEVTOOL_OBJECT_LABELS: 'bad key=1' }, /^DEVTOOL_OBJECT_LABELS: "bad key=1" is not a Kubernetes label/],
     [{ POD_NAMESPACE: 'd', DEVTOOL_CA_FILE: notPem }, /^DEVTOOL_CA_FILE=.*x\.pem: not a PEM certificate$/],
+    [{ POD_NAMESPACE: 'd', DEVTOOL_INGRESS_CLASS: 'Traefik_2' }, /^DEVTOOL_INGRESS_CLASS=Traefik_2: not an IngressClass name/],
   ];
   for (const [env, expected] of cases) assert.throws(() => readSettings(env), { message: expected }, JSON.stringify(env));
 });

@@ -57,6 +57,13 @@ export function readSettings(env: NodeJS.ProcessEnv): ServeSettings {
   if (publicUrl) config.publicUrl = publicUrl.replace(/\/+$/, '');
   const endpointDomain = optional('DEVTOOL_ENDPOINT_DOMAIN');
   if (endpointDomain) config.endpointDomain = endpointDomain;
+  const ingressClass = optional('DEVTOOL_INGRESS_CLASS');
+  if (ingressClass) {
+    if (ingressClass.length > 253 || !INGRESS_CLASS_NAME.test(ingressClass)) {
+      throw new Error(`DEVTOOL_INGRESS_CLASS=${ingressClass}: not an IngressClass name (lower-case letters, digits, '-' and '.')`);
+    }
+    config.ingressClass = ingressClass;
+  }
   const registry = optional('DEVTOOL_REGISTRY');
   if (registry) config.registry = registry;
   const runnerImage = optional('DEVTOOL_RUNNER_IMAGE');
@@ -176,6 +183,8 @@ const names = (text: string | undefined): string[] =>
 
 /** A label key's optional prefix is a DNS subdomain: DNS labels joined by dots. */
 const DNS_LABEL = DNS_LABEL_PATTERN.slice(1, -1);
+/** The name of an IngressClass (of most objects): a DNS subdomain. */
+const INGRESS_CLASS_NAME = new RegExp(`^${DNS_LABEL}(\\.${DNS_LABEL})*$`);
 const LABEL_KEY = new RegExp(`^(${DNS_LABEL}(\\.${DNS_LABEL})*\\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`);
 const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
 

@@ -10,6 +10,8 @@ export interface ServiceConfig {
   /** The URL users reach the service at: named in "log in again with devtool context use <url>". */
   publicUrl?: string;
   endpointDomain?: string;
+  /** The IngressClass endpoints' Ingresses name (DEVTOOL_INGRESS_CLASS), announced by GET /info and given to pipeline runs; absent: the cluster's default. */
+  ingressClass?: string;
   registry?: string;
   /** The pipeline runner's image (DEVTOOL_RUNNER_IMAGE); without it pipeline routes answer 503. */
   runnerImage?: string;

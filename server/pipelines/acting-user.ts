@@ -50,6 +50,7 @@ export function actingUser<C extends PipelineCluster>(ctx: ServiceDeps, source: 
       clusterCa: source.certificateAuthority,
       ...(ctx.config.certificate ? { frontDoorCa: ctx.config.certificate } : {}),
       ...(ctx.config.endpointDomain ? { endpointDomain: ctx.config.endpointDomain } : {}),
+      ...(ctx.config.ingressClass ? { ingressClass: ctx.config.ingressClass } : {}),
       ...(ctx.config.publicUrl
         ? {
             service: {

@@ -36,6 +36,18 @@ test('a deploy Job: branch and file as arguments, no --var value in it, the dead
   assert.ok(!JSON.stringify(job).includes('two words'), 'a --var value is not in the spec');
 });
 
+test("the service's ingress class reaches devtool in the runner as DEVTOOL_INGRESS_CLASS, only when it has one", () => {
+  const env = (input: RunnerJobInput) => runnerJob(input).spec?.template.spec?.containers[0]?.env ?? [];
+  assert.deepEqual(
+    env({ ...base, ingressClass: 'traefik' }).find((e) => e.name === 'DEVTOOL_INGRESS_CLASS'),
+    { name: 'DEVTOOL_INGRESS_CLASS', value: 'traefik' },
+  );
+  assert.equal(
+    env(base).find((e) => e.name === 'DEVTOOL_INGRESS_CLASS'),
+    undefined,
+  );
+});
+
 test('a destroy Job on the default branch, with --volumes, reading the manifest deploy was given', () => {
   const job = runnerJob({ ...base, action: 'destroy', volumes: true, timeoutSeconds: 60, file: 'deploy/preview.yml' });
   assertGolden(join(dir, 'destroy-job.json'), `${JSON.stringify(job, null, 2)}\n`);

@@ -48,6 +48,8 @@ export interface RunnerJobInput {
   labels: Record<string, string>;
   /** The domain of public endpoints (the service's): Compose endpoints get their URLs under it. */
   endpointDomain?: string;
+  /** The IngressClass the service's endpoints name (DEVTOOL_INGRESS_CLASS): Compose endpoints' Ingresses name it. */
+  ingressClass?: string;
   /** The service's URL: devtool in the runner uses it as its context, with the run's API token. */
   serviceUrl?: string;
 }
@@ -169,6 +171,7 @@ export function runnerJob(input: RunnerJobInput): k8s.V1Job {
     { name: 'GIT_TERMINAL_PROMPT', value: '0' },
     { name: 'CI', value: 'true' },
     ...(input.endpointDomain ? [{ name: 'DEVTOOL_ENDPOINT_DOMAIN', value: input.endpointDomain }] : []),
+    ...(input.ingressClass ? [{ name: 'DEVTOOL_INGRESS_CLASS', value: input.ingressClass }] : []),
     ...(input.serviceUrl
       ? [
           { name: 'SERVICE_URL', value: input.serviceUrl },

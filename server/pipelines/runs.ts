@@ -40,6 +40,8 @@ export interface RunSettings {
   labels: Record<string, string>;
   /** The service's endpoint domain, for the deploys it runs. */
   endpointDomain?: string;
+  /** The service's ingress class, for the deploys it runs. */
+  ingressClass?: string;
   /**
    * The service's public URL and a way to make an API token of the user for the run (scope `run`),
    * living `seconds`: the runner's devtool then works on the service context (hosted builds, the
@@ -259,6 +261,7 @@ async function start(cluster: PipelineCluster, s: RunSettings, input: StartInput
     image: s.runnerImage,
     labels: s.labels,
     ...(s.endpointDomain ? { endpointDomain: s.endpointDomain } : {}),
+    ...(s.ingressClass ? { ingressClass: s.ingressClass } : {}),
     ...(s.service ? { serviceUrl: s.service.url } : {}),
   });
   try {

@@ -10,6 +10,7 @@ export function registerInfoRoutes(app: App, ctx: ServiceDeps, auth: Authenticat
   app.get(routes.info.url, routeOptions(routes.info, auth), async (): Promise<InfoBody> => {
     const info: InfoBody = { version: c.version, apiVersion: 'v1', capabilities: [...CAPABILITIES, ...(c.buildkit ? [BUILDS_CAPABILITY] : [])] };
     if (c.endpointDomain) info.endpointDomain = c.endpointDomain;
+    if (c.ingressClass) info.ingressClass = c.ingressClass;
     if (c.registry) info.registry = c.registry;
     if (c.builder) info.builder = c.builder;
     if (c.certificate) info.certificate = c.certificate;

@@ -1,7 +1,7 @@
 /**
  * Golden fixtures, one folder per rule, as Kompose tests its translation:
  *   testdata/<rule>/compose.yaml (+ .env, env files, more Compose files)  the input
- *   testdata/<rule>/fixture.json (optional)  {files, env, secrets, name, namespace, endpointDomain, images}
+ *   testdata/<rule>/fixture.json (optional)  {files, env, secrets, name, namespace, endpointDomain, ingressClass, images}
  *   testdata/<rule>/expected.yaml  the objects (multi-document YAML), after a comment header with
  *                                  the rollout order, public URLs and warnings
  *   testdata/errors/<case>/expected-error.txt  the exact one-line error

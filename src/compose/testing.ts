@@ -19,6 +19,8 @@ export interface Fixture {
   namespace?: string;
   /** null: no endpoint domain configured. */
   endpointDomain?: string | null;
+  /** The IngressClass endpoints name (absent: none). */
+  ingressClass?: string;
   images?: Record<string, string>;
 }
 
@@ -39,6 +41,7 @@ export function runFixture(dir: string): { project: ComposeProject; translation:
     name: f.name ?? 'app',
     namespace: f.namespace ?? 'dev',
     ...(domain !== null ? { endpointDomain: domain } : {}),
+    ...(f.ingressClass ? { ingressClass: f.ingressClass } : {}),
     ...(f.images ? { images: f.images } : {}),
     hostVolumes: planHostVolumes(project),
   });

@@ -96,6 +96,23 @@ test('the endpoint domain is needed only for public endpoints, and may be writte
   );
 });
 
+test("with an ingress class every Ingress names it; without, none does (the cluster's default class takes it)", () => {
+  const text = 'services:\n  a: {image: a, ports: ["80:80"]}\nendpoints:\n  api: [{path: /, service: a, port: 80}]\n';
+  const classes = (o: TranslateOptions) =>
+    translateCompose(project(text), o)
+      .objects.filter((x) => x.kind === 'Ingress')
+      .map((x) => [x.metadata.name, x.kind === 'Ingress' ? x.spec?.ingressClassName : undefined, x.kind === 'Ingress' ? x.spec?.tls : undefined]);
+  const tls = (host: string) => [{ hosts: [host] }];
+  assert.deepEqual(classes({ ...options, ingressClass: 'traefik' }), [
+    ['a', 'traefik', tls('a-ns.example.com')],
+    ['api', 'traefik', tls('api-ns.example.com')],
+  ]);
+  assert.deepEqual(classes(options), [
+    ['a', undefined, tls('a-ns.example.com')],
+    ['api', undefined, tls('api-ns.example.com')],
+  ]);
+});
+
 test('two public endpoints of the same name are an error', () => {
   const text = 'services:\n  web: {image: a, ports: ["80:80"]}\nendpoints:\n  web: [{path: /, service: web, port: 80}]\n';
   assert.throws(

@@ -25,6 +25,8 @@ export interface StoredContext {
   registry?: string;
   /** Domain under which endpoints are exposed (plain clusters; a service announces its own). */
   endpointDomain?: string;
+  /** The IngressClass endpoints' Ingresses name (a service announces its own); absent: the cluster's default class. */
+  ingressClass?: string;
   token?: string;
   userId?: string;
   /** PEM of the CA the service announced (GET /api/v1/info), trusted for every later call of this context. */

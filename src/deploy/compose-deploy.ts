@@ -32,6 +32,8 @@ export interface ComposeDeployOptions {
   environment: string;
   namespace: string;
   endpointDomain?: string;
+  /** The IngressClass the endpoints' Ingresses name; absent: the cluster's default class. */
+  ingressClass?: string;
   env: Readonly<NodeJS.ProcessEnv>;
   /** The user's stored secrets, for `${NAME}` the shell and `.env` leave unset (asked only then). */
   storedSecrets?: StoredSecrets;
@@ -54,7 +56,7 @@ export interface ComposeDeployOptions {
   signal?: AbortSignal;
 }
 
-type PrepareOptions = Pick<ComposeDeployOptions, 'cwd' | 'files' | 'environment' | 'namespace' | 'endpointDomain' | 'env' | 'storedSecrets'>;
+type PrepareOptions = Pick<ComposeDeployOptions, 'cwd' | 'files' | 'environment' | 'namespace' | 'endpointDomain' | 'ingressClass' | 'env' | 'storedSecrets'>;
 
 function loadProject(opts: PrepareOptions): Promise<ComposeProject> {
   return loadComposeWithSecrets({ cwd: opts.cwd, files: opts.files, env: opts.env }, opts.storedSecrets);
@@ -75,6 +77,7 @@ export function prepareCompose(
     name: opts.environment,
     namespace: opts.namespace,
     ...(opts.endpointDomain ? { endpointDomain: opts.endpointDomain } : {}),
+    ...(opts.ingressClass ? { ingressClass: opts.ingressClass } : {}),
     ...(images ? { images } : {}),
     ...(hostVolumes ? { hostVolumes } : {}),
   });

@@ -24,6 +24,8 @@ export interface DryRunRequest {
   environment: string;
   namespace: string;
   endpointDomain?: string;
+  /** The IngressClass the endpoints' Ingresses name; absent: the cluster's default class. */
+  ingressClass?: string;
   /** The user's environment with the --var values over it. */
   env: Readonly<NodeJS.ProcessEnv>;
   /**
@@ -66,6 +68,7 @@ async function renderCompose(req: DryRunRequest, cwd: string, files: readonly st
     environment: req.environment,
     namespace: req.namespace,
     ...(req.endpointDomain ? { endpointDomain: req.endpointDomain } : {}),
+    ...(req.ingressClass ? { ingressClass: req.ingressClass } : {}),
     env,
   };
   // Loaded once: the images are planned from the same project that is translated.

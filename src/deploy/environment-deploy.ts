@@ -64,6 +64,8 @@ export interface DeployTarget {
   namespace: string;
   contextName: string;
   endpointDomain?: string;
+  /** The IngressClass the endpoints' Ingresses name; absent: the cluster's default class. */
+  ingressClass?: string;
   /** The user's environment. */
   env: Readonly<NodeJS.ProcessEnv>;
   /** The cache of dependency clones. */
@@ -103,6 +105,7 @@ export async function deployEnvironment(target: DeployTarget, req: EnvironmentRe
         environment: req.environment,
         namespace: target.namespace,
         ...(target.endpointDomain ? { endpointDomain: target.endpointDomain } : {}),
+        ...(target.ingressClass ? { ingressClass: target.ingressClass } : {}),
         // Variables are variables of the Compose file too, above the shell's.
         env: { ...target.env, ...req.variables },
         ...(target.storedSecrets ? { storedSecrets: target.storedSecrets } : {}),
@@ -132,6 +135,7 @@ export async function deployEnvironment(target: DeployTarget, req: EnvironmentRe
       namespace: target.namespace,
       contextName: target.contextName,
       ...(target.endpointDomain ? { endpointDomain: target.endpointDomain } : {}),
+      ...(target.ingressClass ? { ingressClass: target.ingressClass } : {}),
       env: target.env,
       ...(target.storedSecrets ? { storedSecrets: target.storedSecrets } : {}),
       variables: req.variables,

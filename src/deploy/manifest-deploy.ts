@@ -32,6 +32,8 @@ export interface ManifestDeployOptions {
   namespace: string;
   contextName: string;
   endpointDomain?: string;
+  /** The IngressClass the endpoints' Ingresses name; absent: the cluster's default class. */
+  ingressClass?: string;
   /** The user's environment. */
   env: Readonly<NodeJS.ProcessEnv>;
   /**
@@ -89,6 +91,7 @@ export async function deployManifest(client: KubeClient, opts: ManifestDeployOpt
             environment: opts.environment,
             namespace: opts.namespace,
             ...(opts.endpointDomain ? { endpointDomain: opts.endpointDomain } : {}),
+            ...(opts.ingressClass ? { ingressClass: opts.ingressClass } : {}),
             env: { ...opts.env, ...opts.variables, ...images },
             ...(opts.storedSecrets ? { storedSecrets: opts.storedSecrets } : {}),
             timeoutMs: Math.max(1000, deadline - Date.now()),
@@ -131,7 +134,7 @@ export async function deployManifest(client: KubeClient, opts: ManifestDeployOpt
  */
 export async function runDestroyCommands(
   client: KubeClient,
-  opts: Omit<ManifestDeployOptions, 'wait' | 'build' | 'builds' | 'variables' | 'endpointDomain'>,
+  opts: Omit<ManifestDeployOptions, 'wait' | 'build' | 'builds' | 'variables' | 'endpointDomain' | 'ingressClass'>,
   progress: Progress,
   now: () => Date,
 ): Promise<void> {

@@ -13,7 +13,7 @@ import { deployEnvironment } from '../deploy/environment-deploy.ts';
 import type { Progress } from '../deploy/progress.ts';
 import type { DevtoolHome } from '../home.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { endpointDomain } from '../kube/target.ts';
+import { endpointDomain, ingressClass } from '../kube/target.ts';
 import { findOriginal } from './original.ts';
 import { environmentDeployed } from './standalone.ts';
 import type { DevTarget } from './target.ts';
@@ -57,12 +57,14 @@ export async function deployIfNeeded(f: DeployFirstEnv, t: DevTarget, client: Ku
     progress.step(`deploying environment ${environment} (--deploy)`);
   }
   const domain = endpointDomain(f, t.context);
+  const className = ingressClass(f, t.context);
   const { endpoints } = await deployEnvironment(
     {
       client,
       namespace: t.namespace,
       contextName: t.context.name,
       ...(domain ? { endpointDomain: domain } : {}),
+      ...(className ? { ingressClass: className } : {}),
       env: f.env,
       dependenciesDir: f.home.dependenciesDir,
       builds: buildSetup(t.context, f.env, f.cwd),

@@ -1,6 +1,7 @@
 /** The cluster and namespace a command acts on: --context or the current context, with --namespace overriding. */
 import type { ContextStore, ResolvedContext } from '../context/store.ts';
-import { checkNamespaceName } from './naming.ts';
+import { UsageError } from '../base/errors.ts';
+import { checkNamespaceName, dnsSubdomain } from './naming.ts';
 
 export interface ClusterTarget {
   context: ResolvedContext;
@@ -38,4 +39,20 @@ export function endpointDomainHint(contextName: string): string {
 /** The domain public endpoints are served under: DEVTOOL_ENDPOINT_DOMAIN, else the context's setting. */
 export function endpointDomain(d: { readonly env: Readonly<NodeJS.ProcessEnv> }, context: ResolvedContext): string | undefined {
   return d.env.DEVTOOL_ENDPOINT_DOMAIN?.trim() || context.endpointDomain || undefined;
+}
+
+/**
+ * The IngressClass the endpoints' Ingresses name: DEVTOOL_INGRESS_CLASS, else the context's (the
+ * class a devtool service announces: its chart's `ingress.className` when the cluster's own
+ * controller serves them). Undefined: none named, the cluster's default class takes them.
+ */
+export function ingressClass(d: { readonly env: Readonly<NodeJS.ProcessEnv> }, context: ResolvedContext | undefined): string | undefined {
+  const fromEnv = d.env.DEVTOOL_INGRESS_CLASS?.trim();
+  if (fromEnv) {
+    if (fromEnv.length > 253 || !dnsSubdomain.test(fromEnv)) {
+      throw new UsageError(`DEVTOOL_INGRESS_CLASS=${fromEnv}: not an IngressClass name (lower-case letters, digits, '-' and '.')`);
+    }
+    return fromEnv;
+  }
+  return context?.ingressClass || undefined;
 }

@@ -160,6 +160,42 @@ describe('the chart renders', () => {
     assert.doesNotMatch(none, /^kind:/m);
   });
 
+  test("behind the cluster's own controller: its class announced, the operator's Secret on the service's Ingress, the CA without a key", () => {
+    const docs = parseAllDocuments(
+      render('ingress.enabled=false', 'ingress.className=traefik', 'ingress.tlsSecretName=wildcard', 'service.image=s', 'ca.certificate=PEM'),
+    )
+      .map((d) => d.toJS() as Loose)
+      .filter(Boolean);
+    const env = docs.find((d) => d['kind'] === 'Deployment' && d['metadata'].name === 'x-service')!['spec'].template.spec.containers[0].env as Loose[];
+    assert.deepEqual(
+      env.find((e) => e['name'] === 'DEVTOOL_INGRESS_CLASS'),
+      { name: 'DEVTOOL_INGRESS_CLASS', value: 'traefik' },
+    );
+    const ingress = docs.find((d) => d['kind'] === 'Ingress')!;
+    assert.equal(ingress['spec'].ingressClassName, 'traefik');
+    assert.deepEqual(ingress['spec'].tls, [{ hosts: ['devtool.devtool.test'], secretName: 'wildcard' }]);
+    const ca = docs.find((d) => d['kind'] === 'Secret' && d['metadata'].name === 'x-front-door-ca')!;
+    assert.deepEqual(ca['data'], { 'tls.crt': Buffer.from('PEM').toString('base64'), 'tls.key': '' });
+    assert.ok(!docs.some((d) => d['kind'] === 'IngressClass'), 'no class of its own');
+    // devtool's own front door, its class the default: nothing to announce, no TLS section, and a CA needs its key.
+    const own = render('ingress.controller.image=c', 'service.image=s');
+    assert.doesNotMatch(own, /DEVTOOL_INGRESS_CLASS|^ {2}tls:/m);
+    assert.match(render('ingress.controller.image=c', 'service.image=s', 'ingress.default=false'), /DEVTOOL_INGRESS_CLASS, value: "devtool"/);
+    const keyless = helm([
+      'template',
+      'x',
+      join(repoRoot, 'chart'),
+      '--set',
+      'ingress.controller.image=c',
+      '--set',
+      'service.image=s',
+      '--set',
+      'ca.certificate=PEM',
+    ]);
+    assert.notEqual(keyless.status, 0);
+    assert.match(keyless.stderr, /ca\.key is required with ca\.certificate \(the front door signs with it\)/);
+  });
+
   // hosted builds
   test("builder.enabled: the gateway requires the service's client certificate; steps on their own network; the service gets the client side", () => {
     const off = render('ingress.controller.image=c', 'service.image=s');

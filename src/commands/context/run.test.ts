@@ -8,7 +8,7 @@ import { type InProcessService, inProcessService, SERVICE_URL } from '../../../t
 
 let service: InProcessService;
 before(async () => {
-  service = await inProcessService({ registry: 'registry.devtool.example', endpointDomain: 'apps.devtool.example' });
+  service = await inProcessService({ registry: 'registry.devtool.example', endpointDomain: 'apps.devtool.example', ingressClass: 'traefik' });
 });
 after(() => service.close());
 
@@ -86,6 +86,39 @@ test('`context use URL --token`: checked with the service, then stored with what
   const log = readFileSync(join(sandbox.devtoolHome, 'devtool.log'), 'utf8');
   assert.ok(!log.includes(service.alice.token), 'the token is not in devtool.log');
   assert.match(log, /--token \*\*\*/);
+});
+
+test('the ingress class the service announces is stored, and dropped once it announces none', async () => {
+  const sandbox = commandSandbox();
+  const stored = () =>
+    (JSON.parse(readFileSync(join(sandbox.devtoolHome, 'contexts.json'), 'utf8')) as { contexts: Record<string, { ingressClass?: string }> }).contexts[
+      SERVICE_URL
+    ];
+  success(await runCommand(['context', 'use', SERVICE_URL, '--token', service.alice.token], { sandbox, service: service.client }));
+  assert.equal(stored()?.ingressClass, 'traefik');
+  // The same URL, now a service whose chart names no class (its own front door is the default).
+  const plain = await inProcessService({ endpointDomain: 'apps.devtool.example' });
+  try {
+    success(await runCommand(['context', 'use', SERVICE_URL, '--token', plain.alice.token], { sandbox, service: plain.client }));
+    assert.equal(stored()?.ingressClass, undefined);
+  } finally {
+    await plain.close();
+  }
+});
+
+test('--ingress-class: stored for a kubeconfig context, and over what a service announces; a bad one changes nothing', async () => {
+  const sandbox = commandSandbox();
+  const stored = (name: string) =>
+    (JSON.parse(readFileSync(join(sandbox.devtoolHome, 'contexts.json'), 'utf8')) as { contexts: Record<string, { ingressClass?: string }> }).contexts[name];
+  success(await runCommand(['context', 'use', 'beta', '--ingress-class', 'nginx'], { sandbox }));
+  assert.equal(stored('beta')?.ingressClass, 'nginx');
+  success(await runCommand(['context', 'use', SERVICE_URL, '--token', service.alice.token, '--ingress-class', 'nginx'], { sandbox, service: service.client }));
+  assert.equal(stored(SERVICE_URL)?.ingressClass, 'nginx');
+  assert.equal(
+    failure(await runCommand(['context', 'use', 'beta', '--ingress-class', 'Nginx'], { sandbox }), ExitCode.usage),
+    `Error: invalid value "Nginx" for flag --ingress-class: expected an IngressClass name (lower-case letters, digits, '-' and '.')`,
+  );
+  assert.equal(stored('beta')?.ingressClass, 'nginx');
 });
 
 test('a refused token stores nothing; in CI no login starts', async () => {

@@ -4,7 +4,7 @@ import type { CommandHandler, OptionValues } from '../../cli/spec.ts';
 import type { ResolvedContext, StoredContext } from '../../context/store.ts';
 import type { Factory } from '../../factory.ts';
 import { formatTable } from '../../io/table.ts';
-import { checkNamespaceName } from '../../kube/naming.ts';
+import { checkNamespaceName, dnsSubdomain } from '../../kube/naming.ts';
 import { CLOUD_URL, looksLikeUrl, normalizeServiceUrl } from '../../service/cloud.ts';
 import { routes } from '../../../api/routes.ts';
 import type { contextOptions } from './spec.ts';
@@ -139,6 +139,7 @@ async function selectContext(f: Factory, opts: OptionValues<typeof contextOption
     ...(builder !== undefined ? { builder: builder === 'docker' ? undefined : builder } : {}),
     ...(opts.registry !== undefined ? { registry: opts.registry } : {}),
     ...(opts.endpointDomain !== undefined ? { endpointDomain: opts.endpointDomain } : {}),
+    ...(opts.ingressClass !== undefined ? { ingressClass: checkIngressClass(opts.ingressClass) } : {}),
   };
 
   const kube = await f.contexts.findKubeContext(target);
@@ -185,8 +186,17 @@ async function selectContext(f: Factory, opts: OptionValues<typeof contextOption
     ...(settings.registry === undefined && info.registry ? { registry: info.registry } : {}),
     ...(builder === undefined && announcedBuilder ? { builder: announcedBuilder } : {}),
     ...(info.endpointDomain ? { endpointDomain: info.endpointDomain } : {}),
+    // --ingress-class, else the service's word: a class it no longer announces is dropped (undefined deletes it).
+    ingressClass: settings.ingressClass ?? info.ingressClass,
     // Announced over a connection already trusted (system roots, DEVTOOL_CA_CERT, or the stored CA).
     ...(info.certificate ? { certificate: info.certificate } : {}),
   });
   f.io.stdout.write(`Using context ${ctx.name} as ${me.name}: namespace "${ctx.namespace}" @ ${ctx.host}\n`);
+}
+
+function checkIngressClass(name: string): string {
+  if (name.length > 253 || !dnsSubdomain.test(name)) {
+    throw new UsageError(`invalid value "${name}" for flag --ingress-class: expected an IngressClass name (lower-case letters, digits, '-' and '.')`);
+  }
+  return name;
 }

@@ -7,6 +7,12 @@ export const contextOptions = [
   { name: 'builder', type: 'string', description: 'URL of the builder service (tcp://HOST:PORT of a BuildKit daemon)' },
   { name: 'registry', type: 'string', description: 'Registry host images are pushed to, e.g. localhost:5000 (plain clusters)' },
   { name: 'endpoint-domain', type: 'string', description: 'Domain of public endpoints, e.g. apps.example.com (plain clusters)' },
+  {
+    name: 'ingress-class',
+    type: 'string',
+    defaultText: "the cluster's default class; a service's own",
+    description: 'IngressClass the Ingresses of public endpoints name, e.g. traefik',
+  },
 ] as const satisfies readonly OptionSpec[];
 
 export const contextCommand = command({

@@ -38,6 +38,17 @@ test('--dry-run: --namespace, --name and --var reach the objects', async () => {
   assert.match(r.stdout, /devtool\.dev\/environment: shop$/m);
 });
 
+test('--dry-run: the Ingress names DEVTOOL_INGRESS_CLASS; a bad one is a usage error', async () => {
+  const sandbox = composeProject();
+  const r = success(await runCommand(['deploy', '--dry-run'], { sandbox, env: { ...env, DEVTOOL_INGRESS_CLASS: 'traefik' } }));
+  assert.match(r.stdout, /^kind: Ingress\n(.*\n)*spec:\n {2}ingressClassName: traefik\n/m);
+  assert.doesNotMatch(success(await runCommand(['deploy', '--dry-run'], { sandbox, env })).stdout, /ingressClassName/);
+  assert.equal(
+    failure(await runCommand(['deploy', '--dry-run'], { sandbox, env: { ...env, DEVTOOL_INGRESS_CLASS: 'Traefik' } }), ExitCode.usage),
+    "Error: DEVTOOL_INGRESS_CLASS=Traefik: not an IngressClass name (lower-case letters, digits, '-' and '.')",
+  );
+});
+
 test('--dry-run with --namespace needs no context at all', async () => {
   const sandbox = commandSandbox('apiVersion: v1\nkind: Config\n');
   writeFileSync(join(sandbox.project, 'compose.yaml'), COMPOSE);

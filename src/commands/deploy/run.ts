@@ -12,7 +12,7 @@ import { markInterrupted } from '../../deploy/state.ts';
 import type { KubeClient } from '../../kube/client.ts';
 import { objectsToYaml } from '../../kube/manifest-yaml.ts';
 import { checkNamespaceName } from '../../kube/naming.ts';
-import { type ClusterFlags, clusterTarget, endpointDomain } from '../../kube/target.ts';
+import { type ClusterFlags, clusterTarget, endpointDomain, ingressClass } from '../../kube/target.ts';
 import type { Factory } from '../../factory.ts';
 import { deploySecrets } from '../stored-secrets.ts';
 import type { deployOptions } from './spec.ts';
@@ -24,6 +24,7 @@ export const runDeploy: CommandHandler<typeof deployOptions> = async (f, inv) =>
   // --var values are variables of the manifest and of Compose files too, above the shell's.
   const source = loadSource(f.cwd, inv.given.file, { ...f.env, ...variables });
   const domain = endpointDomain(f, context);
+  const className = ingressClass(f, context);
   const environment =
     source.kind === 'manifest' ? environmentName(inv.opts.name ?? source.manifest.name, source.manifest.folder) : environmentName(inv.opts.name, source.folder);
   const client = await f.kube({ context, namespace });
@@ -37,6 +38,7 @@ export const runDeploy: CommandHandler<typeof deployOptions> = async (f, inv) =>
         namespace,
         contextName: context.name,
         ...(domain ? { endpointDomain: domain } : {}),
+        ...(className ? { ingressClass: className } : {}),
         env: f.env,
         dependenciesDir: f.home.dependenciesDir,
         builds: buildSetup(context, f.env, f.cwd),
@@ -74,7 +76,7 @@ async function interruptedDeployLine(client: KubeClient, environment: string, na
 /**
  * --dry-run renders offline: no cluster is contacted, so it works with no reachable cluster, and
  * with no context at all when --namespace is given. A context, when there is one, still gives the
- * namespace, the registry of built images and the endpoint domain. Objects go to stdout; the
+ * namespace, the registry of built images, the endpoint domain and the ingress class. Objects go to stdout; the
  * warnings `deploy` would print go to stderr.
  */
 async function dryRun(
@@ -101,6 +103,7 @@ async function dryRun(
   const source = loadSource(f.cwd, files, env);
   const environment = source.kind === 'manifest' ? environmentName(name ?? source.manifest.name, source.manifest.folder) : environmentName(name, source.folder);
   const domain = context ? endpointDomain(f, context) : f.env.DEVTOOL_ENDPOINT_DOMAIN?.trim() || undefined;
+  const className = ingressClass(f, context);
   const progress = new Progress(f.io.stderr, f.now, f.log);
   // A dry run prints the objects: stored secrets appear as placeholders, their values are never read.
   const secrets = deploySecrets(f, context, 'placeholders');
@@ -109,6 +112,7 @@ async function dryRun(
     environment,
     namespace,
     ...(domain ? { endpointDomain: domain } : {}),
+    ...(className ? { ingressClass: className } : {}),
     env,
     // No context: no registry, and contextName "" (messages say there is no current context).
     setup: context ? buildSetup(context, f.env, f.cwd) : offlineSetup(f),

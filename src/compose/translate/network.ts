@@ -7,6 +7,11 @@
  * Hosts: list and object notations `<env>-<namespace>.<domain>`; map notation
  * `<key>-<namespace>.<domain>`. A service's public port, as Okteto names them: `<service>-...`
  * when the service has one public port, `<service>-<hostport>-...` for each when it has several.
+ *
+ * Each Ingress asks for TLS on its host without naming a Secret: the controller serves it with its
+ * own certificate (devtool's front door signs one per host; another controller, its default
+ * certificate: a wildcard for the domain, docs/clusters.md). With an ingress class in the options
+ * the Ingress names it; without, the cluster's default class takes it.
  */
 import type { V1IngressRule } from '@kubernetes/client-node';
 import { environmentLabels, serviceLabels, serviceSelector } from '../../kube/labels.ts';
@@ -212,7 +217,7 @@ export function ingresses(ctx: TranslateState, routes: readonly Route[], domain:
       apiVersion: 'networking.k8s.io/v1',
       kind: 'Ingress',
       metadata: { name: r.name, labels: r.labels, ...(r.annotations ? { annotations: r.annotations } : {}) },
-      spec: { tls: [{ hosts: [host] }], rules: [rule] },
+      spec: { ...(ctx.options.ingressClass ? { ingressClassName: ctx.options.ingressClass } : {}), tls: [{ hosts: [host] }], rules: [rule] },
     });
     endpoints.push({ name: r.name, url: `https://${host}`, source: r.source, routes: r.routes });
   }

@@ -10,6 +10,11 @@ export interface TranslateOptions {
   readonly namespace: string;
   /** The domain endpoints are served under; needed only when the file has public endpoints. */
   readonly endpointDomain?: string;
+  /**
+   * The IngressClass endpoints' Ingresses name (spec.ingressClassName): the ingress controller that
+   * serves them. Absent: none is named, and the cluster's default class takes them.
+   */
+  readonly ingressClass?: string;
   /** Images built for services with a `build` (service name to image reference); they win over `image`. */
   readonly images?: Readonly<Record<string, string>>;
   /**
