@@ -45,9 +45,10 @@ async function editsSyncBothWays(c: LockedDownApp, tag: string): Promise<void> {
   assert.equal(there.code, 0, there.stderr);
   assert.deepEqual(there.stdout.trim().split('\n'), ['1000', '1000']);
   const here = join(folder, `from-container-${tag}.txt`);
-  await waitFor(`from-container-${tag}.txt here`, () => existsSync(here) && readFileSync(here, 'utf8') === `${tag}\n`);
+  // Up to a minute: after a restart, `up` reconnects to the new dev pod first.
+  await waitFor(`from-container-${tag}.txt here`, () => existsSync(here) && readFileSync(here, 'utf8') === `${tag}\n`, 60_000);
   writeFileSync(join(folder, `later-${tag}.txt`), `${tag}\n`);
-  await waitFor(`later-${tag}.txt there`, () => dev(['exec', '--', 'cat', `/app/later-${tag}.txt`]).stdout === `${tag}\n`);
+  await waitFor(`later-${tag}.txt there`, () => dev(['exec', '--', 'cat', `/app/later-${tag}.txt`]).stdout === `${tag}\n`, 60_000);
 }
 
 /** `devtool restart` while `up` runs: a new dev pod, which `up` reconnects to; returns its name. */
@@ -68,7 +69,9 @@ test('default storage: a uid-1000 image under restricted syncs both ways and kee
 }, async (t: TestContext) => {
   const c = await uid1000App('services:\n  api:\n    sync: [".:/app"]\n');
   const { s, dev } = c;
+  const startedAt = Date.now();
   const up = await startUp(['-n', s.namespace], { env: c.env, cwd: c.folder });
+  t.diagnostic(`up ready in ${Date.now() - startedAt} ms (a new claim of local-path)`);
   await waitFor('first sync settled', () => /first sync settled in/.test(up.output()), 60_000);
   assert.deepEqual(notices(up), [], 'no notice: the claim is writable');
   const claim = await s.core.readNamespacedPersistentVolumeClaim({ name: 'api-devtool', namespace: s.namespace });
@@ -87,12 +90,14 @@ test('default storage: a uid-1000 image under restricted syncs both ways and kee
   await up.stop();
 });
 
-test('storage that ignores fsGroup (root-owned folders): up works with the files in an emptyDir and says so in one line', { timeout: 600_000 }, async () => {
+test('storage that ignores fsGroup (root-owned folders): up works with the files in an emptyDir and says so in one line', { timeout: 600_000 }, async (t) => {
   const c = await uid1000App('services:\n  api:\n    sync: [".:/app"]\n    persistentVolume: {storageClass: standard}\n');
   const { s, apps, dev } = c;
   const storageClass = await s.kc.makeApiClient(k8s.StorageV1Api).readStorageClass({ name: 'standard' });
   assert.equal(storageClass.provisioner, 'kubernetes.io/host-path', 'the local cluster keeps the host-path class');
+  const startedAt = Date.now();
   const up = await startUp(['-n', s.namespace], { env: c.env, cwd: c.folder });
+  t.diagnostic(`up ready in ${Date.now() - startedAt} ms (a new claim of standard, found unwritable, then an emptyDir)`);
   await waitFor('first sync settled', () => /first sync settled in/.test(up.output()), 60_000);
   const said = notices(up);
   assert.equal(said.length, 1, up.output());
@@ -113,7 +118,9 @@ test('storage that ignores fsGroup (root-owned folders): up works with the files
   await up.stop();
 
   // The next up says it again at once, and leaves the running dev pod alone.
+  const againAt = Date.now();
   const again = await startUp(['-n', s.namespace], { env: c.env, cwd: c.folder });
+  t.diagnostic(`the next up ready in ${Date.now() - againAt} ms (the dev pod kept)`);
   assert.equal(notices(again).length, 1, again.output());
   assert.equal(dev(['exec', '--', 'sh', '-c', 'echo $HOSTNAME']).stdout.trim(), pod, 'not rolled');
   await editsSyncBothWays(c, 'two');
