@@ -126,7 +126,8 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
   }
   // The claim shares the mirror's name (mirror.ts). One an earlier dev pod could not write is not tried again until `down --volumes`.
   const marked = t.dev.persistentVolume.enabled ? await markedUnwritable(client, name) : undefined;
-  if (marked) o.notice(unwritableNotice(t.devName, marked));
+  const fromCompose = t.deploy.source.kind === 'compose';
+  if (marked) o.notice(unwritableNotice(t.devName, marked, fromCompose));
   let claimUnwritable = marked !== undefined;
   let agentOnClaim =
     agentImage !== undefined && t.dev.persistentVolume.enabled && !claimUnwritable && (await agentKeptOnClaim(client, name, agentImage, mirrorOnce));
@@ -191,7 +192,7 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
         o.log(`${err.message}: the init container copies it again`);
         agentOnClaim = false;
       } else if (err instanceof ClaimUnwritableError) {
-        o.notice(unwritableNotice(t.devName, await markUnwritable(client, err.claim)));
+        o.notice(unwritableNotice(t.devName, await markUnwritable(client, err.claim), fromCompose));
         claimUnwritable = true;
         agentOnClaim = false;
       } else if (err instanceof AgentImageUnpulledError && agentImage !== undefined) {

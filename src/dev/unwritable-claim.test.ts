@@ -35,4 +35,8 @@ test('the notice: one line, the claim and its class, what is given up and what t
   );
   assert.doesNotMatch(line, /\n/);
   assert.match(unwritableNotice('web', { metadata: { name: 'web-devtool' }, spec: {} }), /^claim web-devtool is not writable/);
+  // A Compose service has no field for its claim's class: the cluster's default decides.
+  const compose = unwritableNotice('web', { metadata: { name: 'web-devtool' }, spec: { storageClassName: 'nfs' } }, true);
+  assert.match(compose, /for files that last, make the cluster's default StorageClass one that applies fsGroup and run 'devtool down --volumes'$/);
+  assert.doesNotMatch(compose, /persistentVolume/);
 });

@@ -49,13 +49,20 @@ export async function markUnwritable(client: KubeClient, claimName: string): Pro
   );
 }
 
-/** Pure: the one line `up` says while the dev container's files are in an emptyDir rather than on its claim. */
-export function unwritableNotice(devName: string, claim: V1PersistentVolumeClaim): string {
+/**
+ * Pure: the one line `up` says while the dev container's files are in an emptyDir rather than on its
+ * claim. `fromCompose`: the dev container comes from a Compose file, which has no field for its
+ * claim's class: the cluster's default class is what decides.
+ */
+export function unwritableNotice(devName: string, claim: V1PersistentVolumeClaim, fromCompose = false): string {
   const name = claim.metadata?.name ?? '';
   const storageClass = claim.spec?.storageClassName;
+  const set = fromCompose
+    ? "make the cluster's default StorageClass one that applies fsGroup"
+    : `set services.${devName}.persistentVolume.storageClass to a class that applies fsGroup`;
   return (
     `claim ${name}${storageClass ? ` (storage class ${storageClass})` : ''} is not writable by the dev container's user (its storage ignores ` +
-    `fsGroup): the dev container keeps its files in an emptyDir instead, so they are lost when its pod restarts; for files that last, set ` +
-    `services.${devName}.persistentVolume.storageClass to a class that applies fsGroup and run 'devtool down --volumes'`
+    `fsGroup): the dev container keeps its files in an emptyDir instead, so they are lost when its pod restarts; for files that last, ${set} ` +
+    `and run 'devtool down --volumes'`
   );
 }
