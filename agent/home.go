@@ -58,11 +58,26 @@ func writableDir(path string) bool {
 	return err == nil && info.IsDir() && unix.Access(path, unix.W_OK|unix.X_OK) == nil
 }
 
-// unwritableState says why the state directory cannot be written and what
-// to change. The usual cause with a non-root image: the volume's storage
-// does not apply the pod's fsGroup (hostPath volumes, the in-tree host-path
-// provisioner, some NFS), so its folders stay root's with no write for the
-// group the pod was given.
+// ExitStateUnwritable is supervise's exit code when its state directory
+// cannot be written: the CLI reads it from the dev container's status and
+// moves the dev container's files off that volume (src/dev/activate.ts).
+// 73 is sysexits' EX_CANTCREAT.
+const ExitStateUnwritable = 73
+
+// stateUnwritableError says why the state directory cannot be written and
+// what to change. The usual cause with a non-root image: the volume's
+// storage does not apply the pod's fsGroup (hostPath volumes, the in-tree
+// host-path provisioner, some NFS), so its folders stay root's with no write
+// for the group the pod was given.
+type stateUnwritableError struct {
+	msg string
+	err error
+}
+
+func (e *stateUnwritableError) Error() string { return e.msg }
+func (e *stateUnwritableError) Unwrap() error { return e.err }
+func (e *stateUnwritableError) ExitCode() int { return ExitStateUnwritable }
+
 func unwritableState(stateDir string, err error) error {
 	owner := ""
 	if info, statErr := os.Stat(stateDir); statErr == nil {
@@ -71,7 +86,7 @@ func unwritableState(stateDir string, err error) error {
 		}
 	}
 	groups, _ := os.Getgroups()
-	return fmt.Errorf("state directory %s%s is not writable by uid %d gid %d groups %v (%w): its volume ignores the pod's "+
+	return &stateUnwritableError{err: err, msg: fmt.Sprintf("state directory %s%s is not writable by uid %d gid %d groups %v (%v): its volume ignores the pod's "+
 		"securityContext.fsGroup (as hostPath storage does); use a storage class that applies fsGroup, or persistentVolume.enabled: false "+
-		"in the manifest", stateDir, owner, os.Getuid(), os.Getgid(), groups, err)
+		"in the manifest", stateDir, owner, os.Getuid(), os.Getgid(), groups, err)}
 }

@@ -93,6 +93,11 @@ func main() {
 			os.Exit(2)
 		}
 		fmt.Fprintf(os.Stderr, "devtool-agent %s: %v\n", cmd, err)
+		// A failure the CLI acts on has an exit code of its own (home.go, ExitStateUnwritable).
+		var coded interface{ ExitCode() int }
+		if errors.As(err, &coded) {
+			os.Exit(coded.ExitCode())
+		}
 		os.Exit(1)
 	}
 }

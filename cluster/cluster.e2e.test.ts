@@ -284,23 +284,57 @@ describe('local cluster', () => {
     }
   });
 
-  test('a PVC on the default StorageClass binds and keeps data across pods', TIMEOUT, async () => {
+  test('a PVC on the default StorageClass binds to the node of its first pod and keeps data across pods', TIMEOUT, async () => {
     await core.createNamespacedPersistentVolumeClaim({
       namespace: ns,
       body: { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Mi' } } } },
     });
-    const pvc = await waitFor('PVC data to bind', async () => {
-      const c = await core.readNamespacedPersistentVolumeClaim({ name: 'data', namespace: ns });
-      return c.status?.phase === 'Bound' ? c : undefined;
-    });
-    assert.equal(pvc.spec?.storageClassName, 'standard');
+    const classes = await kc.makeApiClient(k8s.StorageV1Api).listStorageClass();
+    const defaults = classes.items.filter((c) => c.metadata?.annotations?.['storageclass.kubernetes.io/is-default-class'] === 'true');
+    assert.deepEqual(
+      defaults.map((c) => [c.metadata?.name, c.provisioner, c.volumeBindingMode]),
+      [['local-path', 'rancher.io/local-path', 'WaitForFirstConsumer']],
+    );
+    // The host-path class stays, not the default: root's 0750 folders, for the tests of storage that ignores fsGroup.
+    assert.equal(classes.items.find((c) => c.metadata?.name === 'standard')?.provisioner, 'kubernetes.io/host-path');
+    // WaitForFirstConsumer: no volume until a pod uses the claim.
+    await sleep(2000);
+    assert.equal((await core.readNamespacedPersistentVolumeClaim({ name: 'data', namespace: ns })).status?.phase, 'Pending');
     const secret = randomBytes(8).toString('hex');
     const volume = { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }] };
     const mount = { volumeMounts: [{ name: 'data', mountPath: '/data' }] };
-    await runToCompletion(pod('writer', `${registry}/debian:bookworm`, ['sh', '-c', `echo ${secret} > /data/file && sync`], volume, mount));
+    // A non-root writer, with no fsGroup: the provisioner's folders are 0777, as kind's, k3s's and minikube's are.
+    const nonRoot = { securityContext: { runAsUser: 1000, runAsGroup: 1000 } };
+    const written = await runToCompletion(
+      pod('writer', `${registry}/debian:bookworm`, ['sh', '-c', `stat -c '%a %u' /data && echo ${secret} > /data/file && sync`], volume, {
+        ...mount,
+        ...nonRoot,
+      }),
+    );
+    assert.equal(written.trim(), '777 0');
+    const pvc = await core.readNamespacedPersistentVolumeClaim({ name: 'data', namespace: ns });
+    assert.equal(pvc.spec?.storageClassName, 'local-path');
+    assert.equal(pvc.status?.phase, 'Bound');
+    // The volume is the node's: a later pod of the claim is scheduled there (node affinity), as on real clusters.
+    const pv = await core.readPersistentVolume({ name: pvc.spec!.volumeName! });
+    const writerNode = (await core.readNamespacedPod({ name: 'writer', namespace: ns })).spec?.nodeName;
+    const term = pv.spec?.nodeAffinity?.required?.nodeSelectorTerms[0]?.matchExpressions?.[0];
+    assert.deepEqual([term?.key, term?.operator, term?.values], ['kubernetes.io/hostname', 'In', [writerNode]]);
     await deletePodAndWait('writer');
     const log = await runToCompletion(pod('reader', `${registry}/debian:bookworm`, ['cat', '/data/file'], volume, mount));
     assert.equal(log.trim(), secret);
+    // Reclaim policy Delete: the claim's deletion removes the volume (its folder goes with the provisioner's helper pod).
+    await deletePodAndWait('reader');
+    await core.deleteNamespacedPersistentVolumeClaim({ name: 'data', namespace: ns });
+    await waitFor(`volume ${pv.metadata?.name} deleted`, async () => {
+      try {
+        await core.readPersistentVolume({ name: pv.metadata!.name! });
+        return undefined;
+      } catch (e) {
+        if (e instanceof k8s.ApiException && e.code === 404) return true;
+        throw e;
+      }
+    });
   });
 
   test('pods authenticate to the API with their service-account token', TIMEOUT, async () => {

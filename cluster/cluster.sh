@@ -64,7 +64,7 @@ case $1 in
     [[ -f $here/images/$2/recipe.sh ]] || die "no recipe images/$2/recipe.sh"
     # Recipes name these binaries (only `up` builds them); looking up a recipe by image name reads
     # every recipe, and this image's chain uses neither.
-    PAUSE_BIN=${PAUSE_BIN:-/dev/null} COREDNS_BIN=${COREDNS_BIN:-/dev/null}
+    PAUSE_BIN=${PAUSE_BIN:-/dev/null} COREDNS_BIN=${COREDNS_BIN:-/dev/null} LOCAL_PATH_BIN=${LOCAL_PATH_BIN:-/dev/null}
     { ensure_go && ensure_crane && mkdir -p "$LOGS" "$CACHE/images" && ensure_image "$2"; } || die "image $2 failed (logs: $LOGS)"
     ref=$REGISTRY/$(load_recipe "$2"; echo "$IMAGE")
     echo "$ref@$(cat "$(image_cache_dir "$2")/digest")"

@@ -96,15 +96,27 @@ ensure_pause_bin() {
   go_build pause "$CLUSTER_DIR/images/pause" "$dir" "-s -w" .
 }
 
+# Sets LOCAL_PATH_BIN to Rancher's local-path-provisioner, the default
+# StorageClass's provisioner (lib/addons.sh).
+ensure_local_path_bin() {
+  local key dir
+  key=$(build_key "$CLUSTER_DIR/local-path" "-s -w")
+  dir=$CACHE/bin/local-path-provisioner-$LOCAL_PATH_VERSION-$key
+  LOCAL_PATH_BIN=$dir/local-path-provisioner
+  [[ -x $LOCAL_PATH_BIN ]] && return 0
+  go_build "local-path-provisioner-$LOCAL_PATH_VERSION" "$CLUSTER_DIR/local-path" "$dir" "-s -w" \
+    github.com/rancher/local-path-provisioner
+}
+
 # All binaries. The Kubernetes build dominates a cold start; the small ones
 # are built concurrently with it (2 cores are kept busy by either).
 ensure_binaries() {
   ensure_go
   local pids=() f
   ensure_k8s_bins & pids+=($!)
-  { ensure_crane && ensure_pause_bin && ensure_coredns_bin; } & pids+=($!)
+  { ensure_crane && ensure_pause_bin && ensure_coredns_bin && ensure_local_path_bin; } & pids+=($!)
   for f in "${pids[@]}"; do wait "$f" || exit 1; done
   # The background subshells set the variables in their own copies; set them
   # here again (every build is a cache hit now).
-  ensure_k8s_bins; ensure_crane; ensure_pause_bin; ensure_coredns_bin
+  ensure_k8s_bins; ensure_crane; ensure_pause_bin; ensure_coredns_bin; ensure_local_path_bin
 }

@@ -15,6 +15,7 @@ STATE=${DEVTOOL_CLUSTER_STATE:-/var/lib/devtool-cluster}
 K8S_VERSION=v1.33.13            # k8s.io/kubernetes, see k8s/go.mod
 COREDNS_VERSION=v1.12.4         # github.com/coredns/coredns, see coredns/go.mod
 CRANE_VERSION=v0.20.6           # github.com/google/go-containerregistry, see crane/go.mod
+LOCAL_PATH_VERSION=v0.0.30      # github.com/rancher/local-path-provisioner, see local-path/go.mod
 # Helm (for the tests, not the cluster) is pinned in cluster/helm.sh (HELM_VERSION).
 
 CLUSTER_NAME=devtool-local
@@ -43,6 +44,9 @@ CNI_BIN_DIR=/usr/lib/cni
 # The controller-manager's host-path provisioner always creates volumes under
 # /tmp/hostpath_pv/<uuid>; we point that path at the state dir with a symlink.
 HOSTPATH_PV_LINK=/tmp/hostpath_pv
+# The default StorageClass's volumes (lib/addons.sh): one folder per claim, on
+# the node its first pod runs on.
+LOCAL_PATH_DIR=$STATE/local-path-pv
 
 # Daemons and tools live in the system dirs; Go's usual place comes last.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH:/usr/local/go/bin

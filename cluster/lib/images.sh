@@ -16,11 +16,16 @@
 # `up` then only pushes cached layouts into the (possibly fresh) registry.
 
 IMAGE_BUILDER_VERSION=1
-IMAGE_RECIPES=(pause coredns debian-bookworm debian-trixie nginx redis postgres node caddy node-git)
+IMAGE_RECIPES=(pause coredns local-path-provisioner debian-bookworm debian-trixie nginx redis postgres node caddy node-git)
 # shellcheck disable=SC2034 # read by lib/components.sh
 PAUSE_IMAGE=$REGISTRY/pause:devtool
 # shellcheck disable=SC2034 # read by lib/addons.sh
 COREDNS_IMAGE=$REGISTRY/coredns:${COREDNS_VERSION#v}
+# shellcheck disable=SC2034 # read by lib/addons.sh
+LOCAL_PATH_IMAGE=$REGISTRY/local-path-provisioner:${LOCAL_PATH_VERSION#v}
+# The local-path provisioner's helper pods (mkdir, rm -rf of a volume's folder): any image with a shell.
+# shellcheck disable=SC2034 # read by lib/addons.sh
+LOCAL_PATH_HELPER_IMAGE=$REGISTRY/debian:bookworm
 
 crane_() { "$CRANE" --insecure "$@"; }
 
@@ -135,7 +140,7 @@ build_image() {
 ensure_images() {
   mkdir -p "$LOGS" "$CACHE/images"
   local pids=() p rc=0
-  ensure_image pause & pids+=($!)
+  { ensure_image pause && ensure_image local-path-provisioner; } & pids+=($!)
   { ensure_image coredns && ensure_image debian-trixie && ensure_image node; } & pids+=($!)
   { ensure_image debian-bookworm && ensure_image nginx && ensure_image redis &&
     ensure_image postgres && ensure_image caddy; } & pids+=($!)

@@ -22,7 +22,7 @@ cmd_up() {
   wait_registry
   # Images (built on a cold cache, else only pushed into the registry) go in
   # the background while Kubernetes is built/started; pods wait for them.
-  { ensure_coredns_bin && ensure_images; } &
+  { ensure_coredns_bin && ensure_local_path_bin && ensure_images; } &
   images_pid=$!
   # If up fails meanwhile, stop the image job too: it holds the command lock.
   trap '[[ -n ${images_pid:-} ]] && kill_tree "$images_pid"' EXIT

@@ -69,9 +69,10 @@ EOF
 
 # The host-path provisioner writes to /tmp/hostpath_pv; make that a symlink to
 # the state dir so volumes are removed with the cluster. A real directory
-# there belongs to someone else: leave it, volumes then land in it.
+# there belongs to someone else: leave it, volumes then land in it. The
+# local-path provisioner's folder is in the state dir already.
 setup_hostpath_dir() {
-  mkdir -p "$STATE/hostpath-pv"
+  mkdir -p "$STATE/hostpath-pv" "$LOCAL_PATH_DIR"
   if [[ -L $HOSTPATH_PV_LINK || ! -e $HOSTPATH_PV_LINK ]]; then
     ln -sfn "$STATE/hostpath-pv" "$HOSTPATH_PV_LINK"
   else

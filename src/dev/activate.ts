@@ -40,6 +40,7 @@ import { AUTOCREATED_ANNOTATION, standaloneOriginal } from './standalone.ts';
 import type { DevTarget } from './target.ts';
 import { checkDevelopable, kindWord, type OriginalKind, type OriginalObject } from './statefulset.ts';
 import { takeOverFirstPodClaims } from './statefulset-claims.ts';
+import { markedUnwritable, markUnwritable, stateUnwritable, unwritableNotice } from './unwritable-claim.ts';
 
 export interface ActivateOptions {
   /** This CLI's version, recorded on the dev Deployment; another version's dev container is replaced or refused (dev-version.ts). */
@@ -63,6 +64,8 @@ export interface ActivateOptions {
   /** Ends the wait for the dev pod, `podReady`'s too: the caller gave up (its session closed). */
   signal?: AbortSignal;
   step(message: string): void;
+  /** A line the user must read: what `up` gave up to go on (progress.warn). */
+  notice(message: string): void;
   /** Detail for devtool.log only (each step of the dev pod's start). */
   log(line: string): void;
   /**
@@ -125,8 +128,13 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
     unpulledImage = agentImage;
     agentImage = undefined;
   }
-  // The claim shares the mirror's name (mirror.ts).
-  let agentOnClaim = agentImage !== undefined && t.dev.persistentVolume.enabled && (await agentKeptOnClaim(client, name, agentImage, mirrorOnce));
+  // The claim shares the mirror's name (mirror.ts). One an earlier dev pod could not write is not tried again until `down --volumes`.
+  const marked = t.dev.persistentVolume.enabled ? await markedUnwritable(client, name) : undefined;
+  const fromCompose = t.deploy.source.kind === 'compose';
+  if (marked) o.notice(unwritableNotice(t.devName, marked, fromCompose));
+  let claimUnwritable = marked !== undefined;
+  let agentOnClaim =
+    agentImage !== undefined && t.dev.persistentVolume.enabled && !claimUnwritable && (await agentKeptOnClaim(client, name, agentImage, mirrorOnce));
   const namespaceLimits = await limitsRead;
   const rebuild = (from: OriginalObject) => {
     const objects = buildDevObjects({
@@ -143,6 +151,7 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
       syncthing: o.syncthing,
       agentOnClaim,
       namespaceLimits,
+      claimUnwritable,
     });
     if (unpulledImage !== undefined)
       objects.deployment.metadata.annotations = { ...objects.deployment.metadata.annotations, [AGENT_UNPULLED_ANNOTATION]: unpulledImage };
@@ -198,6 +207,10 @@ export async function activate(client: KubeClient, t: DevTarget, o: ActivateOpti
       if (err instanceof AgentMissingError) {
         o.log(`${err.message}: the init container copies it again`);
         agentOnClaim = false;
+      } else if (err instanceof ClaimUnwritableError) {
+        o.notice(unwritableNotice(t.devName, await markUnwritable(client, err.claim), fromCompose));
+        claimUnwritable = true;
+        agentOnClaim = false;
       } else if (err instanceof AgentImageUnpulledError && agentImage !== undefined) {
         const pushed = pushOnce ? await pushOnce(err.pod) : undefined;
         pushOnce = undefined;
@@ -250,6 +263,16 @@ class AgentImageUnpulledError extends Error {
     readonly reason: string,
   ) {
     super(`dev pod ${pod} cannot pull the agent image (${reason})`);
+  }
+}
+
+/** The dev pod's agent cannot write its state folder on the claim (unwritable-claim.ts). */
+class ClaimUnwritableError extends Error {
+  constructor(
+    readonly pod: string,
+    readonly claim: string,
+  ) {
+    super(`dev pod ${pod} cannot write its state folder on claim ${claim}`);
   }
 }
 
@@ -359,8 +382,10 @@ async function waitForDevPod(
       if (reason) throw new AgentImageUnpulledError(p.metadata?.name ?? '', reason);
     }
   };
-  /** What stops the agent from reaching the pod, in each form of delivery. */
+  /** What stops the agent from reaching the pod, in each form of delivery, and a claim it cannot write. */
   const agentProblems = (pods: V1Pod[]) => {
+    const unwritable = objects.claim && pods.find((p) => ofSpec(p, specHash) && stateUnwritable(p));
+    if (unwritable) throw new ClaimUnwritableError(unwritable.metadata?.name ?? '', objects.claim?.metadata.name ?? '');
     if (o.agentOnClaim) throwIfAgentMissing(pods);
     else if (o.agentImage !== undefined) throwIfImageUnpulled(pods);
     else o.agentCopies.offer(pods, specHash);

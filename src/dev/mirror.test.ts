@@ -18,7 +18,7 @@ import type { DevService } from '../manifest/model.ts';
 // UPDATE_GOLDEN=1 rewrites expected.yaml; review the diff before committing it.
 const dir = join(import.meta.dirname, 'testdata');
 
-function build(name: string, more: { agentOnClaim?: boolean; agentImage?: undefined; devtoolVersion?: string } = {}) {
+function build(name: string, more: { agentOnClaim?: boolean; agentImage?: undefined; devtoolVersion?: string; claimUnwritable?: boolean } = {}) {
   const original = parse(readFileSync(join(dir, name, 'original.yaml'), 'utf8')) as OriginalObject;
   const file = join(dir, name, 'devtool.yml');
   const [devName, dev] = Object.entries(loadManifestText(readFileSync(file, 'utf8'), file, { cwd: dir, env: {} }).services)[0]!;
@@ -62,6 +62,21 @@ for (const name of readdirSync(dir)) {
 test('golden: restricted, with no agent image (the agent copied in through the API)', () => {
   // The dev container waits in its shell, not started until the agent runs; nothing else of Pod Security "restricted" changes.
   assertGolden(join(dir, 'restricted', 'expected-copied-in.yaml'), asYaml(build('restricted', { agentImage: undefined, agentOnClaim: true })));
+});
+
+test('golden: restricted, on a claim its user cannot write (its files in an emptyDir)', () => {
+  // No claim to apply, the agent neither run from nor kept on it; the rest as on the claim.
+  assertGolden(join(dir, 'restricted', 'expected-unwritable-claim.yaml'), asYaml(build('restricted', { claimUnwritable: true, agentOnClaim: true })));
+});
+
+test('an unwritable claim rolls the dev pod once: the hash changes with it, and only then', () => {
+  const hash = (o: ReturnType<typeof build>) => o.deployment.metadata.annotations?.['devtool.dev/dev-spec-hash'];
+  const onClaim = build('restricted');
+  const unwritable = build('restricted', { claimUnwritable: true });
+  assert.notEqual(hash(unwritable), hash(onClaim));
+  assert.equal(hash(build('restricted', { claimUnwritable: true })), hash(unwritable));
+  // Without a claim in the manifest there is none to find unwritable: nothing changes.
+  assert.equal(hash(build('novolume', { claimUnwritable: true })), hash(build('novolume')));
 });
 
 test('the original object is not modified', () => {

@@ -66,11 +66,18 @@ export interface MirrorInput {
    * the requests and limits they demand. Absent: none.
    */
   namespaceLimits?: NamespaceLimits;
+  /**
+   * A dev pod's agent could not write its state folder on the claim (its storage ignores fsGroup and
+   * its folders are not the dev container's user's: unwritable-claim.ts): the dev container keeps its
+   * state and synced folders in an emptyDir instead, as with `persistentVolume.enabled: false`, and
+   * the claim is left as it is.
+   */
+  claimUnwritable?: boolean;
 }
 
 export interface DevObjects {
   deployment: DeploymentObject;
-  /** Absent when the manifest turns the persistent volume off. */
+  /** Absent when the manifest turns the persistent volume off, or the claim is not writable (claimUnwritable). */
   claim?: PersistentVolumeClaimObject;
   secret: SecretObject;
 }
@@ -130,8 +137,9 @@ export function buildDevObjects(input: MirrorInput): DevObjects {
   const name = mirrorName(original.metadata.name);
   const labels = { [DEV_LABEL]: devName, [MANAGED_BY_LABEL]: MANAGED_BY };
   const agentConfig = agentContract(input.hostPrivateKey, input.clientPublicKey, input.syncthing);
+  const onClaim = dev.persistentVolume.enabled && input.claimUnwritable !== true;
   // Everything that shapes the dev pod: a change rolls it (the annotation is on the template too).
-  const agentOnClaim = input.agentOnClaim === true && dev.persistentVolume.enabled && input.agentImage !== undefined;
+  const agentOnClaim = input.agentOnClaim === true && onClaim && input.agentImage !== undefined;
   const installerResources = agentInstallerResources(input.namespaceLimits ?? NO_LIMITS);
   const specHash = sha256(
     stableJson({
@@ -145,6 +153,7 @@ export function buildDevObjects(input: MirrorInput): DevObjects {
       ...(agentOnClaim ? { agentOnClaim } : {}),
       // Only when a namespace asks for other values: the hash of every other dev pod stays as it was.
       ...(stableJson(installerResources) !== stableJson(INSTALLER_RESOURCES) ? { installerResources } : {}),
+      ...(dev.persistentVolume.enabled && !onClaim ? { claimUnwritable: true } : {}),
     }),
   ).slice(0, 16);
 
@@ -156,7 +165,7 @@ export function buildDevObjects(input: MirrorInput): DevObjects {
     data: { [AGENT_CONFIG_FILE]: Buffer.from(agentConfig).toString('base64') },
   };
 
-  const claim: PersistentVolumeClaimObject | undefined = !dev.persistentVolume.enabled
+  const claim: PersistentVolumeClaimObject | undefined = !onClaim
     ? undefined
     : {
         apiVersion: 'v1',
@@ -194,7 +203,7 @@ export function buildDevObjects(input: MirrorInput): DevObjects {
     ...(agentOnClaim ? [] : [{ name: BIN_VOLUME, emptyDir: {} }]),
     // 0440 + fsGroup: readable by whatever UID the image runs as, by no one else.
     { name: CONFIG_VOLUME, secret: { secretName: name, defaultMode: 0o440 } },
-    // Without a persistent volume (the manifest opted out) the state lasts as long as the pod.
+    // Without a persistent volume (the manifest opted out, or its claim is unwritable) the state lasts as long as the pod.
     claim ? { name: DATA_VOLUME, persistentVolumeClaim: { claimName: name } } : { name: DATA_VOLUME, emptyDir: {} },
   ];
   // The agent's state and the synced folders must be writable by a non-root UID (agent/README.md).

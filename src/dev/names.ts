@@ -37,6 +37,13 @@ export const SPEC_HASH_ANNOTATION = 'devtool.dev/dev-spec-hash';
  */
 export const AGENT_INSTALLED_ANNOTATION = 'devtool.dev/agent-installed';
 
+/**
+ * On the mirror's claim: a dev pod's agent could not write it (its storage ignores fsGroup), so the dev
+ * container keeps its files in an emptyDir until `down --volumes` deletes the claim (unwritable-claim.ts).
+ * Written with its own field manager, as AGENT_INSTALLED_ANNOTATION.
+ */
+export const CLAIM_UNWRITABLE_ANNOTATION = 'devtool.dev/claim-unwritable';
+
 /** On a dev Deployment whose agent is copied in through the API: the devtool-bin image its pods could not pull. */
 export const AGENT_UNPULLED_ANNOTATION = 'devtool.dev/agent-image-unpulled';
 

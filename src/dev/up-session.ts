@@ -141,6 +141,7 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
       timeoutMs: READY_TIMEOUT_MS,
       signal: closing.signal,
       step: (m) => progress.step(m),
+      notice: (m) => progress.warn(m),
       log: (line) => f.log.debug(`${t.devName}: ${line}`),
       standaloneImage: () => standaloneImage(f, t, progress),
     });

@@ -2,10 +2,11 @@
  * Dev containers in locked-down namespaces and with non-root images (docs/dev-containers.md,
  * "Pod Security and non-root images"): `up` where Pod Security `restricted` or `baseline` is
  * enforced, with an image whose user (uid 1000) has no home and with a random uid in group 0 as
- * OpenShift assigns; a dev section the policy refuses, which fails in one line before anything
- * changes; and a non-root image on storage that ignores fsGroup, which fails saying what to change.
+ * OpenShift assigns, each on the cluster's default storage; and a dev section the policy refuses,
+ * which fails in one line before anything changes. Storage that ignores fsGroup:
+ * dev-storage.e2e.test.ts.
  */
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
@@ -13,34 +14,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test, type TestContext } from 'node:test';
 import { crane } from '../../cluster/test-cluster.ts';
-import { lines, runDevtool } from './cli.ts';
+import { lines } from './cli.ts';
+import { REGISTRY } from './cluster.ts';
+import { compliant, lockedDownApp, sleeper, tearDownLockedDown, uid1000Image, type LockedDownApp } from './locked-down.ts';
 import { runInPty } from './pty.ts';
-import { startUp, tearDownDev } from './up-session.ts';
+import { startUp } from './up-session.ts';
 import { waitFor } from './wait.ts';
-import { clusterSandbox, ensureAgentImage, REGISTRY, type ClusterSandbox } from './cluster.ts';
 
 const RANDOM_UID = 1000770000;
 const FORWARD = 29000 + Math.floor(Math.random() * 1000);
 
-const sandboxes: { s: ClusterSandbox; env: NodeJS.ProcessEnv; folder: string }[] = [];
-
-after(async () => {
-  for (const { s, env, folder } of sandboxes) await tearDownDev(s, env, [folder]);
-});
-
-/**
- * debian:bookworm with `USER 1000:1000`: a numeric user the image's /etc/passwd does not know
- * (no name, no home), as many application images ship.
- */
-function uid1000Image(): string {
-  const ref = `${REGISTRY}/debian-uid1000:bookworm`;
-  try {
-    crane(['digest', '--insecure', ref]);
-  } catch {
-    crane(['mutate', '--insecure', '--user', '1000:1000', `${REGISTRY}/debian:bookworm`, '-t', ref]);
-  }
-  return ref;
-}
+after(tearDownLockedDown);
 
 /**
  * node:20 made for OpenShift's random uids: /etc/passwd writable by group 0 (`chmod g=u`), so that
@@ -65,43 +49,11 @@ function openshiftReadyImage(): string {
   return ref;
 }
 
-/**
- * The manifest of the non-root cases. No persistent volume: the local cluster's storage (the
- * in-tree host-path provisioner) ignores fsGroup, as all hostPath storage does, so its folders are
- * root's 0750 and no non-root uid could write there (the agent says so; see
- * docs/dev-containers.md). The dev pod's emptyDir is writable by any uid.
- */
-const NON_ROOT_MANIFEST = 'services:\n  api:\n    sync: [".:/app"]\n    persistentVolume: {enabled: false}\n';
+/** The manifest of the non-root cases: the default persistent volume on the cluster's default storage. */
+const NON_ROOT_MANIFEST = 'services:\n  api:\n    sync: [".:/app"]\n';
 
 /** A namespace enforcing Pod Security `level`, with `api` deployed from `pod` and a project folder syncing to /app. */
-async function setUp(level: 'restricted' | 'baseline', pod: k8s.V1PodSpec, manifest = NON_ROOT_MANIFEST) {
-  const s = await clusterSandbox(`dev-psa-${level}`);
-  const ns = await s.core.readNamespace({ name: s.namespace });
-  ns.metadata!.labels = { ...ns.metadata!.labels, 'pod-security.kubernetes.io/enforce': level, 'pod-security.kubernetes.io/enforce-version': 'latest' };
-  await s.core.replaceNamespace({ name: s.namespace, body: ns });
-  const apps = s.kc.makeApiClient(k8s.AppsV1Api);
-  await apps.createNamespacedDeployment({
-    namespace: s.namespace,
-    body: {
-      metadata: { name: 'api', labels: { app: 'api' } },
-      spec: { replicas: 1, selector: { matchLabels: { app: 'api' } }, template: { metadata: { labels: { app: 'api' } }, spec: pod } },
-    },
-  });
-  // The original's pods are admitted: the premise of every case here.
-  await waitFor(
-    'the original pod running',
-    async () => (await apps.readNamespacedDeployment({ name: 'api', namespace: s.namespace })).status?.readyReplicas === 1,
-    120_000,
-  );
-  const folder = join(s.root, 'project');
-  mkdirSync(folder);
-  writeFileSync(join(folder, 'devtool.yml'), manifest);
-  writeFileSync(join(folder, 'from-laptop.txt'), 'laptop\n');
-  const env = { ...s.env, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
-  sandboxes.push({ s, env, folder });
-  const dev = ([cmd, ...args]: string[], timeoutMs = 60_000) => runDevtool([cmd!, '-n', s.namespace, ...args], { env, cwd: folder, timeoutMs });
-  return { s, apps, folder, env, dev };
-}
+const setUp = (level: 'restricted' | 'baseline', pod: k8s.V1PodSpec, manifest = NON_ROOT_MANIFEST) => lockedDownApp(`dev-psa-${level}`, level, pod, manifest);
 
 /** One GET through a forward, bounded; '' while nothing answers. */
 async function httpGet(port: number): Promise<string> {
@@ -112,26 +64,12 @@ async function httpGet(port: number): Promise<string> {
   }
 }
 
-const sleeper = (image: string, securityContext: k8s.V1SecurityContext): k8s.V1Container => ({
-  name: 'api',
-  image,
-  command: ['sleep', 'infinity'],
-  securityContext,
-});
-
-const compliant: k8s.V1SecurityContext = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
-
 /**
  * `up`, then: files both ways owned by `uid`, exec as `uid`, a writable home, a shell in a
  * terminal, and (`forward`: the manifest forwards it to 8080) a server of the dev container
  * answering here; `down` restores the original.
  */
-async function developAs(
-  t: TestContext,
-  c: Awaited<ReturnType<typeof setUp>>,
-  uid: number,
-  opts: { forward?: number; readOnlyRoot?: boolean; name?: string } = {},
-): Promise<void> {
+async function developAs(t: TestContext, c: LockedDownApp, uid: number, opts: { forward?: number; readOnlyRoot?: boolean; name?: string } = {}): Promise<void> {
   const { forward, readOnlyRoot, name } = opts;
   const { s, apps, folder, env, dev } = c;
   const before_ = await apps.readNamespacedDeployment({ name: 'api', namespace: s.namespace });
@@ -239,30 +177,4 @@ test('restricted: a dev section asking for root fails in one line before anythin
   await assert.rejects(apps.readNamespacedDeployment({ name: 'api-devtool', namespace: s.namespace }));
   await assert.rejects(s.core.readNamespacedSecret({ name: 'api-devtool', namespace: s.namespace }));
   await assert.rejects(s.core.readNamespacedPersistentVolumeClaim({ name: 'api-devtool', namespace: s.namespace }));
-});
-
-test('a non-root image on storage that ignores fsGroup fails in one line saying what to change', { timeout: 300_000 }, async (t) => {
-  // The local cluster's default storage is the in-tree host-path provisioner (folders root 0750,
-  // fsGroup not applied); on storage that applies fsGroup this case simply works.
-  const { s, apps, dev } = await setUp(
-    'restricted',
-    {
-      securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
-      containers: [sleeper(uid1000Image(), compliant)],
-    },
-    'services:\n  api:\n    sync: [".:/app"]\n',
-  );
-  const classes = await s.kc.makeApiClient(k8s.StorageV1Api).listStorageClass();
-  const standard = classes.items.find((c) => c.metadata?.annotations?.['storageclass.kubernetes.io/is-default-class'] === 'true');
-  if (standard?.provisioner !== 'kubernetes.io/host-path') return t.skip(`the default storage class is ${standard?.provisioner}`);
-  const before_ = await apps.readNamespacedDeployment({ name: 'api', namespace: s.namespace });
-  const r = dev(['up'], 240_000);
-  assert.equal(r.code, 1, r.stderr);
-  const errors = lines(r.stderr).filter((l) => l.startsWith('Error:'));
-  assert.equal(errors.length, 1, r.stderr);
-  assert.match(errors[0]!, /state directory \/var\/devtool \(owner 0:0, mode 0750\) is not writable by uid 1000 /);
-  assert.match(errors[0]!, /its volume ignores the pod's securityContext\.fsGroup .*persistentVolume\.enabled: false in the manifest/);
-  const down = dev(['down', '--volumes'], 120_000);
-  assert.equal(down.code, 0, down.stderr);
-  assert.deepEqual((await apps.readNamespacedDeployment({ name: 'api', namespace: s.namespace })).spec, before_.spec);
 });

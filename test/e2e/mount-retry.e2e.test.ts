@@ -57,10 +57,17 @@ async function firstFailedMount(name: string, volume?: string): Promise<number> 
   return Math.min(...(await failedMounts(name, volume)).map((e) => new Date(e.firstTimestamp ?? e.eventTime ?? 0).getTime()));
 }
 
+/**
+ * The pods here name their node (nodeName), so no scheduler picks one for them: a claim of a
+ * WaitForFirstConsumer class (the local cluster's default) would never get its volume. `standard`
+ * binds at once (cluster/README.md, "Storage").
+ */
+const IMMEDIATE_CLASS = 'standard';
+
 const createClaim = (name: string) =>
   s.core.createNamespacedPersistentVolumeClaim({
     namespace: s.namespace,
-    body: { metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Mi' } } } },
+    body: { metadata: { name }, spec: { storageClassName: IMMEDIATE_CLASS, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Mi' } } } },
   });
 
 test('a pod the kubelet backed off from over its volumes starts once asked, before its twin that nobody asked', { timeout: 120_000 }, async () => {
@@ -123,7 +130,8 @@ test('up: a dev pod the kubelet backed off from over a claim it could not read i
       },
     },
   });
-  writeFileSync(join(folder, 'devtool.yml'), 'services:\n  late:\n    sync: [".:/app"]\n');
+  // The dev pod inherits the nodeName: its own claim too is of the class that binds at once.
+  writeFileSync(join(folder, 'devtool.yml'), `services:\n  late:\n    sync: [".:/app"]\n    persistentVolume: {storageClass: ${IMMEDIATE_CLASS}}\n`);
   const starting = startUp(['-n', s.namespace], { env, cwd: folder });
   const devPod = async () =>
     (await s.core.listNamespacedPod({ namespace: s.namespace, labelSelector: 'devtool.dev/dev-pod=late' })).items[0]?.metadata?.name ?? '';
