@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"bytes"
@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	agentBin = filepath.Join(dir, "devtool-agent")
-	out, err := exec.Command("go", "build", "-o", agentBin, ".").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", agentBin, "./cmd/devtool-agent").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building devtool-agent: %v\n%s", err, out)
 		os.Exit(1)
