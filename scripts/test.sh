@@ -40,6 +40,9 @@ step "agent tests (Go)"
 go_tests agent agent
 step "host bundle tests (Go)"
 go_tests "$(bash agent/build.sh host-src)" host -tags "$(bash agent/build.sh host-tags)"
+# The agent's install and supervise tests again, on the host bundle laid out as the image lays it out.
+DEVTOOL_AGENT_TEST_BUNDLE=$(bash agent/build.sh host-path linux "$(go env GOARCH)" | tail -n 1) \
+  go_tests agent agent-bundle -run 'TestInstall|TestSupervise'
 step "BuildKit client tests (Go)"
 go_tests buildkit/client buildkit
 step "hosted builder gateway tests (Go)"
