@@ -9,6 +9,10 @@
 //	devtool-host syncthing --home DIR ...
 //	devtool-host devtool-agent keygen
 //	devtool-host devtool-buildkit < request.json
+//
+// Syncthing must not re-execute itself, which would lose the first argument:
+// devtool runs it without its monitor process (STMONITORED=yes, both ends) and
+// restarts it itself.
 package main
 
 import (
