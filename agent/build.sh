@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
-# Builds the in-container agent and Syncthing, and the devtool-bin image.
+# Builds the in-container agent and Syncthing, the host bundle (host/: Syncthing,
+# devtool-agent and devtool-buildkit in one binary), and the devtool-bin image.
 #
-#   agent/build.sh [all] [REGISTRY]  binaries for every arch + image, pushed
+#   agent/build.sh [all] [REGISTRY]  the host bundle for every arch + the image
+#                                    (the bundle as its devtool-agent), pushed
 #                                    to REGISTRY ($DEVTOOL_BIN_REGISTRY,
 #                                    default localhost:5000)
-#   agent/build.sh binaries          binaries only; prints their directories
+#   agent/build.sh binaries          agent and Syncthing for every arch; prints
+#                                    their directories
 #   agent/build.sh syncthing-path    this machine's Syncthing; prints its path
-#                                    (the CLI runs this same build locally)
 #   agent/build.sh agent-path        this machine's devtool-agent; prints its path
-#   agent/build.sh host-paths OS ARCH  devtool-agent and Syncthing for GOOS OS,
-#                                    GOARCH ARCH (a release's platform
-#                                    packages); prints their paths
+#   agent/build.sh host-path OS ARCH the host bundle for GOOS OS, GOARCH ARCH (a
+#                                    release's platform packages, the image);
+#                                    prints its path
+#   agent/build.sh host-src          prints the folder host/ builds (and tests) in
+#   agent/build.sh host-tags         prints the build tags host/ builds (and tests) with
+#   agent/build.sh host-tidy         go mod tidy of host/ (its go.mod, go.sum)
 #   agent/build.sh image-ref         prints the image reference, builds nothing
 #
 # Binaries are cached outside the clone, in
@@ -51,15 +56,16 @@ SYNCTHING_VERSION=$(awk '$1 == "require" && $2 == "github.com/syncthing/syncthin
 # reports unknown-dev. The stamp is the release's commit time, so builds
 # are reproducible. noassets: no web GUI, only the REST API is used (its
 # generated assets are not in the module anyway); noupgrade: never
-# replace itself.
-SYNCTHING_TAGS=noassets,noupgrade
+# replace itself; noquic: no QUIC transport, devtool's Syncthings talk TCP
+# only, through the tunnel (1.4 MiB less: docs/decisions/0207-one-host-binary.md).
+SYNCTHING_TAGS=noassets,noupgrade,noquic
 SYNCTHING_STAMP=1750411043 # v1.30.0 tag time, 2025-06-20T09:17:23Z
 SYNCTHING_LDFLAGS="-s -w -X github.com/syncthing/syncthing/lib/build.Version=$SYNCTHING_VERSION \
 -X github.com/syncthing/syncthing/lib/build.Stamp=$SYNCTHING_STAMP \
 -X github.com/syncthing/syncthing/lib/build.User=devtool \
 -X github.com/syncthing/syncthing/lib/build.Host=devtool \
 -X github.com/syncthing/syncthing/lib/build.Tags=$SYNCTHING_TAGS"
-AGENT_LDFLAGS="-s -w -X main.version=$VERSION -X main.syncthingVersion=$SYNCTHING_VERSION"
+AGENT_LDFLAGS="-s -w -X devtool.dev/agent.version=$VERSION -X devtool.dev/agent.syncthingVersion=$SYNCTHING_VERSION"
 
 # key FILES... -- EXTRA...: short hash of the files' names and contents,
 # the Go version and EXTRA (flags).
@@ -78,7 +84,7 @@ key() {
 }
 
 agent_sources() {
-  find "$AGENT_DIR" -path "$AGENT_DIR/syncthing" -prune -o \
+  find "$AGENT_DIR" -path "$AGENT_DIR/syncthing" -prune -o -path "$AGENT_DIR/host" -prune -o \
     -type f \( -name '*.go' ! -name '*_test.go' -o -name go.mod -o -name go.sum \) -print |
     LC_ALL=C sort
 }
@@ -89,8 +95,25 @@ AGENT_CACHE=$CACHE/devtool-agent-$VERSION-$(mapfile -t s < <(agent_sources); key
 # build time to a copy of the module, never committed as source. They are
 # part of the key, so changing one rebuilds once.
 mapfile -t SYNCTHING_PATCHES < <(find "$AGENT_DIR/syncthing" -maxdepth 1 -name '*.patch' | LC_ALL=C sort)
+# The layout syncthing_src writes: part of the key, so a change to it is a new entry.
+SYNCTHING_SRC_LAYOUT="patched module + devtool/syncthingmain"
 SYNCTHING_CACHE=$CACHE/syncthing-$SYNCTHING_VERSION-$(key "$AGENT_DIR/syncthing/go.mod" "$AGENT_DIR/syncthing/go.sum" \
-  "$AGENT_DIR/syncthing/tools.go" "${SYNCTHING_PATCHES[@]}" -- "$SYNCTHING_LDFLAGS" "$SYNCTHING_TAGS")
+  "$AGENT_DIR/syncthing/tools.go" "${SYNCTHING_PATCHES[@]}" -- "$SYNCTHING_LDFLAGS" "$SYNCTHING_TAGS" "$SYNCTHING_SRC_LAYOUT")
+
+# The host bundle (host/): its main, the agent's and the BuildKit client's
+# sources, the patched Syncthing (SYNCTHING_CACHE's key) and all the flags.
+HOST_LDFLAGS="$SYNCTHING_LDFLAGS -X devtool.dev/agent.version=$VERSION \
+-X devtool.dev/agent.syncthingVersion=$SYNCTHING_VERSION -X devtool.dev/buildkit/client.buildkitVersion=$(
+  awk '$1 == "require" && $2 == "github.com/moby/buildkit" { print $3 } $1 == "github.com/moby/buildkit" { print $2 }' "$ROOT/buildkit/client/go.mod" | head -n1)"
+host_sources() {
+  agent_sources
+  # Its tests too: host_src copies them.
+  find "$AGENT_DIR/host" -type f \( -name '*.go' -o -name go.mod -o -name go.sum \) -print
+  # As ../buildkit/...: key() names files relative to agent/, the same in every checkout.
+  find "$AGENT_DIR/../buildkit/client" -path "$AGENT_DIR/../buildkit/client/probe" -prune -o \
+    -type f \( -name '*.go' ! -name '*_test.go' -o -name go.mod -o -name go.sum \) -print
+}
+HOST_CACHE=$CACHE/devtool-host-$VERSION-$(mapfile -t s < <(host_sources | LC_ALL=C sort -u); key "${s[@]}" -- "$HOST_LDFLAGS" "$SYNCTHING_TAGS" "${SYNCTHING_CACHE##*-}")
 
 # exe OS NAME: the file name of program NAME on OS.
 exe() { if [[ $1 == windows ]]; then echo "$2.exe"; else echo "$2"; fi; }
@@ -137,7 +160,7 @@ prune() {
 }
 
 # build_agent OS-ARCH, build_syncthing OS-ARCH
-build_agent() { build devtool-agent "$AGENT_DIR" "$AGENT_CACHE" "$1" "" "$AGENT_LDFLAGS" .; }
+build_agent() { build devtool-agent "$AGENT_DIR" "$AGENT_CACHE" "$1" "" "$AGENT_LDFLAGS" ./cmd/devtool-agent; }
 
 # syncthing_src: prints the directory of the wrapper module to build
 # Syncthing from. On first use it copies the pinned module from the Go
@@ -167,6 +190,16 @@ syncthing_src() {
       die "$(basename "$p") no longer applies to Syncthing $SYNCTHING_VERSION: re-check it (agent/README.md, \"The Syncthing patches\")"
     fi
   done
+  # Syncthing's command as a package the host bundle can call (a main package
+  # cannot be imported): cmd/syncthing's files, package main renamed, main()
+  # exported as Main(). Inside the module, so its internal imports still resolve.
+  local lib=$tmp/module/devtool/syncthingmain f
+  mkdir -p "$lib"
+  for f in "$tmp/module/cmd/syncthing/"*.go; do
+    [[ $f == *_test.go ]] && continue
+    sed -e 's/^package main$/package syncthingmain/' -e 's/^func main() {$/func Main() {/' "$f" >"$lib/$(basename "$f")"
+  done
+  grep -q '^func Main() {$' "$lib/main.go" || die "Syncthing $SYNCTHING_VERSION's cmd/syncthing/main.go has no func main(): re-check agent/build.sh syncthing_src"
   cp "$AGENT_DIR/syncthing/go.mod" "$AGENT_DIR/syncthing/go.sum" "$AGENT_DIR/syncthing/tools.go" "$tmp/main/"
   printf '\n// Generated by agent/build.sh: build the patched copy.\nreplace github.com/syncthing/syncthing => ../module\n' >>"$tmp/main/go.mod"
   touch "$tmp/.ready"
@@ -183,6 +216,36 @@ build_syncthing() {
   src=$(syncthing_src) || exit 1
   build syncthing "$src" "$SYNCTHING_CACHE" "$platform" "$SYNCTHING_TAGS" "$SYNCTHING_LDFLAGS" \
     github.com/syncthing/syncthing/cmd/syncthing
+}
+
+# host_src: prints the directory to build (and test) the host bundle in, made
+# on first use: host/'s files with replaces pointing at this checkout's agent
+# and BuildKit client and at the patched Syncthing (absolute: the copy lives in
+# the cache). Its files are all in HOST_CACHE's key, so it never changes.
+host_src() {
+  local st dir=$HOST_CACHE/src lock
+  [[ -f $dir/.ready ]] && { echo "$dir"; return 0; }
+  st=$(syncthing_src) || exit 1
+  mkdir -p "$HOST_CACHE"
+  exec {lock}>"$dir.lock"
+  flock "$lock"
+  if [[ ! -f $dir/.ready ]]; then
+    rm -rf "$dir.tmp.$$" && mkdir -p "$dir.tmp.$$"
+    cp "$AGENT_DIR/host/"*.go "$AGENT_DIR/host/go.mod" "$AGENT_DIR/host/go.sum" "$dir.tmp.$$/"
+    printf '\n// Generated by agent/build.sh: this checkout and the patched Syncthing.\nreplace (\n\tdevtool.dev/agent => %s\n\tdevtool.dev/buildkit/client => %s\n\tgithub.com/syncthing/syncthing => %s\n)\n' \
+      "$AGENT_DIR" "$ROOT/buildkit/client" "$(dirname "$st")/module" >>"$dir.tmp.$$/go.mod"
+    touch "$dir.tmp.$$/.ready"
+    rm -rf "$dir" && mv "$dir.tmp.$$" "$dir"
+  fi
+  exec {lock}>&-
+  echo "$dir"
+}
+
+build_host() {
+  local platform=$1 src
+  [[ -x $HOST_CACHE/$platform/$(exe "${platform%-*}" devtool-host) ]] && return 0
+  src=$(host_src) || exit 1
+  build devtool-host "$src" "$HOST_CACHE" "$platform" "$SYNCTHING_TAGS" "$HOST_LDFLAGS" .
 }
 
 host_arch() { go env GOARCH; }
@@ -216,7 +279,9 @@ push_image() {
   for arch in $ARCHES; do
     local root=$work/$arch/root layer=$work/$arch/layer.tar aref=$ref-$arch digest
     mkdir -p "$root/devtool-bin"
-    cp "$AGENT_CACHE/linux-$arch/devtool-agent" "$SYNCTHING_CACHE/linux-$arch/syncthing" "$root/devtool-bin/"
+    # The host bundle as the agent: Syncthing is inside it (install copies it alone, supervise runs
+    # it as Syncthing); the very file a release's Linux platform package carries.
+    cp "$HOST_CACHE/linux-$arch/devtool-host" "$root/devtool-bin/devtool-agent"
     chmod 0755 "$root/devtool-bin" "$root/devtool-bin/"*
     # Reproducible layer: fixed owner, mtime and order.
     tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -C "$root" -cf "$layer" devtool-bin
@@ -249,12 +314,30 @@ case $cmd in
     build_agent "$p"
     echo "$AGENT_CACHE/$p/$(exe "${p%-*}" devtool-agent)"
     ;;
-  host-paths)
-    [[ $# -eq 3 ]] || die "usage: agent/build.sh host-paths OS ARCH (GOOS and GOARCH, e.g. darwin arm64)"
-    build_agent "$2-$3"
-    build_syncthing "$2-$3"
-    echo "$AGENT_CACHE/$2-$3/$(exe "$2" devtool-agent)"
-    echo "$SYNCTHING_CACHE/$2-$3/$(exe "$2" syncthing)"
+  host-path)
+    [[ $# -eq 3 ]] || die "usage: agent/build.sh host-path OS ARCH (GOOS and GOARCH, e.g. darwin arm64)"
+    build_host "$2-$3"
+    echo "$HOST_CACHE/$2-$3/$(exe "$2" devtool-host)"
+    ;;
+  host-src)
+    # Where `go test -tags "$(agent/build.sh host-tags)"` of host/ runs (scripts/test.sh): the
+    # copy that resolves its replaces.
+    host_src
+    ;;
+  host-tags)
+    echo "$SYNCTHING_TAGS"
+    ;;
+  host-tidy)
+    # In a copy of the generated folder (the patched Syncthing resolves only
+    # there), then back into host/ without the generated replaces.
+    src=$(host_src) || exit 1
+    tidy=$(mktemp -d)
+    trap 'rm -rf "$tidy"' EXIT
+    cp -R "$src/." "$tidy/"
+    (cd "$tidy" && go mod tidy) >&2 || die "go mod tidy of host/ failed"
+    sed '/^\/\/ Generated by agent\/build.sh/,$d' "$tidy/go.mod" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' >"$AGENT_DIR/host/go.mod"
+    cp "$tidy/go.sum" "$AGENT_DIR/host/go.sum"
+    echo "$AGENT_DIR/host/go.mod"
     ;;
   binaries)
     for a in $ARCHES; do build_agent "linux-$a"; build_syncthing "linux-$a"; done
@@ -265,19 +348,17 @@ case $cmd in
     echo "$(registry "${2:-}")/$IMAGE_NAME:$VERSION"
     ;;
   all | image)
-    for a in $ARCHES; do build_agent "linux-$a"; build_syncthing "linux-$a"; done
+    for a in $ARCHES; do build_host "linux-$a"; done
     push_image "$(registry "${2:-}")"
-    log "local syncthing (same build): $SYNCTHING_CACHE/$(host_platform)/syncthing"
     ;;
   -h | --help | help)
-    sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
     ;;
   *)
     # A bare registry argument means "all".
     if [[ $cmd == *[.:]* ]]; then
-      for a in $ARCHES; do build_agent "linux-$a"; build_syncthing "linux-$a"; done
+      for a in $ARCHES; do build_host "linux-$a"; done
       push_image "$(registry "$cmd")"
-      log "local syncthing (same build): $SYNCTHING_CACHE/$(host_platform)/syncthing"
     else
       die "unknown command $cmd (see --help)"
     fi

@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package agent
 
 import (
 	"context"
@@ -29,6 +29,21 @@ import (
 // EnvSyncthingBin overrides where supervise finds Syncthing (default:
 // next to this binary, where `install` put it).
 const EnvSyncthingBin = "DEVTOOL_SYNCTHING_BIN"
+
+// syncthingProgram is the Syncthing supervise runs, and its argv[0] ("": the
+// path): $DEVTOOL_SYNCTHING_BIN, else the syncthing beside this binary, else
+// (a host bundle copied in alone, see SyncthingInside) this binary itself,
+// run under the name syncthing.
+func syncthingProgram(self, explicit string) (path, argv0 string) {
+	if explicit != "" {
+		return explicit, ""
+	}
+	beside := filepath.Join(filepath.Dir(self), "syncthing")
+	if _, err := os.Stat(beside); err != nil && SyncthingInside {
+		return self, "syncthing"
+	}
+	return beside, ""
+}
 
 // EnvKeepBinaries names a folder (on the dev container's volume) that
 // supervise copies this agent and Syncthing into, in the background, for
@@ -120,13 +135,10 @@ func runSupervise(args []string) error {
 	}
 	var specs []supervisor.Spec
 	if !*noSync {
-		bin := os.Getenv(EnvSyncthingBin)
-		if bin == "" {
-			bin = filepath.Join(filepath.Dir(self), "syncthing")
-		}
+		bin, argv0 := syncthingProgram(self, os.Getenv(EnvSyncthingBin))
 		home := filepath.Join(stateDir, "syncthing")
 		specs = append(specs, supervisor.Spec{
-			Name: "syncthing", Path: bin, Args: syncthingcfg.Args(home),
+			Name: "syncthing", Path: bin, Argv0: argv0, Args: syncthingcfg.Args(home),
 			Env:     append(os.Environ(), syncthingcfg.Env()...),
 			Restart: true, LogToFile: true, OwnGroup: true,
 			// Regenerated before every start: the contract is the truth.

@@ -1,6 +1,7 @@
-// Command devtool-agent runs inside devtool's dev containers. One static
-// binary does everything, because the image it ships in is FROM scratch
-// and the dev container's own image may have no shell or tools:
+// Package agent is devtool-agent, the program that runs inside devtool's dev
+// containers (its command is cmd/devtool-agent; the host bundle, host/, links it
+// in too). One static binary does everything, because the image it ships in is
+// FROM scratch and the dev container's own image may have no shell or tools:
 //
 //	install DIR        copy the agent and Syncthing into DIR (init container)
 //	supervise [-- CMD] PID 1 of the dev container: Syncthing, SSH, CMD
@@ -11,7 +12,7 @@
 //	drop-copied DIR    remove what untar wrote, of the names on stdin
 //	with-parent PPID -- PROGRAM   run PROGRAM, ended when process PPID ends
 //	version            print versions
-package main
+package agent
 
 import (
 	"errors"
@@ -24,7 +25,7 @@ import (
 	"devtool.dev/agent/internal/atomicfile"
 )
 
-// Set at build time (build.sh) with -ldflags -X.
+// Set at build time (build.sh) with -ldflags -X devtool.dev/agent.version=...
 var (
 	version          = "dev"
 	syncthingVersion = "unknown"
@@ -53,7 +54,8 @@ The contract (JSON) is read from the file named by $DEVTOOL_AGENT_CONFIG;
 see README.md.
 `
 
-func main() {
+// Main runs the command os.Args names and exits.
+func Main() {
 	if len(os.Args) < 2 {
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
@@ -106,6 +108,27 @@ func main() {
 // image's /devtool-bin and in the dev container's /devtool/bin.
 var installedFiles = []string{"devtool-agent", "syncthing"}
 
+// SyncthingInside says this binary carries Syncthing too: the host bundle
+// (agent/host) sets it. Copied into a dev container alone, as devtool-agent,
+// it runs itself as Syncthing when no syncthing file is beside it, and
+// install and the kept copy take the one file.
+var SyncthingInside = false
+
+// filesIn are the installedFiles present in dir: all of them, except that a
+// binary with Syncthing inside needs no syncthing file.
+func filesIn(dir string) []string {
+	var names []string
+	for _, name := range installedFiles {
+		if name == "syncthing" && SyncthingInside {
+			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+				continue
+			}
+		}
+		names = append(names, name)
+	}
+	return names
+}
+
 func runInstall(args []string) error {
 	fs := flag.NewFlagSet("install", flag.ContinueOnError)
 	from := fs.String("from", "", "source directory (default: this binary's directory)")
@@ -127,7 +150,7 @@ func runInstall(args []string) error {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err
 	}
-	for _, name := range installedFiles {
+	for _, name := range filesIn(src) {
 		if err := copyExecutable(filepath.Join(src, name), filepath.Join(dst, name)); err != nil {
 			return err
 		}
@@ -143,8 +166,9 @@ func keepBinaries(src, dst string) error {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err
 	}
-	for i := len(installedFiles) - 1; i >= 0; i-- {
-		if err := copyExecutable(filepath.Join(src, installedFiles[i]), filepath.Join(dst, installedFiles[i])); err != nil {
+	names := filesIn(src)
+	for i := len(names) - 1; i >= 0; i-- {
+		if err := copyExecutable(filepath.Join(src, names[i]), filepath.Join(dst, names[i])); err != nil {
 			return err
 		}
 	}

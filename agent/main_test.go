@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"bytes"
@@ -34,14 +34,36 @@ import (
 
 var agentBin string
 
+// envTestBundle names a host bundle (agent/build.sh host-path) to run these
+// tests against instead of the agent alone: the image lays it out as
+// devtool-agent with no syncthing beside it (scripts/test.sh does both).
+const envTestBundle = "DEVTOOL_AGENT_TEST_BUNDLE"
+
+// laidOut is what the image's /devtool-bin holds, and install copies.
+func laidOut() []string {
+	if os.Getenv(envTestBundle) != "" {
+		return []string{"devtool-agent"}
+	}
+	return installedFiles
+}
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "devtool-agent-test")
 	if err != nil {
 		panic(err)
 	}
 	agentBin = filepath.Join(dir, "devtool-agent")
-	out, err := exec.Command("go", "build", "-o", agentBin, ".").CombinedOutput()
-	if err != nil {
+	if bundle := os.Getenv(envTestBundle); bundle != "" {
+		// Under the agent's name, as the image and the copy place it.
+		data, err := os.ReadFile(bundle)
+		if err == nil {
+			err = os.WriteFile(agentBin, data, 0o755)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", envTestBundle, err)
+			os.Exit(1)
+		}
+	} else if out, err := exec.Command("go", "build", "-o", agentBin, "./cmd/devtool-agent").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building devtool-agent: %v\n%s", err, out)
 		os.Exit(1)
 	}
@@ -56,7 +78,11 @@ func installAgent(t *testing.T) string {
 	t.Helper()
 	src := filepath.Join(t.TempDir(), "devtool-bin")
 	os.MkdirAll(src, 0o755)
-	for name, from := range map[string]string{"devtool-agent": agentBin, "syncthing": testutil.SyncthingBinary(t)} {
+	files := map[string]string{"devtool-agent": agentBin}
+	if len(laidOut()) > 1 {
+		files["syncthing"] = testutil.SyncthingBinary(t)
+	}
+	for name, from := range files {
 		data, err := os.ReadFile(from)
 		if err != nil {
 			t.Fatal(err)
@@ -73,7 +99,10 @@ func installAgent(t *testing.T) string {
 
 func TestInstall(t *testing.T) {
 	dst := installAgent(t)
-	for _, name := range installedFiles {
+	if names, _ := os.ReadDir(dst); len(names) != len(laidOut()) {
+		t.Fatalf("installed %v, want %v", names, laidOut())
+	}
+	for _, name := range laidOut() {
 		st, err := os.Stat(filepath.Join(dst, name))
 		if err != nil {
 			t.Fatal(err)
@@ -380,7 +409,7 @@ func TestSuperviseKeepsBinaries(t *testing.T) {
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	deadline := time.Now().Add(20 * time.Second)
-	for _, name := range installedFiles {
+	for _, name := range laidOut() {
 		for {
 			want, _ := os.ReadFile(filepath.Join(bin, name))
 			got, err := os.ReadFile(filepath.Join(keep, name))

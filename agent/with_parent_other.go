@@ -1,6 +1,6 @@
 //go:build !linux
 
-package main
+package agent
 
 // dieWithParent: only Linux has a parent-death signal. Elsewhere the CLI's
 // next `up` or `down` stops a Syncthing its killed predecessor left (by the

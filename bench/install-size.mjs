@@ -5,7 +5,8 @@
 // `npm pack` of the checkout installed before a release existed: its files plus the production
 // dependencies npm fetched for it (measured from node_modules, without a registry). Writes
 // bench/results/install-size.json (bench/results.mjs).
-// Targets: under 40 MiB installed on linux-x64 (CLI and platform package), the CLI package under 10 MiB.
+// Targets: under 40 MB (40,000,000 bytes) installed on linux-x64 (CLI and platform package), the CLI
+// package under 10 MB; checked on the byte counts, the MiB figures beside them are for reading.
 //
 //   node bench/install-size.mjs [--release DIR]   (DIR: a release already built; default: build one)
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -111,7 +112,9 @@ try {
   const before = checkoutInstall();
   const figures = {
     linuxX64Installed: figure(mib(cliInstalled + platforms['linux-x64'].installed), 'MiB'),
+    linuxX64InstalledBytes: figure(cliInstalled + platforms['linux-x64'].installed, 'bytes'),
     cliPackageInstalled: figure(mib(cliInstalled), 'MiB'),
+    cliPackageInstalledBytes: figure(cliInstalled, 'bytes'),
     cliPackageTarball: figure(mib(cliTarball), 'MiB'),
     installTime: figure(Math.round(median(installs.map((i) => i.ms)) / 100) / 10, 's'),
     versionStartupInstalled: figure(Math.round(median(startup.installed) * 10) / 10, 'ms'),
@@ -128,8 +131,8 @@ try {
       versionStartupCheckout: figure(Math.round(median(startup.checkout) * 10) / 10, 'ms'),
     },
     targets: [
-      { figure: 'linuxX64Installed', max: 40, text: 'under 40 MiB installed on linux-x64 (the CLI and its platform package)' },
-      { figure: 'cliPackageInstalled', max: 10, text: 'the CLI package under 10 MiB' },
+      { figure: 'linuxX64InstalledBytes', max: 40e6 - 1, text: 'under 40 MB (40,000,000 bytes) installed on linux-x64 (the CLI and its platform package)' },
+      { figure: 'cliPackageInstalledBytes', max: 10e6 - 1, text: 'the CLI package under 10 MB (10,000,000 bytes)' },
     ],
     details: {
       platforms: Object.fromEntries(Object.entries(platforms).map(([p, s]) => [p, { tarballMiB: mib(s.tarball), installedMiB: mib(s.installed) }])),

@@ -41,7 +41,7 @@ CLIENT_VERSION=$(required "$HERE/client/go.mod")
 DAEMON_LDFLAGS="-s -w -X github.com/moby/buildkit/version.Version=$VERSION \
 -X github.com/moby/buildkit/version.Revision=$VERSION \
 -X github.com/moby/buildkit/version.Package=github.com/moby/buildkit"
-CLIENT_LDFLAGS="-s -w -X main.buildkitVersion=$VERSION"
+CLIENT_LDFLAGS="-s -w -X devtool.dev/buildkit/client.buildkitVersion=$VERSION"
 
 # key FILES... -- EXTRA...: short hash of the files' names and contents,
 # the Go version and EXTRA (flags).
@@ -118,7 +118,7 @@ case ${1:-} in
     if (($# == 3)); then os=$2 arch=$3; elif (($# == 1)); then os=$(go env GOOS) arch=$(go env GOARCH); else
       die "usage: buildkit/build.sh client-path [OS ARCH] (GOOS and GOARCH, e.g. darwin arm64)"
     fi
-    build devtool-buildkit "$HERE/client" "$CLIENT_CACHE" "$CLIENT_LDFLAGS" . "$os-$arch"
+    build devtool-buildkit "$HERE/client" "$CLIENT_CACHE" "$CLIENT_LDFLAGS" ./cmd/devtool-buildkit "$os-$arch"
     echo "$CLIENT_CACHE/$os-$arch/$(exe "$os" devtool-buildkit)"
     ;;
   buildkitd-path)

@@ -22,13 +22,13 @@ bundle=$root/dist/devtool-runner.cjs
 base=$(bash "$root/cluster/cluster.sh" image node-git | tail -n 1)
 kubectl_bin=$(bash "$root/cluster/cluster.sh" kubectl-path | tail -n 1)
 helm_bin=$(bash "$root/cluster/helm.sh" path)
-buildkit_client=$(bash "$root/buildkit/build.sh" client-path | tail -n 1)
+case $(uname -m) in aarch64 | arm64) arch=arm64 ;; *) arch=amd64 ;; esac # the node's: the runner runs on this cluster
+host_bundle=$(bash "$root/agent/build.sh" host-path linux "$arch" | tail -n 1)
 version=$(node -p 'require(process.argv[1]).version' "$root/package.json")
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-case $(uname -m) in aarch64 | arm64) arch=arm64 ;; *) arch=amd64 ;; esac # the node's: the runner runs on this cluster
-runner_layout "$work/layer" "$arch" "$version" "$bundle" "$buildkit_client" "$kubectl_bin" "$helm_bin"
+runner_layout "$work/layer" "$arch" "$version" "$bundle" "$host_bundle" "$kubectl_bin" "$helm_bin"
 tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$work/layer" -cf "$work/layer.tar" .
 key=$({ echo "$base"; sha256sum <"$work/layer.tar"; } | sha256sum | cut -c1-16)
 ref=$REGISTRY/devtool-runner:$version-$key

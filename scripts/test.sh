@@ -23,11 +23,11 @@ trap 'rm -f "$log" "$log".go*' EXIT
 status=0
 step "unit tests"
 node scripts/run-tests.mjs unit 2>&1 | tee -a "$log" || status=1
-# go test -v: one "--- PASS/FAIL" line per test here; on a failure, the whole output of that
+# go_tests DIR NAME [FLAGS...]: go test -v: one "--- PASS/FAIL" line per test here; on a failure, the whole output of that
 # module's run too (a failing test's logs say why, and a flaky one may not fail again).
 go_tests() {
   local dir=$1 out=$log.go.$2
-  (cd "$dir" && go test -count=1 -v ./... 2>&1) >"$out"
+  (cd "$dir" && go test -count=1 -v "${@:3}" ./... 2>&1) >"$out"
   grep -E '^(--- |ok|FAIL|panic)' "$out" || true
   cat "$out" >>"$log.go"
   if grep -qE '^(FAIL|panic)' "$out"; then
@@ -38,6 +38,11 @@ go_tests() {
 }
 step "agent tests (Go)"
 go_tests agent agent
+step "host bundle tests (Go)"
+go_tests "$(bash agent/build.sh host-src)" host -tags "$(bash agent/build.sh host-tags)"
+# The agent's install and supervise tests again, on the host bundle laid out as the image lays it out.
+DEVTOOL_AGENT_TEST_BUNDLE=$(bash agent/build.sh host-path linux "$(go env GOARCH)" | tail -n 1) \
+  go_tests agent agent-bundle -run 'TestInstall|TestSupervise'
 step "BuildKit client tests (Go)"
 go_tests buildkit/client buildkit
 step "hosted builder gateway tests (Go)"

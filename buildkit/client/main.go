@@ -1,11 +1,12 @@
-// Command devtool-buildkit builds and pushes one image on a BuildKit daemon
-// for `devtool build`. It reads one JSON request on stdin and writes JSON
-// lines on stdout: {"log": "..."} per progress line, then {"result": {...}}
+// Package buildkitclient is devtool-buildkit, which builds and pushes one image
+// on a BuildKit daemon for `devtool build` (its command is cmd/devtool-buildkit;
+// the host bundle, agent/host/, links it in too). It reads one JSON request
+// on stdin and writes JSON lines on stdout: {"log": "..."} per progress line, then {"result": {...}}
 // or {"error": "...", "exitCode": n}. The protocol is in buildkit/README.md.
 //
 // It is a Go program because BuildKit's session protocol (the build
 // context's file sync, secrets) is implemented only by BuildKit's Go client.
-package main
+package buildkitclient
 
 import (
 	"context"
@@ -31,7 +32,7 @@ import (
 	"google.golang.org/grpc"
 )
 
-// Set by buildkit/build.sh.
+// Set by buildkit/build.sh (-X devtool.dev/buildkit/client.buildkitVersion=...).
 var buildkitVersion = "unknown"
 
 // Git's own files anywhere in the context: a repository's .git folder, a submodule's .git file.
@@ -40,7 +41,8 @@ var gitExcludes = []string{".git", "**/.git"}
 // How long connecting to the daemon may take before the build fails.
 const dialTimeout = 10 * time.Second
 
-func main() {
+// Main runs devtool-buildkit with os.Args and exits.
+func Main() {
 	if len(os.Args) > 1 {
 		os.Exit(command(os.Args[1:]))
 	}

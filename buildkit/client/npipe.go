@@ -1,4 +1,4 @@
-package main
+package buildkitclient
 
 // Windows named pipes (npipe:////./pipe/NAME): the CLI's build tunnel listens on one there, where
 // Node cannot listen on a unix socket. The helper registers the scheme on every platform and

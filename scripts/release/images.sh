@@ -15,7 +15,7 @@
 #   devtool-service  Node.js 20 (Debian 13's) + dist/devtool-service.cjs
 #   devtool-ingress  Node.js 20 (Debian 13's) + dist/devtool-ingress.cjs
 #   devtool-caddy    the front door's proxy: Caddy from Debian 12 (cluster/images/caddy)
-#   devtool-runner   the pipeline runner: Node.js 20 and git + devtool, kubectl, helm, the BuildKit client
+#   devtool-runner   the pipeline runner: Node.js 20 and git + devtool, kubectl, helm, the host bundle (its BuildKit client)
 #   devtool-builder  the hosted builder: buildkitd and its gateway + Debian 12's runc, CNI plugins, git
 # Go programs are cross-compiled (CGO off). A Debian base is the local cluster's image of the same
 # recipe (cluster/images/<recipe>, built with debootstrap and apt in a chroot, amd64), flattened into
@@ -76,6 +76,8 @@ kubectl_path() {
 }
 
 buildkit_path() { GOARCH=$2 bash "$root/buildkit/build.sh" "$1-path" | tail -n 1; }
+# The host bundle of linux/ARCH (agent/build.sh host-path), as the platform package carries it.
+host_path() { bash "$root/agent/build.sh" host-path linux "$1" | tail -n 1; }
 helm_path() { GOARCH=$1 bash "$root/cluster/helm.sh" path | tail -n 1; }
 
 # --- what each image is -----------------------------------------------------------------------
@@ -90,7 +92,8 @@ image_spec() {
   BASE='' DROP=()
   case $1 in
     devtool-bin)
-      # As agent/build.sh makes it: the dev pod's init container copies the programs to /devtool/bin.
+      # As agent/build.sh makes it: the dev pod's init container copies the agent (the host bundle,
+      # Syncthing inside) to /devtool/bin.
       CONFIG=$(jq -cn --argjson l "$labels" '{Entrypoint: ["/devtool-bin/devtool-agent", "install", "/devtool/bin"],
         User: "65532:65532", Labels: $l}') ;;
     devtool-service | devtool-ingress)
@@ -118,13 +121,13 @@ own_layer() {
   local name=$1 arch=$2 dir=$3
   case $name in
     devtool-bin)
-      install -D -m 755 "$AGENT_DIR/linux-$arch/devtool-agent" "$dir/devtool-bin/devtool-agent"
-      install -D -m 755 "$SYNCTHING_DIR/linux-$arch/syncthing" "$dir/devtool-bin/syncthing" ;;
+      # The Linux platform package's own build (agent/build.sh host-path).
+      install -D -m 755 "$(host_path "$arch")" "$dir/devtool-bin/devtool-agent" ;;
     devtool-service | devtool-ingress)
       install -D -m 644 "$root/dist/$name.cjs" "$dir/app/$name.cjs" ;;
     devtool-caddy) ;;
     devtool-runner)
-      runner_layout "$dir" "$arch" "$VERSION" "$root/dist/devtool-runner.cjs" "$(buildkit_path client "$arch")" "$(kubectl_path "$arch")" "$(helm_path "$arch")"
+      runner_layout "$dir" "$arch" "$VERSION" "$root/dist/devtool-runner.cjs" "$(host_path "$arch")" "$(kubectl_path "$arch")" "$(helm_path "$arch")"
       mkdir -p "$dir/work" ;;
     devtool-builder)
       install -D -m 755 "$(buildkit_path buildkitd "$arch")" "$dir/usr/local/bin/buildkitd"
@@ -135,10 +138,10 @@ own_layer() {
 # main_programs NAME ARCH: the files whose ELF machine `check` reads (no symbolic links).
 main_programs() {
   case $1 in
-    devtool-bin) echo devtool-bin/devtool-agent devtool-bin/syncthing ;;
+    devtool-bin) echo devtool-bin/devtool-agent ;;
     devtool-service | devtool-ingress) echo usr/bin/node usr/lib/*-linux-gnu/libc.so.6 ;;
     devtool-caddy) echo usr/bin/caddy ;;
-    devtool-runner) echo usr/bin/node usr/bin/git usr/local/bin/kubectl usr/local/bin/helm "opt/devtool/node_modules/devtool-linux-$(node_arch "$2")/bin/devtool-buildkit" ;;
+    devtool-runner) echo usr/bin/node usr/bin/git usr/local/bin/kubectl usr/local/bin/helm "opt/devtool/node_modules/devtool-linux-$(node_arch "$2")/bin/devtool-host" ;;
     devtool-builder) echo usr/local/bin/buildkitd usr/local/bin/devtool-buildkit-gateway usr/sbin/runc usr/sbin/xtables-nft-multi ;;
   esac
 }
@@ -292,9 +295,8 @@ build_all() {
     [[ $EUID -eq 0 ]] || rdie "must run as root (the Debian bases' files keep their owners)"
     (cd "$root" && node scripts/build.mjs cluster) >&2 || rdie "building the bundles failed"
   fi
-  local dirs
-  dirs=$(DEVTOOL_BIN_ARCHES="${ARCHES[*]}" bash "$root/agent/build.sh" binaries) || rdie "building the agent failed"
-  AGENT_DIR=$(sed -n 1p <<<"$dirs") SYNCTHING_DIR=$(sed -n 2p <<<"$dirs")
+  local arch
+  for arch in "${ARCHES[@]}"; do host_path "$arch" >/dev/null || rdie "building the host bundle for linux/$arch failed"; done
   for name in "$@"; do build_image "$name" "$out"; done
   check_all "$out" "$@"
 }

@@ -52,7 +52,7 @@ test('the agent image the CLI package names is the one the installed CLI reads',
   }
 });
 
-test('a platform package: npm’s os and cpu fields, the programs under bin/, .exe on Windows', () => {
+test('a platform package: npm’s os and cpu fields, the host bundle under bin/, .exe on Windows', () => {
   const windows = PLATFORMS.find((p) => p.os === 'win32')!;
   const manifest = platformManifest(SOURCE, windows);
   assert.equal(manifest['name'], 'devtool-win32-x64');
@@ -60,8 +60,8 @@ test('a platform package: npm’s os and cpu fields, the programs under bin/, .e
   assert.deepEqual(manifest['os'], ['win32']);
   assert.deepEqual(manifest['cpu'], ['x64']);
   assert.equal(manifest['dependencies'], undefined);
-  assert.deepEqual(platformFiles(windows), ['bin/syncthing.exe', 'bin/devtool-agent.exe', 'bin/devtool-buildkit.exe']);
-  assert.deepEqual(platformFiles(PLATFORMS.find((p) => p.os === 'darwin')!), ['bin/syncthing', 'bin/devtool-agent', 'bin/devtool-buildkit']);
+  assert.deepEqual(platformFiles(windows), ['bin/devtool-host.exe']);
+  assert.deepEqual(platformFiles(PLATFORMS.find((p) => p.os === 'darwin')!), ['bin/devtool-host']);
 });
 
 test('SHA256SUMS: sha256sum’s format, in path order whatever the input order', () => {

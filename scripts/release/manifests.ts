@@ -10,7 +10,7 @@
  * pods when no other is set (src/dev/target.ts, `releaseAgentImage`).
  */
 import { executableName } from '../../src/base/platform.ts';
-import { HOST_BINARIES, platformPackageName, RELEASE_PLATFORMS } from '../../src/binaries/host-binary.ts';
+import { HOST_BUNDLE, platformPackageName, RELEASE_PLATFORMS } from '../../src/binaries/host-binary.ts';
 
 /** A machine a release has a platform package for: Node's names and Go's. */
 export interface ReleasePlatform {
@@ -46,9 +46,9 @@ export function platformPackage(platform: ReleasePlatform): string {
   return platformPackageName({ platform: platform.os, arch: platform.cpu });
 }
 
-/** The files of `platform`'s package, under its `bin/`. */
+/** The files of `platform`'s package, under its `bin/`: the host bundle, the three programs in one binary (agent/host). */
 export function platformFiles(platform: ReleasePlatform): string[] {
-  return HOST_BINARIES.map((bin) => `bin/${executableName(bin.name, platform.os)}`);
+  return [`bin/${executableName(HOST_BUNDLE, platform.os)}`];
 }
 
 /** The release's images the CLI package names. */
@@ -76,7 +76,7 @@ export function platformManifest(source: SourceManifest, platform: ReleasePlatfo
   return {
     name: platformPackage(platform),
     version: source.version,
-    description: `The programs devtool runs on ${LABEL[platform.os] ?? platform.os} ${platform.cpu}: Syncthing, devtool-agent, devtool-buildkit`,
+    description: `The programs devtool runs on ${LABEL[platform.os] ?? platform.os} ${platform.cpu}: Syncthing, devtool-agent, devtool-buildkit, in one binary`,
     ...(source.license ? { license: source.license } : {}),
     os: [platform.os],
     cpu: [platform.cpu],

@@ -1,7 +1,7 @@
 /**
  * The npm part of a release: the CLI package, built with every dependency bundled in
- * (scripts/build.mjs release), and one package per platform with the host programs cross-compiled
- * for it (agent/build.sh host-paths, buildkit/build.sh client-path), each packed by `npm pack` into
+ * (scripts/build.mjs release), and one package per platform with the host bundle (the three host
+ * programs in one binary) cross-compiled for it (agent/build.sh host-path), each packed by `npm pack` into
  * `<release>/npm/`. npm pack gives every entry the same mtime and order, and the Go builds are
  * reproducible (-trimpath, fixed stamps), so one commit gives the same tarballs. The CLI package
  * names the release's devtool-bin image (`agentImage`, by digest: main.ts builds it first).
@@ -39,11 +39,9 @@ function writeManifest(dir: string, manifest: Record<string, unknown>): void {
   writeFileSync(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
 }
 
-/** The host programs of `platform`, in platformFiles' order (built, or taken from the build cache). */
+/** The files of `platform`'s package, in platformFiles' order (built, or taken from the build cache). */
 function hostPrograms(root: string, platform: ReleasePlatform): string[] {
-  const [agent, syncthing] = run(root, 'bash', ['agent/build.sh', 'host-paths', platform.goos, platform.goarch]);
-  const [buildkit] = run(root, 'bash', ['buildkit/build.sh', 'client-path', platform.goos, platform.goarch]);
-  return [syncthing!, agent!, buildkit!];
+  return run(root, 'bash', ['agent/build.sh', 'host-path', platform.goos, platform.goarch]).slice(-1);
 }
 
 /** Writes `<release>/npm/devtool-<version>.tgz` and a `devtool-<platform>-<arch>-<version>.tgz` per platform; returns their paths. */

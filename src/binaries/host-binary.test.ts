@@ -33,10 +33,11 @@ test('the platform package is named after Node’s platform and arch', () => {
 
 test('DEVTOOL_<NAME>_BIN wins over the platform package, and must exist', () => {
   const installed = { 'devtool-linux-x64': { dir: '/pkg', version: '1.2.3' } };
-  const files = ['/opt/syncthing', '/pkg/bin/syncthing'];
+  const files = ['/opt/syncthing', '/pkg/bin/devtool-host'];
   assert.deepEqual(hostBinarySource(SYNCTHING, LINUX, { DEVTOOL_SYNCTHING_BIN: '/opt/syncthing' }, ROOT, '1.2.3', probe(files, installed)), {
     kind: 'file',
-    path: '/opt/syncthing',
+    file: '/opt/syncthing',
+    args: [],
   });
   assert.equal(
     message(() => hostBinarySource(AGENT, LINUX, { DEVTOOL_AGENT_BIN: '/nowhere' }, ROOT, '1.2.3', probe(files, installed))),
@@ -44,13 +45,15 @@ test('DEVTOOL_<NAME>_BIN wins over the platform package, and must exist', () => 
   );
 });
 
-test('the platform package of the machine is used, with the name its platform gives the program', () => {
+test("the platform package's host bundle is used, named as its platform names it, with the program as its first argument", () => {
   for (const machine of [LINUX, MAC, WINDOWS]) {
     const name = platformPackageName(machine);
     const dir = `/prefix/lib/node_modules/${name}`;
-    const path = join(dir, 'bin', executableName(BUILDKIT.name, machine.platform));
-    const source = hostBinarySource(BUILDKIT, machine, {}, ROOT, '1.2.3', probe([path], { [name]: { dir, version: '1.2.3' } }));
-    assert.deepEqual(source, { kind: 'file', path });
+    const file = join(dir, 'bin', executableName('devtool-host', machine.platform));
+    for (const bin of [SYNCTHING, AGENT, BUILDKIT]) {
+      const source = hostBinarySource(bin, machine, {}, ROOT, '1.2.3', probe([file], { [name]: { dir, version: '1.2.3' } }));
+      assert.deepEqual(source, { kind: 'file', file, args: [bin.name] });
+    }
   }
 });
 
@@ -58,13 +61,13 @@ test('a platform package of another version, or without the program, is one line
   const dir = '/prefix/lib/node_modules/devtool-linux-x64';
   const older = { 'devtool-linux-x64': { dir, version: '1.2.2' } };
   assert.equal(
-    message(() => hostBinarySource(SYNCTHING, LINUX, {}, ROOT, '1.2.3', probe([join(dir, 'bin/syncthing')], older))),
+    message(() => hostBinarySource(SYNCTHING, LINUX, {}, ROOT, '1.2.3', probe([join(dir, 'bin/devtool-host')], older))),
     'devtool-linux-x64 is version 1.2.2, devtool 1.2.3: install devtool-linux-x64-1.2.3.tgz with devtool, or set DEVTOOL_SYNCTHING_BIN',
   );
   const same = { 'devtool-linux-x64': { dir, version: '1.2.3' } };
   assert.match(
     message(() => hostBinarySource(SYNCTHING, LINUX, {}, ROOT, '1.2.3', probe([], same))),
-    /^devtool-linux-x64 1\.2\.3 has no .*bin\/syncthing; install it again/,
+    /^devtool-linux-x64 1\.2\.3 has no .*bin\/devtool-host; install it again/,
   );
 });
 

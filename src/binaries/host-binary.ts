@@ -6,7 +6,8 @@
  *     unusual installs;
  *  2. the platform package of a release, `devtool-<platform>-<arch>` (npm's `os` and `cpu` fields
  *     choose it; docs/releasing.md), resolved from the CLI's package: nested in its node_modules,
- *     or its sibling in a global install. Its `bin/` holds the programs, `.exe` on Windows;
+ *     or its sibling in a global install. Its `bin/devtool-host` (`.exe` on Windows) is the three
+ *     programs in one binary (agent/host), run with the program's name as its first argument;
  *  3. in a source checkout, the project's own build script, which builds on demand and caches
  *     outside the clone (agent/build.sh, buildkit/build.sh); it prints the binary's path.
  * Anything else is one line naming the package to install, or the variable to set.
@@ -22,7 +23,7 @@ import { executableName, hostPlatform } from '../base/platform.ts';
 import { VERSION } from '../version.ts';
 
 export interface HostBinary {
-  /** File name (without `.exe`), and the NAME of DEVTOOL_<NAME>_BIN upper-cased. */
+  /** The program's name: its file in a source checkout (without `.exe`), the bundle's first argument, and the NAME of DEVTOOL_<NAME>_BIN upper-cased. */
   readonly name: string;
   /** When the variable is not DEVTOOL_<NAME>_BIN. */
   readonly variable?: string;
@@ -36,7 +37,7 @@ export const AGENT: HostBinary = { name: 'devtool-agent', variable: 'DEVTOOL_AGE
 /** The BuildKit client `devtool build` runs when the builder is a BuildKit daemon (src/image/buildkit.ts). */
 export const BUILDKIT: HostBinary = { name: 'devtool-buildkit', variable: 'DEVTOOL_BUILDKIT_BIN', buildScript: ['buildkit/build.sh', 'client-path'] };
 
-/** Every host program, in the order a platform package lists them. */
+/** Every host program, in the order doctor lists them. */
 export const HOST_BINARIES: readonly HostBinary[] = [SYNCTHING, AGENT, BUILDKIT];
 
 /** The machines a release has a platform package for, as Node names them (`process.platform`-`process.arch`). */
@@ -55,8 +56,20 @@ export interface Probe {
   installedPackage(name: string): { dir: string; version: string } | undefined;
 }
 
-/** Where a host binary comes from: a file, or a source checkout's build script to run. */
-export type HostBinarySource = { kind: 'file'; path: string } | { kind: 'build'; script: string; args: readonly string[] };
+/**
+ * The file a release's platform package carries: Syncthing, devtool-agent and devtool-buildkit in one
+ * binary, which runs the program its first argument names (docs/decisions/0207-one-host-binary.md).
+ */
+export const HOST_BUNDLE = 'devtool-host';
+
+/** How to run a host program: `file`, with `args` before the program's own (the bundle's program name; none for a program of its own). */
+export interface HostCommand {
+  readonly file: string;
+  readonly args: readonly string[];
+}
+
+/** Where a host binary comes from: a file to run, or a source checkout's build script to run. */
+export type HostBinarySource = ({ kind: 'file' } & HostCommand) | { kind: 'build'; script: string; args: readonly string[] };
 
 /** The variable that names the binary's path. */
 export function hostBinaryVariable(bin: HostBinary): string {
@@ -84,7 +97,7 @@ export function hostBinarySource(
   const explicit = env[variable]?.trim();
   if (explicit) {
     if (!probe.exists(explicit)) throw new DevtoolError(`${variable} is ${explicit}, which does not exist`);
-    return { kind: 'file', path: explicit };
+    return { kind: 'file', file: explicit, args: [] };
   }
   const name = platformPackageName(machine);
   const installed = probe.installedPackage(name);
@@ -92,9 +105,9 @@ export function hostBinarySource(
     if (installed.version !== version) {
       throw new DevtoolError(`${name} is version ${installed.version}, devtool ${version}: install ${name}-${version}.tgz with devtool, or set ${variable}`);
     }
-    const path = join(installed.dir, 'bin', executableName(bin.name, machine.platform));
+    const path = join(installed.dir, 'bin', executableName(HOST_BUNDLE, machine.platform));
     if (!probe.exists(path)) throw new DevtoolError(`${name} ${installed.version} has no ${path}; install it again, or set ${variable}`);
-    return { kind: 'file', path };
+    return { kind: 'file', file: path, args: [bin.name] };
   }
   const script = join(root, bin.buildScript[0]!);
   if (probe.exists(script)) return { kind: 'build', script, args: bin.buildScript.slice(1) };
@@ -141,7 +154,7 @@ export function hostBinaryReport(env: Readonly<NodeJS.ProcessEnv>): { programs: 
   for (const bin of HOST_BINARIES) {
     try {
       const source = hostBinarySource(bin, thisMachine(), env, root, VERSION, probe);
-      programs[bin.name] = source.kind === 'file' ? source.path : `built on demand by ${bin.buildScript.join(' ')}`;
+      programs[bin.name] = source.kind === 'file' ? [source.file, ...source.args].join(' ') : `built on demand by ${bin.buildScript.join(' ')}`;
     } catch (err) {
       if (!(err instanceof DevtoolError)) throw err;
       programs[bin.name] = 'missing';
@@ -156,17 +169,17 @@ export function thisMachine(): Machine {
   return { platform: hostPlatform, arch: process.arch };
 }
 
-/** The path of a host binary, building it first in a source checkout. */
-export async function locateHostBinary(bin: HostBinary, env: Readonly<NodeJS.ProcessEnv>): Promise<string> {
+/** How to run a host binary, building it first in a source checkout. */
+export async function locateHostBinary(bin: HostBinary, env: Readonly<NodeJS.ProcessEnv>): Promise<HostCommand> {
   const root = packageRoot();
   const source = hostBinarySource(bin, thisMachine(), env, root, VERSION, installedProbe(root));
-  if (source.kind === 'file') return source.path;
+  if (source.kind === 'file') return { file: source.file, args: source.args };
   const command = bin.buildScript.join(' ');
   try {
     const { stdout } = await promisify(execFile)('bash', [source.script, ...source.args], { cwd: root, env: { ...env }, maxBuffer: 1 << 20 });
     const path = stdout.trim().split('\n').at(-1) ?? '';
     if (!existsSync(path)) throw new Error(`${command} printed no existing path`);
-    return path;
+    return { file: path, args: [] };
   } catch (err) {
     const detail = ((err as { stderr?: string }).stderr ?? (err as Error).message).trim().split('\n').at(-1);
     throw new DevtoolError(`cannot build ${bin.name} for this machine (${command}): ${detail}`);

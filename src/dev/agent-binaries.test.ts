@@ -14,10 +14,10 @@ function installed(): { modules: string; root: string } {
   return { modules, root };
 }
 
+/** A platform package as a release packs it: the host bundle only. */
 function platformPackage(dir: string): void {
   mkdirSync(join(dir, 'bin'), { recursive: true });
-  writeFileSync(join(dir, 'bin', 'devtool-agent'), 'agent');
-  writeFileSync(join(dir, 'bin', 'syncthing'), 'syncthing');
+  writeFileSync(join(dir, 'bin', 'devtool-host'), 'the agent, Syncthing and the BuildKit client');
 }
 
 test("the platform package of a node's architecture, by npm's name for it", () => {
@@ -29,19 +29,16 @@ test("the platform package of a node's architecture, by npm's name for it", () =
   ]);
 });
 
-test('a global install finds the programs in the platform package beside it', async () => {
+test('a global install finds the host bundle in the platform package beside it: the agent, Syncthing inside', async () => {
   const { modules, root } = installed();
   platformPackage(join(modules, 'devtool-linux-x64'));
-  assert.deepEqual(await agentPrograms('amd64', {}, root), {
-    agent: join(modules, 'devtool-linux-x64', 'bin', 'devtool-agent'),
-    syncthing: join(modules, 'devtool-linux-x64', 'bin', 'syncthing'),
-  });
+  assert.deepEqual(await agentPrograms('amd64', {}, root), { agent: join(modules, 'devtool-linux-x64', 'bin', 'devtool-host') });
 });
 
 test('a local install finds them in its own node_modules', async () => {
   const { root } = installed();
   platformPackage(join(root, 'node_modules', 'devtool-linux-arm64'));
-  assert.equal((await agentPrograms('arm64', {}, root)).agent, join(root, 'node_modules', 'devtool-linux-arm64', 'bin', 'devtool-agent'));
+  assert.equal((await agentPrograms('arm64', {}, root)).agent, join(root, 'node_modules', 'devtool-linux-arm64', 'bin', 'devtool-host'));
 });
 
 test('an install without the programs for the architecture (and no checkout to build them) says in one line what to install or set', async () => {

@@ -1,19 +1,23 @@
 /**
  * The agent's programs for a Linux node, from this install of devtool, for copying into a dev
- * container (agent-inject.ts). A packaged release carries them in its platform package
- * `devtool-linux-<x64|arm64>` (`bin/devtool-agent`, `bin/syncthing`: on that platform the very
- * programs the CLI runs, static Linux builds); a source checkout builds them (agent/build.sh).
+ * container (agent-inject.ts) or into an image for the context's registry (agent-image.ts). A
+ * packaged release carries them in its platform package `devtool-linux-<x64|arm64>`:
+ * `bin/devtool-host`, the host bundle (agent/host: the agent with Syncthing inside, the very binary
+ * the CLI runs on that platform, a static Linux build), which placed as `devtool-agent` is the
+ * agent and runs itself as Syncthing; a source checkout builds the two programs (agent/build.sh).
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { DevtoolError } from '../base/errors.ts';
-import { packageRoot } from '../binaries/host-binary.ts';
+import { HOST_BUNDLE, packageRoot } from '../binaries/host-binary.ts';
 
 export interface AgentPrograms {
+  /** The file to place as devtool-agent. */
   agent: string;
-  syncthing: string;
+  /** The file to place as syncthing beside it; undefined: the agent is the host bundle, Syncthing inside. */
+  syncthing?: string;
 }
 
 const NPM_ARCH: Record<string, string> = { amd64: 'x64', arm64: 'arm64' };
@@ -44,8 +48,8 @@ export function noProgramsMessage(arch: string): string {
 /** The agent and Syncthing for linux/`arch` (amd64 or arm64), building them first in a source checkout. */
 export async function agentPrograms(arch: string, env: Readonly<NodeJS.ProcessEnv>, root = packageRoot()): Promise<AgentPrograms> {
   for (const dir of platformPackageDirs(root, arch)) {
-    const found = { agent: join(dir, 'bin', 'devtool-agent'), syncthing: join(dir, 'bin', 'syncthing') };
-    if (existsSync(found.agent) && existsSync(found.syncthing)) return found;
+    const bundle = join(dir, 'bin', HOST_BUNDLE);
+    if (existsSync(bundle)) return { agent: bundle };
   }
   const script = join(root, 'agent', 'build.sh');
   if (!existsSync(script)) throw new DevtoolError(noProgramsMessage(arch));

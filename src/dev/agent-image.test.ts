@@ -34,6 +34,13 @@ test("the layer is agent/build.sh's: /devtool-bin with both programs, 0755, owne
   assert.equal(statSync(join(dir, 'devtool-bin', 'devtool-agent')).mode & 0o777, 0o755);
 });
 
+test("from a release's host bundle the layer holds the agent only: Syncthing is inside it", () => {
+  const { agent, arch, version } = programs;
+  const listed = spawnSync('tar', ['-tf', '-'], { input: devtoolBinImage({ agent, arch, version }).blobs[0]!.bytes, encoding: 'utf8' });
+  assert.equal(listed.status, 0, listed.stderr);
+  assert.deepEqual(listed.stdout.trim().split('\n'), ['devtool-bin/', 'devtool-bin/devtool-agent']);
+});
+
 test('config, manifest and index describe one linux image of the architecture, run as 65532 with the installer as entrypoint', () => {
   const image = devtoolBinImage(programs);
   const [layer, config] = image.blobs;

@@ -2,8 +2,9 @@
  * The devtool-bin image (agent/README.md, "The image") made by the CLI from the programs of its own
  * install, for one architecture, and pushed to the context's registry when the registry has none
  * (docs/agent-delivery.md). Its layout is agent/build.sh's: one layer holding
- * /devtool-bin/devtool-agent and /devtool-bin/syncthing (owner 0:0, mtime 0, mode 0755), the
- * installer as entrypoint, user 65532; the same programs give the same digest.
+ * /devtool-bin/devtool-agent and /devtool-bin/syncthing (owner 0:0, mtime 0, mode 0755), or from a
+ * release's host bundle only /devtool-bin/devtool-agent (Syncthing inside), the installer as
+ * entrypoint, user 65532; the same programs give the same digest.
  */
 import { readFile } from 'node:fs/promises';
 import { DockerCredentials } from '../image/docker-config.ts';
@@ -21,14 +22,14 @@ const INDEX = 'application/vnd.oci.image.index.v1+json';
 /** The image's user (agent/build.sh IMAGE_USER): numeric, so runAsNonRoot admits it. */
 const IMAGE_USER = '65532:65532';
 
-/** The devtool-bin image of `arch` holding these programs. Pure. */
-export function devtoolBinImage(o: { agent: Buffer; syncthing: Buffer; arch: string; version: string }): OciImage {
+/** The devtool-bin image of `arch` holding these programs (no syncthing: the agent is the host bundle). Pure. */
+export function devtoolBinImage(o: { agent: Buffer; syncthing?: Buffer; arch: string; version: string }): OciImage {
   const layer: OciContent = {
     mediaType: LAYER,
     bytes: ustar([
       { name: 'devtool-bin/', mode: 0o755 },
       { name: 'devtool-bin/devtool-agent', mode: 0o755, body: o.agent },
-      { name: 'devtool-bin/syncthing', mode: 0o755, body: o.syncthing },
+      ...(o.syncthing ? [{ name: 'devtool-bin/syncthing', mode: 0o755, body: o.syncthing }] : []),
     ]),
   };
   const config: OciContent = {
@@ -66,8 +67,9 @@ export async function pushAgentImage(image: string, arch: string, o: { env: Read
   const creds = await DockerCredentials.load(o.env).forRegistry(ref.registry);
   if ((await lookupTag(ref.registry, ref.repository, tag, creds)).state !== 'absent') return undefined;
   const programs = await agentPrograms(arch, o.env);
-  const [agent, syncthing] = await Promise.all([readFile(programs.agent), readFile(programs.syncthing)]);
-  const digest = await pushOciImage(ref.registry, ref.repository, tag, devtoolBinImage({ agent, syncthing, arch, version: o.version }), creds);
+  const [agent, syncthing] = await Promise.all([readFile(programs.agent), programs.syncthing ? readFile(programs.syncthing) : undefined]);
+  const content = devtoolBinImage({ agent, ...(syncthing ? { syncthing } : {}), arch, version: o.version });
+  const digest = await pushOciImage(ref.registry, ref.repository, tag, content, creds);
   return formatReference({ registry: ref.registry, repository: ref.repository, tag, digest });
 }
 

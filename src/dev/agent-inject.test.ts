@@ -62,12 +62,15 @@ function fakeCluster(o: { nodeArch?: string; uname?: string; fail?: string } = {
   };
 }
 
-function programsIn(): { agent: string; syncthing: string; looked: string[] } {
+/** The two programs of a source checkout, or (bundle) a release's host bundle alone. */
+function programsIn(o: { bundle?: boolean } = {}): { agent: string; syncthing?: string; looked: string[] } {
   const dir = mkdtempSync(join(tmpdir(), 'devtool-programs-'));
-  const found = { agent: join(dir, 'devtool-agent'), syncthing: join(dir, 'syncthing'), looked: [] as string[] };
-  writeFileSync(found.agent, 'the agent');
-  writeFileSync(found.syncthing, 'syncthing itself');
-  return found;
+  const agent = join(dir, o.bundle ? 'devtool-host' : 'devtool-agent');
+  writeFileSync(agent, 'the agent');
+  if (o.bundle) return { agent, looked: [] };
+  const syncthing = join(dir, 'syncthing');
+  writeFileSync(syncthing, 'syncthing itself');
+  return { agent, syncthing, looked: [] };
 }
 
 function copies(cluster: AgentCopyApi = fakeCluster(), programs = programsIn(), said: string[] = []): AgentCopies {
@@ -125,6 +128,25 @@ test("each waiting pod gets Syncthing then the agent, checked by their digests, 
   assert.deepEqual(agent.input, Buffer.from('the agent'));
   assert.equal(agent.command[5], createHash('sha256').update('the agent').digest('hex'));
   assert.equal(agent.command[6], String('the agent'.length));
+});
+
+test("a release's host bundle is copied once, as the agent (Syncthing is inside)", async () => {
+  const cluster = fakeCluster({ nodeArch: 'amd64' });
+  const logged: string[] = [];
+  const c = new AgentCopies({
+    cluster,
+    programs: async () => programsIn({ bundle: true }),
+    context: 'team',
+    log: (l) => logged.push(l),
+    copied: () => undefined,
+  });
+  c.offer([waitingPod('api-1')], 'h');
+  await settle();
+  assert.deepEqual(
+    cluster.execs.map((e) => [e.pod, e.command[4], e.input?.toString()]),
+    [['api-1', '/devtool/bin/devtool-agent', 'the agent']],
+  );
+  assert.match(logged.join('\n'), /agent \(Syncthing inside\) for linux\/amd64 copied in/);
 });
 
 test('a Node the user may not read: the architecture comes from uname -m in the dev container', async () => {

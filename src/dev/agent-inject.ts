@@ -94,10 +94,12 @@ export class AgentCopies {
     const arch = await nodeArch(this.o.cluster, pod, container);
     if (!this.programs.has(arch)) this.programs.set(arch, this.o.programs(arch).then(checkedPrograms));
     const p = await this.programs.get(arch)!;
-    // Syncthing first: the shell starts the agent as soon as it is there, and the agent starts Syncthing.
+    // Syncthing first: the shell starts the agent as soon as it is there, and the agent starts Syncthing
+    // (a release's host bundle is one file, the agent with Syncthing inside).
     const how: string[] = [];
-    for (const file of [p.syncthing, p.agent]) how.push(await copyProgram(this.o.cluster, name, container, file));
-    this.o.log(`pod ${name}: agent and Syncthing for linux/${arch} copied in ${Date.now() - started} ms (checked by ${how.join(', ')})`);
+    for (const file of p.syncthing ? [p.syncthing, p.agent] : [p.agent]) how.push(await copyProgram(this.o.cluster, name, container, file));
+    const what = p.syncthing ? 'agent and Syncthing' : 'agent (Syncthing inside)';
+    this.o.log(`pod ${name}: ${what} for linux/${arch} copied in ${Date.now() - started} ms (checked by ${how.join(', ')})`);
   }
 }
 
@@ -111,12 +113,13 @@ interface CheckedProgram {
 
 interface CheckedPrograms {
   agent: CheckedProgram;
-  syncthing: CheckedProgram;
+  /** Undefined: the agent carries Syncthing. */
+  syncthing?: CheckedProgram;
 }
 
 async function checkedPrograms(found: AgentPrograms): Promise<CheckedPrograms> {
-  const [agent, syncthing] = await Promise.all([checked(found.agent, 'devtool-agent'), checked(found.syncthing, 'syncthing')]);
-  return { agent, syncthing };
+  const [agent, syncthing] = await Promise.all([checked(found.agent, 'devtool-agent'), found.syncthing ? checked(found.syncthing, 'syncthing') : undefined]);
+  return syncthing ? { agent, syncthing } : { agent };
 }
 
 async function checked(path: string, name: string): Promise<CheckedProgram> {

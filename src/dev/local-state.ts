@@ -6,6 +6,7 @@
 import { mkdirSync, readFileSync, rmSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import { DevtoolError } from '../base/errors.ts';
+import type { HostCommand } from '../binaries/host-binary.ts';
 import { writeFileAtomic } from '../io/atomic-file.ts';
 import { PidFile } from '../io/pid-file.ts';
 import { systemProcesses, type ProcessTable, type StopResult } from '../io/stop-process.ts';
@@ -57,7 +58,7 @@ export class DevState {
   }
 
   /** The file sync's identities, API keys and passwords, made on first use (kept, like the SSH keys, until `down`). */
-  async syncKeys(agentBinary: string): Promise<SyncKeys> {
+  async syncKeys(agentBinary: HostCommand): Promise<SyncKeys> {
     try {
       return parseSyncKeys(readFileSync(this.syncKeysFile, 'utf8'));
     } catch {

@@ -3,7 +3,7 @@
  * into the agent Secret); after the tunnel is up, the sync itself.
  */
 import { existsSync, statSync } from 'node:fs';
-import { AGENT, locateHostBinary, SYNCTHING } from '../binaries/host-binary.ts';
+import { AGENT, type HostCommand, locateHostBinary, SYNCTHING } from '../binaries/host-binary.ts';
 import { DevtoolError } from '../base/errors.ts';
 import { showPath } from '../manifest/project-scope.ts';
 import type { Logger } from '../log/logger.ts';
@@ -19,8 +19,8 @@ export interface SyncPlan {
   folders: SyncFolderPair[];
   keys: SyncKeys;
   remoteSection: Record<string, unknown>;
-  agentBinary: string;
-  syncthingBinary: string;
+  agentBinary: HostCommand;
+  syncthingBinary: HostCommand;
 }
 
 /** Undefined when the dev container syncs no folder. */

@@ -156,7 +156,7 @@ export class BuildkitBackend implements BuildBackend {
     if (signal?.aborted) throw interrupted();
     const input = clientRequest(request, this.address, this.keepalive);
 
-    const child = spawn(binary, [], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...this.env } });
+    const child = spawn(binary.file, binary.args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...this.env } });
     this.running.add(child);
     let result: ClientLine['result'];
     let failure: ClientLine | undefined;
@@ -203,7 +203,7 @@ export class BuildkitBackend implements BuildBackend {
       throw new DevtoolError(`building ${image} failed: devtool-buildkit ${sig ? `was killed by ${sig}` : `exited with code ${code}`}: ${oneLine(detail)}`);
     } catch (err) {
       if (err instanceof DevtoolError) throw err;
-      throw new DevtoolError(`building ${image} failed: cannot run ${binary}: ${(err as Error).message}`);
+      throw new DevtoolError(`building ${image} failed: cannot run ${binary.file}: ${(err as Error).message}`);
     } finally {
       signal?.removeEventListener('abort', onAbort);
       if (killTimer) clearTimeout(killTimer);
@@ -215,7 +215,7 @@ export class BuildkitBackend implements BuildBackend {
   async lookup(image: string, signal?: AbortSignal): Promise<TagLookup> {
     try {
       const binary = await locateHostBinary(BUILDKIT, this.env);
-      const { stdout } = await run(binary, ['lookup', this.address, image], { env: { ...this.env }, ...(signal ? { signal } : {}) });
+      const { stdout } = await run(binary.file, [...binary.args, 'lookup', this.address, image], { env: { ...this.env }, ...(signal ? { signal } : {}) });
       const answer = JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as { state?: string; reason?: string };
       if (answer.state === 'present' || answer.state === 'absent') return { state: answer.state };
       return { state: 'unknown', reason: `${this.name}: ${oneLine(answer.reason ?? 'no answer')}` };

@@ -12,6 +12,7 @@
  */
 import { join } from 'node:path';
 import type ssh2 from 'ssh2';
+import type { HostCommand } from '../binaries/host-binary.ts';
 import { writeFileAtomic } from '../io/atomic-file.ts';
 import type { ExecCapture, StdinWriter } from '../kube/exec.ts';
 import type { Logger } from '../log/logger.ts';
@@ -43,8 +44,8 @@ export interface FileSyncOptions {
   keys: SyncKeys;
   folders: readonly SyncFolderPair[];
   stateDir: string;
-  syncthingBinary: string;
-  agentBinary: string;
+  syncthingBinary: HostCommand;
+  agentBinary: HostCommand;
   log: Logger;
   notice(message: string): void;
   /** `up --reset`: both ends forget their sync database first. */

@@ -9,10 +9,11 @@ import { generateSyncKeys, parseSyncKeys, shortIdLess, type SyncKeys } from './k
 const identity = (n: string) => ({ certificate: `CERT-${n}`, key: `KEY-${n}`, deviceID: `DEV-${n}` });
 const folders = [{ id: 'f1', local: '/home/ann/shop', remote: '/app', mode: 'two-way' as const }];
 
-/** A stand-in for `devtool-agent keygen`: a new identity, API key and password per call. */
+/** A stand-in for `devtool-host devtool-agent keygen`: a new identity, API key and password per call (other arguments: exit 2). */
 function fakeAgent(): string {
   const path = join(mkdtempSync(join(tmpdir(), 'keygen-')), 'devtool-agent');
-  const script = `const r = () => require('node:crypto').randomBytes(16).toString('hex');
+  const script = `if (process.argv.slice(2).join(' ') !== 'devtool-agent keygen') process.exit(2);
+const r = () => require('node:crypto').randomBytes(16).toString('hex');
 process.stdout.write(JSON.stringify({ syncthing: { certificate: 'C' + r(), key: 'K' + r(), deviceID: 'D' + r() }, apiKey: r(), guiPassword: r() }));`;
   writeFileSync(path, `#!${process.execPath}\n${script}\n`);
   chmodSync(path, 0o755);
@@ -20,7 +21,7 @@ process.stdout.write(JSON.stringify({ syncthing: { certificate: 'C' + r(), key: 
 }
 
 test('each end gets its own API key and password, and each contract carries only its own', async () => {
-  const keys = await generateSyncKeys(fakeAgent());
+  const keys = await generateSyncKeys({ file: fakeAgent(), args: ['devtool-agent'] });
   assert.notEqual(keys.local.apiKey, keys.remote.apiKey);
   assert.notEqual(keys.local.password, keys.remote.password);
   const remote = remoteSyncthing(keys, folders);

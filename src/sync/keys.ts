@@ -8,6 +8,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { DevtoolError } from '../base/errors.ts';
+import type { HostCommand } from '../binaries/host-binary.ts';
 
 export interface SyncIdentity {
   readonly certificate: string;
@@ -32,7 +33,7 @@ interface KeygenOutput {
   guiPassword: string;
 }
 
-export async function generateSyncKeys(agentBinary: string): Promise<SyncKeys> {
+export async function generateSyncKeys(agentBinary: HostCommand): Promise<SyncKeys> {
   const pair = await Promise.all([keygen(agentBinary), keygen(agentBinary)]);
   // The laptop gets the identity that wins Syncthing's ties (see shortIdLess).
   const [a, b] = shortIdLess(pair[0].syncthing.deviceID, pair[1].syncthing.deviceID) ? pair : [pair[1], pair[0]];
@@ -80,11 +81,11 @@ export function shortIdLess(a: string, b: string): boolean {
   return false;
 }
 
-async function keygen(agentBinary: string): Promise<KeygenOutput> {
+async function keygen(agentBinary: HostCommand): Promise<KeygenOutput> {
   try {
-    const { stdout } = await promisify(execFile)(agentBinary, ['keygen']);
+    const { stdout } = await promisify(execFile)(agentBinary.file, [...agentBinary.args, 'keygen']);
     return JSON.parse(stdout) as KeygenOutput;
   } catch (err) {
-    throw new DevtoolError(`cannot generate the file sync keys with ${agentBinary}: ${(err as Error).message.split('\n')[0]}`);
+    throw new DevtoolError(`cannot generate the file sync keys with ${agentBinary.file}: ${(err as Error).message.split('\n')[0]}`);
   }
 }

@@ -42,6 +42,8 @@ test('the local Syncthing of a state folder is told by its command line, as /pro
   assert.equal(ours(['/opt/devtool/syncthing', 'serve', '--home=/Users/Ann Lee/.devtool/dev/k1/syncthing']), true);
   assert.equal(ours(['/opt/devtool/syncthing', 'serve', '--home=/Users/Ann', 'Lee/.devtool/dev/k1/syncthing']), true);
   assert.equal(ours(['/opt/devtool/syncthing', 'serve', '--home=/Users/Ann Lee/.devtool/dev/k2/syncthing']), false);
+  // A release's host bundle, run as Syncthing.
+  assert.equal(ours(['/opt/devtool/bin/devtool-host', 'syncthing', 'serve', '--home=/Users/Ann Lee/.devtool/dev/k1/syncthing']), true);
   assert.equal(ours(['/usr/bin/less', '/Users/Ann Lee/.devtool/dev/k1/x']), false);
 });
 

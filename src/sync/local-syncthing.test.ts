@@ -14,12 +14,17 @@ const hasProc = existsSync('/proc/self/fd');
 const KEY = 'local-api-key';
 
 /**
- * A stand-in for both `devtool-agent` (`syncthing-config`, `with-parent ... -- syncthing serve`) and
- * Syncthing: serves the API on a port the kernel picks and logs it as Syncthing does.
+ * A stand-in for the host bundle run as `devtool-agent` (`syncthing-config`, `with-parent ... --
+ * syncthing serve`) and as Syncthing (`syncthing serve`): serves the API on a port the kernel picks
+ * and logs it as Syncthing does. Its first argument must name the program.
  */
 function fakeSyncthing(dir: string): string {
-  const path = join(dir, 'fake-syncthing');
-  const script = `if (process.argv[2] === 'syncthing-config') process.exit(0);
+  const path = join(dir, 'fake-host');
+  const script = `const a = process.argv.slice(2);
+if (a[0] === 'devtool-agent' && a[1] === 'syncthing-config') process.exit(0);
+// with-parent PPID -- BUNDLE syncthing serve ...: serves itself, as the Syncthing it would exec.
+const serve = a[0] === 'devtool-agent' && a[1] === 'with-parent' ? a.slice(a.indexOf('--') + 2) : a;
+if (serve[0] !== 'syncthing' || serve[1] !== 'serve') { console.error('unexpected: ' + a.join(' ')); process.exit(2); }
 const s = require('node:http').createServer((req, res) => res.end('{"ping":"pong"}'));
 s.listen(0, '127.0.0.1', () => {
   console.log('[FAKE1] 2026/11/24 08:44:06 INFO: TCP listener (127.0.0.1:44193) starting');
@@ -40,8 +45,8 @@ test('the local Syncthing binds its own port, and it is read again after every r
   let restarts = 0;
   const local = new LocalSyncthing({
     stateDir,
-    syncthingBinary: fake,
-    agentBinary: fake,
+    syncthingBinary: { file: fake, args: ['syncthing'] },
+    agentBinary: { file: fake, args: ['devtool-agent'] },
     agentConfig: {},
     guardedFolders: [],
     log,

@@ -18,6 +18,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { promisify } from 'node:util';
 import { DevtoolError } from '../base/errors.ts';
 import { endsWithParent } from '../base/platform.ts';
+import type { HostCommand } from '../binaries/host-binary.ts';
 import { writeFileAtomic } from '../io/atomic-file.ts';
 import { PidFile } from '../io/pid-file.ts';
 import type { ProcessTable } from '../io/stop-process.ts';
@@ -27,8 +28,8 @@ import { guiPortFromLog, isLocalSyncthingOf, removeAddressFile, writeAddressFile
 export interface LocalSyncthingOptions {
   /** The dev environment's state folder; Syncthing's home is `<stateDir>/syncthing`. */
   stateDir: string;
-  syncthingBinary: string;
-  agentBinary: string;
+  syncthingBinary: HostCommand;
+  agentBinary: HostCommand;
   agentConfig: Record<string, unknown>;
   /** The folders whose pulls the patched Syncthing guards (syncthingEnv). */
   guardedFolders: readonly string[];
@@ -88,7 +89,8 @@ export class LocalSyncthing {
         // Without its monitor process (STMONITORED below) Syncthing writes no log file of its own
         // (`--logfile` is the monitor's): its output goes to our log file instead.
         const serve = [
-          this.o.syncthingBinary,
+          this.o.syncthingBinary.file,
+          ...this.o.syncthingBinary.args,
           'serve',
           `--home=${this.home}`,
           '--no-browser',
@@ -100,7 +102,8 @@ export class LocalSyncthing {
         ];
         // On Linux through the agent's with-parent (it execs Syncthing, same PID): the kernel ends
         // Syncthing when this process ends, even by SIGKILL, so a killed `up` leaves none behind.
-        const [program, ...args] = endsWithParent() ? [this.o.agentBinary, 'with-parent', String(process.pid), '--', ...serve] : serve;
+        const agent = this.o.agentBinary;
+        const [program, ...args] = endsWithParent() ? [agent.file, ...agent.args, 'with-parent', String(process.pid), '--', ...serve] : serve;
         const logFd = openLog(this.logFile);
         const logStart = fstatSync(logFd).size;
         const child = spawn(program!, args, {
@@ -182,7 +185,14 @@ export class LocalSyncthing {
 
   private async writeHome(): Promise<void> {
     try {
-      await promisify(execFile)(this.o.agentBinary, ['syncthing-config', '--home', this.home, '--config', this.agentConfigFile]);
+      await promisify(execFile)(this.o.agentBinary.file, [
+        ...this.o.agentBinary.args,
+        'syncthing-config',
+        '--home',
+        this.home,
+        '--config',
+        this.agentConfigFile,
+      ]);
     } catch (err) {
       const stderr = ((err as { stderr?: string }).stderr ?? '').trim();
       throw new DevtoolError(`devtool-agent syncthing-config failed: ${stderr || (err as Error).message}`);

@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, relative } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -151,15 +151,23 @@ test('installed from the tarballs with no registry, Go or checkout: the CLI runs
   const doctor = ok(run('devtool', ['doctor'], user.env, project), 'doctor');
   const meta = doctorMetadata(doctor);
   const bin = join(user.prefix, 'lib', 'node_modules', PLATFORM_PACKAGE, 'bin');
+  const host = join(bin, 'devtool-host');
   assert.deepEqual(meta.hostPrograms, {
-    syncthing: join(bin, 'syncthing'),
-    'devtool-agent': join(bin, 'devtool-agent'),
-    'devtool-buildkit': join(bin, 'devtool-buildkit'),
+    syncthing: `${host} syncthing`,
+    'devtool-agent': `${host} devtool-agent`,
+    'devtool-buildkit': `${host} devtool-buildkit`,
   });
+  assert.deepEqual(readdirSync(bin), ['devtool-host'], 'one binary for the three programs');
   assert.doesNotMatch(doctor.stderr, /devtool-linux|not installed/);
-  assert.match(ok(run(join(bin, 'syncthing'), ['--version'], user.env, project), 'syncthing --version').stdout, /^syncthing v/);
-  assert.match(ok(run(join(bin, 'devtool-agent'), ['version'], user.env, project), 'devtool-agent version').stdout, new RegExp(`^devtool-agent ${version} `));
-  ok(run(join(bin, 'devtool-buildkit'), ['version'], user.env, project), 'devtool-buildkit version');
+  assert.match(ok(run(host, ['syncthing', '--version'], user.env, project), 'syncthing --version').stdout, /^syncthing v\S+ .*\[noassets, noquic, noupgrade\]/);
+  const agentVersion = new RegExp(`^devtool-agent ${version} `);
+  assert.match(ok(run(host, ['devtool-agent', 'version'], user.env, project), 'devtool-agent version').stdout, agentVersion);
+  ok(run(host, ['devtool-buildkit', 'version'], user.env, project), 'devtool-buildkit version');
+  // Copied under a program's name (as into a dev container), it is that program.
+  const copied = join(user.home, 'devtool-agent');
+  copyFileSync(host, copied);
+  chmodSync(copied, 0o755);
+  assert.match(ok(run(copied, ['version'], user.env, project), 'the copy named devtool-agent').stdout, agentVersion);
 });
 
 test('installed without its platform package: one line naming the package to install', { timeout: 600_000 }, () => {

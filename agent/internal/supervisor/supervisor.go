@@ -20,9 +20,12 @@ import (
 type Spec struct {
 	Name string
 	Path string
-	Args []string // without argv[0]
-	Env  []string // nil: the supervisor's environment
-	Dir  string   // "": the supervisor's working directory
+	// Argv0 is the child's argv[0] ("": Path). A multi-call binary picks
+	// its program by it (the host bundle run as Syncthing).
+	Argv0 string
+	Args  []string // without argv[0]
+	Env   []string // nil: the supervisor's environment
+	Dir   string   // "": the supervisor's working directory
 	// Restart keeps the child running: agents yes, the user command no
 	// (its exit must not take the agents down, nor be retried).
 	Restart bool
@@ -230,7 +233,11 @@ func (s *Supervisor) runOnce(sp Spec, stop <-chan struct{}) (syscall.WaitStatus,
 		return 0, errors.New("not started: stopping")
 	}
 	pid, exited, err := s.reaper.start(func() (int, error) {
-		p, err := os.StartProcess(sp.Path, append([]string{sp.Path}, sp.Args...), &os.ProcAttr{
+		argv0 := sp.Path
+		if sp.Argv0 != "" {
+			argv0 = sp.Argv0
+		}
+		p, err := os.StartProcess(sp.Path, append([]string{argv0}, sp.Args...), &os.ProcAttr{
 			Dir: sp.Dir, Env: env, Files: files,
 			Sys: &syscall.SysProcAttr{Setpgid: sp.OwnGroup},
 		})
