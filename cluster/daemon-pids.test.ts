@@ -29,6 +29,15 @@ test('a daemon start_daemon started is running until stopped, by its recorded co
   assert.throws(() => process.kill(Number(pid), 0), 'the daemon is gone');
 });
 
+test('a daemon is running as soon as start_daemon returns, even when its exec comes late', () => {
+  // The background child is bash, then setsid, before it is the daemon; on a busy machine that
+  // moment is long enough for a check right after the start to take it for an exit. Here setsid is
+  // made slow on purpose.
+  const verdict = sh('setsid() { sleep 0.5; exec /usr/bin/setsid "$@"; }; start_daemon late sleep 300; is_running late && echo yes || echo no');
+  sh('stop_daemons late');
+  assert.equal(verdict, 'yes');
+});
+
 test("a stale pid file naming another process's thread, or a process with the daemon's name in its command line, is not the daemon", async (t) => {
   // A process with "containerd" in its command line, as a pod's containerd-shim has.
   const other = spawn('bash', ['-c', 'exec -a containerd-shim-runc-v2 sleep 300']);

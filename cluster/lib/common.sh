@@ -124,6 +124,14 @@ start_daemon() {
   # group), so this is exactly the pid's /proc/PID/cmdline.
   printf '%s\0' "$@" >"$RUN/$name.cmdline"
   disown $! 2>/dev/null || true
+  # Until the child has exec'd (bash, then setsid, then the daemon) its command line is not the
+  # daemon's, and is_running would call a daemon that is starting gone: wait for the exec, or the exit.
+  local pid i
+  pid=$(pid_of "$name")
+  for ((i = 0; i < 200; i++)); do
+    is_running "$name" || ! kill -0 "$pid" 2>/dev/null && return 0
+    sleep 0.05
+  done
 }
 
 # stop_daemons NAME...: SIGTERM their process groups together, SIGKILL
