@@ -79,7 +79,8 @@ export class PodLogs {
   /** Container runs whose log was opened: never twice. */
   private readonly opened = new Set<string>();
   private readonly streams = new Set<LogStream>();
-  private readonly reading: Promise<void>[] = [];
+  /** The open logs, each until it has ended and its last line is out. */
+  private readonly reading = new Set<Promise<void>>();
   private failed = 0;
   private stopped = false;
   private stopWatch: (() => void) | undefined;
@@ -112,7 +113,7 @@ export class PodLogs {
       } else if (!signal?.aborted) {
         await this.follow(list.resourceVersion);
       }
-      await Promise.all(this.reading);
+      while (this.reading.size > 0) await Promise.all(this.reading);
       return { failed: this.failed };
     } finally {
       signal?.removeEventListener('abort', stop);
@@ -207,16 +208,18 @@ export class PodLogs {
       const flush = () => {
         for (const line of lines.end()) this.out.line(run, line);
       };
-      this.reading.push(
-        stream.done
-          .then(flush, (err: unknown) => {
-            flush();
-            if (this.stopped) return;
-            this.failed++;
-            this.out.notice(`${linePrefix(run)} the log could not be read: ${(err as Error).message ?? String(err)}`);
-          })
-          .finally(() => this.streams.delete(stream)),
-      );
+      const reading: Promise<void> = stream.done
+        .then(flush, (err: unknown) => {
+          flush();
+          if (this.stopped) return;
+          this.failed++;
+          this.out.notice(`${linePrefix(run)} the log could not be read: ${(err as Error).message ?? String(err)}`);
+        })
+        .finally(() => {
+          this.streams.delete(stream);
+          this.reading.delete(reading);
+        });
+      this.reading.add(reading);
     }
   }
 }
