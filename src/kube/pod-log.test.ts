@@ -11,6 +11,10 @@ test('the query: the container, and only what is asked (tailLines=0 included)', 
     podLogParams('main', { follow: true, tailLines: 0, sinceSeconds: 600, timestamps: true }).toString(),
     'container=main&follow=true&tailLines=0&sinceSeconds=600&timestamps=true',
   );
+  assert.equal(
+    podLogParams('main', { follow: true, sinceTime: '2026-12-02T10:00:02.5Z', timestamps: true }).toString(),
+    'container=main&follow=true&sinceTime=2026-12-02T10%3A00%3A02.5Z&timestamps=true',
+  );
 });
 
 /** A loopback server answering log requests with `answer`, and a client of it in namespace dev (a server URL with a path, as behind a proxy). */

@@ -16,6 +16,8 @@ export interface PodLogQuery {
   follow: boolean;
   tailLines?: number;
   sinceSeconds?: number;
+  /** RFC 3339; only one of sinceSeconds and sinceTime. */
+  sinceTime?: string;
   timestamps: boolean;
 }
 
@@ -31,6 +33,7 @@ export function podLogParams(container: string, q: PodLogQuery): URLSearchParams
   if (q.follow) params.set('follow', 'true');
   if (q.tailLines !== undefined) params.set('tailLines', String(q.tailLines));
   if (q.sinceSeconds !== undefined) params.set('sinceSeconds', String(q.sinceSeconds));
+  if (q.sinceTime !== undefined) params.set('sinceTime', q.sinceTime);
   if (q.timestamps) params.set('timestamps', 'true');
   return params;
 }

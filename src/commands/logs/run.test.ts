@@ -50,9 +50,10 @@ test('the environment of the folder: every pod, each line prefixed [service/pod]
   assert.deepEqual(r.stdout.split('\n').sort(), ['', '[api/api-1] a1', '[web/web-1] w1', '[web/web-1] w2']);
   assert.equal(r.stderr, '');
   assert.deepEqual(c.asked, ['pods alpha default devtool.dev/environment=project']);
+  // Lines always come timestamped (a followed log cut is opened again from its last line's time); printed without.
   assert.deepEqual(c.queries, [
-    { follow: false, timestamps: false },
-    { follow: false, timestamps: false },
+    { follow: false, timestamps: true },
+    { follow: false, timestamps: true },
   ]);
 });
 
@@ -76,9 +77,13 @@ test('services named: only their pods; an unknown one is one line naming those t
 
 test('--follow, --tail, --since and --timestamps reach each log; --context, --namespace and --name choose where', async () => {
   const c = logCluster([pod('web-1', 'web')], { 'web-1': '2026-12-02T10:00:00Z w1\n' });
-  success(await runCommand(['logs', '--tail', '100', '--since', '10m', '--timestamps', '-c', 'beta', '-n', 'n1', '--name', 'Shop'], { handler: c.handler }));
+  const r = success(
+    await runCommand(['logs', '--tail', '100', '--since', '10m', '--timestamps', '-c', 'beta', '-n', 'n1', '--name', 'Shop'], { handler: c.handler }),
+  );
+  assert.equal(r.stdout, '[web/web-1] 2026-12-02T10:00:00Z w1\n');
   assert.deepEqual(c.asked, ['pods beta n1 devtool.dev/environment=shop']);
-  assert.deepEqual(c.queries, [{ follow: false, timestamps: true, tailLines: 100, sinceSeconds: 600 }]);
+  assert.deepEqual(c.queries, [{ follow: false, tailLines: 100, sinceSeconds: 600, timestamps: true }]);
+  assert.equal(success(await runCommand(['logs'], { handler: c.handler })).stdout, '[web/web-1] w1\n', 'without --timestamps, without the time');
 });
 
 test('--all: every pod of the namespace, whatever made it; with a service named, a usage error', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { LineSplitter, linePrefix, parseTail, ServiceColours, sinceSeconds } from './lines.ts';
+import { isLater, LineSplitter, linePrefix, parseTail, ServiceColours, sinceSeconds, timedLine } from './lines.ts';
 
 test('chunks become whole lines: a line cut across chunks waits, CRLF loses its CR, the last line without a newline comes at the end', () => {
   const s = new LineSplitter();
@@ -47,4 +47,16 @@ test('--since in whole seconds: a part of one counts as one, 0 means from the st
   assert.equal(sinceSeconds(600_000), 600);
   assert.equal(sinceSeconds(1500), 2);
   assert.equal(sinceSeconds(1), 1);
+});
+
+test('a timestamped line: its time and its text; times compared to the nanosecond whatever their length', () => {
+  assert.deepEqual(timedLine('2026-12-02T10:50:59.9117Z hi there'), { time: '2026-12-02T10:50:59.9117Z', text: 'hi there' });
+  assert.deepEqual(timedLine('2026-12-02T10:50:59Z '), { time: '2026-12-02T10:50:59Z', text: '' });
+  assert.deepEqual(timedLine('2026-12-02T10:50:59Z'), { time: '2026-12-02T10:50:59Z', text: '' });
+  assert.deepEqual(timedLine('no time here'), { text: 'no time here' });
+  assert.deepEqual(timedLine('2026-12-02 10:50:59 not the API server'), { text: '2026-12-02 10:50:59 not the API server' });
+  assert.equal(isLater('2026-12-02T10:50:59.91Z', '2026-12-02T10:50:59.900000001Z'), true);
+  assert.equal(isLater('2026-12-02T10:50:59.9Z', '2026-12-02T10:50:59.900000000Z'), false);
+  assert.equal(isLater('2026-12-02T10:51:00Z', '2026-12-02T10:50:59.999999999Z'), true);
+  assert.equal(isLater('2026-12-02T10:50:59Z', '2026-12-02T10:50:59Z'), false);
 });

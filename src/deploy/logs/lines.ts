@@ -64,3 +64,23 @@ export function parseTail(text: string | undefined): number | undefined {
 export function sinceSeconds(ms: number | undefined): number | undefined {
   return ms ? Math.max(1, Math.ceil(ms / 1000)) : undefined;
 }
+
+const RFC3339 = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z$/;
+
+/** A line the API server timestamped (timestamps=true): its time, as written, and the text after it; a line without one is all text. */
+export function timedLine(line: string): { time?: string; text: string } {
+  const space = line.indexOf(' ');
+  const time = space === -1 ? line : line.slice(0, space);
+  if (!RFC3339.test(time)) return { text: line };
+  return { time, text: space === -1 ? '' : line.slice(space + 1) };
+}
+
+/** Whether the log time `a` is later than `b` (UTC, as the kubelet writes them: fractions up to nanoseconds, trailing zeros dropped). */
+export function isLater(a: string, b: string): boolean {
+  return sortable(a) > sortable(b);
+}
+
+function sortable(time: string): string {
+  const m = RFC3339.exec(time);
+  return m ? `${m[1]}.${(m[2] ?? '').padEnd(9, '0')}` : time;
+}

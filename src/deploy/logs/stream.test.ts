@@ -144,13 +144,16 @@ test('follow: the pods that come later through the watch, from their first line,
   const controller = new AbortController();
   const run = new PodLogs(cluster.api, request({ follow: true, tailLines: 10 }), o.out).run(controller.signal);
   await tick();
-  assert.deepEqual(cluster.opened[0]!.query, { follow: true, timestamps: false, tailLines: 10 });
+  assert.deepEqual(cluster.opened[0]!.query, { follow: true, timestamps: true, tailLines: 10 });
   assert.equal(cluster.watches.length, 1);
   const watch = cluster.watches[0]!;
   assert.equal(watch.from, '1', 'the watch starts where the list ended');
   // The same run again (a status change): not opened twice.
   watch.event('MODIFIED', pod('web-1', 'web'));
-  // The pod deleted: its container ends, its log with it; the replacement is pending, then runs.
+  // The pod deleted: its container ends, its log with it (not opened again); the replacement is pending, then runs.
+  const deleting = pod('web-1', 'web');
+  deleting.metadata!.deletionTimestamp = new Date();
+  watch.event('MODIFIED', deleting);
   cluster.opened[0]!.data('old\n');
   cluster.opened[0]!.end();
   watch.event('ADDED', pod('web-2', 'web', []));
@@ -160,13 +163,15 @@ test('follow: the pods that come later through the watch, from their first line,
   assert.deepEqual(
     cluster.opened.map((s) => [s.run.pod, s.run.runId, JSON.stringify(s.query)]),
     [
-      ['web-1', 'web-1-r1', '{"follow":true,"timestamps":false,"tailLines":10}'],
-      ['web-2', 'web-2-r1', '{"follow":true,"timestamps":false}'],
-      ['web-2', 'web-2-r2', '{"follow":true,"timestamps":false}'],
+      ['web-1', 'web-1-r1', '{"follow":true,"tailLines":10,"timestamps":true}'],
+      ['web-2', 'web-2-r1', '{"follow":true,"timestamps":true}'],
+      ['web-2', 'web-2-r2', '{"follow":true,"timestamps":true}'],
     ],
   );
   cluster.opened[1]!.data('new\n');
   controller.abort();
+  await tick();
+  assert.equal(cluster.opened.length, 3, 'the log of the deleted pod is not opened again');
   assert.deepEqual(await run, { failed: 0 });
   assert.ok(watch.stopped, 'the watch is stopped');
   assert.ok(
@@ -216,4 +221,49 @@ test('follow: a log failing after the stop is no failure', async () => {
   cluster.opened[0]!.end(new Error('socket hang up'));
   assert.deepEqual(await run, { failed: 0 });
   assert.deepEqual(o.notices, []);
+});
+
+test('follow: a log cut while its container runs is opened again from its last line, none lost, none twice', async () => {
+  const cluster = fakeCluster([pod('web-1', 'web')]);
+  const o = output();
+  const controller = new AbortController();
+  const run = new PodLogs(cluster.api, request({ follow: true, tailLines: 2 }), o.out, { minMs: 1, maxMs: 2 }).run(controller.signal);
+  await tick();
+  const first = cluster.opened[0]!;
+  first.data('2026-12-02T10:00:01.5Z one\n2026-12-02T10:00:02Z two\n');
+  first.end(new Error('the connection closed before the log ended'));
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const again = cluster.opened[1]!;
+  assert.deepEqual(again.query, { follow: true, sinceTime: '2026-12-02T10:00:02Z', timestamps: true });
+  // The API server sends again the lines of the second the time names.
+  again.data('2026-12-02T10:00:02Z two\n2026-12-02T10:00:02.000000001Z three\n');
+  // It ends with its container this time: not opened again.
+  const exited = pod('web-1', 'web');
+  exited.status!.containerStatuses![0]!.state = { terminated: { exitCode: 0 } };
+  cluster.watches[0]!.event('MODIFIED', exited);
+  again.end();
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(cluster.opened.length, 2);
+  assert.deepEqual(o.lines, ['web-1/main: one', 'web-1/main: two', 'web-1/main: three']);
+  assert.deepEqual(o.notices, [], 'a cut log opened again is no failure');
+  controller.abort();
+  assert.deepEqual(await run, { failed: 0 });
+});
+
+test('follow: reopened logs that bring nothing are given up after a few; --timestamps keeps the times', async () => {
+  const cluster = fakeCluster([pod('web-1', 'web')]);
+  const o = output();
+  const controller = new AbortController();
+  const run = new PodLogs(cluster.api, request({ follow: true, timestamps: true }), o.out, { minMs: 1, maxMs: 2 }).run(controller.signal);
+  await tick();
+  cluster.opened[0]!.data('2026-12-02T10:00:01Z one\n');
+  for (let i = 0; i < 5; i++) {
+    cluster.opened.at(-1)!.end(new Error('refused'));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  assert.equal(cluster.opened.length, 5, 'the first, and 1 + 3 quiet ones');
+  assert.deepEqual(o.lines, ['web-1/main: 2026-12-02T10:00:01Z one']);
+  assert.deepEqual(o.notices, ['[web/web-1] the log could not be read: refused']);
+  controller.abort();
+  assert.deepEqual(await run, { failed: 1 });
 });

@@ -7,7 +7,7 @@
  * with an in-memory one; `podLogApi` (api.ts) is the real one.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { LineSplitter, linePrefix } from './lines.ts';
+import { isLater, LineSplitter, linePrefix, timedLine } from './lines.ts';
 import { byServiceThenName, podService, startedContainers, waitingContainers, type ContainerRun } from './pods.ts';
 
 /** What is asked of one container's log. */
@@ -16,6 +16,8 @@ export interface LogQuery {
   /** Lines from the end; absent: every line. */
   tailLines?: number;
   sinceSeconds?: number;
+  /** Lines from this time on (RFC 3339): a followed log opened again where it was cut. */
+  sinceTime?: string;
   timestamps: boolean;
 }
 
@@ -67,7 +69,10 @@ export interface LogsResult {
   failed: number;
 }
 
-/** The wait before a watch is made again after it failed, doubled each time up to `max` (tests shorten it). */
+/**
+ * The wait before a watch is made again after it failed, doubled each time up to `max`, and
+ * before a followed log cut while its container runs is opened again (tests shorten them).
+ */
 export interface Backoff {
   minMs: number;
   maxMs: number;
@@ -84,7 +89,10 @@ export class PodLogs {
   private failed = 0;
   private stopped = false;
   private stopWatch: (() => void) | undefined;
-  private wake: (() => void) | undefined;
+  /** What ends the current waits at once (the watch, pauses) when the logs stop. */
+  private readonly wakers = new Set<() => void>();
+  /** The latest state of each pod (lists and watch events): whether a run whose followed log ended still runs. */
+  private readonly latest = new Map<string, V1Pod>();
 
   constructor(
     private readonly api: PodLogApi,
@@ -124,7 +132,7 @@ export class PodLogs {
   stop(): void {
     this.stopped = true;
     this.stopWatch?.();
-    this.wake?.();
+    for (const wake of this.wakers) wake();
     for (const s of this.streams) s.stop();
   }
 
@@ -158,8 +166,10 @@ export class PodLogs {
 
   /** One watch, until it ends; its error, if it failed. */
   private watchOnce(version: string | undefined): Promise<unknown> {
+    let wake = () => {};
     return new Promise<unknown>((resolve) => {
-      this.wake = () => resolve(undefined);
+      wake = () => resolve(undefined);
+      this.wakers.add(wake);
       const event = (type: string, pod: V1Pod) => {
         // An ERROR event (an expired version) ends this watch: the loop lists anew.
         if (type === 'ERROR') {
@@ -167,23 +177,26 @@ export class PodLogs {
           resolve(new Error(`watch: ${(pod as { message?: string }).message ?? 'error event'}`));
           return;
         }
+        if (type === 'DELETED') this.latest.delete(pod.metadata?.name ?? '');
         if ((type === 'ADDED' || type === 'MODIFIED') && this.req.accept(pod)) this.open(pod, false);
       };
       this.api.watchPods(this.req.labelSelector, version, event, resolve).then((stopIt) => {
         this.stopWatch = stopIt;
         if (this.stopped) stopIt();
       }, resolve);
-    });
+    }).finally(() => this.wakers.delete(wake));
   }
 
   /** Waits `ms`, or less when stopped. */
   private pause(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.wake = () => {
+      const wake = () => {
         clearTimeout(timer);
+        this.wakers.delete(wake);
         resolve();
       };
+      const timer = setTimeout(wake, ms);
+      this.wakers.add(wake);
     });
   }
 
@@ -193,33 +206,72 @@ export class PodLogs {
    */
   private open(pod: V1Pod, atStart: boolean): void {
     if (this.stopped) return;
+    this.latest.set(pod.metadata?.name ?? '', pod);
     for (const run of startedContainers(pod)) {
       if (this.opened.has(run.runId)) continue;
       this.opened.add(run.runId);
-      const { follow, tailLines, sinceSeconds, timestamps } = this.req;
-      const query: LogQuery = atStart
-        ? { follow, timestamps, ...(tailLines !== undefined ? { tailLines } : {}), ...(sinceSeconds !== undefined ? { sinceSeconds } : {}) }
-        : { follow: true, timestamps };
-      const lines = new LineSplitter();
-      const stream = this.api.log(run, query, (chunk) => {
-        for (const line of lines.push(chunk)) this.out.line(run, line);
-      });
-      this.streams.add(stream);
-      const flush = () => {
-        for (const line of lines.end()) this.out.line(run, line);
-      };
-      const reading: Promise<void> = stream.done
-        .then(flush, (err: unknown) => {
-          flush();
-          if (this.stopped) return;
-          this.failed++;
-          this.out.notice(`${linePrefix(run)} the log could not be read: ${(err as Error).message ?? String(err)}`);
-        })
-        .finally(() => {
-          this.streams.delete(stream);
-          this.reading.delete(reading);
-        });
-      this.reading.add(reading);
+      const { follow, tailLines, sinceSeconds } = this.req;
+      const query = atStart
+        ? { follow, ...(tailLines !== undefined ? { tailLines } : {}), ...(sinceSeconds !== undefined ? { sinceSeconds } : {}) }
+        : { follow: true };
+      this.read(run, query, undefined, 0);
     }
   }
+
+  /**
+   * Reads one run's log. Lines always come timestamped, so that a followed log cut while its
+   * container still runs (a dropped connection, an API server restarting) is opened again from the
+   * time of its last line, the lines up to it skipped: none lost, none twice. Reopened logs that
+   * bring no line are given up after a few.
+   */
+  private read(run: ContainerRun, query: Omit<LogQuery, 'timestamps'>, after: string | undefined, quietReopens: number): void {
+    const lines = new LineSplitter();
+    let last = after;
+    let printed = false;
+    const print = (line: string) => {
+      const { time, text } = timedLine(line);
+      if (time !== undefined) {
+        if (after !== undefined && !isLater(time, after)) return;
+        last = time;
+      }
+      printed = true;
+      this.out.line(run, this.req.timestamps ? line : text);
+    };
+    const stream = this.api.log(run, { ...query, timestamps: true }, (chunk) => {
+      for (const line of lines.push(chunk)) print(line);
+    });
+    this.streams.add(stream);
+    const reading: Promise<void> = stream.done
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      )
+      .then(async (err) => {
+        for (const line of lines.end()) print(line);
+        this.streams.delete(stream);
+        if (this.stopped) return;
+        const reopens = printed ? 0 : quietReopens + 1;
+        if (query.follow && this.stillRuns(run) && reopens <= MAX_QUIET_REOPENS) {
+          await this.pause(this.backoff.minMs);
+          // From the last line's time; before any line, as it was first asked.
+          if (!this.stopped) this.read(run, last !== undefined ? { follow: true, sinceTime: last } : query, last, reopens);
+          return;
+        }
+        if (!err) return;
+        this.failed++;
+        this.out.notice(`${linePrefix(run)} the log could not be read: ${(err as Error).message ?? String(err)}`);
+      })
+      .finally(() => this.reading.delete(reading));
+    this.reading.add(reading);
+  }
+
+  /** Whether the container run is running, by the pod's latest state. */
+  private stillRuns(run: ContainerRun): boolean {
+    const pod = this.latest.get(run.pod);
+    if (!pod || pod.metadata?.deletionTimestamp) return false;
+    return pod.status?.containerStatuses?.some((s) => s.containerID === run.runId && s.state?.running !== undefined) ?? false;
+  }
 }
+
+/** Reopened logs in a row that bring no line before the run is given up. */
+const MAX_QUIET_REOPENS = 3;
