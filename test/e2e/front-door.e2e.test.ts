@@ -189,7 +189,7 @@ test('helm lint passes; with ingress.enabled=false the chart installs no proxy, 
   const on = helm(['template', 'x', join(repoRoot, 'chart'), '--set', 'ingress.controller.image=c', '--set', 'service.enabled=false']);
   assert.equal(on.status, 0, on.stderr);
   const kinds = (out: string) => [...out.matchAll(/^kind: (\w+)$/gm)].map((m) => m[1]).sort();
-  assert.deepEqual(kinds(on.stdout), ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'IngressClass', 'Secret', 'ServiceAccount']);
+  assert.deepEqual(kinds(on.stdout), ['ClusterRole', 'ClusterRoleBinding', 'DaemonSet', 'IngressClass', 'Role', 'RoleBinding', 'Secret', 'ServiceAccount']);
   const off = helm(['template', 'x', join(repoRoot, 'chart'), '--set', 'ingress.enabled=false', '--set', 'service.enabled=false']);
   assert.equal(off.status, 0, off.stderr);
   assert.deepEqual(kinds(off.stdout), []);

@@ -294,8 +294,10 @@ describe('the chart with ingress.enabled=false behind Traefik', () => {
     assert.ok(sb, 'needs the login');
     // Behind another controller nobody checks hosts when serving: the chart's admission policy does.
     const theirs = createSandbox();
-    const otherDevtool = (args: string[]) => runDevtool(args, { env: theirs.env, cwd: theirs.root, timeoutMs: 60_000 });
-    assert.equal(otherDevtool(['context', 'use', URL_, '--token', newUser(other)]).code, 0);
+    const otherDevtool = (args: string[], env: Record<string, string> = {}) =>
+      runDevtool(args, { env: { ...theirs.env, ...env }, cwd: theirs.root, timeoutMs: 60_000 });
+    const use = otherDevtool(['context', 'use', URL_, '--token', newUser(other)], { DEVTOOL_CA_CERT: caFile });
+    assert.equal(use.code, 0, use.stderr);
     // Mallory's short namespace, and the other user's longer one: web-b-<short> is web of b-<short>, and web-b of <short>.
     const short = `s${run}`;
     const long = `b-${short}`;
@@ -305,7 +307,8 @@ describe('the chart with ingress.enabled=false behind Traefik', () => {
     ] as const) {
       const made = cli(['namespace', 'create', ns]);
       assert.equal(made.code, 0, made.stderr);
-      assert.equal(cli(['kubeconfig']).code, 0);
+      const kc = cli(['kubeconfig']);
+      assert.equal(kc.code, 0, kc.stderr);
     }
     const labels = (await core.readNamespace({ name: short })).metadata?.labels ?? {};
     assert.equal(labels['devtool.dev/service'], RELEASE, 'the service names itself on the namespaces it makes');
