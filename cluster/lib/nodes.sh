@@ -85,7 +85,7 @@ ensure_nodes() {
     keep=()
     for ((k = 2; k <= want; k++)); do keep+=("$k"); done
   fi
-  [[ ${#keep[@]} -gt 0 ]] || { teardown_nodes_network; return 0; }
+  [[ ${#keep[@]} -gt 0 ]] || return 0
   setup_nodes_network
   for k in "${keep[@]}"; do ensure_node "$k"; done
   for k in "${keep[@]}"; do wait_node_ready "$k"; done
@@ -352,22 +352,21 @@ node_pids() {
   } | sort -u | xargs
 }
 
-# remove_node K [drain]: node K leaves the cluster (drained first when asked: its pods stop
-# gracefully, those of controllers start again elsewhere), and every trace of it goes.
+# remove_node K [drain]: every trace of node K goes. With `drain` (a running cluster that keeps
+# going), it leaves the cluster first: drained (its pods stop gracefully, those of controllers
+# start again elsewhere), its kubelet stopped (or it would register again), its Node deleted.
 remove_node() {
   local k=$1 drain=${2:-} name d
   name=$(extra_node_name "$k")
   log "removing node $name"
-  if [[ -n $drain ]] && is_running kube-apiserver; then
+  if [[ -n $drain ]]; then
     mkdir -p "$LOGS/$name"
     kc drain "$name" --ignore-daemonsets --delete-emptydir-data --force --grace-period=5 --timeout=90s \
       >>"$LOGS/$name/drain.log" 2>&1 || log "warning: draining $name failed (see $LOGS/$name/drain.log); removing it anyway"
-  fi
-  (
-    eval "$(node_scope "$k")"
-    stop_daemons kube-proxy kubelet
-  )
-  if is_running kube-apiserver; then
+    (
+      eval "$(node_scope "$k")"
+      stop_daemons kube-proxy kubelet
+    )
     kc delete node "$name" --ignore-not-found >/dev/null 2>&1 || log "warning: cannot delete the Node $name"
   fi
   (stop_node "$k") || exit 1
