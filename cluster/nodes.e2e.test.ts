@@ -144,7 +144,8 @@ describe('local cluster with two nodes', () => {
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(cluster.kubeconfigPath);
     core = kc.makeApiClient(k8s.CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: ns } } });
+    // Labelled as test/e2e/cluster.ts labels its namespaces: scripts/test.sh deletes those a cut-off run left.
+    await core.createNamespace({ body: { metadata: { name: ns, labels: { 'devtool.dev/e2e': 'true' } } } });
     await waitFor('the default ServiceAccount', async () => (await core.readNamespacedServiceAccount({ name: 'default', namespace: ns })).metadata?.name);
   });
 

@@ -49,7 +49,7 @@ cmd_up() {
   apply_addons
   wait_cluster_ready
   ensure_nodes "$nodes"
-  log "cluster ready in $((SECONDS - start))s: nodes $(node_name) $(extra_nodes_names | xargs)," \
+  log "cluster ready in $((SECONDS - start))s: node $(node_name)$(extra_nodes_names | sed 's/^/, node /' | tr -d '\n')," \
     "registry $REGISTRY, kubeconfig (context $CLUSTER_NAME):"
   echo "$KUBECONFIG_OUT" >&3
 }
