@@ -368,6 +368,10 @@ remove_node() {
       stop_daemons kube-proxy kubelet
     )
     kc delete node "$name" --ignore-not-found >/dev/null 2>&1 || log "warning: cannot delete the Node $name"
+    # What drain leaves (DaemonSets' pods, pods of namespaces being deleted) would stay, Terminating
+    # on a node that is gone, until the pod garbage collector's next pass (about a minute).
+    kc delete pods -A --field-selector "spec.nodeName=$name" --force --grace-period=0 >/dev/null 2>&1 ||
+      log "warning: cannot delete the pods left on $name"
   fi
   (stop_node "$k") || exit 1
   unmount_under "$NODES_DIR/$k"
