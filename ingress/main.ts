@@ -1,14 +1,16 @@
 /**
  * devtool-ingress: the front door's ingress controller (dist/devtool-ingress.cjs, run beside Caddy
- * in the chart's front-door Deployment). It watches Ingresses and Services cluster-wide and keeps
- * Caddy's configuration equal to their translation (translate.ts). Settings come from the
- * environment (chart/templates/front-door.yaml sets them).
+ * in the chart's front-door DaemonSet, one per node). It watches Ingresses and Services cluster-wide
+ * and keeps its Caddy's configuration equal to their translation (translate.ts), and watches the
+ * other front doors (peers.ts). Settings come from the environment (chart/templates/front-door.yaml
+ * sets them).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
 import { hasNameConstraints } from './ca.ts';
 import { loadConfig } from './caddy-admin.ts';
 import { Reconciler } from './controller.ts';
+import { peerView } from './peers.ts';
 import { statusUpdates } from './status.ts';
 import { normalizeHost, parseAllowedHosts } from './hosts.ts';
 import type { FrontDoorSettings, NotServed } from './translate.ts';
@@ -67,7 +69,24 @@ async function main(): Promise<void> {
     k8s.makeInformer(kc, '/api/v1/services', () => core.listServiceForAllNamespaces()),
     changed,
   );
-  await Promise.all([ingresses.start(), services.start()]);
+  // The other front doors (one per node): POD_NAME, POD_NAMESPACE and PEER_SELECTOR name them.
+  const self = { name: process.env.POD_NAME?.trim() ?? '', address: process.env.NODE_IP?.trim() ?? '' };
+  const peerNamespace = process.env.POD_NAMESPACE?.trim();
+  const peerSelector = process.env.PEER_SELECTOR?.trim();
+  const peers =
+    self.name && peerNamespace && peerSelector
+      ? watch(
+          'front door pods',
+          k8s.makeInformer(
+            kc,
+            `/api/v1/namespaces/${peerNamespace}/pods`,
+            () => core.listNamespacedPod({ namespace: peerNamespace, labelSelector: peerSelector }),
+            peerSelector,
+          ),
+          changed,
+        )
+      : undefined;
+  await Promise.all([ingresses.start(), services.start(), peers?.start()]);
   log(`watching Ingresses of class ${settings.className}${settings.acceptWithoutClass ? ' and without a class' : ''}`);
   log(`hosts served: <name>-<namespace>.${settings.endpointDomain}, and by namespace ${JSON.stringify(settings.allowedHosts)}`);
   try {
@@ -77,11 +96,13 @@ async function main(): Promise<void> {
   } catch (e) {
     log(`cannot check the CA's name constraint: ${(e as Error).message}`);
   }
-  // The address Ingresses of ours show (`kubectl get ingress`): the node's, where we listen.
-  const address = process.env.NODE_IP?.trim();
+  // The addresses Ingresses of ours show (`kubectl get ingress`): the nodes' where we listen. One
+  // front door writes them, and the events below.
+  const view = () => peerView(peers?.list() ?? [], self);
   const publish = async (served: readonly string[]) => {
-    if (!address) return;
-    for (const u of statusUpdates(ingresses.list(), served, address, settings)) {
+    const { addresses, publishes } = view();
+    if (!self.address || !publishes) return;
+    for (const u of statusUpdates(ingresses.list(), served, addresses, settings)) {
       await net.replaceNamespacedIngressStatus({
         name: u.ingress.metadata!.name!,
         namespace: u.ingress.metadata!.namespace!,
@@ -91,6 +112,7 @@ async function main(): Promise<void> {
   };
   // A Warning event on each Ingress not served, so its owner sees why (`kubectl describe ingress`).
   const notServed = async (problems: readonly NotServed[]) => {
+    if (!view().publishes) return;
     const now = new Date();
     for (const p of problems) {
       const [namespace, name] = p.ingress.split('/') as [string, string];
@@ -124,7 +146,7 @@ async function main(): Promise<void> {
   const stop = () => {
     stopping = true;
     reconciler?.stop();
-    void Promise.all([ingresses.stop(), services.stop()]).finally(() => process.exit(0));
+    void Promise.all([ingresses.stop(), services.stop(), peers?.stop()]).finally(() => process.exit(0));
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);

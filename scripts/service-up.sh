@@ -168,7 +168,7 @@ builder_port=()
   --set service.signup.mode=open --set-file service.metricsToken="$FD_STATE/metrics-token" \
   --wait --timeout 5m >/dev/null || {
   kctl get pods -o wide
-  kctl logs "deploy/$RELEASE-front-door" --all-containers --tail 20
+  kctl logs "ds/$RELEASE-front-door" --all-containers --tail 20
   kctl logs -l app.kubernetes.io/component=service --tail 20 --prefix
   sdie "helm upgrade --install failed"
 }
@@ -180,7 +180,7 @@ builder_ready=$(kctl get deploy "$RELEASE-builder" -o jsonpath='{.status.readyRe
 step "chart installed (release $RELEASE, namespace $NAMESPACE), service replicas ready: $ready"
 
 # The service answers through the front door (or the other controller) over TLS signed by its CA, and
-# hands that CA out. The controller follows the Ingress within seconds; a Recreate rollout of the
+# hands that CA out. The controller follows the Ingress within seconds; a rollout of the
 # proxy may need a moment.
 info=
 for _ in $(seq 1 60); do

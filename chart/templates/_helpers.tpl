@@ -78,3 +78,9 @@ pipeline runners trust it). */}}
 {{- define "devtool.hasCa" -}}
 {{- if or .Values.ingress.enabled .Values.ca.certificate -}}true{{- end -}}
 {{- end }}
+
+{{- /* A CEL list of the hosts an Ingress names (its rules' and its TLS entries') for which the CEL
+condition given, over `h`, holds. */}}
+{{- define "devtool.ingressHostsWhere" -}}
+(has(object.spec.rules) ? object.spec.rules.filter(r, has(r.host) && [r.host].exists(h, {{ . }})).map(r, r.host) : []) + (has(object.spec.tls) ? object.spec.tls.filter(t, has(t.hosts)).map(t, t.hosts.filter(h, {{ . }})).filter(l, size(l) > 0).map(l, l[0]) : [])
+{{- end }}

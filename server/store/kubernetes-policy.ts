@@ -6,7 +6,15 @@
  */
 import type * as k8s from '@kubernetes/client-node';
 import { orUndefined } from './kube-calls.ts';
-import { hasPodSecurityLabels, limitRange, type NamespacePolicy, POLICY_OBJECT_NAME, podSecurityLabels, resourceQuota } from './namespace-policy.ts';
+import {
+  hasPodSecurityLabels,
+  LABEL_SERVICE,
+  limitRange,
+  type NamespacePolicy,
+  POLICY_OBJECT_NAME,
+  podSecurityLabels,
+  resourceQuota,
+} from './namespace-policy.ts';
 
 /** The built-in ClusterRole every user gets in a global preview: read, no Secrets, no exec, no writes. */
 export const ALL_USERS_ROLE = 'view';
@@ -21,6 +29,8 @@ export interface PolicyDeps {
   mergePatch: k8s.ConfigurationOptions;
   /** The group of every user's ServiceAccount. */
   allUsersGroup: string;
+  /** The service's own namespace: the value of LABEL_SERVICE on the namespaces it makes. */
+  serviceNamespace: string;
 }
 
 const sameMap = (a: Record<string, unknown> | undefined, b: Record<string, unknown> | undefined) => JSON.stringify(a ?? {}) === JSON.stringify(b ?? {});
@@ -30,7 +40,7 @@ export class NamespacePolicyEnforcer {
 
   /** The labels a new namespace is created with. */
   newNamespaceLabels(): Record<string, string> {
-    return podSecurityLabels(this.d.policy);
+    return { ...podSecurityLabels(this.d.policy), [LABEL_SERVICE]: this.d.serviceNamespace };
   }
 
   /** The quota and limit range in `namespace`: made, replaced when they differ, removed when the policy has none. */
@@ -74,17 +84,24 @@ export class NamespacePolicyEnforcer {
   /**
    * One namespace the service made, brought up to the policy: its Pod Security labels, quota and
    * limit range, and for a global preview the all-users binding's role (a binding's role cannot
-   * change: it is made again).
+   * change: it is made again). `unlabelled`: it was made before namespaces named their service and
+   * its owner is a user of this one: it gets this service's label.
    */
-  async reconcile(ns: k8s.V1Namespace, globalPreview: boolean): Promise<string[]> {
+  async reconcile(ns: k8s.V1Namespace, opts: { globalPreview: boolean; unlabelled: boolean }): Promise<string[]> {
     const name = ns.metadata!.name!;
     const changed: string[] = [];
+    const labels: Record<string, string> = {};
     if (!hasPodSecurityLabels(ns.metadata?.labels, this.d.policy)) {
-      await this.d.core.patchNamespace({ name, body: { metadata: { labels: podSecurityLabels(this.d.policy) } } }, this.d.mergePatch);
+      Object.assign(labels, podSecurityLabels(this.d.policy));
       changed.push('pod security');
     }
+    if (opts.unlabelled) {
+      labels[LABEL_SERVICE] = this.d.serviceNamespace;
+      changed.push('service label');
+    }
+    if (changed.length) await this.d.core.patchNamespace({ name, body: { metadata: { labels } } }, this.d.mergePatch);
     await this.applyLimits(name);
-    if (globalPreview) {
+    if (opts.globalPreview) {
       const binding = await orUndefined(this.d.rbac.readNamespacedRoleBinding({ name: ALL_USERS_BINDING, namespace: name }));
       if (binding && binding.roleRef.name !== ALL_USERS_ROLE) {
         await orUndefined(this.d.rbac.deleteNamespacedRoleBinding({ name: ALL_USERS_BINDING, namespace: name }));

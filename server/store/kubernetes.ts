@@ -25,7 +25,7 @@ import { kubeErrorLine, orUndefined, statusOf } from './kube-calls.ts';
 import { KubeLoginStore } from './kubernetes-login.ts';
 import { NamespacePolicyEnforcer } from './kubernetes-policy.ts';
 import { KubeRunRecords } from './kubernetes-runs.ts';
-import { DEFAULT_NAMESPACE_POLICY, type NamespacePolicy } from './namespace-policy.ts';
+import { DEFAULT_NAMESPACE_POLICY, LABEL_SERVICE, type NamespacePolicy } from './namespace-policy.ts';
 import {
   ConflictError,
   type GrantKind,
@@ -112,6 +112,7 @@ export class KubeStore implements Store {
       labels: (own) => this.labels(own),
       mergePatch: this.mergePatch,
       allUsersGroup: `system:serviceaccounts:${this.ns}`,
+      serviceNamespace: this.ns,
     });
   }
 
@@ -323,7 +324,10 @@ export class KubeStore implements Store {
       const name = n.metadata?.name;
       if (!name || n.metadata?.deletionTimestamp) continue;
       try {
-        const changed = await this.policy.reconcile(n, n.metadata?.labels?.[LABEL_PREVIEW] === 'global');
+        const labels = n.metadata?.labels ?? {};
+        // Another release's namespaces keep theirs; one older than the label is this service's when its owner is a user here.
+        const unlabelled = !labels[LABEL_SERVICE] && (await this.getUser(labels[LABEL_OWNER]!)) !== undefined;
+        const changed = await this.policy.reconcile(n, { globalPreview: labels[LABEL_PREVIEW] === 'global', unlabelled });
         if (changed.length) report.changed[name] = changed;
       } catch (err) {
         report.failed[name] = kubeErrorLine(err) ?? (err as Error).message;

@@ -26,6 +26,13 @@ export type LimitRangeSpec = Partial<Record<'default' | 'defaultRequest' | 'max'
 
 export const DEFAULT_NAMESPACE_POLICY: NamespacePolicy = { podSecurity: 'baseline' };
 
+/**
+ * The namespace of the service that made a namespace (its release's). The chart's admission policies
+ * for endpoint hosts select the release's namespaces by it, when another ingress controller serves
+ * them. Only the service writes it, like every label of its namespaces.
+ */
+export const LABEL_SERVICE = 'devtool.dev/service';
+
 /** The name of the quota and the limit range the service keeps in each of its namespaces. */
 export const POLICY_OBJECT_NAME = 'devtool-limits';
 

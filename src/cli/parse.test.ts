@@ -77,6 +77,7 @@ test('string options, long and short, and their defaults', () => {
   assert.equal(parse('up', '-fother.yml').invocation.string('file'), 'other.yml');
   const missing = usageError('up', '--file');
   assert.match(missing.message, /flag --file needs a value \(string\)/);
+  assert.match(usageError('up', '--file', '-x').message, /^flag --file needs a value \(string\): a value starting with '-' is written --file=VALUE$/);
 });
 
 test('booleans: bare, =true, =false, and bad values', () => {

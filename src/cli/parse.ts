@@ -218,7 +218,11 @@ function translateParseError(err: unknown, label: string, hint: string, options:
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE': {
       const name = /--([\w-]+)/.exec(e.message ?? '')?.[1];
       const opt = options.find((o) => o.name === name);
-      if (opt && opt.type !== 'bool') return new UsageError(`flag --${opt.name} needs a value (${opt.type})`, hint);
+      if (opt && opt.type !== 'bool') {
+        // `--tail -1`: parseArgs takes a word starting with '-' for a flag, never for a value.
+        const dash = /ambiguous/.test(e.message ?? '') ? `: a value starting with '-' is written --${opt.name}=VALUE` : '';
+        return new UsageError(`flag --${opt.name} needs a value (${opt.type})${dash}`, hint);
+      }
       return new UsageError(`flag ${name ? `--${name}` : quoted} takes no value`, hint);
     }
     default:

@@ -14,6 +14,7 @@ import { helpCommand } from './help/spec.ts';
 import { initCommand } from './init/spec.ts';
 import { kubeconfigCommand } from './kubeconfig/spec.ts';
 import { kubetokenCommand } from './kubetoken/spec.ts';
+import { logsCommand } from './logs/spec.ts';
 import { namespaceCommand } from './namespace/spec.ts';
 import { pipelineCommand } from './pipeline/spec.ts';
 import { previewCommand } from './preview/spec.ts';
@@ -41,6 +42,7 @@ export const rootCommand: CommandSpec = {
     initCommand,
     kubeconfigCommand,
     kubetokenCommand,
+    logsCommand,
     namespaceCommand,
     pipelineCommand,
     previewCommand,

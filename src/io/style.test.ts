@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { colourWanted, COLOUR, PLAIN, styleFor } from './style.ts';
+import { colourWanted, COLOUR, PLAIN, SERIES, seriesFor, styleFor } from './style.ts';
 
 test('colour only on a terminal, and never with NO_COLOR set (to anything but empty) or TERM=dumb', () => {
   const tty = { isTTY: true };
@@ -16,4 +16,17 @@ test('colour only on a terminal, and never with NO_COLOR set (to anything but em
   assert.equal(styleFor({}, {}), PLAIN);
   assert.equal(COLOUR.error('Error:'), '\u001b[31mError:\u001b[39m');
   assert.equal(PLAIN.error('Error:'), 'Error:');
+});
+
+test('series colours: distinct hues on a terminal, one plain paint where colour is off', () => {
+  const tty = seriesFor({ isTTY: true }, {});
+  assert.equal(tty, SERIES);
+  assert.equal(new Set(tty.map((paint) => paint('x'))).size, tty.length);
+  assert.ok(!tty.some((paint) => paint('x').includes('[31m')), 'red is kept for failures');
+  assert.equal(tty[0]!('web'), '\u001b[36mweb\u001b[39m');
+  for (const off of [seriesFor({ isTTY: false }, {}), seriesFor({ isTTY: true }, { NO_COLOR: '1' })])
+    assert.deepEqual(
+      off.map((paint) => paint('web')),
+      ['web'],
+    );
 });

@@ -31,3 +31,17 @@ export const PLAIN: Style = { ok: plain, warn: plain, error: plain, dim: plain }
 export function styleFor(stream: { isTTY?: boolean }, env: Readonly<NodeJS.ProcessEnv>): Style {
   return colourWanted(stream, env) ? COLOUR : PLAIN;
 }
+
+/** A colour of the series below: the text wrapped in it, or as it is. */
+export type Paint = (text: string) => string;
+
+/**
+ * Colours that tell several sources apart on one stream (the services of `logs`), given in turn:
+ * the six plain ANSI hues but red (which reads as a failure), then their bright forms.
+ */
+export const SERIES: readonly Paint[] = [36, 33, 32, 35, 34, 96, 93, 92, 95, 94].map((code) => sgr(code, 39));
+
+/** The series colours of text written to `stream`: one that paints nothing where colour is off. */
+export function seriesFor(stream: { isTTY?: boolean }, env: Readonly<NodeJS.ProcessEnv>): readonly Paint[] {
+  return colourWanted(stream, env) ? SERIES : [plain];
+}

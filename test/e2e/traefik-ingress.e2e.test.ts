@@ -28,7 +28,7 @@ import * as k8s from '@kubernetes/client-node';
 import { ensureCluster } from '../../cluster/test-cluster.ts';
 import { createSandbox, repoRoot, runDevtool, type Sandbox } from './cli.ts';
 import { E2E_NAMESPACE_LABEL, REGISTRY } from './cluster.ts';
-import { type Fetched, httpsGet, whenAnswering } from './installed-service.ts';
+import { type Fetched, httpsGet, kubectlAs, whenAnswering } from './installed-service.ts';
 import { waitFor } from './wait.ts';
 
 const run = randomBytes(3).toString('hex');
@@ -37,6 +37,8 @@ const HOST = `devtool-${RELEASE}.devtool.test`;
 const URL_ = `https://${HOST}`;
 const user = `e2etrk${run}`;
 const userNamespace = `${user}-devtool`;
+/** A second user, whose namespace's endpoints the first one tries to take. */
+const other = `e2etrkb${run}`;
 /** The endpoint of the Compose app on the service context: its one public port's service name. */
 const ENDPOINT = `https://web-${userNamespace}.devtool.test`;
 /** A namespace an operator deploys to with the cluster's own credentials (no class configured). */
@@ -107,6 +109,29 @@ function presented(host: string): Promise<X509Certificate> {
 /** An API object as plain data (the client's classes are not deep-equal to literals). */
 const plain = (o: unknown): unknown => JSON.parse(JSON.stringify(o ?? null));
 
+/** A user of the release's service, made as an operator does; their API token. */
+function newUser(name: string): string {
+  const made = spawnSync('bash', [join(repoRoot, 'scripts/service-user.sh'), name], {
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: { ...process.env, DEVTOOL_SERVICE_NAMESPACE: RELEASE },
+  });
+  assert.equal(made.status, 0, made.stderr);
+  return made.stdout.trim().split('\n').at(-1)!;
+}
+
+/** An Ingress of one rule for `host` (none: a rule for every host), as JSON for kubectl. */
+function ingressFor(namespace: string, name: string, host?: string): string {
+  const backend = { service: { name: 'web', port: { number: 80 } } };
+  const rule = { ...(host ? { host } : {}), http: { paths: [{ path: '/', pathType: 'Prefix', backend }] } };
+  return JSON.stringify({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: { name, namespace },
+    spec: { ingressClassName: 'traefik', rules: [rule] },
+  });
+}
+
 /** The built CLI as the user logged in to the release's service. */
 const devtool = (args: string[], env: Record<string, string> = {}, timeoutMs = 60_000) => runDevtool(args, { env: { ...sb.env, ...env }, cwd: app, timeoutMs });
 
@@ -147,8 +172,10 @@ after(async () => {
   spawnSync('bash', [join(repoRoot, 'cluster/traefik.sh'), 'default', 'off']);
   const helm = spawnSync('bash', [join(repoRoot, 'cluster/helm.sh'), 'path'], { encoding: 'utf8' }).stdout.trim();
   spawnSync(helm, ['uninstall', RELEASE, '--namespace', RELEASE, '--wait', '--timeout', '2m'], { env: { ...process.env, KUBECONFIG: kubeconfig } });
-  const owned = await core.listNamespace({ labelSelector: `devtool.dev/owner=${user}` }).catch(() => ({ items: [] }));
-  for (const ns of owned.items) await core.deleteNamespace({ name: ns.metadata!.name! }).catch(() => {});
+  for (const owner of [user, other]) {
+    const owned = await core.listNamespace({ labelSelector: `devtool.dev/owner=${owner}` }).catch(() => ({ items: [] }));
+    for (const ns of owned.items) await core.deleteNamespace({ name: ns.metadata!.name! }).catch(() => {});
+  }
   for (const name of [RELEASE, plainNamespace]) await core.deleteNamespace({ name }).catch(() => {});
   spawnSync('bash', [join(repoRoot, 'cluster/traefik.sh'), 'down']);
   rmSync(work, { recursive: true, force: true });
@@ -174,13 +201,7 @@ describe('the chart with ingress.enabled=false behind Traefik', () => {
   });
 
   test('a user logs in with a token; the context keeps the class and the CA', () => {
-    const made = spawnSync('bash', [join(repoRoot, 'scripts/service-user.sh'), user], {
-      encoding: 'utf8',
-      timeout: 120_000,
-      env: { ...process.env, DEVTOOL_SERVICE_NAMESPACE: RELEASE },
-    });
-    assert.equal(made.status, 0, made.stderr);
-    const token = made.stdout.trim().split('\n').at(-1)!;
+    const token = newUser(user);
     sb = createSandbox();
     app = join(sb.root, 'app');
     mkdirSync(app);
@@ -267,5 +288,56 @@ describe('the chart with ingress.enabled=false behind Traefik', () => {
     const scale = await apps.readNamespacedDeploymentScale({ name: 'web', namespace: plainNamespace });
     // The API leaves a zero out of the answer.
     assert.equal(scale.spec?.replicas ?? 0, 0, `still asleep after ${JSON.stringify(last)}`);
+  });
+
+  test("a user's Ingress naming another namespace's endpoint, the service's host or no host is refused at the API", { timeout: 300_000 }, async () => {
+    assert.ok(sb, 'needs the login');
+    // Behind another controller nobody checks hosts when serving: the chart's admission policy does.
+    const theirs = createSandbox();
+    const otherDevtool = (args: string[]) => runDevtool(args, { env: theirs.env, cwd: theirs.root, timeoutMs: 60_000 });
+    assert.equal(otherDevtool(['context', 'use', URL_, '--token', newUser(other)]).code, 0);
+    // Mallory's short namespace, and the other user's longer one: web-b-<short> is web of b-<short>, and web-b of <short>.
+    const short = `s${run}`;
+    const long = `b-${short}`;
+    for (const [cli, ns] of [
+      [devtool, short],
+      [otherDevtool, long],
+    ] as const) {
+      const made = cli(['namespace', 'create', ns]);
+      assert.equal(made.code, 0, made.stderr);
+      assert.equal(cli(['kubeconfig']).code, 0);
+    }
+    const labels = (await core.readNamespace({ name: short })).metadata?.labels ?? {};
+    assert.equal(labels['devtool.dev/service'], RELEASE, 'the service names itself on the namespaces it makes');
+
+    const attacks: [string, string, string | undefined, RegExp][] = [
+      [
+        "another namespace's endpoint",
+        userNamespace,
+        `web-${plainNamespace}.devtool.test`,
+        new RegExp(`the host web-${plainNamespace}.devtool.test is not namespace ${userNamespace}'s`),
+      ],
+      ["the service's own host", userNamespace, HOST, new RegExp(`the host ${HOST} is not namespace ${userNamespace}'s`)],
+      ['no host (every host)', userNamespace, undefined, /names its host \(a rule without one would catch every host\)/],
+      ['a name the longer namespace owns', short, `web-${long}.devtool.test`, new RegExp(`the host web-${long}.devtool.test is namespace ${long}'s endpoint`)],
+    ];
+    for (const [what, ns, host, refusal] of attacks) {
+      const r = kubectlAs(sb, ['apply', '-f', '-'], ingressFor(ns, 'taken', host));
+      assert.notEqual(r.code, 0, `${what}: admitted`);
+      assert.match(r.stderr, refusal, what);
+      assert.equal(r.stderr.trim().split('\n').length, 1, `${what}: one line`);
+    }
+    // What each may name: its own endpoints, any service name in them.
+    for (const [sandbox, ns, host] of [
+      [sb, short, `my-api-${short}.devtool.test`],
+      [theirs, long, `web-${long}.devtool.test`],
+    ] as const) {
+      const r = kubectlAs(sandbox, ['apply', '-f', '-'], ingressFor(ns, 'own', host));
+      assert.equal(r.code, 0, `${host}: ${r.stderr}`);
+    }
+    assert.equal(
+      (await networking.listNamespacedIngress({ namespace: userNamespace })).items.some((i) => i.metadata?.name === 'taken'),
+      false,
+    );
   });
 });
