@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# Single-node Kubernetes cluster for devtool's tests and demo, built and run
-# by the project itself (see cluster/README.md).
+# Local Kubernetes cluster for devtool's tests and demo, built and run by the
+# project itself (see cluster/README.md): the host is its first node, extra
+# nodes run in network namespaces of their own (lib/nodes.sh).
 #
 #   cluster.sh up      start (or reuse) the cluster; last stdout line is the
-#                      path of an admin kubeconfig (context devtool-local)
-#   cluster.sh down    stop every process, unmount, delete the state
-#   cluster.sh status  what runs, node readiness, system pods
+#                      path of an admin kubeconfig (context devtool-local).
+#                      DEVTOOL_CLUSTER_NODES=N: exactly N nodes (extra ones
+#                      are added, or drained and removed); unset keeps the
+#                      nodes there are (1 on a new cluster)
+#   cluster.sh down    stop every process (every node), unmount, delete the state
+#   cluster.sh status  what runs on each node, node readiness, system pods
 #   cluster.sh stop NAME     stop one component (kube-apiserver, kubelet...),
-#                               as a crash would; `up` starts it again (fault tests)
+#                               as a crash would, or a whole extra node
+#                               (<host>-2...), as a power cut would; `up`
+#                               starts it again (fault tests)
 #   cluster.sh crane ARGS...    the cached crane (registry client), e.g. to
 #                               push an image to localhost:5000 in a test
 #   cluster.sh kubectl ARGS...  kubectl of the cluster's release, on its
@@ -17,15 +23,15 @@
 #   cluster.sh image RECIPE     build (or take from the cache) an image that `up`
 #                               does not need, e.g. node-git, and push it to the
 #                               registry; prints its reference name:tag@digest
-#   cluster.sh forget-image REF the node drops its copy of REF, so the next pod
-#                               pulls it again (a tag pushed with new content)
+#   cluster.sh forget-image REF every node drops its copy of REF, so the next
+#                               pod pulls it again (a tag pushed with new content)
 #
 # Environment: DEVTOOL_CLUSTER_CACHE (default /var/cache/devtool-cluster),
-# DEVTOOL_CLUSTER_STATE (default /var/lib/devtool-cluster).
+# DEVTOOL_CLUSTER_STATE (default /var/lib/devtool-cluster), DEVTOOL_CLUSTER_NODES.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-for f in common packages build pki network components rootfs images addons lifecycle; do
+for f in common packages build pki network components rootfs images addons nodes lifecycle; do
   # shellcheck source=/dev/null
   source "$here/lib/$f.sh"
 done
@@ -42,7 +48,9 @@ case $1 in
   # starting the old one); the next pod that names it pulls it from the registry.
   forget-image)
     [[ $# -eq 2 ]] || usage
-    /usr/bin/ctr --address "$CONTAINERD_SOCK" -n k8s.io images rm "$2" >/dev/null 2>&1 || true
+    for sock in "$CONTAINERD_SOCK" "$STATE"/nodes/*/containerd/containerd.sock; do
+      [[ -S $sock ]] && /usr/bin/ctr --address "$sock" -n k8s.io images rm "$2" >/dev/null 2>&1
+    done
     exit 0 ;;
 esac
 [[ $# -eq 1 || ( $# -eq 2 && ( $1 == stop || $1 == image ) ) ]] || usage

@@ -59,3 +59,21 @@ test("a stale pid file naming another process's thread, or a process with the da
   assert.equal(other.exitCode, null);
   assert.doesNotThrow(() => process.kill(other.pid!, 0));
 });
+
+test("start_daemon_in runs the daemon in the given network namespace, and it is running by the daemon's own command line", async (t) => {
+  // A network namespace held by a process of its own (unshare needs root, as the cluster does).
+  const holder = spawn('unshare', ['--net', 'sleep', '300']);
+  t.after(() => holder.kill('SIGKILL'));
+  await new Promise((r) => setTimeout(r, 300));
+  const netns = `/proc/${holder.pid}/ns/net`;
+  const pid = sh(`start_daemon_in ${netns} inns sleep 301; cat "$RUN/inns.pid"`);
+  t.after(() => sh('stop_daemons inns'));
+  assert.equal(running('inns'), 'yes');
+  assert.equal(execFileSync('readlink', [`/proc/${pid}/ns/net`], { encoding: 'utf8' }), execFileSync('readlink', [netns], { encoding: 'utf8' }));
+  assert.notEqual(
+    execFileSync('readlink', [`/proc/${pid}/ns/net`], { encoding: 'utf8' }),
+    execFileSync('readlink', ['/proc/self/ns/net'], { encoding: 'utf8' }),
+  );
+  sh('stop_daemons inns');
+  assert.equal(running('inns'), 'no');
+});

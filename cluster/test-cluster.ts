@@ -4,6 +4,7 @@
  * kubeconfig and the registry that its nodes pull from.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,16 +20,34 @@ const clusterScript = join(dirname(fileURLToPath(import.meta.url)), 'cluster.sh'
 
 let pending: Promise<LocalCluster> | undefined;
 
-/** Starts (or reuses) the local cluster, once per process. The script's output goes to stderr. */
+/**
+ * Starts (or reuses) the local cluster, once per process, with the nodes it has (one, unless a
+ * test added more). The script's output goes to stderr.
+ */
 export function ensureCluster(): Promise<LocalCluster> {
-  pending ??= up();
+  pending ??= up(process.env);
   return pending;
 }
 
-function up(): Promise<LocalCluster> {
+/**
+ * Brings the local cluster to exactly `count` nodes (`DEVTOOL_CLUSTER_NODES=count cluster.sh up`):
+ * extra nodes are added, or drained and removed. A test that adds nodes must go back to one in its
+ * `after`, whatever happened (`ensureNodes(1)`): other tests expect a single node.
+ */
+export function ensureNodes(count: number): Promise<LocalCluster> {
+  return up({ ...process.env, DEVTOOL_CLUSTER_NODES: String(count) });
+}
+
+/** The name of node `n` (1 is the host; extra nodes are `<host>-2`, `<host>-3`...). */
+export function nodeName(n: number): string {
+  const host = hostname().toLowerCase();
+  return n === 1 ? host : `${host}-${n}`;
+}
+
+function up(env: NodeJS.ProcessEnv): Promise<LocalCluster> {
   return new Promise((resolve, reject) => {
     // No stdin, nothing interactive; the script's progress is streamed to our stderr.
-    const child = spawn('bash', [clusterScript, 'up'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', [clusterScript, 'up'], { stdio: ['ignore', 'pipe', 'pipe'], env });
     let stdout = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => {
@@ -53,15 +72,19 @@ function up(): Promise<LocalCluster> {
 }
 
 /**
- * Stops one component of the running cluster (kube-apiserver, kubelet...), as a crash would, for
- * fault tests; `restartCluster()` starts it again.
+ * Stops one component of the running cluster (kube-apiserver, kubelet...), as a crash would, or a
+ * whole extra node (`nodeName(2)`), as a power cut would, for fault tests; `restartCluster()`
+ * starts it again.
  */
 export function stopComponent(name: string): void {
   const r = spawnSync('bash', [clusterScript, 'stop', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   if (r.status !== 0) throw new Error(`cluster.sh stop ${name} failed (exit ${r.status}): ${r.stderr}`);
 }
 
-/** `cluster.sh up` again (not once per process like ensureCluster): starts what was stopped. */
+/**
+ * `cluster.sh up` again (not once per process like ensureCluster): starts what was stopped, on
+ * every node.
+ */
 export function restartCluster(): void {
   const r = spawnSync('bash', [clusterScript, 'up'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   if (r.status !== 0) throw new Error(`cluster.sh up failed (exit ${r.status}): ${r.stderr.split('\n').slice(-20).join('\n')}`);

@@ -52,10 +52,11 @@ const run = (list, flags, options) =>
 
 // Files that mostly wait (a Kubernetes token's real 10-minute expiry) run beside the others in a
 // second runner, so they add their minutes to none; their output follows the others'. They start
-// once the files that stop or restart parts of the cluster are done (those would fail them for
-// nothing). Alone (a filter that names only them), they run like any other file.
+// once the files that stop or restart parts of the cluster, or add nodes to it and remove them
+// (pods and claims on a node that goes), are done (those would fail them for nothing). Alone (a
+// filter that names only them), they run like any other file.
 const BESIDE = ['test/e2e/service-kube-expiry.e2e.test.ts'];
-const DISRUPTIVE = ['test/e2e/dev-faults.e2e.test.ts'];
+const DISRUPTIVE = ['test/e2e/dev-faults.e2e.test.ts', 'cluster/nodes.e2e.test.ts', 'test/e2e/multi-node.e2e.test.ts'];
 const beside = kind === 'e2e' && files.length > 1 ? files.filter((f) => BESIDE.includes(f)) : [];
 const main = files.filter((f) => !beside.includes(f));
 const lastDisruptive = Math.max(-1, ...DISRUPTIVE.map((f) => main.indexOf(f)));

@@ -58,7 +58,9 @@ infra() {
   echo "ready in $((SECONDS - started))s: $*"
 }
 infra_failed=0
-if infra bash cluster/cluster.sh up && infra bash cluster/dockerd.sh up && infra bash buildkit/buildkitd.sh up && infra bash agent/build.sh localhost:5000 &&
+# One node: the tests that add nodes remove them in their `after`, and a run cut off before that
+# must not leave the next run's tests a second node.
+if infra env DEVTOOL_CLUSTER_NODES=1 bash cluster/cluster.sh up && infra bash cluster/dockerd.sh up && infra bash buildkit/buildkitd.sh up && infra bash agent/build.sh localhost:5000 &&
   infra bash cluster/helm.sh path && infra bash cluster/traefik.sh path && infra bash scripts/browser.sh path; then
   # Service contexts name the agent by its version tag (localhost:5000/devtool-bin:<version>), which
   # every build pushes again: the node must not keep starting the agent of an earlier build.

@@ -177,7 +177,8 @@ EOF
 
 # Rancher's local-path-provisioner, set up as kind and k3s set it up: a
 # directory per claim under $LOCAL_PATH_DIR on the node the claim's first pod
-# is scheduled to (WaitForFirstConsumer), made mode 0777 by a helper pod; the
+# is scheduled to (WaitForFirstConsumer; an extra node's own folder on an
+# extra node, lib/nodes.sh), made mode 0777 by a helper pod; the
 # PersistentVolume is a hostPath one with node affinity to that node, so every
 # later pod of the claim is scheduled there. fsGroup is not applied (hostPath):
 # the 0777 mode is what lets a non-root pod write.
@@ -259,7 +260,7 @@ metadata:
   namespace: local-path-storage
 data:
   config.json: |-
-    {"nodePathMap": [{"node": "DEFAULT_PATH_FOR_NON_LISTED_NODES", "paths": ["$LOCAL_PATH_DIR"]}]}
+    {"nodePathMap": [{"node": "DEFAULT_PATH_FOR_NON_LISTED_NODES", "paths": ["$LOCAL_PATH_DIR"]}$(local_path_extra_nodes_json)]}
   # VOL_DIR: the claim's folder, as the helper pod mounts it.
   setup: |-
     #!/bin/sh

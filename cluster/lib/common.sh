@@ -112,16 +112,25 @@ is_running() {
 # start_daemon NAME CMD...: run CMD in its own session (so its whole process
 # group can be stopped later), detached from the caller's stdio: a daemon that
 # kept our stdout open would make `npm run cluster:up` never return.
-start_daemon() {
-  local name=$1; shift
+start_daemon() { launch_daemon "" "$@"; }
+
+# start_daemon_in NETNS NAME CMD...: the same, in the network namespace whose
+# file is NETNS (an extra node's, lib/nodes.sh); mounts stay the host's, so
+# that node's kubelet and containerd see each other's mounts.
+start_daemon_in() { launch_daemon "$@"; }
+
+launch_daemon() {
+  local netns=$1 name=$2 enter=()
+  shift 2
   if is_running "$name"; then return 0; fi
+  [[ -n $netns ]] && enter=(nsenter "--net=$netns")
   mkdir -p "$LOGS" "$RUN"
   echo "=== $(date -Is) starting: $*" >>"$LOGS/$name.log"
   # fd 3 (up's real stdout) and 9 (the command lock) must not leak either.
-  setsid "$@" </dev/null >>"$LOGS/$name.log" 2>&1 3>&- 9>&- &
+  setsid "${enter[@]}" "$@" </dev/null >>"$LOGS/$name.log" 2>&1 3>&- 9>&- &
   echo $! >"$RUN/$name.pid"
-  # setsid execs the command itself (a background job leads no process
-  # group), so this is exactly the pid's /proc/PID/cmdline.
+  # setsid (and nsenter) exec the command itself (a background job leads no
+  # process group), so this is exactly the pid's /proc/PID/cmdline.
   printf '%s\0' "$@" >"$RUN/$name.cmdline"
   disown $! 2>/dev/null || true
   # Until the child has exec'd (bash, then setsid, then the daemon) its command line is not the

@@ -66,18 +66,25 @@ start_containerd() {
   is_running containerd && return 0
   local dir=$STATE/containerd
   mkdir -p "$dir/root" "$dir/state" "$dir/opt" "$dir/certs.d/$REGISTRY"
-  # Our own config (the Debian package's /etc/containerd is left alone):
-  # cgroupfs (no systemd here), CNI from Debian's plugin dir, the pause image
-  # from the local registry, and registry hosts from certs.d so that
-  # localhost:5000 is pulled over plain HTTP.
-  cat >"$dir/config.toml" <<EOF
+  containerd_config "$dir" "$CONTAINERD_SOCK" "$CNI_CONF_DIR" >"$dir/config.toml"
+  registry_hosts_toml "$REGISTRY_ADDR" >"$dir/certs.d/$REGISTRY/hosts.toml"
+  start_daemon containerd /usr/bin/containerd --config "$dir/config.toml"
+}
+
+# containerd_config DIR SOCKET CNI_CONF_DIR: our own config (the Debian package's /etc/containerd
+# is left alone): cgroupfs (no systemd here), CNI from Debian's plugin dir, the pause image from
+# the local registry, and registry hosts from DIR/certs.d so that localhost:5000 is pulled over
+# plain HTTP. Every node's containerd (lib/nodes.sh) has its own DIR and socket.
+containerd_config() {
+  local dir=$1 sock=$2 cni_conf=$3
+  cat <<EOF
 version = 2
 root = "$dir/root"
 state = "$dir/state"
 [grpc]
-  address = "$CONTAINERD_SOCK"
+  address = "$sock"
 [ttrpc]
-  address = "$CONTAINERD_SOCK.ttrpc"
+  address = "$sock.ttrpc"
 [plugins."io.containerd.internal.v1.opt"]
   path = "$dir/opt"
 [plugins."io.containerd.grpc.v1.cri"]
@@ -103,17 +110,20 @@ state = "$dir/state"
         SystemdCgroup = false
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "$CNI_BIN_DIR"
-    conf_dir = "$CNI_CONF_DIR"
+    conf_dir = "$cni_conf"
     max_conf_num = 1
   [plugins."io.containerd.grpc.v1.cri".registry]
     config_path = "$dir/certs.d"
 EOF
-  cat >"$dir/certs.d/$REGISTRY/hosts.toml" <<EOF
-server = "http://$REGISTRY_ADDR"
-[host."http://$REGISTRY_ADDR"]
+}
+
+# registry_hosts_toml ADDR: containerd's hosts.toml for $REGISTRY, served at ADDR (host:port).
+registry_hosts_toml() {
+  cat <<EOF
+server = "http://$1"
+[host."http://$1"]
   capabilities = ["pull", "resolve", "push"]
 EOF
-  start_daemon containerd /usr/bin/containerd --config "$dir/config.toml"
 }
 healthy_containerd() { timeout 5 /usr/bin/ctr --address "$CONTAINERD_SOCK" version; }
 wait_containerd() { wait_for containerd 30 healthy_containerd; }
@@ -177,11 +187,21 @@ start_kubelet() {
   is_running kubelet && return 0
   local dir=$STATE/kubelet
   mkdir -p "$dir/root" "$dir/volume-plugins"
-  # cgroup v1 + cgroupfs driver (no systemd); failCgroupV1=false keeps this
-  # release running on cgroup v1. Low eviction thresholds: a dev VM's disk
-  # filling up should not evict the test pods. Client and serving
-  # certificates are ours (no bootstrap/rotation in a throwaway cluster).
-  cat >"$dir/config.yaml" <<EOF
+  kubelet_config "$dir" "$PKI/kubelet-server" "$CONTAINERD_SOCK" >"$dir/config.yaml"
+  start_daemon kubelet "$K8S_BIN/kubelet" --config="$dir/config.yaml" \
+    --kubeconfig="$PKI/kubelet.kubeconfig" --root-dir="$dir/root" \
+    --hostname-override="$(node_name)" --node-ip="$(node_ip)"
+}
+
+# kubelet_config DIR SERVING_CERT CONTAINERD_SOCKET [YAML_LINE...]: cgroup v1 + cgroupfs driver
+# (no systemd); failCgroupV1=false keeps this release running on cgroup v1. Low eviction
+# thresholds: a dev VM's disk filling up should not evict the test pods. Client and serving
+# certificates are ours (no bootstrap/rotation in a throwaway cluster); SERVING_CERT is the path
+# without .crt/.key. The extra lines are an extra node's own settings (lib/nodes.sh).
+kubelet_config() {
+  local dir=$1 cert=$2 sock=$3
+  shift 3
+  cat <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 authentication:
@@ -189,12 +209,12 @@ authentication:
   webhook: {enabled: true}
   x509: {clientCAFile: "$PKI/ca.crt"}
 authorization: {mode: Webhook}
-tlsCertFile: "$PKI/kubelet-server.crt"
-tlsPrivateKeyFile: "$PKI/kubelet-server.key"
+tlsCertFile: "$cert.crt"
+tlsPrivateKeyFile: "$cert.key"
 cgroupDriver: cgroupfs
 failCgroupV1: false
 failSwapOn: false
-containerRuntimeEndpoint: "unix://$CONTAINERD_SOCK"
+containerRuntimeEndpoint: "unix://$sock"
 clusterDNS: ["$DNS_SVC_IP"]
 clusterDomain: $CLUSTER_DOMAIN
 resolvConf: /etc/resolv.conf
@@ -208,28 +228,31 @@ evictionHard: {memory.available: "100Mi", nodefs.available: "2%", imagefs.availa
 imageGCHighThresholdPercent: 95
 imageGCLowThresholdPercent: 90
 EOF
-  start_daemon kubelet "$K8S_BIN/kubelet" --config="$dir/config.yaml" \
-    --kubeconfig="$PKI/kubelet.kubeconfig" --root-dir="$dir/root" \
-    --hostname-override="$(node_name)" --node-ip="$(node_ip)"
+  [[ $# -eq 0 ]] || printf '%s\n' "$@"
 }
 healthy_kubelet() { curl -sf --max-time 5 http://127.0.0.1:10248/healthz; }
 wait_kubelet() { wait_for kubelet 60 healthy_kubelet; }
 
 start_kube_proxy() {
   is_running kube-proxy && return 0
-  cat >"$STATE/kube-proxy.yaml" <<EOF
+  kube_proxy_config "$(node_name)" "$PKI/kube-proxy.kubeconfig" "$POD_CIDR" >"$STATE/kube-proxy.yaml"
+  start_daemon kube-proxy "$K8S_BIN/kube-proxy" --config="$STATE/kube-proxy.yaml"
+}
+
+# kube_proxy_config NODE KUBECONFIG CLUSTER_CIDR
+kube_proxy_config() {
+  cat <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 mode: iptables
-clusterCIDR: $POD_CIDR
-hostnameOverride: $(node_name)
-clientConnection: {kubeconfig: "$PKI/kube-proxy.kubeconfig"}
+clusterCIDR: $3
+hostnameOverride: $1
+clientConnection: {kubeconfig: "$2"}
 # maxPerCore 0: leave the host's conntrack table size alone.
 conntrack: {maxPerCore: 0}
 healthzBindAddress: 127.0.0.1:10256
 metricsBindAddress: 127.0.0.1:10249
 EOF
-  start_daemon kube-proxy "$K8S_BIN/kube-proxy" --config="$STATE/kube-proxy.yaml"
 }
 healthy_kube-proxy() { curl -sf --max-time 5 http://127.0.0.1:10256/livez; }
 wait_kube_proxy() { wait_for kube-proxy 60 healthy_kube-proxy; }

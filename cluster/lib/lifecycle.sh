@@ -4,7 +4,8 @@
 cmd_up() {
   # Only the kubeconfig path goes to the real stdout, as the last line.
   exec 3>&1 1>&2
-  local start=$SECONDS
+  local start=$SECONDS nodes
+  nodes=$(wanted_nodes) || exit 1
   ensure_packages
   if [[ -f $PKI/node-ip && $(cat "$PKI/node-ip") != "$(node_ip)" ]]; then
     log "the node's IP changed since the cluster was made; recreating it"
@@ -47,16 +48,24 @@ cmd_up() {
   images_pid=
   apply_addons
   wait_cluster_ready
-  log "cluster ready in $((SECONDS - start))s: node $(node_name), registry $REGISTRY," \
-    "kubeconfig (context $CLUSTER_NAME):"
+  ensure_nodes "$nodes"
+  log "cluster ready in $((SECONDS - start))s: node $(node_name)$(extra_nodes_names | sed 's/^/, node /' | tr -d '\n')," \
+    "registry $REGISTRY, kubeconfig (context $CLUSTER_NAME):"
   echo "$KUBECONFIG_OUT" >&3
 }
 
 # One component stopped (SIGTERM, then SIGKILL), as a crash or an upgrade
 # would; `up` starts it again, as it restarts whatever is not running.
+# An extra node's name stops that whole node (lib/nodes.sh), as a power cut would.
 cmd_stop() {
+  local k
+  if k=$(extra_node_number "$1"); then
+    log "stopping node $1"
+    stop_node "$k"
+    return 0
+  fi
   # shellcheck disable=SC2012 # the pid files are named after components: plain names
-  [[ -f $RUN/$1.pid ]] || die "no running component $1 (running: $(ls "$RUN" 2>/dev/null | sed -n 's/\.pid$//p' | tr '\n' ' '))"
+  [[ -f $RUN/$1.pid ]] || die "no running component $1 (running: $(ls "$RUN" 2>/dev/null | sed -n 's/\.pid$//p' | tr '\n' ' ')$(extra_nodes_names | xargs))"
   log "stopping $1"
   stop_daemons "$1"
 }
@@ -64,6 +73,9 @@ cmd_stop() {
 cmd_down() {
   [[ -d $STATE ]] || { log "no cluster state in $STATE; nothing to do"; return 0; }
   log "stopping the cluster"
+  local k
+  for k in $(extra_nodes | sort -rn); do remove_node "$k"; done
+  teardown_nodes_network
   stop_components
   kill_leftovers
   unmount_state
@@ -130,6 +142,7 @@ cmd_status() {
       rc=1
     fi
   done
+  nodes_status || rc=1
   if is_running kube-apiserver && [[ -f $KUBECONFIG_OUT ]]; then
     k8s_bin_dir
     echo "kubeconfig: $KUBECONFIG_OUT (context $CLUSTER_NAME)"

@@ -9,11 +9,12 @@ import { mkdirSync, mkdtempSync, readFileSync, existsSync, cpSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { crane, ensureCluster, REGISTRY, type LocalCluster } from '../../cluster/test-cluster.ts';
+import { crane, ensureCluster, ensureNodes, nodeName, REGISTRY, type LocalCluster } from '../../cluster/test-cluster.ts';
 import { createSandbox, type Sandbox } from './cli.ts';
 import { waitFor } from './wait.ts';
 
-export { REGISTRY };
+// A file that adds nodes (ensureNodes(2)) goes back to one in its `after`, whatever happened.
+export { ensureNodes, nodeName, REGISTRY };
 
 export interface ClusterSandbox extends Sandbox {
   cluster: LocalCluster;

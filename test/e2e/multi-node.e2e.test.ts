@@ -1,0 +1,212 @@
+/**
+ * `up` and `down` on a local cluster of two nodes (cluster/lib/nodes.sh), where the workload does
+ * not run on the node devtool's machine is: a Deployment whose pod runs on node 2 (the dev pod
+ * follows it there: its agent, the sync and exec go through node 2's kubelet), and a StatefulSet
+ * whose claim is bound to node 2 (the dev pod lands where the claim is, though nothing else pins
+ * it). The second node is added in `before` and removed in `after`, whatever happened.
+ */
+import * as k8s from '@kubernetes/client-node';
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { runDevtool } from './cli.ts';
+import { killUpSessions, startUp } from './up-session.ts';
+import { waitFor } from './wait.ts';
+import { clusterSandbox, ensureAgentImage, ensureNodes, execInPod, nodeName, REGISTRY, type ClusterSandbox } from './cluster.ts';
+
+const node2 = nodeName(2);
+let s: ClusterSandbox | undefined;
+let apps: k8s.AppsV1Api;
+let folder: string;
+let env: NodeJS.ProcessEnv;
+
+const server = "require('http').createServer((q,r)=>r.end('original')).listen(8080)";
+const onNode2 = { nodeSelector: { 'kubernetes.io/hostname': node2 } };
+
+before(async () => {
+  await ensureNodes(2);
+  s = await clusterSandbox('multi-node');
+  apps = s.kc.makeApiClient(k8s.AppsV1Api);
+  folder = join(s.root, 'project');
+  mkdirSync(folder);
+  writeFileSync(join(folder, 'devtool.yml'), 'services:\n  web:\n    sync: [".:/src"]\n  db:\n    sync: [".:/src"]\n');
+  writeFileSync(join(folder, 'main.js'), 'one\n');
+  env = { ...s.env, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
+});
+
+after(async () => {
+  killUpSessions();
+  try {
+    if (s) {
+      const sandbox = s;
+      runDevtool(['down', '-n', sandbox.namespace, '--volumes'], { env, cwd: folder, timeoutMs: 120_000 });
+      // Node 2's pods stop, and its volumes' folders go (helper pods on node 2), before node 2 goes.
+      await sandbox.core.deleteNamespace({ name: sandbox.namespace }).catch(() => undefined);
+      await waitFor(
+        `namespace ${sandbox.namespace} deleted with its volumes`,
+        async () => {
+          const left = (await sandbox.core.listPersistentVolume()).items.some((pv) => pv.spec?.claimRef?.namespace === sandbox.namespace);
+          return (
+            !left &&
+            (await sandbox.core.readNamespace({ name: sandbox.namespace }).then(
+              () => false,
+              () => true,
+            ))
+          );
+        },
+        150_000,
+      ).catch((e: unknown) => console.error(`warning: ${String(e)}`));
+    }
+  } finally {
+    await ensureNodes(1);
+  }
+});
+
+const dev = ([cmd, ...args]: string[], timeoutMs = 60_000) => runDevtool([cmd!, '-n', s!.namespace, ...args], { env, cwd: folder, timeoutMs });
+const ok = (cond: () => Promise<boolean>) => () => cond().catch(() => false);
+
+/** The node of the running pod whose name starts with `prefix` (an original's: not its dev pod, unless the prefix names it). */
+async function nodeOfPod(prefix: string): Promise<string | undefined> {
+  const pods = await s!.core.listNamespacedPod({ namespace: s!.namespace });
+  const ours = (name: string) => name.startsWith(prefix) && (prefix.includes('-devtool') || !name.includes('-devtool'));
+  const pod = pods.items.find((p) => ours(p.metadata?.name ?? '') && p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
+  return pod?.spec?.nodeName;
+}
+
+test('up on a Deployment whose pod runs on node 2: the dev pod runs there, ready, an edit syncs; down restores it', { timeout: 420_000 }, async () => {
+  const { namespace } = s!;
+  await apps.createNamespacedDeployment({
+    namespace,
+    body: {
+      metadata: { name: 'web', labels: { app: 'web' } },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'web' } },
+        template: {
+          metadata: { labels: { app: 'web' } },
+          spec: {
+            ...onNode2,
+            containers: [{ name: 'web', image: `${REGISTRY}/node:20`, command: ['node', '-e', server], readinessProbe: { tcpSocket: { port: 8080 } } }],
+          },
+        },
+      },
+    },
+  });
+  await waitFor(
+    'deployment web ready',
+    ok(async () => (await apps.readNamespacedDeployment({ name: 'web', namespace })).status?.readyReplicas === 1),
+    180_000,
+  );
+  assert.equal(await nodeOfPod('web-'), node2);
+  const before_ = await apps.readNamespacedDeployment({ name: 'web', namespace });
+
+  const up = await startUp(['web', '-n', namespace], { env, cwd: folder });
+  assert.match(up.output(), /dev container web-devtool is ready/);
+  assert.equal(await nodeOfPod('web-devtool-'), node2, 'the dev pod runs on the node of the original');
+  const first = dev(['exec', 'web', '--', 'cat', '/src/main.js']);
+  assert.equal(first.stdout, 'one\n', first.stderr);
+  writeFileSync(join(folder, 'main.js'), 'two\n');
+  await waitFor('the local edit in the dev container on node 2', () => dev(['exec', 'web', '--', 'cat', '/src/main.js']).stdout === 'two\n', 60_000);
+
+  const down = dev(['down', 'web'], 180_000);
+  assert.equal(down.code, 0, down.stderr);
+  await up.stop();
+  const restored = await apps.readNamespacedDeployment({ name: 'web', namespace });
+  assert.equal(restored.spec?.replicas, before_.spec?.replicas);
+  assert.equal(restored.metadata?.annotations?.['devtool.dev/dev-folder'], undefined);
+  await assert.rejects(apps.readNamespacedDeployment({ name: 'web-devtool', namespace }));
+  await waitFor(
+    'deployment web ready again',
+    ok(async () => (await apps.readNamespacedDeployment({ name: 'web', namespace })).status?.readyReplicas === 1),
+    180_000,
+  );
+  assert.equal(await nodeOfPod('web-'), node2);
+});
+
+test('up on a StatefulSet whose claim is bound to node 2: the dev pod lands where the claim is, with its data', { timeout: 420_000 }, async () => {
+  const { namespace, core, kc } = s!;
+  // The claim pod-0 will use, bound to node 2 by a first pod there (WaitForFirstConsumer), which wrote into it.
+  await core.createNamespacedPersistentVolumeClaim({
+    namespace,
+    body: { metadata: { name: 'data-db-0', labels: { app: 'db' } }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } } } },
+  });
+  await core.createNamespacedPod({
+    namespace,
+    body: {
+      metadata: { name: 'seed' },
+      spec: {
+        ...onNode2,
+        restartPolicy: 'Never',
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          {
+            name: 'seed',
+            image: `${REGISTRY}/debian:bookworm`,
+            command: ['sh', '-c', 'echo seeded on node 2 > /data/hello.txt'],
+            volumeMounts: [{ name: 'data', mountPath: '/data' }],
+          },
+        ],
+        volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data-db-0' } }],
+      },
+    },
+  });
+  await waitFor(
+    'the seed pod done',
+    ok(async () => (await core.readNamespacedPod({ name: 'seed', namespace })).status?.phase === 'Succeeded'),
+    180_000,
+  );
+  await core.deleteNamespacedPod({ name: 'seed', namespace, gracePeriodSeconds: 0 });
+  const claim = await core.readNamespacedPersistentVolumeClaim({ name: 'data-db-0', namespace });
+  const pv = await core.readPersistentVolume({ name: claim.spec!.volumeName! });
+  assert.deepEqual(pv.spec?.nodeAffinity?.required?.nodeSelectorTerms[0]?.matchExpressions?.[0]?.values, [node2]);
+
+  // The StatefulSet names no node: its pod-0 goes where its claim is.
+  await apps.createNamespacedStatefulSet({
+    namespace,
+    body: {
+      metadata: { name: 'db', labels: { app: 'db' } },
+      spec: {
+        replicas: 1,
+        serviceName: 'db',
+        selector: { matchLabels: { app: 'db' } },
+        template: {
+          metadata: { labels: { app: 'db' } },
+          spec: {
+            terminationGracePeriodSeconds: 1,
+            containers: [
+              { name: 'app', image: `${REGISTRY}/debian:bookworm`, command: ['sleep', 'infinity'], volumeMounts: [{ name: 'data', mountPath: '/data' }] },
+            ],
+          },
+        },
+        volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } } } }],
+      },
+    },
+  });
+  await waitFor(
+    'statefulset db ready',
+    ok(async () => (await apps.readNamespacedStatefulSet({ name: 'db', namespace })).status?.readyReplicas === 1),
+    180_000,
+  );
+  assert.equal(await nodeOfPod('db-0'), node2);
+
+  const up = await startUp(['db', '-n', namespace], { env, cwd: folder });
+  assert.match(up.output(), /dev container db-devtool is ready/);
+  assert.equal(await nodeOfPod('db-devtool-'), node2, 'the dev pod runs where its claim is');
+  const data = dev(['exec', 'db', '--', 'cat', '/data/hello.txt', '/src/main.js']);
+  assert.equal(data.code, 0, data.stderr);
+  assert.match(data.stdout, /^seeded on node 2\n/);
+
+  const down = dev(['down', 'db'], 180_000);
+  assert.equal(down.code, 0, down.stderr);
+  assert.match(down.stderr, /statefulset db restored to 1 replica$/m);
+  await up.stop();
+  await waitFor(
+    'statefulset db ready again',
+    ok(async () => (await apps.readNamespacedStatefulSet({ name: 'db', namespace })).status?.readyReplicas === 1),
+    180_000,
+  );
+  assert.equal(await nodeOfPod('db-0'), node2);
+  const back = await execInPod(kc, namespace, 'db-0', ['cat', '/data/hello.txt']);
+  assert.equal(back.stdout, 'seeded on node 2\n', back.stderr);
+});
