@@ -146,8 +146,12 @@ kctl() { bash "$root/cluster/cluster.sh" kubectl -n "$NAMESPACE" "$@"; }
 # developer's own demo and the tests', its name resolving on this machine only, and the tests sign
 # up users named anew each run.
 # The git server (scripts/git-server.sh) answers at a host of its own outside its namespace's endpoint names.
+# The front door runs on every node: besides node 1's bridge address (the chart's default), the
+# addresses the extra nodes' front doors reach service pods from (cluster/lib/nodes.sh): their
+# node IPs, towards pods on other nodes, and their bridges' 10.245.k.1, towards their own pods.
+proxies=10.244.0.1/32,10.246.0.0/24$(printf ',10.245.%d.1/32' 2 3 4 5 6 7 8 9)
 front_door=(--set ingress.controller.image="$controller" --set ingress.proxy.image="$proxy"
-  --set "ingress.allowedHosts.devtool-git[0]=git-server.$ENDPOINT_DOMAIN")
+  --set "ingress.allowedHosts.devtool-git[0]=git-server.$ENDPOINT_DOMAIN" --set "service.trustedProxyAddresses={$proxies}")
 [[ $RELEASE == devtool ]] || front_door=(--set ingress.enabled=false --set frontDoor.host="$HOST")
 ca=(--set-file ca.certificate="$FD_STATE/ca.crt" --set-file ca.key="$FD_STATE/ca.key")
 if [[ $INGRESS_CLASS != devtool ]]; then

@@ -8,9 +8,11 @@
 import * as k8s from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { runDevtool } from './cli.ts';
+import { installedService } from './installed-service.ts';
 import { killUpSessions, startUp } from './up-session.ts';
 import { waitFor } from './wait.ts';
 import { clusterSandbox, ensureAgentImage, ensureNodes, execInPod, nodeName, REGISTRY, type ClusterSandbox } from './cluster.ts';
@@ -209,4 +211,55 @@ test('up on a StatefulSet whose claim is bound to node 2: the dev pod lands wher
   assert.equal(await nodeOfPod('db-0'), node2);
   const back = await execInPod(kc, namespace, 'db-0', ['cat', '/data/hello.txt']);
   assert.equal(back.stdout, 'seeded on node 2\n', back.stderr);
+});
+
+/** GET `url` over TLS from `address` (the host's name still in SNI and Host): status and body. */
+function getVia(address: string, url: string, ca: string): Promise<{ status: number; body: string }> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: address, port: 443, path: u.pathname, servername: u.hostname, headers: { host: u.hostname }, ca, timeout: 10_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test("the front door answers on every node: the service URL through node 2's address", { timeout: 300_000 }, async () => {
+  const svc = await installedService();
+  const { core } = s!;
+  const node = await core.readNode({ name: node2 });
+  const address = node.status?.addresses?.find((a) => a.type === 'InternalIP')?.address;
+  assert.ok(address, `${node2} has an InternalIP`);
+  const onNode2Ready = async () =>
+    (await core.listNamespacedPod({ namespace: 'devtool', labelSelector: 'app.kubernetes.io/component=front-door' })).items.some(
+      (p) => p.spec?.nodeName === node2 && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
+    );
+  await waitFor(`a ready front door on ${node2}`, ok(onNode2Ready), 180_000);
+  let last: unknown;
+  await waitFor(
+    `${svc.url}/healthz through ${address}`,
+    async () => {
+      last = await getVia(address, `${svc.url}/healthz`, svc.caPem).catch((e: Error) => e.message);
+      return typeof last === 'object' && (last as { status: number }).status === 200;
+    },
+    60_000,
+  ).catch(() => assert.fail(`${svc.url} through ${address}: ${JSON.stringify(last)}`));
+  // Both nodes' addresses on the service's Ingress, written by one front door.
+  const net = svc.kc.makeApiClient(k8s.NetworkingV1Api);
+  const node1 = await core.readNode({ name: nodeName(1) });
+  const address1 = node1.status?.addresses?.find((a) => a.type === 'InternalIP')?.address;
+  await waitFor(
+    "the service Ingress's status lists both nodes",
+    ok(async () => {
+      const ing = await net.readNamespacedIngress({ name: 'devtool-service', namespace: 'devtool' });
+      const ips = (ing.status?.loadBalancer?.ingress ?? []).map((i) => i.ip).sort();
+      return JSON.stringify(ips) === JSON.stringify([address1, address].sort());
+    }),
+    60_000,
+  );
 });
