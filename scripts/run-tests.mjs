@@ -3,7 +3,7 @@
 //         and scripts (pure logic, fakes allowed, no cluster)
 //   e2e:  **/*.e2e.test.ts (the built CLI as a process, and the local cluster)
 // Node 20's --test takes no globs, so the files are found here.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, openSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,13 +57,46 @@ const run = (list, flags, options) =>
 // filter that names only them), they run like any other file.
 const BESIDE = ['test/e2e/service-kube-expiry.e2e.test.ts'];
 const DISRUPTIVE = ['test/e2e/dev-faults.e2e.test.ts', 'cluster/nodes.e2e.test.ts', 'test/e2e/multi-node.e2e.test.ts'];
-const beside = kind === 'e2e' && files.length > 1 ? files.filter((f) => BESIDE.includes(f)) : [];
-const main = files.filter((f) => !beside.includes(f));
+// Files that run first, on a cluster of two nodes (cluster/lib/nodes.sh), in this order, then the
+// cluster goes back to one node: Compose deploys, pipelines and hosted builds whose pods land on
+// either node, and a dev container's deploy. The files that add and remove nodes themselves come
+// last (each goes back to one node when it ends). Every other file expects one node.
+const TWO_NODES = [
+  'test/e2e/compose-deploy.e2e.test.ts',
+  'test/e2e/pipeline.e2e.test.ts',
+  'test/e2e/service-build.e2e.test.ts',
+  'test/e2e/dev-deploy.e2e.test.ts',
+  'cluster/nodes.e2e.test.ts',
+  'test/e2e/multi-node.e2e.test.ts',
+];
+const several = kind === 'e2e' && files.length > 1;
+const beside = several ? files.filter((f) => BESIDE.includes(f)) : [];
+const onTwoNodes = several ? TWO_NODES.filter((f) => files.includes(f)) : [];
+const main = files.filter((f) => !beside.includes(f) && !onTwoNodes.includes(f));
 const lastDisruptive = Math.max(-1, ...DISRUPTIVE.map((f) => main.indexOf(f)));
 const phases = beside.length > 0 ? [main.slice(0, lastDisruptive + 1), main.slice(lastDisruptive + 1)] : [[], main];
 const flags = kind === 'e2e' ? e2eFlags : [];
 
-let status = phases[0].length > 0 ? await run(phases[0], flags, { stdio: 'inherit' }) : 0;
+/** The local cluster with `n` nodes (cluster.sh up adds or removes the extra ones); whether it worked. */
+function nodes(n) {
+  const r = spawnSync('bash', ['cluster/cluster.sh', 'up'], {
+    env: { ...process.env, DEVTOOL_CLUSTER_NODES: String(n) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  if (r.status !== 0) console.error(`run-tests: the local cluster with ${n} node(s) failed to start (cluster.sh up, above)`);
+  return r.status === 0;
+}
+
+let status = 0;
+if (onTwoNodes.length > 0) {
+  console.log(`\n=== on two nodes: ${onTwoNodes.join(', ')} ===`);
+  // Without a second node they still run (on one), and the run fails.
+  if (!nodes(2)) status = 1;
+  status ||= await run(onTwoNodes, flags, { stdio: 'inherit' });
+  if (!nodes(1)) status = 1;
+  console.log('\n=== on one node ===');
+}
+status ||= phases[0].length > 0 ? await run(phases[0], flags, { stdio: 'inherit' }) : 0;
 let besideRun = Promise.resolve(0);
 let besideLog;
 if (beside.length > 0) {
