@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import * as k8s from '@kubernetes/client-node';
-import { crane, ensureCluster } from './test-cluster.ts';
+import { crane, ensureCluster, waitFor } from './test-cluster.ts';
 
 const ns = `devtool-smoke-${randomBytes(3).toString('hex')}`;
 const TIMEOUT = { timeout: 240_000 };
@@ -25,22 +25,6 @@ let apps: k8s.AppsV1Api;
 let registry: string;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `probe` until it returns a value other than undefined. */
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 180_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (e) {
-      lastError = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
-    await sleep(1000);
-  }
-}
 
 function pod(name: string, image: string, command: string[], extra: Partial<k8s.V1PodSpec> = {}, container: Partial<k8s.V1Container> = {}): k8s.V1Pod {
   return {

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { ensureNodes, nodeName, restartCluster, stopComponent } from './test-cluster.ts';
+import { ensureNodes, nodeName, restartCluster, stopComponent, waitFor } from './test-cluster.ts';
 
 const ns = `devtool-nodes-${randomBytes(3).toString('hex')}`;
 const TIMEOUT = { timeout: 300_000 };
@@ -19,24 +19,6 @@ const node1 = nodeName(1);
 const node2 = nodeName(2);
 let core: k8s.CoreV1Api;
 let registry: string;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `probe` until it returns a value other than undefined. */
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 180_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (e) {
-      lastError = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
-    await sleep(1000);
-  }
-}
 
 const gone = (read: () => Promise<unknown>) => async () => {
   try {

@@ -99,3 +99,19 @@ export function crane(args: string[]): string {
   if (r.status !== 0) throw new Error(`crane ${args.join(' ')} failed (exit ${r.status}): ${r.stderr}`);
   return r.stdout;
 }
+
+/** Polls `probe` until it returns a value other than undefined. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 180_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (e) {
+      lastError = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
