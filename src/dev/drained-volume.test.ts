@@ -4,7 +4,12 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { movedLine, refusedLine, unschedulableDevClaim } from './drained-volume.ts';
 import { DATA_VOLUME } from './mirror.ts';
 
-const UNSCHEDULABLE = { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: "0/2 nodes are available: 1 node(s) had volume node affinity conflict, 1 node(s) were unschedulable." };
+const UNSCHEDULABLE = {
+  type: 'PodScheduled',
+  status: 'False',
+  reason: 'Unschedulable',
+  message: '0/2 nodes are available: 1 node(s) had volume node affinity conflict, 1 node(s) were unschedulable.',
+};
 const pod = (o: { claim?: string; node?: string; scheduled?: boolean; deleting?: boolean }): V1Pod => ({
   metadata: { name: 'api-devtool-1', ...(o.deleting ? { deletionTimestamp: new Date() } : {}) },
   spec: {
@@ -28,7 +33,8 @@ test('one line for what was done, one naming the node and what to run', () => {
   const s = { node: 'n2', volume: 'pvc-1' };
   assert.equal(
     movedLine('api', s),
-    'the dev volume of api was on node n2, which is drained: a new one on another node, filled from this folder (the old one is kept as volume pvc-1 on n2, with any file only it held)',
+    'the dev volume of api was on node n2, which is drained: a new one on another node, filled from this folder ' +
+      '(the old one is kept as volume pvc-1 on n2, with any file only it held)',
   );
   const refused = refusedLine('api', s, 'no right to patch PersistentVolumes');
   assert.match(refused, /node n2, which is drained/);

@@ -83,7 +83,9 @@ export class DrainedVolume {
     try {
       await retainVolume(client, stranded.volume);
     } catch (err) {
-      this.o.notice(refusedLine(this.o.devName, stranded, (err as { code?: number }).code === 403 ? 'no right to patch PersistentVolumes' : (err as Error).message));
+      this.o.notice(
+        refusedLine(this.o.devName, stranded, (err as { code?: number }).code === 403 ? 'no right to patch PersistentVolumes' : (err as Error).message),
+      );
       return;
     }
     await this.remake(stranded);

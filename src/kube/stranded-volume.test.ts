@@ -13,7 +13,9 @@ test('the nodes a volume is bound to: hostnames only, every term', () => {
   assert.deepEqual(volumeNodes(onNode('n2')), ['n2']);
   assert.equal(volumeNodes({ spec: {} }), undefined, 'no affinity: any node');
   const zone: V1PersistentVolume = {
-    spec: { nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['a'] }] }] } } },
+    spec: {
+      nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['a'] }] }] } },
+    },
   };
   assert.equal(volumeNodes(zone), undefined, 'a zone: any of its nodes');
   const oneOpen = onNode('n2');
@@ -51,7 +53,13 @@ test('a fresh claim: same name, labels, class and size; unbound, without the pro
         'devtool.dev/other': 'kept',
       },
     },
-    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '5Gi' } }, storageClassName: 'local-path', volumeMode: 'Filesystem', volumeName: 'pvc-1' },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      resources: { requests: { storage: '5Gi' } },
+      storageClassName: 'local-path',
+      volumeMode: 'Filesystem',
+      volumeName: 'pvc-1',
+    },
     status: { phase: 'Bound' },
   };
   assert.deepEqual(freshClaim(old, ['devtool.dev/agent-installed']), {

@@ -32,9 +32,12 @@ before(async () => {
   apps = s.kc.makeApiClient(k8s.AppsV1Api);
   folder = join(s.root, 'project');
   mkdirSync(folder);
-  writeFileSync(join(folder, 'devtool.yml'), 'services:\n  web:\n    sync: [".:/src"]\n  db:\n    sync: [".:/src"]\n' +
+  writeFileSync(
+    join(folder, 'devtool.yml'),
+    'services:\n  web:\n    sync: [".:/src"]\n  db:\n    sync: [".:/src"]\n' +
       // Drained under `up` (below): api keeps its files on a claim of its own, worker in an emptyDir.
-      '  api:\n    sync: [".:/src"]\n  worker:\n    sync: [".:/src"]\n    persistentVolume: {enabled: false}\n');
+      '  api:\n    sync: [".:/src"]\n  worker:\n    sync: [".:/src"]\n    persistentVolume: {enabled: false}\n',
+  );
   writeFileSync(join(folder, 'main.js'), 'one\n');
   env = { ...s.env, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
 });
@@ -287,17 +290,21 @@ async function drain(node: string): Promise<void> {
   for (const p of await onNode()) {
     const name = p.metadata!.name!;
     const namespace = p.metadata!.namespace!;
-    await waitFor(`eviction of pod ${namespace}/${name}`, async () => {
-      try {
-        await core.createNamespacedPodEviction({ name, namespace, body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } } });
-        return true;
-      } catch (e) {
-        const code = (e as { code?: number }).code;
-        if (code === 404) return true;
-        if (code === 429) return false;
-        throw e;
-      }
-    }, 60_000);
+    await waitFor(
+      `eviction of pod ${namespace}/${name}`,
+      async () => {
+        try {
+          await core.createNamespacedPodEviction({ name, namespace, body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } } });
+          return true;
+        } catch (e) {
+          const code = (e as { code?: number }).code;
+          if (code === 404) return true;
+          if (code === 429) return false;
+          throw e;
+        }
+      },
+      60_000,
+    );
   }
   await waitFor(`${node} drained`, async () => (await onNode()).length === 0, 120_000);
 }
@@ -381,7 +388,11 @@ async function drainUnderUp(name: string, said: RegExp): Promise<void> {
     assert.equal(there.stdout, `made in the container\n${readFileSync(join(folder, 'main.js'), 'utf8')}`);
     // Both ways on node 1.
     writeFileSync(join(folder, file), 'edited here on node 1\n');
-    await waitFor('the local edit in the dev pod on node 1', () => dev(['exec', name, '--', 'cat', `/src/${file}`]).stdout === 'edited here on node 1\n', 60_000);
+    await waitFor(
+      'the local edit in the dev pod on node 1',
+      () => dev(['exec', name, '--', 'cat', `/src/${file}`]).stdout === 'edited here on node 1\n',
+      60_000,
+    );
     const back = dev(['exec', name, '--', 'sh', '-c', `echo edited there on node 1 > /src/${file}`]);
     assert.equal(back.code, 0, back.stderr);
     await waitFor('the edit in the dev pod on node 1, here', () => readFileSync(join(folder, file), 'utf8') === 'edited there on node 1\n', 60_000);
