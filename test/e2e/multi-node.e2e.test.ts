@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, before, test, type TestContext } from 'node:test';
 import { runDevtool } from './cli.ts';
 import { installedService } from './installed-service.ts';
 import { killUpSessions, startUp } from './up-session.ts';
@@ -354,7 +354,7 @@ async function deploymentPreferringNode2(name: string): Promise<void> {
  * reconnects, a file made in the container before the drain and an edit made here while the pod
  * moved are in the new dev pod, and an edit syncs both ways there; `down` restores the original.
  */
-async function drainUnderUp(name: string, said: RegExp): Promise<void> {
+async function drainUnderUp(t: TestContext, name: string, said: RegExp): Promise<void> {
   const { namespace } = s!;
   await deploymentPreferringNode2(name);
   const file = `${name}-drain.txt`;
@@ -368,6 +368,9 @@ async function drainUnderUp(name: string, said: RegExp): Promise<void> {
     assert.equal(made.code, 0, made.stderr);
     await waitFor(`${name}-made.txt synced here`, () => existsSync(join(folder, `${name}-made.txt`)), 60_000);
     const before_ = up.output().length;
+    // The dev container's own volume, if it has one: bound to node 2 (local-path).
+    const claim = await s!.core.readNamespacedPersistentVolumeClaim({ name: `${name}-devtool`, namespace }).catch(() => undefined);
+    const oldVolume = claim?.spec?.volumeName;
 
     await drain(node2);
     // Edited here while the dev pod moves.
@@ -376,7 +379,9 @@ async function drainUnderUp(name: string, said: RegExp): Promise<void> {
       assert.fail(`up after the drain:\n${up.output().slice(before_)}`),
     );
     const after_ = up.output().slice(before_);
+    t.diagnostic(`up after the drain:\n${after_}`);
     assert.match(after_, said, after_);
+    assert.match(after_, new RegExp(`reconnected to the dev container \\(pod ${name}-devtool-\\S+ on node ${nodeName(1)}\\)`), after_);
     assert.equal(await nodeOfPod(`${name}-devtool-`), nodeName(1), 'the new dev pod runs on node 1');
     await waitFor(
       'the edit made while the pod moved, in the new dev pod',
@@ -406,16 +411,23 @@ async function drainUnderUp(name: string, said: RegExp): Promise<void> {
       ok(async () => (await apps.readNamespacedDeployment({ name, namespace })).status?.readyReplicas === 1),
       180_000,
     );
+    if (oldVolume) {
+      // Kept aside with what only it held, not deleted with its claim; the test then deletes it.
+      const pv = await s!.core.readPersistentVolume({ name: oldVolume });
+      assert.equal(pv.spec?.persistentVolumeReclaimPolicy, 'Retain');
+      assert.match(after_, new RegExp(`kept as volume ${oldVolume} on ${node2}`));
+      await s!.core.deletePersistentVolume({ name: oldVolume });
+    }
   } finally {
     await up.stop();
     await uncordon(node2);
   }
 }
 
-test("node 2 drained under up, the dev pod's own claim there: a new claim on node 1, filled from this folder", { timeout: 600_000 }, async () => {
-  await drainUnderUp('api', new RegExp(`dev volume of api was on node ${node2}, which is drained: a new one on another node, filled from this folder`));
+test("node 2 drained under up, the dev pod's own claim there: a new claim on node 1, filled from this folder", { timeout: 600_000 }, async (t) => {
+  await drainUnderUp(t, 'api', new RegExp(`dev volume of api was on node ${node2}, which is drained: a new one on another node, filled from this folder`));
 });
 
-test('node 2 drained under up, the dev pod on an emptyDir: it reconnects on node 1, nothing lost', { timeout: 600_000 }, async () => {
-  await drainUnderUp('worker', /reconnected to the dev container/);
+test('node 2 drained under up, the dev pod on an emptyDir: it reconnects on node 1, nothing lost', { timeout: 600_000 }, async (t) => {
+  await drainUnderUp(t, 'worker', /reconnected to the dev container/);
 });
