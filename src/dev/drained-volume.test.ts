@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
-import { movedLine, refusedLine, unschedulableDevClaim } from './drained-volume.ts';
-import { DATA_VOLUME } from './mirror.ts';
+import { agentFromClaim, movedLine, refusedLine, unschedulableDevClaim } from './drained-volume.ts';
+import { AGENT_BIN_DIR, DATA_VOLUME } from './mirror.ts';
 
 const UNSCHEDULABLE = {
   type: 'PodScheduled',
@@ -41,4 +41,26 @@ test('one line for what was done, one naming the node and what to run', () => {
   assert.match(refused, /kubectl uncordon n2/);
   assert.match(refused, /devtool down api --volumes/);
   assert.doesNotMatch(refused, /\n/);
+});
+
+test('a dev pod that runs the agent kept on its claim: the new claim has none, and the line says to run up again', () => {
+  const fromClaim = pod({ claim: 'api-devtool', scheduled: false });
+  fromClaim.spec!.containers = [{ name: 'dev', volumeMounts: [{ name: DATA_VOLUME, mountPath: AGENT_BIN_DIR, subPath: 'state/agent-x', readOnly: true }] }];
+  assert.equal(agentFromClaim(fromClaim), true);
+  const installed = pod({ claim: 'api-devtool', scheduled: false });
+  installed.spec!.containers = [
+    {
+      name: 'dev',
+      volumeMounts: [
+        { name: 'devtool-bin', mountPath: AGENT_BIN_DIR },
+        { name: DATA_VOLUME, mountPath: '/var/devtool' },
+      ],
+    },
+  ];
+  assert.equal(agentFromClaim(installed), false);
+  assert.match(
+    movedLine('api', { node: 'n2', volume: 'pvc-1' }, true),
+    /with any file only it held\); the agent was kept on the old one: stop this `up` and run it again to copy it in$/,
+  );
+  assert.doesNotMatch(movedLine('api', { node: 'n2', volume: 'pvc-1' }), /agent/);
 });

@@ -13,7 +13,7 @@ import { sleep } from '../base/wait.ts';
 import { isNotFound, type KubeClient } from '../kube/client.ts';
 import { unschedulableCondition } from '../kube/scheduling.ts';
 import { claimStranded, freshClaim, retainVolume, type StrandedClaim } from '../kube/stranded-volume.ts';
-import { DATA_VOLUME } from './mirror.ts';
+import { AGENT_BIN_DIR, DATA_VOLUME } from './mirror.ts';
 import { AGENT_INSTALLED_ANNOTATION } from './names.ts';
 
 /** Pure: the dev claim of the first dev pod the scheduler turns down, if one is (an emptyDir dev pod has none). */
@@ -26,11 +26,20 @@ export function unschedulableDevClaim(pods: readonly V1Pod[]): string | undefine
   return undefined;
 }
 
+/**
+ * Pure: the dev pod runs the agent kept on its claim (agent-cache.ts: no init container copies it),
+ * so a dev pod on a new claim finds none until an `up` builds the dev Deployment again.
+ */
+export function agentFromClaim(pod: V1Pod): boolean {
+  return (pod.spec?.containers ?? []).some((c) => (c.volumeMounts ?? []).some((m) => m.name === DATA_VOLUME && m.mountPath === AGENT_BIN_DIR));
+}
+
 /** Pure: the line `up` says once the claim is made anew. */
-export function movedLine(devName: string, s: { node: string; volume: string }): string {
+export function movedLine(devName: string, s: { node: string; volume: string }, agentLost = false): string {
   return (
     `the dev volume of ${devName} was on node ${s.node}, which is drained: a new one on another node, filled from this folder ` +
-    `(the old one is kept as volume ${s.volume} on ${s.node}, with any file only it held)`
+    `(the old one is kept as volume ${s.volume} on ${s.node}, with any file only it held)` +
+    (agentLost ? `; the agent was kept on the old one: stop this \`up\` and run it again to copy it in` : '')
   );
 }
 
@@ -65,14 +74,14 @@ export class DrainedVolume {
     const claim = unschedulableDevClaim(pods);
     if (!claim || this.busy) return;
     this.busy = true;
-    void this.check(claim)
+    void this.check(claim, pods.some(agentFromClaim))
       .catch((err: unknown) => this.o.log(`dev volume on a drained node: ${(err as Error).message}`))
       .finally(() => {
         this.busy = false;
       });
   }
 
-  private async check(claimName: string): Promise<void> {
+  private async check(claimName: string, agentLost: boolean): Promise<void> {
     const { client } = this.o;
     const stranded = await claimStranded(client, claimName).catch((err: unknown) => {
       if (isNotFound(err)) return undefined;
@@ -89,7 +98,7 @@ export class DrainedVolume {
       return;
     }
     await this.remake(stranded);
-    this.o.notice(movedLine(this.o.devName, stranded));
+    this.o.notice(movedLine(this.o.devName, stranded, agentLost));
   }
 
   /** Deletes the claim (the volume stays: Retain), makes it anew, unbound, and lets the waiting dev pod start over. */
