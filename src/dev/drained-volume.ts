@@ -16,6 +16,11 @@ import { claimStranded, freshClaim, retainVolume, type StrandedClaim } from '../
 import { AGENT_BIN_DIR, DATA_VOLUME } from './mirror.ts';
 import { AGENT_INSTALLED_ANNOTATION } from './names.ts';
 
+/** The scheduler's words for a pod whose volume is bound to a node it may not use. */
+const VOLUME_CONFLICT = /volume node affinity conflict/;
+/** The node a WaitForFirstConsumer claim was provisioned for (the provisioner's annotation). */
+const SELECTED_NODE = 'volume.kubernetes.io/selected-node';
+
 /** Pure: the dev claim of the first dev pod the scheduler turns down, if one is (an emptyDir dev pod has none). */
 export function unschedulableDevClaim(pods: readonly V1Pod[]): string | undefined {
   for (const pod of pods) {
@@ -74,18 +79,26 @@ export class DrainedVolume {
     const claim = unschedulableDevClaim(pods);
     if (!claim || this.busy) return;
     this.busy = true;
-    void this.check(claim, pods.some(agentFromClaim))
+    const why = pods.map((p) => unschedulableCondition(p)?.message ?? '').find((m) => VOLUME_CONFLICT.test(m));
+    void this.check(claim, pods.some(agentFromClaim), why)
       .catch((err: unknown) => this.o.log(`dev volume on a drained node: ${(err as Error).message}`))
       .finally(() => {
         this.busy = false;
       });
   }
 
-  private async check(claimName: string, agentLost: boolean): Promise<void> {
+  private async check(claimName: string, agentLost: boolean, why: string | undefined): Promise<void> {
     const { client } = this.o;
-    const stranded = await claimStranded(client, claimName).catch((err: unknown) => {
+    const stranded = await claimStranded(client, claimName).catch(async (err: unknown) => {
       if (isNotFound(err)) return undefined;
-      throw err;
+      // A namespace's role reads neither nodes nor PersistentVolumes: the scheduler's words and the
+      // node the claim was provisioned for still say it, and nothing can be kept aside.
+      if ((err as { code?: number }).code !== 403 || !why) throw err;
+      const claim = await client.core.readNamespacedPersistentVolumeClaim({ name: claimName, namespace: client.namespace });
+      const s = { node: claim.metadata?.annotations?.[SELECTED_NODE] ?? 'its node', volume: claim.spec?.volumeName ?? claimName };
+      if (!this.told.has(s.volume)) this.o.notice(refusedLine(this.o.devName, s, 'no right to read nodes or PersistentVolumes'));
+      this.told.add(s.volume);
+      return undefined;
     });
     if (!stranded || this.told.has(stranded.volume)) return;
     this.told.add(stranded.volume);
