@@ -130,7 +130,8 @@ const BIN_VOLUME = 'devtool-bin';
 /** The init container that copies the agent from the devtool-bin image. */
 export const INSTALLER_NAME = 'devtool-bin';
 const CONFIG_VOLUME = 'devtool-config';
-const DATA_VOLUME = 'devtool-data';
+/** The dev pod's volume for synced folders and agent state: the claim, or an emptyDir. */
+export const DATA_VOLUME = 'devtool-data';
 
 export function buildDevObjects(input: MirrorInput): DevObjects {
   const { original, dev, devName } = input;

@@ -32,6 +32,9 @@ export interface ReconnectOptions<C extends Connection> {
 /** connection() waited its time and no connection came (a closed reconnector fails otherwise). */
 export class ConnectTimeoutError extends DevtoolError {}
 
+/** The notice of a connection back after one was lost. */
+export const RECONNECTED = 'reconnected to the dev container';
+
 export const BACKOFF_MIN_MS = 250;
 export const BACKOFF_MAX_MS = 5000;
 /** verify(): a deadline passed this late (the event loop was busy) is extended by as much. */
@@ -156,7 +159,7 @@ export class Reconnector<C extends Connection> {
           c.end();
           break;
         }
-        if (this.everConnected) this.o.notice?.('reconnected to the dev container');
+        if (this.everConnected) this.o.notice?.(RECONNECTED);
         this.everConnected = true;
         this.current = c;
         this.o.connected?.(c);

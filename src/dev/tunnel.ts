@@ -18,11 +18,11 @@ import { oneLine } from '../base/text.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Forward, Reverse } from '../manifest/model.ts';
-import { devPods, readyDevPod, readyDevPodObject } from './activate.ts';
+import { devPods, readyDevPodObject } from './activate.ts';
 import { blobOfPublicKey } from './keys.ts';
 import type { ExecCapture, StdinWriter } from '../kube/exec.ts';
 import { AGENT_SSH_PORT, devContainerName } from './mirror.ts';
-import { Reconnector } from './reconnect.ts';
+import { RECONNECTED, Reconnector } from './reconnect.ts';
 import { watchWake } from './wake.ts';
 
 /** After a sleep, how long the SSH connection has to answer before it is dropped and dialled anew. */
@@ -63,6 +63,8 @@ export class DevTunnel {
   private firstPod?: string;
   /** The pod of the latest port-forward: the live connection's, once it is up. */
   private forwardedPod?: string;
+  /** Its node, when the API server said it (not for the first dial's pod). */
+  private forwardedNode?: string;
   private closed = false;
 
   constructor(private readonly o: TunnelOptions) {
@@ -74,7 +76,8 @@ export class DevTunnel {
           this.firstPod = undefined;
         }),
       connected: (c) => this.reverse(c),
-      notice: (m) => this.o.notice?.(m),
+      // Which pod, and where: after a drain it is another node's.
+      notice: (m) => this.o.notice?.(m === RECONNECTED ? `${m} (pod ${this.forwardedPod}${this.forwardedNode ? ` on node ${this.forwardedNode}` : ''})` : m),
       log: o.log,
     });
   }
@@ -235,12 +238,14 @@ export class DevTunnel {
   private async portForward(sock: Socket): Promise<void> {
     this.track(sock);
     try {
-      const pod = this.firstPod ?? (await readyDevPod(this.o.client, this.o.devName));
+      const ready = this.firstPod ? undefined : await readyDevPodObject(this.o.client, this.o.devName);
+      const pod = this.firstPod ?? ready?.metadata?.name;
       if (!pod) {
         if (this.o.noReadyPod) this.o.noReadyPod(await devPods(this.o.client, this.o.devName));
         throw new Error('no ready dev pod');
       }
       this.forwardedPod = pod;
+      this.forwardedNode = ready?.spec?.nodeName;
       const { PortForward } = await import('@kubernetes/client-node');
       // The kubelet's error stream says why a forward ended on its side (the pod's port refused, the pod gone).
       const errors = new Writable({

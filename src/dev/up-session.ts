@@ -24,6 +24,7 @@ import { captureOutput } from './ssh-program.ts';
 import { standaloneImage, type StandaloneImageEnv } from './standalone.ts';
 import { agentImage, type DevTarget } from './target.ts';
 import { DevTunnel } from './tunnel.ts';
+import { DrainedVolume } from './drained-volume.ts';
 import { checkWatchLimits, describeFolder, firstSyncSummary, prepareSync, startSync, syncingHow, createFileSync, type SyncPlan } from './up-sync.ts';
 
 /** How long `up` waits for the dev pod (image pulls included). */
@@ -108,6 +109,12 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
     log: (line) => f.log.debug(`${t.devName}: ${line}`),
     copied: (line) => progress.step(line),
   });
+  const drained = new DrainedVolume({
+    client,
+    devName: t.devName,
+    notice: (m) => progress.warn(m),
+    log: (line) => f.log.debug(`${t.devName}: ${line}`),
+  });
   try {
     const started = new DevTunnel({
       client,
@@ -117,8 +124,12 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
       log: f.log,
       forwards: t.dev.forward,
       reverses: t.dev.reverse,
-      // A dev pod that replaced the first one waits for its agent too, when it is copied in.
-      noReadyPod: (pods) => agentCopies.offer(pods),
+      // A dev pod that replaced the first one waits for its agent too, when it is copied in; one
+      // whose claim is stranded on a drained node gets a new claim (drained-volume.ts).
+      noReadyPod: (pods) => {
+        drained.offer(pods);
+        agentCopies.offer(pods);
+      },
       // Not once closing: the dev pod `down` deletes meanwhile is no connection lost to speak of.
       notice: (m) => {
         if (!closing.signal.aborted) progress.warn(m);

@@ -7,10 +7,10 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, before, test, type TestContext } from 'node:test';
 import { runDevtool } from './cli.ts';
 import { installedService } from './installed-service.ts';
 import { killUpSessions, startUp } from './up-session.ts';
@@ -32,7 +32,12 @@ before(async () => {
   apps = s.kc.makeApiClient(k8s.AppsV1Api);
   folder = join(s.root, 'project');
   mkdirSync(folder);
-  writeFileSync(join(folder, 'devtool.yml'), 'services:\n  web:\n    sync: [".:/src"]\n  db:\n    sync: [".:/src"]\n');
+  writeFileSync(
+    join(folder, 'devtool.yml'),
+    'services:\n  web:\n    sync: [".:/src"]\n  db:\n    sync: [".:/src"]\n' +
+      // Drained under `up` (below): api keeps its files on a claim of its own, worker in an emptyDir.
+      '  api:\n    sync: [".:/src"]\n  worker:\n    sync: [".:/src"]\n    persistentVolume: {enabled: false}\n',
+  );
   writeFileSync(join(folder, 'main.js'), 'one\n');
   env = { ...s.env, DEVTOOL_BIN_IMAGE: ensureAgentImage() };
 });
@@ -262,4 +267,167 @@ test("the front door answers on every node: the service URL through node 2's add
     }),
     60_000,
   );
+});
+
+const asMergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
+
+/** Whether the pod is a DaemonSet's or a static pod's mirror: `kubectl drain` leaves both where they are. */
+const drainSkips = (p: k8s.V1Pod) =>
+  (p.metadata?.ownerReferences ?? []).some((o) => o.kind === 'DaemonSet') || p.metadata?.annotations?.['kubernetes.io/config.mirror'] !== undefined;
+
+/**
+ * `kubectl drain NODE --ignore-daemonsets --delete-emptydir-data`, through the API as kubectl does
+ * it: cordon (spec.unschedulable), then the Eviction API for each pod but DaemonSets' (retried while
+ * a disruption budget says 429), then wait until those pods are gone.
+ */
+async function drain(node: string): Promise<void> {
+  const { core } = s!;
+  await core.patchNode({ name: node, body: { spec: { unschedulable: true } } }, asMergePatch);
+  const onNode = async () =>
+    (await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` })).items.filter(
+      (p) => !drainSkips(p) && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed',
+    );
+  for (const p of await onNode()) {
+    const name = p.metadata!.name!;
+    const namespace = p.metadata!.namespace!;
+    await waitFor(
+      `eviction of pod ${namespace}/${name}`,
+      async () => {
+        try {
+          await core.createNamespacedPodEviction({ name, namespace, body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } } });
+          return true;
+        } catch (e) {
+          const code = (e as { code?: number }).code;
+          if (code === 404) return true;
+          if (code === 429) return false;
+          throw e;
+        }
+      },
+      60_000,
+    );
+  }
+  await waitFor(`${node} drained`, async () => (await onNode()).length === 0, 120_000);
+}
+
+async function uncordon(node: string): Promise<void> {
+  await s!.core.patchNode({ name: node, body: { spec: { unschedulable: false } } }, asMergePatch);
+}
+
+/** A Deployment whose pod prefers node 2 (preferred, not required: its dev pod may move once node 2 is drained). */
+async function deploymentPreferringNode2(name: string): Promise<void> {
+  const { namespace } = s!;
+  const prefersNode2: k8s.V1Affinity = {
+    nodeAffinity: {
+      preferredDuringSchedulingIgnoredDuringExecution: [
+        { weight: 100, preference: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node2] }] } },
+      ],
+    },
+  };
+  await apps.createNamespacedDeployment({
+    namespace,
+    body: {
+      metadata: { name, labels: { app: name } },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: name } },
+        template: {
+          metadata: { labels: { app: name } },
+          spec: {
+            affinity: prefersNode2,
+            terminationGracePeriodSeconds: 1,
+            containers: [{ name, image: `${REGISTRY}/node:20`, command: ['node', '-e', server], readinessProbe: { tcpSocket: { port: 8080 } } }],
+          },
+        },
+      },
+    },
+  });
+  await waitFor(
+    `deployment ${name} ready`,
+    ok(async () => (await apps.readNamespacedDeployment({ name, namespace })).status?.readyReplicas === 1),
+    180_000,
+  );
+  assert.equal(await nodeOfPod(`${name}-`), node2);
+}
+
+/**
+ * Node 2 drained under a running `up`: the dev pod moves to node 1, `up` says so in one line and
+ * reconnects, a file made in the container before the drain and an edit made here while the pod
+ * moved are in the new dev pod, and an edit syncs both ways there; `down` restores the original.
+ */
+async function drainUnderUp(t: TestContext, name: string, said: RegExp): Promise<void> {
+  const { namespace } = s!;
+  await deploymentPreferringNode2(name);
+  const file = `${name}-drain.txt`;
+  writeFileSync(join(folder, file), 'before the drain\n');
+  const up = await startUp([name, '-n', namespace], { env, cwd: folder });
+  try {
+    assert.match(up.output(), new RegExp(`dev container ${name}-devtool is ready`));
+    assert.equal(await nodeOfPod(`${name}-devtool-`), node2, 'the dev pod runs on node 2 first');
+    // Made in the container and synced here before the drain: this machine has it, so it is not lost.
+    const made = dev(['exec', name, '--', 'sh', '-c', `echo made in the container > /src/${name}-made.txt`]);
+    assert.equal(made.code, 0, made.stderr);
+    await waitFor(`${name}-made.txt synced here`, () => existsSync(join(folder, `${name}-made.txt`)), 60_000);
+    const before_ = up.output().length;
+    // The dev container's own volume, if it has one: bound to node 2 (local-path).
+    const claim = await s!.core.readNamespacedPersistentVolumeClaim({ name: `${name}-devtool`, namespace }).catch(() => undefined);
+    const oldVolume = claim?.spec?.volumeName;
+
+    await drain(node2);
+    // Edited here while the dev pod moves.
+    writeFileSync(join(folder, file), 'edited while the pod moved\n');
+    await waitFor('up reconnected to the new dev pod', () => up.output().slice(before_).includes('reconnected to the dev container'), 240_000).catch(() =>
+      assert.fail(`up after the drain:\n${up.output().slice(before_)}`),
+    );
+    const after_ = up.output().slice(before_);
+    t.diagnostic(`up after the drain:\n${after_}`);
+    assert.match(after_, said, after_);
+    assert.match(after_, new RegExp(`reconnected to the dev container \\(pod ${name}-devtool-\\S+ on node ${nodeName(1)}\\)`), after_);
+    assert.equal(await nodeOfPod(`${name}-devtool-`), nodeName(1), 'the new dev pod runs on node 1');
+    await waitFor(
+      'the edit made while the pod moved, in the new dev pod',
+      () => dev(['exec', name, '--', 'cat', `/src/${file}`]).stdout === 'edited while the pod moved\n',
+      90_000,
+    ).catch(() => assert.fail(`up after the drain:\n${up.output().slice(before_)}`));
+    const there = dev(['exec', name, '--', 'cat', `/src/${name}-made.txt`, '/src/main.js']);
+    assert.equal(there.code, 0, there.stderr);
+    assert.equal(there.stdout, `made in the container\n${readFileSync(join(folder, 'main.js'), 'utf8')}`);
+    // Both ways on node 1.
+    writeFileSync(join(folder, file), 'edited here on node 1\n');
+    await waitFor(
+      'the local edit in the dev pod on node 1',
+      () => dev(['exec', name, '--', 'cat', `/src/${file}`]).stdout === 'edited here on node 1\n',
+      60_000,
+    );
+    const back = dev(['exec', name, '--', 'sh', '-c', `echo edited there on node 1 > /src/${file}`]);
+    assert.equal(back.code, 0, back.stderr);
+    await waitFor('the edit in the dev pod on node 1, here', () => readFileSync(join(folder, file), 'utf8') === 'edited there on node 1\n', 60_000);
+
+    const down = dev(['down', name], 180_000);
+    assert.equal(down.code, 0, down.stderr);
+    await up.stop();
+    await assert.rejects(apps.readNamespacedDeployment({ name: `${name}-devtool`, namespace }));
+    await waitFor(
+      `deployment ${name} ready again`,
+      ok(async () => (await apps.readNamespacedDeployment({ name, namespace })).status?.readyReplicas === 1),
+      180_000,
+    );
+    if (oldVolume) {
+      // Kept aside with what only it held, not deleted with its claim; the test then deletes it.
+      const pv = await s!.core.readPersistentVolume({ name: oldVolume });
+      assert.equal(pv.spec?.persistentVolumeReclaimPolicy, 'Retain');
+      assert.match(after_, new RegExp(`kept as volume ${oldVolume} on ${node2}`));
+      await s!.core.deletePersistentVolume({ name: oldVolume });
+    }
+  } finally {
+    await up.stop();
+    await uncordon(node2);
+  }
+}
+
+test("node 2 drained under up, the dev pod's own claim there: a new claim on node 1, filled from this folder", { timeout: 600_000 }, async (t) => {
+  await drainUnderUp(t, 'api', new RegExp(`dev volume of api was on node ${node2}, which is drained: a new one on another node, filled from this folder`));
+});
+
+test('node 2 drained under up, the dev pod on an emptyDir: it reconnects on node 1, nothing lost', { timeout: 600_000 }, async (t) => {
+  await drainUnderUp(t, 'worker', /reconnected to the dev container/);
 });
