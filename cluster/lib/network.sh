@@ -20,6 +20,35 @@ set_sysctl() {
     log "warning: cannot set $key=$value"
 }
 
+# write_cni_conflist FILE IPMASQ MTU IPAM_DIR CIDR: a node's CNI configuration (bridge
+# CNI_BRIDGE + host-local addresses from CIDR, leases in IPAM_DIR); IPMASQ: whether the bridge
+# plugin masquerades what leaves the pod network.
+write_cni_conflist() {
+  cat >"$1" <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "devtool",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "$CNI_BRIDGE",
+      "isGateway": true,
+      "ipMasq": $2,
+      "hairpinMode": true,
+      "mtu": $3,
+      "ipam": {
+        "type": "host-local",
+        "dataDir": "$4",
+        "ranges": [[{ "subnet": "$5" }]],
+        "routes": [{ "dst": "0.0.0.0/0" }]
+      }
+    },
+    { "type": "portmap", "capabilities": { "portMappings": true } }
+  ]
+}
+EOF
+}
+
 setup_host_network() {
   # Bridged pod traffic must pass iptables for Service NAT to apply to
   # pod->Service->pod on the same bridge.
@@ -42,29 +71,7 @@ setup_host_network() {
   # portmap implements hostPort. containerd adds the loopback interface
   # itself (with the loopback plugin from CNI_BIN_DIR). The address leases
   # live in the state dir, so they go away with the cluster.
-  cat >"$CNI_CONF_DIR/10-devtool.conflist" <<EOF
-{
-  "cniVersion": "1.0.0",
-  "name": "devtool",
-  "plugins": [
-    {
-      "type": "bridge",
-      "bridge": "$CNI_BRIDGE",
-      "isGateway": true,
-      "ipMasq": true,
-      "hairpinMode": true,
-      "mtu": $(uplink_mtu),
-      "ipam": {
-        "type": "host-local",
-        "dataDir": "$STATE/cni/ipam",
-        "ranges": [[{ "subnet": "$POD_CIDR" }]],
-        "routes": [{ "dst": "0.0.0.0/0" }]
-      }
-    },
-    { "type": "portmap", "capabilities": { "portMappings": true } }
-  ]
-}
-EOF
+  write_cni_conflist "$CNI_CONF_DIR/10-devtool.conflist" true "$(uplink_mtu)" "$STATE/cni/ipam" "$POD_CIDR"
 }
 
 # The host-path provisioner writes to /tmp/hostpath_pv; make that a symlink to

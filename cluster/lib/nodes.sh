@@ -214,29 +214,7 @@ setup_node_network() {
     nx "$k" iptables -t nat -A POSTROUTING -j DEVTOOL-NODE
 
   mkdir -p "$dir/cni/net.d" "$dir/cni/ipam"
-  cat >"$dir/cni/net.d/10-devtool.conflist" <<EOF
-{
-  "cniVersion": "1.0.0",
-  "name": "devtool",
-  "plugins": [
-    {
-      "type": "bridge",
-      "bridge": "$CNI_BRIDGE",
-      "isGateway": true,
-      "ipMasq": false,
-      "hairpinMode": true,
-      "mtu": $mtu,
-      "ipam": {
-        "type": "host-local",
-        "dataDir": "$dir/cni/ipam",
-        "ranges": [[{ "subnet": "$cidr" }]],
-        "routes": [{ "dst": "0.0.0.0/0" }]
-      }
-    },
-    { "type": "portmap", "capabilities": { "portMappings": true } }
-  ]
-}
-EOF
+  write_cni_conflist "$dir/cni/net.d/10-devtool.conflist" false "$mtu" "$dir/cni/ipam" "$cidr"
 }
 
 # The node's cgroup root in every cgroup v1 hierarchy; cpuset needs its CPUs and memory nodes
