@@ -49,7 +49,8 @@ test('the environment of the folder: every pod, each line prefixed [service/pod]
   const r = success(await runCommand(['logs'], { sandbox, handler: c.handler }));
   assert.deepEqual(r.stdout.split('\n').sort(), ['', '[api/api-1] a1', '[web/web-1] w1', '[web/web-1] w2']);
   assert.equal(r.stderr, '');
-  assert.deepEqual(c.asked, ['pods alpha default devtool.dev/environment=project']);
+  // First every environment's pods (words for when this one has none), then this one's.
+  assert.deepEqual(c.asked, ['pods alpha default devtool.dev/environment', 'pods alpha default devtool.dev/environment=project']);
   // Lines always come timestamped (a followed log cut is opened again from its last line's time); printed without.
   assert.deepEqual(c.queries, [
     { follow: false, timestamps: true },
@@ -70,7 +71,7 @@ test('services named: only their pods; an unknown one is one line naming those t
   const c = shop();
   const r = success(await runCommand(['logs', 'web'], { handler: c.handler }));
   assert.equal(r.stdout, '[web/web-1] w1\n[web/web-1] w2\n');
-  assert.deepEqual(c.asked.slice(0, 2).sort(), ['pods alpha default devtool.dev/environment=project', 'workloads devtool.dev/environment=project']);
+  assert.deepEqual(c.asked.slice(1, 3).sort(), ['pods alpha default devtool.dev/environment=project', 'workloads devtool.dev/environment=project']);
   const unknown = failure(await runCommand(['logs', 'web', 'wbe'], { handler: shop().handler }), ExitCode.failure);
   assert.equal(unknown, 'Error: no service "wbe" in environment project in namespace default; its services: api, web, worker');
 });
@@ -81,7 +82,7 @@ test('--follow, --tail, --since and --timestamps reach each log; --context, --na
     await runCommand(['logs', '--tail', '100', '--since', '10m', '--timestamps', '-c', 'beta', '-n', 'n1', '--name', 'Shop'], { handler: c.handler }),
   );
   assert.equal(r.stdout, '[web/web-1] 2026-12-02T10:00:00Z w1\n');
-  assert.deepEqual(c.asked, ['pods beta n1 devtool.dev/environment=shop']);
+  assert.deepEqual(c.asked, ['pods beta n1 devtool.dev/environment', 'pods beta n1 devtool.dev/environment=shop']);
   assert.deepEqual(c.queries, [{ follow: false, tailLines: 100, sinceSeconds: 600, timestamps: true }]);
   assert.equal(success(await runCommand(['logs'], { handler: c.handler })).stdout, '[web/web-1] w1\n', 'without --timestamps, without the time');
 });
@@ -113,4 +114,20 @@ test('a log that cannot be read: said, the others printed, exit 1', async () => 
   assert.equal(r.code, ExitCode.failure);
   assert.equal(r.stdout, '[web/web-1] w1\n');
   assert.match(r.stderr, /^\[web\/web-2\] the log could not be read: 400 pod web-2 is gone\nError: the logs of 1 container\(s\) could not be read/);
+});
+
+test("no pod of the folder's environment, but others deployed there under --name: the notice names them", async () => {
+  const other = pod('web-1', 'web');
+  other.metadata!.labels!['devtool.dev/environment'] = 'demo';
+  const c = logsHandler(async () => ({
+    workloads: async () => [],
+    logs: {
+      pods: async (labelSelector) => ({ items: labelSelector === 'devtool.dev/environment' ? [other] : [], resourceVersion: '1' }),
+      watchPods: async () => assert.fail('no watch without --follow'),
+      log: () => assert.fail('no pod to read'),
+    },
+  }));
+  const r = success(await runCommand(['logs'], { handler: c }));
+  assert.equal(r.stdout, '');
+  assert.equal(r.stderr, 'no pods of environment project in namespace default (deployed there: demo; name one with --name)\n');
 });

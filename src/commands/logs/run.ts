@@ -9,7 +9,7 @@ import { chosenServices, podService, workloadService, type Workload } from '../.
 import { PodLogs, type PodLogApi } from '../../deploy/logs/stream.ts';
 import type { Factory } from '../../factory.ts';
 import { seriesFor } from '../../io/style.ts';
-import { environmentSelector } from '../../kube/labels.ts';
+import { ENVIRONMENT_LABEL, environmentSelector } from '../../kube/labels.ts';
 import { clusterTarget, type KubeTarget } from '../../kube/target.ts';
 import { workloadsByLabel } from '../../kube/workloads.ts';
 import type { logsOptions } from './spec.ts';
@@ -35,8 +35,10 @@ export function logsHandler(clusterOf: (f: Factory, target: KubeTarget) => Promi
     // The environment as `deploy` names it: --name, else the manifest's name, else the folder's.
     const environment = inv.opts.all ? undefined : environmentOf(f, inv.opts.name);
     const cluster = await clusterOf(f, { context, namespace });
-    const what = environment ? `environment ${environment} in namespace ${namespace}` : `namespace ${namespace}`;
     const labelSelector = environment ? environmentSelector(environment) : undefined;
+    const what = environment
+      ? `environment ${environment} in namespace ${namespace}${await otherEnvironments(cluster, environment)}`
+      : `namespace ${namespace}`;
     let accept = (_pod: V1Pod) => true;
     if (asked.length > 0 && labelSelector) {
       const [workloads, pods] = await Promise.all([cluster.workloads(labelSelector), cluster.logs.pods(labelSelector)]);
@@ -63,6 +65,17 @@ export function logsHandler(clusterOf: (f: Factory, target: KubeTarget) => Promi
     const result = await untilStopped((signal) => logs.run(signal), f.io.stdout);
     if (result.failed > 0) throw new DevtoolError(`the logs of ${result.failed} container(s) could not be read (each said above)`);
   };
+}
+
+/**
+ * When the folder's environment has no pods but others in the namespace do (deployed with
+ * `--name`), the words that name them: a newcomer in the folder learns which `--name` to give.
+ */
+async function otherEnvironments(cluster: LogsCluster, environment: string): Promise<string> {
+  const pods = (await cluster.logs.pods(ENVIRONMENT_LABEL)).items;
+  const names = [...new Set(pods.map((p) => p.metadata?.labels?.[ENVIRONMENT_LABEL] ?? ''))].filter(Boolean).sort();
+  if (names.length === 0 || names.includes(environment)) return '';
+  return ` (deployed there: ${names.join(', ')}; name one with --name)`;
 }
 
 function environmentOf(f: Factory, name: string | undefined): string {
