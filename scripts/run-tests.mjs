@@ -52,11 +52,11 @@ const run = (list, flags, options) =>
 
 // Files that mostly wait (a Kubernetes token's real 10-minute expiry) run beside the others in a
 // second runner, so they add their minutes to none; their output follows the others'. They start
-// once the files that stop or restart parts of the cluster, or add nodes to it and remove them
-// (pods and claims on a node that goes), are done (those would fail them for nothing). Alone (a
-// filter that names only them), they run like any other file.
+// once the files that stop or restart parts of the cluster are done, and so after the files on two
+// nodes, which run first (those would fail them for nothing: pods and claims on a node that goes).
+// Alone (a filter that names only them), they run like any other file.
 const BESIDE = ['test/e2e/service-kube-expiry.e2e.test.ts'];
-const DISRUPTIVE = ['test/e2e/dev-faults.e2e.test.ts', 'cluster/nodes.e2e.test.ts', 'test/e2e/multi-node.e2e.test.ts'];
+const DISRUPTIVE = ['test/e2e/dev-faults.e2e.test.ts'];
 // Files that run first, on a cluster of two nodes (cluster/lib/nodes.sh), in this order, then the
 // cluster goes back to one node: Compose deploys, pipelines and hosted builds whose pods land on
 // either node, and a dev container's deploy. The files that add and remove nodes themselves come
