@@ -20,6 +20,8 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:https';
+import type { LookupAddress } from 'node:dns';
+import type { LookupFunction } from 'node:net';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { ensureCluster } from '../../cluster/test-cluster.ts';
@@ -142,10 +144,17 @@ export interface Fetched {
   error?: string;
 }
 
-/** GET over HTTPS with Node, trusting `ca` only (none: Node's default roots); never throws. */
-export function httpsGet(url: string, ca?: string): Promise<Fetched> {
+/**
+ * GET over HTTPS with Node, trusting `ca` only (none: Node's default roots); never throws. `via`:
+ * connect to this address instead of the one the host resolves to (SNI and Host stay the URL's),
+ * e.g. one node of several.
+ */
+export function httpsGet(url: string, ca?: string, via?: string): Promise<Fetched> {
+  const lookup: LookupFunction = (_host, opts, done) =>
+    opts.all ? (done as (e: null, a: LookupAddress[]) => void)(null, [{ address: via!, family: 4 }]) : done(null, via!, 4);
   return new Promise((resolve) => {
-    const req = request(url, { ca, timeout: 10_000 }, (res) => {
+    // A connection of its own: the agent's kept-alive ones are keyed by host, not by address.
+    const req = request(url, { ca, timeout: 10_000, ...(via ? { lookup, agent: false } : {}) }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (body += c));
@@ -158,12 +167,12 @@ export function httpsGet(url: string, ca?: string): Promise<Fetched> {
 }
 
 /** Polls `url` (HTTPS, trusting `ca`) until it answers 200, and returns that answer; fails with the last one. */
-export async function whenAnswering(url: string, ca: string, ms = 60_000): Promise<Fetched> {
+export async function whenAnswering(url: string, ca: string, ms = 60_000, via?: string): Promise<Fetched> {
   const deadline = Date.now() + ms;
   for (;;) {
-    const last = await httpsGet(url, ca);
+    const last = await httpsGet(url, ca, via);
     if (last.status === 200) return last;
-    if (Date.now() > deadline) throw new Error(`${url} never answered 200 within ${ms / 1000} s: ${JSON.stringify(last)}`);
+    if (Date.now() > deadline) throw new Error(`${url}${via ? ` through ${via}` : ''} never answered 200 within ${ms / 1000} s: ${JSON.stringify(last)}`);
     await new Promise((r) => setTimeout(r, 500));
   }
 }

@@ -8,11 +8,10 @@
 import * as k8s from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { join } from 'node:path';
 import { after, before, test, type TestContext } from 'node:test';
 import { runDevtool } from './cli.ts';
-import { installedService } from './installed-service.ts';
+import { installedService, whenAnswering } from './installed-service.ts';
 import { killUpSessions, startUp } from './up-session.ts';
 import { waitFor } from './wait.ts';
 import { clusterSandbox, ensureAgentImage, ensureNodes, execInPod, nodeName, REGISTRY, type ClusterSandbox } from './cluster.ts';
@@ -218,22 +217,6 @@ test('up on a StatefulSet whose claim is bound to node 2: the dev pod lands wher
   assert.equal(back.stdout, 'seeded on node 2\n', back.stderr);
 });
 
-/** GET `url` over TLS from `address` (the host's name still in SNI and Host): status and body. */
-function getVia(address: string, url: string, ca: string): Promise<{ status: number; body: string }> {
-  const u = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = request({ host: address, port: 443, path: u.pathname, servername: u.hostname, headers: { host: u.hostname }, ca, timeout: 10_000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 test("the front door answers on every node: the service URL through node 2's address", { timeout: 300_000 }, async () => {
   const svc = await installedService();
   const { core } = s!;
@@ -245,15 +228,7 @@ test("the front door answers on every node: the service URL through node 2's add
       (p) => p.spec?.nodeName === node2 && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
     );
   await waitFor(`a ready front door on ${node2}`, ok(onNode2Ready), 180_000);
-  let last: unknown;
-  await waitFor(
-    `${svc.url}/healthz through ${address}`,
-    async () => {
-      last = await getVia(address, `${svc.url}/healthz`, svc.caPem).catch((e: Error) => e.message);
-      return typeof last === 'object' && (last as { status: number }).status === 200;
-    },
-    60_000,
-  ).catch(() => assert.fail(`${svc.url} through ${address}: ${JSON.stringify(last)}`));
+  await whenAnswering(`${svc.url}/healthz`, svc.caPem, 60_000, address);
   // Both nodes' addresses on the service's Ingress, written by one front door.
   const net = svc.kc.makeApiClient(k8s.NetworkingV1Api);
   const node1 = await core.readNode({ name: nodeName(1) });
