@@ -1,0 +1,16 @@
+/**
+ * How a namespace the service made records that it sleeps, wakes and was last used: annotations on
+ * the Namespace object, which only the service and the front door write (a plain user cannot patch
+ * a Namespace). The service writes the sleep marks; the front door reads them to send requests for
+ * a sleeping namespace's endpoints to the service's waking page, and writes the last request time.
+ * Values are RFC 3339 times.
+ */
+
+/** Set when the namespace was put to sleep; removed when it is woken. */
+export const SLEEPING_SINCE = 'devtool.dev/sleeping-since';
+/** Set by a wake; removed once the namespace's workloads are available again (or given up on). */
+export const WAKING_SINCE = 'devtool.dev/waking-since';
+/** The last request the front door passed to one of the namespace's endpoints (written at most once a minute). */
+export const LAST_REQUEST = 'devtool.dev/last-request';
+/** Who or what put the namespace to sleep: a user's name, or `idle` for the automatic sleep. */
+export const SLEPT_BY = 'devtool.dev/slept-by';
