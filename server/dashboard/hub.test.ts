@@ -6,7 +6,7 @@ import type { Kind } from './model.ts';
 /** An in-memory cluster: watches the test drives by hand, and rights per user and namespace. */
 function fakeCluster() {
   const open = new Map<string, { owner: string; sink: WatchSink }>();
-  const rights = new Map<string, Set<Kind>>(); // "user/namespace" -> kinds it may list and watch
+  const rights = new Map<string, Set<Kind> | 'unreachable'>(); // "user/namespace" -> kinds it may list and watch
   const opened: string[] = [];
   const reviews: string[] = [];
   const cluster: HubCluster = {
@@ -19,10 +19,13 @@ function fakeCluster() {
     },
     async mayWatch(user, namespace, kind) {
       reviews.push(`${user}:${namespace}/${kind}`);
-      return rights.get(`${user}/${namespace}`)?.has(kind) ?? false;
+      const r = rights.get(`${user}/${namespace}`);
+      if (r === 'unreachable') throw new Error('the API server cannot be reached');
+      return r?.has(kind) ?? false;
     },
   };
-  const allow = (user: string, namespace: string, kinds: Kind[]) => rights.set(`${user}/${namespace}`, new Set(kinds));
+  const allow = (user: string, namespace: string, kinds: Kind[] | 'unreachable') =>
+    rights.set(`${user}/${namespace}`, kinds === 'unreachable' ? kinds : new Set(kinds));
   return { cluster, open, opened, reviews, allow };
 }
 
@@ -142,6 +145,19 @@ describe('the watch hub', () => {
     assert.equal(slow.seen.length, 1);
     assert.deepEqual(slow.ended, ['this page fell behind the live updates: reload it']);
     assert.equal(quick.seen.length, 2);
+    assert.deepEqual(hub.stats(), { watches: 1, subscribers: 1 });
+  });
+
+  test('a review that fails refuses a new page but does not cut an open one', async () => {
+    const f = fakeCluster();
+    f.allow('ann', 'web', ['pods']);
+    const hub = hubOf(f.cluster, 20);
+    const a = recorder();
+    await hub.subscribe('ann', 'web', ['pods'], a.s);
+    f.allow('ann', 'web', 'unreachable');
+    await new Promise((r) => setTimeout(r, 80));
+    assert.deepEqual(a.ended, []);
+    assert.equal(await hub.subscribe('ann', 'web', ['pods'], recorder().s), 'forbidden');
     assert.deepEqual(hub.stats(), { watches: 1, subscribers: 1 });
   });
 });

@@ -65,9 +65,9 @@ export class WatchHub {
     private readonly opts: HubOptions,
   ) {}
 
-  /** Whether `user` may watch every one of `kinds` in `namespace` (each asked with its own token). */
+  /** Whether `user` may watch every one of `kinds` in `namespace` (each asked with its own token); throws when a review fails. */
   async allowed(user: string, namespace: string, kinds: readonly Kind[] = KINDS): Promise<boolean> {
-    const answers = await Promise.all(kinds.map((k) => this.cluster.mayWatch(user, namespace, k).catch(() => false)));
+    const answers = await Promise.all(kinds.map((k) => this.cluster.mayWatch(user, namespace, k)));
     return answers.every(Boolean);
   }
 
@@ -77,7 +77,8 @@ export class WatchHub {
    */
   async subscribe(user: string, namespace: string, kinds: readonly Kind[], subscriber: Subscriber): Promise<Subscription | 'forbidden'> {
     const owner = await this.opts.ownerOf(namespace);
-    if (!owner || !(await this.allowed(user, namespace, kinds))) return 'forbidden';
+    // A review that fails (the API server unreachable) refuses the page; it may try again.
+    if (!owner || !(await this.allowed(user, namespace, kinds).catch(() => false))) return 'forbidden';
     let open = true;
     const close = (): void => {
       if (!open) return;
@@ -86,11 +87,15 @@ export class WatchHub {
       for (const kind of kinds) this.leave(namespace, kind, subscriber);
     };
     const recheck = setInterval(() => {
-      void this.allowed(user, namespace, kinds).then((still) => {
-        if (still || !open) return;
-        close();
-        subscriber.end('your rights in this namespace changed');
-      });
+      // A review that fails says nothing about the rights: the page stays until a review says no.
+      void this.allowed(user, namespace, kinds).then(
+        (still) => {
+          if (still || !open) return;
+          close();
+          subscriber.end('your rights in this namespace changed');
+        },
+        () => undefined,
+      );
     }, this.opts.recheckMs);
     recheck.unref();
     this.closers.set(subscriber, close);

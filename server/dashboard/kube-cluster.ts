@@ -39,6 +39,7 @@ export function kubeDashboardCluster(source: KubeCredentialSource, onError: (err
       const { userKubeConfig } = await import('../pipelines/kube-cluster.ts');
       return kubeHttp(await userKubeConfig(token));
     })();
+    for (const [name, t] of tokens) if (t.until <= now) tokens.delete(name);
     tokens.set(user, entry);
     const http = entry.http;
     http.catch(() => tokens.delete(user));

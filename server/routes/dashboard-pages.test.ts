@@ -9,6 +9,7 @@ import type { DashboardCluster } from '../dashboard/kube-cluster.ts';
 import type { WatchSink } from '../dashboard/hub.ts';
 import { KINDS, type Kind } from '../dashboard/model.ts';
 import { MemoryStore } from '../store/memory.ts';
+import { newToken } from '../tokens.ts';
 
 const CONFIG: ServiceConfig = { version: '9.9.9', publicUrl: 'https://devtool.example', rateLimit: { max: 1000, timeWindowMs: 60_000 } };
 
@@ -218,5 +219,33 @@ describe('dashboard pages', () => {
     } finally {
       await h.app.close();
     }
+  });
+
+  test("without users' cluster credentials: Home lists names, a namespace page says why it cannot show one", async () => {
+    const store = new MemoryStore();
+    const ann = await createAccount(store, 'ann', false, new Date('2026-12-02T12:00:00Z'));
+    const app = await buildApp({ store, config: CONFIG, logStream: false });
+    const headers = { authorization: `Bearer ${ann.token}`, accept: 'text/html' };
+    const home = await app.inject({ method: 'GET', url: '/', headers });
+    assert.equal(home.statusCode, 200);
+    assert.match(home.body, /<td data-label="Running" class="muted">unknown<\/td>/);
+    for (const url of ['/namespaces/ann-devtool', '/namespaces/ann-devtool/events']) {
+      const res = await app.inject({ method: 'GET', url, headers });
+      assert.equal(res.statusCode, 503, url);
+      assert.match(res.body, /hands out no Kubernetes credentials/);
+    }
+  });
+
+  test("a pipeline run's token and a revoked token get no page", async () => {
+    const h = await harness();
+    const refused = await h.app.inject({ method: 'GET', url: '/', headers: h.as('dvt_not-a-token') });
+    assert.equal(refused.statusCode, 401);
+    assert.doesNotMatch(refused.body, /shop/);
+    const made = newToken('ann', 'run', new Date('2026-12-02T12:00:00Z'));
+    await h.store.addToken({ ...made.record, scope: 'run' });
+    const run = await h.app.inject({ method: 'GET', url: '/namespaces/shop', headers: h.as(made.token) });
+    assert.equal(run.statusCode, 403);
+    assert.match(run.body, /a pipeline run&#39;s token cannot open the dashboard: use your own token/);
+    assert.doesNotMatch(run.body, /web-1/);
   });
 });

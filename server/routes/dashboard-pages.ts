@@ -97,6 +97,12 @@ function noSuchNamespace(reply: FastifyReply, v: Viewer, name: string): FastifyR
   );
 }
 
+/** Without users' cluster credentials the service can read nothing in a namespace. */
+function noClusterCredentials(reply: FastifyReply, v: Viewer): FastifyReply {
+  const error = 'This devtool service hands out no Kubernetes credentials (its operator has not set DEVTOOL_KUBE_SERVER): it cannot show a namespace.';
+  return sendPage(reply, 503, page({ title: 'Namespace pages unavailable', user: v.user.name, ...csrfOf(v), error, body: html`<p><a href="/">Home</a></p>` }));
+}
+
 const csrfOf = (v: Viewer) => (v.session ? { csrf: v.session.csrf } : {});
 
 /** Environments a pipeline of the service deploys: the preview's own, and those with a run record. */
@@ -184,6 +190,7 @@ export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: Dashboa
     const v = await viewerOf(ctx, request, reply);
     if (!v) return reply;
     const name = (request.params as { name: string }).name;
+    if (!deps.cluster) return noClusterCredentials(reply, v);
     const ns = await ctx.store.getNamespace(name);
     const snapshot = ns && (await snapshotFor(v.user.name, name));
     if (!ns || !snapshot) return noSuchNamespace(reply, v, name);
@@ -206,7 +213,8 @@ export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: Dashboa
     const name = (request.params as { name: string }).name;
     const ns = await ctx.store.getNamespace(name);
     const hub = deps.hub;
-    if (!ns || !hub) return noSuchNamespace(reply, v, name);
+    if (!hub) return noClusterCredentials(reply, v);
+    if (!ns) return noSuchNamespace(reply, v, name);
     const res = reply.raw;
     const dirty = new Set<SectionId>();
     const known = new Map<string, boolean>();
@@ -215,9 +223,11 @@ export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: Dashboa
     let flushing = false;
     const timers: NodeJS.Timeout[] = [];
     let subscription: Subscription | undefined;
+    let streaming = false;
     const finish = (reason?: string) => {
       if (ended) return;
       ended = true;
+      if (!streaming) return; // ended while subscribing: the answer below says so
       for (const t of timers) clearInterval(t);
       clearTimeout(gathering);
       subscription?.close();
@@ -257,11 +267,15 @@ export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: Dashboa
       end: (reason) => finish(reason),
     };
     subscription = await hub.subscribe(v.user.name, name, KINDS, subscriber).then((s) => (s === 'forbidden' ? undefined : s));
-    if (!subscription) {
+    if (!subscription || ended) {
       clearTimeout(gathering);
-      return noSuchNamespace(reply, v, name);
+      subscription?.close();
+      return subscription
+        ? sendPage(reply, 503, page({ title: 'Try again', error: 'The live updates ended at once: reload the page.', body: html`` }))
+        : noSuchNamespace(reply, v, name);
     }
     reply.hijack();
+    streaming = true;
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store',
