@@ -25,9 +25,14 @@ function query(kind: Kind, extra: Record<string, string>): string {
   return q.size ? `?${q}` : '';
 }
 
+/** The dashboard's cluster acting with tokens of users' ServiceAccounts from `source`. */
 export function kubeDashboardCluster(source: KubeCredentialSource, onError: (err: unknown, what: string) => void): DashboardCluster {
+  return dashboardCluster(userTokens(source), onError);
+}
+
+/** The API server as a user, with a token of its ServiceAccount made by `source` and reused a few minutes. */
+function userTokens(source: KubeCredentialSource): (user: string) => Promise<KubeHttp> {
   const tokens = new Map<string, { http: Promise<KubeHttp>; until: number }>();
-  /** The API server as `user` (a token of its ServiceAccount, reused a few minutes). */
   const as = (user: string): Promise<KubeHttp> => {
     const now = Date.now();
     const cached = tokens.get(user);
@@ -45,7 +50,11 @@ export function kubeDashboardCluster(source: KubeCredentialSource, onError: (err
     http.catch(() => tokens.delete(user));
     return http;
   };
+  return as;
+}
 
+/** The dashboard's cluster over `as(user)`: the API server acting as that user (a fake in the unit tests). */
+export function dashboardCluster(as: (user: string) => Promise<KubeHttp>, onError: (err: unknown, what: string) => void): DashboardCluster {
   const list = async (http: KubeHttp, namespace: string, kind: Kind) =>
     (await http.get(KIND_API[kind].path(namespace) + query(kind, {}))) as { items?: unknown[]; metadata?: { resourceVersion?: string } };
 
