@@ -50,6 +50,22 @@ async function signUp(page: Page, name: string): Promise<void> {
   await svc.adoptUser(name);
 }
 
+/**
+ * `step` again (up to 3 times) when Chromium cut its request with ERR_NETWORK_CHANGED: it does so
+ * whenever a network interface comes or goes, and every pod started or ended on this machine adds
+ * or removes one (browser.ts `visit`). `submit` retries the form's own request; a cut in the page's
+ * other requests around it ends up here.
+ */
+async function again(step: () => Promise<void>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await step();
+    } catch (err) {
+      if (attempt >= 3 || !/ERR_NETWORK_CHANGED/.test(String(err))) throw err;
+    }
+  }
+}
+
 /** axe-core's serious and critical violations of the page as it is (none expected). */
 async function axeViolations(page: Page): Promise<string[]> {
   await page.evaluate(AXE);
@@ -123,15 +139,17 @@ describe('the dashboard of the installed service', () => {
   }, async (t) => {
     const page = ownerPage;
     // A token made on the tokens page, for the CLI's deploy.
-    await visit(page, `${svc.url}/account/tokens`);
-    await submit(
-      page,
-      async () => {
-        await page.fill('#create-token input[name=name]', 'deploy');
-        await page.click('#create-token button');
-      },
-      () => page.waitForSelector('#new-token'),
-    );
+    await again(async () => {
+      await visit(page, `${svc.url}/account/tokens`);
+      await submit(
+        page,
+        async () => {
+          await page.fill('#create-token input[name=name]', 'deploy');
+          await page.click('#create-token button');
+        },
+        () => page.waitForSelector('#new-token'),
+      );
+    });
     const token = ((await page.textContent('#new-token')) ?? '').trim();
     const sb = createSandbox();
     assert.equal(devtool(sb, ['context', 'use', svc.url, '--token', token]).code, 0);
