@@ -166,7 +166,7 @@ describe('the dashboard of the installed service', () => {
     await page.waitForFunction(() => document.getElementById('live-status')?.textContent === 'Live', undefined, { timeout: 15_000 });
     const pod = await runningPod(svc.core, personal, 'devtool.dev/environment=dashweb');
     assert.ok(await page.$(`li[data-pod="${pod}"]`), 'the running pod is listed');
-    // A stream cut meanwhile reconnects by itself (its failures are listed in the test's diagnostics); the picture shows it live.
+    // Chromium cuts the stream when a pod's veth comes or goes (ERR_NETWORK_CHANGED, in the diagnostics); it reconnects by itself.
     await page.waitForFunction(() => document.getElementById('live-status')?.textContent === 'Live', undefined, { timeout: 15_000 });
     await screenshot(page, 'dashboard-namespace.png');
 
