@@ -80,4 +80,23 @@ describe('dashboard summaries', () => {
     ];
     assert.deepEqual(endpointsOf('shop', ingresses), ['https://a.example', 'https://b.example']);
   });
+
+  test("a dev Deployment's session state: decoded when well-formed, ignored otherwise, never on a StatefulSet", () => {
+    const state = {
+      format: 1,
+      user: 'ann',
+      version: '0.1.0',
+      startedAt: '2026-12-02T11:00:00Z',
+      heartbeatAt: '2026-12-02T11:59:40Z',
+      sync: { state: 'watching' },
+      conflicts: { total: 0, latest: [] },
+      forwards: [],
+      connection: { state: 'connected' },
+    };
+    const dev = (value: string) => ({ metadata: { name: 'web-devtool', annotations: { 'devtool.dev/session': value } }, spec: {}, status: {} });
+    assert.deepEqual(workloadSummary('Deployment')(dev(JSON.stringify(state))).session, state);
+    assert.equal(workloadSummary('Deployment')(dev(JSON.stringify({ ...state, extra: 1 }))).session, undefined);
+    assert.equal(workloadSummary('Deployment')(dev('{not json')).session, undefined);
+    assert.equal(workloadSummary('StatefulSet')(dev(JSON.stringify(state))).session, undefined);
+  });
 });

@@ -3,6 +3,7 @@
  * them (a list's items or a watch event's object, plain JSON): pure functions, so the first paint
  * and every live update render from the same summaries.
  */
+import { DEV_SESSION_ANNOTATION, type DevSessionState, decodeDevSession } from '../../api/dev-session.ts';
 import { ENVIRONMENT_LABEL, STATE_LABEL } from '../../api/environment-labels.ts';
 
 /** The kinds the dashboard reads of a namespace; `environments` are ConfigMaps with the state label. */
@@ -37,6 +38,8 @@ export interface WorkloadSummary {
   environment?: string;
   /** The pod selector's matchLabels: which pods are this workload's. */
   selector: Record<string, string>;
+  /** What the `up` running this dev container publishes (a well-formed annotation only). */
+  session?: DevSessionState;
 }
 
 export interface EnvironmentSummary {
@@ -64,7 +67,7 @@ export type Summary<K extends Kind> = K extends 'pods'
 
 /** The parts of a Kubernetes object the summaries read; everything optional, as on the wire. */
 interface Obj {
-  metadata?: { name?: string; labels?: Record<string, string>; deletionTimestamp?: unknown };
+  metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string>; deletionTimestamp?: unknown };
   spec?: {
     replicas?: number;
     selector?: { matchLabels?: Record<string, string> };
@@ -115,6 +118,7 @@ export function workloadSummary(kind: WorkloadSummary['kind']) {
   return (raw: unknown): WorkloadSummary => {
     const o = raw as Obj;
     const environment = o.metadata?.labels?.[ENVIRONMENT_LABEL];
+    const session = kind === 'Deployment' ? decodeDevSession(o.metadata?.annotations?.[DEV_SESSION_ANNOTATION]) : undefined;
     return {
       kind,
       name: nameOf(o),
@@ -122,6 +126,7 @@ export function workloadSummary(kind: WorkloadSummary['kind']) {
       ready: o.status?.readyReplicas ?? 0,
       ...(environment ? { environment } : {}),
       selector: o.spec?.selector?.matchLabels ?? {},
+      ...(session ? { session } : {}),
     };
   };
 }

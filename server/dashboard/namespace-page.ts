@@ -1,9 +1,11 @@
 /**
  * The dashboard's page of one namespace, rendered from a snapshot of its objects (pure): its
- * environments from devtool's records (name, source, status, when, endpoints) and its workloads with
- * their pods (status, restarts, the last failure). The two sections are also what a live update
+ * environments from devtool's records (name, source, status, when, endpoints), the dev containers
+ * `up` runs there (from the session state each publishes), and its workloads with their pods
+ * (status, restarts, the last failure). The three sections are also what a live update
  * sends (`namespaceSections`): the page's script puts them in place of the old ones.
  */
+import { DEV_SESSION_STALE_MS, type DevSessionState } from '../../api/dev-session.ts';
 import { html, type Html, page, tableHead } from '../pages/html.ts';
 import { type EnvironmentSummary, endpointsOf, type NamespaceSnapshot, type PodSummary, podsOf, type WorkloadSummary } from './model.ts';
 
@@ -16,10 +18,12 @@ export interface NamespaceData {
   snapshot: NamespaceSnapshot;
   /** Environments a pipeline of the service deploys (their source shows as pipeline). */
   pipelines: ReadonlySet<string>;
+  /** Now: a dev session whose heartbeat is older than DEV_SESSION_STALE_MS is shown as gone. */
+  now: Date;
 }
 
 /** The ids of the live sections, in page order. */
-export const SECTIONS = ['environments', 'workloads'] as const;
+export const SECTIONS = ['environments', 'sessions', 'workloads'] as const;
 export type SectionId = (typeof SECTIONS)[number];
 
 /** "2026-12-02 13:21 UTC" from an ISO time; empty stays empty. */
@@ -72,9 +76,51 @@ function workloads(d: NamespaceData): Html {
   return html`${table}${rest}`;
 }
 
+function syncText(sync: DevSessionState['sync']): Html {
+  switch (sync.state) {
+    case 'syncing':
+      return html`syncing: ${sync.toReceive} to receive, ${sync.toSend} to send`;
+    case 'error':
+      return html`<span class="bad">error</span>: ${sync.error}`;
+    case 'watching':
+      return html`<span class="ok">in sync</span>, watching`;
+    default:
+      return html`${sync.state}`;
+  }
+}
+
+function sessionRow(name: string, s: DevSessionState, now: Date): Html {
+  const gone = s.endedAt !== undefined || now.getTime() - Date.parse(s.heartbeatAt) > DEV_SESSION_STALE_MS;
+  const state = s.endedAt
+    ? html`ended ${when(s.endedAt)}`
+    : gone
+      ? html`<span class="bad">not heard from</span> since ${when(s.heartbeatAt)}`
+      : s.connection.state === 'connected'
+        ? html`<span class="ok">connected</span>`
+        : html`<span class="bad">reconnecting</span> since ${when(s.connection.since)}`;
+  const latest = s.conflicts.latest.length ? html`<ul class="plain">${s.conflicts.latest.map((c) => html`<li><code>${c}</code></li>`)}</ul>` : '';
+  const conflicts = s.conflicts.total ? html`<span class="bad">${s.conflicts.total}</span>${latest}` : html`none`;
+  const sync = gone ? html`<span class="muted">unknown</span>` : syncText(s.sync);
+  const forwards = s.forwards.length
+    ? html`<ul class="plain">${s.forwards.map((f) => html`<li>localhost:${f.local} → ${f.remote}</li>`)}</ul>`
+    : html`<span class="muted">none</span>`;
+  return html`<tr data-session="${name}"><td data-label="Dev container">${name}</td><td data-label="Whose">${s.user}</td>
+<td data-label="Since">${when(s.startedAt)}</td><td data-label="State">${state}</td><td data-label="Sync">${sync}</td>
+<td data-label="Conflict copies">${conflicts}</td><td data-label="Forwards">${forwards}</td></tr>`;
+}
+
+/** The dev containers `up` runs here, from what each publishes on its dev Deployment. */
+function sessions(d: NamespaceData): Html {
+  const up = d.snapshot.workloads.filter((w) => w.session);
+  if (up.length === 0) return html`<p class="muted">No dev container is up.</p>`;
+  return html`<table class="cards">${tableHead(['Dev container', 'Whose', 'Since', 'State', 'Sync', 'Conflict copies', 'Forwards'])}
+<tbody>${up.map((w) => sessionRow(w.name, w.session!, d.now))}</tbody></table>
+<p class="muted">Whose: as the developer's devtool wrote it.</p>`;
+}
+
 /** The inner HTML of each live section. */
 export function namespaceSections(d: NamespaceData): Record<SectionId, Html> {
-  return { environments: environments(d), workloads: workloads(d) };
+  return { environments: environments(d), sessions: sessions(d), workloads: workloads(d) };
 }
 
 export function namespacePage(d: NamespaceData & { script: string }): string {
@@ -87,6 +133,7 @@ export function namespacePage(d: NamespaceData & { script: string }): string {
     body: html`<p>Owner <b>${d.owner}</b> · status ${d.status} · <span id="live-status" role="status" class="muted">Not live</span></p>
 <div data-live="/namespaces/${d.name}/events">
 <section aria-labelledby="h-environments"><h2 id="h-environments">Environments</h2><div id="environments">${s.environments}</div></section>
+<section aria-labelledby="h-sessions"><h2 id="h-sessions">Dev containers</h2><div id="sessions">${s.sessions}</div></section>
 <section aria-labelledby="h-workloads"><h2 id="h-workloads">Workloads</h2><div id="workloads">${s.workloads}</div></section>
 </div>`,
   });

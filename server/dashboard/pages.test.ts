@@ -6,8 +6,11 @@ import { assertGolden } from '../../test/golden.ts';
 import { homePage } from './home-page.ts';
 import { namespacePage, namespaceSections, when } from './namespace-page.ts';
 import type { NamespaceSnapshot } from './model.ts';
+import type { DevSessionState } from '../../api/dev-session.ts';
 
 const golden = (name: string) => fileURLToPath(new URL(`testdata/${name}`, import.meta.url));
+
+const NOW = new Date('2026-12-02T12:00:00Z');
 
 const snapshot: NamespaceSnapshot = {
   environments: [
@@ -26,12 +29,12 @@ const snapshot: NamespaceSnapshot = {
 
 describe('dashboard pages, rendered', () => {
   test('the environments section: source (a pipeline named), status with the error, when, endpoints as links', () => {
-    const s = namespaceSections({ user: 'ann', name: 'shop', owner: 'ann', status: 'Active', snapshot, pipelines: new Set(['preview']) });
+    const s = namespaceSections({ user: 'ann', name: 'shop', owner: 'ann', status: 'Active', snapshot, pipelines: new Set(['preview']), now: NOW });
     assertGolden(golden('environments.html'), s.environments.text);
   });
 
   test('the workloads section: ready counts, each pod with status, restarts and last failure; pods of no workload apart', () => {
-    const s = namespaceSections({ user: 'ann', name: 'shop', owner: 'ann', status: 'Active', snapshot, pipelines: new Set() });
+    const s = namespaceSections({ user: 'ann', name: 'shop', owner: 'ann', status: 'Active', snapshot, pipelines: new Set(), now: NOW });
     assertGolden(golden('workloads.html'), s.workloads.text);
     const empty = namespaceSections({
       user: 'ann',
@@ -40,9 +43,52 @@ describe('dashboard pages, rendered', () => {
       status: 'Active',
       snapshot: { environments: [], workloads: [], pods: [], ingresses: [] },
       pipelines: new Set(),
+      now: NOW,
     });
     assert.equal(empty.workloads.text, '<p class="muted">No Deployments or StatefulSets.</p>');
     assert.equal(empty.environments.text, '<p class="muted">No environment deployed with devtool.</p>');
+  });
+
+  test('the dev containers: whose, since when, connection, sync, conflict copies, forwards; a silent or ended session as such', () => {
+    const session = (over: Partial<DevSessionState>): DevSessionState => ({
+      format: 1,
+      user: 'ann',
+      version: '0.1.0',
+      startedAt: '2026-12-02T11:00:00Z',
+      heartbeatAt: '2026-12-02T11:59:40Z',
+      sync: { state: 'watching' },
+      conflicts: { total: 0, latest: [] },
+      forwards: [],
+      connection: { state: 'connected' },
+      ...over,
+    });
+    const dev = (name: string, s: DevSessionState) => ({ kind: 'Deployment' as const, name, desired: 1, ready: 1, selector: { app: name }, session: s });
+    const workloads = [
+      dev('api-devtool', session({ forwards: [{ local: 8080, remote: 'api:80' }] })),
+      dev(
+        'web-devtool',
+        session({ user: 'cid', sync: { state: 'syncing', toReceive: 2, toSend: 5 }, conflicts: { total: 3, latest: ['src/a.sync-conflict-1.ts'] } }),
+      ),
+      dev('db-devtool', session({ heartbeatAt: '2026-12-02T11:50:00Z' })),
+      dev('old-devtool', session({ endedAt: '2026-12-02T11:30:00Z', connection: { state: 'reconnecting', since: '2026-12-02T11:29:00Z' } })),
+      dev(
+        'far-devtool',
+        session({ sync: { state: 'error', error: 'folder <src> is gone' }, connection: { state: 'reconnecting', since: '2026-12-02T11:58:00Z' } }),
+      ),
+    ];
+    const s = namespaceSections({
+      user: 'ann',
+      name: 'shop',
+      owner: 'ann',
+      status: 'Active',
+      snapshot: { ...snapshot, workloads },
+      pipelines: new Set(),
+      now: NOW,
+    });
+    assertGolden(golden('sessions.html'), s.sessions.text);
+    assert.match(s.sessions.text, /<tr data-session="db-devtool">.*not heard from<\/span> since 2026-12-02 11:50 UTC/s);
+    const none = namespaceSections({ user: 'ann', name: 'shop', owner: 'ann', status: 'Active', snapshot, pipelines: new Set(), now: NOW });
+    assert.equal(none.sessions.text, '<p class="muted">No dev container is up.</p>');
   });
 
   test('the namespace page: one navigation, the live region, the script by path, the sections in place', () => {
@@ -54,6 +100,7 @@ describe('dashboard pages, rendered', () => {
       status: 'Active',
       snapshot,
       pipelines: new Set(),
+      now: NOW,
       script: '/assets/live-x.js',
     });
     assertGolden(golden('namespace-page.html'), p);

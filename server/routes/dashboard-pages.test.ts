@@ -176,7 +176,7 @@ describe('dashboard pages', () => {
     assert.equal((await h.store.getNamespace('cam-app'))?.status, 'Terminating');
   });
 
-  test('the live stream sends both sections, then a change of a pod as it happens', async () => {
+  test('the live stream sends every section, then a change of a pod as it happens', async () => {
     const h = await harness();
     await h.app.listen({ port: 0, host: '127.0.0.1' });
     try {
@@ -191,10 +191,10 @@ describe('dashboard pages', () => {
       const sections = seen.filter((e) => e.event === 'section').map((e) => JSON.parse(e.data) as { id: string; html: string });
       assert.deepEqual(
         sections
-          .slice(0, 2)
+          .slice(0, 3)
           .map((s) => s.id)
           .sort(),
-        ['environments', 'workloads'],
+        ['environments', 'sessions', 'workloads'],
       );
       assert.match(sections.at(-1)!.html, /<li data-pod="web-2"><code>web-2<\/code>: <span class="bad" data-status>Running<\/span><\/li>/);
       assert.deepEqual([...h.fake.sinks.keys()].sort(), KINDS.map((k) => `shop/${k}`).sort(), 'one watch per kind');

@@ -43,13 +43,15 @@ const GATHER_MS = 30;
 const HEARTBEAT_MS = 25_000;
 const SESSION_RECHECK_MS = 60_000;
 
-const SECTION_OF: Record<Kind, SectionId> = {
-  pods: 'workloads',
-  deployments: 'workloads',
-  statefulsets: 'workloads',
-  environments: 'environments',
-  ingresses: 'environments',
+const SECTIONS_OF: Record<Kind, SectionId[]> = {
+  pods: ['workloads'],
+  deployments: ['workloads', 'sessions'],
+  statefulsets: ['workloads'],
+  environments: ['environments'],
+  ingresses: ['environments'],
 };
+/** How often the dev containers are shown again unchanged: a session whose heartbeats stopped shows as gone. */
+const SESSIONS_REFRESH_MS = 30_000;
 
 async function viewerOf(ctx: ServiceDeps, request: FastifyRequest, reply: FastifyReply): Promise<Viewer | undefined> {
   const header = request.headers.authorization;
@@ -200,7 +202,7 @@ export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: Dashboa
       snapshot.environments.map((e) => e.name),
       new Map(),
     );
-    const data: NamespaceData = { user: v.user.name, ...csrfOf(v), name, owner: ns.owner, status: ns.status, snapshot, pipelines };
+    const data: NamespaceData = { user: v.user.name, ...csrfOf(v), name, owner: ns.owner, status: ns.status, snapshot, pipelines, now: ctx.now() };
     return reply
       .code(200)
       .headers(LIVE_PAGE_HEADERS)
@@ -248,7 +250,7 @@ export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: Dashboa
           snapshot.environments.map((e) => e.name),
           known,
         );
-        const sections = namespaceSections({ user: v.user.name, name, owner: ns.owner, status: ns.status, snapshot, pipelines });
+        const sections = namespaceSections({ user: v.user.name, name, owner: ns.owner, status: ns.status, snapshot, pipelines, now: ctx.now() });
         const ids = [...dirty];
         dirty.clear();
         for (const id of ids) res.write(`event: section\ndata: ${JSON.stringify({ id, html: sections[id].text })}\n\n`);
@@ -260,7 +262,7 @@ export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: Dashboa
     };
     const subscriber: Subscriber = {
       changed(kind) {
-        dirty.add(SECTION_OF[kind]);
+        for (const id of SECTIONS_OF[kind]) dirty.add(id);
         if (!gathering && !ended) gathering = setTimeout(flush, GATHER_MS);
         return res.writableLength <= MAX_UNSENT;
       },
@@ -286,6 +288,7 @@ export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: Dashboa
     request.raw.on('close', () => finish());
     res.on('error', () => finish());
     timers.push(setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS));
+    timers.push(setInterval(() => subscriber.changed('deployments'), SESSIONS_REFRESH_MS));
     timers.push(
       setInterval(() => {
         void v.stillValid().then((ok) => {

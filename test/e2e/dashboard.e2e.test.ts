@@ -2,7 +2,7 @@
  * The dashboard on the devtool service its chart installed (installed-service.ts), in headless
  * Chromium trusting the front door's CA: a user signs up, sees its namespaces on Home, creates and
  * deletes one with the forms, deploys a Compose app with the CLI, opens its namespace page and sees
- * a pod deleted in the cluster replaced on the open page without a reload. A second user sees none
+ * a pod deleted in the cluster replaced, and a dev session's state, on the open page without a reload. A second user sees none
  * of the first's namespaces, on Home or by URL. Every page passes axe-core with no serious or
  * critical violation and has no horizontal scroll at 360 px. Screenshots go to docs/images/.
  */
@@ -12,7 +12,9 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import * as k8s from '@kubernetes/client-node';
 import type { BrowserContext, Page } from 'playwright-core';
+import { DEV_SESSION_ANNOTATION } from '../../api/dev-session.ts';
 import { launchBrowser, submit, visit, type TestBrowser } from './browser.ts';
 import { createSandbox, repoRoot, runDevtool, type Sandbox } from './cli.ts';
 import { REGISTRY, runningPod } from './cluster.ts';
@@ -182,6 +184,24 @@ describe('the dashboard of the installed service', () => {
       },
       pod,
       { timeout: 120_000 },
+    );
+    // The session state `up` publishes on its dev Deployment (written here as up writes it): shown live too.
+    const now = new Date().toISOString();
+    const state = {
+      ...{ format: 1, user: owner, version: '0.1.0', startedAt: now, heartbeatAt: now },
+      ...{ sync: { state: 'syncing', toReceive: 0, toSend: 3 }, conflicts: { total: 1, latest: ['index.sync-conflict.html'] } },
+      ...{ forwards: [{ local: 8080, remote: 'web:80' }], connection: { state: 'connected' } },
+    };
+    await svc.kc
+      .makeApiClient(k8s.AppsV1Api)
+      .patchNamespacedDeployment(
+        { name: 'web', namespace: personal, body: { metadata: { annotations: { [DEV_SESSION_ANNOTATION]: JSON.stringify(state) } } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
+    await page.waitForSelector('tr[data-session="web"]', { timeout: 30_000 });
+    assert.match(
+      (await page.textContent('tr[data-session="web"]')) ?? '',
+      /connected.*syncing: 0 to receive, 3 to send.*index\.sync-conflict\.html.*localhost:8080 → web:80/s,
     );
     assert.equal(navigations, 0, 'updated in place, not reloaded');
     t.diagnostic(`event stream cuts: ${streamFailures.length ? streamFailures.join(', ') : 'none'}`);
