@@ -52,7 +52,7 @@ export const LIVE_PAGE_HEADERS = {
 };
 
 const STYLE =
-  'body{font-family:system-ui,sans-serif;max-width:60rem;margin:0 auto;padding:0 1rem 2rem;line-height:1.5;overflow-wrap:anywhere}' +
+  'body{font-family:system-ui,sans-serif;max-width:60rem;margin:0 auto;padding:0 1rem 2rem;line-height:1.5;overflow-wrap:break-word}' +
   '.skip,.sr{position:absolute;left:-99rem}.skip:focus{left:1rem;top:.5rem;background:#fff;padding:.3rem}' +
   'header nav ul{list-style:none;display:flex;flex-wrap:wrap;gap:.3rem 1rem;padding:.6rem 0;margin:0;border-bottom:1px solid #ddd;align-items:center}' +
   'header nav a[aria-current=page]{font-weight:bold;text-decoration:none;color:inherit}' +
