@@ -128,7 +128,7 @@ test('who may: the owner or an admin; refusals are one line', async () => {
   for (const action of ['sleep', 'wake'] as const) {
     const res = await h.post(h.bob.token, 'shop', action);
     assert.equal(res.statusCode, 403);
-    assert.match(res.json().error, /^namespace shop: only its owner \(alice\) or an admin can (put to sleep|wake) it$/);
+    assert.match(res.json().error, /^namespace shop: only its owner \(alice\) or an admin can (put it to sleep|wake it)$/);
   }
   assert.deepEqual(replicas(h), [2, 1, 0], "bob's refused sleep changed nothing");
   assert.deepEqual(h.issued, [], 'no token was issued for a refused request');

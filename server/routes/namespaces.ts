@@ -88,21 +88,21 @@ export function registerNamespaceRoutes(app: App, ctx: ServiceDeps, auth: Authen
   const mayChange = async (user: UserRecord, name: string, what: string): Promise<void> => {
     const ns = await ctx.store.getNamespace(name);
     if (!ns) {
-      if (await ctx.store.namespaceExists(name)) throw new ApiError(403, `namespace ${name} is not managed by devtool: devtool does not ${what} it`);
+      if (await ctx.store.namespaceExists(name)) throw new ApiError(403, `namespace ${name} is not managed by devtool: devtool does not ${what}`);
       throw new ApiError(404, `namespace ${name} does not exist`);
     }
-    if (ns.owner !== user.name && !user.admin) throw new ApiError(403, `namespace ${name}: only its owner (${ns.owner}) or an admin can ${what} it`);
+    if (ns.owner !== user.name && !user.admin) throw new ApiError(403, `namespace ${name}: only its owner (${ns.owner}) or an admin can ${what}`);
   };
   app.post(r.sleepNamespace.url, routeOptions(r.sleepNamespace, auth, { params: r.sleepNamespace.params }), async (request) => {
     const user = userOf(request);
-    await mayChange(user, request.params.name, 'put to sleep');
+    await mayChange(user, request.params.name, 'put it to sleep');
     const ns = await sleepNamespace(deps, request.params.name, user.name);
     request.log.info({ namespace: ns.name, by: user.name }, 'namespace put to sleep');
     return body(ns);
   });
   app.post(r.wakeNamespace.url, routeOptions(r.wakeNamespace, auth, { params: r.wakeNamespace.params }), async (request) => {
     const user = userOf(request);
-    await mayChange(user, request.params.name, 'wake');
+    await mayChange(user, request.params.name, 'wake it');
     const ns = await wakeNamespace(deps, request.params.name);
     request.log.info({ namespace: ns.name, by: user.name }, 'namespace woken');
     return body(ns);
