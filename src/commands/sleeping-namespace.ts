@@ -27,9 +27,8 @@ async function sleepOf(f: SleepEnv, context: ResolvedContext, namespace: string)
 export async function refuseSleepingNamespace(f: SleepEnv, context: ResolvedContext, namespace: string): Promise<void> {
   const sleep = await sleepOf(f, context, namespace);
   if (sleep?.state !== 'Sleeping') return;
-  throw new DevtoolError(
-    `namespace ${namespace} is asleep (since ${sleep.since}${sleep.by ? `, put to sleep by ${sleep.by}` : ''}): wake it with 'devtool namespace wake ${namespace}'`,
-  );
+  const by = sleep.by ? `, put to sleep by ${sleep.by}` : '';
+  throw new DevtoolError(`namespace ${namespace} is asleep (since ${sleep.since}${by}): wake it with 'devtool namespace wake ${namespace}'`);
 }
 
 /** `deploy`: a sleeping namespace is woken first, said in one line on stderr. */
