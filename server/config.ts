@@ -166,9 +166,8 @@ export function readIdleSettings(env: NodeJS.ProcessEnv): IdleSettings {
   const sleepAfterMs = duration('DEVTOOL_SLEEP_AFTER_IDLE');
   const deleteAfterMs = duration('DEVTOOL_DELETE_AFTER_IDLE');
   if (sleepAfterMs !== undefined && deleteAfterMs !== undefined && deleteAfterMs <= sleepAfterMs) {
-    throw new Error(
-      `DEVTOOL_DELETE_AFTER_IDLE=${env['DEVTOOL_DELETE_AFTER_IDLE']?.trim()}: must be longer than DEVTOOL_SLEEP_AFTER_IDLE=${env['DEVTOOL_SLEEP_AFTER_IDLE']?.trim()}`,
-    );
+    const [deleteText, sleepText] = [env['DEVTOOL_DELETE_AFTER_IDLE']?.trim(), env['DEVTOOL_SLEEP_AFTER_IDLE']?.trim()];
+    throw new Error(`DEVTOOL_DELETE_AFTER_IDLE=${deleteText}: must be longer than DEVTOOL_SLEEP_AFTER_IDLE=${sleepText}`);
   }
   return { ...(sleepAfterMs !== undefined ? { sleepAfterMs } : {}), ...(deleteAfterMs !== undefined ? { deleteAfterMs } : {}) };
 }
