@@ -22,3 +22,8 @@ export const WOKEN_AT = 'devtool.dev/woken-at';
  * are counted from it, so listing namespaces reads no workload.
  */
 export const LAST_ACTIVITY = 'devtool.dev/last-activity';
+
+/** On a sleeping namespace's Deployments and StatefulSets: the replicas each had (a running `up` reads it on its dev Deployment). */
+export const REPLICAS_BEFORE_SLEEP = 'devtool.dev/replicas-before-sleep';
+/** On a CronJob the sleep suspended: its own `suspend` before (`true` or `false`). */
+export const SUSPEND_BEFORE_SLEEP = 'devtool.dev/suspend-before-sleep';

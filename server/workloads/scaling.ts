@@ -5,11 +5,9 @@
  * ran, a workload added meanwhile is left alone, and sleeping twice changes nothing.
  */
 import type * as k8s from '@kubernetes/client-node';
+import { REPLICAS_BEFORE_SLEEP, SUSPEND_BEFORE_SLEEP } from '../../api/namespace-sleep.ts';
 
-/** On a sleeping Deployment or StatefulSet: the replicas it had. */
-export const REPLICAS_BEFORE_SLEEP = 'devtool.dev/replicas-before-sleep';
-/** On a CronJob the sleep suspended: its own `suspend` before (`true` or `false`). */
-export const SUSPEND_BEFORE_SLEEP = 'devtool.dev/suspend-before-sleep';
+export { REPLICAS_BEFORE_SLEEP, SUSPEND_BEFORE_SLEEP };
 
 export type ScaleAction = 'sleep' | 'wake';
 

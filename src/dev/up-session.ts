@@ -25,6 +25,7 @@ import { standaloneImage, type StandaloneImageEnv } from './standalone.ts';
 import { agentImage, type DevTarget } from './target.ts';
 import { DevTunnel } from './tunnel.ts';
 import { DrainedVolume } from './drained-volume.ts';
+import { NamespaceSleepWatch } from './namespace-asleep.ts';
 import { checkWatchLimits, describeFolder, firstSyncSummary, prepareSync, startSync, syncingHow, createFileSync, type SyncPlan } from './up-sync.ts';
 
 /** How long `up` waits for the dev pod (image pulls included). */
@@ -66,6 +67,8 @@ export interface DevSession {
   connection(): Promise<ssh2.Client>;
   /** The dev pod of the live connection; undefined while it is reconnecting. */
   connectedPod(): string | undefined;
+  /** Resolves with the line to stop on once the devtool service put the namespace to sleep (namespace-asleep.ts). */
+  readonly asleep: Promise<string>;
   close(): Promise<void>;
 }
 
@@ -115,6 +118,7 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
     notice: (m) => progress.warn(m),
     log: (line) => f.log.debug(`${t.devName}: ${line}`),
   });
+  const sleepWatch = new NamespaceSleepWatch(client, t.devName, f.log);
   try {
     const started = new DevTunnel({
       client,
@@ -129,6 +133,7 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
       noReadyPod: (pods) => {
         drained.offer(pods);
         agentCopies.offer(pods);
+        sleepWatch.offer(pods);
       },
       // Not once closing: the dev pod `down` deletes meanwhile is no connection lost to speak of.
       notice: (m) => {
@@ -199,7 +204,7 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
     for (const r of t.dev.reverse) readyLines.push(`  reverse  ${t.devName}:${r.remote} -> localhost:${r.local}`);
     for (const x of syncPlan?.folders ?? []) readyLines.push(`  sync     ${x.local} ${x.mode === 'send-only' ? '->' : '<->'} ${x.remote}`);
     f.log.debug(readyLines[0]!);
-    return { t, readyLines, standalone, connection: () => started.connection(), connectedPod: () => started.connectedPod, close };
+    return { t, readyLines, standalone, connection: () => started.connection(), connectedPod: () => started.connectedPod, asleep: sleepWatch.asleep, close };
   } catch (err) {
     await close();
     throw err;
