@@ -4,7 +4,8 @@
  * CronJobs, one of them suspended by her. `namespace sleep` takes every pod away and suspends both
  * CronJobs; `namespace list` says Sleeping; `up` is refused in one line; `namespace wake` gives the
  * workloads exactly the replicas they had and each CronJob its own suspend, and the waking mark
- * goes once they are available; `deploy` into a sleeping namespace wakes it first. Another user
+ * goes once they are available; an `up` running when the namespace is put to sleep stops in one
+ * line; `deploy` into a sleeping namespace wakes it first. Another user
  * can neither put her namespace to sleep nor wake it (403), and a plain user's token cannot set the
  * marks on any Namespace, not even her own. The idle sleep is covered by the unit tests of
  * server/namespaces/sweeper.ts: the installed service runs without `sleep.afterIdle`, which
@@ -20,6 +21,7 @@ import { SLEEPING_SINCE, SLEPT_BY, WAKING_SINCE } from '../../api/namespace-slee
 import { createSandbox, runDevtool, type Sandbox } from './cli.ts';
 import { REGISTRY } from './cluster.ts';
 import { type InstalledService, installedService, kubectlAs, serviceCall } from './installed-service.ts';
+import { killUpSessions, startUp } from './up-session.ts';
 import { waitFor } from './wait.ts';
 
 const run = randomBytes(3).toString('hex');
@@ -76,9 +78,10 @@ async function suspends(): Promise<Record<string, boolean | undefined>> {
   const list = await batch.listNamespacedCronJob({ namespace: ns });
   return Object.fromEntries(list.items.map((c) => [c.metadata!.name!, c.spec?.suspend]));
 }
-async function runningPods(): Promise<number> {
-  const pods = await svc.core.listNamespacedPod({ namespace: ns });
-  return pods.items.filter((p) => !p.metadata?.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed').length;
+/** Pods of the namespace not finished: those being deleted count until they are gone. */
+async function pods(): Promise<number> {
+  const list = await svc.core.listNamespacedPod({ namespace: ns });
+  return list.items.filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed').length;
 }
 
 before(async () => {
@@ -114,6 +117,7 @@ before(async () => {
 });
 
 after(async () => {
+  killUpSessions();
   if (svc) await svc.removeUsers();
   if (Object.keys(figures).length) process.stdout.write(`namespace sleep figures (ms): ${JSON.stringify(figures)}\n`);
 });
@@ -131,8 +135,8 @@ describe('namespace sleep and wake on the installed service', () => {
     const m = await marks();
     assert.ok(m[SLEEPING_SINCE], JSON.stringify(m));
     assert.equal(m[SLEPT_BY], users.ann);
-    await waitFor('no pod running in the sleeping namespace', async () => (await runningPods()) === 0, 120_000);
-    figures['sleep until no pod'] = Date.now() - started;
+    await waitFor('every pod of the sleeping namespace gone', async () => (await pods()) === 0, 120_000);
+    figures['sleep until every pod is gone'] = Date.now() - started;
 
     started = Date.now();
     const again = as('ann', ['namespace', 'sleep', ns]);
@@ -185,13 +189,39 @@ describe('namespace sleep and wake on the installed service', () => {
     assert.match(as('ann', ['namespace', 'list']).stdout, new RegExp(`^${ns} \\* +Waking +waking since `, 'm'));
     await waitFor('the waking mark removed', async () => (await marks())[WAKING_SINCE] === undefined, 330_000);
     figures['wake until the mark is gone'] = Date.now() - started;
-    const pods = await runningPods();
-    assert.equal(pods, REPLICAS.web + REPLICAS.worker);
+    assert.equal(await pods(), REPLICAS.web + REPLICAS.worker);
     const annotations = (await apps.listNamespacedDeployment({ namespace: ns })).items.map(
       (d) => d.metadata?.annotations?.['devtool.dev/replicas-before-sleep'],
     );
     assert.deepEqual(annotations, [undefined, undefined], 'nothing kept once awake');
     assert.match(as('ann', ['namespace', 'list']).stdout, new RegExp(`^${ns} \\* +Active`, 'm'));
+  });
+
+  test('an `up` running when its namespace is put to sleep stops with one line', { timeout: 420_000 }, async () => {
+    const folder = join(sb.ann.root, 'dev');
+    mkdirSync(folder);
+    writeFileSync(join(folder, 'devtool.yml'), 'services:\n  web:\n    environment: {FROM_MANIFEST: "1"}\n');
+    const up = await startUp(['-n', ns], { env: sb.ann.env, cwd: folder });
+    const exited = new Promise<number | null>((resolve) => up.proc.once('exit', (code) => resolve(code)));
+    const started = Date.now();
+    assert.equal(as('ann', ['namespace', 'sleep', ns]).code, 0);
+    const code = await Promise.race([exited, new Promise<'running'>((r) => setTimeout(() => r('running'), 120_000))]);
+    figures['sleep until a running up stopped'] = Date.now() - started;
+    assert.equal(code, 1, up.output());
+    const errors = up
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('Error: '));
+    assert.deepEqual(errors, [
+      `Error: namespace ${ns} was put to sleep: 'up web' stops; wake it with 'devtool namespace wake ${ns}', then run 'devtool up' again`,
+    ]);
+    assert.ok((up.output().match(/reconnecting/g) ?? []).length <= 1, up.output());
+    // Woken, the dev container runs again; `down` restores the original.
+    assert.equal(as('ann', ['namespace', 'wake', ns]).code, 0);
+    const down = as('ann', ['down', '-n', ns], folder, 120_000);
+    assert.equal(down.code, 0, down.stderr);
+    assert.deepEqual(await replicas(), REPLICAS);
+    await waitFor('the waking mark removed', async () => (await marks())[WAKING_SINCE] === undefined, 330_000);
   });
 
   test('deploy into a sleeping namespace wakes it first, in one line', { timeout: 300_000 }, async () => {
