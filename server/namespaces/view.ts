@@ -4,6 +4,8 @@ import type { NamespaceRecord } from '../store/store.ts';
 import { type IdleSettings, idleSchedule } from './idle.ts';
 
 function sleepOf(ns: NamespaceRecord): NamespaceSleepBody | undefined {
+  // A preview sleeps as a preview (previews/sleep.ts): its own record says since when.
+  if (ns.preview?.sleepingSince) return { state: 'Sleeping', since: ns.preview.sleepingSince };
   const m = ns.marks ?? {};
   if (m.sleepingSince) return { state: 'Sleeping', since: m.sleepingSince, ...(m.sleptBy ? { by: m.sleptBy } : {}) };
   if (m.wakingSince) return { state: 'Waking', since: m.wakingSince };
