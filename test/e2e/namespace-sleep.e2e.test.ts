@@ -7,9 +7,9 @@
  * goes once they are available; an `up` running when the namespace is put to sleep stops in one
  * line; `deploy` into a sleeping namespace wakes it first. Another user
  * can neither put her namespace to sleep nor wake it (403), and a plain user's token cannot set the
- * marks on any Namespace, not even her own. The idle sleep is covered by the unit tests of
- * server/namespaces/sweeper.ts: the installed service runs without `sleep.afterIdle`, which
- * would put every other test's namespaces to sleep.
+ * marks on any Namespace, not even her own. The idle sweep runs in the test process over this
+ * namespace alone (the service's store, the owner's token, a clock two hours on): the installed
+ * service runs without `sleep.afterIdle`, which would put every other test's namespaces to sleep.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -17,10 +17,14 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
-import { SLEEPING_SINCE, SLEPT_BY, WAKING_SINCE } from '../../api/namespace-sleep.ts';
+import { LAST_ACTIVITY, SLEEPING_SINCE, SLEPT_BY, WAKING_SINCE } from '../../api/namespace-sleep.ts';
+import { kubeOwnerCluster } from '../../server/namespaces/kube-owner.ts';
+import type { NamespaceDeps } from '../../server/namespaces/sleep.ts';
+import { sweepIdleNamespaces } from '../../server/namespaces/sweeper.ts';
+import { KubeStore } from '../../server/store/kubernetes.ts';
 import { createSandbox, runDevtool, type Sandbox } from './cli.ts';
 import { REGISTRY } from './cluster.ts';
-import { type InstalledService, installedService, kubectlAs, serviceCall } from './installed-service.ts';
+import { type InstalledService, installedService, kubectlAs, SERVICE_NAMESPACE, serviceCall } from './installed-service.ts';
 import { killUpSessions, startUp } from './up-session.ts';
 import { waitFor } from './wait.ts';
 
@@ -231,5 +235,59 @@ describe('namespace sleep and wake on the installed service', () => {
     assert.match(d.stderr, new RegExp(`^namespace ${ns} was asleep \\(since \\S+\\): woken for this deploy$`, 'm'));
     assert.deepEqual(await replicas(), REPLICAS);
     assert.equal((await marks())[SLEEPING_SINCE], undefined);
+  });
+
+  test('the idle sweep on the cluster: activity read as the owner, the idle namespace put to sleep by idle', { timeout: 120_000 }, async () => {
+    // The sweep of the service runs only with sleep.afterIdle, which the shared install leaves off
+    // (it would put every other test's namespaces to sleep): here the same sweep runs in the test,
+    // over this namespace only, with the service's store and the owner's own token, its clock 2 h on.
+    const store = await KubeStore.create({ namespace: SERVICE_NAMESPACE }, svc.kc);
+    const creds = await serviceCall(svc.url, svc.caPem, tokens.ann, 'POST', '/api/v1/kube-credentials');
+    assert.equal(creds.status, 200, creds.body);
+    const { server, certificateAuthority, token } = JSON.parse(creds.body) as { server: string; certificateAuthority: string; token: string };
+    const userKc = new k8s.KubeConfig();
+    userKc.loadFromOptions({
+      clusters: [{ name: 'c', server, caData: Buffer.from(certificateAuthority).toString('base64') }],
+      users: [{ name: 'u', token }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    const owner = await kubeOwnerCluster(userKc);
+    const clock = new Date(Date.now() + 2 * 3_600_000);
+    const deps: NamespaceDeps = {
+      store: {
+        getNamespace: (n) => store.getNamespace(n),
+        listNamespaces: async () => (await store.listNamespaces()).filter((n) => n.name === ns),
+        setNamespaceMarks: (n, u) => store.setNamespaceMarks(n, u),
+        deleteNamespace: async (n) => assert.fail(`the sweep deleted ${n}`),
+        runs: store.runs,
+      },
+      actAs: async (who) => {
+        assert.equal(who, users.ann);
+        return owner;
+      },
+      now: () => clock,
+    };
+    const records = await svc.core.listNamespacedConfigMap({ namespace: ns, labelSelector: 'devtool.dev/environment-state' });
+    const deployed = records.items
+      .map((c) => c.data?.['updated'] ?? '')
+      .sort()
+      .at(-1)!;
+    assert.ok(deployed, 'the deploy wrote its environment record');
+    assert.deepEqual(await owner.activityTimes(ns, new Date()), [deployed], "the environment record, read with the owner's token");
+    assert.deepEqual(await owner.unavailableWorkloads(ns), []);
+
+    const report = await sweepIdleNamespaces(deps, { sleepAfterMs: 3_600_000 });
+    assert.deepEqual(report.failed, []);
+    assert.deepEqual(
+      report.slept.map((x) => x.name),
+      [ns],
+    );
+    const m = await marks();
+    assert.equal(m[SLEPT_BY], 'idle');
+    assert.equal(m[LAST_ACTIVITY], new Date(deployed).toISOString());
+    assert.deepEqual(await replicas(), { web: 0, worker: 0 });
+    assert.match(as('ann', ['namespace', 'list']).stdout, new RegExp(`^${ns} \\* +Sleeping +since \\S+ by idle$`, 'm'));
+    assert.deepEqual((await sweepIdleNamespaces(deps, { sleepAfterMs: 3_600_000 })).slept, [], 'asleep: nothing more to do');
   });
 });
