@@ -2,6 +2,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import { DEV_LABEL, ENVIRONMENT_STATE_LABEL } from '../../api/activity-labels.ts';
 import { kubeNamespaceWorkloads } from '../workloads/kube-workloads.ts';
+import { devSessionActivity } from './dev-session-activity.ts';
 import type { OwnerCluster } from './sleep.ts';
 
 export async function kubeOwnerCluster(kc: k8s.KubeConfig): Promise<OwnerCluster> {
@@ -15,10 +16,7 @@ export async function kubeOwnerCluster(kc: k8s.KubeConfig): Promise<OwnerCluster
         core.listNamespacedConfigMap({ namespace, labelSelector: ENVIRONMENT_STATE_LABEL }),
         apps.listNamespacedDeployment({ namespace, labelSelector: DEV_LABEL }),
       ]);
-      const times = records.items.flatMap((cm) => cm.data?.['updated'] ?? []);
-      // A dev container that runs is a developer at work: active now.
-      if (dev.items.some((d) => (d.spec?.replicas ?? 1) > 0)) times.push(now.toISOString());
-      return times;
+      return [...records.items.flatMap((cm) => cm.data?.['updated'] ?? []), ...dev.items.flatMap((d) => devSessionActivity(d, now) ?? [])];
     },
   };
 }
