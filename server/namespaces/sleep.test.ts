@@ -164,3 +164,14 @@ test('without DEVTOOL_KUBE_SERVER the service cannot act as the owner: 503 in on
 });
 
 const refused = (res: { statusCode: number; json(): { error: string } }) => [res.statusCode, res.json().error];
+
+test('a namespace still waking can be put to sleep again: the waking mark goes with it', async () => {
+  const h = await setup();
+  await h.post(h.alice.token, 'shop', 'sleep');
+  await h.post(h.alice.token, 'shop', 'wake');
+  h.clock.now = new Date(T0.getTime() + 60_000);
+  const res = await h.post(h.alice.token, 'shop', 'sleep');
+  assert.deepEqual(res.json().sleep, { state: 'Sleeping', since: h.clock.now.toISOString(), by: 'alice' });
+  assert.deepEqual((await h.store.getNamespace('shop'))!.marks, { sleepingSince: h.clock.now.toISOString(), sleptBy: 'alice', wokenAt: T0.toISOString() });
+  assert.deepEqual(replicas(h), [0, 0, 0]);
+});

@@ -51,11 +51,14 @@ export async function sleepNamespace(deps: NamespaceDeps, name: string, by: stri
   // Always scaled, even when marked asleep: whatever was started meanwhile goes to sleep too.
   await cluster.scaleWorkloads(name, 'sleep');
   const m = ns.marks ?? {};
-  if (m.sleepingSince && !m.wakingSince) return ns;
-  const marks = { sleepingSince: m.sleepingSince ?? deps.now().toISOString(), sleptBy: m.sleepingSince ? (m.sleptBy ?? by) : by, wakingSince: null };
-  if (!(await deps.store.setNamespaceMarks(name, marks))) throw new ApiError(404, `namespace ${name} does not exist`);
+  if (m.sleepingSince) return ns;
+  // A namespace still waking sleeps again: the waking mark goes with the sleep's.
+  const sleepingSince = deps.now().toISOString();
+  if (!(await deps.store.setNamespaceMarks(name, { sleepingSince, sleptBy: by, wakingSince: null }))) {
+    throw new ApiError(404, `namespace ${name} does not exist`);
+  }
   const { wakingSince: _, ...rest } = m;
-  return { ...ns, marks: { ...rest, sleepingSince: marks.sleepingSince, sleptBy: marks.sleptBy } };
+  return { ...ns, marks: { ...rest, sleepingSince, sleptBy: by } };
 }
 
 /**
