@@ -161,7 +161,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   registerInfoRoutes(app, ctx, auth);
   registerTokenRoutes(app, ctx, auth);
   registerUserRoutes(app, ctx, auth);
-  registerNamespaceRoutes(app, ctx, auth, namespaceDeps(ctx, opts.kubeCredentials, opts.ownerCluster));
+  const namespaces = namespaceDeps(ctx, opts.kubeCredentials, opts.ownerCluster);
+  registerNamespaceRoutes(app, ctx, auth, namespaces);
   registerSecretRoutes(app, ctx, auth);
   const dashboardCluster =
     opts.dashboardCluster ??
@@ -173,7 +174,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       recheckMs: opts.dashboardRecheckMs ?? 60_000,
     });
   registerLoginRoutes(app, ctx, (scope) =>
-    registerDashboardPages(scope, ctx, { ...(dashboardCluster ? { cluster: dashboardCluster } : {}), ...(hub ? { hub } : {}) }),
+    registerDashboardPages(scope, ctx, { ...(dashboardCluster ? { cluster: dashboardCluster } : {}), ...(hub ? { hub } : {}), namespaces }),
   );
   registerKubeCredentialRoutes(app, opts.kubeCredentials, auth);
   registerBuildRoutes(app, ctx, auth);

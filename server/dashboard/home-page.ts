@@ -1,12 +1,14 @@
 /**
  * The dashboard's home page, rendered from plain data (pure): the user's namespaces (status and
- * sleep, owner, what runs in each, the last activity), the global previews, and the forms to create and delete namespaces.
+ * sleep, owner, what runs in each, the last activity, the announced automatic sleep and deletion),
+ * the global previews, and the forms to create, delete, put to sleep and wake namespaces.
  */
 import { DNS_LABEL_PATTERN } from '../../api/dns-label.ts';
 import { csrfField, html, type Html, page, tableHead } from '../pages/html.ts';
-import { when } from './namespace-page.ts';
+import { announcement, type SleepView, sleepButton } from './sleep-view.ts';
+import { when } from './when.ts';
 
-export interface HomeNamespace {
+export interface HomeNamespace extends SleepView {
   name: string;
   /** Active, Terminating, or its sleep: "Sleeping since ... by ...", "Waking since ...". */
   status: string;
@@ -22,6 +24,8 @@ export interface HomeNamespace {
 
 export interface HomeData {
   user: string;
+  /** The viewer is an admin (the navigation lists Admin). */
+  admin?: boolean;
   /** The browser session's CSRF token; absent for a page rendered for an API token (no forms). */
   csrf?: string;
   namespaces: HomeNamespace[];
@@ -45,9 +49,11 @@ function table(id: string, caption: string, list: readonly HomeNamespace[], csrf
         ? html`<form class="inline" method="post" action="/namespaces/${n.name}/delete">${csrfField(csrf)}${button}</form>`
         : '';
     const personal = n.personal ? html` <span class="muted">(personal)</span>` : '';
+    const next = announcement(n);
+    const last = n.lastActivity ? when(n.lastActivity) : html`<span class="muted">unknown</span>`;
     return html`<tr data-namespace="${n.name}"><td data-label="Namespace"><a href="/namespaces/${n.name}">${n.name}</a>${personal}</td>
-<td data-label="Status">${n.status}</td><td data-label="Owner">${n.owner}</td>${runningCell(n)}
-<td data-label="Last activity">${n.lastActivity ? when(n.lastActivity) : html`<span class="muted">unknown</span>`}</td><td>${del}</td></tr>`;
+<td data-label="Status">${n.status}${next ? html`<br>${next}` : ''}</td><td data-label="Owner">${n.owner}</td>${runningCell(n)}
+<td data-label="Last activity">${last}</td><td>${sleepButton(n.name, n, csrf, `/namespaces/${n.name}`)} ${del}</td></tr>`;
   });
   const head = tableHead(['Namespace', 'Status', 'Owner', 'Running', 'Last activity', html`<span class="sr">Actions</span>`]);
   return html`<table class="cards" id="${id}"><caption class="muted">${caption}</caption>${head}
@@ -65,6 +71,7 @@ export function homePage(d: HomeData): string {
   return page({
     title: 'Home',
     user: d.user,
+    admin: d.admin === true,
     ...(d.csrf !== undefined ? { csrf: d.csrf } : {}),
     current: 'home',
     ...(d.error ? { error: d.error } : {}),

@@ -7,13 +7,18 @@
  */
 import { DEV_SESSION_STALE_MS, type DevSessionState } from '../../api/dev-session.ts';
 import { html, type Html, page, tableHead } from '../pages/html.ts';
+import { announcement, type SleepView, sleepButton } from './sleep-view.ts';
+import { when } from './when.ts';
 import { type EnvironmentSummary, endpointsOf, type NamespaceSnapshot, type PodSummary, podsOf, type WorkloadSummary } from './model.ts';
 
-export interface NamespaceData {
+export interface NamespaceData extends Partial<SleepView> {
   user: string;
+  /** The viewer is an admin (the navigation lists Admin). */
+  admin?: boolean;
   csrf?: string;
   name: string;
   owner: string;
+  /** Active, Terminating, or its sleep ("Sleeping since ... (by ...)"). */
   status: string;
   snapshot: NamespaceSnapshot;
   /** Environments a pipeline of the service deploys (their source shows as pipeline). */
@@ -25,12 +30,6 @@ export interface NamespaceData {
 /** The ids of the live sections, in page order. */
 export const SECTIONS = ['environments', 'sessions', 'workloads'] as const;
 export type SectionId = (typeof SECTIONS)[number];
-
-/** "2026-12-02 13:21 UTC" from an ISO time; empty stays empty. */
-export function when(iso: string): string {
-  const t = Date.parse(iso);
-  return Number.isNaN(t) ? iso : `${new Date(t).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-}
 
 const SOURCES: Record<string, string> = { compose: 'Compose', manifest: 'manifest' };
 
@@ -125,12 +124,17 @@ export function namespaceSections(d: NamespaceData): Record<SectionId, Html> {
 
 export function namespacePage(d: NamespaceData & { script: string }): string {
   const s = namespaceSections(d);
+  const next = announcement(d);
+  const live = html`<span id="live-status" role="status" class="muted">Not live</span>`;
+  const button = sleepButton(d.name, { sleepable: false, ...d }, d.csrf, `/namespaces/${d.name}`, `/namespaces/${d.name}`);
   return page({
     title: `Namespace ${d.name}`,
     user: d.user,
+    admin: d.admin === true,
     ...(d.csrf !== undefined ? { csrf: d.csrf } : {}),
     script: d.script,
-    body: html`<p>Owner <b>${d.owner}</b> · status ${d.status} · <span id="live-status" role="status" class="muted">Not live</span></p>
+    body: html`<p>Owner <b>${d.owner}</b> · status <span id="ns-status">${d.status}</span>${next ? html` · ${next}` : ''} · ${live}</p>
+${button ? html`<div>${button}</div>` : ''}
 <div data-live="/namespaces/${d.name}/events">
 <section aria-labelledby="h-environments"><h2 id="h-environments">Environments</h2><div id="environments">${s.environments}</div></section>
 <section aria-labelledby="h-sessions"><h2 id="h-sessions">Dev containers</h2><div id="sessions">${s.sessions}</div></section>

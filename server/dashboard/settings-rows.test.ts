@@ -5,7 +5,7 @@ import type { ServiceConfig } from '../service-deps.ts';
 import { duration, settingsRows } from './settings-rows.ts';
 
 const BARE: ServiceConfig = { version: '1.2.3', rateLimit: { max: 30, timeWindowMs: 60_000 } };
-const valueOf = (c: ServiceConfig, name: string) => settingsRows(c).find((r) => r.name === name)?.value;
+const setting = (c: ServiceConfig, name: string) => settingsRows(c).find((r) => r.name === name)?.value;
 
 describe('settingsRows', () => {
   test('a bare config: the defaults the service runs with, said as such', () => {
@@ -52,22 +52,22 @@ describe('settingsRows', () => {
       trustedProxies: 2,
       trustedProxyAddresses: ['10.0.0.0/8'],
     };
-    assert.equal(valueOf(c, 'Public URL'), 'https://devtool.example.com');
-    assert.equal(valueOf(c, 'Endpoint domain'), 'apps.example.com');
-    assert.equal(valueOf(c, 'Ingress class'), 'nginx');
-    assert.equal(valueOf(c, 'Registry'), 'registry.example.com:5000');
-    assert.equal(valueOf(c, 'Builder'), 'buildkit');
-    assert.equal(valueOf(c, 'Hosted builds (BuildKit)'), 'buildkitd:1234, mutual TLS');
-    assert.equal(valueOf(c, 'Pipeline runner image'), 'registry.example.com/runner:1');
-    assert.equal(valueOf(c, 'Sign-up'), 'allow list: ann, bob');
-    assert.equal(valueOf(c, 'Browser session length'), '1h30m');
-    assert.equal(valueOf(c, 'Failed sign-ins per account'), '10 per 15m');
-    assert.equal(valueOf(c, 'Device codes waiting'), '100 in all, 5 per address');
-    assert.equal(valueOf(c, 'Reserved namespaces'), 'devtool, monitoring, team-*, kube-*, default');
-    assert.equal(valueOf(c, 'Idle namespaces sleep after'), '3h');
-    assert.equal(valueOf(c, 'Idle namespaces are deleted after'), '14d12h');
-    assert.equal(valueOf(c, 'Trusted proxies'), '2 from 10.0.0.0/8');
-    assert.equal(valueOf(c, 'Sign-up'), 'allow list: ann, bob');
+    assert.equal(setting(c, 'Public URL'), 'https://devtool.example.com');
+    assert.equal(setting(c, 'Endpoint domain'), 'apps.example.com');
+    assert.equal(setting(c, 'Ingress class'), 'nginx');
+    assert.equal(setting(c, 'Registry'), 'registry.example.com:5000');
+    assert.equal(setting(c, 'Builder'), 'buildkit');
+    assert.equal(setting(c, 'Hosted builds (BuildKit)'), 'buildkitd:1234, mutual TLS');
+    assert.equal(setting(c, 'Pipeline runner image'), 'registry.example.com/runner:1');
+    assert.equal(setting(c, 'Sign-up'), 'allow list: ann, bob');
+    assert.equal(setting(c, 'Browser session length'), '1h30m');
+    assert.equal(setting(c, 'Failed sign-ins per account'), '10 per 15m');
+    assert.equal(setting(c, 'Device codes waiting'), '100 in all, 5 per address');
+    assert.equal(setting(c, 'Reserved namespaces'), 'devtool, monitoring, team-*, kube-*, default');
+    assert.equal(setting(c, 'Idle namespaces sleep after'), '3h');
+    assert.equal(setting(c, 'Idle namespaces are deleted after'), '14d12h');
+    assert.equal(setting(c, 'Trusted proxies'), '2 from 10.0.0.0/8');
+    assert.equal(setting(c, 'Sign-up'), 'allow list: ann, bob');
   });
 
   test('secrets: only whether they are set, never their value', () => {
@@ -78,17 +78,20 @@ describe('settingsRows', () => {
       buildkit: { host: 'b', port: 1, tls: { ca: 'CA-PEM', cert: 'CERT-PEM', key: 'KEY-PEM', servername: 'b' } },
     };
     const rows = settingsRows(c);
-    assert.equal(valueOf(c, 'Metrics token'), 'set');
-    assert.equal(valueOf(c, 'CA certificate handed out'), 'set');
+    assert.equal(setting(c, 'Metrics token'), 'set');
+    assert.equal(setting(c, 'CA certificate handed out'), 'set');
     const text = JSON.stringify(rows);
     for (const secret of ['metrics-secret-value', 'MIIB', 'KEY-PEM', 'CERT-PEM', 'CA-PEM']) assert.ok(!text.includes(secret), secret);
   });
 
   test('an allow list with nobody on it says so', () => {
-    assert.equal(valueOf({ ...BARE, signup: { mode: 'allowList', allow: [] } }, 'Sign-up'), 'allow list: nobody');
+    assert.equal(setting({ ...BARE, signup: { mode: 'allowList', allow: [] } }, 'Sign-up'), 'allow list: nobody');
   });
 
   test('duration: days, hours, minutes; seconds only under a minute', () => {
-    assert.deepEqual([duration(0), duration(30_000), duration(60_000), duration(8 * 3600_000), duration(86_400_000 + 60_000)], ['0m', '30s', '1m', '8h', '1d1m']);
+    assert.deepEqual(
+      [duration(0), duration(30_000), duration(60_000), duration(8 * 3600_000), duration(86_400_000 + 60_000)],
+      ['0m', '30s', '1m', '8h', '1d1m'],
+    );
   });
 });

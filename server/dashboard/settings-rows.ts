@@ -35,7 +35,10 @@ export function settingsRows(c: ServiceConfig): SettingRow[] {
     { name: 'Ingress class', value: or(c.ingressClass, "not set (the cluster's default)") },
     { name: 'Registry', value: or(c.registry, 'not set') },
     { name: 'Builder', value: or(c.builder, 'not set') },
-    { name: 'Hosted builds (BuildKit)', value: c.buildkit ? `${c.buildkit.host}:${c.buildkit.port}, ${c.buildkit.tls ? 'mutual TLS' : 'plain TCP'}` : 'not set (no hosted builds)' },
+    {
+      name: 'Hosted builds (BuildKit)',
+      value: c.buildkit ? `${c.buildkit.host}:${c.buildkit.port}, ${c.buildkit.tls ? 'mutual TLS' : 'plain TCP'}` : 'not set (no hosted builds)',
+    },
     { name: 'Pipeline runner image', value: or(c.runnerImage, 'not set (no pipelines)') },
     {
       name: 'Sign-up',
@@ -48,7 +51,10 @@ export function settingsRows(c: ServiceConfig): SettingRow[] {
       name: 'Device codes waiting',
       value: c.pendingDeviceCodes ? `${c.pendingDeviceCodes.total} in all, ${c.pendingDeviceCodes.perClient} per address` : 'no limit',
     },
-    { name: 'Reserved namespaces', value: [...(c.serviceNamespace ? [c.serviceNamespace] : []), ...(c.reservedNamespaces ?? []), ...ALWAYS_RESERVED].join(', ') },
+    {
+      name: 'Reserved namespaces',
+      value: [...(c.serviceNamespace ? [c.serviceNamespace] : []), ...(c.reservedNamespaces ?? []), ...ALWAYS_RESERVED].join(', '),
+    },
     { name: 'Idle namespaces sleep after', value: idle.sleepAfterMs ? duration(idle.sleepAfterMs) : 'never' },
     { name: 'Idle namespaces are deleted after', value: idle.deleteAfterMs ? duration(idle.deleteAfterMs) : 'never' },
     { name: 'Trusted proxies', value: `${c.trustedProxies ?? 1}${c.trustedProxyAddresses?.length ? ` from ${c.trustedProxyAddresses.join(', ')}` : ''}` },

@@ -59,7 +59,12 @@ export function mayChangeSleep(user: UserRecord, ns: NamespaceRecord): boolean {
 }
 
 /** Refuses unless `user` may put `name` to sleep or wake it (`what`: "put it to sleep", "wake it"). */
-async function requireSleepRight(store: Pick<ServiceDeps['store'], 'getNamespace' | 'namespaceExists'>, user: UserRecord, name: string, what: string): Promise<void> {
+async function requireSleepRight(
+  store: Pick<ServiceDeps['store'], 'getNamespace' | 'namespaceExists'>,
+  user: UserRecord,
+  name: string,
+  what: string,
+): Promise<void> {
   const ns = await store.getNamespace(name);
   if (!ns) {
     if (await store.namespaceExists(name)) throw new ApiError(403, `namespace ${name} is not managed by devtool: devtool does not ${what}`);

@@ -72,16 +72,20 @@ export const csrfField = (csrf: string): Html => html`<input type="hidden" name=
 export const tableHead = (columns: readonly (string | Html)[]): Html => html`<thead><tr>${columns.map((c) => html`<th scope="col">${c}</th>`)}</tr></thead>`;
 
 /** The navigation's entries; `current` marks the page the user is on. */
-export type NavEntry = 'home' | 'tokens' | 'secrets' | 'device';
+export type NavEntry = 'home' | 'tokens' | 'secrets' | 'device' | 'admin';
 const NAV: readonly { id: NavEntry; href: string; label: string }[] = [
   { id: 'home', href: '/', label: 'Home' },
   { id: 'tokens', href: '/account/tokens', label: 'Tokens' },
   { id: 'secrets', href: '/account/secrets', label: 'Stored secrets' },
   { id: 'device', href: '/device', label: 'Device code' },
+  { id: 'admin', href: '/admin', label: 'Admin' },
 ];
 
-function navigation(user: string, csrf: string | undefined, current: NavEntry | undefined): Html {
-  const items = NAV.map((n) => html`<li><a href="${n.href}"${n.id === current ? new Html(' aria-current="page"') : ''}>${n.label}</a></li>`);
+/** Admin is listed for admins only; a plain user's pages do not link to it. */
+function navigation(user: string, csrf: string | undefined, current: NavEntry | undefined, admin: boolean): Html {
+  const items = NAV.filter((n) => admin || n.id !== 'admin').map(
+    (n) => html`<li><a href="${n.href}"${n.id === current ? new Html(' aria-current="page"') : ''}>${n.label}</a></li>`,
+  );
   // A page rendered for an API token (no browser session) has no session to end.
   const signOut =
     csrf === undefined
@@ -91,11 +95,20 @@ function navigation(user: string, csrf: string | undefined, current: NavEntry | 
 }
 
 /**
- * A whole page: title, the signed-in navigation (when there is a user), an optional error line,
+ * A whole page: title, the signed-in navigation (when there is a user; `admin` adds Admin), an optional error line,
  * the body; `script`, the path of the service's own script the page loads (LIVE_PAGE_HEADERS).
  */
-export function page(o: { title: string; user?: string; csrf?: string; current?: NavEntry; error?: string; body: Html; script?: string }): string {
-  const nav = o.user ? navigation(o.user, o.csrf, o.current) : '';
+export function page(o: {
+  title: string;
+  user?: string;
+  admin?: boolean;
+  csrf?: string;
+  current?: NavEntry;
+  error?: string;
+  body: Html;
+  script?: string;
+}): string {
+  const nav = o.user ? navigation(o.user, o.csrf, o.current, o.admin === true) : '';
   const script = o.script ? html`<script src="${o.script}" defer></script>` : '';
   const error = o.error ? html`<p class="error" role="alert" id="error">${o.error}</p>` : '';
   return html`<!doctype html>

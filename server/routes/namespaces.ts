@@ -12,7 +12,7 @@ import type { App, ServiceDeps } from '../service-deps.ts';
 import { createNamespaceFor, deleteNamespaceAs, sleepNamespaceAs, wakeNamespaceAs } from '../namespaces/actions.ts';
 import { refusePersonalName, routeOptions } from './route-options.ts';
 import { ApiError } from '../errors.ts';
-import type { NamespaceRecord, UserRecord } from '../store/store.ts';
+import type { NamespaceRecord } from '../store/store.ts';
 import type { KubeCredentialSource } from '../kube-credentials.ts';
 import type { NamespaceDeps, OwnerCluster } from '../namespaces/sleep.ts';
 import { namespaceBody } from '../namespaces/view.ts';
