@@ -50,12 +50,12 @@ describe('admin page, rendered', () => {
     const ann = rowOf(p, 'data-user', 'ann');
     assert.match(ann, /<td data-label="Admin">no<\/td>/);
     assert.match(ann, /action="\/admin\/users\/ann\/admin"><input type="hidden" name="csrf" value="c&quot;s"><input type="hidden" name="admin" value="true">/);
-    assert.match(ann, /<button aria-label="Make ann admin">Make admin<\/button>/);
+    assert.match(ann, /<button aria-label="Make admin ann">Make admin<\/button>/);
     assert.match(ann, /Make admin<\/button><\/form> <form class="inline" method="post" action="\/admin\/users\/ann\/disable">/);
     assert.match(ann, /action="\/admin\/users\/ann\/disable">/);
-    assert.match(ann, /<a href="\/admin\/users\/ann\/delete" aria-label="Delete ann…">Delete…<\/a>/);
+    assert.match(ann, /<a href="\/admin\/users\/ann\/delete" aria-label="Delete… ann">Delete…<\/a>/);
     const bob = rowOf(p, 'data-user', 'bob');
-    assert.match(bob, /<input type="hidden" name="admin" value="false"><button aria-label="Take admin from bob">Take admin<\/button>/);
+    assert.match(bob, /<input type="hidden" name="admin" value="false"><button aria-label="Take admin bob">Take admin<\/button>/);
     assert.match(bob, /<span class="bad">disabled<\/span>/);
     assert.match(bob, /action="\/admin\/users\/bob\/enable">/);
   });
@@ -82,7 +82,7 @@ describe('admin page, rendered', () => {
   });
 
   test('settings as a table of rows', () => {
-    assert.match(p, /<tr><th scope="row">Metrics token<\/th><td>set<\/td><\/tr>/);
+    assert.match(p, /<tr><td data-label="Setting"><b>Metrics token<\/b><\/td><td data-label="Value">set<\/td><\/tr>/);
   });
 
   test('for an API token (no session): the same page without a form', () => {

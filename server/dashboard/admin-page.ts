@@ -53,9 +53,9 @@ function userRow(u: AdminUser, d: AdminData): Html {
         ? ''
         : html`${
             u.admin
-              ? post(d.csrf, `${path}/admin`, `Take admin from ${u.name}`, 'Take admin', html`<input type="hidden" name="admin" value="false">`)
-              : post(d.csrf, `${path}/admin`, `Make ${u.name} admin`, 'Make admin', html`<input type="hidden" name="admin" value="true">`)
-          } ${onOff} <a href="${path}/delete" aria-label="Delete ${u.name}…">Delete…</a>`;
+              ? post(d.csrf, `${path}/admin`, `Take admin ${u.name}`, 'Take admin', html`<input type="hidden" name="admin" value="false">`)
+              : post(d.csrf, `${path}/admin`, `Make admin ${u.name}`, 'Make admin', html`<input type="hidden" name="admin" value="true">`)
+          } ${onOff} <a href="${path}/delete" aria-label="Delete… ${u.name}">Delete…</a>`;
   return html`<tr data-user="${u.name}"><td data-label="User">${u.name}</td><td data-label="Admin">${u.admin ? 'admin' : 'no'}</td>
 <td data-label="Disabled">${u.disabled ? html`<span class="bad">disabled</span>` : 'no'}</td><td data-label="Actions">${actions}</td></tr>`;
 }
@@ -95,8 +95,9 @@ export function adminPage(d: AdminData): string {
 <tbody>${d.namespaces.map((n) => namespaceRow(n, d.csrf))}</tbody></table>`
     : html`<p id="all-namespaces" class="muted">None.</p>`;
   const caption = 'As the chart set them; secrets only as set or not set';
-  const settings = html`<table id="settings"><caption class="muted">${caption}</caption>${tableHead(['Setting', 'Value'])}
-<tbody>${d.settings.map((s) => html`<tr><th scope="row">${s.name}</th><td>${s.value}</td></tr>`)}</tbody></table>`;
+  // Cards at 360 px like the other tables: a long image name or URL breaks inside its own line.
+  const settings = html`<table class="cards" id="settings"><caption class="muted">${caption}</caption>${tableHead(['Setting', 'Value'])}
+<tbody>${d.settings.map((s) => html`<tr><td data-label="Setting"><b>${s.name}</b></td><td data-label="Value">${s.value}</td></tr>`)}</tbody></table>`;
   return page({
     title: 'Admin',
     user: d.user,

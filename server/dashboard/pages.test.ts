@@ -166,7 +166,7 @@ describe('dashboard pages, rendered', () => {
     assert.doesNotMatch(p, /action="\/namespaces\/old\/delete"/, 'no delete where it may not be deleted');
     assert.match(p, /action="\/namespaces\/shop\/delete"/, 'a sleeping namespace can be deleted');
     assert.match(p, /action="\/namespaces\/shop\/wake">.*<button aria-label="Wake shop">Wake<\/button>/, 'a sleeping one has Wake');
-    assert.match(p, /action="\/namespaces\/ann-devtool\/sleep">.*<button aria-label="Put ann-devtool to sleep">Sleep<\/button>/, 'an awake one has Sleep');
+    assert.match(p, /action="\/namespaces\/ann-devtool\/sleep">.*<button aria-label="Sleep ann-devtool">Sleep<\/button>/, 'an awake one has Sleep');
     assert.doesNotMatch(p, /action="\/namespaces\/(old|main)\/(sleep|wake)"/, 'no sleep or wake where the viewer may not');
     assert.match(p, /<span class="muted" data-announcement>deleted at 2026-12-16 09:58 UTC unless used<\/span>/);
     assert.match(p, /<table class="cards" id="previews">.*<td data-label="Status">Sleeping<\/td><td data-label="Owner">root<\/td>/s);

@@ -28,7 +28,7 @@ export function announcement(n: { sleepsAt?: string; deletesAt?: string }): Html
  */
 export function sleepButton(name: string, v: SleepView, csrf: string | undefined, action: string, back?: string): Html | '' {
   if (!v.sleepable || csrf === undefined) return '';
-  const [verb, text, label] = v.sleep === 'Sleeping' ? ['wake', 'Wake', `Wake ${name}`] : ['sleep', 'Sleep', `Put ${name} to sleep`];
+  const [verb, text, label] = v.sleep === 'Sleeping' ? ['wake', 'Wake', `Wake ${name}`] : ['sleep', 'Sleep', `Sleep ${name}`];
   const backField = back ? html`<input type="hidden" name="back" value="${back}">` : '';
   const button = html`<button aria-label="${label}">${text}</button>`;
   return html`<form class="inline" method="post" action="${action}/${verb}">${csrfField(csrf)}${backField}${button}</form>`;

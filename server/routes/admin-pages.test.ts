@@ -102,7 +102,7 @@ describe('admin page', () => {
     assert.match(page.body, /<a href="\/admin" aria-current="page">Admin<\/a>/);
     assert.match(page.body, /<tr data-user="ann">/);
     assert.match(page.body, /<tr data-namespace="shop">/);
-    assert.match(page.body, /<th scope="row">Metrics token<\/th><td>set<\/td>/);
+    assert.match(page.body, /<b>Metrics token<\/b><\/td><td data-label="Value">set<\/td>/);
     assert.doesNotMatch(page.body, /metrics-secret/);
     assert.match((await root.get('/')).body, /<li><a href="\/admin">Admin<\/a><\/li>/);
 
