@@ -162,6 +162,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   registerTokenRoutes(app, ctx, auth);
   registerUserRoutes(app, ctx, auth);
   const namespaces = namespaceDeps(ctx, opts.kubeCredentials, opts.ownerCluster);
+  const previews = previewDeps(ctx, opts.kubeCredentials, opts.previewCluster);
   registerNamespaceRoutes(app, ctx, auth, namespaces);
   registerSecretRoutes(app, ctx, auth);
   const dashboardCluster =
@@ -174,12 +175,12 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       recheckMs: opts.dashboardRecheckMs ?? 60_000,
     });
   registerLoginRoutes(app, ctx, (scope) =>
-    registerDashboardPages(scope, ctx, { ...(dashboardCluster ? { cluster: dashboardCluster } : {}), ...(hub ? { hub } : {}), namespaces }),
+    registerDashboardPages(scope, ctx, { ...(dashboardCluster ? { cluster: dashboardCluster } : {}), ...(hub ? { hub } : {}), namespaces, previews }),
   );
   registerKubeCredentialRoutes(app, opts.kubeCredentials, auth);
   registerBuildRoutes(app, ctx, auth);
   registerPipelineRoutes(app, ctx, auth, opts.kubeCredentials, opts.pipelineCluster);
-  registerPreviewRoutes(app, auth, previewDeps(ctx, opts.kubeCredentials, opts.previewCluster), ctx.config);
+  registerPreviewRoutes(app, auth, previews, ctx.config);
   return app;
 }
 

@@ -5,6 +5,7 @@
  */
 import { DNS_LABEL_PATTERN } from '../../api/dns-label.ts';
 import { csrfField, html, type Html, page, tableHead } from '../pages/html.ts';
+import { previewButtons, previewFacts, type PreviewView } from './preview-view.ts';
 import { announcement, type SleepView, sleepButton } from './sleep-view.ts';
 import { when } from './when.ts';
 
@@ -18,6 +19,8 @@ export interface HomeNamespace extends SleepView {
   personal: boolean;
   /** Environments recorded in it and pods ready / total; absent when they could not be read. */
   running?: { environments: number; ready: number; total: number };
+  /** A preview environment: its scope, source and what the viewer may do with it. */
+  preview?: PreviewView;
   /** The viewer may delete it here (its owner or an admin, not personal, not a preview, not already going). */
   deletable: boolean;
 }
@@ -48,12 +51,13 @@ function table(id: string, caption: string, list: readonly HomeNamespace[], csrf
       n.deletable && csrf !== undefined
         ? html`<form class="inline" method="post" action="/namespaces/${n.name}/delete">${csrfField(csrf)}${button}</form>`
         : '';
-    const personal = n.personal ? html` <span class="muted">(personal)</span>` : '';
+    const personal = n.personal ? html` <span class="muted">(personal)</span>` : n.preview ? html`<br>${previewFacts(n.preview)}` : '';
+    const actions = n.preview ? previewButtons(n.name, n.preview, csrf) : html`${sleepButton(n.name, n, csrf, `/namespaces/${n.name}`)} ${del}`;
     const next = announcement(n);
     const last = n.lastActivity ? when(n.lastActivity) : html`<span class="muted">unknown</span>`;
     return html`<tr data-namespace="${n.name}"><td data-label="Namespace"><a href="/namespaces/${n.name}">${n.name}</a>${personal}</td>
 <td data-label="Status">${n.status}${next ? html`<br>${next}` : ''}</td><td data-label="Owner">${n.owner}</td>${runningCell(n)}
-<td data-label="Last activity">${last}</td><td>${sleepButton(n.name, n, csrf, `/namespaces/${n.name}`)} ${del}</td></tr>`;
+<td data-label="Last activity">${last}</td><td>${actions}</td></tr>`;
   });
   const head = tableHead(['Namespace', 'Status', 'Owner', 'Running', 'Last activity', html`<span class="sr">Actions</span>`]);
   return html`<table class="cards" id="${id}"><caption class="muted">${caption}</caption>${head}

@@ -7,6 +7,7 @@
  */
 import { DEV_SESSION_STALE_MS, type DevSessionState } from '../../api/dev-session.ts';
 import { html, type Html, page, tableHead } from '../pages/html.ts';
+import { previewButtons, previewFacts, type PreviewView } from './preview-view.ts';
 import { announcement, type SleepView, sleepButton } from './sleep-view.ts';
 import { when } from './when.ts';
 import { type EnvironmentSummary, endpointsOf, type NamespaceSnapshot, type PodSummary, podsOf, type WorkloadSummary } from './model.ts';
@@ -20,6 +21,8 @@ export interface NamespaceData extends Partial<SleepView> {
   owner: string;
   /** Active, Terminating, or its sleep ("Sleeping since ... (by ...)"). */
   status: string;
+  /** A preview environment's scope, source and buttons. */
+  preview?: PreviewView;
   snapshot: NamespaceSnapshot;
   /** Environments a pipeline of the service deploys (their source shows as pipeline). */
   pipelines: ReadonlySet<string>;
@@ -126,7 +129,9 @@ export function namespacePage(d: NamespaceData & { script: string }): string {
   const s = namespaceSections(d);
   const next = announcement(d);
   const live = html`<span id="live-status" role="status" class="muted">Not live</span>`;
-  const button = sleepButton(d.name, { sleepable: false, ...d }, d.csrf, `/namespaces/${d.name}`, `/namespaces/${d.name}`);
+  const back = `/namespaces/${d.name}`;
+  const button = d.preview ? previewButtons(d.name, d.preview, d.csrf, back) : sleepButton(d.name, { sleepable: false, ...d }, d.csrf, back, back);
+  const facts = d.preview ? html`<p>${previewFacts(d.preview)}</p>` : '';
   return page({
     title: `Namespace ${d.name}`,
     user: d.user,
@@ -134,7 +139,7 @@ export function namespacePage(d: NamespaceData & { script: string }): string {
     ...(d.csrf !== undefined ? { csrf: d.csrf } : {}),
     script: d.script,
     body: html`<p>Owner <b>${d.owner}</b> · status <span id="ns-status">${d.status}</span>${next ? html` · ${next}` : ''} · ${live}</p>
-${button ? html`<div>${button}</div>` : ''}
+${facts}${button ? html`<div>${button}</div>` : ''}
 <div data-live="/namespaces/${d.name}/events">
 <section aria-labelledby="h-environments"><h2 id="h-environments">Environments</h2><div id="environments">${s.environments}</div></section>
 <section aria-labelledby="h-sessions"><h2 id="h-sessions">Dev containers</h2><div id="sessions">${s.sessions}</div></section>

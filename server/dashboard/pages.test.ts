@@ -157,6 +157,7 @@ describe('dashboard pages, rendered', () => {
           deletable: false,
           sleepable: false,
           running: { environments: 1, ready: 0, total: 0 },
+          preview: { scope: 'global', sourceUrl: 'javascript:alert(1)', sleeping: true, destroying: false, maySleep: false, mayDestroy: false },
         },
       ],
     });
@@ -168,6 +169,9 @@ describe('dashboard pages, rendered', () => {
     assert.match(p, /action="\/namespaces\/shop\/wake">.*<button aria-label="Wake shop">Wake<\/button>/, 'a sleeping one has Wake');
     assert.match(p, /action="\/namespaces\/ann-devtool\/sleep">.*<button aria-label="Sleep ann-devtool">Sleep<\/button>/, 'an awake one has Sleep');
     assert.doesNotMatch(p, /action="\/namespaces\/(old|main)\/(sleep|wake)"/, 'no sleep or wake where the viewer may not');
+    assert.match(p, /<span class="muted">global preview<\/span> · source <code>javascript:alert\(1\)<\/code>/, 'a source link only for http(s)');
+    assert.match(p, /action="\/previews\/main\/wake">.*<button aria-label="Wake main">Wake<\/button>/, 'anyone wakes a global preview');
+    assert.doesNotMatch(p, /\/previews\/main\/(sleep|destroy)/, 'only admins sleep or destroy a global preview');
     assert.match(p, /<span class="muted" data-announcement>deleted at 2026-12-16 09:58 UTC unless used<\/span>/);
     assert.match(p, /<table class="cards" id="previews">.*<td data-label="Status">Sleeping<\/td><td data-label="Owner">root<\/td>/s);
     assert.match(p, /<form method="post" action="\/namespaces" id="create-namespace"><input type="hidden" name="csrf" value="tok&quot;en">/);

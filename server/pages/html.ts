@@ -62,8 +62,9 @@ const STYLE =
   '.bad{color:#a00;font-weight:bold}.ok{color:#060}' +
   'ul.plain{list-style:none;padding:0;margin:0}.secret{font-family:monospace;word-break:break-all;background:#f4f4f4;padding:.5rem}' +
   ':focus-visible{outline:2px solid #05c;outline-offset:2px}' +
+  // Narrow: each row a card whose cells take the whole width, so a long image name or URL may break anywhere.
   '@media (max-width:40rem){table.cards thead{position:absolute;left:-99rem}table.cards tr{display:block;border-bottom:1px solid #ddd;padding:.3rem 0}' +
-  'table.cards td{display:block;border:0;padding:.1rem 0}table.cards td[data-label]::before{content:attr(data-label) ": ";color:#555}}';
+  'table.cards td{display:block;border:0;padding:.1rem 0;overflow-wrap:anywhere}table.cards td[data-label]::before{content:attr(data-label) ": ";color:#555}}';
 
 /** A form's hidden CSRF field. */
 export const csrfField = (csrf: string): Html => html`<input type="hidden" name="csrf" value="${csrf}">`;

@@ -23,6 +23,9 @@ import type { SleepView } from '../dashboard/sleep-view.ts';
 import { ApiError } from '../errors.ts';
 import { createNamespaceFor, deleteNamespaceAs, mayChangeSleep, mayDelete, sleepNamespaceAs, wakeNamespaceAs } from '../namespaces/actions.ts';
 import type { NamespaceDeps } from '../namespaces/sleep.ts';
+import type { PreviewView } from '../dashboard/preview-view.ts';
+import { destroyPreview, mayDestroyPreview, type PreviewDeps } from '../previews/previews.ts';
+import { maySleepPreview, sleepPreview, wakePreview } from '../previews/sleep.ts';
 import { html, LIVE_PAGE_HEADERS, page } from '../pages/html.ts';
 import type { App, ServiceDeps } from '../service-deps.ts';
 import type { NamespaceRecord, UserRecord } from '../store/store.ts';
@@ -35,7 +38,12 @@ export interface DashboardDeps {
   hub?: WatchHub;
   /** What sleep and wake act with (as the namespace's owner); absent without cluster credentials. */
   namespaces?: NamespaceDeps;
+  /** What the preview forms act with (the preview routes' own). */
+  previews?: PreviewDeps;
 }
+
+/** A preview's destroy run gets as long as `devtool preview destroy` gives it by default (5m). */
+const PREVIEW_DESTROY_SECONDS = 300;
 
 /** Who looks at a page: a browser session (with its CSRF token), or an API token's user. */
 export interface Viewer {
@@ -131,6 +139,20 @@ function sleepOf(user: UserRecord, n: NamespaceRecord, body: NamespaceBody): Sle
   };
 }
 
+/** A preview's scope, source and the buttons its rules allow `user`; undefined for a plain namespace. */
+function previewOf(user: UserRecord, n: NamespaceRecord): PreviewView | undefined {
+  const p = n.preview;
+  if (!p) return undefined;
+  return {
+    scope: p.scope,
+    ...(p.sourceUrl ? { sourceUrl: p.sourceUrl } : {}),
+    sleeping: p.sleepingSince !== undefined,
+    destroying: p.destroyRequestedAt !== undefined || n.status === 'Terminating',
+    maySleep: maySleepPreview(user, n),
+    mayDestroy: mayDestroyPreview(user, n),
+  };
+}
+
 const csrfOf = (v: Viewer) => (v.session ? { csrf: v.session.csrf } : {});
 
 /** Environments a pipeline of the service deploys: the preview's own, and those with a run record. */
@@ -172,6 +194,7 @@ export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: Dashboa
         personal: n.personal,
         deletable: mayDelete(user, n) && !n.preview && n.status === 'Active',
         ...sleepOf(user, n, body),
+        ...(n.preview ? { preview: previewOf(user, n)! } : {}),
         ...(r ? { running: r } : {}),
         ...(last !== undefined ? { lastActivity: new Date(last).toISOString() } : {}),
       };
@@ -223,6 +246,26 @@ export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: Dashboa
       await wakeNamespaceAs(ctx, sleepDeps(), v.user, (request.params as { name: string }).name);
     }),
   );
+  const previewDeps = (): PreviewDeps => {
+    if (!deps.previews) throw new ApiError(503, 'this devtool service has no preview environments');
+    return deps.previews;
+  };
+  const previewName = (request: FastifyRequest) => (request.params as { name: string }).name;
+  app.post('/previews/:name/sleep', async (request, reply) =>
+    formAction(request, reply, async (v) => {
+      await sleepPreview(previewDeps(), v.user, previewName(request));
+    }),
+  );
+  app.post('/previews/:name/wake', async (request, reply) =>
+    formAction(request, reply, async (v) => {
+      await wakePreview(previewDeps(), v.user, previewName(request));
+    }),
+  );
+  app.post('/previews/:name/destroy', async (request, reply) =>
+    formAction(request, reply, async (v) => {
+      await destroyPreview(previewDeps(), v.user, previewName(request), PREVIEW_DESTROY_SECONDS);
+    }),
+  );
   registerAdminPages(app, ctx, {
     viewerOf: (request, reply) => viewerOf(ctx, request, reply),
     statusText,
@@ -262,6 +305,7 @@ export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: Dashboa
       owner: ns.owner,
       status: statusText(ns),
       ...sleepOf(v.user, ns, body),
+      ...(ns.preview ? { preview: previewOf(v.user, ns)! } : {}),
       snapshot,
       pipelines,
       now: ctx.now(),
