@@ -29,6 +29,7 @@ import { registerSecretRoutes } from './routes/secrets.ts';
 import { registerTokenRoutes } from './routes/tokens.ts';
 import { registerUserRoutes } from './routes/users.ts';
 import type { Store } from './store/store.ts';
+import { registerWakingRoute, type WakingDeps } from './waking/route.ts';
 
 export type { App, ServiceDeps, ServiceConfig } from './service-deps.ts';
 
@@ -45,6 +46,8 @@ export interface AppOptions {
   pipelineCluster?: ClusterFactory<PipelineCluster>;
   /** The same for preview environments (a pipeline cluster that also lists Ingress hosts). */
   previewCluster?: ClusterFactory<PreviewCluster>;
+  /** What the waking page reads of namespaces and the wake it starts; absent: it knows no namespace. */
+  waking?: Omit<WakingDeps, 'key'>;
 }
 
 /**
@@ -159,6 +162,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   registerBuildRoutes(app, ctx, auth);
   registerPipelineRoutes(app, ctx, auth, opts.kubeCredentials, opts.pipelineCluster);
   registerPreviewRoutes(app, auth, previewDeps(ctx, opts.kubeCredentials, opts.previewCluster), ctx.config);
+  registerWakingRoute(app, { key: ctx.config.frontDoorKey, rest: async () => undefined, wakes: undefined, ...opts.waking });
   return app;
 }
 
