@@ -112,11 +112,12 @@ test("a namespace's sleep and wake switch its hosts between the waking page and 
   };
   let annotations: Record<string, string> = {};
   const pushed: CaddyConfig[] = [];
+  const logs: string[] = [];
   const r = new Reconciler({
     view: { ingresses: () => [ingress('a-n.devtool.test')], services: () => [...services, door], namespaces: () => [{ metadata: { name: 'n', annotations } }] },
     settings: { ...settings, wakingPage },
     push: async (c) => void pushed.push(c),
-    log: () => {},
+    log: (l) => logs.push(l),
     resyncMs: 60_000,
   });
   const dials = () => JSON.stringify(pushed.at(-1)).match(/"dial":"[^"]+"/g);
@@ -132,4 +133,12 @@ test("a namespace's sleep and wake switch its hosts between the waking page and 
   await r.reconcile();
   r.stop();
   assert.deepEqual(dials(), ['"dial":"10.96.0.5:80"']);
+  assert.deepEqual(
+    logs.filter((l) => l.startsWith('sending to the waking page')),
+    [
+      'sending to the waking page the hosts of: n (sleeping)',
+      'sending to the waking page the hosts of: n (waking)',
+      'sending to the waking page the hosts of: (no namespace)',
+    ],
+  );
 });

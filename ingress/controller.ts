@@ -38,6 +38,7 @@ export class Reconciler {
   private again = false;
   private lastProblems = new Set<string>();
   private lastHosts = '';
+  private lastResting = '';
   private loaded = false;
   private resync: NodeJS.Timeout | undefined;
 
@@ -79,6 +80,12 @@ export class Reconciler {
       const hosts = t.hosts.join(' ');
       if (hosts !== this.lastHosts) this.d.log(`serving ${t.hosts.length} host(s): ${hosts || '(none)'}`);
       this.lastHosts = hosts;
+      const rest = [...resting]
+        .map(([ns, r]) => `${ns} (${r})`)
+        .sort()
+        .join(', ');
+      if (rest !== this.lastResting) this.d.log(`sending to the waking page the hosts of: ${rest || '(no namespace)'}`);
+      this.lastResting = rest;
       if (!this.loaded) {
         this.loaded = true;
         this.d.onLoaded?.();
