@@ -8,6 +8,7 @@
  * (no key, a wrong key), nor through an Ingress of its own namespace that points at it.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:https';
 import { join } from 'node:path';
@@ -138,6 +139,37 @@ describe('wake on request: one request to a sleeping namespace’s endpoint wake
     }
     // The intruder's namespace had no request: nothing recorded there.
     assert.equal((await annotations(relay))[LAST_REQUEST], undefined);
+  });
+
+  test('the front door may change only LAST_REQUEST, and only on the service’s namespaces', () => {
+    // As the front door's ServiceAccount (impersonated with the cluster's admin kubeconfig).
+    const asFrontDoor = (namespace: string, patch: unknown) =>
+      spawnSync(
+        'bash',
+        [
+          join(repoRoot, 'cluster/cluster.sh'),
+          'kubectl',
+          `--as=system:serviceaccount:${SERVICE_NAMESPACE}:devtool-front-door`,
+          'patch',
+          'namespace',
+          namespace,
+          '--type=merge',
+          '-p',
+          JSON.stringify(patch),
+        ],
+        { encoding: 'utf8', timeout: 60_000 },
+      );
+    const ok = asFrontDoor(shop, { metadata: { annotations: { [LAST_REQUEST]: new Date().toISOString() } } });
+    assert.equal(ok.status, 0, ok.stderr);
+    for (const [namespace, patch, refusal] of [
+      [shop, { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } } }, 'changes no label'],
+      [shop, { metadata: { annotations: { [SLEEPING_SINCE]: new Date().toISOString() } } }, 'changes only the annotation'],
+      ['kube-system', { metadata: { annotations: { [LAST_REQUEST]: new Date().toISOString() } } }, 'writes only namespaces its service made'],
+    ] as const) {
+      const r = asFrontDoor(namespace, patch);
+      assert.notEqual(r.status, 0, `${namespace} ${JSON.stringify(patch)} was let through`);
+      assert.match(r.stderr, new RegExp(`the front door ${refusal}`));
+    }
   });
 
   test('devtool namespace sleep: the front door sends the endpoint to the waking page', { timeout: 120_000 }, async () => {
