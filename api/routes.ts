@@ -51,7 +51,11 @@ import {
   PreviewParams,
   type PreviewScope,
   User,
+  UserAdminRequest,
+  UserCreated,
+  UserCreateRequest,
   UserDeleted,
+  UserList,
   UserParams,
 } from './schemas.ts';
 
@@ -318,6 +322,33 @@ export const routes = {
     response: Preview,
   }),
   // users (admins only; a plain user is refused with 403)
+  listUsers: route({
+    method: 'GET',
+    url: `${API_PREFIX}/users`,
+    summary: 'Every user of the service, admins and disabled ones included (admins only)',
+    auth: true,
+    status: 200,
+    response: UserList,
+  }),
+  createUser: route({
+    method: 'POST',
+    url: `${API_PREFIX}/users`,
+    summary: 'Create a user with its personal namespace and a first API token, shown only in this answer (admins only)',
+    auth: true,
+    body: UserCreateRequest,
+    status: 201,
+    response: UserCreated,
+  }),
+  setUserAdmin: route({
+    method: 'PUT',
+    url: `${API_PREFIX}/users/:name/admin`,
+    summary: "Make a user an admin, or take it back (admins only; never one's own account)",
+    auth: true,
+    params: UserParams,
+    body: UserAdminRequest,
+    status: 200,
+    response: User,
+  }),
   disableUser: route({
     method: 'POST',
     url: `${API_PREFIX}/users/:name/disable`,
@@ -385,6 +416,8 @@ export type PreviewEndpointsBody = Static<typeof PreviewEndpoints>;
 export type PreviewScopeValue = Static<typeof PreviewScope>;
 export type UserBody = Static<typeof User>;
 export type UserDeletedBody = Static<typeof UserDeleted>;
+export type UserListBody = Static<typeof UserList>;
+export type UserCreatedBody = Static<typeof UserCreated>;
 
 /** Capabilities this version of the contract defines; `GET /info` lists those the server offers. */
 export const CAPABILITIES = ['tokens', 'namespaces', 'secrets', 'analytics', 'login', 'kube-credentials', 'pipelines', 'previews', 'users'] as const;

@@ -66,6 +66,24 @@ export const User = Type.Object(
   },
   { additionalProperties: false },
 );
+export const UserList = Type.Object({ users: Type.Array(User) }, { additionalProperties: false });
+export const UserCreateRequest = Type.Object(
+  { name: UserName, admin: Type.Optional(Type.Boolean({ description: 'An admin of the service (default false)' })) },
+  { additionalProperties: false },
+);
+export const UserCreated = Type.Object(
+  {
+    name: Type.String(),
+    admin: Type.Boolean(),
+    namespace: Type.String({ description: 'The personal namespace, created with the account' }),
+    token: Type.String({ description: 'Its first API token; shown only here' }),
+  },
+  { additionalProperties: false },
+);
+export const UserAdminRequest = Type.Object(
+  { admin: Type.Boolean({ description: 'true: make the user an admin; false: take it back' }) },
+  { additionalProperties: false },
+);
 export const UserDeleted = Type.Object(
   {
     name: Type.String(),

@@ -1,5 +1,5 @@
-// The API contract (api/routes.ts, api/schemas.ts) in the CLI's bundles: as data, without TypeBox,
-// whose load would cost a service command ~45 ms from node_modules (~4 ms bundled). The module is
+// The API contract (api/routes.ts, api/schemas.ts, api/dev-session.ts) in the CLI's bundles: as
+// data, without TypeBox, whose load would cost a service command ~45 ms from node_modules (~4 ms bundled). The module is
 // evaluated at build time, and the bundle gets its plain constants (strings, numbers, booleans,
 // lists of them) and, of each route, what a client uses: method, path and its text stream mark.
 // The schemas stay out; the CLI takes only their types. The programs in the cluster bundle it whole.
@@ -9,11 +9,11 @@ import { build } from 'esbuild';
 
 const NAMESPACE = 'api-as-data';
 
-/** The esbuild plugin (scripts/build.mjs): an import of api/routes.ts or api/schemas.ts gets apiData's module. */
+/** The esbuild plugin (scripts/build.mjs): an import of api/routes.ts, api/schemas.ts or api/dev-session.ts gets apiData's module. */
 export const apiAsData = {
   name: NAMESPACE,
   setup(b) {
-    b.onResolve({ filter: /(^|\/)api\/(routes|schemas)\.ts$/ }, (args) => ({
+    b.onResolve({ filter: /(^|\/)api\/(routes|schemas|dev-session)\.ts$/ }, (args) => ({
       path: relative(process.cwd(), resolve(args.resolveDir, args.path)),
       namespace: NAMESPACE,
     }));

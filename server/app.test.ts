@@ -185,6 +185,47 @@ describe('service API', () => {
     assert.equal((await me(alice.token)).statusCode, 200, 'nobody else is touched');
   });
 
+  test('users: an admin lists them, creates one with its first token and makes another an admin; a plain user is refused', async () => {
+    const h = await harness();
+    const root = await createAccount(h.store, 'root', true, h.clock.now);
+    const alice = await createAccount(h.store, 'alice', false, h.clock.now);
+    const send = (method: 'GET' | 'POST' | 'PUT', url: string, token: string, payload?: object) =>
+      h.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
+
+    assert.deepEqual(refusal(await send('GET', '/api/v1/users', alice.token)), { status: 403, error: 'only admins can list users' });
+    assert.deepEqual(refusal(await send('POST', '/api/v1/users', alice.token, { name: 'mallory', admin: true })), {
+      status: 403,
+      error: 'only admins can create users',
+    });
+    assert.equal(await h.store.getUser('mallory'), undefined, 'nothing made for a plain user');
+    assert.deepEqual(refusal(await send('PUT', '/api/v1/users/alice/admin', alice.token, { admin: true })), {
+      status: 403,
+      error: 'only admins can make or unmake admin users',
+    });
+
+    const made = await send('POST', '/api/v1/users', root.token, { name: 'carol' });
+    assert.equal(made.statusCode, 201);
+    const carol = made.json() as { name: string; admin: boolean; namespace: string; token: string };
+    assert.deepEqual({ ...carol, token: typeof carol.token }, { name: 'carol', admin: false, namespace: 'carol-devtool', token: 'string' });
+    assert.equal((await h.app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(carol.token) })).statusCode, 200, 'its token works');
+    assert.equal(h.store.namespaces.get('carol-devtool')?.owner, 'carol');
+    assert.deepEqual(refusal(await send('POST', '/api/v1/users', root.token, { name: 'carol' })), { status: 409, error: 'user carol already exists' });
+    assert.equal(refusal(await send('POST', '/api/v1/users', root.token, { name: 'Bad_Name' })).status, 400);
+
+    assert.deepEqual((await send('PUT', '/api/v1/users/alice/admin', root.token, { admin: true })).json(), { name: 'alice', admin: true, disabled: false });
+    assert.equal((await send('GET', '/api/v1/users', alice.token)).statusCode, 200, 'alice acts as an admin at once');
+    assert.deepEqual((await send('PUT', '/api/v1/users/alice/admin', root.token, { admin: false })).json(), { name: 'alice', admin: false, disabled: false });
+    assert.equal(refusal(await send('PUT', '/api/v1/users/root/admin', root.token, { admin: false })).status, 409, "never one's own account");
+    assert.equal(refusal(await send('PUT', '/api/v1/users/nobody/admin', root.token, { admin: true })).status, 404);
+    assert.deepEqual((await send('GET', '/api/v1/users', root.token)).json(), {
+      users: [
+        { name: 'alice', admin: false, disabled: false },
+        { name: 'carol', admin: false, disabled: false },
+        { name: 'root', admin: true, disabled: false },
+      ],
+    });
+  });
+
   test("a pipeline run's token does what a run needs and nothing else: no tokens, no secrets written, no namespaces", async () => {
     const h = await harness();
     await createAccount(h.store, 'alice', false, h.clock.now);

@@ -1,10 +1,12 @@
 /**
- * Users, for admins: disable (access ends at once, everything else stays), enable, delete (with
- * every namespace the user owns: accounts.ts). A plain user is refused; nobody acts on their own
- * account here, so an admin cannot lock themselves out.
+ * Users, for admins: list, create (with its personal namespace and a first token, as the
+ * operator's create-user does), make admin or take it back, disable (access ends at once,
+ * everything else stays), enable, delete (with every namespace the user owns: accounts.ts). A plain
+ * user is refused; nobody changes their own account here, so an admin cannot lock themselves out
+ * and the last admin stays one.
  */
 import { routes, type UserBody } from '../../api/routes.ts';
-import { deleteAccount, disableAccount, enableAccount } from '../accounts.ts';
+import { createAccount, deleteAccount, disableAccount, enableAccount } from '../accounts.ts';
 import { type Authenticator, userOf } from '../auth.ts';
 import type { App, ServiceDeps } from '../service-deps.ts';
 import { ApiError } from '../errors.ts';
@@ -16,8 +18,11 @@ const body = (u: UserRecord): UserBody => ({ name: u.name, admin: u.admin, disab
 export function registerUserRoutes(app: App, ctx: ServiceDeps, auth: Authenticator): void {
   const r = routes;
   /** The target's name, once the caller may act on it. */
-  const target = (caller: UserRecord, name: string, what: string): string => {
+  const adminOnly = (caller: UserRecord, what: string): void => {
     if (!caller.admin) throw new ApiError(403, `only admins can ${what} users`);
+  };
+  const target = (caller: UserRecord, name: string, what: string): string => {
+    adminOnly(caller, what);
     if (name === caller.name) throw new ApiError(409, `you cannot ${what} your own account: ask another admin`);
     return name;
   };
@@ -26,6 +31,23 @@ export function registerUserRoutes(app: App, ctx: ServiceDeps, auth: Authenticat
     if (!u) throw new ApiError(404, `no user ${name}`);
     return u;
   };
+
+  app.get(r.listUsers.url, routeOptions(r.listUsers, auth), async (request) => {
+    adminOnly(userOf(request), 'list');
+    return { users: (await ctx.store.listUsers()).map(body) };
+  });
+
+  app.post(r.createUser.url, routeOptions(r.createUser, auth, { body: r.createUser.body }), async (request, reply) => {
+    adminOnly(userOf(request), 'create');
+    // createAccount refuses a bad or taken name (400, 409) and leaves nothing half-made.
+    return reply.code(201).send(await createAccount(ctx.store, request.body.name, request.body.admin ?? false, ctx.now()));
+  });
+
+  app.put(r.setUserAdmin.url, routeOptions(r.setUserAdmin, auth, { params: r.setUserAdmin.params, body: r.setUserAdmin.body }), async (request) => {
+    const name = target(userOf(request), request.params.name, 'make or unmake admin');
+    if (!(await ctx.store.setUserAdmin(name, request.body.admin))) throw new ApiError(404, `no user ${name}`);
+    return body(await current(name));
+  });
 
   app.post(r.disableUser.url, routeOptions(r.disableUser, auth, { params: r.disableUser.params }), async (request) => {
     const name = target(userOf(request), request.params.name, 'disable');

@@ -175,9 +175,22 @@ export class KubeStore implements Store {
 
   async getUser(name: string): Promise<UserRecord | undefined> {
     const sa = await orUndefined(this.core.readNamespacedServiceAccount({ name: serviceAccountName(name), namespace: this.ns }));
-    const labels = sa?.metadata?.labels ?? {};
-    if (!sa || labels[LABEL_KIND] !== 'user' || labels[LABEL_USER] !== name) return undefined;
-    return { name, admin: labels[LABEL_ADMIN] === 'true', ...(labels[LABEL_DISABLED] === 'true' ? { disabled: true } : {}) };
+    const user = sa && userOf(sa);
+    return user?.name === name ? user : undefined;
+  }
+
+  async listUsers(): Promise<UserRecord[]> {
+    const list = await this.core.listNamespacedServiceAccount({ namespace: this.ns, labelSelector: `${LABEL_MANAGED}=${MANAGER},${LABEL_KIND}=user` });
+    return list.items
+      .map(userOf)
+      .filter((u) => u !== undefined)
+      .sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  async setUserAdmin(name: string, admin: boolean): Promise<boolean> {
+    if (!(await this.getUser(name))) return false;
+    const body = { metadata: { labels: { [LABEL_ADMIN]: String(admin) } } };
+    return ignoreNotFound(this.core.patchNamespacedServiceAccount({ name: serviceAccountName(name), namespace: this.ns, body }, this.mergePatch));
   }
 
   async setUserDisabled(name: string, disabled: boolean): Promise<boolean> {
@@ -393,6 +406,14 @@ export class KubeStore implements Store {
 
 function ownedBy(obj: { apiVersion?: string; kind?: string; metadata?: k8s.V1ObjectMeta }): k8s.V1OwnerReference {
   return { apiVersion: 'v1', kind: 'ServiceAccount', name: obj.metadata?.name ?? '', uid: obj.metadata?.uid ?? '' };
+}
+
+/** The user a ServiceAccount of the service's namespace stands for, or undefined when it is none. */
+function userOf(sa: k8s.V1ServiceAccount): UserRecord | undefined {
+  const labels = sa.metadata?.labels ?? {};
+  const name = labels[LABEL_USER];
+  if (labels[LABEL_KIND] !== 'user' || !name || sa.metadata?.name !== serviceAccountName(name)) return undefined;
+  return { name, admin: labels[LABEL_ADMIN] === 'true', ...(labels[LABEL_DISABLED] === 'true' ? { disabled: true } : {}) };
 }
 
 function namespaceOf(n: k8s.V1Namespace): NamespaceRecord | undefined {

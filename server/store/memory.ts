@@ -52,6 +52,17 @@ export class MemoryStore implements Store {
     await this.deleteTokens(name);
   }
 
+  async setUserAdmin(name: string, admin: boolean): Promise<boolean> {
+    const u = this.users.get(name);
+    if (!u) return false;
+    u.admin = admin;
+    return true;
+  }
+
+  async listUsers(): Promise<UserRecord[]> {
+    return [...this.users.values()].map((u) => ({ ...u })).sort((a, b) => a.name.localeCompare(b.name));
+  }
+
   async setUserDisabled(name: string, disabled: boolean): Promise<boolean> {
     const u = this.users.get(name);
     if (!u) return false;

@@ -122,6 +122,10 @@ export interface Store extends LoginStore {
   deleteUser(name: string): Promise<void>;
   /** Marks the user disabled or enabled again; false when there is no such user. */
   setUserDisabled(name: string, disabled: boolean): Promise<boolean>;
+  /** Makes the user an admin or a plain user; false when there is no such user. */
+  setUserAdmin(name: string, admin: boolean): Promise<boolean>;
+  /** Every user, by name. */
+  listUsers(): Promise<UserRecord[]>;
 
   /** Stores it; answers the record as stored (with its objectRef, where the store has one). */
   addToken(token: TokenRecord): Promise<TokenRecord>;

@@ -35,6 +35,7 @@ class FakeDevContainer {
   readonly waits: number[] = [];
   readonly notices: string[] = [];
   readonly connected: number[] = [];
+  readonly changes: boolean[] = [];
   /** The fake clock: each dial takes `dialMs`, each connection lives `livesMs`. */
   clock = 0;
   dialMs = 10;
@@ -53,6 +54,7 @@ class FakeDevContainer {
       },
       connected: (c) => this.connected.push(c.id),
       notice: (m) => this.notices.push(m),
+      changed: (connected) => this.changes.push(connected),
       log: { debug: () => undefined },
       now: () => this.clock,
       // The real wait is recorded, not waited: a macrotask keeps the loop from spinning.
@@ -97,6 +99,19 @@ test('after a drop it reconnects, says so, asks for the reverse forwards again, 
   assert.deepEqual(d.notices, ['connection to the dev container lost; reconnecting', 'reconnected to the dev container']);
   assert.deepEqual(d.connected, [1, 2], 'connected() runs for every connection');
   assert.equal(await r.connection(), second, 'a live connection is handed out at once');
+});
+
+test('changed() says each connection and each loss, the first connection included, and nothing once closed', async () => {
+  const d = new FakeDevContainer();
+  const r = started(d);
+  const first = await r.connection(1000);
+  assert.deepEqual(d.changes, [true]);
+  first.drop();
+  await r.connection(1000).then(() => eventually('the new connection is said', () => d.changes.length === 3));
+  assert.deepEqual(d.changes, [true, false, true]);
+  r.close();
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.deepEqual(d.changes, [true, false, true], 'closing is no lost connection');
 });
 
 test('while the dev container is unreachable, the wait doubles from 500 ms up to 5 s; a connection that lasted is redialled at once', async () => {

@@ -23,6 +23,8 @@ export interface ReconnectOptions<C extends Connection> {
   connected?(c: C): void;
   /** One-line notices for the user (connection lost, back). */
   notice?(message: string): void;
+  /** Whether a connection is live, each time that changes (the first connection included). */
+  changed?(connected: boolean): void;
   log: Pick<Logger, 'debug'>;
   /** Tests replace the clock and the waits between attempts. */
   now?(): number;
@@ -163,9 +165,11 @@ export class Reconnector<C extends Connection> {
         this.everConnected = true;
         this.current = c;
         this.o.connected?.(c);
+        this.o.changed?.(true);
         for (const w of this.waiters.splice(0)) w.done(c);
         await new Promise<void>((resolve) => c.once('close', () => resolve()));
         this.current = undefined;
+        if (!this.closed) this.o.changed?.(false);
         this.o.log.debug(`dev tunnel: connection closed after ${now() - started} ms${this.closed ? '' : ', reconnecting'}`);
         if (!this.closed) this.o.notice?.('connection to the dev container lost; reconnecting');
       } catch (err) {

@@ -38,6 +38,8 @@ export interface TunnelOptions {
   reverses?: readonly Reverse[];
   /** One-line notices for the user (connection lost, back). */
   notice?(message: string): void;
+  /** Whether the SSH connection is live, each time that changes. */
+  connectionChanged?(connected: boolean): void;
   /** Called with the dev pods when none is ready to dial (a new one may wait for its agent: agent-inject.ts); may throw why. */
   noReadyPod?(pods: V1Pod[]): void;
 }
@@ -78,6 +80,7 @@ export class DevTunnel {
       connected: (c) => this.reverse(c),
       // Which pod, and where: after a drain it is another node's.
       notice: (m) => this.o.notice?.(m === RECONNECTED ? `${m} (pod ${this.forwardedPod}${this.forwardedNode ? ` on node ${this.forwardedNode}` : ''})` : m),
+      changed: (connected) => this.o.connectionChanged?.(connected),
       log: o.log,
     });
   }

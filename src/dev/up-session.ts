@@ -5,6 +5,8 @@
  * which resolves once the dev container is ready and says so in a few lines for stdout. The deploy
  * step in between is the caller's: several dev containers of one folder share one application.
  */
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
 import type ssh2 from 'ssh2';
 import type { Progress } from '../deploy/progress.ts';
 import { DevtoolError } from '../base/errors.ts';
@@ -25,10 +27,16 @@ import { standaloneImage, type StandaloneImageEnv } from './standalone.ts';
 import { agentImage, type DevTarget } from './target.ts';
 import { DevTunnel } from './tunnel.ts';
 import { DrainedVolume } from './drained-volume.ts';
+import { showPath } from '../manifest/project-scope.ts';
+import { SessionPublisher } from './session-publisher.ts';
+import { sessionUser } from './session-state.ts';
+import { sessionAnnotationWriter } from './session-write.ts';
 import { checkWatchLimits, describeFolder, firstSyncSummary, prepareSync, startSync, syncingHow, createFileSync, type SyncPlan } from './up-sync.ts';
 
 /** How long `up` waits for the dev pod (image pulls included). */
 const READY_TIMEOUT_MS = 5 * 60_000;
+/** How long a closing session waits for its last state (ended) to be written. */
+const SESSION_END_MS = 3_000;
 
 /** What a session needs from outside (the command's factory passes itself). */
 export interface UpEnv extends DeployFirstEnv, StandaloneImageEnv {
@@ -95,10 +103,21 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
   let originalWatch: OriginalWatch | undefined;
   // A failure after the agent answered must not leave the wait for the API server's ready running.
   const closing = new AbortController();
+  // The session's state on its dev Deployment, for the service's dashboard and idle sleep
+  // (api/dev-session.ts): written from ready on, never waited for by the sync or the terminal.
+  let writeSession: ((value: string) => Promise<void>) | undefined;
+  const publisher = new SessionPublisher({
+    write: (value) => (writeSession ? writeSession(value) : Promise.reject(new Error('no dev Deployment yet'))),
+    debug: (line) => f.log.debug(`${t.devName}: ${line}`),
+    user: sessionUser(t.context, () => userInfo().username),
+    version: f.version,
+    forwards: t.dev.forward.map((fw) => ({ local: fw.local, remote: `${fw.service ?? t.devName}:${fw.remote}` })),
+    sync: syncPlan ? { state: 'starting' } : { state: 'off' },
+  });
   const close = async () => {
     closing.abort();
     originalWatch?.stop();
-    await sync?.close();
+    await Promise.all([publisher.end(SESSION_END_MS), sync?.close()]);
     tunnel?.close();
   };
   o.signal?.addEventListener('abort', () => void close(), { once: true });
@@ -134,12 +153,19 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
       notice: (m) => {
         if (!closing.signal.aborted) progress.warn(m);
       },
+      connectionChanged: (connected) => publisher.connectionChanged(connected),
     });
     tunnel = started;
     // Before the swap: a forward's local port that is taken fails here, with the original untouched.
     await started.listen();
     // This machine's sync end starts now, while the dev pod does (FileSync.startLocal).
-    if (syncPlan) sync = createFileSync(f, t, syncPlan, started, { reset: o.reset, notice: (m) => progress.warn(m) });
+    if (syncPlan)
+      sync = createFileSync(f, t, syncPlan, started, {
+        reset: o.reset,
+        notice: (m) => progress.warn(m),
+        activity: (a) => publisher.syncChanged(a),
+        conflict: (folder, name) => publisher.conflict(showPath(join(folder.local, name), t.manifest.folder)),
+      });
     const activation = activate(client, t, {
       devtoolVersion: f.version,
       syncthing: syncPlan?.remoteSection,
@@ -157,6 +183,7 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
       standaloneImage: () => standaloneImage(f, t, progress),
     });
     const { objects, pod, podReady, rebuild, standalone, kind } = await progress.waiting(() => `dev container ${t.devName} to start`, activation);
+    writeSession = sessionAnnotationWriter(client, objects.deployment.metadata.name);
     // Keeps the mirror in step with the original while `up` runs (original-watch.ts); a standalone one has none.
     if (!standalone)
       originalWatch = watchOriginal({ client, kind, folder: t.folder, origin: t.origin, objects, rebuild, notice: (m) => progress.warn(m), log: f.log });
@@ -199,6 +226,8 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
     for (const r of t.dev.reverse) readyLines.push(`  reverse  ${t.devName}:${r.remote} -> localhost:${r.local}`);
     for (const x of syncPlan?.folders ?? []) readyLines.push(`  sync     ${x.local} ${x.mode === 'send-only' ? '->' : '<->'} ${x.remote}`);
     f.log.debug(readyLines[0]!);
+    if (sync) publisher.syncChanged(sync.activity());
+    publisher.ready();
     return { t, readyLines, standalone, connection: () => started.connection(), connectedPod: () => started.connectedPod, close };
   } catch (err) {
     await close();

@@ -10,7 +10,7 @@ import type { Logger } from '../log/logger.ts';
 import { isCaseSensitive } from '../sync/case-sensitivity.ts';
 import { remoteSyncthing, syncFolderPairs, type SyncFolderPair } from '../sync/syncthing-config.ts';
 import type { SyncKeys } from '../sync/keys.ts';
-import { FileSync, type FirstSync, type SyncTunnel } from '../sync/file-sync.ts';
+import { FileSync, type FileSyncOptions, type FirstSync, type SyncTunnel } from '../sync/file-sync.ts';
 import { countWatchedFolders, LIMIT_FILE, parseLimit, readLocalLimit, watchLimitWarnings } from '../sync/watch-limits.ts';
 import { AGENT_PATH } from './mirror.ts';
 import type { DevTarget } from './target.ts';
@@ -47,7 +47,7 @@ export function createFileSync(
   t: DevTarget,
   plan: SyncPlan,
   tunnel: SyncTunnel,
-  o: { reset: boolean; notice(m: string): void },
+  o: { reset: boolean; notice(m: string): void } & Pick<FileSyncOptions, 'activity' | 'conflict'>,
 ): FileSync {
   const sync = new FileSync({
     tunnel,
@@ -60,6 +60,9 @@ export function createFileSync(
     notice: o.notice,
     reset: o.reset,
     remoteAgent: AGENT_PATH,
+    activity: o.activity,
+    conflict: o.conflict,
+    label: (x) => showPath(x.local, t.manifest.folder),
   });
   sync.startLocal();
   return sync;

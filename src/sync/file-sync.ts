@@ -29,6 +29,7 @@ import { deletedHereSummary, firstPassSummary, fsLookup, indexedCandidates, keep
 import { keepContainerVersionsAsCopies, readLocalIndex } from './deleted-here.ts';
 import { sleep, waitUntil } from '../base/wait.ts';
 import { dropCopied, forgetCopy, settleReceiveOnly } from './settle.ts';
+import { ACTIVITY_EVENTS, type SyncActivity, SyncActivityView } from './sync-activity.ts';
 
 export interface SyncTunnel {
   /** A local port forwarded (over SSH) to host:port in the dev container; stable across reconnects. */
@@ -52,6 +53,12 @@ export interface FileSyncOptions {
   reset?: boolean;
   /** The agent's path in the dev container (it runs the bootstrap's untar). */
   remoteAgent: string;
+  /** What the sync does, each time that changes once the first sync is done (sync-activity.ts). */
+  activity?(a: SyncActivity): void;
+  /** Each new conflict copy, on either end: its folder and its path in the folder. */
+  conflict?(folder: SyncFolderPair, name: string): void;
+  /** A folder as the activity's error line names it (default: its local path). */
+  label?(folder: SyncFolderPair): string;
 }
 
 /** What `status` reads while `up` runs (runtime.json in the environment's state folder). */
@@ -95,8 +102,14 @@ export class FileSync {
   private readonly guard: ContainerGuard;
   /** Aborted by close(): ends the waits that would keep the process alive. */
   private readonly closing = new AbortController();
+  /** The folders' sync activity, from the local Syncthing's events (followEvents). */
+  private readonly activityView: SyncActivityView;
 
   constructor(private readonly o: FileSyncOptions) {
+    this.activityView = new SyncActivityView(
+      o.folders.map((f) => ({ id: f.id, label: o.label?.(f) ?? f.local, sendOnly: f.mode === 'send-only' })),
+      o.keys.remote.deviceID,
+    );
     this.guard = new ContainerGuard({
       stateDir: o.stateDir,
       localEntry: (id, path) => this.localApi!.file(id, path),
@@ -453,14 +466,20 @@ export class FileSync {
     await this.localApi!.scan(folderId, subs);
   }
 
-  /** Reports conflict copies as they appear, on either end. */
+  /** What the sync does now (sync-activity.ts): watching until the local Syncthing's events say otherwise. */
+  activity(): SyncActivity {
+    return this.activityView.activity();
+  }
+
+  /** Reports conflict copies as they appear, on either end, and follows the sync's activity. */
   private async followEvents(): Promise<void> {
     let since = 0;
     while (!this.closed) {
       try {
-        const events = await this.localApi!.events(since, ['LocalIndexUpdated', 'RemoteIndexUpdated', 'ItemFinished'], 30);
+        const events = await this.localApi!.events(since, ['LocalIndexUpdated', 'RemoteIndexUpdated', 'ItemFinished', ...ACTIVITY_EVENTS], 30);
         for (const e of events) {
           since = Math.max(since, e.id);
+          if (this.activityView.apply(e)) this.o.activity?.(this.activityView.activity());
           const folder = this.o.folders.find((f) => f.id === e.data.folder);
           if (e.type === 'ItemFinished' && e.data.action === 'update' && !e.data.error && folder) {
             const item = String(e.data.item);
@@ -475,6 +494,7 @@ export class FileSync {
             if (name.includes('.sync-conflict-') && !this.conflictsSeen.has(name)) {
               this.conflictsSeen.add(name);
               this.o.notice(`sync conflict: both sides changed a file; the other version is kept as ${name}`);
+              if (folder) this.o.conflict?.(folder, name);
             }
           }
         }

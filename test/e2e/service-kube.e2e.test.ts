@@ -401,6 +401,35 @@ describe('service contexts: namespaces and the user’s own cluster credentials,
     assert.equal(devtool(a, ['user', 'delete', userC]).stderr, `Error: no user ${userC}\n`);
   });
 
+  test('users: a plain user cannot list, create or make admins (itself included); an admin creates one who logs in, and makes it admin and back', async () => {
+    const userD = `e2ekd${run}`;
+    // B, no admin: refused through the CLI and the API, for itself too, and nothing is made.
+    assert.equal(devtool(b, ['user', 'list']).stderr, 'Error: only admins can list users\n');
+    assert.equal(devtool(b, ['user', 'create', userD, '--admin']).stderr, 'Error: only admins can create users\n');
+    assert.equal(devtool(b, ['user', 'admin', userB]).stderr, 'Error: only admins can make or unmake admin users\n');
+    assert.equal((await serviceCall(url, svc.caPem, tokenB, 'POST', '/api/v1/users', { name: userD, admin: true })).status, 403);
+    assert.equal((await serviceCall(url, svc.caPem, tokenB, 'PUT', `/api/v1/users/${userB}/admin`, { admin: true })).status, 403);
+    assert.equal(await core.readNamespacedServiceAccount({ name: `user-${userD}`, namespace: SERVICE_NAMESPACE }).catch(() => undefined), undefined);
+    assert.equal((JSON.parse((await serviceCall(url, svc.caPem, tokenB, 'GET', '/api/v1/me')).body) as { admin: boolean }).admin, false);
+
+    // A, an admin: creates D, whose printed token logs in; makes D an admin, then not.
+    const made = devtool(a, ['user', 'create', userD]);
+    assert.equal(made.code, 0, made.stderr);
+    await svc.markForCleanup(`${userD}-devtool`);
+    const d = createSandbox();
+    const login = devtool(d, ['context', 'use', url, '--token', made.stdout.trim()], { env: { DEVTOOL_CA_CERT: svc.caFile } });
+    assert.equal(login.code, 0, login.stderr);
+    assert.match(devtool(d, ['namespace', 'list']).stdout, new RegExp(`^${userD}-devtool \\* +Active$`, 'm'));
+    assert.equal(devtool(a, ['user', 'admin', userD]).code, 0);
+    const listed = devtool(d, ['user', 'list']);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, new RegExp(`^${userD} +yes +no$`, 'm'));
+    assert.match(listed.stdout, new RegExp(`^${userB} +no +no$`, 'm'));
+    assert.equal(devtool(a, ['user', 'admin', userD, '--revoke']).code, 0);
+    assert.equal(devtool(d, ['user', 'list']).stderr, 'Error: only admins can list users\n');
+    assert.equal(devtool(a, ['user', 'delete', userD]).code, 0);
+  });
+
   test('delete: by an admin or the owner; a namespace being deleted stays listed as Terminating', async () => {
     const other = `b-${run}`;
     assert.equal(devtool(b, ['namespace', 'create', other]).code, 0);

@@ -28,6 +28,32 @@ test('an admin disables, enables and deletes a user; each prints one line of wha
   assert.equal(failure(await user(['delete', 'bob']), ExitCode.failure), 'Error: no user bob');
 });
 
+test('an admin lists users, creates one (its token printed once, on stdout alone) and makes it an admin and back', async () => {
+  const made = success(await user(['create', 'dora']));
+  assert.match(made.stdout, /^\S{20,}\n$/, 'stdout is the token alone, for a script');
+  assert.equal(
+    made.stderr,
+    'User "dora" is created with its namespace dora-devtool; its first API token follows, shown only now:\n' +
+      'It logs in with: devtool context use https://devtool.example --token <TOKEN>\n',
+  );
+  const doras = commandSandbox();
+  success(await runCommand(['context', 'use', 'https://devtool.example', '--token', made.stdout.trim()], { sandbox: doras, service: service.client }));
+
+  assert.equal(success(await user(['admin', 'dora'])).stdout, 'User "dora" is an admin of the service\n');
+  const listed = success(await user(['list'], doras)).stdout;
+  assert.match(listed, /^User +Admin +Disabled\n/);
+  assert.match(listed, /\ndora +yes +no\n/);
+  assert.equal(success(await user(['admin', 'dora', '--revoke'])).stdout, 'User "dora" is no longer an admin of the service\n');
+  assert.equal(failure(await user(['list'], doras), ExitCode.failure), 'Error: only admins can list users');
+  assert.equal(failure(await user(['create', 'dora']), ExitCode.failure), 'Error: user dora already exists');
+  assert.equal(
+    failure(await user(['admin', 'dora', '--bogus']), ExitCode.usage)
+      .split('\n')[0]
+      ?.startsWith('Error: unknown flag --bogus'),
+    true,
+  );
+});
+
 test('a user who is no admin is refused by the service, in one line', async () => {
   const alice = commandSandbox();
   await logIn(alice, service, service.alice);

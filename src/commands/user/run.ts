@@ -1,9 +1,41 @@
-/** `user disable|enable|delete`: an admin's calls to the service's user routes (server/routes/users.ts). */
+/** `user list|create|admin|disable|enable|delete`: an admin's calls to the service's user routes (server/routes/users.ts). */
 import type { CommandHandler } from '../../cli/spec.ts';
+import { formatTable } from '../../io/table.ts';
 import { checkNamespaceName } from '../../kube/naming.ts';
 import { serviceOf } from '../pipeline/run.ts';
+import type { userAdminOptions, userCreateOptions } from './spec.ts';
 
 const FEATURE = 'user management';
+
+export const runUserList: CommandHandler = async (f, inv) => {
+  const { client } = await serviceOf(f, inv.commandName, FEATURE);
+  const { users } = await client.call('listUsers', {});
+  f.io.stdout.write(
+    formatTable(
+      ['User', 'Admin', 'Disabled'],
+      users.map((u) => [u.name, u.admin ? 'yes' : 'no', u.disabled ? 'yes' : 'no']),
+    ),
+  );
+};
+
+export const runUserCreate: CommandHandler<typeof userCreateOptions> = async (f, inv) => {
+  const name = userName(inv.requireArg(0, 'USER'));
+  const { client, ctx } = await serviceOf(f, inv.commandName, FEATURE);
+  const made = await client.call('createUser', { body: { name, admin: inv.opts.admin === true } });
+  f.io.stderr.write(
+    `User "${made.name}"${made.admin ? ' (an admin)' : ''} is created with its namespace ${made.namespace}; its first API token follows, shown only now:\n`,
+  );
+  f.io.stdout.write(`${made.token}\n`);
+  f.io.stderr.write(`It logs in with: devtool context use ${ctx.name} --token <TOKEN>\n`);
+};
+
+export const runUserAdmin: CommandHandler<typeof userAdminOptions> = async (f, inv) => {
+  const name = userName(inv.requireArg(0, 'USER'));
+  const { client } = await serviceOf(f, inv.commandName, FEATURE);
+  const admin = inv.opts.revoke !== true;
+  await client.call('setUserAdmin', { params: { name }, body: { admin } });
+  f.io.stdout.write(admin ? `User "${name}" is an admin of the service\n` : `User "${name}" is no longer an admin of the service\n`);
+};
 
 export const runUserDisable: CommandHandler = async (f, inv) => {
   const name = userName(inv.requireArg(0, 'USER'));
