@@ -19,7 +19,7 @@ import type { KubeCredentialSource } from './kube-credentials.ts';
 import { registerKubeCredentialRoutes } from './routes/kube-credentials.ts';
 import { registerInfoRoutes } from './routes/info.ts';
 import { registerLoginRoutes } from './routes/login.ts';
-import { registerNamespaceRoutes } from './routes/namespaces.ts';
+import { namespaceDeps, type OwnerClusterFactory, registerNamespaceRoutes } from './routes/namespaces.ts';
 import type { ClusterFactory } from './pipelines/acting-user.ts';
 import type { PipelineCluster } from './pipelines/cluster.ts';
 import { registerPipelineRoutes } from './routes/pipelines.ts';
@@ -46,6 +46,8 @@ export interface AppOptions {
   pipelineCluster?: ClusterFactory<PipelineCluster>;
   /** The same for preview environments (a pipeline cluster that also lists Ingress hosts). */
   previewCluster?: ClusterFactory<PreviewCluster>;
+  /** Namespace sleep and wake act on the owner's side of the cluster through this (default client-node). */
+  ownerCluster?: OwnerClusterFactory;
   /** What the waking page reads of namespaces and the wake it starts; absent: it knows no namespace. */
   waking?: Omit<WakingDeps, 'key'>;
 }
@@ -155,7 +157,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   registerInfoRoutes(app, ctx, auth);
   registerTokenRoutes(app, ctx, auth);
   registerUserRoutes(app, ctx, auth);
-  registerNamespaceRoutes(app, ctx, auth);
+  registerNamespaceRoutes(app, ctx, auth, namespaceDeps(ctx, opts.kubeCredentials, opts.ownerCluster));
   registerSecretRoutes(app, ctx, auth);
   registerLoginRoutes(app, ctx);
   registerKubeCredentialRoutes(app, opts.kubeCredentials, auth);

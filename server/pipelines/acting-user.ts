@@ -32,6 +32,7 @@ export function actingUser<C extends PipelineCluster>(ctx: ServiceDeps, source: 
     putVariables: (namespace, name, variables, labels) => r.putVariables(namespace, name, variables, labels),
     getVariables: (namespace, name) => r.getVariables(namespace, name),
     deleteVariables: (namespace, name) => r.deleteVariables(namespace, name),
+    listRecords: (namespace) => r.listRecords(namespace),
   };
   const tokens: RunTokens = {
     endRunToken: async (user, id) => {

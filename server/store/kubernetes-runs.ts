@@ -96,6 +96,14 @@ export class KubeRunRecords implements RunRecords {
     }
   }
 
+  async listRecords(namespace: string): Promise<RunRecord[]> {
+    const list = await this.d.core.listNamespacedSecret({
+      namespace: this.d.namespace,
+      labelSelector: `${LABEL_KIND}=pipeline-run,${LABEL_RUN_NAMESPACE}=${namespace}`,
+    });
+    return list.items.flatMap((s) => (s.data?.[RECORD_KEY] ? [JSON.parse(unb64(s.data[RECORD_KEY])) as RunRecord] : []));
+  }
+
   async deleteRecord(namespace: string, name: string): Promise<void> {
     await orUndefined(this.d.core.deleteNamespacedSecret({ name: recordSecretName(namespace, name), namespace: this.d.namespace }));
   }

@@ -31,6 +31,9 @@ export function memoryRunRecords() {
     async deleteVariables(ns, name) {
       variables.delete(key(ns, name));
     },
+    async listRecords(ns) {
+      return [...records.values()].filter((r) => r.record.namespace === ns).map((r) => structuredClone(r.record));
+    },
   };
   return { runs, records, variables };
 }
