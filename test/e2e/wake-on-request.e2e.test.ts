@@ -179,7 +179,7 @@ describe('wake on request: one request to a sleeping namespace’s endpoint wake
     await until('the front doors route the namespace to the waking page', 30_000, async () =>
       (await frontDoorsSendToWakingPage(shop, 'sleeping')) ? true : undefined,
     );
-    assert.deepEqual(await readyReplicas(shop), { api: 0, web: 0 });
+    await until('no pod ready', 60_000, async () => (JSON.stringify(await readyReplicas(shop)) === '{"api":0,"web":0}' ? true : undefined));
   });
 
   test('another user wakes nothing: forged headers straight at the waking page are refused', { timeout: 60_000 }, async () => {
@@ -231,6 +231,9 @@ spec:
     // Refused by the service (403) or not let through to it at all (the chart's NetworkPolicy: a gateway error).
     assert.ok([403, 502, 504].includes(viaRelay.status), `through the relay: ${JSON.stringify(viaRelay)}`);
     if (viaRelay.status === 403) assert.equal(viaRelay.body, 'refused: only the front door asks for a wake\n');
+    console.log(
+      `through the relay: HTTP ${viaRelay.status} (${viaRelay.status === 403 ? 'the service refused it' : 'the NetworkPolicy kept it from the service'})`,
+    );
     const viaExternalName = await send(`https://door-${relay}.devtool.test/`, forged);
     assert.notEqual(viaExternalName.status, 503, `the ExternalName Ingress is not served: ${JSON.stringify(viaExternalName)}`);
     assert.ok(viaExternalName.error || viaExternalName.status === 404, `the ExternalName Ingress is not served: ${JSON.stringify(viaExternalName)}`);
