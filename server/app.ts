@@ -29,6 +29,8 @@ import { registerSecretRoutes } from './routes/secrets.ts';
 import { registerTokenRoutes } from './routes/tokens.ts';
 import { registerUserRoutes } from './routes/users.ts';
 import type { Store } from './store/store.ts';
+import { namespaceWaking } from './waking/namespace-waking.ts';
+import { registerWakingRoute, type WakingDeps } from './waking/route.ts';
 
 export type { App, ServiceDeps, ServiceConfig } from './service-deps.ts';
 
@@ -47,6 +49,8 @@ export interface AppOptions {
   previewCluster?: ClusterFactory<PreviewCluster>;
   /** Namespace sleep and wake act on the owner's side of the cluster through this (default client-node). */
   ownerCluster?: OwnerClusterFactory;
+  /** What the waking page reads of namespaces and the wake it starts; absent: the service's own (waking/namespace-waking.ts). */
+  waking?: Omit<WakingDeps, 'key'>;
 }
 
 /**
@@ -154,13 +158,15 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   registerInfoRoutes(app, ctx, auth);
   registerTokenRoutes(app, ctx, auth);
   registerUserRoutes(app, ctx, auth);
-  registerNamespaceRoutes(app, ctx, auth, namespaceDeps(ctx, opts.kubeCredentials, opts.ownerCluster));
+  const namespaces = namespaceDeps(ctx, opts.kubeCredentials, opts.ownerCluster);
+  registerNamespaceRoutes(app, ctx, auth, namespaces);
   registerSecretRoutes(app, ctx, auth);
   registerLoginRoutes(app, ctx);
   registerKubeCredentialRoutes(app, opts.kubeCredentials, auth);
   registerBuildRoutes(app, ctx, auth);
   registerPipelineRoutes(app, ctx, auth, opts.kubeCredentials, opts.pipelineCluster);
   registerPreviewRoutes(app, auth, previewDeps(ctx, opts.kubeCredentials, opts.previewCluster), ctx.config);
+  registerWakingRoute(app, { key: ctx.config.frontDoorKey, ...(opts.waking ?? namespaceWaking(namespaces, app.log)) });
   return app;
 }
 

@@ -48,14 +48,15 @@ const STYLE =
   'td,th{text-align:left;padding:.3rem;border-bottom:1px solid #ddd}.error{color:#a00}' +
   '.secret{font-family:monospace;word-break:break-all;background:#f4f4f4;padding:.5rem}';
 
-/** A whole page: title, an optional signed-in navigation, an optional error line, the body. */
-export function page(o: { title: string; user?: string; csrf?: string; error?: string; body: Html }): string {
+/** A whole page: title, an optional signed-in navigation, an optional error line, the body; it reloads itself every `refreshSeconds` when given. */
+export function page(o: { title: string; user?: string; csrf?: string; error?: string; body: Html; refreshSeconds?: number }): string {
   const nav = o.user
     ? html`<nav><a href="/account/tokens">Tokens</a><a href="/account/secrets">Stored secrets</a><a href="/device">Device code</a>
 <form class="inline" method="post" action="/logout"><input type="hidden" name="csrf" value="${o.csrf ?? ''}"><button>Sign out ${o.user}</button></form></nav>`
     : '';
+  const refresh = o.refreshSeconds ? html`<meta http-equiv="refresh" content="${o.refreshSeconds}">` : '';
   return html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">${refresh}
 <title>${o.title} · devtool</title><style>${new Html(STYLE)}</style></head>
 <body>${nav}<h1>${o.title}</h1>${o.error ? html`<p class="error" role="alert" id="error">${o.error}</p>` : ''}${o.body}</body></html>
 `.text;
