@@ -15,6 +15,9 @@ import { proxyTrust } from './client-address.ts';
 import { html, PAGE_HEADERS, page } from './pages/html.ts';
 import { registerAnalyticsRoutes } from './routes/analytics.ts';
 import { registerBuildRoutes } from './routes/builds.ts';
+import { type DashboardCluster, kubeDashboardCluster } from './dashboard/kube-cluster.ts';
+import { WatchHub } from './dashboard/hub.ts';
+import { registerDashboardPages } from './routes/dashboard-pages.ts';
 import type { KubeCredentialSource } from './kube-credentials.ts';
 import { registerKubeCredentialRoutes } from './routes/kube-credentials.ts';
 import { registerInfoRoutes } from './routes/info.ts';
@@ -47,6 +50,10 @@ export interface AppOptions {
   pipelineCluster?: ClusterFactory<PipelineCluster>;
   /** The same for preview environments (a pipeline cluster that also lists Ingress hosts). */
   previewCluster?: ClusterFactory<PreviewCluster>;
+  /** The dashboard's view of the cluster (the unit tests' fake; default: users' tokens from kubeCredentials). */
+  dashboardCluster?: DashboardCluster;
+  /** How often an open live page's rights are asked again (default a minute). */
+  dashboardRecheckMs?: number;
   /** Namespace sleep and wake act on the owner's side of the cluster through this (default client-node). */
   ownerCluster?: OwnerClusterFactory;
   /** What the waking page reads of namespaces and the wake it starts; absent: the service's own (waking/namespace-waking.ts). */
@@ -161,7 +168,18 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const namespaces = namespaceDeps(ctx, opts.kubeCredentials, opts.ownerCluster);
   registerNamespaceRoutes(app, ctx, auth, namespaces);
   registerSecretRoutes(app, ctx, auth);
-  registerLoginRoutes(app, ctx);
+  const dashboardCluster =
+    opts.dashboardCluster ??
+    (opts.kubeCredentials && kubeDashboardCluster(opts.kubeCredentials, (err, what) => app.log.warn({ err }, `dashboard: ${what} failed`)));
+  const hub =
+    dashboardCluster &&
+    new WatchHub(dashboardCluster, {
+      ownerOf: async (namespace) => (await ctx.store.getNamespace(namespace))?.owner,
+      recheckMs: opts.dashboardRecheckMs ?? 60_000,
+    });
+  registerLoginRoutes(app, ctx, (scope) =>
+    registerDashboardPages(scope, ctx, { ...(dashboardCluster ? { cluster: dashboardCluster } : {}), ...(hub ? { hub } : {}) }),
+  );
   registerKubeCredentialRoutes(app, opts.kubeCredentials, auth);
   registerBuildRoutes(app, ctx, auth);
   registerPipelineRoutes(app, ctx, auth, opts.kubeCredentials, opts.pipelineCluster);
@@ -233,6 +251,6 @@ function notFoundPage(path: string): string {
   return page({
     title: 'Page not found',
     body: html`<p>There is no page at <code>${path}</code> on this devtool service.</p>
-<p><a href="/account/tokens">Your tokens</a> · <a href="/login">Sign in</a></p>`,
+<p><a href="/">Home</a> · <a href="/login">Sign in</a></p>`,
   });
 }

@@ -278,6 +278,7 @@ function registerDeviceRoutes(app: App, ctx: ServiceDeps, base: (request: Fastif
         title: 'Sign in a device',
         user: s.user,
         csrf: s.csrf,
+        current: 'device',
         body: html`<p>Enter the code the devtool CLI printed. The device gets an API token of your account <b>${s.user}</b>.</p>
 <form method="post" action="/device" id="device"><input type="hidden" name="csrf" value="${s.csrf}">
 <label>Code <input type="text" name="code" required value="${code}" autocomplete="off"></label>

@@ -82,8 +82,6 @@ ${
 }
 
 export function registerLoginPages(app: App, ctx: ServiceDeps): void {
-  app.get('/', async (_request, reply) => reply.redirect('/account/tokens', 303));
-
   app.get('/login', async (request, reply) => {
     const next = (request.query as Form)['next'];
     if (await currentSession(ctx, request)) return reply.redirect(safeNext(next), 303);
@@ -168,6 +166,7 @@ function tokensPage(ctx: ServiceDeps, s: BrowserSession, list: TokenList, shown?
   return page({
     title: 'Personal access tokens',
     user: s.user,
+    current: 'tokens',
     csrf: s.csrf,
     body: html`${created}
 <table><thead><tr><th>Name</th><th>Created (UTC)</th><th>Expires</th><th></th></tr></thead>
@@ -237,6 +236,7 @@ function registerSecretPages(app: App, ctx: ServiceDeps): void {
       page({
         title: 'Stored secrets',
         user: s.user,
+        current: 'secrets',
         csrf: s.csrf,
         ...(error ? { error } : {}),
         body: html`<p>Used as <code>\${NAME}</code> in Compose files when you deploy. Values are never shown again.</p>

@@ -1,6 +1,6 @@
 /**
- * The login part of the service (browser pages, the CLI's browser and device-code login), in its
- * own Fastify scope: forms are application/x-www-form-urlencoded, parsed here, and an unexpected
+ * The login part of the service (browser pages, the CLI's browser and device-code login), and the
+ * service's other pages, in their own Fastify scope: forms are application/x-www-form-urlencoded, parsed here, and an unexpected
  * failure of a page is an HTML page, not JSON.
  */
 import type { FastifyError } from 'fastify';
@@ -10,7 +10,8 @@ import { html, PAGE_HEADERS, page } from '../pages/html.ts';
 import { registerLoginOAuth } from './login-oauth.ts';
 import { registerLoginPages } from './login-pages.ts';
 
-export function registerLoginRoutes(app: App, ctx: ServiceDeps): void {
+/** `pages`: the service's other pages (the dashboard's), registered in the same scope. */
+export function registerLoginRoutes(app: App, ctx: ServiceDeps, pages?: (scope: App) => void): void {
   app.register(async (scope) => {
     const s = scope as unknown as App;
     s.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 128 * 1024 }, (_req, body, done) => {
@@ -33,5 +34,6 @@ export function registerLoginRoutes(app: App, ctx: ServiceDeps): void {
     });
     registerLoginPages(s, ctx);
     registerLoginOAuth(s, ctx);
+    pages?.(s);
   });
 }

@@ -4,7 +4,9 @@
  * templates too, so pods and their logs can be found the same way); the service label selects the
  * pods of one service (Services, workload selectors, progress per service).
  */
-export const ENVIRONMENT_LABEL = 'devtool.dev/environment';
+import { ENVIRONMENT_LABEL } from '../../api/activity-labels.ts';
+
+export { ENVIRONMENT_LABEL };
 export const SERVICE_LABEL = 'devtool.dev/service';
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY = 'devtool';

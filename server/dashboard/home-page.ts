@@ -1,0 +1,75 @@
+/**
+ * The dashboard's home page, rendered from plain data (pure): the user's namespaces (status and
+ * sleep, owner, what runs in each, the last activity), the global previews, and the forms to create and delete namespaces.
+ */
+import { DNS_LABEL_PATTERN } from '../../api/dns-label.ts';
+import { csrfField, html, type Html, page, tableHead } from '../pages/html.ts';
+import { when } from './namespace-page.ts';
+
+export interface HomeNamespace {
+  name: string;
+  /** Active, Terminating, or its sleep: "Sleeping since ... by ...", "Waking since ...". */
+  status: string;
+  /** The latest activity the service knows of (ISO 8601): a deploy, a dev session, a request to an endpoint. */
+  lastActivity?: string;
+  owner: string;
+  personal: boolean;
+  /** Environments recorded in it and pods ready / total; absent when they could not be read. */
+  running?: { environments: number; ready: number; total: number };
+  /** The viewer may delete it here (its owner or an admin, not personal, not a preview, not already going). */
+  deletable: boolean;
+}
+
+export interface HomeData {
+  user: string;
+  /** The browser session's CSRF token; absent for a page rendered for an API token (no forms). */
+  csrf?: string;
+  namespaces: HomeNamespace[];
+  previews: HomeNamespace[];
+  error?: string;
+}
+
+function runningCell(n: HomeNamespace): Html {
+  if (!n.running) return html`<td data-label="Running" class="muted">unknown</td>`;
+  const { environments, ready, total } = n.running;
+  const pods = html`<span class="${ready < total ? 'bad' : ''}">${ready}/${total} pods ready</span>`;
+  return html`<td data-label="Running">${environments} environment${environments === 1 ? '' : 's'}, ${pods}</td>`;
+}
+
+function table(id: string, caption: string, list: readonly HomeNamespace[], csrf: string | undefined): Html {
+  if (list.length === 0) return html`<p id="${id}" class="muted">None.</p>`;
+  const rows = list.map((n) => {
+    const button = html`<button aria-label="Delete namespace ${n.name}">Delete</button>`;
+    const del =
+      n.deletable && csrf !== undefined
+        ? html`<form class="inline" method="post" action="/namespaces/${n.name}/delete">${csrfField(csrf)}${button}</form>`
+        : '';
+    const personal = n.personal ? html` <span class="muted">(personal)</span>` : '';
+    return html`<tr data-namespace="${n.name}"><td data-label="Namespace"><a href="/namespaces/${n.name}">${n.name}</a>${personal}</td>
+<td data-label="Status">${n.status}</td><td data-label="Owner">${n.owner}</td>${runningCell(n)}
+<td data-label="Last activity">${n.lastActivity ? when(n.lastActivity) : html`<span class="muted">unknown</span>`}</td><td>${del}</td></tr>`;
+  });
+  const head = tableHead(['Namespace', 'Status', 'Owner', 'Running', 'Last activity', html`<span class="sr">Actions</span>`]);
+  return html`<table class="cards" id="${id}"><caption class="muted">${caption}</caption>${head}
+<tbody>${rows}</tbody></table>`;
+}
+
+export function homePage(d: HomeData): string {
+  const create =
+    d.csrf === undefined
+      ? ''
+      : html`<h2>Create a namespace</h2>
+<form method="post" action="/namespaces" id="create-namespace">${csrfField(d.csrf)}
+<label>Name <input type="text" name="name" required maxlength="63" pattern="${DNS_LABEL_PATTERN.slice(1, -1)}" autocomplete="off"></label>
+<button>Create namespace</button></form>`;
+  return page({
+    title: 'Home',
+    user: d.user,
+    ...(d.csrf !== undefined ? { csrf: d.csrf } : {}),
+    current: 'home',
+    ...(d.error ? { error: d.error } : {}),
+    body: html`<h2>Your namespaces</h2>${table('namespaces', 'Namespaces you own', d.namespaces, d.csrf)}
+<h2>Global previews</h2>${table('previews', 'Preview environments every user can see', d.previews, d.csrf)}
+${create}`,
+  });
+}

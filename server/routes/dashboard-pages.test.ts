@@ -1,0 +1,256 @@
+/** The dashboard's pages and live stream through the app, with the in-memory store and an in-memory cluster. */
+import assert from 'node:assert/strict';
+import { get } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, test } from 'node:test';
+import { createAccount } from '../accounts.ts';
+import { buildApp, type ServiceConfig } from '../app.ts';
+import type { DashboardCluster } from '../dashboard/kube-cluster.ts';
+import type { WatchSink } from '../dashboard/hub.ts';
+import { KINDS, type Kind } from '../dashboard/model.ts';
+import { MemoryStore } from '../store/memory.ts';
+import { newToken } from '../tokens.ts';
+
+const CONFIG: ServiceConfig = { version: '9.9.9', publicUrl: 'https://devtool.example', rateLimit: { max: 1000, timeWindowMs: 60_000 } };
+
+const pod = (name: string, app: string, ready = true) => ({
+  metadata: { name, labels: { app } },
+  status: { phase: 'Running', containerStatuses: [{ ready, restartCount: 0 }] },
+});
+const deployment = (name: string) => ({
+  metadata: { name, labels: { 'devtool.dev/environment': 'shop' } },
+  spec: { replicas: 1, selector: { matchLabels: { app: name } } },
+  status: { readyReplicas: 1 },
+});
+const record = (name: string) => ({
+  metadata: { name: `devtool-env-${name}`, labels: { 'devtool.dev/environment-state': name } },
+  data: { name, status: 'deployed', source: 'compose', updated: '2026-12-02T10:00:00Z' },
+});
+
+/** Objects per namespace and kind; who may read which namespace (owners and the users given). */
+function fakeCluster(store: MemoryStore) {
+  const objects = new Map<string, unknown[]>();
+  const readers = new Map<string, Set<string>>();
+  const sinks = new Map<string, WatchSink>();
+  const may = async (user: string, namespace: string) => (await store.getNamespace(namespace))?.owner === user || (readers.get(namespace)?.has(user) ?? false);
+  const cluster: DashboardCluster = {
+    async list(user, namespace, kind) {
+      return (await may(user, namespace)) ? (objects.get(`${namespace}/${kind}`) ?? []) : 'forbidden';
+    },
+    mayWatch: (user, namespace) => may(user, namespace),
+    watch(_owner, namespace, kind, sink) {
+      sinks.set(`${namespace}/${kind}`, sink);
+      queueMicrotask(() => sink.reset(objects.get(`${namespace}/${kind}`) ?? []));
+      return () => sinks.delete(`${namespace}/${kind}`);
+    },
+  };
+  const set = (namespace: string, kind: Kind, list: unknown[]) => objects.set(`${namespace}/${kind}`, list);
+  return { cluster, set, sinks, readers };
+}
+
+async function harness() {
+  const store = new MemoryStore();
+  const now = new Date('2026-12-02T12:00:00Z');
+  const ann = await createAccount(store, 'ann', false, now);
+  const bob = await createAccount(store, 'bob', false, now);
+  await store.createNamespace({ name: 'shop', owner: 'ann', personal: false });
+  const fake = fakeCluster(store);
+  fake.set('shop', 'pods', [pod('web-1', 'web')]);
+  fake.set('shop', 'deployments', [deployment('web')]);
+  fake.set('shop', 'environments', [record('shop')]);
+  const app = await buildApp({ store, config: CONFIG, now: () => now, logStream: false, dashboardCluster: fake.cluster, dashboardRecheckMs: 50 });
+  const as = (token: string) => ({ authorization: `Bearer ${token}`, accept: 'text/html' });
+  return { app, store, fake, ann, bob, as };
+}
+
+/** The events of a live stream until `until` says enough (or a timeout). */
+async function events(url: string, headers: Record<string, string>, until: (seen: { event: string; data: string }[]) => boolean, act?: () => void) {
+  return new Promise<{ status: number; seen: { event: string; data: string }[] }>((resolve, reject) => {
+    const seen: { event: string; data: string }[] = [];
+    const req = get(url, { headers }, (res) => {
+      let buffer = '';
+      const done = () => {
+        req.destroy();
+        resolve({ status: res.statusCode ?? 0, seen });
+      };
+      if (res.statusCode !== 200) return done();
+      res.on('data', (c: Buffer) => {
+        buffer += c.toString();
+        for (let i = buffer.indexOf('\n\n'); i >= 0; i = buffer.indexOf('\n\n')) {
+          const block = buffer.slice(0, i);
+          buffer = buffer.slice(i + 2);
+          const event = /^event: (.*)$/m.exec(block)?.[1];
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (event && data !== undefined) {
+            seen.push({ event, data });
+            if (seen.length === 1) act?.();
+          }
+          if (until(seen)) return done();
+        }
+      });
+      res.on('end', done);
+    });
+    req.on('error', reject);
+    setTimeout(() => reject(new Error(`no end after 5 s: ${JSON.stringify(seen)}`)), 5000).unref();
+  });
+}
+
+describe('dashboard pages', () => {
+  test('Home for an API token: own namespaces with what runs there; no forms without a session', async () => {
+    const h = await harness();
+    const res = await h.app.inject({ method: 'GET', url: '/', headers: h.as(h.ann.token) });
+    assert.equal(res.statusCode, 200);
+    assert.match(res.headers['content-security-policy'] as string, /default-src 'none'/);
+    assert.match(res.body, /<tr data-namespace="shop"><td data-label="Namespace"><a href="\/namespaces\/shop">shop<\/a><\/td>/);
+    assert.match(res.body, /<td data-label="Running">1 environment, <span class="">1\/1 pods ready<\/span><\/td>/);
+    assert.match(res.body, /data-namespace="ann-devtool"/);
+    assert.doesNotMatch(res.body, /<form/, 'a token renders read only');
+    await h.store.setNamespaceMarks('shop', { sleepingSince: '2026-12-02T10:00:00Z', sleptBy: 'ann', lastRequest: '2026-12-02T09:58:00Z' });
+    const asleep = await h.app.inject({ method: 'GET', url: '/', headers: h.as(h.ann.token) });
+    assert.match(asleep.body, /<td data-label="Status">Sleeping since 2026-12-02 10:00 UTC \(by ann\)<\/td>/);
+    // The latest of its marks and its creation (the memory store's clock): a time, not unknown.
+    assert.match(asleep.body, /<tr data-namespace="shop">.*?<td data-label="Last activity">\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/td>/s);
+    const bobs = await h.app.inject({ method: 'GET', url: '/', headers: h.as(h.bob.token) });
+    assert.doesNotMatch(bobs.body, /shop/, "bob sees none of ann's namespaces");
+  });
+
+  test("the namespace page: ann's environments and workloads; bob gets one line and no data", async () => {
+    const h = await harness();
+    const res = await h.app.inject({ method: 'GET', url: '/namespaces/shop', headers: h.as(h.ann.token) });
+    assert.equal(res.statusCode, 200);
+    assert.match(res.headers['content-security-policy'] as string, /script-src 'self'; connect-src 'self'/);
+    assert.match(res.body, /<script src="\/assets\/live-[0-9a-f]{12}\.js" defer><\/script>/);
+    assert.match(res.body, /<tr data-environment="shop"><td data-label="Environment">shop<\/td><td data-label="Source">Compose<\/td>/);
+    assert.match(res.body, /<li data-pod="web-1"><code>web-1<\/code>: <span class="ok" data-status>Running, ready<\/span><\/li>/);
+    for (const url of ['/namespaces/shop', '/namespaces/nope', '/namespaces/shop/events']) {
+      const refused = await h.app.inject({ method: 'GET', url, headers: h.as(h.bob.token) });
+      assert.equal(refused.statusCode, 404, url);
+      assert.match(refused.body, /There is no namespace (shop|nope) that you can see\./);
+      assert.doesNotMatch(refused.body, /web-1|devtool-env|Compose/, 'no data');
+    }
+  });
+
+  test('the live script is served with the page policy allowing it, and no page has inline script', async () => {
+    const h = await harness();
+    const page = await h.app.inject({ method: 'GET', url: '/namespaces/shop', headers: h.as(h.ann.token) });
+    const src = /<script src="([^"]+)"/.exec(page.body)![1]!;
+    const js = await h.app.inject({ method: 'GET', url: src });
+    assert.equal(js.statusCode, 200);
+    assert.match(js.headers['content-type'] as string, /^text\/javascript/);
+    assert.match(js.body, /new EventSource/);
+    assert.doesNotMatch(page.body, /<script>|<script [^s]|\son[a-z]+="/, 'no inline script or handler');
+  });
+
+  test('create and delete forms: CSRF-checked, with the API rules', async () => {
+    const h = await harness();
+    const jar: string[] = [];
+    const login = await h.app.inject({ method: 'GET', url: '/login' });
+    const cookie = () => jar.join('; ');
+    const keep = (set: string | string[] | undefined) => {
+      for (const c of [set ?? []].flat()) jar.push(c.split(';')[0]!);
+    };
+    keep(login.headers['set-cookie']);
+    // Sign in as a user with a password: sign up cam.
+    const csrf0 = /name="csrf" value="([^"]+)"/.exec(login.body)![1]!;
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const signup = await h.app.inject({
+      method: 'POST',
+      url: '/signup',
+      headers: { ...form, cookie: cookie() },
+      payload: new URLSearchParams({ csrf: csrf0, name: 'cam', password: 'correct horse', password2: 'correct horse' }).toString(),
+    });
+    keep(signup.headers['set-cookie']);
+    const home = await h.app.inject({ method: 'GET', url: '/', headers: { cookie: cookie() } });
+    const csrf = /name="csrf" value="([^"]+)"/.exec(home.body)![1]!;
+    const post = (url: string, body: Record<string, string>) =>
+      h.app.inject({ method: 'POST', url, headers: { ...form, cookie: cookie() }, payload: new URLSearchParams(body).toString() });
+
+    assert.equal((await post('/namespaces', { csrf: 'forged', name: 'cam-app' })).statusCode, 403);
+    assert.equal(await h.store.getNamespace('cam-app'), undefined, 'nothing done on a forged form');
+    const made = await post('/namespaces', { csrf, name: 'cam-app' });
+    assert.equal(made.statusCode, 303);
+    assert.equal((await h.store.getNamespace('cam-app'))?.owner, 'cam');
+    const taken = await post('/namespaces', { csrf, name: 'shop' });
+    assert.equal(taken.statusCode, 409);
+    assert.match(taken.body, /<p class="error" role="alert" id="error">namespace shop is taken: choose another name\.<\/p>/);
+    const personal = await post('/namespaces/cam-devtool/delete', { csrf });
+    assert.equal(personal.statusCode, 403);
+    const others = await post('/namespaces/shop/delete', { csrf });
+    assert.match(others.body, /only its owner \(ann\) or an admin can delete it/);
+    assert.equal((await post('/namespaces/cam-app/delete', { csrf })).statusCode, 303);
+    assert.equal((await h.store.getNamespace('cam-app'))?.status, 'Terminating');
+  });
+
+  test('the live stream sends every section, then a change of a pod as it happens', async () => {
+    const h = await harness();
+    await h.app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const url = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}/namespaces/shop/events`;
+      const { status, seen } = await events(
+        url,
+        h.as(h.ann.token),
+        (s) => s.some((e) => e.data.includes('web-2')),
+        () => setTimeout(() => h.fake.sinks.get('shop/pods')!.put(pod('web-2', 'web', false)), 50),
+      );
+      assert.equal(status, 200);
+      const sections = seen.filter((e) => e.event === 'section').map((e) => JSON.parse(e.data) as { id: string; html: string });
+      assert.deepEqual(
+        sections
+          .slice(0, 3)
+          .map((s) => s.id)
+          .sort(),
+        ['environments', 'sessions', 'workloads'],
+      );
+      assert.match(sections.at(-1)!.html, /<li data-pod="web-2"><code>web-2<\/code>: <span class="bad" data-status>Running<\/span><\/li>/);
+      assert.deepEqual([...h.fake.sinks.keys()].sort(), KINDS.map((k) => `shop/${k}`).sort(), 'one watch per kind');
+    } finally {
+      await h.app.close();
+    }
+  });
+
+  test('a live page whose rights go is told and ended, and gets nothing more', async () => {
+    const h = await harness();
+    h.fake.readers.set('shop', new Set(['bob']));
+    await h.app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const url = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}/namespaces/shop/events`;
+      const { seen } = await events(
+        url,
+        h.as(h.bob.token),
+        (s) => s.some((e) => e.event === 'end'),
+        () => h.fake.readers.set('shop', new Set()),
+      );
+      assert.deepEqual(seen.at(-1), { event: 'end', data: 'your rights in this namespace changed' });
+    } finally {
+      await h.app.close();
+    }
+  });
+
+  test("without users' cluster credentials: Home lists names, a namespace page says why it cannot show one", async () => {
+    const store = new MemoryStore();
+    const ann = await createAccount(store, 'ann', false, new Date('2026-12-02T12:00:00Z'));
+    const app = await buildApp({ store, config: CONFIG, logStream: false });
+    const headers = { authorization: `Bearer ${ann.token}`, accept: 'text/html' };
+    const home = await app.inject({ method: 'GET', url: '/', headers });
+    assert.equal(home.statusCode, 200);
+    assert.match(home.body, /<td data-label="Running" class="muted">unknown<\/td>/);
+    for (const url of ['/namespaces/ann-devtool', '/namespaces/ann-devtool/events']) {
+      const res = await app.inject({ method: 'GET', url, headers });
+      assert.equal(res.statusCode, 503, url);
+      assert.match(res.body, /hands out no Kubernetes credentials/);
+    }
+  });
+
+  test("a pipeline run's token and a revoked token get no page", async () => {
+    const h = await harness();
+    const refused = await h.app.inject({ method: 'GET', url: '/', headers: h.as('dvt_not-a-token') });
+    assert.equal(refused.statusCode, 401);
+    assert.doesNotMatch(refused.body, /shop/);
+    const made = newToken('ann', 'run', new Date('2026-12-02T12:00:00Z'));
+    await h.store.addToken({ ...made.record, scope: 'run' });
+    const run = await h.app.inject({ method: 'GET', url: '/namespaces/shop', headers: h.as(made.token) });
+    assert.equal(run.statusCode, 403);
+    assert.match(run.body, /a pipeline run&#39;s token cannot open the dashboard: use your own token/);
+    assert.doesNotMatch(run.body, /web-1/);
+  });
+});

@@ -1,0 +1,138 @@
+/**
+ * The dashboard's pages (server/dashboard/): Home (`/`), a namespace (`/namespaces/<name>`), its
+ * live updates (`/namespaces/<name>/events`, server-sent events fed by the watch hub), the create
+ * and delete forms, and the live-update script. A page is for the signed-in browser session, or,
+ * for scripts and tests, for the user of an `Authorization: Bearer` API token (read only: no forms).
+ * Everything a page shows of a namespace is read with the viewer's own Kubernetes token, or, live,
+ * from a shared watch the viewer was allowed into by its own access reviews (dashboard/hub.ts).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { csrfValid } from '../browser-sessions.ts';
+import type { DashboardCluster } from '../dashboard/kube-cluster.ts';
+import { homePage, type HomeNamespace } from '../dashboard/home-page.ts';
+import type { WatchHub } from '../dashboard/hub.ts';
+import { LIVE_SCRIPT, LIVE_SCRIPT_PATH } from '../dashboard/live-script.ts';
+import { KINDS, type Kind, podCounts, podSummary, SUMMARIZE, type Summary, snapshotOf, type NamespaceSnapshot } from '../dashboard/model.ts';
+import { type NamespaceData, namespacePage, when } from '../dashboard/namespace-page.ts';
+import { lastActivityOf } from '../namespaces/idle.ts';
+import { namespaceBody } from '../namespaces/view.ts';
+import { ApiError } from '../errors.ts';
+import { createNamespaceFor, deleteNamespaceAs, mayDelete } from '../namespaces/actions.ts';
+import { LIVE_PAGE_HEADERS } from '../pages/html.ts';
+import type { App, ServiceDeps } from '../service-deps.ts';
+import type { NamespaceRecord } from '../store/store.ts';
+import { registerDashboardEvents } from './dashboard-events.ts';
+import { csrfOf, noClusterCredentials, noSuchNamespace, pipelinesOf, type Viewer, viewerOf } from './dashboard-viewer.ts';
+import { formOf, refuseCsrf, sendPage } from './login-pages.ts';
+
+export interface DashboardDeps {
+  /** Absent when the service hands out no Kubernetes credentials: pages show names and owners only. */
+  cluster?: DashboardCluster;
+  hub?: WatchHub;
+}
+
+/** Active or Terminating, or its sleep as the API says it (namespaces/view.ts). */
+function statusText(n: NamespaceRecord): string {
+  const sleep = namespaceBody(n, {}).sleep;
+  if (n.status !== 'Active' || !sleep) return n.status;
+  return `${sleep.state} since ${when(sleep.since)}${sleep.by ? ` (by ${sleep.by})` : ''}`;
+}
+
+export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: DashboardDeps): void {
+  app.get(LIVE_SCRIPT_PATH, async (_request, reply) =>
+    reply
+      .headers({
+        'content-type': 'text/javascript; charset=utf-8',
+        'cache-control': 'public, max-age=31536000, immutable',
+        'x-content-type-options': 'nosniff',
+      })
+      .send(LIVE_SCRIPT),
+  );
+
+  const home = async (v: Viewer, reply: FastifyReply, status = 200, error?: string) => {
+    const user = v.user;
+    const [own, previews] = await Promise.all([ctx.store.listNamespaces(user.name), ctx.store.listPreviews()]);
+    const running = async (n: NamespaceRecord): Promise<HomeNamespace['running']> => {
+      if (!deps.cluster || n.status !== 'Active') return undefined;
+      const [envs, pods] = await Promise.all([deps.cluster.list(user.name, n.name, 'environments'), deps.cluster.list(user.name, n.name, 'pods')]);
+      if (envs === 'forbidden' || pods === 'forbidden') return undefined;
+      return { environments: envs.length, ...podCounts(pods.map(podSummary)) };
+    };
+    const row = async (n: NamespaceRecord): Promise<HomeNamespace> => {
+      const r = await running(n).catch(() => undefined);
+      const last = lastActivityOf(n);
+      return {
+        name: n.name,
+        status: statusText(n),
+        owner: n.owner,
+        personal: n.personal,
+        deletable: mayDelete(user, n) && !n.preview && n.status === 'Active',
+        ...(r ? { running: r } : {}),
+        ...(last !== undefined ? { lastActivity: new Date(last).toISOString() } : {}),
+      };
+    };
+    const global = previews.filter((p) => p.preview?.scope === 'global' && p.owner !== user.name);
+    const [namespaces, shared] = await Promise.all([Promise.all(own.map(row)), Promise.all(global.map(row))]);
+    return sendPage(reply, status, homePage({ user: user.name, ...csrfOf(v), namespaces, previews: shared, ...(error ? { error } : {}) }));
+  };
+
+  app.get('/', async (request, reply) => {
+    const v = await viewerOf(ctx, request, reply);
+    return v ? home(v, reply) : reply;
+  });
+
+  /** A form's POST: a browser session with a valid CSRF token, or nothing is done. */
+  const formAction = async (request: FastifyRequest, reply: FastifyReply, act: (v: Viewer) => Promise<void>) => {
+    const v = await viewerOf(ctx, request, reply);
+    if (!v) return reply;
+    if (!v.session || !csrfValid(ctx, request, v.session, formOf(request)['csrf'])) return refuseCsrf(reply);
+    try {
+      await act(v);
+    } catch (err) {
+      if (err instanceof ApiError) return home(v, reply, err.statusCode, `${err.message}.`);
+      throw err;
+    }
+    return reply.redirect('/', 303);
+  };
+  app.post('/namespaces', async (request, reply) =>
+    formAction(request, reply, async (v) => {
+      await createNamespaceFor(ctx, v.user, (formOf(request)['name'] ?? '').trim());
+    }),
+  );
+  app.post('/namespaces/:name/delete', async (request, reply) =>
+    formAction(request, reply, (v) => deleteNamespaceAs(ctx, v.user, (request.params as { name: string }).name)),
+  );
+
+  /** The namespace's objects as the viewer lists them; undefined when it may not read one of the kinds. */
+  const snapshotFor = async (user: string, name: string): Promise<NamespaceSnapshot | undefined> => {
+    const cluster = deps.cluster;
+    if (!cluster) return undefined;
+    const lists = await Promise.all(KINDS.map((k) => cluster.list(user, name, k)));
+    if (lists.some((l) => l === 'forbidden')) return undefined;
+    const items = Object.fromEntries(KINDS.map((k, i) => [k, (lists[i] as unknown[]).map((o) => SUMMARIZE[k](o))])) as unknown as { [K in Kind]: Summary<K>[] };
+    return snapshotOf(items);
+  };
+
+  app.get('/namespaces/:name', async (request, reply) => {
+    const v = await viewerOf(ctx, request, reply);
+    if (!v) return reply;
+    const name = (request.params as { name: string }).name;
+    if (!deps.cluster) return noClusterCredentials(reply, v);
+    const ns = await ctx.store.getNamespace(name);
+    const snapshot = ns && (await snapshotFor(v.user.name, name));
+    if (!ns || !snapshot) return noSuchNamespace(reply, v, name);
+    const pipelines = await pipelinesOf(
+      ctx,
+      ns,
+      snapshot.environments.map((e) => e.name),
+      new Map(),
+    );
+    const data: NamespaceData = { user: v.user.name, ...csrfOf(v), name, owner: ns.owner, status: ns.status, snapshot, pipelines, now: ctx.now() };
+    return reply
+      .code(200)
+      .headers(LIVE_PAGE_HEADERS)
+      .send(namespacePage({ ...data, script: LIVE_SCRIPT_PATH }));
+  });
+
+  registerDashboardEvents(app, ctx, deps);
+}
