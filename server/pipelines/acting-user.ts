@@ -27,6 +27,7 @@ export function actingUser<C extends PipelineCluster>(ctx: ServiceDeps, source: 
   // The store's own methods, bound: the records are the service's, whatever the user's side holds.
   const records: RunRecords = {
     getRecord: (namespace, name) => r.getRecord(namespace, name),
+    listRecords: (namespace) => r.listRecords(namespace),
     putRecord: (record, version, labels) => r.putRecord(record, version, labels),
     deleteRecord: (namespace, name) => r.deleteRecord(namespace, name),
     putVariables: (namespace, name, variables, labels) => r.putVariables(namespace, name, variables, labels),

@@ -29,7 +29,7 @@ export interface DashboardDeps {
 }
 
 /** Who looks at a page: a browser session (with its CSRF token), or an API token's user. */
-interface Viewer {
+export interface Viewer {
   user: UserRecord;
   session?: BrowserSession;
   /** Still signed in (the session or the token still valid)? Asked again while a live stream is open. */
@@ -37,11 +37,11 @@ interface Viewer {
 }
 
 /** Bytes a live stream may hold unsent before its page is dropped as too slow. */
-const MAX_UNSENT = 256 * 1024;
+export const MAX_UNSENT = 256 * 1024;
 /** How long changes are gathered into one update. */
 const GATHER_MS = 30;
-const HEARTBEAT_MS = 25_000;
-const SESSION_RECHECK_MS = 60_000;
+export const HEARTBEAT_MS = 25_000;
+export const SESSION_RECHECK_MS = 60_000;
 
 const SECTIONS_OF: Record<Kind, SectionId[]> = {
   pods: ['workloads'],
@@ -53,7 +53,7 @@ const SECTIONS_OF: Record<Kind, SectionId[]> = {
 /** How often the dev containers are shown again unchanged: a session whose heartbeats stopped shows as gone. */
 const SESSIONS_REFRESH_MS = 30_000;
 
-async function viewerOf(ctx: ServiceDeps, request: FastifyRequest, reply: FastifyReply): Promise<Viewer | undefined> {
+export async function viewerOf(ctx: ServiceDeps, request: FastifyRequest, reply: FastifyReply): Promise<Viewer | undefined> {
   const header = request.headers.authorization;
   if (header) {
     const origin = `${request.protocol}://${request.host}`;
@@ -85,7 +85,7 @@ async function viewerOf(ctx: ServiceDeps, request: FastifyRequest, reply: Fastif
 }
 
 /** Never says whether a namespace the viewer cannot read exists. */
-function noSuchNamespace(reply: FastifyReply, v: Viewer, name: string): FastifyReply {
+export function noSuchNamespace(reply: FastifyReply, v: Viewer, name: string): FastifyReply {
   return sendPage(
     reply,
     404,
@@ -100,12 +100,12 @@ function noSuchNamespace(reply: FastifyReply, v: Viewer, name: string): FastifyR
 }
 
 /** Without users' cluster credentials the service can read nothing in a namespace. */
-function noClusterCredentials(reply: FastifyReply, v: Viewer): FastifyReply {
+export function noClusterCredentials(reply: FastifyReply, v: Viewer): FastifyReply {
   const error = 'This devtool service hands out no Kubernetes credentials (its operator has not set DEVTOOL_KUBE_SERVER): it cannot show a namespace.';
   return sendPage(reply, 503, page({ title: 'Namespace pages unavailable', user: v.user.name, ...csrfOf(v), error, body: html`<p><a href="/">Home</a></p>` }));
 }
 
-const csrfOf = (v: Viewer) => (v.session ? { csrf: v.session.csrf } : {});
+export const csrfOf = (v: Viewer) => (v.session ? { csrf: v.session.csrf } : {});
 
 /** Environments a pipeline of the service deploys: the preview's own, and those with a run record. */
 async function pipelinesOf(ctx: ServiceDeps, ns: NamespaceRecord, names: readonly string[], known: Map<string, boolean>): Promise<Set<string>> {
@@ -203,10 +203,11 @@ export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: Dashboa
       new Map(),
     );
     const data: NamespaceData = { user: v.user.name, ...csrfOf(v), name, owner: ns.owner, status: ns.status, snapshot, pipelines, now: ctx.now() };
+    const runs = await ctx.store.runs.listRecords(name);
     return reply
       .code(200)
       .headers(LIVE_PAGE_HEADERS)
-      .send(namespacePage({ ...data, script: LIVE_SCRIPT_PATH }));
+      .send(namespacePage({ ...data, runs, script: LIVE_SCRIPT_PATH }));
   });
 
   app.get('/namespaces/:name/events', async (request, reply) => {

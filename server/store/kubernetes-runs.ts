@@ -67,6 +67,17 @@ export class KubeRunRecords implements RunRecords {
     return { record, version: s?.metadata?.resourceVersion ?? '' };
   }
 
+  async listRecords(namespace: string): Promise<RunRecord[]> {
+    const owner = await this.ownerOf(namespace);
+    if (!owner) return [];
+    const labelSelector = `${LABEL_KIND}=pipeline-run,${LABEL_RUN_NAMESPACE}=${namespace}`;
+    const list = await this.d.core.listNamespacedSecret({ namespace: this.d.namespace, labelSelector });
+    // A record left by an earlier namespace of the same name is not this one's.
+    return list.items
+      .filter((s) => s.metadata?.ownerReferences?.some((o) => o.kind === 'Namespace' && o.uid === owner.uid) && s.data?.[RECORD_KEY])
+      .map((s) => JSON.parse(unb64(s.data![RECORD_KEY]!)) as RunRecord);
+  }
+
   async putRecord(record: RunRecord, version: string | undefined, labels: Record<string, string>): Promise<string> {
     const name = recordSecretName(record.namespace, record.name);
     const owner = await this.ownerOf(record.namespace);

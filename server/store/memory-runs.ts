@@ -11,6 +11,9 @@ export function memoryRunRecords() {
       const r = records.get(key(ns, name));
       return r && { record: structuredClone(r.record), version: String(r.version) };
     },
+    async listRecords(ns) {
+      return [...records.values()].filter((r) => r.record.namespace === ns).map(({ record: { log: _, ...rest } }) => structuredClone(rest));
+    },
     async putRecord(record, v) {
       const k = key(record.namespace, record.name);
       const have = records.get(k);

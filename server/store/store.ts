@@ -95,6 +95,8 @@ export class NamespaceGone extends Error {}
  */
 export interface RunRecords {
   getRecord(namespace: string, name: string): Promise<{ record: RunRecord; version: string } | undefined>;
+  /** The records of every pipeline of `namespace`, without their logs. */
+  listRecords(namespace: string): Promise<RunRecord[]>;
   /**
    * Creates (version undefined) or replaces the record at `version`; RecordConflict when another
    * writer got there first. Answers the new version.
