@@ -59,6 +59,8 @@ export async function visit(page: Page, url: string): Promise<void> {
       return;
     } catch (err) {
       const e = err as Error;
+      // Chromium's error page can be reported before the request's failure: give that a moment to arrive.
+      if (failed.length === 0 && e.message.includes('chrome-error://')) await new Promise((r) => setTimeout(r, 250));
       const why = failed.filter((f) => !e.message.includes(f));
       if (attempt >= 5 || !/ERR_NETWORK_CHANGED/.test([e.message, ...why].join(' '))) {
         if (why.length) e.message += ` (the page's request failed: ${why.join(', ')})`;
@@ -86,6 +88,8 @@ export async function submit(page: Page, act: () => Promise<unknown>, arrived: (
         if (r.isNavigationRequest()) reject(new Error(`the form's request failed: ${r.failure()?.errorText ?? 'unknown'}`));
       };
     });
+    // A failure while `act` still runs is seen by the race below; until then it is not unhandled.
+    failed.catch(() => undefined);
     page.on('requestfailed', onFailed);
     try {
       await act();

@@ -223,7 +223,7 @@ describe('the dashboard of the installed service', () => {
     await page.close();
   });
 
-  test('every page: no serious or critical axe-core violation, no horizontal scroll at 360 px', async () => {
+  test('every page: no serious or critical axe-core violation, keyboard first to the skip link, no horizontal scroll at 360 px', async () => {
     const page = ownerPage;
     const pages = [
       ['/', 'dashboard-home.png'],
@@ -235,6 +235,11 @@ describe('the dashboard of the installed service', () => {
       await visit(page, `${svc.url}${path}`);
       if (image) await screenshot(page, image);
       assert.deepEqual(await axeViolations(page), [], `axe on ${path}`);
+      // The keyboard: the first Tab reaches the skip link, the next the navigation's first entry.
+      await page.keyboard.press('Tab');
+      assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content', path);
+      await page.keyboard.press('Tab');
+      assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('href')), '/', path);
       assert.equal(await scrollsSideways(page), false, `${path} scrolls sideways at 360 px`);
     }
   });
