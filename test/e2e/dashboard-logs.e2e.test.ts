@@ -64,14 +64,16 @@ async function screenshot(page: Page, name: string): Promise<void> {
   writeFileSync(join(repoRoot, 'docs/images', name), await page.screenshot({ fullPage: false }));
 }
 
-/** Records in the page when each log line element arrives (Date.now() of the browser, the same clock as the cluster's here). */
+/** Records in the page when each appended log line arrives (Date.now() of the browser, the same clock as the cluster's here). */
 async function recordArrivals(page: Page): Promise<void> {
   await page.evaluate(() => {
     const seen: { text: string; at: number }[] = [];
     (globalThis as unknown as { arrivals: typeof seen }).arrivals = seen;
     const log = document.getElementById('log')!;
     new MutationObserver((changes) => {
-      for (const c of changes) for (const n of c.addedNodes) if (n.textContent) seen.push({ text: n.textContent, at: Date.now() });
+      // Appended lines only: the stream's first event puts the whole log in place again (nodes removed too).
+      for (const c of changes)
+        if (c.removedNodes.length === 0) for (const n of c.addedNodes) if (n.textContent) seen.push({ text: n.textContent, at: Date.now() });
     }).observe(log, { childList: true });
   });
 }
