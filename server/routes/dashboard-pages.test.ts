@@ -330,4 +330,103 @@ describe('dashboard pages', () => {
       await h.app.close();
     }
   });
+
+  test("a run's page: on the namespace page; its lines live, then its status; the 404 line for a user without rights", async () => {
+    const store = new MemoryStore();
+    const now = new Date('2026-12-02T12:00:00Z');
+    const ann = await createAccount(store, 'ann', false, now);
+    const bob = await createAccount(store, 'bob', false, now);
+    await store.createNamespace({ name: 'shop', owner: 'ann', personal: false });
+    const fake = fakeCluster(store);
+    await store.runs.putRecord(
+      {
+        name: 'web',
+        namespace: 'shop',
+        status: 'progressing',
+        action: 'deploy',
+        repository: 'https://git.example/web.git',
+        job: 'run-web-1',
+        runId: '1',
+        startedAt: '2026-12-02T11:59:00Z',
+      },
+      undefined,
+      {},
+    );
+    /** The runner's output so far and whether it ended; the follow writes each line the test prints. */
+    let ended = false;
+    const printed: string[] = [];
+    let out: import('node:stream').Writable | undefined;
+    const runner = {
+      print(line: string) {
+        printed.push(line);
+        out?.write(`${line}\n`);
+      },
+      end() {
+        ended = true;
+        out?.end();
+      },
+    };
+    const source = {
+      server: 'https://kube.example',
+      certificateAuthority: 'CA',
+      tokenSeconds: 600,
+      issuer: { issue: async (user: string) => ({ token: `tok-${user}`, expiresAt: '2026-12-02T13:00:00Z' }) },
+    };
+    const app = await buildApp({
+      store,
+      config: { ...CONFIG, runnerImage: 'runner:1' },
+      now: () => now,
+      logStream: false,
+      dashboardCluster: fake.cluster,
+      kubeCredentials: source,
+      pipelineCluster: async (token) => ({
+        access: async () => (token === 'tok-ann' ? 'run' : 'none'),
+        createRun: async () => undefined,
+        jobState: async () => (ended ? { state: 'succeeded' } : { state: 'running' }),
+        deleteJob: async () => undefined,
+        logOf: async () => ({ head: printed.join('\n'), tail: printed.join('\n') }),
+        followLog: async (_ns, _job, w) => {
+          out = w;
+          for (const l of printed) w.write(`${l}\n`);
+          if (ended) w.end();
+          await new Promise((r) => w.on('finish', r));
+          return true;
+        },
+      }),
+    });
+    const as = (token: string) => ({ authorization: `Bearer ${token}`, accept: 'text/html' });
+    runner.print('cloning <repo>');
+    const nsPage = await app.inject({ method: 'GET', url: '/namespaces/shop', headers: as(ann.token) });
+    assert.match(nsPage.body, /<tr data-run="web"><td data-label="Pipeline"><a href="\/namespaces\/shop\/pipelines\/web">web<\/a>/);
+    const runPage = await app.inject({ method: 'GET', url: '/namespaces/shop/pipelines/web', headers: as(ann.token) });
+    assert.equal(runPage.statusCode, 200);
+    assert.match(runPage.body, /<span class="line">cloning &lt;repo&gt;\n<\/span>/);
+    assert.match(runPage.body, /data-live="\/namespaces\/shop\/pipelines\/web\/events"/);
+    for (const url of ['/namespaces/shop/pipelines/web', '/namespaces/shop/pipelines/web/events']) {
+      const other = await app.inject({ method: 'GET', url, headers: as(bob.token) });
+      assert.equal(other.statusCode, 404, url);
+      assert.match(other.body, /There is no namespace shop that you can see\./);
+      assert.doesNotMatch(other.body, /cloning/);
+    }
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/namespaces/shop/pipelines/web/events`;
+      const { seen } = await events(
+        url,
+        as(ann.token),
+        (s) => s.some((e) => e.event === 'end'),
+        () => {
+          setTimeout(() => runner.print('step 2'), 100);
+          setTimeout(() => runner.end(), 200);
+        },
+      );
+      const kinds = seen.map((e) => (e.event === 'end' ? `end ${e.data}` : `${e.event} ${(JSON.parse(e.data) as { id: string }).id}`));
+      assert.deepEqual(kinds, ['section log', 'append log', 'section run', 'end the run ended: deployed']);
+      assert.match(seen[1]!.data, /step 2/);
+      assert.match(seen[2]!.data, /<dd data-status><span class=\\"ok\\">deployed<\/span><\/dd>/);
+      assert.equal((await store.runs.getRecord('shop', 'web'))?.record.status, 'deployed', 'its end recorded');
+    } finally {
+      await app.close();
+    }
+  });
 });

@@ -28,6 +28,7 @@ const GATHER_MS = 50;
 /** How often an ended runner's record is read again until its end is recorded. */
 const END_POLL_MS = 1000;
 const END_POLL_TIMES = 90;
+const RIGHTS_RECHECK_MS = 60_000;
 
 export type RunsAs = (user: string) => Promise<ActingUser<PipelineCluster>>;
 
@@ -94,7 +95,19 @@ export function registerDashboardRuns(app: App, ctx: ServiceDeps, runsAs: RunsAs
     const { cluster, record } = run;
     const abort = new AbortController();
     let first = true;
-    const stream = openEventStream(request, reply, v, () => abort.abort());
+    // The viewer's rights are asked again while the run is followed, as the hub does for the other pages.
+    const recheck = setInterval(() => {
+      void runsAs(v.user.name)
+        .then(({ cluster: now }) => requireAccess(now, p.name, p.pipeline, 'read'))
+        .catch((err: unknown) => {
+          if (err instanceof ApiError && err.statusCode === 403) stream.end('your rights in this namespace changed');
+        });
+    }, RIGHTS_RECHECK_MS);
+    recheck.unref();
+    const stream = openEventStream(request, reply, v, () => {
+      clearInterval(recheck);
+      abort.abort();
+    });
     const batches = new LineBatches(
       {
         lines(batch) {
