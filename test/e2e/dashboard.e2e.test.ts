@@ -168,9 +168,6 @@ describe('the dashboard of the installed service', () => {
     await page.waitForFunction(() => document.getElementById('live-status')?.textContent === 'Live', undefined, { timeout: 15_000 });
     const pod = await runningPod(svc.core, personal, 'devtool.dev/environment=dashweb');
     assert.ok(await page.$(`li[data-pod="${pod}"]`), 'the running pod is listed');
-    // Chromium cuts the stream when a pod's veth comes or goes (ERR_NETWORK_CHANGED, in the diagnostics); it reconnects by itself.
-    await page.waitForFunction(() => document.getElementById('live-status')?.textContent === 'Live', undefined, { timeout: 15_000 });
-    await screenshot(page, 'dashboard-namespace.png');
 
     let navigations = 0;
     page.on('framenavigated', (f) => {
@@ -204,6 +201,9 @@ describe('the dashboard of the installed service', () => {
       /connected.*syncing: 0 to receive, 3 to send.*index\.sync-conflict\.html.*localhost:8080 → web:80/s,
     );
     assert.equal(navigations, 0, 'updated in place, not reloaded');
+    // Chromium cuts the stream when a pod's veth comes or goes (ERR_NETWORK_CHANGED, in the diagnostics); it reconnects by itself.
+    await page.waitForFunction(() => document.getElementById('live-status')?.textContent === 'Live', undefined, { timeout: 15_000 });
+    await screenshot(page, 'dashboard-namespace.png');
     t.diagnostic(`event stream cuts: ${streamFailures.length ? streamFailures.join(', ') : 'none'}`);
     assert.deepEqual(csp, [], 'no Content-Security-Policy refusal');
   });
