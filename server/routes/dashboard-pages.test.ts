@@ -76,7 +76,8 @@ function fakeCluster(store: MemoryStore) {
     mine.delete(follower);
     return 'ended';
   };
-  return { cluster, set, sinks, readers, print, restart };
+  const following = () => [...followers.values()].reduce((n, f) => n + f.size, 0);
+  return { cluster, set, sinks, readers, print, restart, following };
 }
 
 async function harness() {
@@ -326,6 +327,10 @@ describe('dashboard pages', () => {
       assert.match(rest[0]!.html, /second/);
       assert.match(rest.at(-1)!.html, /restarted/);
       assert.doesNotMatch(rest.map((e) => e.html).join(''), /first/, 'nothing twice');
+      // The page gone (the request closed): its log streams and its watches end.
+      for (let i = 0; i < 200 && (h.fake.following() > 0 || h.fake.sinks.size > 0); i++) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(h.fake.following(), 0, 'no log stream left open');
+      assert.equal(h.fake.sinks.size, 0, 'no watch left open');
     } finally {
       await h.app.close();
     }
