@@ -14,3 +14,16 @@ export const WAKING_SINCE = 'devtool.dev/waking-since';
 export const LAST_REQUEST = 'devtool.dev/last-request';
 /** Who or what put the namespace to sleep: a user's name, or `idle` for the automatic sleep. */
 export const SLEPT_BY = 'devtool.dev/slept-by';
+/** When the namespace was last woken (kept after WAKING_SINCE is removed): a wake counts as activity. */
+export const WOKEN_AT = 'devtool.dev/woken-at';
+/**
+ * The latest activity the service's idle sweep found in the namespace (its environment records,
+ * pipeline runs, LAST_REQUEST, the last wake, `up` sessions): the next automatic sleep and deletion
+ * are counted from it, so listing namespaces reads no workload.
+ */
+export const LAST_ACTIVITY = 'devtool.dev/last-activity';
+
+/** On a sleeping namespace's Deployments and StatefulSets: the replicas each had (a running `up` reads it on its dev Deployment). */
+export const REPLICAS_BEFORE_SLEEP = 'devtool.dev/replicas-before-sleep';
+/** On a CronJob the sleep suspended: its own `suspend` before (`true` or `false`). */
+export const SUSPEND_BEFORE_SLEEP = 'devtool.dev/suspend-before-sleep';

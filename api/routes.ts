@@ -24,6 +24,7 @@ import {
   NamespaceName,
   Namespace,
   NamespaceList,
+  type NamespaceSleep,
   NamespaceCreateRequest,
   SecretName,
   SecretList,
@@ -131,6 +132,26 @@ export const routes = {
     auth: true,
     params: NameParam,
     status: 202,
+  }),
+  sleepNamespace: route({
+    method: 'POST',
+    url: `${API_PREFIX}/namespaces/:name/sleep`,
+    summary:
+      'Put a namespace to sleep (its owner or an admin): Deployments and StatefulSets scaled to zero keeping their replicas, CronJobs suspended; ' +
+      'nothing changes when it sleeps already',
+    auth: true,
+    params: NameParam,
+    status: 200,
+    response: Namespace,
+  }),
+  wakeNamespace: route({
+    method: 'POST',
+    url: `${API_PREFIX}/namespaces/:name/wake`,
+    summary: 'Wake a namespace (its owner or an admin): its workloads get back the replicas they had, its CronJobs their own suspend; Waking until available',
+    auth: true,
+    params: NameParam,
+    status: 200,
+    response: Namespace,
   }),
   listSecrets: route({
     method: 'GET',
@@ -394,6 +415,7 @@ export type TokenCreatedBody = Static<typeof TokenCreated>;
 export type TokenListBody = Static<typeof TokenList>;
 export type NamespaceBody = Static<typeof Namespace>;
 export type NamespaceListBody = Static<typeof NamespaceList>;
+export type NamespaceSleepBody = Static<typeof NamespaceSleep>;
 export type SecretListBody = Static<typeof SecretList>;
 export type SecretValuesBody = Static<typeof SecretValues>;
 export type KubeCredentialsBody = Static<typeof KubeCredentials>;

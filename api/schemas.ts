@@ -131,12 +131,37 @@ export const NamespaceName = Type.String({
   description: `DNS-1123 label: ${DNS_LABEL_RULE}`,
 });
 
+/** Absent while the namespace is awake. */
+export const NamespaceSleep = Type.Object(
+  {
+    state: Type.Union([Type.Literal('Sleeping'), Type.Literal('Waking')], {
+      description: 'Sleeping: its workloads are scaled to zero and its CronJobs suspended; Waking: woken, its workloads not all available yet',
+    }),
+    since: Type.String({ format: 'date-time', description: 'Since when it sleeps, or since when it wakes' }),
+    by: Type.Optional(Type.String({ description: 'Who put it to sleep: a user, or `idle` for the automatic sleep (Sleeping only)' })),
+  },
+  { additionalProperties: false },
+);
+
 export const Namespace = Type.Object(
   {
     name: Type.String(),
     status: Type.Union([Type.Literal('Active'), Type.Literal('Terminating')]),
     owner: Type.String(),
     personal: Type.Boolean({ description: 'The namespace created with the account' }),
+    sleep: Type.Optional(NamespaceSleep),
+    sleepsAt: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: "When the service puts it to sleep for being idle, unless it is used before (the chart's sleep.afterIdle)",
+      }),
+    ),
+    deletesAt: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: "When the service deletes it for being idle, unless it is used before (the chart's sleep.deleteAfterIdle)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

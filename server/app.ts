@@ -22,7 +22,7 @@ import type { KubeCredentialSource } from './kube-credentials.ts';
 import { registerKubeCredentialRoutes } from './routes/kube-credentials.ts';
 import { registerInfoRoutes } from './routes/info.ts';
 import { registerLoginRoutes } from './routes/login.ts';
-import { registerNamespaceRoutes } from './routes/namespaces.ts';
+import { namespaceDeps, type OwnerClusterFactory, registerNamespaceRoutes } from './routes/namespaces.ts';
 import type { ClusterFactory } from './pipelines/acting-user.ts';
 import type { PipelineCluster } from './pipelines/cluster.ts';
 import { defaultCluster, registerPipelineRoutes } from './routes/pipelines.ts';
@@ -55,6 +55,8 @@ export interface AppOptions {
   dashboardCluster?: DashboardCluster;
   /** How often an open live page's rights are asked again (default a minute). */
   dashboardRecheckMs?: number;
+  /** Namespace sleep and wake act on the owner's side of the cluster through this (default client-node). */
+  ownerCluster?: OwnerClusterFactory;
 }
 
 /**
@@ -162,7 +164,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   registerInfoRoutes(app, ctx, auth);
   registerTokenRoutes(app, ctx, auth);
   registerUserRoutes(app, ctx, auth);
-  registerNamespaceRoutes(app, ctx, auth);
+  registerNamespaceRoutes(app, ctx, auth, namespaceDeps(ctx, opts.kubeCredentials, opts.ownerCluster));
   registerSecretRoutes(app, ctx, auth);
   const dashboardCluster =
     opts.dashboardCluster ??

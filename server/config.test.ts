@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { readPreviewSettings, readSettings } from './config.ts';
+import { readIdleSettings, readPreviewSettings, readSettings, readSleepSweepInterval } from './config.ts';
 
 test('settings: defaults, optional announcements, the CA read from its file', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-config-'));
@@ -24,6 +24,7 @@ test('settings: defaults, optional announcements, the CA read from its file', ()
       reservedNamespaces: [],
     },
     previews: { sweepIntervalMs: 60_000 },
+    sleep: { sweepIntervalMs: 60_000 },
     namespacePolicy: { podSecurity: 'baseline' },
   });
   const s = readSettings({
@@ -104,4 +105,33 @@ test('preview settings: the sweep interval and the stale time as durations; a wr
   assert.deepEqual(readPreviewSettings({ DEVTOOL_PREVIEW_STALE_AFTER: '0' }), { sweepIntervalMs: 60_000 }, '0 is never');
   assert.throws(() => readPreviewSettings({ DEVTOOL_PREVIEW_STALE_AFTER: '7' }), /^Error: DEVTOOL_PREVIEW_STALE_AFTER=7: expected a duration with a unit/);
   assert.throws(() => readPreviewSettings({ DEVTOOL_PREVIEW_SWEEP_INTERVAL: '10ms' }), /DEVTOOL_PREVIEW_SWEEP_INTERVAL=10ms: at least 1s/);
+});
+
+test('idle namespaces: off by default; durations with days; one-line errors naming the variable', () => {
+  assert.deepEqual(readIdleSettings({}), {});
+  assert.deepEqual(readIdleSettings({ DEVTOOL_SLEEP_AFTER_IDLE: '0', DEVTOOL_DELETE_AFTER_IDLE: '' }), {}, '0 and empty are never');
+  assert.deepEqual(readIdleSettings({ DEVTOOL_SLEEP_AFTER_IDLE: '3h', DEVTOOL_DELETE_AFTER_IDLE: '14d' }), {
+    sleepAfterMs: 3 * 3_600_000,
+    deleteAfterMs: 14 * 86_400_000,
+  });
+  assert.deepEqual(readIdleSettings({ DEVTOOL_DELETE_AFTER_IDLE: '1d12h' }), { deleteAfterMs: 36 * 3_600_000 });
+  assert.throws(
+    () => readIdleSettings({ DEVTOOL_SLEEP_AFTER_IDLE: '3' }),
+    /^Error: DEVTOOL_SLEEP_AFTER_IDLE=3: expected a duration with a unit, e.g. 3h, 90m or 14d$/,
+  );
+  assert.throws(() => readIdleSettings({ DEVTOOL_SLEEP_AFTER_IDLE: '2w' }), /^Error: DEVTOOL_SLEEP_AFTER_IDLE=2w: expected a duration/);
+  assert.throws(() => readIdleSettings({ DEVTOOL_SLEEP_AFTER_IDLE: '30s' }), /^Error: DEVTOOL_SLEEP_AFTER_IDLE=30s: at least 1m$/);
+  assert.throws(
+    () => readIdleSettings({ DEVTOOL_SLEEP_AFTER_IDLE: '3h', DEVTOOL_DELETE_AFTER_IDLE: '2h' }),
+    /^Error: DEVTOOL_DELETE_AFTER_IDLE=2h: must be longer than DEVTOOL_SLEEP_AFTER_IDLE=3h$/,
+  );
+  assert.equal(readSleepSweepInterval({}), 60_000);
+  assert.equal(readSleepSweepInterval({ DEVTOOL_SLEEP_SWEEP_INTERVAL: '10s' }), 10_000);
+  assert.throws(
+    () => readSleepSweepInterval({ DEVTOOL_SLEEP_SWEEP_INTERVAL: '5' }),
+    /^Error: DEVTOOL_SLEEP_SWEEP_INTERVAL=5: expected a duration of at least 1s/,
+  );
+  const base = { POD_NAMESPACE: 'devtool' };
+  assert.deepEqual(readSettings({ ...base, DEVTOOL_SLEEP_AFTER_IDLE: '3h' }).config.namespaceIdle, { sleepAfterMs: 3 * 3_600_000 });
+  assert.equal(readSettings(base).config.namespaceIdle, undefined);
 });

@@ -5,6 +5,7 @@ import { parseDuration } from '../src/base/duration.ts';
 import { VERSION } from '../src/version.ts';
 import type { BuildkitUpstream } from './build-tunnel.ts';
 import { parseCidrs } from './client-address.ts';
+import type { IdleSettings } from './namespaces/idle.ts';
 import type { ServiceConfig } from './service-deps.ts';
 import type { KubeCredentialSettings } from './kube-credentials.ts';
 import { type NamespacePolicy, readNamespacePolicy } from './store/namespace-policy.ts';
@@ -24,6 +25,8 @@ export interface ServeSettings {
   previews: { sweepIntervalMs: number; staleAfterMs?: number };
   /** What every namespace the service makes enforces: Pod Security, quota, limits. */
   namespacePolicy: NamespacePolicy;
+  /** Namespace sleep: how often each replica sweeps idle namespaces (waking ones are looked at every WAKING_CHECK_MS). */
+  sleep: { sweepIntervalMs: number };
 }
 
 /** Reads the settings; a wrong one is an Error naming the variable. */
@@ -92,6 +95,9 @@ export function readSettings(env: NodeJS.ProcessEnv): ServeSettings {
   if (env['DEVTOOL_SIGNUP_MODE'] || allow.length) config.signup = { mode: signupMode, allow };
   if (publicUrl && !/^https?:\/\/[^/]+$/.test(config.publicUrl!)) throw new Error(`DEVTOOL_PUBLIC_URL=${publicUrl}: expected http(s)://HOST[:PORT]`);
 
+  const idle = readIdleSettings(env);
+  if (idle.sleepAfterMs !== undefined || idle.deleteAfterMs !== undefined) config.namespaceIdle = idle;
+
   const objectLabels = parseLabels(env['DEVTOOL_OBJECT_LABELS'] ?? '');
   const settings: ServeSettings = {
     port: int('PORT', 8080),
@@ -101,6 +107,7 @@ export function readSettings(env: NodeJS.ProcessEnv): ServeSettings {
     logLevel: env['LOG_LEVEL'] || 'info',
     config,
     previews: readPreviewSettings(env),
+    sleep: { sweepIntervalMs: readSleepSweepInterval(env) },
     namespacePolicy: readNamespacePolicy(env),
   };
   // cluster credentials: users' kubeconfigs name this API server and trust this CA.
@@ -138,6 +145,40 @@ export function readPreviewSettings(env: NodeJS.ProcessEnv): ServeSettings['prev
   if (sweepIntervalMs < 1000) throw new Error(`DEVTOOL_PREVIEW_SWEEP_INTERVAL=${env['DEVTOOL_PREVIEW_SWEEP_INTERVAL']}: at least 1s`);
   const staleAfterMs = duration('DEVTOOL_PREVIEW_STALE_AFTER');
   return { sweepIntervalMs, ...(staleAfterMs ? { staleAfterMs } : {}) };
+}
+
+/**
+ * Idle namespaces (the chart's `sleep.afterIdle`, `sleep.deleteAfterIdle`): DEVTOOL_SLEEP_AFTER_IDLE
+ * and DEVTOOL_DELETE_AFTER_IDLE, Go-style durations that may start with whole days (`14d`, `1d12h`);
+ * unset or 0: never. A namespace must be able to sleep before it is deleted, so the deletion comes later.
+ */
+export function readIdleSettings(env: NodeJS.ProcessEnv): IdleSettings {
+  const duration = (name: string): number | undefined => {
+    const text = env[name]?.trim();
+    if (!text) return undefined;
+    const days = /^(\d+)d(.*)$/.exec(text);
+    const ms = days ? parseDuration(days[2] || '0') : parseDuration(text);
+    if (ms === undefined) throw new Error(`${name}=${text}: expected a duration with a unit, e.g. 3h, 90m or 14d`);
+    const total = ms + (days ? Number(days[1]) * 86_400_000 : 0);
+    if (total > 0 && total < 60_000) throw new Error(`${name}=${text}: at least 1m`);
+    return total || undefined;
+  };
+  const sleepAfterMs = duration('DEVTOOL_SLEEP_AFTER_IDLE');
+  const deleteAfterMs = duration('DEVTOOL_DELETE_AFTER_IDLE');
+  if (sleepAfterMs !== undefined && deleteAfterMs !== undefined && deleteAfterMs <= sleepAfterMs) {
+    const [deleteText, sleepText] = [env['DEVTOOL_DELETE_AFTER_IDLE']?.trim(), env['DEVTOOL_SLEEP_AFTER_IDLE']?.trim()];
+    throw new Error(`DEVTOOL_DELETE_AFTER_IDLE=${deleteText}: must be longer than DEVTOOL_SLEEP_AFTER_IDLE=${sleepText}`);
+  }
+  return { ...(sleepAfterMs !== undefined ? { sleepAfterMs } : {}), ...(deleteAfterMs !== undefined ? { deleteAfterMs } : {}) };
+}
+
+/** DEVTOOL_SLEEP_SWEEP_INTERVAL (the chart's `sleep.sweepInterval`, default 1m): how often idle namespaces are looked at. */
+export function readSleepSweepInterval(env: NodeJS.ProcessEnv): number {
+  const text = env['DEVTOOL_SLEEP_SWEEP_INTERVAL']?.trim();
+  if (!text) return 60_000;
+  const ms = parseDuration(text);
+  if (ms === undefined || ms < 1000) throw new Error(`DEVTOOL_SLEEP_SWEEP_INTERVAL=${text}: expected a duration of at least 1s, e.g. 1m`);
+  return ms;
 }
 
 /**

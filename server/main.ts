@@ -12,7 +12,9 @@ import { createAccount, deleteAccount, disableAccount, enableAccount } from './a
 import { buildApp } from './app.ts';
 import { readSettings } from './config.ts';
 import { tokenRequestIssuer } from './kube-credentials.ts';
-import { sweepPreviews } from './previews/sweeper.ts';
+import { settleWakingNamespaces, sweepIdleNamespaces } from './namespaces/sweeper.ts';
+import { humanDuration, sweepPreviews } from './previews/sweeper.ts';
+import { namespaceDeps } from './routes/namespaces.ts';
 import { previewDeps } from './routes/previews.ts';
 import { KubeStore, kubeErrorLine } from './store/kubernetes.ts';
 
@@ -74,6 +76,7 @@ async function serve(): Promise<void> {
     Math.floor(Math.random() * s.previews.sweepIntervalMs),
   );
   firstSweep.unref();
+  sweepNamespacesFrom(app, namespaceDeps({ store, config: s.config, now: () => new Date() }, kubeCredentials), s);
   const stop = async () => {
     await app.close();
     process.exit(0);
@@ -81,6 +84,51 @@ async function serve(): Promise<void> {
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   await app.listen({ port: s.port, host: s.host });
+}
+
+/** How often waking namespaces are looked at: the front door's waking page waits on their mark. */
+const WAKING_CHECK_MS = 5_000;
+
+/**
+ * Namespace sleep (namespaces/sweeper.ts): waking namespaces every WAKING_CHECK_MS; idle ones every
+ * sleep sweep interval, when the chart set `sleep.afterIdle` or `sleep.deleteAfterIdle`. Each
+ * automatic sleep and deletion is logged with how long the namespace was idle.
+ */
+function sweepNamespacesFrom(app: Awaited<ReturnType<typeof buildApp>>, deps: ReturnType<typeof namespaceDeps>, s: ReturnType<typeof readSettings>): void {
+  const idle = s.config.namespaceIdle;
+  const busy = { waking: false, idle: false };
+  const every = (kind: keyof typeof busy, ms: number, sweep: () => Promise<void>) => {
+    const run = () => {
+      if (busy[kind] || !s.kube) return;
+      busy[kind] = true;
+      sweep()
+        .catch((err: unknown) => app.log.warn({ err }, `sweeping ${kind} namespaces failed`))
+        .finally(() => {
+          busy[kind] = false;
+        });
+    };
+    // Replicas started together would sweep in step: each starts at a random point of the interval.
+    setTimeout(
+      () => {
+        setInterval(run, ms).unref();
+        run();
+      },
+      Math.floor(Math.random() * ms),
+    ).unref();
+  };
+  every('waking', WAKING_CHECK_MS, async () => {
+    const r = await settleWakingNamespaces(deps);
+    for (const name of r.awake) app.log.info({ namespace: name }, 'namespace awake: its workloads are available');
+    for (const name of r.gaveUp) app.log.warn({ namespace: name }, 'namespace woken: its workloads were not all available after 5 minutes');
+    for (const f of r.failed) app.log.warn({ namespace: f.name, error: f.error }, 'settling a waking namespace failed');
+  });
+  if (!idle) return;
+  every('idle', s.sleep.sweepIntervalMs, async () => {
+    const r = await sweepIdleNamespaces(deps, idle);
+    for (const x of r.slept) app.log.info({ namespace: x.name, idleFor: humanDuration(x.idleMs) }, 'idle namespace put to sleep');
+    for (const x of r.deleted) app.log.info({ namespace: x.name, idleFor: humanDuration(x.idleMs) }, 'idle namespace deleted');
+    for (const f of r.failed) app.log.warn({ namespace: f.name, error: f.error }, 'sweeping an idle namespace failed');
+  });
 }
 
 async function createUser(args: string[]): Promise<void> {

@@ -3,6 +3,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { BuildkitUpstream } from './build-tunnel.ts';
+import type { IdleSettings } from './namespaces/idle.ts';
 import type { Store } from './store/store.ts';
 
 export interface ServiceConfig {
@@ -45,6 +46,8 @@ export interface ServiceConfig {
   signup?: { mode: 'open' | 'allowList'; allow: string[] };
   /** How long a browser session lasts (default 8 hours). */
   sessionTtlMs?: number;
+  /** Idle namespaces' automatic sleep and deletion (DEVTOOL_SLEEP_AFTER_IDLE, DEVTOOL_DELETE_AFTER_IDLE); absent: never. */
+  namespaceIdle?: IdleSettings;
   // hosted builds
   /** The chart's BuildKit daemon (DEVTOOL_BUILDKIT_ADDRESS); absent: no `builds` capability. */
   buildkit?: BuildkitUpstream;

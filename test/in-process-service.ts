@@ -5,11 +5,13 @@
  * CLI's real client (src/service/client.ts) talks to it; `client` is the maker a test factory takes
  * as its `service`, whatever URL the context names (SERVICE_URL by default). Pipeline runs and
  * previews act on the server's in-memory cluster (`cluster`: server/pipelines/fake-cluster.ts),
- * whose Jobs a test ends, and whose namespaces' Ingress hosts it sets (`ingressHosts`).
+ * whose Jobs a test ends, and whose namespaces' Ingress hosts it sets (`ingressHosts`); namespace
+ * sleep and wake act on `owned` (server/namespaces/fake-owner-cluster.ts).
  */
 import { createAccount, type CreatedAccount } from '../server/accounts.ts';
 import { type App, buildApp, type ServiceConfig } from '../server/app.ts';
 import type { KubeTokenIssuer } from '../server/kube-credentials.ts';
+import { fakeOwnerCluster } from '../server/namespaces/fake-owner-cluster.ts';
 import { fakeCluster } from '../server/pipelines/fake-cluster.ts';
 import { MemoryStore } from '../server/store/memory.ts';
 import type { Factory } from '../src/factory.ts';
@@ -38,6 +40,8 @@ export interface InProcessService {
   cluster: ReturnType<typeof fakeCluster>;
   /** By namespace: the hosts of its Ingresses (a preview's endpoints). */
   ingressHosts: Map<string, string[]>;
+  /** What namespace sleep and wake act on: its Deployments and CronJobs, by namespace. */
+  owned: ReturnType<typeof fakeOwnerCluster>;
   close(): Promise<void>;
 }
 
@@ -52,6 +56,7 @@ export async function inProcessService(config: Partial<ServiceConfig> = {}): Pro
   };
   const cluster = fakeCluster();
   const ingressHosts = new Map<string, string[]>();
+  const owned = fakeOwnerCluster();
   const app = await buildApp({
     store,
     config: { version: '9.9.9', publicUrl: SERVICE_URL, runnerImage: 'runner:1', rateLimit: { max: 10_000, timeWindowMs: 60_000 }, ...config },
@@ -60,6 +65,7 @@ export async function inProcessService(config: Partial<ServiceConfig> = {}): Pro
     kubeCredentials: { server: KUBE_SERVER, certificateAuthority: KUBE_CA, tokenSeconds: 3600, issuer },
     pipelineCluster: async () => cluster.cluster,
     previewCluster: async () => ({ ...cluster.cluster, ingressHosts: async (ns) => ingressHosts.get(ns) ?? [], scaleWorkloads: async () => 0 }),
+    ownerCluster: owned.factory,
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const port = (app.server.address() as { port: number }).port;
@@ -76,6 +82,7 @@ export async function inProcessService(config: Partial<ServiceConfig> = {}): Pro
     kubeTokensIssued,
     cluster,
     ingressHosts,
+    owned,
     close: () => app.close(),
   };
 }

@@ -1,18 +1,22 @@
 /**
- * The dashboard's home page, rendered from plain data (pure): the user's namespaces (status, owner,
- * what runs in each), the global previews, and the forms to create and delete namespaces.
+ * The dashboard's home page, rendered from plain data (pure): the user's namespaces (status and
+ * sleep, owner, what runs in each, the last activity), the global previews, and the forms to create and delete namespaces.
  */
 import { DNS_LABEL_PATTERN } from '../../api/dns-label.ts';
 import { csrfField, html, type Html, page, tableHead } from '../pages/html.ts';
+import { when } from './namespace-page.ts';
 
 export interface HomeNamespace {
   name: string;
+  /** Active, Terminating, or its sleep: "Sleeping since ... by ...", "Waking since ...". */
   status: string;
+  /** The latest activity the service knows of (ISO 8601): a deploy, a dev session, a request to an endpoint. */
+  lastActivity?: string;
   owner: string;
   personal: boolean;
   /** Environments recorded in it and pods ready / total; absent when they could not be read. */
   running?: { environments: number; ready: number; total: number };
-  /** The viewer may delete it here (its owner or an admin, not personal, not a preview). */
+  /** The viewer may delete it here (its owner or an admin, not personal, not a preview, not already going). */
   deletable: boolean;
 }
 
@@ -37,14 +41,15 @@ function table(id: string, caption: string, list: readonly HomeNamespace[], csrf
   const rows = list.map((n) => {
     const button = html`<button aria-label="Delete namespace ${n.name}">Delete</button>`;
     const del =
-      n.deletable && csrf !== undefined && n.status === 'Active'
+      n.deletable && csrf !== undefined
         ? html`<form class="inline" method="post" action="/namespaces/${n.name}/delete">${csrfField(csrf)}${button}</form>`
         : '';
     const personal = n.personal ? html` <span class="muted">(personal)</span>` : '';
     return html`<tr data-namespace="${n.name}"><td data-label="Namespace"><a href="/namespaces/${n.name}">${n.name}</a>${personal}</td>
-<td data-label="Status">${n.status}</td><td data-label="Owner">${n.owner}</td>${runningCell(n)}<td>${del}</td></tr>`;
+<td data-label="Status">${n.status}</td><td data-label="Owner">${n.owner}</td>${runningCell(n)}
+<td data-label="Last activity">${n.lastActivity ? when(n.lastActivity) : html`<span class="muted">unknown</span>`}</td><td>${del}</td></tr>`;
   });
-  const head = tableHead(['Namespace', 'Status', 'Owner', 'Running', html`<span class="sr">Actions</span>`]);
+  const head = tableHead(['Namespace', 'Status', 'Owner', 'Running', 'Last activity', html`<span class="sr">Actions</span>`]);
   return html`<table class="cards" id="${id}"><caption class="muted">${caption}</caption>${head}
 <tbody>${rows}</tbody></table>`;
 }

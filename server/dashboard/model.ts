@@ -4,7 +4,7 @@
  * and every live update render from the same summaries.
  */
 import { DEV_SESSION_ANNOTATION, type DevSessionState, decodeDevSession } from '../../api/dev-session.ts';
-import { ENVIRONMENT_LABEL, STATE_LABEL } from '../../api/environment-labels.ts';
+import { ENVIRONMENT_LABEL, ENVIRONMENT_STATE_LABEL as STATE_LABEL } from '../../api/activity-labels.ts';
 
 /** The kinds the dashboard reads of a namespace; `environments` are ConfigMaps with the state label. */
 export const KINDS = ['pods', 'deployments', 'statefulsets', 'environments', 'ingresses'] as const;

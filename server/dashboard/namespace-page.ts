@@ -13,6 +13,9 @@ import { logsPath } from './logs-page.ts';
 import { runsSection } from './pipeline-page.ts';
 import { type EnvironmentSummary, endpointsOf, type NamespaceSnapshot, type PodSummary, podsOf, type WorkloadSummary, when } from './model.ts';
 
+/** Times as every dashboard page shows them (model.ts), for the pages that import them from here. */
+export { when } from './model.ts';
+
 export interface NamespaceData {
   user: string;
   csrf?: string;

@@ -136,19 +136,19 @@ describe('dashboard pages, rendered', () => {
       csrf: 'tok"en',
       namespaces: [
         { name: 'ann-devtool', status: 'Active', owner: 'ann', personal: true, deletable: false, running: { environments: 0, ready: 0, total: 0 } },
-        { name: 'shop', status: 'Active', owner: 'ann', personal: false, deletable: true, running: { environments: 2, ready: 1, total: 3 } },
-        { name: 'old', status: 'Terminating', owner: 'ann', personal: false, deletable: true },
+        {
+          ...{ name: 'shop', status: 'Sleeping since 2026-12-02 10:00 UTC (by ann)', owner: 'ann', personal: false, deletable: true },
+          ...{ running: { environments: 2, ready: 1, total: 3 }, lastActivity: '2026-12-02T09:58:00Z' },
+        },
+        { name: 'old', status: 'Terminating', owner: 'ann', personal: false, deletable: false },
       ],
       previews: [{ name: 'main', status: 'Sleeping', owner: 'root', personal: false, deletable: false, running: { environments: 1, ready: 0, total: 0 } }],
     });
     assert.match(p, /<a href="\/" aria-current="page">Home<\/a>/);
     assertGolden(golden('home.html'), p);
     assert.doesNotMatch(p, /action="\/namespaces\/ann-devtool\/delete"/, 'a personal namespace has no delete');
-    assert.match(
-      p,
-      /<td data-label="Status">Terminating<\/td><td data-label="Owner">ann<\/td><td data-label="Running" class="muted">unknown<\/td><td><\/td>/,
-      'no delete of a namespace going away',
-    );
+    assert.doesNotMatch(p, /action="\/namespaces\/old\/delete"/, 'no delete where it may not be deleted');
+    assert.match(p, /action="\/namespaces\/shop\/delete"/, 'a sleeping namespace can be deleted');
     assert.match(p, /<table class="cards" id="previews">.*<td data-label="Status">Sleeping<\/td><td data-label="Owner">root<\/td>/s);
     assert.match(p, /<form method="post" action="\/namespaces" id="create-namespace"><input type="hidden" name="csrf" value="tok&quot;en">/);
   });

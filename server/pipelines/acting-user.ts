@@ -27,12 +27,12 @@ export function actingUser<C extends PipelineCluster>(ctx: ServiceDeps, source: 
   // The store's own methods, bound: the records are the service's, whatever the user's side holds.
   const records: RunRecords = {
     getRecord: (namespace, name) => r.getRecord(namespace, name),
-    listRecords: (namespace) => r.listRecords(namespace),
     putRecord: (record, version, labels) => r.putRecord(record, version, labels),
     deleteRecord: (namespace, name) => r.deleteRecord(namespace, name),
     putVariables: (namespace, name, variables, labels) => r.putVariables(namespace, name, variables, labels),
     getVariables: (namespace, name) => r.getVariables(namespace, name),
     deleteVariables: (namespace, name) => r.deleteVariables(namespace, name),
+    listRecords: (namespace) => r.listRecords(namespace),
   };
   const tokens: RunTokens = {
     endRunToken: async (user, id) => {

@@ -24,16 +24,14 @@ import type { ActingUser } from '../pipelines/acting-user.ts';
 import type { PipelineCluster, RunRecord } from '../pipelines/cluster.ts';
 import { deploy as deployRun, destroy as destroyRun, refresh } from '../pipelines/runs.ts';
 import { ConflictError, type NamespaceRecord, type Store, type UserRecord } from '../store/store.ts';
+import type { NamespaceWorkloads } from '../workloads/kube-workloads.ts';
 
 /** What previews need of the cluster besides pipeline runs. */
 export interface PreviewCluster extends PipelineCluster {
   /** The hosts of the Ingresses of a namespace: its public endpoints. */
   ingressHosts(namespace: string): Promise<string[]>;
-  /**
-   * sleep: every Deployment and StatefulSet of the namespace with replicas goes to zero, keeping its
-   * count in an annotation; wake: those get their count back. Answers how many changed.
-   */
-  scaleWorkloads(namespace: string, action: 'sleep' | 'wake'): Promise<number>;
+  /** The shared sleep and wake of a namespace's workloads (workloads/kube-workloads.ts). */
+  scaleWorkloads: NamespaceWorkloads['scaleWorkloads'];
 }
 
 export interface PreviewDeps {

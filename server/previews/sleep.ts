@@ -1,8 +1,8 @@
 /**
  * `preview sleep` and `preview wake` (Okteto's #2463): a preview nobody uses for now keeps its
  * namespace, volumes and records but no running pods. Sleeping scales its Deployments and
- * StatefulSets to zero, each keeping its count in an annotation of its own (so waking restores
- * exactly what ran, and a workload added meanwhile is left alone); the namespace records since when
+ * StatefulSets to zero and suspends its CronJobs, each keeping what it had in an annotation of its
+ * own (server/workloads/scaling.ts, shared with namespaces); the namespace records since when
  * it sleeps. A redeploy wakes it too. The owner sleeps and wakes a personal preview; everybody may
  * wake a global one, only admins put one to sleep (as only they destroy one). The scaling acts as
  * the owner: other users only read a global preview.

@@ -137,6 +137,11 @@ describe('dashboard pages', () => {
     assert.match(res.body, /<td data-label="Running">1 environment, <span class="">1\/1 pods ready<\/span><\/td>/);
     assert.match(res.body, /data-namespace="ann-devtool"/);
     assert.doesNotMatch(res.body, /<form/, 'a token renders read only');
+    await h.store.setNamespaceMarks('shop', { sleepingSince: '2026-12-02T10:00:00Z', sleptBy: 'ann', lastRequest: '2026-12-02T09:58:00Z' });
+    const asleep = await h.app.inject({ method: 'GET', url: '/', headers: h.as(h.ann.token) });
+    assert.match(asleep.body, /<td data-label="Status">Sleeping since 2026-12-02 10:00 UTC \(by ann\)<\/td>/);
+    // The latest of its marks and its creation (the memory store's clock): a time, not unknown.
+    assert.match(asleep.body, /<tr data-namespace="shop">.*?<td data-label="Last activity">\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/td>/s);
     const bobs = await h.app.inject({ method: 'GET', url: '/', headers: h.as(h.bob.token) });
     assert.doesNotMatch(bobs.body, /shop/, "bob sees none of ann's namespaces");
   });

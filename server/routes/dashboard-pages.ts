@@ -14,9 +14,11 @@ import { homePage, type HomeNamespace } from '../dashboard/home-page.ts';
 import type { Subscriber, Subscription, WatchHub } from '../dashboard/hub.ts';
 import { LIVE_SCRIPT, LIVE_SCRIPT_PATH } from '../dashboard/live-script.ts';
 import { KINDS, type Kind, podCounts, podSummary, SUMMARIZE, type Summary, snapshotOf, type NamespaceSnapshot } from '../dashboard/model.ts';
-import { type NamespaceData, namespacePage, namespaceSections, type SectionId } from '../dashboard/namespace-page.ts';
+import { type NamespaceData, namespacePage, namespaceSections, type SectionId, when } from '../dashboard/namespace-page.ts';
+import { lastActivityOf } from '../namespaces/idle.ts';
+import { namespaceBody } from '../namespaces/view.ts';
 import { ApiError } from '../errors.ts';
-import { createNamespaceFor, deleteNamespaceAs, mayDelete } from '../namespace-actions.ts';
+import { createNamespaceFor, deleteNamespaceAs, mayDelete } from '../namespaces/actions.ts';
 import { html, LIVE_PAGE_HEADERS, page } from '../pages/html.ts';
 import type { App, ServiceDeps } from '../service-deps.ts';
 import type { NamespaceRecord, UserRecord } from '../store/store.ts';
@@ -105,6 +107,13 @@ export function noClusterCredentials(reply: FastifyReply, v: Viewer): FastifyRep
   return sendPage(reply, 503, page({ title: 'Namespace pages unavailable', user: v.user.name, ...csrfOf(v), error, body: html`<p><a href="/">Home</a></p>` }));
 }
 
+/** Active or Terminating, or its sleep as the API says it (namespaces/view.ts). */
+function statusText(n: NamespaceRecord): string {
+  const sleep = namespaceBody(n, {}).sleep;
+  if (n.status !== 'Active' || !sleep) return n.status;
+  return `${sleep.state} since ${when(sleep.since)}${sleep.by ? ` (by ${sleep.by})` : ''}`;
+}
+
 export const csrfOf = (v: Viewer) => (v.session ? { csrf: v.session.csrf } : {});
 
 /** Environments a pipeline of the service deploys: the preview's own, and those with a run record. */
@@ -137,13 +146,15 @@ export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: Dashboa
     };
     const row = async (n: NamespaceRecord): Promise<HomeNamespace> => {
       const r = await running(n).catch(() => undefined);
+      const last = lastActivityOf(n);
       return {
         name: n.name,
-        status: n.preview?.sleepingSince ? 'Sleeping' : n.status,
+        status: statusText(n),
         owner: n.owner,
         personal: n.personal,
-        deletable: mayDelete(user, n) && !n.preview,
+        deletable: mayDelete(user, n) && !n.preview && n.status === 'Active',
         ...(r ? { running: r } : {}),
+        ...(last !== undefined ? { lastActivity: new Date(last).toISOString() } : {}),
       };
     };
     const global = previews.filter((p) => p.preview?.scope === 'global' && p.owner !== user.name);

@@ -67,17 +67,6 @@ export class KubeRunRecords implements RunRecords {
     return { record, version: s?.metadata?.resourceVersion ?? '' };
   }
 
-  async listRecords(namespace: string): Promise<RunRecord[]> {
-    const owner = await this.ownerOf(namespace);
-    if (!owner) return [];
-    const labelSelector = `${LABEL_KIND}=pipeline-run,${LABEL_RUN_NAMESPACE}=${namespace}`;
-    const list = await this.d.core.listNamespacedSecret({ namespace: this.d.namespace, labelSelector });
-    // A record left by an earlier namespace of the same name is not this one's.
-    return list.items
-      .filter((s) => s.metadata?.ownerReferences?.some((o) => o.kind === 'Namespace' && o.uid === owner.uid) && s.data?.[RECORD_KEY])
-      .map((s) => JSON.parse(unb64(s.data![RECORD_KEY]!)) as RunRecord);
-  }
-
   async putRecord(record: RunRecord, version: string | undefined, labels: Record<string, string>): Promise<string> {
     const name = recordSecretName(record.namespace, record.name);
     const owner = await this.ownerOf(record.namespace);
@@ -105,6 +94,14 @@ export class KubeRunRecords implements RunRecords {
       if (statusOf(err) === 409) throw new RecordConflict(`pipeline ${record.name} changed meanwhile`);
       throw err;
     }
+  }
+
+  async listRecords(namespace: string): Promise<RunRecord[]> {
+    const list = await this.d.core.listNamespacedSecret({
+      namespace: this.d.namespace,
+      labelSelector: `${LABEL_KIND}=pipeline-run,${LABEL_RUN_NAMESPACE}=${namespace}`,
+    });
+    return list.items.flatMap((s) => (s.data?.[RECORD_KEY] ? [JSON.parse(unb64(s.data[RECORD_KEY])) as RunRecord] : []));
   }
 
   async deleteRecord(namespace: string, name: string): Promise<void> {

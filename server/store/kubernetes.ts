@@ -19,6 +19,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
+import { LAST_ACTIVITY, LAST_REQUEST, SLEEPING_SINCE, SLEPT_BY, WAKING_SINCE, WOKEN_AT } from '../../api/namespace-sleep.ts';
 import { makeKeepAliveApiClient } from '../kube-api.ts';
 import { isExpired } from '../tokens.ts';
 import { kubeErrorLine, orUndefined, statusOf } from './kube-calls.ts';
@@ -30,6 +31,8 @@ import {
   ConflictError,
   type GrantKind,
   type GrantRecord,
+  type MarksUpdate,
+  type NamespaceMarks,
   type NamespaceRecord,
   type NewNamespace,
   type PreviewInfo,
@@ -60,6 +63,16 @@ const PREVIEW_ANNOTATIONS = {
   destroyReason: 'devtool.dev/preview-destroy-reason',
   sleepingSince: 'devtool.dev/preview-sleeping-since',
 } as const;
+
+/** NamespaceMarks' fields as the Namespace's annotations. */
+const MARK_ANNOTATIONS: Record<keyof NamespaceMarks, string> = {
+  sleepingSince: SLEEPING_SINCE,
+  wakingSince: WAKING_SINCE,
+  sleptBy: SLEPT_BY,
+  lastRequest: LAST_REQUEST,
+  wokenAt: WOKEN_AT,
+  lastActivity: LAST_ACTIVITY,
+};
 
 export const serviceAccountName = (user: string) => `user-${user}`;
 const tokenSecretName = (id: string) => `devtool-token-${id}`;
@@ -366,6 +379,18 @@ export class KubeStore implements Store {
     }
   }
 
+  async setNamespaceMarks(name: string, update: MarksUpdate): Promise<boolean> {
+    const annotations: Record<string, string | null> = {};
+    for (const [k, v] of Object.entries(update)) if (v !== undefined) annotations[MARK_ANNOTATIONS[k as keyof NamespaceMarks]] = v;
+    try {
+      await this.core.patchNamespace({ name, body: { metadata: { annotations } } }, this.mergePatch);
+      return true;
+    } catch (err) {
+      if (statusOf(err) === 404) return false;
+      throw err;
+    }
+  }
+
   async deleteNamespace(name: string): Promise<void> {
     await ignoreNotFound(this.core.deleteNamespace({ name }));
   }
@@ -438,6 +463,12 @@ function namespaceOf(n: k8s.V1Namespace): NamespaceRecord | undefined {
     }
     record.preview = preview;
   }
+  const marks: NamespaceMarks = {};
+  for (const [field, annotation] of Object.entries(MARK_ANNOTATIONS)) {
+    const v = n.metadata.annotations?.[annotation];
+    if (v) marks[field as keyof NamespaceMarks] = v;
+  }
+  if (Object.keys(marks).length) record.marks = marks;
   return record;
 }
 

@@ -11,9 +11,6 @@ export function memoryRunRecords() {
       const r = records.get(key(ns, name));
       return r && { record: structuredClone(r.record), version: String(r.version) };
     },
-    async listRecords(ns) {
-      return [...records.values()].filter((r) => r.record.namespace === ns).map(({ record: { log: _, ...rest } }) => structuredClone(rest));
-    },
     async putRecord(record, v) {
       const k = key(record.namespace, record.name);
       const have = records.get(k);
@@ -33,6 +30,9 @@ export function memoryRunRecords() {
     },
     async deleteVariables(ns, name) {
       variables.delete(key(ns, name));
+    },
+    async listRecords(ns) {
+      return [...records.values()].filter((r) => r.record.namespace === ns).map((r) => structuredClone(r.record));
     },
   };
   return { runs, records, variables };

@@ -3,6 +3,8 @@ import {
   ConflictError,
   type GrantKind,
   type GrantRecord,
+  type MarksUpdate,
+  type NamespaceMarks,
   type NamespaceRecord,
   type NewNamespace,
   type PreviewUpdate,
@@ -13,7 +15,11 @@ import {
 import { isExpired } from '../tokens.ts';
 import { memoryRunRecords } from './memory-runs.ts';
 
-const copy = (n: NamespaceRecord): NamespaceRecord => ({ ...n, ...(n.preview ? { preview: { ...n.preview } } : {}) });
+const copy = (n: NamespaceRecord): NamespaceRecord => ({
+  ...n,
+  ...(n.preview ? { preview: { ...n.preview } } : {}),
+  ...(n.marks ? { marks: { ...n.marks } } : {}),
+});
 
 export class MemoryStore implements Store {
   readonly users = new Map<string, UserRecord>();
@@ -135,6 +141,18 @@ export class MemoryStore implements Store {
       if (v === null) delete n.preview[k as keyof PreviewUpdate];
       else if (v !== undefined) n.preview[k as keyof PreviewUpdate] = v;
     }
+    return true;
+  }
+
+  async setNamespaceMarks(name: string, update: MarksUpdate): Promise<boolean> {
+    const n = this.namespaces.get(name);
+    if (!n) return false;
+    const marks = { ...n.marks };
+    for (const [k, v] of Object.entries(update)) {
+      if (v === null) delete marks[k as keyof NamespaceMarks];
+      else if (v !== undefined) marks[k as keyof NamespaceMarks] = v;
+    }
+    n.marks = marks;
     return true;
   }
 

@@ -41,7 +41,22 @@ export interface NamespaceRecord {
   createdAt?: string;
   /** Set on the namespace of a preview environment (server/previews/). */
   preview?: PreviewInfo;
+  /** Its sleep, wake and activity marks (server/namespaces/); absent: none. */
+  marks?: NamespaceMarks;
 }
+
+/** The Namespace annotations of api/namespace-sleep.ts, by field. */
+export interface NamespaceMarks {
+  sleepingSince?: string;
+  wakingSince?: string;
+  sleptBy?: string;
+  lastRequest?: string;
+  wokenAt?: string;
+  lastActivity?: string;
+}
+
+/** Marks to change; null removes one. */
+export type MarksUpdate = { [K in keyof NamespaceMarks]?: string | null };
 
 /** What a preview environment's namespace records about it besides its owner. */
 export interface PreviewInfo {
@@ -95,8 +110,6 @@ export class NamespaceGone extends Error {}
  */
 export interface RunRecords {
   getRecord(namespace: string, name: string): Promise<{ record: RunRecord; version: string } | undefined>;
-  /** The records of every pipeline of `namespace`, without their logs. */
-  listRecords(namespace: string): Promise<RunRecord[]>;
   /**
    * Creates (version undefined) or replaces the record at `version`; RecordConflict when another
    * writer got there first. Answers the new version.
@@ -108,6 +121,8 @@ export interface RunRecords {
   /** The variables putVariables kept, in order. */
   getVariables(namespace: string, name: string): Promise<string[]>;
   deleteVariables(namespace: string, name: string): Promise<void>;
+  /** Every pipeline record of the namespace (its runs count as activity there). */
+  listRecords(namespace: string): Promise<RunRecord[]>;
 }
 
 export interface Store extends LoginStore {
@@ -156,6 +171,8 @@ export interface Store extends LoginStore {
   listPreviews(): Promise<NamespaceRecord[]>;
   /** Changes what a preview's namespace records; false when it is gone. */
   updatePreview(name: string, update: PreviewUpdate): Promise<boolean>;
+  /** Changes a namespace's marks (the service's own right to patch a Namespace); false when it is gone. */
+  setNamespaceMarks(name: string, update: MarksUpdate): Promise<boolean>;
 
   secretNames(user: string): Promise<string[]>;
   secretValues(user: string): Promise<Record<string, string>>;

@@ -8,10 +8,10 @@
  * for destroy's commands); the record names them only.
  */
 import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
+import { ENVIRONMENT_STATE_LABEL } from '../../api/activity-labels.ts';
 import { DevtoolError } from '../base/errors.ts';
 import { FIELD_MANAGER, isNotFound, type KubeClient } from '../kube/client.ts';
 import { describeKubeError } from '../kube/config.ts';
-import { STATE_LABEL } from '../../api/environment-labels.ts';
 
 /** `interrupted`: the deploy was stopped (Ctrl-C, SIGTERM) part way; what it applied until then stays. */
 export type EnvironmentStatus = 'progressing' | 'deployed' | 'error' | 'interrupted' | 'destroying';
@@ -31,7 +31,7 @@ export interface EnvironmentRecord {
   updated: string;
 }
 
-export { STATE_LABEL };
+export const STATE_LABEL = ENVIRONMENT_STATE_LABEL;
 export const OUTPUT_TAIL_BYTES = 16 * 1024;
 /** ConfigMaps hold at most 1 MiB; keep well under it whatever the manifest's size. */
 const MANIFEST_MAX_BYTES = 512 * 1024;

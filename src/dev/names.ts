@@ -4,11 +4,12 @@
  * restore the original even when the `up` that changed it was killed.
  */
 import { hostname } from 'node:os';
+import { DEV_LABEL as ACTIVITY_DEV_LABEL } from '../../api/activity-labels.ts';
 import { sha256 } from '../base/hash.ts';
 import { DNS_LABEL_MAX } from '../kube/naming.ts';
 
-/** On the mirror, its pods and its Secret/PVC: the dev name (the manifest's `services` key). */
-export const DEV_LABEL = 'devtool.dev/dev';
+/** On the mirror, its pods and its Secret/PVC: the dev name (the manifest's `services` key); the service reads it as activity. */
+export const DEV_LABEL = ACTIVITY_DEV_LABEL;
 /** On the mirror's pods only: tells dev pods apart from the original's, which share its labels. */
 export const DEV_POD_LABEL = 'devtool.dev/dev-pod';
 

@@ -28,6 +28,7 @@ import { agentImage, type DevTarget } from './target.ts';
 import { DevTunnel } from './tunnel.ts';
 import { DrainedVolume } from './drained-volume.ts';
 import { showPath } from '../manifest/project-scope.ts';
+import { NamespaceSleepWatch } from './namespace-asleep.ts';
 import { SessionPublisher } from './session-publisher.ts';
 import { sessionUser } from './session-state.ts';
 import { sessionAnnotationWriter } from './session-write.ts';
@@ -74,6 +75,8 @@ export interface DevSession {
   connection(): Promise<ssh2.Client>;
   /** The dev pod of the live connection; undefined while it is reconnecting. */
   connectedPod(): string | undefined;
+  /** Resolves with the line to stop on once the devtool service put the namespace to sleep (namespace-asleep.ts). */
+  readonly asleep: Promise<string>;
   close(): Promise<void>;
 }
 
@@ -134,6 +137,7 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
     notice: (m) => progress.warn(m),
     log: (line) => f.log.debug(`${t.devName}: ${line}`),
   });
+  const sleepWatch = new NamespaceSleepWatch(client, t.devName, f.log);
   try {
     const started = new DevTunnel({
       client,
@@ -148,6 +152,7 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
       noReadyPod: (pods) => {
         drained.offer(pods);
         agentCopies.offer(pods);
+        sleepWatch.offer(pods);
       },
       // Not once closing: the dev pod `down` deletes meanwhile is no connection lost to speak of.
       notice: (m) => {
@@ -228,7 +233,7 @@ export async function startUpSession(f: UpEnv, p: PreparedUp, o: UpSessionOption
     f.log.debug(readyLines[0]!);
     if (sync) publisher.syncChanged(sync.activity());
     publisher.ready();
-    return { t, readyLines, standalone, connection: () => started.connection(), connectedPod: () => started.connectedPod, close };
+    return { t, readyLines, standalone, connection: () => started.connection(), connectedPod: () => started.connectedPod, asleep: sleepWatch.asleep, close };
   } catch (err) {
     await close();
     throw err;

@@ -69,6 +69,7 @@ export async function upOne(f: UpCommandEnv, t: DevTarget, o: UpOptions): Promis
     const stays = `The dev container stays active: 'devtool down' ${session.standalone ? 'removes it' : `restores ${t.devName}`}.\n`;
     if (f.interactive) {
       const end = await shellUntilEnd(f, session, progress);
+      if ('stopped' in end && end.stopped instanceof Asleep) throw new DevtoolError(end.stopped.message);
       if ('stopped' in end && end.stopped === 'SIGTERM') {
         f.io.stderr.write(`'devtool up' was stopped (SIGTERM, as 'devtool down' from another terminal sends): its shell, sync and forwards have ended.\n`);
         return 0;
@@ -78,12 +79,19 @@ export async function upOne(f: UpCommandEnv, t: DevTarget, o: UpOptions): Promis
     }
     f.io.stdout.write(`Forwarding until interrupted (Ctrl-C); the dev container stays active until 'devtool down'.\n`);
     // SIGTERM is `down` from another terminal, which restores it.
-    if ((await untilInterrupted()) === 'SIGINT') f.io.stderr.write(stays);
+    const end = await Promise.race([untilInterrupted(), session.asleep.then((line) => new Asleep(line))]);
+    if (end instanceof Asleep) throw new DevtoolError(end.message);
+    if (end === 'SIGINT') f.io.stderr.write(stays);
     return 0;
   } finally {
     await session?.close();
     release();
   }
+}
+
+/** Why a running `up` stops when the devtool service put its namespace to sleep (namespace-asleep.ts): the one line to say. */
+class Asleep {
+  constructor(readonly message: string) {}
 }
 
 /** How long an interrupted start has to close what it started on this machine. */
@@ -130,6 +138,7 @@ async function shellUntilEnd(f: UpCommandEnv, session: DevSession, progress: Pro
   const stop = (signal: NodeJS.Signals) => stopping.abort(signal);
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  void session.asleep.then((line) => stopping.abort(new Asleep(line)));
   try {
     return await shellLoop({
       connection: () => session.connection(),
@@ -179,8 +188,9 @@ export async function upSeveral(f: UpCommandEnv, targets: readonly DevTarget[], 
     }
     f.io.stdout.write(`Forwarding until interrupted (Ctrl-C); the dev containers stay active until 'devtool down'.\n`);
     const leaving = leaveWhenAsked(sessions, releases, progress);
-    await Promise.race([untilInterrupted(), leaving.allLeft]);
+    const end = await Promise.race([untilInterrupted(), leaving.allLeft, ...sessions.map((s) => s.asleep.then((line) => new Asleep(line)))]);
     leaving.stop();
+    if (end instanceof Asleep) throw new DevtoolError(end.message);
     if (sessions.length > 0) f.io.stderr.write(`The dev containers stay active: 'devtool down' restores ${sessions.map((s) => s.t.devName).join(', ')}.\n`);
     return 0;
   } finally {

@@ -4,7 +4,7 @@
  * templates too, so pods and their logs can be found the same way); the service label selects the
  * pods of one service (Services, workload selectors, progress per service).
  */
-import { ENVIRONMENT_LABEL } from '../../api/environment-labels.ts';
+import { ENVIRONMENT_LABEL } from '../../api/activity-labels.ts';
 
 export { ENVIRONMENT_LABEL };
 export const SERVICE_LABEL = 'devtool.dev/service';

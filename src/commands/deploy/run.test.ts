@@ -3,8 +3,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
-import { ExitCode } from '../../base/errors.ts';
+import { DevtoolError, ExitCode } from '../../base/errors.ts';
 import { commandSandbox, type CommandSandbox, failure, runCommand, success } from '../../../test/command-harness.ts';
+import { inProcessService, logIn } from '../../../test/in-process-service.ts';
 
 const COMPOSE = 'services:\n  web:\n    image: nginx:1.27\n    ports: ["8080:80"]\n    environment:\n      GREETING: ${GREETING:-hello}\n';
 
@@ -84,4 +85,43 @@ test('a folder with nothing to deploy: one line, and no cluster is asked', async
       '(compose.yaml, compose.yml, docker-compose.yaml, docker-compose.yml); name one with --file',
   );
   assert.equal(r.stdout, '');
+});
+
+test('on a service context, deploy wakes a sleeping namespace first and says so in one line', async () => {
+  const service = await inProcessService();
+  try {
+    const sandbox = composeProject();
+    await logIn(sandbox, service, service.alice);
+    service.owned.deployments.set('alice-devtool', [
+      { metadata: { name: 'web', annotations: { 'devtool.dev/replicas-before-sleep': '2' } }, spec: { replicas: 0 } },
+    ]);
+    await service.store.setNamespaceMarks('alice-devtool', { sleepingSince: '2026-05-01T10:00:00.000Z', sleptBy: 'alice' });
+    // The cluster is where this test stops: the wake came before it.
+    const kube = async () => {
+      throw new DevtoolError('no cluster in this test');
+    };
+    const r = await runCommand(['deploy'], { sandbox, service: service.client, kube, env });
+    assert.equal(r.code, ExitCode.failure);
+    assert.equal(r.stderr, 'namespace alice-devtool was asleep (since 2026-05-01T10:00:00.000Z): woken for this deploy\nError: no cluster in this test\n');
+    assert.equal(service.owned.deployments.get('alice-devtool')![0]!.spec.replicas, 2);
+    assert.equal((await service.store.getNamespace('alice-devtool'))!.marks?.sleepingSince, undefined);
+  } finally {
+    await service.close();
+  }
+});
+
+test('on a service context, deploy into an awake namespace asks nothing more of the service than the list', async () => {
+  const service = await inProcessService();
+  try {
+    const sandbox = composeProject();
+    await logIn(sandbox, service, service.alice);
+    const kube = async () => {
+      throw new DevtoolError('no cluster in this test');
+    };
+    const r = await runCommand(['deploy'], { sandbox, service: service.client, kube, env });
+    assert.equal(r.stderr, 'Error: no cluster in this test\n');
+    assert.deepEqual(service.kubeTokensIssued, [], 'no wake: no token of the owner issued');
+  } finally {
+    await service.close();
+  }
 });

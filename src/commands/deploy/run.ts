@@ -14,6 +14,7 @@ import { objectsToYaml } from '../../kube/manifest-yaml.ts';
 import { checkNamespaceName } from '../../kube/naming.ts';
 import { type ClusterFlags, clusterTarget, endpointDomain, ingressClass } from '../../kube/target.ts';
 import type { Factory } from '../../factory.ts';
+import { wakeSleepingNamespace } from '../sleeping-namespace.ts';
 import { deploySecrets } from '../stored-secrets.ts';
 import type { deployOptions } from './spec.ts';
 
@@ -27,6 +28,7 @@ export const runDeploy: CommandHandler<typeof deployOptions> = async (f, inv) =>
   const className = ingressClass(f, context);
   const environment =
     source.kind === 'manifest' ? environmentName(inv.opts.name ?? source.manifest.name, source.manifest.folder) : environmentName(inv.opts.name, source.folder);
+  await wakeSleepingNamespace(f, context, namespace);
   const client = await f.kube({ context, namespace });
   const secrets = deploySecrets(f, context, 'values');
   const progress = new Progress(f.io.stderr, f.now, f.log, secrets.scrubText);

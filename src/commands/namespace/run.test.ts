@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { ExitCode } from '../../base/errors.ts';
-import { commandSandbox, type CommandSandbox, failure, runCommand, success } from '../../../test/command-harness.ts';
+import { commandSandbox, type CommandSandbox, failure, runCommand, success, TEST_NOW } from '../../../test/command-harness.ts';
 import { type InProcessService, inProcessService, logIn, SERVICE_URL } from '../../../test/in-process-service.ts';
 
 let service: InProcessService;
@@ -87,5 +87,30 @@ test('a service context without a token: one line saying how to log in (exit 3)'
   assert.equal(
     failure(await run(sandbox, ['list']), ExitCode.unavailable),
     `Error: 'devtool namespace list' requires a logged-in user: log in with 'devtool context use ${SERVICE_URL} --token <API_TOKEN>' or set DEVTOOL_TOKEN`,
+  );
+});
+
+test('sleep and wake on a service context: one line each; list shows Sleeping with since when and by whom', async () => {
+  const sandbox = await aliceSandbox();
+  success(await run(sandbox, ['create', 'napping']));
+  service.owned.deployments.set('napping', [{ metadata: { name: 'web' }, spec: { replicas: 2 } }]);
+  service.owned.cronJobs.set('napping', [{ metadata: { name: 'nightly' }, spec: {} }]);
+  const since = TEST_NOW.toISOString();
+  assert.equal(
+    success(await run(sandbox, ['sleep', 'napping'])).stdout,
+    `Namespace "napping" is asleep since ${since}: 'devtool namespace wake napping' wakes it\n`,
+  );
+  assert.deepEqual([service.owned.deployments.get('napping')![0]!.spec.replicas, service.owned.cronJobs.get('napping')![0]!.spec.suspend], [0, true]);
+  const listed = success(await run(sandbox, ['list'])).stdout;
+  assert.match(listed, /^Namespace\s+Status\s+Sleep\n/);
+  assert.match(listed, new RegExp(`\\nnapping \\*\\s+Sleeping\\s+since ${since} by alice\\n`));
+  assert.match(listed, /\nalice-devtool\s+Active\s+-\n/);
+
+  assert.equal(success(await run(sandbox, ['wake', 'napping'])).stdout, 'Namespace "napping" is waking: its workloads are starting\n');
+  assert.deepEqual([service.owned.deployments.get('napping')![0]!.spec.replicas, service.owned.cronJobs.get('napping')![0]!.spec.suspend], [2, false]);
+  assert.match(success(await run(sandbox, ['list'])).stdout, /\nnapping \*\s+Waking\s+waking since /);
+  assert.equal(
+    failure(await run(sandbox, ['sleep', 'root-devtool']), ExitCode.failure),
+    'Error: namespace root-devtool: only its owner (root) or an admin can put it to sleep',
   );
 });

@@ -1,3 +1,4 @@
+import type { NamespaceBody } from '../../../api/routes.ts';
 import { DevtoolError, UsageError } from '../../base/errors.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
 import type { ResolvedContext } from '../../context/store.ts';
@@ -70,13 +71,51 @@ export const runNamespaceDelete: CommandHandler = async (f, inv) => {
   if (ctx.namespace === name && ctx.source !== 'environment') await useNamespace(f, (await client.call('me')).namespace);
 };
 
-/** list: the user's namespaces with their real status; those being deleted show Terminating. */
+/** sleep: by its owner or an admin (the service decides and scales as the owner). */
+export const runNamespaceSleep: CommandHandler = async (f, inv) => {
+  const name = checkNamespaceName(inv.requireArg(0, 'NAMESPACE'));
+  const ctx = await f.contexts.requireCurrent();
+  const ns = await (await serviceOf(f, ctx, 'namespace sleep')).call('sleepNamespace', { params: { name } });
+  f.io.stdout.write(`Namespace "${name}" is asleep${ns.sleep?.since ? ` since ${ns.sleep.since}` : ''}: 'devtool namespace wake ${name}' wakes it\n`);
+};
+
+/** wake: its workloads back; Waking until they are available. */
+export const runNamespaceWake: CommandHandler = async (f, inv) => {
+  const name = checkNamespaceName(inv.requireArg(0, 'NAMESPACE'));
+  const ctx = await f.contexts.requireCurrent();
+  const ns = await (await serviceOf(f, ctx, 'namespace wake')).call('wakeNamespace', { params: { name } });
+  f.io.stdout.write(ns.sleep?.state === 'Waking' ? `Namespace "${name}" is waking: its workloads are starting\n` : `Namespace "${name}" is awake\n`);
+};
+
+/** list: the user's namespaces with their real status; those being deleted show Terminating, sleeping ones Sleeping. */
 export const runNamespaceList: CommandHandler = async (f) => {
   const ctx = await f.contexts.requireCurrent();
   const { namespaces } = await (await serviceOf(f, ctx, 'namespace list')).call('listNamespaces');
-  const rows = namespaces.map((n) => [n.name === ctx.namespace ? `${n.name} *` : n.name, n.status]);
-  f.io.stdout.write(formatTable(['Namespace', 'Status'], rows));
+  const rows = namespaces.map((n) => [n.name === ctx.namespace ? `${n.name} *` : n.name, statusWord(n), sleepNote(n)]);
+  const withSleep = rows.some((r) => r[2] !== '-');
+  f.io.stdout.write(
+    withSleep
+      ? formatTable(['Namespace', 'Status', 'Sleep'], rows)
+      : formatTable(
+          ['Namespace', 'Status'],
+          rows.map((r) => r.slice(0, 2)),
+        ),
+  );
 };
+
+function statusWord(n: NamespaceBody): string {
+  return n.status === 'Active' && n.sleep ? n.sleep.state : n.status;
+}
+
+/** Since when and by whom it sleeps, or when the service puts it to sleep or deletes it; `-` for nothing. */
+export function sleepNote(n: NamespaceBody): string {
+  const notes: string[] = [];
+  if (n.sleep?.state === 'Sleeping') notes.push(`since ${n.sleep.since}${n.sleep.by ? ` by ${n.sleep.by}` : ''}`);
+  if (n.sleep?.state === 'Waking') notes.push(`waking since ${n.sleep.since}`);
+  if (n.sleepsAt) notes.push(`sleeps at ${n.sleepsAt}`);
+  if (n.deletesAt) notes.push(`deleted at ${n.deletesAt}`);
+  return notes.join(', ') || '-';
+}
 
 /** The service's client for a logged-in service context; on a plain cluster, the clear "needs the service" error. */
 async function serviceOf(f: Factory, ctx: ResolvedContext, command: string): Promise<ServiceClient> {

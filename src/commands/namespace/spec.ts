@@ -4,10 +4,10 @@ const NAMESPACE_ARG: readonly ArgSpec[] = [{ name: 'NAMESPACE', required: true, 
 
 export const namespaceCommand: CommandSpec = {
   name: 'namespace',
-  summary: 'Select, create, delete or list namespaces',
+  summary: 'Select, create, delete, list, put to sleep or wake namespaces',
   description:
     "Without a subcommand, prompts to select one of your namespaces (on a plain cluster, one of the cluster's).\n" +
-    '`create`, `delete` and `list` need the devtool service: a service context (`devtool context use <URL>`).',
+    '`create`, `delete`, `list`, `sleep` and `wake` need the devtool service: a service context (`devtool context use <URL>`).',
   load: async () => (await import('./run.ts')).runNamespacePrompt,
   subcommands: [
     {
@@ -27,9 +27,30 @@ export const namespaceCommand: CommandSpec = {
       load: async () => (await import('./run.ts')).runNamespaceDelete,
     },
     {
+      name: 'sleep',
+      summary: 'Put a namespace to sleep: its workloads scaled to zero, its CronJobs suspended (devtool service)',
+      description:
+        'Scales the Deployments and StatefulSets of a namespace you own (an admin: any) to zero and suspends its CronJobs, each keeping what ' +
+        "to restore; dev containers of 'up' sleep too, and 'up' is refused there until the wake. Sleeping twice changes nothing.",
+      args: NAMESPACE_ARG,
+      load: async () => (await import('./run.ts')).runNamespaceSleep,
+    },
+    {
+      name: 'wake',
+      summary: 'Wake a sleeping namespace: its workloads get back exactly what they had (devtool service)',
+      description:
+        'Gives the workloads of a sleeping namespace the replicas they had and its CronJobs their own suspend; the namespace shows Waking ' +
+        'until they are available.',
+      args: NAMESPACE_ARG,
+      load: async () => (await import('./run.ts')).runNamespaceWake,
+    },
+    {
       name: 'list',
-      summary: 'List namespaces: table Namespace, Status; the current one marked * (devtool service)',
-      description: 'Lists your namespaces on the devtool service with their status (Active, or Terminating while being deleted); the current one is marked *.',
+      summary: 'List namespaces: table Namespace, Status (and Sleep); the current one marked * (devtool service)',
+      description:
+        'Lists your namespaces on the devtool service with their status (Active, Sleeping, Waking, or Terminating while being deleted); the ' +
+        'current one is marked *. The Sleep column, when any namespace has something to show, says since when and by whom one sleeps, and ' +
+        'when the service puts one to sleep or deletes it for being idle.',
       load: async () => (await import('./run.ts')).runNamespaceList,
     },
     {

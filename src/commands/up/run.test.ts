@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { ExitCode } from '../../base/errors.ts';
 import { commandSandbox, failure, runCommand } from '../../../test/command-harness.ts';
+import { inProcessService, logIn } from '../../../test/in-process-service.ts';
 
 // What `up` does on a cluster runs end to end (test/e2e/dev-*.e2e.test.ts); here, what it refuses
 // before it reads a file or asks a cluster (the test gives no cluster: asking for one would fail).
@@ -37,4 +38,22 @@ test('the dev container must be one of the manifest, which must exist', async ()
     failure(await runCommand(['up', '--context', 'gamma'], { sandbox }), ExitCode.usage),
     /--context: unknown context "gamma" \(known: alpha, beta\)/,
   );
+});
+
+test('on a service context, a sleeping namespace is refused in one line before any cluster is asked', async () => {
+  const service = await inProcessService();
+  try {
+    const sandbox = commandSandbox();
+    await logIn(sandbox, service, service.alice);
+    writeFileSync(join(sandbox.project, 'devtool.yml'), 'services:\n  api:\n    sync: [".:/app"]\n');
+    await service.store.setNamespaceMarks('alice-devtool', { sleepingSince: '2026-05-01T10:00:00.000Z', sleptBy: 'idle' });
+    const r = await runCommand(['up', 'api'], { sandbox, service: service.client });
+    assert.equal(
+      failure(r, ExitCode.failure),
+      "Error: namespace alice-devtool is asleep (since 2026-05-01T10:00:00.000Z, put to sleep by idle): wake it with 'devtool namespace wake alice-devtool'",
+    );
+    assert.equal(r.stdout, '');
+  } finally {
+    await service.close();
+  }
 });

@@ -3,12 +3,12 @@
  * (routes/namespaces.ts) and the dashboard's forms act through these, so both refuse the same
  * names for the same reasons. Every refusal is an ApiError whose line says why.
  */
-import { isDnsLabel } from '../api/dns-label.ts';
-import { PERSONAL_SUFFIX } from '../api/routes.ts';
-import { ApiError } from './errors.ts';
-import { reservedNamespaceReason } from './reserved-namespaces.ts';
-import type { ServiceDeps } from './service-deps.ts';
-import { ConflictError, type NamespaceRecord, type UserRecord } from './store/store.ts';
+import { isDnsLabel } from '../../api/dns-label.ts';
+import { PERSONAL_SUFFIX } from '../../api/routes.ts';
+import { ApiError } from '../errors.ts';
+import { reservedNamespaceReason } from '../reserved-namespaces.ts';
+import type { ServiceDeps } from '../service-deps.ts';
+import { ConflictError, type NamespaceRecord, type UserRecord } from '../store/store.ts';
 
 /** A new namespace owned by `user`. */
 export async function createNamespaceFor(ctx: ServiceDeps, user: UserRecord, name: string): Promise<NamespaceRecord> {
