@@ -16,7 +16,7 @@ import { type PodSummary, podSummary, podsOf, SUMMARIZE, type WorkloadSummary } 
 import { html, LIVE_PAGE_HEADERS, page } from '../pages/html.ts';
 import type { App, ServiceDeps } from '../service-deps.ts';
 import { sendPage } from './login-pages.ts';
-import { csrfOf, noClusterCredentials, noSuchNamespace, type Viewer, viewerOf } from './dashboard-pages.ts';
+import { csrfOf, noClusterCredentials, noSuchNamespace, type Viewer, viewerOf } from './dashboard-viewer.ts';
 import { openEventStream } from './dashboard-stream.ts';
 
 /** Lines read back of each container's log. */

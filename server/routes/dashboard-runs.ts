@@ -20,7 +20,7 @@ import type { PipelineCluster } from '../pipelines/cluster.ts';
 import { refresh, requireAccess } from '../pipelines/runs.ts';
 import type { App, ServiceDeps } from '../service-deps.ts';
 import { sendPage } from './login-pages.ts';
-import { csrfOf, noSuchNamespace, type Viewer, viewerOf } from './dashboard-pages.ts';
+import { csrfOf, noSuchNamespace, type Viewer, viewerOf } from './dashboard-viewer.ts';
 import { openEventStream } from './dashboard-stream.ts';
 
 const MAX_PENDING_LINES = 5000;

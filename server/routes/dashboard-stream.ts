@@ -5,7 +5,8 @@
  * bytes unsent: the caller checks `behind()` after writing).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { HEARTBEAT_MS, MAX_UNSENT, SESSION_RECHECK_MS, type Viewer } from './dashboard-pages.ts';
+import { HEARTBEAT_MS, MAX_UNSENT, SESSION_RECHECK_MS } from './dashboard-events.ts';
+import type { Viewer } from './dashboard-viewer.ts';
 
 export interface EventStream {
   send(event: 'section' | 'append', value: { id: string; html: string }): void;
