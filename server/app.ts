@@ -25,7 +25,10 @@ import { registerLoginRoutes } from './routes/login.ts';
 import { namespaceDeps, type OwnerClusterFactory, registerNamespaceRoutes } from './routes/namespaces.ts';
 import type { ClusterFactory } from './pipelines/acting-user.ts';
 import type { PipelineCluster } from './pipelines/cluster.ts';
-import { registerPipelineRoutes } from './routes/pipelines.ts';
+import { defaultCluster, registerPipelineRoutes } from './routes/pipelines.ts';
+import { registerDashboardLogs } from './routes/dashboard-logs.ts';
+import { registerDashboardRuns } from './routes/dashboard-runs.ts';
+import { actingUser } from './pipelines/acting-user.ts';
 import { previewDeps, registerPreviewRoutes } from './routes/previews.ts';
 import type { PreviewCluster } from './previews/previews.ts';
 import { registerSecretRoutes } from './routes/secrets.ts';
@@ -177,9 +180,12 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       ownerOf: async (namespace) => (await ctx.store.getNamespace(namespace))?.owner,
       recheckMs: opts.dashboardRecheckMs ?? 60_000,
     });
-  registerLoginRoutes(app, ctx, (scope) =>
-    registerDashboardPages(scope, ctx, { ...(dashboardCluster ? { cluster: dashboardCluster } : {}), ...(hub ? { hub } : {}) }),
-  );
+  const runsAs = actingUser(ctx, opts.kubeCredentials, opts.pipelineCluster ?? defaultCluster);
+  registerLoginRoutes(app, ctx, (scope) => {
+    registerDashboardPages(scope, ctx, { ...(dashboardCluster ? { cluster: dashboardCluster } : {}), ...(hub ? { hub } : {}) });
+    registerDashboardLogs(scope, ctx, dashboardCluster, hub);
+    registerDashboardRuns(scope, ctx, runsAs);
+  });
   registerKubeCredentialRoutes(app, opts.kubeCredentials, auth);
   registerBuildRoutes(app, ctx, auth);
   registerPipelineRoutes(app, ctx, auth, opts.kubeCredentials, opts.pipelineCluster);

@@ -62,6 +62,9 @@ const STYLE =
   '.bad{color:#a00;font-weight:bold}.ok{color:#060}' +
   'ul.plain{list-style:none;padding:0;margin:0}.secret{font-family:monospace;word-break:break-all;background:#f4f4f4;padding:.5rem}' +
   ':focus-visible{outline:2px solid #05c;outline-offset:2px}' +
+  'pre.log{white-space:pre-wrap;overflow-wrap:anywhere;background:#f4f4f4;padding:.5rem;font-size:.85rem;max-height:70vh;overflow-y:auto}' +
+  'pre.log .src{color:#444}dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}' +
+  'dl.facts dd{margin:0;min-width:0;overflow-wrap:anywhere}' +
   '@media (max-width:40rem){table.cards thead{position:absolute;left:-99rem}table.cards tr{display:block;border-bottom:1px solid #ddd;padding:.3rem 0}' +
   'table.cards td{display:block;border:0;padding:.1rem 0}table.cards td[data-label]::before{content:attr(data-label) ": ";color:#555}}';
 

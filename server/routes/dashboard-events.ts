@@ -14,11 +14,11 @@ import { noClusterCredentials, noSuchNamespace, pipelinesOf, viewerOf } from './
 import { sendPage } from './login-pages.ts';
 
 /** Bytes a live stream may hold unsent before its page is dropped as too slow. */
-const MAX_UNSENT = 256 * 1024;
+export const MAX_UNSENT = 256 * 1024;
 /** How long changes are gathered into one update. */
 const GATHER_MS = 30;
-const HEARTBEAT_MS = 25_000;
-const SESSION_RECHECK_MS = 60_000;
+export const HEARTBEAT_MS = 25_000;
+export const SESSION_RECHECK_MS = 60_000;
 
 const SECTIONS_OF: Record<Kind, SectionId[]> = {
   pods: ['workloads'],

@@ -128,10 +128,11 @@ export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: Dashboa
       new Map(),
     );
     const data: NamespaceData = { user: v.user.name, ...csrfOf(v), name, owner: ns.owner, status: ns.status, snapshot, pipelines, now: ctx.now() };
+    const runs = await ctx.store.runs.listRecords(name);
     return reply
       .code(200)
       .headers(LIVE_PAGE_HEADERS)
-      .send(namespacePage({ ...data, script: LIVE_SCRIPT_PATH }));
+      .send(namespacePage({ ...data, runs, script: LIVE_SCRIPT_PATH }));
   });
 
   registerDashboardEvents(app, ctx, deps);
