@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { Reconciler } from './controller.ts';
 import type { CaddyConfig } from './translate.ts';
+import { SLEEPING_SINCE, WAKING_SINCE } from '../api/namespace-sleep.ts';
 
 const settings = {
   className: 'devtool',
@@ -100,5 +101,44 @@ test('what is not served is logged and reported once, when it appears', async ()
   assert.deepEqual(
     logs.filter((l) => l.startsWith('not served: ')),
     reported.map((p) => `not served: ${p}`),
+  );
+});
+
+test("a namespace's sleep and wake switch its hosts between the waking page and its backends", async () => {
+  const wakingPage = { service: { namespace: 'devtool', name: 'devtool-service', port: 'http' }, key: 'k'.repeat(48) };
+  const door: V1Service = {
+    metadata: { name: 'devtool-service', namespace: 'devtool' },
+    spec: { clusterIP: '10.96.0.2', ports: [{ name: 'http', port: 80 }] },
+  };
+  let annotations: Record<string, string> = {};
+  const pushed: CaddyConfig[] = [];
+  const logs: string[] = [];
+  const r = new Reconciler({
+    view: { ingresses: () => [ingress('a-n.devtool.test')], services: () => [...services, door], namespaces: () => [{ metadata: { name: 'n', annotations } }] },
+    settings: { ...settings, wakingPage },
+    push: async (c) => void pushed.push(c),
+    log: (l) => logs.push(l),
+    resyncMs: 60_000,
+  });
+  const dials = () => JSON.stringify(pushed.at(-1)).match(/"dial":"[^"]+"/g);
+  await r.reconcile();
+  assert.deepEqual(dials(), ['"dial":"10.96.0.5:80"']);
+  annotations = { [SLEEPING_SINCE]: '2026-12-02T10:00:00Z' };
+  await r.reconcile();
+  assert.deepEqual(dials(), ['"dial":"10.96.0.2:80"']);
+  annotations = { [SLEEPING_SINCE]: '2026-12-02T10:00:00Z', [WAKING_SINCE]: '2026-12-02T11:00:00Z' };
+  await r.reconcile();
+  assert.deepEqual(dials(), ['"dial":"10.96.0.2:80"']);
+  annotations = {};
+  await r.reconcile();
+  r.stop();
+  assert.deepEqual(dials(), ['"dial":"10.96.0.5:80"']);
+  assert.deepEqual(
+    logs.filter((l) => l.startsWith('sending to the waking page')),
+    [
+      'sending to the waking page the hosts of: n (sleeping)',
+      'sending to the waking page the hosts of: n (waking)',
+      'sending to the waking page the hosts of: (no namespace)',
+    ],
   );
 });

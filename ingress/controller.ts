@@ -1,16 +1,19 @@
 /**
- * The reconcile loop: whenever the watched Ingresses or Services change, translate what the watches
+ * The reconcile loop: whenever the watched Ingresses, Services or Namespaces change, translate what the watches
  * hold and push the result to Caddy. Changes arriving together are pushed once (a short delay); a
  * failed push is retried; and the configuration is pushed again periodically, so a restarted Caddy
  * (which boots with only its admin API) gets it back. Caddy ignores a configuration equal to the one
  * it runs, so the periodic push costs nothing when nothing changed.
  */
-import type { V1Ingress, V1Service } from '@kubernetes/client-node';
+import type { V1Ingress, V1Namespace, V1Service } from '@kubernetes/client-node';
+import { restingNamespaces } from './sleeping.ts';
 import { type CaddyConfig, type FrontDoorSettings, type NotServed, translate } from './translate.ts';
 
 export interface ClusterView {
   ingresses(): readonly V1Ingress[];
   services(): readonly V1Service[];
+  /** Which namespaces sleep or wake (their hosts go to the waking page); absent: none. */
+  namespaces?(): readonly V1Namespace[];
 }
 
 export interface ReconcilerDeps {
@@ -35,6 +38,7 @@ export class Reconciler {
   private again = false;
   private lastProblems = new Set<string>();
   private lastHosts = '';
+  private lastResting = '';
   private loaded = false;
   private resync: NodeJS.Timeout | undefined;
 
@@ -64,7 +68,8 @@ export class Reconciler {
   async reconcile(): Promise<void> {
     this.running = true;
     this.again = false;
-    const t = translate(this.d.view.ingresses(), this.d.view.services(), this.d.settings);
+    const resting = restingNamespaces(this.d.view.namespaces?.() ?? []);
+    const t = translate(this.d.view.ingresses(), this.d.view.services(), this.d.settings, resting);
     const line = (p: NotServed) => `${p.ingress}: ${p.why}`;
     const fresh = t.problems.filter((p) => !this.lastProblems.has(line(p)));
     for (const p of fresh) this.d.log(`not served: ${line(p)}`);
@@ -75,6 +80,12 @@ export class Reconciler {
       const hosts = t.hosts.join(' ');
       if (hosts !== this.lastHosts) this.d.log(`serving ${t.hosts.length} host(s): ${hosts || '(none)'}`);
       this.lastHosts = hosts;
+      const rest = [...resting]
+        .map(([ns, r]) => `${ns} (${r})`)
+        .sort()
+        .join(', ');
+      if (rest !== this.lastResting) this.d.log(`sending to the waking page the hosts of: ${rest || '(no namespace)'}`);
+      this.lastResting = rest;
       if (!this.loaded) {
         this.loaded = true;
         this.d.onLoaded?.();

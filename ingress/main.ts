@@ -1,19 +1,22 @@
 /**
  * devtool-ingress: the front door's ingress controller (dist/devtool-ingress.cjs, run beside Caddy
- * in the chart's front-door DaemonSet, one per node). It watches Ingresses and Services cluster-wide
- * and keeps its Caddy's configuration equal to their translation (translate.ts), and watches the
- * other front doors (peers.ts). Settings come from the environment (chart/templates/front-door.yaml
- * sets them).
+ * in the chart's front-door DaemonSet, one per node). It watches Ingresses, Services and Namespaces
+ * cluster-wide and keeps its Caddy's configuration equal to their translation (translate.ts; a
+ * sleeping namespace's hosts go to the waking page: sleeping.ts), watches the other front doors
+ * (peers.ts), and records each namespace's last request from Caddy's access log (activity.ts).
+ * Settings come from the environment (chart/templates/front-door.yaml sets them).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
+import { LAST_REQUEST } from '../api/namespace-sleep.ts';
+import { ActivityRecorder, FileTail } from './activity.ts';
 import { hasNameConstraints } from './ca.ts';
 import { loadConfig } from './caddy-admin.ts';
 import { Reconciler } from './controller.ts';
 import { peerView } from './peers.ts';
 import { statusUpdates } from './status.ts';
 import { normalizeHost, parseAllowedHosts } from './hosts.ts';
-import type { FrontDoorSettings, NotServed } from './translate.ts';
+import { type FrontDoorSettings, hostNamespaces, type NotServed } from './translate.ts';
 
 function env(name: string, fallback?: string): string {
   const v = process.env[name]?.trim() || fallback;
@@ -49,6 +52,7 @@ async function main(): Promise<void> {
     frontDoorHost: process.env.FRONT_DOOR_HOST?.trim() || undefined,
     endpointDomain: normalizeHost(env('ENDPOINT_DOMAIN')),
     allowedHosts: parseAllowedHosts(env('ALLOWED_HOSTS', '{}')),
+    ...wakingSettings(),
   };
   const socket = settings.adminListen.slice('unix/'.length);
   const readyFile = env('READY_FILE', '/tmp/ready');
@@ -72,6 +76,12 @@ async function main(): Promise<void> {
   // The other front doors (one per node): POD_NAME, POD_NAMESPACE and PEER_SELECTOR name them.
   const self = { name: process.env.POD_NAME?.trim() ?? '', address: process.env.NODE_IP?.trim() ?? '' };
   const peerNamespace = process.env.POD_NAMESPACE?.trim();
+  // Which namespaces sleep (their hosts go to the waking page) and which the service made (activity).
+  const namespaces = watch(
+    'Namespaces',
+    k8s.makeInformer(kc, '/api/v1/namespaces', () => core.listNamespace()),
+    changed,
+  );
   const peerSelector = process.env.PEER_SELECTOR?.trim();
   const peers =
     self.name && peerNamespace && peerSelector
@@ -86,7 +96,7 @@ async function main(): Promise<void> {
           changed,
         )
       : undefined;
-  await Promise.all([ingresses.start(), services.start(), peers?.start()]);
+  await Promise.all([ingresses.start(), services.start(), namespaces.start(), peers?.start()]);
   log(`watching Ingresses of class ${settings.className}${settings.acceptWithoutClass ? ' and without a class' : ''}`);
   log(`hosts served: <name>-<namespace>.${settings.endpointDomain}, and by namespace ${JSON.stringify(settings.allowedHosts)}`);
   try {
@@ -134,7 +144,7 @@ async function main(): Promise<void> {
     }
   };
   reconciler = new Reconciler({
-    view: { ingresses: () => ingresses.list(), services: () => services.list() },
+    view: { ingresses: () => ingresses.list(), services: () => services.list(), namespaces: () => namespaces.list() },
     settings,
     push: (config) => loadConfig(socket, config),
     notServed,
@@ -143,13 +153,65 @@ async function main(): Promise<void> {
     onLoaded: () => writeFileSync(readyFile, 'loaded\n'),
   });
   reconciler.start();
+  const activity = settings.accessLog && peerNamespace ? recordActivity(settings, peerNamespace, () => ingresses.list(), namespaces, core) : undefined;
   const stop = () => {
     stopping = true;
     reconciler?.stop();
-    void Promise.all([ingresses.stop(), services.stop(), peers?.stop()]).finally(() => process.exit(0));
+    clearInterval(activity);
+    void Promise.all([ingresses.stop(), services.stop(), namespaces.stop(), peers?.stop()]).finally(() => process.exit(0));
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+}
+
+/**
+ * The waking page and the access log, from the chart's settings: WAKING_SERVICE (the service's
+ * Service in the release namespace, POD_NAMESPACE) with FRONT_DOOR_KEY_FILE (the key the service
+ * checks), ACCESS_LOG (the file Caddy writes and activity.ts reads).
+ */
+function wakingSettings(): Pick<FrontDoorSettings, 'wakingPage' | 'accessLog'> {
+  const service = process.env.WAKING_SERVICE?.trim();
+  const keyFile = process.env.FRONT_DOOR_KEY_FILE?.trim();
+  const accessLog = process.env.ACCESS_LOG?.trim() || undefined;
+  if (!service || !keyFile) return accessLog ? { accessLog } : {};
+  const key = readFileSync(keyFile, 'utf8').trim();
+  if (key.length < 32) throw new Error(`FRONT_DOOR_KEY_FILE ${keyFile}: the key is shorter than 32 characters`);
+  const wakingPage = { service: { namespace: env('POD_NAMESPACE'), name: service, port: 'http' }, key };
+  return accessLog ? { wakingPage, accessLog } : { wakingPage };
+}
+
+/** Every 10 s: the access log's new lines -> LAST_REQUEST of the namespaces they name (activity.ts). */
+function recordActivity(
+  settings: FrontDoorSettings,
+  serviceNamespace: string,
+  ingresses: () => readonly k8s.V1Ingress[],
+  namespaces: k8s.ObjectCache<k8s.V1Namespace>,
+  core: k8s.CoreV1Api,
+): NodeJS.Timeout {
+  const tail = new FileTail(settings.accessLog!);
+  const mergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
+  const recorder = new ActivityRecorder(
+    {
+      namespaces: () => namespaces.list(),
+      record: async (w) => {
+        await core.patchNamespace({ name: w.namespace, body: { metadata: { annotations: { [LAST_REQUEST]: w.at } } } }, mergePatch);
+      },
+    },
+    serviceNamespace,
+    log,
+  );
+  let busy = false;
+  return setInterval(() => {
+    if (busy) return;
+    busy = true;
+    const owners = hostNamespaces(ingresses(), settings);
+    recorder
+      .pass(tail.read(), (host) => owners.get(host), Date.now())
+      .catch((e: Error) => log(`recording requests failed: ${e.message}`))
+      .finally(() => {
+        busy = false;
+      });
+  }, 10_000);
 }
 
 main().catch((e: Error) => {

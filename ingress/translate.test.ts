@@ -1,15 +1,16 @@
 /**
  * Golden tests of the translation: each folder of testdata/ holds input.yaml (Ingresses and
- * Services, as the watches give them; an optional first document `kind: Settings` overrides the
- * front door's settings) and expected.json (the Caddy configuration, hosts and problems).
+ * Services, and Namespaces, as the watches give them; an optional first document `kind: Settings`
+ * overrides the front door's settings) and expected.json (the Caddy configuration, hosts and problems).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import type { V1Ingress, V1Service } from '@kubernetes/client-node';
+import type { V1Ingress, V1Namespace, V1Service } from '@kubernetes/client-node';
 import { assertGolden } from '../test/golden.ts';
+import { restingNamespaces } from './sleeping.ts';
 import { type FrontDoorSettings, pathMatchers, translate } from './translate.ts';
 
 const testdata = join(import.meta.dirname, 'testdata');
@@ -30,7 +31,8 @@ for (const name of readdirSync(testdata)) {
     const settings = { ...defaults, ...docs.find((d) => d.kind === 'Settings')?.settings };
     const ingresses = docs.filter((d): d is V1Ingress => d.kind === 'Ingress');
     const services = docs.filter((d): d is V1Service => d.kind === 'Service');
-    assertGolden(join(testdata, name, 'expected.json'), `${JSON.stringify(translate(ingresses, services, settings), null, 2)}\n`);
+    const resting = restingNamespaces(docs.filter((d): d is V1Namespace => d.kind === 'Namespace'));
+    assertGolden(join(testdata, name, 'expected.json'), `${JSON.stringify(translate(ingresses, services, settings, resting), null, 2)}\n`);
   });
 }
 

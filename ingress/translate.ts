@@ -23,9 +23,15 @@
  *   names and the hosts the operator allows it. Hosts no namespace may claim are not served, so an
  *   Ingress of another namespace cannot take over someone's endpoint, present or future, and the CA
  *   signs names under the endpoint domain only.
+ * - Every host of a namespace that sleeps or wakes goes to the devtool service's waking page instead
+ *   of its backends (sleeping.ts); its paths and problems are worked out as usual, so the routes
+ *   come back unchanged when it is awake.
+ * - With an access log file set, Caddy writes one JSON line per request there (and nowhere else):
+ *   the controller reads the hosts from it to record each namespace's last request (activity.ts).
  */
 import type { V1Ingress, V1IngressBackend, V1Service } from '@kubernetes/client-node';
 import { claimStrength, type HostRules, normalizeHost, refusal } from './hosts.ts';
+import { type Rest, type WakingPage, wakingHandlers } from './sleeping.ts';
 
 export interface FrontDoorSettings extends HostRules {
   /** The IngressClass served. */
@@ -39,6 +45,10 @@ export interface FrontDoorSettings extends HostRules {
   caKeyFile: string;
   /** The front door's own host (the service URL): answers /healthz until an Ingress claims it. */
   frontDoorHost?: string;
+  /** Where the hosts of a sleeping or waking namespace go; absent: they answer 503. */
+  wakingPage?: WakingPage;
+  /** The access log (JSON lines, rolled at 1 MB with one old file kept); absent: none. */
+  accessLog?: string;
 }
 
 export interface Translation {
@@ -104,6 +114,7 @@ function upstream(backend: V1IngressBackend, namespace: string, services: Map<st
 
 interface PathRoute {
   host: string;
+  namespace: string;
   paths: string[];
   exact: boolean;
   dial: string;
@@ -123,6 +134,11 @@ const textResponse = (status: number, body: string) => ({
   headers: { 'Content-Type': ['text/plain; charset=utf-8'] },
 });
 
+/** The namespace each host of our Ingresses belongs to (activity.ts maps an access log line's host with it). */
+export function hostNamespaces(ingresses: readonly V1Ingress[], s: FrontDoorSettings): Map<string, string> {
+  return hostOwners(ingresses.filter((i) => servedByUs(i, s)).sort(byAge), s);
+}
+
 /** The namespace each host belongs to: the strongest claim among the Ingresses naming it, the oldest on a tie. */
 function hostOwners(ours: readonly V1Ingress[], s: HostRules): Map<string, string> {
   const best = new Map<string, { namespace: string; strength: number }>();
@@ -137,7 +153,43 @@ function hostOwners(ours: readonly V1Ingress[], s: HostRules): Map<string, strin
   return new Map([...best].map(([host, b]) => [host, b.namespace]));
 }
 
-export function translate(ingresses: readonly V1Ingress[], services: readonly V1Service[], s: FrontDoorSettings): Translation {
+/**
+ * The configuration serving `ingresses` (their backends among `services`); the hosts of the
+ * namespaces in `resting` go to the waking page.
+ */
+/** The name of the server's access logger (Caddy names it http.log.access.<name>). */
+const ACCESS_LOGGER = 'front-door';
+
+/** Fields of Caddy's access log lines not written (Caddy's `>` walks into an object). */
+const DROPPED_FIELDS = ['request>headers', 'request>uri', 'request>remote_ip', 'request>remote_port', 'request>tls', 'resp_headers', 'user_id'];
+
+/**
+ * The access log: to `file` only (the default log, Caddy's stderr, keeps its own lines). Caddy rolls
+ * it at 1 MB and keeps one old file, uncompressed: what the disk holds stays under 2 MB whatever the
+ * traffic, and a reader that was behind finishes the old file before the new one.
+ */
+function accessLogging(file: string): Record<string, unknown> {
+  const logger = `http.log.access.${ACCESS_LOGGER}`;
+  return {
+    logs: {
+      default: { exclude: [logger] },
+      access: {
+        writer: { output: 'file', filename: file, roll: true, roll_size_mb: 1, roll_keep: 1, roll_gzip: false, roll_local_time: false },
+        // The host and time are what activity.ts reads: the rest (headers, paths, addresses) of
+        // users' requests is not kept.
+        encoder: { format: 'filter', wrap: { format: 'json' }, fields: Object.fromEntries(DROPPED_FIELDS.map((f) => [f, { filter: 'delete' }])) },
+        include: [logger],
+      },
+    },
+  };
+}
+
+export function translate(
+  ingresses: readonly V1Ingress[],
+  services: readonly V1Service[],
+  s: FrontDoorSettings,
+  resting: ReadonlyMap<string, Rest> = new Map(),
+): Translation {
   const svcByKey = new Map(services.map((svc) => [`${svc.metadata?.namespace}/${svc.metadata?.name}`, svc]));
   const problems: NotServed[] = [];
   const notServed = (ing: V1Ingress, why: string) => problems.push({ ingress: key(ing), why });
@@ -192,23 +244,25 @@ export function translate(ingresses: readonly V1Ingress[], services: readonly V1
         claimed.add(id);
         served.add(key(ing));
         const list = byHost.get(host) ?? [];
-        list.push({ host, paths, exact: p.pathType === 'Exact', dial: up.dial });
+        list.push({ host, namespace: ns, paths, exact: p.pathType === 'Exact', dial: up.dial });
         byHost.set(host, list);
       }
     }
   }
 
   const hosts = [...byHost.keys()].sort();
-  const routes: Route[] = hosts.flatMap((host) =>
-    byHost
+  const routes: Route[] = hosts.flatMap((host) => {
+    const namespace = byHost.get(host)![0]!.namespace;
+    if (resting.has(namespace)) return [{ match: [{ host: [host] }], handle: wakingHandlers(namespace, s.wakingPage, services), terminal: true }];
+    return byHost
       .get(host)!
       .sort(specificity)
       .map((r) => ({
         match: [{ host: [r.host], path: r.paths }],
         handle: [{ handler: 'reverse_proxy', upstreams: [{ dial: r.dial }], transport: { protocol: 'http', keep_alive: { enabled: false } } }],
         terminal: true,
-      })),
-  );
+      }));
+  });
   const certHosts = [...hosts];
   const door = s.frontDoorHost?.toLowerCase();
   if (door) {
@@ -222,10 +276,13 @@ export function translate(ingresses: readonly V1Ingress[], services: readonly V1
   }
   routes.push({ handle: [textResponse(404, 'no endpoint at this address\n')] });
 
+  const server: Record<string, unknown> = { listen: [':443'], routes };
+  if (s.accessLog) server.logs = { default_logger_name: ACCESS_LOGGER };
   const config: CaddyConfig = {
     admin: { listen: s.adminListen },
+    ...(s.accessLog ? { logging: accessLogging(s.accessLog) } : {}),
     apps: {
-      http: { servers: { 'front-door': { listen: [':443'], routes } } },
+      http: { servers: { 'front-door': server } },
       tls: { automation: { policies: [{ subjects: certHosts, issuers: [{ module: 'internal', ca: CA_ID }] }] } },
       pki: {
         certificate_authorities: {

@@ -25,13 +25,18 @@ import { registerLoginRoutes } from './routes/login.ts';
 import { namespaceDeps, type OwnerClusterFactory, registerNamespaceRoutes } from './routes/namespaces.ts';
 import type { ClusterFactory } from './pipelines/acting-user.ts';
 import type { PipelineCluster } from './pipelines/cluster.ts';
-import { registerPipelineRoutes } from './routes/pipelines.ts';
+import { defaultCluster, registerPipelineRoutes } from './routes/pipelines.ts';
+import { registerDashboardLogs } from './routes/dashboard-logs.ts';
+import { registerDashboardRuns } from './routes/dashboard-runs.ts';
+import { actingUser } from './pipelines/acting-user.ts';
 import { previewDeps, registerPreviewRoutes } from './routes/previews.ts';
 import type { PreviewCluster } from './previews/previews.ts';
 import { registerSecretRoutes } from './routes/secrets.ts';
 import { registerTokenRoutes } from './routes/tokens.ts';
 import { registerUserRoutes } from './routes/users.ts';
 import type { Store } from './store/store.ts';
+import { namespaceWaking } from './waking/namespace-waking.ts';
+import { registerWakingRoute, type WakingDeps } from './waking/route.ts';
 
 export type { App, ServiceDeps, ServiceConfig } from './service-deps.ts';
 
@@ -54,6 +59,8 @@ export interface AppOptions {
   dashboardRecheckMs?: number;
   /** Namespace sleep and wake act on the owner's side of the cluster through this (default client-node). */
   ownerCluster?: OwnerClusterFactory;
+  /** What the waking page reads of namespaces and the wake it starts; absent: the service's own (waking/namespace-waking.ts). */
+  waking?: Omit<WakingDeps, 'key'>;
 }
 
 /**
@@ -174,13 +181,17 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       ownerOf: async (namespace) => (await ctx.store.getNamespace(namespace))?.owner,
       recheckMs: opts.dashboardRecheckMs ?? 60_000,
     });
-  registerLoginRoutes(app, ctx, (scope) =>
-    registerDashboardPages(scope, ctx, { ...(dashboardCluster ? { cluster: dashboardCluster } : {}), ...(hub ? { hub } : {}), namespaces, previews }),
-  );
+  const runsAs = actingUser(ctx, opts.kubeCredentials, opts.pipelineCluster ?? defaultCluster);
+  registerLoginRoutes(app, ctx, (scope) => {
+    registerDashboardPages(scope, ctx, { ...(dashboardCluster ? { cluster: dashboardCluster } : {}), ...(hub ? { hub } : {}), namespaces, previews });
+    registerDashboardLogs(scope, ctx, dashboardCluster, hub);
+    registerDashboardRuns(scope, ctx, runsAs);
+  });
   registerKubeCredentialRoutes(app, opts.kubeCredentials, auth);
   registerBuildRoutes(app, ctx, auth);
   registerPipelineRoutes(app, ctx, auth, opts.kubeCredentials, opts.pipelineCluster);
   registerPreviewRoutes(app, auth, previews, ctx.config);
+  registerWakingRoute(app, { key: ctx.config.frontDoorKey, ...(opts.waking ?? namespaceWaking(namespaces, app.log)) });
   return app;
 }
 

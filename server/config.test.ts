@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -84,6 +84,24 @@ test('DEVTOOL_METRICS_TOKEN: the token /metrics asks for; none when unset or emp
   assert.equal(readSettings({ POD_NAMESPACE: 'd', DEVTOOL_METRICS_TOKEN: 'scrape-token' }).config.metricsToken, 'scrape-token');
   assert.equal(readSettings({ POD_NAMESPACE: 'd', DEVTOOL_METRICS_TOKEN: '' }).config.metricsToken, undefined);
   assert.equal(readSettings({ POD_NAMESPACE: 'd' }).config.metricsToken, undefined);
+});
+
+test('DEVTOOL_FRONT_DOOR_KEY_FILE: the key the waking page checks, read from the file; a short or missing one named', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'key-'));
+  try {
+    writeFileSync(join(dir, 'key'), `${'a'.repeat(48)}\n`);
+    writeFileSync(join(dir, 'short'), 'abc');
+    assert.equal(readSettings({ POD_NAMESPACE: 'd', DEVTOOL_FRONT_DOOR_KEY_FILE: join(dir, 'key') }).config.frontDoorKey, 'a'.repeat(48));
+    assert.equal(readSettings({ POD_NAMESPACE: 'd' }).config.frontDoorKey, undefined);
+    assert.throws(() => readSettings({ POD_NAMESPACE: 'd', DEVTOOL_FRONT_DOOR_KEY_FILE: join(dir, 'short') }), {
+      message: /^DEVTOOL_FRONT_DOOR_KEY_FILE=.*short: the key is shorter than 32 characters$/,
+    });
+    assert.throws(() => readSettings({ POD_NAMESPACE: 'd', DEVTOOL_FRONT_DOOR_KEY_FILE: join(dir, 'none') }), {
+      message: /^DEVTOOL_FRONT_DOOR_KEY_FILE=.*none: ENOENT/,
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('login settings: the sign-up policy, and a wrong mode or public URL named', () => {

@@ -82,6 +82,16 @@ export function readSettings(env: NodeJS.ProcessEnv): ServeSettings {
     }
     if (!config.certificate.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`DEVTOOL_CA_FILE=${caFile}: not a PEM certificate`);
   }
+  // The waking page believes only requests with the front door's key (server/waking/front-door-key.ts).
+  const keyFile = optional('DEVTOOL_FRONT_DOOR_KEY_FILE');
+  if (keyFile) {
+    try {
+      config.frontDoorKey = readFileSync(keyFile, 'utf8').trim();
+    } catch (err) {
+      throw new Error(`DEVTOOL_FRONT_DOOR_KEY_FILE=${keyFile}: ${(err as Error).message}`);
+    }
+    if (config.frontDoorKey.length < 32) throw new Error(`DEVTOOL_FRONT_DOOR_KEY_FILE=${keyFile}: the key is shorter than 32 characters`);
+  }
   // hosted builds
   const buildkit = readBuildkitUpstream(env);
   if (buildkit) config.buildkit = buildkit;

@@ -92,7 +92,7 @@ describe('accounts and sessions', () => {
     const h = await harness();
     const { b, res } = await signUp(h);
     assert.equal(res.statusCode, 303);
-    assert.equal(res.headers.location, '/account/tokens');
+    assert.equal(res.headers.location, '/');
     const cookie = [res.headers['set-cookie']].flat().find((c) => c?.startsWith('__Host-devtool_session='))!;
     assert.match(cookie, /; Path=\/;/);
     assert.doesNotMatch(cookie, /Domain=/i);
@@ -200,10 +200,9 @@ describe('accounts and sessions', () => {
     assert.equal(b.jar.has('__Host-devtool_session'), false);
     const ok = await b.post('/login', { csrf: b.csrf(), name: 'ann', password: 'correct horse', next: '//evil.example/x' });
     assert.equal(ok.statusCode, 303);
-    assert.equal(ok.headers.location, '/account/tokens', 'never redirected off the service');
+    assert.equal(ok.headers.location, '/', 'never redirected off the service');
     const { safeNext } = await import('./routes/login-pages.ts');
-    for (const evil of ['//evil.example', '/\\evil.example', '/\t/evil.example', 'https://evil.example', '/x\n'])
-      assert.equal(safeNext(evil), '/account/tokens', evil);
+    for (const evil of ['//evil.example', '/\\evil.example', '/\t/evil.example', 'https://evil.example', '/x\n']) assert.equal(safeNext(evil), '/', evil);
     assert.equal(safeNext('/device?code=ABCD-EFGH'), '/device?code=ABCD-EFGH');
   });
 

@@ -29,6 +29,8 @@ export interface ServiceConfig {
    * connection from one of them. Absent or empty: never (the socket's address is the client).
    */
   trustedProxyAddresses?: string[];
+  /** The key the front door sends to the waking page (DEVTOOL_FRONT_DOOR_KEY_FILE); absent: the page refuses every request. */
+  frontDoorKey?: string;
   /** Bearer token a scraper must send to GET /metrics (DEVTOOL_METRICS_TOKEN); absent: no /metrics. */
   metricsToken?: string;
   /** Requests per client address and window on the login and token routes. */

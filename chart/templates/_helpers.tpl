@@ -84,3 +84,13 @@ condition given, over `h`, holds. */}}
 {{- define "devtool.ingressHostsWhere" -}}
 (has(object.spec.rules) ? object.spec.rules.filter(r, has(r.host) && [r.host].exists(h, {{ . }})).map(r, r.host) : []) + (has(object.spec.tls) ? object.spec.tls.filter(t, has(t.hosts)).map(t, t.hosts.filter(h, {{ . }})).filter(l, size(l) > 0).map(l, l[0]) : [])
 {{- end }}
+
+{{- /* The front door's key for the service's waking page (templates/front-door-key.yaml). */}}
+{{- define "devtool.frontDoorKeySecret" -}}
+{{ .Release.Name }}-front-door-key
+{{- end }}
+
+{{- /* Whether the front door sends sleeping namespaces' requests to the service's waking page. */}}
+{{- define "devtool.wakingPage" -}}
+{{- if and .Values.ingress.enabled .Values.service.enabled -}}true{{- end -}}
+{{- end }}

@@ -6,7 +6,7 @@
  * may do what are the routes' (accounts.ts, namespaces/actions.ts); this only draws the buttons.
  */
 import { csrfField, html, type Html, page, tableHead } from '../pages/html.ts';
-import { when } from './when.ts';
+import { when } from './model.ts';
 import type { SettingRow } from './settings-rows.ts';
 import { announcement, type SleepView, sleepButton } from './sleep-view.ts';
 

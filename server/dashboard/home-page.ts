@@ -7,7 +7,7 @@ import { DNS_LABEL_PATTERN } from '../../api/dns-label.ts';
 import { csrfField, html, type Html, page, tableHead } from '../pages/html.ts';
 import { previewButtons, previewFacts, type PreviewView } from './preview-view.ts';
 import { announcement, type SleepView, sleepButton } from './sleep-view.ts';
-import { when } from './when.ts';
+import { when } from './model.ts';
 
 export interface HomeNamespace extends SleepView {
   name: string;

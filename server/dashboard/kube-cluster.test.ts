@@ -6,7 +6,7 @@ import { KubeHttpError, type KubeHttp } from './kube-http.ts';
 const obj = (name: string, rv: string) => ({ metadata: { name, resourceVersion: rv } });
 
 /** A scripted API server: each list and each watch answers the next of its script; records what was asked, as whom. */
-function fakeApi(script: { lists: unknown[]; watches: ((line: (v: unknown) => void, signal: AbortSignal) => Promise<void>)[] }) {
+function fakeApi(script: { lists: unknown[]; watches: ((line: (v: unknown) => void, signal: AbortSignal) => Promise<void>)[]; logs?: (string[] | Error)[] }) {
   const asked: string[] = [];
   const connect = async (user: string): Promise<KubeHttp> => ({
     async get(path) {
@@ -25,6 +25,12 @@ function fakeApi(script: { lists: unknown[]; watches: ((line: (v: unknown) => vo
       const next = script.watches.shift();
       if (next) return next(line, signal);
       await new Promise((r) => signal.addEventListener('abort', r));
+    },
+    async lines(path, line) {
+      asked.push(`${user} LOG ${path}`);
+      const next = script.logs?.shift();
+      if (next instanceof Error) throw next;
+      for (const l of next ?? []) line(l);
     },
   });
   return { connect, asked };
@@ -101,5 +107,27 @@ describe("the dashboard's cluster", () => {
       'every call as the owner',
     );
     assert.deepEqual(errors, ['watch of pods in web: connection reset', 'watch of pods in web: unreachable']);
+  });
+
+  test("a pod's log as the user, with timestamps, its tail, followed; 403 'forbidden', 400 and 404 'unavailable'", async () => {
+    const api = fakeApi({
+      lists: [],
+      watches: [],
+      logs: [['2026-12-02T14:00:00Z one'], new KubeHttpError(403, 'no'), new KubeHttpError(400, 'not started'), new KubeHttpError(500, 'boom')],
+    });
+    const cluster = dashboardCluster(api.connect, () => undefined);
+    const seen: string[] = [];
+    const at = { pod: 'web-1', container: 'main', tail: 200, follow: true };
+    const signal = new AbortController().signal;
+    assert.equal(await cluster.podLog('bob', 'shop', at, (l) => seen.push(l), signal), 'ended');
+    assert.deepEqual(seen, ['2026-12-02T14:00:00Z one']);
+    assert.equal(await cluster.podLog('bob', 'shop', at, () => undefined, signal), 'forbidden');
+    assert.equal(await cluster.podLog('bob', 'shop', { ...at, follow: false }, () => undefined, signal), 'unavailable');
+    await assert.rejects(
+      cluster.podLog('bob', 'shop', at, () => undefined, signal),
+      /boom/,
+    );
+    assert.deepEqual(api.asked[0], 'bob LOG /api/v1/namespaces/shop/pods/web-1/log?container=main&tailLines=200&timestamps=true&follow=true');
+    assert.deepEqual(api.asked[2], 'bob LOG /api/v1/namespaces/shop/pods/web-1/log?container=main&tailLines=200&timestamps=true');
   });
 });

@@ -11,6 +11,21 @@ import { KubeHttpError, type KubeHttp, kubeHttp } from './kube-http.ts';
 export interface DashboardCluster extends HubCluster {
   /** The objects of `kind` in `namespace` as `user` lists them; 'forbidden' when it may not. */
   list(user: string, namespace: string, kind: Kind): Promise<unknown[] | 'forbidden'>;
+  /**
+   * A container's log as `user` reads it (pods/log), each line with its timestamp (`<RFC 3339> <text>`):
+   * its last `tail` lines, then, with `follow`, each new one until the container ends or `signal`
+   * aborts. 'forbidden' when the user may not read it; 'unavailable' when there is none (not started, pod gone).
+   */
+  podLog(user: string, namespace: string, at: PodLogAt, line: (raw: string) => void, signal: AbortSignal): Promise<PodLogEnd>;
+}
+
+export type PodLogEnd = 'ended' | 'forbidden' | 'unavailable';
+
+export interface PodLogAt {
+  pod: string;
+  container: string;
+  tail: number;
+  follow: boolean;
 }
 
 /** A token is reused this long at most (and never in its last minute). */
@@ -64,6 +79,19 @@ export function dashboardCluster(as: (user: string) => Promise<KubeHttp>, onErro
         return (await list(await as(user), namespace, kind)).items ?? [];
       } catch (err) {
         if (err instanceof KubeHttpError && (err.status === 403 || err.status === 404)) return 'forbidden';
+        throw err;
+      }
+    },
+
+    async podLog(user, namespace, at, line, signal) {
+      const q = new URLSearchParams({ container: at.container, tailLines: String(at.tail), timestamps: 'true', ...(at.follow ? { follow: 'true' } : {}) });
+      try {
+        await (await as(user)).lines(`/api/v1/namespaces/${namespace}/pods/${encodeURIComponent(at.pod)}/log?${q}`, line, signal);
+        return 'ended';
+      } catch (err) {
+        if (err instanceof KubeHttpError && err.status === 403) return 'forbidden';
+        // 400: the container has not started yet; 404: its pod is gone.
+        if (err instanceof KubeHttpError && (err.status === 400 || err.status === 404)) return 'unavailable';
         throw err;
       }
     },

@@ -23,6 +23,8 @@ export interface KubeHttp {
   post(path: string, body: unknown): Promise<unknown>;
   /** Calls `line` with each JSON line of the answer until it ends (resolves) or `signal` aborts. */
   stream(path: string, line: (value: unknown) => void, signal: AbortSignal): Promise<void>;
+  /** Calls `line` with each text line of the answer (a pod's log) until it ends (resolves) or `signal` aborts. */
+  lines(path: string, line: (text: string) => void, signal: AbortSignal): Promise<void>;
 }
 
 const agents = new Map<string, Agent>();
@@ -59,21 +61,32 @@ export async function kubeHttp(kc: k8s.KubeConfig): Promise<KubeHttp> {
       throw new KubeHttpError(status, `${method} ${path}: ${status} ${(JSON.parse(text || '{}') as { message?: string }).message ?? ''}`.trim());
     return JSON.parse(text) as unknown;
   };
+  const textLines = async (path: string, signal: AbortSignal, line: (text: string) => void) => {
+    let res: import('node:http').IncomingMessage;
+    try {
+      res = await send('GET', path, undefined, signal);
+    } catch (err) {
+      if (signal.aborted) return;
+      throw err;
+    }
+    if ((res.statusCode ?? 0) >= 300) {
+      res.resume();
+      throw new KubeHttpError(res.statusCode ?? 0, `GET ${path}: ${res.statusCode}`);
+    }
+    const lines = createInterface({ input: res, crlfDelay: Number.POSITIVE_INFINITY });
+    try {
+      for await (const l of lines) line(l);
+    } catch (err) {
+      if (!signal.aborted) throw err;
+    }
+  };
   return {
     get: (path) => json('GET', path),
     post: (path, body) => json('POST', path, body),
-    async stream(path, line, signal) {
-      const res = await send('GET', path, undefined, signal);
-      if ((res.statusCode ?? 0) >= 300) {
-        res.resume();
-        throw new KubeHttpError(res.statusCode ?? 0, `watch ${path}: ${res.statusCode}`);
-      }
-      const lines = createInterface({ input: res, crlfDelay: Number.POSITIVE_INFINITY });
-      try {
-        for await (const l of lines) if (l.trim()) line(JSON.parse(l));
-      } catch (err) {
-        if (!signal.aborted) throw err;
-      }
-    },
+    stream: (path, line, signal) =>
+      textLines(path, signal, (l) => {
+        if (l.trim()) line(JSON.parse(l));
+      }),
+    lines: (path, line, signal) => textLines(path, signal, line),
   };
 }

@@ -2,7 +2,7 @@
  * The dashboard's only script, served by the service as a file (`LIVE_SCRIPT_PATH`, under the
  * pages' `script-src 'self'`): it opens the page's event stream (`data-live`) and puts each section
  * the server sends, already rendered and escaped like the first paint, in place of the old one
- * (a focused link in it stays focused).
+ * (a focused link in it stays focused), or, for a log, adds the new lines at its end.
  * No framework: EventSource reconnects by itself, and the server does all the rendering.
  */
 import { createHash } from 'node:crypto';
@@ -25,6 +25,17 @@ export const LIVE_SCRIPT = `'use strict';
     el.innerHTML = s.html;
     var again = href && el.querySelector('a[href="' + CSS.escape(href) + '"]');
     if (again) again.focus();
+  });
+  // A log's new lines: added at the end, the oldest dropped beyond the element's data-keep.
+  source.addEventListener('append', function (e) {
+    var s = JSON.parse(e.data);
+    var el = document.getElementById(s.id);
+    if (!el) return;
+    var placeholder = el.querySelector(':scope > .muted');
+    if (placeholder) placeholder.remove();
+    el.insertAdjacentHTML('beforeend', s.html);
+    var keep = Number(el.getAttribute('data-keep')) || 1000;
+    while (el.childElementCount > keep) el.firstElementChild.remove();
   });
   source.addEventListener('end', function (e) { say('Not live: ' + e.data); source.close(); });
   source.addEventListener('error', function () { say(source.readyState === 2 ? 'Not live: reload the page' : 'Reconnecting'); });

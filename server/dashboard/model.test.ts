@@ -6,10 +6,18 @@ describe('dashboard summaries', () => {
   test('a pod: its status, readiness, restarts and the last failure', () => {
     const crashing = podSummary({
       metadata: { name: 'web-1', labels: { app: 'web' } },
+      spec: { containers: [{ name: 'main' }, { name: 'proxy' }] },
       status: {
         phase: 'Running',
         containerStatuses: [
-          { ready: false, restartCount: 3, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { reason: 'Error', exitCode: 1 } } },
+          {
+            name: 'main',
+            containerID: 'containerd://c3',
+            ready: false,
+            restartCount: 3,
+            state: { waiting: { reason: 'CrashLoopBackOff' } },
+            lastState: { terminated: { reason: 'Error', exitCode: 1 } },
+          },
         ],
       },
     });
@@ -20,6 +28,8 @@ describe('dashboard summaries', () => {
       restarts: 3,
       lastFailure: 'CrashLoopBackOff',
       labels: { app: 'web' },
+      // Its containers with the instance whose log there is; one never started has none.
+      containers: [{ name: 'main', instance: 'containerd://c3' }, { name: 'proxy' }],
     });
     const recovered = podSummary({
       metadata: { name: 'web-2' },
@@ -28,7 +38,15 @@ describe('dashboard summaries', () => {
         containerStatuses: [{ ready: true, restartCount: 1, state: {}, lastState: { terminated: { reason: 'OOMKilled', exitCode: 137 } } }],
       },
     });
-    assert.deepEqual(recovered, { name: 'web-2', status: 'Running', ready: true, restarts: 1, lastFailure: 'OOMKilled, exit code 137', labels: {} });
+    assert.deepEqual(recovered, {
+      name: 'web-2',
+      status: 'Running',
+      ready: true,
+      restarts: 1,
+      lastFailure: 'OOMKilled, exit code 137',
+      labels: {},
+      containers: [],
+    });
     const starting = podSummary({
       metadata: { name: 'p' },
       status: { phase: 'Pending', containerStatuses: [{ state: { waiting: { reason: 'ContainerCreating' } } }] },
@@ -51,9 +69,9 @@ describe('dashboard summaries', () => {
     });
     assert.deepEqual(w, { kind: 'Deployment', name: 'web', desired: 2, ready: 0, environment: 'shop', selector: { app: 'web', tier: 'f' } });
     const pods: PodSummary[] = [
-      { name: 'a', status: 'Running', ready: true, restarts: 0, labels: { app: 'web', tier: 'f' } },
-      { name: 'b', status: 'Running', ready: false, restarts: 0, labels: { app: 'web' } },
-      { name: 'c', status: 'Succeeded', ready: false, restarts: 0, labels: { app: 'web', tier: 'f' } },
+      { name: 'a', status: 'Running', ready: true, restarts: 0, labels: { app: 'web', tier: 'f' }, containers: [] },
+      { name: 'b', status: 'Running', ready: false, restarts: 0, labels: { app: 'web' }, containers: [] },
+      { name: 'c', status: 'Succeeded', ready: false, restarts: 0, labels: { app: 'web', tier: 'f' }, containers: [] },
     ];
     assert.deepEqual(
       podsOf(w, pods).map((p) => p.name),

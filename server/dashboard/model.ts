@@ -28,6 +28,14 @@ export interface PodSummary {
   /** Why a container last ended badly ("Error, exit code 1", "OOMKilled"), or why it cannot start. */
   lastFailure?: string;
   labels: Record<string, string>;
+  /** Its containers, in spec order, each with the instance running now or last (undefined: never started). */
+  containers: ContainerSummary[];
+}
+
+export interface ContainerSummary {
+  name: string;
+  /** The container's runtime id: a restarted container gets a new one, and its log starts afresh. */
+  instance?: string;
 }
 
 export interface WorkloadSummary {
@@ -71,6 +79,7 @@ interface Obj {
   spec?: {
     replicas?: number;
     selector?: { matchLabels?: Record<string, string> };
+    containers?: { name?: string }[];
     rules?: { host?: string }[];
   };
   status?: {
@@ -83,6 +92,8 @@ interface Obj {
   data?: Record<string, string>;
 }
 interface ContainerStatus {
+  name?: string;
+  containerID?: string;
   ready?: boolean;
   restartCount?: number;
   state?: { waiting?: { reason?: string }; terminated?: { reason?: string; exitCode?: number } };
@@ -111,6 +122,10 @@ export function podSummary(raw: unknown): PodSummary {
     restarts: containers.reduce((n, c) => n + (c.restartCount ?? 0), 0),
     ...(lastFailure ? { lastFailure } : {}),
     labels: o.metadata?.labels ?? {},
+    containers: (o.spec?.containers ?? []).map((c) => {
+      const instance = containers.find((s) => s.name === c.name)?.containerID;
+      return { name: c.name ?? '', ...(instance ? { instance } : {}) };
+    }),
   };
 }
 
@@ -193,4 +208,10 @@ export function podCounts(pods: readonly PodSummary[]): { ready: number; total: 
 /** The https:// endpoints of an environment, from its Ingresses (what `devtool endpoints` prints). */
 export function endpointsOf(environment: string, ingresses: readonly IngressSummary[]): string[] {
   return [...new Set(ingresses.filter((i) => i.environment === environment).flatMap((i) => i.hosts.map((h) => `https://${h}`)))].sort();
+}
+
+/** "2026-12-02 13:21 UTC" from an ISO time; empty stays empty. */
+export function when(iso: string): string {
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? iso : `${new Date(t).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }

@@ -2,15 +2,21 @@
  * The dashboard's page of one namespace, rendered from a snapshot of its objects (pure): its
  * environments from devtool's records (name, source, status, when, endpoints), the dev containers
  * `up` runs there (from the session state each publishes), and its workloads with their pods
- * (status, restarts, the last failure). The three sections are also what a live update
- * sends (`namespaceSections`): the page's script puts them in place of the old ones.
+ * (status, restarts, the last failure, a link to their logs), then the pipeline runs recorded
+ * there. The first three sections are also what a live update sends (`namespaceSections`): the
+ * page's script puts them in place of the old ones.
  */
 import { DEV_SESSION_STALE_MS, type DevSessionState } from '../../api/dev-session.ts';
 import { html, type Html, page, tableHead } from '../pages/html.ts';
 import { previewButtons, previewFacts, type PreviewView } from './preview-view.ts';
 import { announcement, type SleepView, sleepButton } from './sleep-view.ts';
-import { when } from './when.ts';
-import { type EnvironmentSummary, endpointsOf, type NamespaceSnapshot, type PodSummary, podsOf, type WorkloadSummary } from './model.ts';
+import type { RunRecord } from '../store/store.ts';
+import { logsPath } from './logs-page.ts';
+import { runsSection } from './pipeline-page.ts';
+import { type EnvironmentSummary, endpointsOf, type NamespaceSnapshot, type PodSummary, podsOf, type WorkloadSummary, when } from './model.ts';
+
+/** Times as every dashboard page shows them (model.ts), for the pages that import them from here. */
+export { when } from './model.ts';
 
 export interface NamespaceData extends Partial<SleepView> {
   user: string;
@@ -58,9 +64,11 @@ function podItem(p: PodSummary): Html {
   }${p.lastFailure ? html`, last failure: ${p.lastFailure}` : ''}</li>`;
 }
 
-function workloadRow(w: WorkloadSummary, pods: readonly PodSummary[]): Html {
+function workloadRow(namespace: string, w: WorkloadSummary, pods: readonly PodSummary[]): Html {
   const mine = podsOf(w, pods);
-  return html`<tr data-workload="${w.name}"><td data-label="Workload">${w.name} <span class="muted">${w.kind}</span></td>
+  const logs = logsPath(namespace, w.kind === 'Deployment' ? 'deployments' : 'statefulsets', w.name);
+  const link = html`<a href="${logs}" aria-label="Logs of ${w.name}">Logs</a>`;
+  return html`<tr data-workload="${w.name}"><td data-label="Workload">${w.name} <span class="muted">${w.kind}</span> ${link}</td>
 <td data-label="Environment">${w.environment ?? html`<span class="muted">none</span>`}</td>
 <td data-label="Ready"><span class="${w.ready < w.desired ? 'bad' : ''}">${w.ready}/${w.desired}</span></td>
 <td data-label="Pods">${mine.length ? html`<ul class="plain">${mine.map(podItem)}</ul>` : html`<span class="muted">no pods</span>`}</td></tr>`;
@@ -72,7 +80,7 @@ function workloads(d: NamespaceData): Html {
   const others = pods.filter((p) => !owned.has(p.name));
   const table = workloads.length
     ? html`<table class="cards">${tableHead(['Workload', 'Environment', 'Ready', 'Pods'])}
-<tbody>${workloads.map((w) => workloadRow(w, pods))}</tbody></table>`
+<tbody>${workloads.map((w) => workloadRow(d.name, w, pods))}</tbody></table>`
     : html`<p class="muted">No Deployments or StatefulSets.</p>`;
   const rest = others.length ? html`<h3>Other pods</h3><ul class="plain">${others.map(podItem)}</ul>` : '';
   return html`${table}${rest}`;
@@ -125,7 +133,8 @@ export function namespaceSections(d: NamespaceData): Record<SectionId, Html> {
   return { environments: environments(d), sessions: sessions(d), workloads: workloads(d) };
 }
 
-export function namespacePage(d: NamespaceData & { script: string }): string {
+/** The page; `runs` are the pipeline runs recorded here (a section of its own, not live). */
+export function namespacePage(d: NamespaceData & { script: string; runs: readonly RunRecord[] }): string {
   const s = namespaceSections(d);
   const next = announcement(d);
   const live = html`<span id="live-status" role="status" class="muted">Not live</span>`;
@@ -144,6 +153,7 @@ ${facts}${button ? html`<div>${button}</div>` : ''}
 <section aria-labelledby="h-environments"><h2 id="h-environments">Environments</h2><div id="environments">${s.environments}</div></section>
 <section aria-labelledby="h-sessions"><h2 id="h-sessions">Dev containers</h2><div id="sessions">${s.sessions}</div></section>
 <section aria-labelledby="h-workloads"><h2 id="h-workloads">Workloads</h2><div id="workloads">${s.workloads}</div></section>
-</div>`,
+</div>
+<section aria-labelledby="h-pipelines"><h2 id="h-pipelines">Pipeline runs</h2><div id="pipelines">${runsSection(d.name, d.runs, d.now)}</div></section>`,
   });
 }

@@ -4,8 +4,8 @@ import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { assertGolden } from '../../test/golden.ts';
 import { homePage } from './home-page.ts';
+import { when } from './model.ts';
 import { namespacePage, namespaceSections } from './namespace-page.ts';
-import { when } from './when.ts';
 import type { NamespaceSnapshot } from './model.ts';
 import type { DevSessionState } from '../../api/dev-session.ts';
 
@@ -21,9 +21,9 @@ const snapshot: NamespaceSnapshot = {
   ],
   workloads: [{ kind: 'Deployment', name: 'web', desired: 2, ready: 1, environment: 'shop', selector: { app: 'web' } }],
   pods: [
-    { name: 'web-1', status: 'Running', ready: true, restarts: 0, labels: { app: 'web' } },
-    { name: 'web-2', status: 'CrashLoopBackOff', ready: false, restarts: 4, lastFailure: 'Error, exit code 1', labels: { app: 'web' } },
-    { name: 'debug', status: 'Pending', ready: false, restarts: 0, labels: {} },
+    { name: 'web-1', status: 'Running', ready: true, restarts: 0, labels: { app: 'web' }, containers: [] },
+    { name: 'web-2', status: 'CrashLoopBackOff', ready: false, restarts: 4, lastFailure: 'Error, exit code 1', labels: { app: 'web' }, containers: [] },
+    { name: 'debug', status: 'Pending', ready: false, restarts: 0, labels: {}, containers: [] },
   ],
   ingresses: [{ name: 'web', environment: 'shop', hosts: ['web-shop.devtool.test'] }],
 };
@@ -105,8 +105,25 @@ describe('dashboard pages, rendered', () => {
       pipelines: new Set(),
       now: NOW,
       script: '/assets/live-x.js',
+      runs: [
+        {
+          name: 'shop',
+          namespace: 'shop',
+          status: 'deployed',
+          action: 'deploy',
+          repository: 'https://git.example.com/shop.git',
+          clonedBranch: 'main',
+          commit: '0123456789abcdef0123',
+          job: 'devtool-run-shop-abc',
+          runId: 'abc',
+          startedAt: '2026-12-02T11:00:00Z',
+          finishedAt: '2026-12-02T11:02:05Z',
+        },
+      ],
     });
     assertGolden(golden('namespace-page.html'), p);
+    assert.match(p, /<a href="\/namespaces\/shop\/logs\/deployments\/web" aria-label="Logs of web">Logs<\/a>/);
+    assert.match(p, /<a href="\/namespaces\/shop\/pipelines\/shop">shop<\/a>.*<code>0123456789ab<\/code>.*2 min 5 s/s);
     assert.match(p, /<li><a href="\/account\/secrets">Stored secrets<\/a><\/li>/);
     assert.match(p, /<script src="\/assets\/live-x\.js" defer><\/script><\/head>/);
     assert.doesNotMatch(p, /Admin/, 'a plain user has no Admin entry');

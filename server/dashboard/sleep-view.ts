@@ -4,7 +4,7 @@
  * automatic sleep and deletion of an idle namespace (the Namespace body's sleepsAt, deletesAt).
  */
 import { csrfField, html, type Html } from '../pages/html.ts';
-import { when } from './when.ts';
+import { when } from './model.ts';
 
 export interface SleepView {
   /** Sleeping or Waking; absent when awake. */

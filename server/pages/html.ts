@@ -62,6 +62,9 @@ const STYLE =
   '.bad{color:#a00;font-weight:bold}.ok{color:#060}' +
   'ul.plain{list-style:none;padding:0;margin:0}.secret{font-family:monospace;word-break:break-all;background:#f4f4f4;padding:.5rem}' +
   ':focus-visible{outline:2px solid #05c;outline-offset:2px}' +
+  'pre.log{white-space:pre-wrap;overflow-wrap:anywhere;background:#f4f4f4;padding:.5rem;font-size:.85rem;max-height:70vh;overflow-y:auto}' +
+  'pre.log .src{color:#444}dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}' +
+  'dl.facts dd{margin:0;min-width:0;overflow-wrap:anywhere}' +
   // Narrow: each row a card whose cells take the whole width, so a long image name or URL may break anywhere.
   '@media (max-width:40rem){table.cards thead{position:absolute;left:-99rem}table.cards tr{display:block;border-bottom:1px solid #ddd;padding:.3rem 0}' +
   'table.cards td{display:block;border:0;padding:.1rem 0;overflow-wrap:anywhere}table.cards td[data-label]::before{content:attr(data-label) ": ";color:#555}}';
@@ -96,8 +99,9 @@ function navigation(user: string, csrf: string | undefined, current: NavEntry | 
 }
 
 /**
- * A whole page: title, the signed-in navigation (when there is a user; `admin` adds Admin), an optional error line,
- * the body; `script`, the path of the service's own script the page loads (LIVE_PAGE_HEADERS).
+ * A whole page: title, the signed-in navigation (when there is a user; `admin` adds Admin), an optional
+ * error line, the body; `script`, the path of the service's own script the page loads
+ * (LIVE_PAGE_HEADERS); `refreshSeconds`, a page that reloads itself that often (no script needed).
  */
 export function page(o: {
   title: string;
@@ -108,12 +112,14 @@ export function page(o: {
   error?: string;
   body: Html;
   script?: string;
+  refreshSeconds?: number;
 }): string {
   const nav = o.user ? navigation(o.user, o.csrf, o.current, o.admin === true) : '';
+  const refresh = o.refreshSeconds ? html`<meta http-equiv="refresh" content="${o.refreshSeconds}">` : '';
   const script = o.script ? html`<script src="${o.script}" defer></script>` : '';
   const error = o.error ? html`<p class="error" role="alert" id="error">${o.error}</p>` : '';
   return html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">${refresh}
 <title>${o.title} · devtool</title><style>${new Html(STYLE)}</style>${script}</head>
 <body><a class="skip" href="#main">Skip to content</a>${nav}<main id="main"><h1>${o.title}</h1>${error}${o.body}</main></body></html>
 `.text;

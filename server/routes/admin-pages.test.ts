@@ -16,7 +16,12 @@ async function harness() {
   const fake = fakeOwnerCluster();
   const issuer: KubeTokenIssuer = { issue: async (user) => ({ token: `token-of-${user}`, expiresAt: '2027-01-01T00:00:00Z' }) };
   // Home reads nothing in the namespaces here: what runs shows as unknown.
-  const dashboardCluster: DashboardCluster = { list: async () => 'forbidden', mayWatch: async () => false, watch: () => () => {} };
+  const dashboardCluster: DashboardCluster = {
+    list: async () => 'forbidden',
+    mayWatch: async () => false,
+    watch: () => () => {},
+    podLog: async () => 'forbidden',
+  };
   const app = await buildApp({
     store,
     config: { version: '9.9.9', publicUrl: 'https://devtool.example', rateLimit: { max: 1000, timeWindowMs: 60_000 }, metricsToken: 'metrics-secret' },

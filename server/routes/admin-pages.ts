@@ -18,7 +18,7 @@ import { namespaceBody } from '../namespaces/view.ts';
 import { html, page } from '../pages/html.ts';
 import type { App, ServiceDeps } from '../service-deps.ts';
 import type { NamespaceRecord } from '../store/store.ts';
-import type { Viewer } from './dashboard-pages.ts';
+import type { Viewer } from './dashboard-viewer.ts';
 import { formOf, refuseCsrf, sendPage } from './login-pages.ts';
 
 export interface AdminPagesDeps {

@@ -13,9 +13,10 @@ import { newToken } from '../tokens.ts';
 
 const CONFIG: ServiceConfig = { version: '9.9.9', publicUrl: 'https://devtool.example', rateLimit: { max: 1000, timeWindowMs: 60_000 } };
 
-const pod = (name: string, app: string, ready = true) => ({
+const pod = (name: string, app: string, ready = true, instance = `cid-${name}`) => ({
   metadata: { name, labels: { app } },
-  status: { phase: 'Running', containerStatuses: [{ ready, restartCount: 0 }] },
+  spec: { containers: [{ name: 'main' }] },
+  status: { phase: 'Running', containerStatuses: [{ name: 'main', containerID: instance, ready, restartCount: 0 }] },
 });
 const deployment = (name: string) => ({
   metadata: { name, labels: { 'devtool.dev/environment': 'shop' } },
@@ -43,9 +44,40 @@ function fakeCluster(store: MemoryStore) {
       queueMicrotask(() => sink.reset(objects.get(`${namespace}/${kind}`) ?? []));
       return () => sinks.delete(`${namespace}/${kind}`);
     },
+    podLog: async () => 'unavailable',
   };
   const set = (namespace: string, kind: Kind, list: unknown[]) => objects.set(`${namespace}/${kind}`, list);
-  return { cluster, set, sinks, readers };
+  /** Each container's log lines so far, and the followers waiting for more. */
+  const logs = new Map<string, string[]>();
+  const followers = new Map<string, Set<{ line: (raw: string) => void; end: () => void }>>();
+  const print = (namespace: string, podName: string, raw: string) => {
+    const key = `${namespace}/${podName}/main`;
+    logs.set(key, [...(logs.get(key) ?? []), raw]);
+    for (const f of followers.get(key) ?? []) f.line(raw);
+  };
+  /** The container exits: its followers' streams end, and its next instance's log starts empty. */
+  const restart = (namespace: string, podName: string) => {
+    const key = `${namespace}/${podName}/main`;
+    logs.delete(key);
+    for (const f of followers.get(key) ?? []) f.end();
+  };
+  cluster.podLog = async (user, namespace, at, line, signal) => {
+    if (!(await may(user, namespace))) return 'forbidden';
+    const key = `${namespace}/${at.pod}/${at.container}`;
+    for (const raw of (logs.get(key) ?? []).slice(-at.tail)) line(raw);
+    if (!at.follow) return 'ended';
+    const mine = followers.get(key) ?? new Set();
+    const follower = { line, end: () => undefined as void };
+    followers.set(key, mine.add(follower));
+    await new Promise<void>((r) => {
+      follower.end = r;
+      signal.addEventListener('abort', () => r());
+    });
+    mine.delete(follower);
+    return 'ended';
+  };
+  const following = () => [...followers.values()].reduce((n, f) => n + f.size, 0);
+  return { cluster, set, sinks, readers, print, restart, following };
 }
 
 async function harness() {
@@ -252,5 +284,159 @@ describe('dashboard pages', () => {
     assert.equal(run.statusCode, 403);
     assert.match(run.body, /a pipeline run&#39;s token cannot open the dashboard: use your own token/);
     assert.doesNotMatch(run.body, /web-1/);
+  });
+
+  test("a workload's logs: its pods' last lines for the owner, the namespace's 404 line for another user", async () => {
+    const h = await harness();
+    h.fake.print('shop', 'web-1', '2026-12-02T11:00:01Z hello <b>');
+    const page = await h.app.inject({ method: 'GET', url: '/namespaces/shop/logs/deployments/web', headers: h.as(h.ann.token) });
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /<span class="line"><span class="src">web-1\/main<\/span> hello &lt;b&gt;\n<\/span>/);
+    assert.match(page.headers['content-security-policy'] as string, /script-src 'self'/);
+    for (const url of ['/namespaces/shop/logs/deployments/web', '/namespaces/shop/logs/deployments/web/events', '/namespaces/shop/pipelines/shop']) {
+      const other = await h.app.inject({ method: 'GET', url, headers: h.as(h.bob.token) });
+      assert.equal(other.statusCode, url.includes('pipelines') ? 503 : 404, url);
+      if (!url.includes('pipelines')) assert.match(other.body, /There is no namespace shop that you can see\./);
+      assert.doesNotMatch(other.body, /hello/);
+    }
+    const missing = await h.app.inject({ method: 'GET', url: '/namespaces/shop/logs/deployments/nope', headers: h.as(h.ann.token) });
+    assert.equal(missing.statusCode, 404);
+    assert.match(missing.body, /There is no Deployment nope in namespace shop\./);
+    const kind = await h.app.inject({ method: 'GET', url: '/namespaces/shop/logs/jobs/web', headers: h.as(h.ann.token) });
+    assert.equal(kind.statusCode, 404);
+  });
+
+  test("the logs' stream: the tail again as a section, a new line appended, a restarted pod's lines picked up", async () => {
+    const h = await harness();
+    h.fake.print('shop', 'web-1', '2026-12-02T11:00:01Z first');
+    await h.app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const url = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}/namespaces/shop/logs/deployments/web/events`;
+      const { status, seen } = await events(
+        url,
+        h.as(h.ann.token),
+        (s) => s.some((e) => e.data.includes('restarted')),
+        () => {
+          setTimeout(() => h.fake.print('shop', 'web-1', '2026-12-02T11:00:02Z second'), 100);
+          setTimeout(() => {
+            h.fake.restart('shop', 'web-1');
+            h.fake.sinks.get('shop/pods')!.put(pod('web-1', 'web', true, 'cid-again'));
+          }, 200);
+          setTimeout(() => h.fake.print('shop', 'web-1', '2026-12-02T11:00:03Z restarted'), 300);
+        },
+      );
+      assert.equal(status, 200);
+      const [head, ...rest] = seen.map((e) => ({ event: e.event, ...(JSON.parse(e.data) as { id: string; html: string }) }));
+      assert.deepEqual(head, { event: 'section', id: 'log', html: '<span class="line"><span class="src">web-1/main</span> first\n</span>' });
+      assert.ok(rest.every((e) => e.event === 'append' && e.id === 'log'));
+      assert.match(rest[0]!.html, /second/);
+      assert.match(rest.at(-1)!.html, /restarted/);
+      assert.doesNotMatch(rest.map((e) => e.html).join(''), /first/, 'nothing twice');
+      // The page gone (the request closed): its log streams and its watches end.
+      for (let i = 0; i < 200 && (h.fake.following() > 0 || h.fake.sinks.size > 0); i++) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(h.fake.following(), 0, 'no log stream left open');
+      assert.equal(h.fake.sinks.size, 0, 'no watch left open');
+    } finally {
+      await h.app.close();
+    }
+  });
+
+  test("a run's page: on the namespace page; its lines live, then its status; the 404 line for a user without rights", async () => {
+    const store = new MemoryStore();
+    const now = new Date('2026-12-02T12:00:00Z');
+    const ann = await createAccount(store, 'ann', false, now);
+    const bob = await createAccount(store, 'bob', false, now);
+    await store.createNamespace({ name: 'shop', owner: 'ann', personal: false });
+    const fake = fakeCluster(store);
+    await store.runs.putRecord(
+      {
+        name: 'web',
+        namespace: 'shop',
+        status: 'progressing',
+        action: 'deploy',
+        repository: 'https://git.example/web.git',
+        job: 'run-web-1',
+        runId: '1',
+        startedAt: '2026-12-02T11:59:00Z',
+      },
+      undefined,
+      {},
+    );
+    /** The runner's output so far and whether it ended; the follow writes each line the test prints. */
+    let ended = false;
+    const printed: string[] = [];
+    let out: import('node:stream').Writable | undefined;
+    const runner = {
+      print(line: string) {
+        printed.push(line);
+        out?.write(`${line}\n`);
+      },
+      end() {
+        ended = true;
+        out?.end();
+      },
+    };
+    const source = {
+      server: 'https://kube.example',
+      certificateAuthority: 'CA',
+      tokenSeconds: 600,
+      issuer: { issue: async (user: string) => ({ token: `tok-${user}`, expiresAt: '2026-12-02T13:00:00Z' }) },
+    };
+    const app = await buildApp({
+      store,
+      config: { ...CONFIG, runnerImage: 'runner:1' },
+      now: () => now,
+      logStream: false,
+      dashboardCluster: fake.cluster,
+      kubeCredentials: source,
+      pipelineCluster: async (token) => ({
+        access: async () => (token === 'tok-ann' ? 'run' : 'none'),
+        createRun: async () => undefined,
+        jobState: async () => (ended ? { state: 'succeeded' } : { state: 'running' }),
+        deleteJob: async () => undefined,
+        logOf: async () => ({ head: printed.join('\n'), tail: printed.join('\n') }),
+        followLog: async (_ns, _job, w) => {
+          out = w;
+          for (const l of printed) w.write(`${l}\n`);
+          if (ended) w.end();
+          await new Promise((r) => w.on('finish', r));
+          return true;
+        },
+      }),
+    });
+    const as = (token: string) => ({ authorization: `Bearer ${token}`, accept: 'text/html' });
+    runner.print('cloning <repo>');
+    const nsPage = await app.inject({ method: 'GET', url: '/namespaces/shop', headers: as(ann.token) });
+    assert.match(nsPage.body, /<tr data-run="web"><td data-label="Pipeline"><a href="\/namespaces\/shop\/pipelines\/web">web<\/a>/);
+    const runPage = await app.inject({ method: 'GET', url: '/namespaces/shop/pipelines/web', headers: as(ann.token) });
+    assert.equal(runPage.statusCode, 200);
+    assert.match(runPage.body, /<span class="line">cloning &lt;repo&gt;\n<\/span>/);
+    assert.match(runPage.body, /data-live="\/namespaces\/shop\/pipelines\/web\/events"/);
+    for (const url of ['/namespaces/shop/pipelines/web', '/namespaces/shop/pipelines/web/events']) {
+      const other = await app.inject({ method: 'GET', url, headers: as(bob.token) });
+      assert.equal(other.statusCode, 404, url);
+      assert.match(other.body, /There is no namespace shop that you can see\./);
+      assert.doesNotMatch(other.body, /cloning/);
+    }
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/namespaces/shop/pipelines/web/events`;
+      const { seen } = await events(
+        url,
+        as(ann.token),
+        (s) => s.some((e) => e.event === 'end'),
+        () => {
+          setTimeout(() => runner.print('step 2'), 100);
+          setTimeout(() => runner.end(), 200);
+        },
+      );
+      const kinds = seen.map((e) => (e.event === 'end' ? `end ${e.data}` : `${e.event} ${(JSON.parse(e.data) as { id: string }).id}`));
+      assert.deepEqual(kinds, ['section log', 'append log', 'section run', 'end the run ended: deployed']);
+      assert.match(seen[1]!.data, /step 2/);
+      assert.match(seen[2]!.data, /<dd data-status><span class=\\"ok\\">deployed<\/span><\/dd>/);
+      assert.equal((await store.runs.getRecord('shop', 'web'))?.record.status, 'deployed', 'its end recorded');
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -7,15 +7,14 @@
  * from a shared watch the viewer was allowed into by its own access reviews (dashboard/hub.ts).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { authenticateToken } from '../auth.ts';
-import { type BrowserSession, csrfValid, currentSession } from '../browser-sessions.ts';
+import { csrfValid } from '../browser-sessions.ts';
 import type { DashboardCluster } from '../dashboard/kube-cluster.ts';
 import { homePage, type HomeNamespace } from '../dashboard/home-page.ts';
-import type { Subscriber, Subscription, WatchHub } from '../dashboard/hub.ts';
+import type { WatchHub } from '../dashboard/hub.ts';
 import { LIVE_SCRIPT, LIVE_SCRIPT_PATH } from '../dashboard/live-script.ts';
 import { KINDS, type Kind, podCounts, podSummary, SUMMARIZE, type Summary, snapshotOf, type NamespaceSnapshot } from '../dashboard/model.ts';
-import { type NamespaceData, namespacePage, namespaceSections, type SectionId } from '../dashboard/namespace-page.ts';
-import { when } from '../dashboard/when.ts';
+import { type NamespaceData, namespacePage } from '../dashboard/namespace-page.ts';
+import { when } from '../dashboard/model.ts';
 import { lastActivityOf } from '../namespaces/idle.ts';
 import { namespaceBody } from '../namespaces/view.ts';
 import type { NamespaceBody } from '../../api/routes.ts';
@@ -26,11 +25,13 @@ import type { NamespaceDeps } from '../namespaces/sleep.ts';
 import type { PreviewView } from '../dashboard/preview-view.ts';
 import { destroyPreview, mayDestroyPreview, type PreviewDeps } from '../previews/previews.ts';
 import { maySleepPreview, sleepPreview, wakePreview } from '../previews/sleep.ts';
-import { html, LIVE_PAGE_HEADERS, page } from '../pages/html.ts';
+import { LIVE_PAGE_HEADERS } from '../pages/html.ts';
 import type { App, ServiceDeps } from '../service-deps.ts';
 import type { NamespaceRecord, UserRecord } from '../store/store.ts';
 import { registerAdminPages } from './admin-pages.ts';
-import { formOf, refuseCsrf, requireSession, safeNext, sendPage } from './login-pages.ts';
+import { registerDashboardEvents } from './dashboard-events.ts';
+import { csrfOf, noClusterCredentials, noSuchNamespace, pipelinesOf, type Viewer, viewerOf } from './dashboard-viewer.ts';
+import { formOf, refuseCsrf, safeNext, sendPage } from './login-pages.ts';
 
 export interface DashboardDeps {
   /** Absent when the service hands out no Kubernetes credentials: pages show names and owners only. */
@@ -44,83 +45,6 @@ export interface DashboardDeps {
 
 /** A preview's destroy run gets as long as `devtool preview destroy` gives it by default (5m). */
 const PREVIEW_DESTROY_SECONDS = 300;
-
-/** Who looks at a page: a browser session (with its CSRF token), or an API token's user. */
-export interface Viewer {
-  user: UserRecord;
-  session?: BrowserSession;
-  /** Still signed in (the session or the token still valid)? Asked again while a live stream is open. */
-  stillValid(): Promise<boolean>;
-}
-
-/** Bytes a live stream may hold unsent before its page is dropped as too slow. */
-const MAX_UNSENT = 256 * 1024;
-/** How long changes are gathered into one update. */
-const GATHER_MS = 30;
-const HEARTBEAT_MS = 25_000;
-const SESSION_RECHECK_MS = 60_000;
-
-const SECTIONS_OF: Record<Kind, SectionId[]> = {
-  pods: ['workloads'],
-  deployments: ['workloads', 'sessions'],
-  statefulsets: ['workloads'],
-  environments: ['environments'],
-  ingresses: ['environments'],
-};
-/** How often the dev containers are shown again unchanged: a session whose heartbeats stopped shows as gone. */
-const SESSIONS_REFRESH_MS = 30_000;
-
-async function viewerOf(ctx: ServiceDeps, request: FastifyRequest, reply: FastifyReply): Promise<Viewer | undefined> {
-  const header = request.headers.authorization;
-  if (header) {
-    const origin = `${request.protocol}://${request.host}`;
-    try {
-      const { user, token } = await authenticateToken(ctx, header, origin);
-      if (token.scope === 'run') throw new ApiError(403, "a pipeline run's token cannot open the dashboard: use your own token");
-      return {
-        user,
-        stillValid: () =>
-          authenticateToken(ctx, header, origin).then(
-            () => true,
-            () => false,
-          ),
-      };
-    } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-      sendPage(reply, err.statusCode, page({ title: 'Not signed in', error: err.message, body: html`<p><a href="/login">Sign in</a></p>` }));
-      return undefined;
-    }
-  }
-  const session = await requireSession(ctx, request, reply);
-  if (!session) return undefined;
-  const user = await ctx.store.getUser(session.user);
-  if (!user || user.disabled) {
-    sendPage(reply, 403, page({ title: 'Account disabled', error: 'This account is disabled: ask the operator of this service.', body: html`` }));
-    return undefined;
-  }
-  return { user, session, stillValid: async () => (await currentSession(ctx, request))?.id === session.id };
-}
-
-/** Never says whether a namespace the viewer cannot read exists. */
-function noSuchNamespace(reply: FastifyReply, v: Viewer, name: string): FastifyReply {
-  return sendPage(
-    reply,
-    404,
-    page({
-      title: 'No such namespace',
-      user: v.user.name,
-      ...csrfOf(v),
-      error: `There is no namespace ${name} that you can see.`,
-      body: html`<p><a href="/">Home</a></p>`,
-    }),
-  );
-}
-
-/** Without users' cluster credentials the service can read nothing in a namespace. */
-function noClusterCredentials(reply: FastifyReply, v: Viewer): FastifyReply {
-  const error = 'This devtool service hands out no Kubernetes credentials (its operator has not set DEVTOOL_KUBE_SERVER): it cannot show a namespace.';
-  return sendPage(reply, 503, page({ title: 'Namespace pages unavailable', user: v.user.name, ...csrfOf(v), error, body: html`<p><a href="/">Home</a></p>` }));
-}
 
 /** Active or Terminating, or its sleep as the API says it (namespaces/view.ts). */
 function statusText(n: NamespaceRecord): string {
@@ -151,16 +75,6 @@ function previewOf(user: UserRecord, n: NamespaceRecord): PreviewView | undefine
     maySleep: maySleepPreview(user, n),
     mayDestroy: mayDestroyPreview(user, n),
   };
-}
-
-const csrfOf = (v: Viewer) => (v.session ? { csrf: v.session.csrf } : {});
-
-/** Environments a pipeline of the service deploys: the preview's own, and those with a run record. */
-async function pipelinesOf(ctx: ServiceDeps, ns: NamespaceRecord, names: readonly string[], known: Map<string, boolean>): Promise<Set<string>> {
-  await Promise.all(
-    names.filter((n) => !known.has(n)).map(async (n) => known.set(n, ns.preview?.pipeline === n || (await ctx.store.runs.getRecord(ns.name, n)) !== undefined)),
-  );
-  return new Set(names.filter((n) => known.get(n)));
 }
 
 export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: DashboardDeps): void {
@@ -310,99 +224,12 @@ export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: Dashboa
       pipelines,
       now: ctx.now(),
     };
+    const runs = await ctx.store.runs.listRecords(name);
     return reply
       .code(200)
       .headers(LIVE_PAGE_HEADERS)
-      .send(namespacePage({ ...data, script: LIVE_SCRIPT_PATH }));
+      .send(namespacePage({ ...data, runs, script: LIVE_SCRIPT_PATH }));
   });
 
-  app.get('/namespaces/:name/events', async (request, reply) => {
-    const v = await viewerOf(ctx, request, reply);
-    if (!v) return reply;
-    const name = (request.params as { name: string }).name;
-    const ns = await ctx.store.getNamespace(name);
-    const hub = deps.hub;
-    if (!hub) return noClusterCredentials(reply, v);
-    if (!ns) return noSuchNamespace(reply, v, name);
-    const res = reply.raw;
-    const dirty = new Set<SectionId>();
-    const known = new Map<string, boolean>();
-    let ended = false;
-    let gathering: NodeJS.Timeout | undefined;
-    let flushing = false;
-    const timers: NodeJS.Timeout[] = [];
-    let subscription: Subscription | undefined;
-    let streaming = false;
-    const finish = (reason?: string) => {
-      if (ended) return;
-      ended = true;
-      if (!streaming) return; // ended while subscribing: the answer below says so
-      for (const t of timers) clearInterval(t);
-      clearTimeout(gathering);
-      subscription?.close();
-      if (reason && res.headersSent) res.write(`event: end\ndata: ${reason}\n\n`);
-      res.end();
-    };
-    const flush = async () => {
-      gathering = undefined;
-      if (ended || flushing) return;
-      const items = Object.fromEntries(KINDS.map((k) => [k, hub.items(name, k)]));
-      if (Object.values(items).some((i) => i === undefined)) return; // a first list still to come: it will call again
-      flushing = true;
-      try {
-        const snapshot = snapshotOf(items as { [K in Kind]: Summary<K>[] });
-        const pipelines = await pipelinesOf(
-          ctx,
-          ns,
-          snapshot.environments.map((e) => e.name),
-          known,
-        );
-        const sections = namespaceSections({ user: v.user.name, name, owner: ns.owner, status: ns.status, snapshot, pipelines, now: ctx.now() });
-        const ids = [...dirty];
-        dirty.clear();
-        for (const id of ids) res.write(`event: section\ndata: ${JSON.stringify({ id, html: sections[id].text })}\n\n`);
-        if (res.writableLength > MAX_UNSENT) finish('this page fell behind the live updates: reload it');
-      } finally {
-        flushing = false;
-      }
-      if (dirty.size && !gathering) gathering = setTimeout(flush, GATHER_MS);
-    };
-    const subscriber: Subscriber = {
-      changed(kind) {
-        for (const id of SECTIONS_OF[kind]) dirty.add(id);
-        if (!gathering && !ended) gathering = setTimeout(flush, GATHER_MS);
-        return res.writableLength <= MAX_UNSENT;
-      },
-      end: (reason) => finish(reason),
-    };
-    subscription = await hub.subscribe(v.user.name, name, KINDS, subscriber).then((s) => (s === 'forbidden' ? undefined : s));
-    if (!subscription || ended) {
-      clearTimeout(gathering);
-      subscription?.close();
-      return subscription
-        ? sendPage(reply, 503, page({ title: 'Try again', error: 'The live updates ended at once: reload the page.', body: html`` }))
-        : noSuchNamespace(reply, v, name);
-    }
-    reply.hijack();
-    streaming = true;
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-store',
-      'x-accel-buffering': 'no',
-      connection: 'keep-alive',
-    });
-    res.write('retry: 3000\n\n');
-    request.raw.on('close', () => finish());
-    res.on('error', () => finish());
-    timers.push(setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS));
-    timers.push(setInterval(() => subscriber.changed('deployments'), SESSIONS_REFRESH_MS));
-    timers.push(
-      setInterval(() => {
-        void v.stillValid().then((ok) => {
-          if (!ok) finish('you are signed out: sign in again');
-        });
-      }, SESSION_RECHECK_MS),
-    );
-    return reply;
-  });
+  registerDashboardEvents(app, ctx, deps);
 }

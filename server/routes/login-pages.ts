@@ -29,7 +29,7 @@ export function sendPage(reply: FastifyReply, status: number, text: string): Fas
 /** Only a path on this service: never another site (an open redirect). */
 export function safeNext(next: string | undefined): string {
   // Printable ASCII only: browsers drop tabs and newlines from a URL, so "/\t/evil.example" would become "//evil.example".
-  return next && /^\/(?![/\\])[\x21-\x7e]*$/.test(next) ? next : '/account/tokens';
+  return next && /^\/(?![/\\])[\x21-\x7e]*$/.test(next) ? next : '/';
 }
 
 /** The signed-in user's session, or undefined after sending the browser to sign in. */

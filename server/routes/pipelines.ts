@@ -14,7 +14,8 @@ import type { PipelineCluster } from '../pipelines/cluster.ts';
 import { deploy, destroy, getRun, refresh, requireAccess } from '../pipelines/runs.ts';
 import { requireRepository, routeOptions } from './route-options.ts';
 
-const defaultCluster: ClusterFactory<PipelineCluster> = async (token) => {
+/** Pipelines' cluster on Kubernetes, acting with a user's token (the dashboard's run pages use it too). */
+export const defaultCluster: ClusterFactory<PipelineCluster> = async (token) => {
   const { kubeRunJobs, userKubeConfig } = await import('../pipelines/kube-cluster.ts');
   return kubeRunJobs(await userKubeConfig(token));
 };

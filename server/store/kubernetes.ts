@@ -368,20 +368,17 @@ export class KubeStore implements Store {
   }
 
   async updatePreview(name: string, update: PreviewUpdate): Promise<boolean> {
-    const annotations: Record<string, string | null> = {};
-    for (const [k, v] of Object.entries(update)) if (v !== undefined) annotations[PREVIEW_ANNOTATIONS[k as keyof PreviewUpdate]] = v;
-    try {
-      await this.core.patchNamespace({ name, body: { metadata: { annotations } } }, this.mergePatch);
-      return true;
-    } catch (err) {
-      if (statusOf(err) === 404) return false;
-      throw err;
-    }
+    return await this.patchAnnotations(name, update, (k) => PREVIEW_ANNOTATIONS[k as keyof PreviewUpdate]);
   }
 
   async setNamespaceMarks(name: string, update: MarksUpdate): Promise<boolean> {
+    return await this.patchAnnotations(name, update, (k) => MARK_ANNOTATIONS[k as keyof NamespaceMarks]);
+  }
+
+  /** Sets (a string) or removes (null) the Namespace's annotations named by `annotation(field)`; false when it is gone. */
+  private async patchAnnotations(name: string, update: Record<string, string | null | undefined>, annotation: (field: string) => string): Promise<boolean> {
     const annotations: Record<string, string | null> = {};
-    for (const [k, v] of Object.entries(update)) if (v !== undefined) annotations[MARK_ANNOTATIONS[k as keyof NamespaceMarks]] = v;
+    for (const [k, v] of Object.entries(update)) if (v !== undefined) annotations[annotation(k)] = v;
     try {
       await this.core.patchNamespace({ name, body: { metadata: { annotations } } }, this.mergePatch);
       return true;

@@ -189,16 +189,32 @@ test('helm lint passes; with ingress.enabled=false the chart installs no proxy, 
   const on = helm(['template', 'x', join(repoRoot, 'chart'), '--set', 'ingress.controller.image=c', '--set', 'service.enabled=false']);
   assert.equal(on.status, 0, on.stderr);
   const kinds = (out: string) => [...out.matchAll(/^kind: (\w+)$/gm)].map((m) => m[1]).sort();
-  assert.deepEqual(kinds(on.stdout), ['ClusterRole', 'ClusterRoleBinding', 'DaemonSet', 'IngressClass', 'Role', 'RoleBinding', 'Secret', 'ServiceAccount']);
+  assert.deepEqual(kinds(on.stdout), [
+    'ClusterRole',
+    'ClusterRoleBinding',
+    'DaemonSet',
+    'IngressClass',
+    'Role',
+    'RoleBinding',
+    'Secret',
+    'ServiceAccount',
+    'ValidatingAdmissionPolicy',
+    'ValidatingAdmissionPolicyBinding',
+  ]);
   const off = helm(['template', 'x', join(repoRoot, 'chart'), '--set', 'ingress.enabled=false', '--set', 'service.enabled=false']);
   assert.equal(off.status, 0, off.stderr);
   assert.deepEqual(kinds(off.stdout), []);
 });
 
-test('an upgrade that gives no CA keeps the installed one (lookup), and the front door keeps answering', { timeout: 360_000 }, async () => {
+test('an upgrade that gives no CA keeps the installed one and the front door key (lookup), and the front door keeps answering', {
+  timeout: 360_000,
+}, async () => {
   const frontDoorPods = async () =>
     (await s.core.listNamespacedPod({ namespace: 'devtool', labelSelector: 'app.kubernetes.io/component=front-door' })).items.map((p) => p.metadata?.uid);
   const podsBefore = await frontDoorPods();
+  const frontDoorKey = async () => (await s.core.readNamespacedSecret({ name: 'devtool-front-door-key', namespace: 'devtool' })).data?.['key'];
+  const keyBefore = await frontDoorKey();
+  assert.ok(keyBefore, 'the front door key exists');
   const up = helm(['upgrade', 'devtool', join(repoRoot, 'chart'), '-n', 'devtool', '--reuse-values', '--set', 'ca.certificate=', '--set', 'ca.key=', '--wait']);
   assert.equal(up.status, 0, up.stderr);
   try {
@@ -206,6 +222,7 @@ test('an upgrade that gives no CA keeps the installed one (lookup), and the fron
     assert.equal(Buffer.from(secret.data?.['tls.crt'] ?? '', 'base64').toString(), ca);
     assert.deepEqual(await get(`${serviceUrl}/healthz`, ca), { status: 200, body: '{"ok":true}' });
     assert.deepEqual(await frontDoorPods(), podsBefore, 'the same CA restarts nothing');
+    assert.equal(await frontDoorKey(), keyBefore, 'the front door key is kept (lookup)');
   } finally {
     // Back to the values service:up gave (the CA from its file).
     serviceUp();

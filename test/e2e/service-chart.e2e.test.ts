@@ -72,6 +72,7 @@ describe('the chart renders', () => {
       DEVTOOL_ENDPOINT_DOMAIN: 'devtool.test',
       DEVTOOL_KUBE_SERVER: 'https://k:6443',
       DEVTOOL_PREVIEW_SWEEP_INTERVAL: '1m',
+      DEVTOOL_SLEEP_SWEEP_INTERVAL: '1m',
       DEVTOOL_POD_SECURITY: 'baseline',
       DEVTOOL_NAMESPACE_QUOTA: JSON.stringify({
         persistentvolumeclaims: '10',
@@ -89,6 +90,7 @@ describe('the chart renders', () => {
       DEVTOOL_RATE_LIMIT: '30',
       DEVTOOL_ACCOUNT_LOGIN_LIMIT: '10',
       DEVTOOL_RESERVED_NAMESPACES: '',
+      DEVTOOL_FRONT_DOOR_KEY_FILE: '/etc/devtool/front-door-key/key',
       DEVTOOL_SIGNUP_MODE: 'allowList',
       DEVTOOL_SIGNUP_ALLOW: 'ann,bob',
     });
@@ -112,6 +114,34 @@ describe('the chart renders', () => {
       { apiGroups: [''], resources: ['serviceaccounts', 'secrets'], verbs: ['get', 'list', 'create', 'update', 'delete', 'patch', 'deletecollection'] },
       { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
     ]);
+  });
+
+  test('the front door and the service share a generated key; the front door reads Namespaces and writes only LAST_REQUEST', () => {
+    const docs = parseAllDocuments(render('ingress.controller.image=c', 'service.image=s'))
+      .map((d) => d.toJS() as Loose)
+      .filter(Boolean);
+    const secret = docs.find((d) => d['kind'] === 'Secret' && d['metadata'].name === 'x-front-door-key')!;
+    assert.match(Buffer.from(secret['data'].key, 'base64').toString(), /^[A-Za-z0-9]{48}$/);
+    const keyVolume = (name: string) =>
+      docs
+        .find((d) => ['Deployment', 'DaemonSet'].includes(d['kind']) && d['metadata'].name === name)!
+        ['spec'].template.spec.volumes.find((v: Loose) => v['name'] === 'front-door-key');
+    assert.deepEqual(keyVolume('x-service')?.secret, { secretName: 'x-front-door-key' });
+    assert.deepEqual(keyVolume('x-front-door')?.secret, { secretName: 'x-front-door-key' });
+    const containers = docs.find((d) => d['kind'] === 'DaemonSet')!['spec'].template.spec.containers as Loose[];
+    const controllerEnv = Object.fromEntries(containers.find((c) => c['name'] === 'controller')!['env'].map((e: Loose) => [e['name'], e['value']]));
+    assert.equal(controllerEnv['WAKING_SERVICE'], 'x-service');
+    assert.equal(controllerEnv['FRONT_DOOR_KEY_FILE'], '/etc/devtool/front-door-key/key');
+    assert.equal(controllerEnv['ACCESS_LOG'], '/var/log/caddy/access.log');
+    const frontDoorRules = docs.find((d) => d['kind'] === 'ClusterRole' && d['metadata'].name === 'x-front-door')!['rules'];
+    assert.ok(
+      frontDoorRules.some((r: Loose) => r['resources'].includes('namespaces') && r['verbs'].join() === 'get,list,watch,patch'),
+      JSON.stringify(frontDoorRules),
+    );
+    const policy = docs.find((d) => d['kind'] === 'ValidatingAdmissionPolicy' && d['metadata'].name === 'ns-front-door-namespaces')!;
+    assert.equal(policy['spec'].matchConditions[0].expression, "request.userInfo.username == 'system:serviceaccount:ns:x-front-door'");
+    // Without the front door, no key and no mount.
+    assert.doesNotMatch(render('ingress.enabled=false', 'ingress.className=nginx', 'service.image=s'), /front-door-key/);
   });
 
   test('the defaults are safe: sign-up by allow-list only, no /metrics without a token, only the front door admitted to the service pods', () => {
