@@ -7,7 +7,7 @@
 import { DNS_LABEL_RULE, isDnsLabel } from '../api/dns-label.ts';
 import { PERSONAL_SUFFIX, USER_NAME_MAX } from '../api/routes.ts';
 import { ApiError } from './errors.ts';
-import { ConflictError, type Store } from './store/store.ts';
+import { ConflictError, type Store, type UserRecord } from './store/store.ts';
 import { newToken } from './tokens.ts';
 
 export const personalNamespace = (user: string) => `${user}${PERSONAL_SUFFIX}`;
@@ -98,4 +98,19 @@ export async function deleteAccount(store: Store, name: string): Promise<string[
   for (const ns of owned) if (ns.status !== 'Terminating') await store.deleteNamespace(ns.name);
   await store.deleteUser(name);
   return owned.map((ns) => ns.name);
+}
+
+/** Refuses a caller who is not an admin (`what`: "list", "create"...). */
+export function requireAdmin(caller: UserRecord, what: string): void {
+  if (!caller.admin) throw new ApiError(403, `only admins can ${what} users`);
+}
+
+/**
+ * The user an admin acts on: never the caller's own account, so an admin cannot lock themselves
+ * out and the last admin stays one. Used by the admin routes and the dashboard's admin page.
+ */
+export function otherUser(caller: UserRecord, name: string, what: string): string {
+  requireAdmin(caller, what);
+  if (name === caller.name) throw new ApiError(409, `you cannot ${what} your own account: ask another admin`);
+  return name;
 }

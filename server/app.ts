@@ -169,6 +169,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   registerTokenRoutes(app, ctx, auth);
   registerUserRoutes(app, ctx, auth);
   const namespaces = namespaceDeps(ctx, opts.kubeCredentials, opts.ownerCluster);
+  const previews = previewDeps(ctx, opts.kubeCredentials, opts.previewCluster);
   registerNamespaceRoutes(app, ctx, auth, namespaces);
   registerSecretRoutes(app, ctx, auth);
   const dashboardCluster =
@@ -182,14 +183,14 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     });
   const runsAs = actingUser(ctx, opts.kubeCredentials, opts.pipelineCluster ?? defaultCluster);
   registerLoginRoutes(app, ctx, (scope) => {
-    registerDashboardPages(scope, ctx, { ...(dashboardCluster ? { cluster: dashboardCluster } : {}), ...(hub ? { hub } : {}) });
+    registerDashboardPages(scope, ctx, { ...(dashboardCluster ? { cluster: dashboardCluster } : {}), ...(hub ? { hub } : {}), namespaces, previews });
     registerDashboardLogs(scope, ctx, dashboardCluster, hub);
     registerDashboardRuns(scope, ctx, runsAs);
   });
   registerKubeCredentialRoutes(app, opts.kubeCredentials, auth);
   registerBuildRoutes(app, ctx, auth);
   registerPipelineRoutes(app, ctx, auth, opts.kubeCredentials, opts.pipelineCluster);
-  registerPreviewRoutes(app, auth, previewDeps(ctx, opts.kubeCredentials, opts.previewCluster), ctx.config);
+  registerPreviewRoutes(app, auth, previews, ctx.config);
   registerWakingRoute(app, { key: ctx.config.frontDoorKey, ...(opts.waking ?? namespaceWaking(namespaces, app.log)) });
   return app;
 }

@@ -202,8 +202,7 @@ describe('accounts and sessions', () => {
     assert.equal(ok.statusCode, 303);
     assert.equal(ok.headers.location, '/', 'never redirected off the service');
     const { safeNext } = await import('./routes/login-pages.ts');
-    for (const evil of ['//evil.example', '/\\evil.example', '/\t/evil.example', 'https://evil.example', '/x\n'])
-      assert.equal(safeNext(evil), '/', evil);
+    for (const evil of ['//evil.example', '/\\evil.example', '/\t/evil.example', 'https://evil.example', '/x\n']) assert.equal(safeNext(evil), '/', evil);
     assert.equal(safeNext('/device?code=ABCD-EFGH'), '/device?code=ABCD-EFGH');
   });
 

@@ -1,12 +1,15 @@
 /**
  * The dashboard's home page, rendered from plain data (pure): the user's namespaces (status and
- * sleep, owner, what runs in each, the last activity), the global previews, and the forms to create and delete namespaces.
+ * sleep, owner, what runs in each, the last activity, the announced automatic sleep and deletion),
+ * the global previews, and the forms to create, delete, put to sleep and wake namespaces.
  */
 import { DNS_LABEL_PATTERN } from '../../api/dns-label.ts';
 import { csrfField, html, type Html, page, tableHead } from '../pages/html.ts';
-import { when } from './namespace-page.ts';
+import { previewButtons, previewFacts, type PreviewView } from './preview-view.ts';
+import { announcement, type SleepView, sleepButton } from './sleep-view.ts';
+import { when } from './model.ts';
 
-export interface HomeNamespace {
+export interface HomeNamespace extends SleepView {
   name: string;
   /** Active, Terminating, or its sleep: "Sleeping since ... by ...", "Waking since ...". */
   status: string;
@@ -16,12 +19,16 @@ export interface HomeNamespace {
   personal: boolean;
   /** Environments recorded in it and pods ready / total; absent when they could not be read. */
   running?: { environments: number; ready: number; total: number };
+  /** A preview environment: its scope, source and what the viewer may do with it. */
+  preview?: PreviewView;
   /** The viewer may delete it here (its owner or an admin, not personal, not a preview, not already going). */
   deletable: boolean;
 }
 
 export interface HomeData {
   user: string;
+  /** The viewer is an admin (the navigation lists Admin). */
+  admin?: boolean;
   /** The browser session's CSRF token; absent for a page rendered for an API token (no forms). */
   csrf?: string;
   namespaces: HomeNamespace[];
@@ -44,10 +51,13 @@ function table(id: string, caption: string, list: readonly HomeNamespace[], csrf
       n.deletable && csrf !== undefined
         ? html`<form class="inline" method="post" action="/namespaces/${n.name}/delete">${csrfField(csrf)}${button}</form>`
         : '';
-    const personal = n.personal ? html` <span class="muted">(personal)</span>` : '';
+    const personal = n.personal ? html` <span class="muted">(personal)</span>` : n.preview ? html`<br>${previewFacts(n.preview)}` : '';
+    const actions = n.preview ? previewButtons(n.name, n.preview, csrf) : html`${sleepButton(n.name, n, csrf, `/namespaces/${n.name}`)} ${del}`;
+    const next = announcement(n);
+    const last = n.lastActivity ? when(n.lastActivity) : html`<span class="muted">unknown</span>`;
     return html`<tr data-namespace="${n.name}"><td data-label="Namespace"><a href="/namespaces/${n.name}">${n.name}</a>${personal}</td>
-<td data-label="Status">${n.status}</td><td data-label="Owner">${n.owner}</td>${runningCell(n)}
-<td data-label="Last activity">${n.lastActivity ? when(n.lastActivity) : html`<span class="muted">unknown</span>`}</td><td>${del}</td></tr>`;
+<td data-label="Status">${n.status}${next ? html`<br>${next}` : ''}</td><td data-label="Owner">${n.owner}</td>${runningCell(n)}
+<td data-label="Last activity">${last}</td><td>${actions}</td></tr>`;
   });
   const head = tableHead(['Namespace', 'Status', 'Owner', 'Running', 'Last activity', html`<span class="sr">Actions</span>`]);
   return html`<table class="cards" id="${id}"><caption class="muted">${caption}</caption>${head}
@@ -65,6 +75,7 @@ export function homePage(d: HomeData): string {
   return page({
     title: 'Home',
     user: d.user,
+    admin: d.admin === true,
     ...(d.csrf !== undefined ? { csrf: d.csrf } : {}),
     current: 'home',
     ...(d.error ? { error: d.error } : {}),

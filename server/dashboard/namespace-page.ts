@@ -8,6 +8,8 @@
  */
 import { DEV_SESSION_STALE_MS, type DevSessionState } from '../../api/dev-session.ts';
 import { html, type Html, page, tableHead } from '../pages/html.ts';
+import { previewButtons, previewFacts, type PreviewView } from './preview-view.ts';
+import { announcement, type SleepView, sleepButton } from './sleep-view.ts';
 import type { RunRecord } from '../store/store.ts';
 import { logsPath } from './logs-page.ts';
 import { runsSection } from './pipeline-page.ts';
@@ -16,12 +18,17 @@ import { type EnvironmentSummary, endpointsOf, type NamespaceSnapshot, type PodS
 /** Times as every dashboard page shows them (model.ts), for the pages that import them from here. */
 export { when } from './model.ts';
 
-export interface NamespaceData {
+export interface NamespaceData extends Partial<SleepView> {
   user: string;
+  /** The viewer is an admin (the navigation lists Admin). */
+  admin?: boolean;
   csrf?: string;
   name: string;
   owner: string;
+  /** Active, Terminating, or its sleep ("Sleeping since ... (by ...)"). */
   status: string;
+  /** A preview environment's scope, source and buttons. */
+  preview?: PreviewView;
   snapshot: NamespaceSnapshot;
   /** Environments a pipeline of the service deploys (their source shows as pipeline). */
   pipelines: ReadonlySet<string>;
@@ -129,12 +136,19 @@ export function namespaceSections(d: NamespaceData): Record<SectionId, Html> {
 /** The page; `runs` are the pipeline runs recorded here (a section of its own, not live). */
 export function namespacePage(d: NamespaceData & { script: string; runs: readonly RunRecord[] }): string {
   const s = namespaceSections(d);
+  const next = announcement(d);
+  const live = html`<span id="live-status" role="status" class="muted">Not live</span>`;
+  const back = `/namespaces/${d.name}`;
+  const button = d.preview ? previewButtons(d.name, d.preview, d.csrf, back) : sleepButton(d.name, { sleepable: false, ...d }, d.csrf, back, back);
+  const facts = d.preview ? html`<p>${previewFacts(d.preview)}</p>` : '';
   return page({
     title: `Namespace ${d.name}`,
     user: d.user,
+    admin: d.admin === true,
     ...(d.csrf !== undefined ? { csrf: d.csrf } : {}),
     script: d.script,
-    body: html`<p>Owner <b>${d.owner}</b> · status ${d.status} · <span id="live-status" role="status" class="muted">Not live</span></p>
+    body: html`<p>Owner <b>${d.owner}</b> · status <span id="ns-status">${d.status}</span>${next ? html` · ${next}` : ''} · ${live}</p>
+${facts}${button ? html`<div>${button}</div>` : ''}
 <div data-live="/namespaces/${d.name}/events">
 <section aria-labelledby="h-environments"><h2 id="h-environments">Environments</h2><div id="environments">${s.environments}</div></section>
 <section aria-labelledby="h-sessions"><h2 id="h-sessions">Dev containers</h2><div id="sessions">${s.sessions}</div></section>

@@ -99,6 +99,8 @@ describe('dashboard pages, rendered', () => {
       name: 'shop',
       owner: 'ann',
       status: 'Active',
+      sleepable: true,
+      sleepsAt: '2026-12-02T15:00:00Z',
       snapshot,
       pipelines: new Set(),
       now: NOW,
@@ -124,8 +126,13 @@ describe('dashboard pages, rendered', () => {
     assert.match(p, /<a href="\/namespaces\/shop\/pipelines\/shop">shop<\/a>.*<code>0123456789ab<\/code>.*2 min 5 s/s);
     assert.match(p, /<li><a href="\/account\/secrets">Stored secrets<\/a><\/li>/);
     assert.match(p, /<script src="\/assets\/live-x\.js" defer><\/script><\/head>/);
-    assert.doesNotMatch(p, /Admin/, 'no admin entry until an admin page exists');
+    assert.doesNotMatch(p, /Admin/, 'a plain user has no Admin entry');
     assert.match(p, /<div data-live="\/namespaces\/shop\/events">/);
+    assert.match(p, /status <span id="ns-status">Active<\/span> · <span class="muted" data-announcement>sleeps at 2026-12-02 15:00 UTC unless used<\/span>/);
+    assert.match(
+      p,
+      /<div><form class="inline" method="post" action="\/namespaces\/shop\/sleep">.*"back" value="\/namespaces\/shop">.*Sleep<\/button><\/form><\/div>\n<div/,
+    );
     assert.match(p, /<span id="live-status" role="status" class="muted">Not live<\/span>/);
     assert.match(p, /<main id="main"><h1>Namespace shop<\/h1>/);
   });
@@ -135,20 +142,54 @@ describe('dashboard pages, rendered', () => {
       user: 'ann',
       csrf: 'tok"en',
       namespaces: [
-        { name: 'ann-devtool', status: 'Active', owner: 'ann', personal: true, deletable: false, running: { environments: 0, ready: 0, total: 0 } },
         {
-          ...{ name: 'shop', status: 'Sleeping since 2026-12-02 10:00 UTC (by ann)', owner: 'ann', personal: false, deletable: true },
-          ...{ running: { environments: 2, ready: 1, total: 3 }, lastActivity: '2026-12-02T09:58:00Z' },
+          name: 'ann-devtool',
+          status: 'Active',
+          owner: 'ann',
+          personal: true,
+          deletable: false,
+          sleepable: true,
+          running: { environments: 0, ready: 0, total: 0 },
         },
-        { name: 'old', status: 'Terminating', owner: 'ann', personal: false, deletable: false },
+        {
+          ...{
+            name: 'shop',
+            status: 'Sleeping since 2026-12-02 10:00 UTC (by ann)',
+            sleep: 'Sleeping' as const,
+            owner: 'ann',
+            personal: false,
+            deletable: true,
+            sleepable: true,
+          },
+          ...{ running: { environments: 2, ready: 1, total: 3 }, lastActivity: '2026-12-02T09:58:00Z', deletesAt: '2026-12-16T09:58:00Z' },
+        },
+        { name: 'old', status: 'Terminating', owner: 'ann', personal: false, deletable: false, sleepable: false },
       ],
-      previews: [{ name: 'main', status: 'Sleeping', owner: 'root', personal: false, deletable: false, running: { environments: 1, ready: 0, total: 0 } }],
+      previews: [
+        {
+          name: 'main',
+          status: 'Sleeping',
+          owner: 'root',
+          personal: false,
+          deletable: false,
+          sleepable: false,
+          running: { environments: 1, ready: 0, total: 0 },
+          preview: { scope: 'global', sourceUrl: 'javascript:alert(1)', sleeping: true, destroying: false, maySleep: false, mayDestroy: false },
+        },
+      ],
     });
     assert.match(p, /<a href="\/" aria-current="page">Home<\/a>/);
     assertGolden(golden('home.html'), p);
     assert.doesNotMatch(p, /action="\/namespaces\/ann-devtool\/delete"/, 'a personal namespace has no delete');
     assert.doesNotMatch(p, /action="\/namespaces\/old\/delete"/, 'no delete where it may not be deleted');
     assert.match(p, /action="\/namespaces\/shop\/delete"/, 'a sleeping namespace can be deleted');
+    assert.match(p, /action="\/namespaces\/shop\/wake">.*<button aria-label="Wake shop">Wake<\/button>/, 'a sleeping one has Wake');
+    assert.match(p, /action="\/namespaces\/ann-devtool\/sleep">.*<button aria-label="Sleep ann-devtool">Sleep<\/button>/, 'an awake one has Sleep');
+    assert.doesNotMatch(p, /action="\/namespaces\/(old|main)\/(sleep|wake)"/, 'no sleep or wake where the viewer may not');
+    assert.match(p, /<span class="muted">global preview<\/span> · source <code>javascript:alert\(1\)<\/code>/, 'a source link only for http(s)');
+    assert.match(p, /action="\/previews\/main\/wake">.*<button aria-label="Wake main">Wake<\/button>/, 'anyone wakes a global preview');
+    assert.doesNotMatch(p, /\/previews\/main\/(sleep|destroy)/, 'only admins sleep or destroy a global preview');
+    assert.match(p, /<span class="muted" data-announcement>deleted at 2026-12-16 09:58 UTC unless used<\/span>/);
     assert.match(p, /<table class="cards" id="previews">.*<td data-label="Status">Sleeping<\/td><td data-label="Owner">root<\/td>/s);
     assert.match(p, /<form method="post" action="\/namespaces" id="create-namespace"><input type="hidden" name="csrf" value="tok&quot;en">/);
   });

@@ -1,7 +1,7 @@
 /**
- * Creating and deleting a namespace for a user, with the service's rules: the API routes
- * (routes/namespaces.ts) and the dashboard's forms act through these, so both refuse the same
- * names for the same reasons. Every refusal is an ApiError whose line says why.
+ * Creating, deleting, putting to sleep and waking a namespace for a user, with the service's rules:
+ * the API routes (routes/namespaces.ts) and the dashboard's forms act through these, so both refuse
+ * the same names for the same reasons. Every refusal is an ApiError whose line says why.
  */
 import { isDnsLabel } from '../../api/dns-label.ts';
 import { PERSONAL_SUFFIX } from '../../api/routes.ts';
@@ -9,6 +9,7 @@ import { ApiError } from '../errors.ts';
 import { reservedNamespaceReason } from '../reserved-namespaces.ts';
 import type { ServiceDeps } from '../service-deps.ts';
 import { ConflictError, type NamespaceRecord, type UserRecord } from '../store/store.ts';
+import { type NamespaceDeps, sleepNamespace, wakeNamespace } from './sleep.ts';
 
 /** A new namespace owned by `user`. */
 export async function createNamespaceFor(ctx: ServiceDeps, user: UserRecord, name: string): Promise<NamespaceRecord> {
@@ -50,4 +51,36 @@ export async function deleteNamespaceAs(ctx: ServiceDeps, user: UserRecord, name
   if (ns.personal) throw new ApiError(403, `namespace ${name} is the personal namespace of ${ns.owner}: it lives as long as the account`);
   if (ns.status === 'Terminating') return;
   await ctx.store.deleteNamespace(name);
+}
+
+/** Whether `user` may put `ns` to sleep or wake it: its owner or an admin. */
+export function mayChangeSleep(user: UserRecord, ns: NamespaceRecord): boolean {
+  return ns.owner === user.name || user.admin;
+}
+
+/** Refuses unless `user` may put `name` to sleep or wake it (`what`: "put it to sleep", "wake it"). */
+async function requireSleepRight(
+  store: Pick<ServiceDeps['store'], 'getNamespace' | 'namespaceExists'>,
+  user: UserRecord,
+  name: string,
+  what: string,
+): Promise<void> {
+  const ns = await store.getNamespace(name);
+  if (!ns) {
+    if (await store.namespaceExists(name)) throw new ApiError(403, `namespace ${name} is not managed by devtool: devtool does not ${what}`);
+    throw new ApiError(404, `namespace ${name} does not exist`);
+  }
+  if (!mayChangeSleep(user, ns)) throw new ApiError(403, `namespace ${name}: only its owner (${ns.owner}) or an admin can ${what}`);
+}
+
+/** Puts `name` to sleep for `user` (namespaces/sleep.ts does the sleeping). */
+export async function sleepNamespaceAs(ctx: ServiceDeps, deps: NamespaceDeps, user: UserRecord, name: string): Promise<NamespaceRecord> {
+  await requireSleepRight(ctx.store, user, name, 'put it to sleep');
+  return sleepNamespace(deps, name, user.name);
+}
+
+/** Wakes `name` for `user`. */
+export async function wakeNamespaceAs(ctx: ServiceDeps, deps: NamespaceDeps, user: UserRecord, name: string): Promise<NamespaceRecord> {
+  await requireSleepRight(ctx.store, user, name, 'wake it');
+  return wakeNamespace(deps, name);
 }

@@ -65,8 +65,9 @@ const STYLE =
   'pre.log{white-space:pre-wrap;overflow-wrap:anywhere;background:#f4f4f4;padding:.5rem;font-size:.85rem;max-height:70vh;overflow-y:auto}' +
   'pre.log .src{color:#444}dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}' +
   'dl.facts dd{margin:0;min-width:0;overflow-wrap:anywhere}' +
+  // Narrow: each row a card whose cells take the whole width, so a long image name or URL may break anywhere.
   '@media (max-width:40rem){table.cards thead{position:absolute;left:-99rem}table.cards tr{display:block;border-bottom:1px solid #ddd;padding:.3rem 0}' +
-  'table.cards td{display:block;border:0;padding:.1rem 0}table.cards td[data-label]::before{content:attr(data-label) ": ";color:#555}}';
+  'table.cards td{display:block;border:0;padding:.1rem 0;overflow-wrap:anywhere}table.cards td[data-label]::before{content:attr(data-label) ": ";color:#555}}';
 
 /** A form's hidden CSRF field. */
 export const csrfField = (csrf: string): Html => html`<input type="hidden" name="csrf" value="${csrf}">`;
@@ -75,16 +76,20 @@ export const csrfField = (csrf: string): Html => html`<input type="hidden" name=
 export const tableHead = (columns: readonly (string | Html)[]): Html => html`<thead><tr>${columns.map((c) => html`<th scope="col">${c}</th>`)}</tr></thead>`;
 
 /** The navigation's entries; `current` marks the page the user is on. */
-export type NavEntry = 'home' | 'tokens' | 'secrets' | 'device';
+export type NavEntry = 'home' | 'tokens' | 'secrets' | 'device' | 'admin';
 const NAV: readonly { id: NavEntry; href: string; label: string }[] = [
   { id: 'home', href: '/', label: 'Home' },
   { id: 'tokens', href: '/account/tokens', label: 'Tokens' },
   { id: 'secrets', href: '/account/secrets', label: 'Stored secrets' },
   { id: 'device', href: '/device', label: 'Device code' },
+  { id: 'admin', href: '/admin', label: 'Admin' },
 ];
 
-function navigation(user: string, csrf: string | undefined, current: NavEntry | undefined): Html {
-  const items = NAV.map((n) => html`<li><a href="${n.href}"${n.id === current ? new Html(' aria-current="page"') : ''}>${n.label}</a></li>`);
+/** Admin is listed for admins only; a plain user's pages do not link to it. */
+function navigation(user: string, csrf: string | undefined, current: NavEntry | undefined, admin: boolean): Html {
+  const items = NAV.filter((n) => admin || n.id !== 'admin').map(
+    (n) => html`<li><a href="${n.href}"${n.id === current ? new Html(' aria-current="page"') : ''}>${n.label}</a></li>`,
+  );
   // A page rendered for an API token (no browser session) has no session to end.
   const signOut =
     csrf === undefined
@@ -94,13 +99,14 @@ function navigation(user: string, csrf: string | undefined, current: NavEntry | 
 }
 
 /**
- * A whole page: title, the signed-in navigation (when there is a user), an optional error line,
- * the body; `script`, the path of the service's own script the page loads (LIVE_PAGE_HEADERS);
- * `refreshSeconds`, a page that reloads itself that often (no script needed).
+ * A whole page: title, the signed-in navigation (when there is a user; `admin` adds Admin), an optional
+ * error line, the body; `script`, the path of the service's own script the page loads
+ * (LIVE_PAGE_HEADERS); `refreshSeconds`, a page that reloads itself that often (no script needed).
  */
 export function page(o: {
   title: string;
   user?: string;
+  admin?: boolean;
   csrf?: string;
   current?: NavEntry;
   error?: string;
@@ -108,7 +114,7 @@ export function page(o: {
   script?: string;
   refreshSeconds?: number;
 }): string {
-  const nav = o.user ? navigation(o.user, o.csrf, o.current) : '';
+  const nav = o.user ? navigation(o.user, o.csrf, o.current, o.admin === true) : '';
   const refresh = o.refreshSeconds ? html`<meta http-equiv="refresh" content="${o.refreshSeconds}">` : '';
   const script = o.script ? html`<script src="${o.script}" defer></script>` : '';
   const error = o.error ? html`<p class="error" role="alert" id="error">${o.error}</p>` : '';

@@ -238,10 +238,15 @@ export async function previewEndpoints(deps: PreviewDeps, user: UserRecord, name
  * Destroys a preview: personal ones by their owner (or an admin), global ones by admins only. The
  * destroy run acts as the owner: it undoes what the owner's deploy did, with the same rights.
  */
+/** Whether `user` may destroy the preview: a global one only an admin, a personal one its owner or an admin. */
+export function mayDestroyPreview(user: UserRecord, p: NamespaceRecord): boolean {
+  return p.preview?.scope === 'global' ? user.admin : p.owner === user.name || user.admin;
+}
+
 export async function destroyPreview(deps: PreviewDeps, user: UserRecord, name: string, timeoutSeconds: number): Promise<PreviewBody> {
   const p = await deps.store.getNamespace(name);
   if (!p?.preview || (!reaches(p, user) && !user.admin)) throw new ApiError(404, `no preview environment ${name}`);
-  if (p.preview.scope === 'global' && !user.admin) throw new ApiError(403, `only admins can destroy the global preview environment ${name}`);
+  if (!mayDestroyPreview(user, p)) throw new ApiError(403, `only admins can destroy the global preview environment ${name}`);
   if (p.status === 'Terminating') return view(p, undefined, 'destroying');
   if (!p.preview.destroyRequestedAt) {
     await deps.store.updatePreview(name, { destroyRequestedAt: deps.now().toISOString() });

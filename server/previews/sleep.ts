@@ -9,12 +9,17 @@
  */
 import type { PreviewBody } from '../../api/routes.ts';
 import { ApiError } from '../errors.ts';
-import type { UserRecord } from '../store/store.ts';
+import type { NamespaceRecord, UserRecord } from '../store/store.ts';
 import { type PreviewDeps, previewOf, settle } from './previews.ts';
+
+/** Whether `user`, who reaches the preview, may put it to sleep: a global one only an admin. */
+export function maySleepPreview(user: UserRecord, p: NamespaceRecord): boolean {
+  return p.preview?.scope !== 'global' || user.admin;
+}
 
 export async function sleepPreview(deps: PreviewDeps, user: UserRecord, name: string): Promise<PreviewBody> {
   const p = await previewOf(deps, name, user);
-  if (p.preview!.scope === 'global' && !user.admin) throw new ApiError(403, `only admins can put the global preview environment ${name} to sleep`);
+  if (!maySleepPreview(user, p)) throw new ApiError(403, `only admins can put the global preview environment ${name} to sleep`);
   const { cluster } = await deps.actAs(p.owner);
   const now = await settle(deps, cluster, p);
   if (now.status === 'sleeping') return now;

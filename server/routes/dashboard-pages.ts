@@ -13,29 +13,68 @@ import { homePage, type HomeNamespace } from '../dashboard/home-page.ts';
 import type { WatchHub } from '../dashboard/hub.ts';
 import { LIVE_SCRIPT, LIVE_SCRIPT_PATH } from '../dashboard/live-script.ts';
 import { KINDS, type Kind, podCounts, podSummary, SUMMARIZE, type Summary, snapshotOf, type NamespaceSnapshot } from '../dashboard/model.ts';
-import { type NamespaceData, namespacePage, when } from '../dashboard/namespace-page.ts';
+import { type NamespaceData, namespacePage } from '../dashboard/namespace-page.ts';
+import { when } from '../dashboard/model.ts';
 import { lastActivityOf } from '../namespaces/idle.ts';
 import { namespaceBody } from '../namespaces/view.ts';
+import type { NamespaceBody } from '../../api/routes.ts';
+import type { SleepView } from '../dashboard/sleep-view.ts';
 import { ApiError } from '../errors.ts';
-import { createNamespaceFor, deleteNamespaceAs, mayDelete } from '../namespaces/actions.ts';
+import { createNamespaceFor, deleteNamespaceAs, mayChangeSleep, mayDelete, sleepNamespaceAs, wakeNamespaceAs } from '../namespaces/actions.ts';
+import type { NamespaceDeps } from '../namespaces/sleep.ts';
+import type { PreviewView } from '../dashboard/preview-view.ts';
+import { destroyPreview, mayDestroyPreview, type PreviewDeps } from '../previews/previews.ts';
+import { maySleepPreview, sleepPreview, wakePreview } from '../previews/sleep.ts';
 import { LIVE_PAGE_HEADERS } from '../pages/html.ts';
 import type { App, ServiceDeps } from '../service-deps.ts';
-import type { NamespaceRecord } from '../store/store.ts';
+import type { NamespaceRecord, UserRecord } from '../store/store.ts';
+import { registerAdminPages } from './admin-pages.ts';
 import { registerDashboardEvents } from './dashboard-events.ts';
 import { csrfOf, noClusterCredentials, noSuchNamespace, pipelinesOf, type Viewer, viewerOf } from './dashboard-viewer.ts';
-import { formOf, refuseCsrf, sendPage } from './login-pages.ts';
+import { formOf, refuseCsrf, safeNext, sendPage } from './login-pages.ts';
 
 export interface DashboardDeps {
   /** Absent when the service hands out no Kubernetes credentials: pages show names and owners only. */
   cluster?: DashboardCluster;
   hub?: WatchHub;
+  /** What sleep and wake act with (as the namespace's owner); absent without cluster credentials. */
+  namespaces?: NamespaceDeps;
+  /** What the preview forms act with (the preview routes' own). */
+  previews?: PreviewDeps;
 }
+
+/** A preview's destroy run gets as long as `devtool preview destroy` gives it by default (5m). */
+const PREVIEW_DESTROY_SECONDS = 300;
 
 /** Active or Terminating, or its sleep as the API says it (namespaces/view.ts). */
 function statusText(n: NamespaceRecord): string {
   const sleep = namespaceBody(n, {}).sleep;
   if (n.status !== 'Active' || !sleep) return n.status;
   return `${sleep.state} since ${when(sleep.since)}${sleep.by ? ` (by ${sleep.by})` : ''}`;
+}
+
+/** A namespace's sleep for Home and its page: whether the viewer may put it to sleep or wake it, and the service's announcement. */
+function sleepOf(user: UserRecord, n: NamespaceRecord, body: NamespaceBody): SleepView {
+  return {
+    ...(body.sleep ? { sleep: body.sleep.state } : {}),
+    sleepable: mayChangeSleep(user, n) && !n.preview && n.status === 'Active',
+    ...(body.sleepsAt ? { sleepsAt: body.sleepsAt } : {}),
+    ...(body.deletesAt ? { deletesAt: body.deletesAt } : {}),
+  };
+}
+
+/** A preview's scope, source and the buttons its rules allow `user`; undefined for a plain namespace. */
+function previewOf(user: UserRecord, n: NamespaceRecord): PreviewView | undefined {
+  const p = n.preview;
+  if (!p) return undefined;
+  return {
+    scope: p.scope,
+    ...(p.sourceUrl ? { sourceUrl: p.sourceUrl } : {}),
+    sleeping: p.sleepingSince !== undefined,
+    destroying: p.destroyRequestedAt !== undefined || n.status === 'Terminating',
+    maySleep: maySleepPreview(user, n),
+    mayDestroy: mayDestroyPreview(user, n),
+  };
 }
 
 export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: DashboardDeps): void {
@@ -61,19 +100,22 @@ export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: Dashboa
     const row = async (n: NamespaceRecord): Promise<HomeNamespace> => {
       const r = await running(n).catch(() => undefined);
       const last = lastActivityOf(n);
+      const body = namespaceBody(n, ctx.config.namespaceIdle ?? {});
       return {
         name: n.name,
         status: statusText(n),
         owner: n.owner,
         personal: n.personal,
         deletable: mayDelete(user, n) && !n.preview && n.status === 'Active',
+        ...sleepOf(user, n, body),
+        ...(n.preview ? { preview: previewOf(user, n)! } : {}),
         ...(r ? { running: r } : {}),
         ...(last !== undefined ? { lastActivity: new Date(last).toISOString() } : {}),
       };
     };
     const global = previews.filter((p) => p.preview?.scope === 'global' && p.owner !== user.name);
     const [namespaces, shared] = await Promise.all([Promise.all(own.map(row)), Promise.all(global.map(row))]);
-    return sendPage(reply, status, homePage({ user: user.name, ...csrfOf(v), namespaces, previews: shared, ...(error ? { error } : {}) }));
+    return sendPage(reply, status, homePage({ user: user.name, admin: user.admin, ...csrfOf(v), namespaces, previews: shared, ...(error ? { error } : {}) }));
   };
 
   app.get('/', async (request, reply) => {
@@ -92,7 +134,9 @@ export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: Dashboa
       if (err instanceof ApiError) return home(v, reply, err.statusCode, `${err.message}.`);
       throw err;
     }
-    return reply.redirect('/', 303);
+    // Back where the form was (Home or the namespace's page): a path on this service only.
+    const back = formOf(request)['back'];
+    return reply.redirect(back !== undefined && safeNext(back) === back ? back : '/', 303);
   };
   app.post('/namespaces', async (request, reply) =>
     formAction(request, reply, async (v) => {
@@ -102,6 +146,45 @@ export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: Dashboa
   app.post('/namespaces/:name/delete', async (request, reply) =>
     formAction(request, reply, (v) => deleteNamespaceAs(ctx, v.user, (request.params as { name: string }).name)),
   );
+  const sleepDeps = (): NamespaceDeps => {
+    if (!deps.namespaces) throw new ApiError(503, 'this devtool service cannot act as its users: its operator has not set DEVTOOL_KUBE_SERVER');
+    return deps.namespaces;
+  };
+  app.post('/namespaces/:name/sleep', async (request, reply) =>
+    formAction(request, reply, async (v) => {
+      await sleepNamespaceAs(ctx, sleepDeps(), v.user, (request.params as { name: string }).name);
+    }),
+  );
+  app.post('/namespaces/:name/wake', async (request, reply) =>
+    formAction(request, reply, async (v) => {
+      await wakeNamespaceAs(ctx, sleepDeps(), v.user, (request.params as { name: string }).name);
+    }),
+  );
+  const previewDeps = (): PreviewDeps => {
+    if (!deps.previews) throw new ApiError(503, 'this devtool service has no preview environments');
+    return deps.previews;
+  };
+  const previewName = (request: FastifyRequest) => (request.params as { name: string }).name;
+  app.post('/previews/:name/sleep', async (request, reply) =>
+    formAction(request, reply, async (v) => {
+      await sleepPreview(previewDeps(), v.user, previewName(request));
+    }),
+  );
+  app.post('/previews/:name/wake', async (request, reply) =>
+    formAction(request, reply, async (v) => {
+      await wakePreview(previewDeps(), v.user, previewName(request));
+    }),
+  );
+  app.post('/previews/:name/destroy', async (request, reply) =>
+    formAction(request, reply, async (v) => {
+      await destroyPreview(previewDeps(), v.user, previewName(request), PREVIEW_DESTROY_SECONDS);
+    }),
+  );
+  registerAdminPages(app, ctx, {
+    viewerOf: (request, reply) => viewerOf(ctx, request, reply),
+    statusText,
+    ...(deps.namespaces ? { namespaces: deps.namespaces } : {}),
+  });
 
   /** The namespace's objects as the viewer lists them; undefined when it may not read one of the kinds. */
   const snapshotFor = async (user: string, name: string): Promise<NamespaceSnapshot | undefined> => {
@@ -127,7 +210,20 @@ export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: Dashboa
       snapshot.environments.map((e) => e.name),
       new Map(),
     );
-    const data: NamespaceData = { user: v.user.name, ...csrfOf(v), name, owner: ns.owner, status: ns.status, snapshot, pipelines, now: ctx.now() };
+    const body = namespaceBody(ns, ctx.config.namespaceIdle ?? {});
+    const data: NamespaceData = {
+      user: v.user.name,
+      admin: v.user.admin,
+      ...csrfOf(v),
+      name,
+      owner: ns.owner,
+      status: statusText(ns),
+      ...sleepOf(v.user, ns, body),
+      ...(ns.preview ? { preview: previewOf(v.user, ns)! } : {}),
+      snapshot,
+      pipelines,
+      now: ctx.now(),
+    };
     const runs = await ctx.store.runs.listRecords(name);
     return reply
       .code(200)

@@ -9,12 +9,12 @@
 import { type NamespaceBody, routes } from '../../api/routes.ts';
 import { type Authenticator, userOf } from '../auth.ts';
 import type { App, ServiceDeps } from '../service-deps.ts';
-import { createNamespaceFor, deleteNamespaceAs } from '../namespaces/actions.ts';
+import { createNamespaceFor, deleteNamespaceAs, sleepNamespaceAs, wakeNamespaceAs } from '../namespaces/actions.ts';
 import { refusePersonalName, routeOptions } from './route-options.ts';
 import { ApiError } from '../errors.ts';
-import type { NamespaceRecord, UserRecord } from '../store/store.ts';
+import type { NamespaceRecord } from '../store/store.ts';
 import type { KubeCredentialSource } from '../kube-credentials.ts';
-import { type NamespaceDeps, type OwnerCluster, sleepNamespace, wakeNamespace } from '../namespaces/sleep.ts';
+import type { NamespaceDeps, OwnerCluster } from '../namespaces/sleep.ts';
 import { namespaceBody } from '../namespaces/view.ts';
 
 export const defaultOwnerCluster: OwnerClusterFactory = async (token) => {
@@ -56,26 +56,15 @@ export function registerNamespaceRoutes(app: App, ctx: ServiceDeps, auth: Authen
     return reply.code(202).send(null);
   });
 
-  /** The namespace, when `user` may put it to sleep or wake it: its owner or an admin. */
-  const mayChange = async (user: UserRecord, name: string, what: string): Promise<void> => {
-    const ns = await ctx.store.getNamespace(name);
-    if (!ns) {
-      if (await ctx.store.namespaceExists(name)) throw new ApiError(403, `namespace ${name} is not managed by devtool: devtool does not ${what}`);
-      throw new ApiError(404, `namespace ${name} does not exist`);
-    }
-    if (ns.owner !== user.name && !user.admin) throw new ApiError(403, `namespace ${name}: only its owner (${ns.owner}) or an admin can ${what}`);
-  };
   app.post(r.sleepNamespace.url, routeOptions(r.sleepNamespace, auth, { params: r.sleepNamespace.params }), async (request) => {
     const user = userOf(request);
-    await mayChange(user, request.params.name, 'put it to sleep');
-    const ns = await sleepNamespace(deps, request.params.name, user.name);
+    const ns = await sleepNamespaceAs(ctx, deps, user, request.params.name);
     request.log.info({ namespace: ns.name, by: user.name }, 'namespace put to sleep');
     return body(ns);
   });
   app.post(r.wakeNamespace.url, routeOptions(r.wakeNamespace, auth, { params: r.wakeNamespace.params }), async (request) => {
     const user = userOf(request);
-    await mayChange(user, request.params.name, 'wake it');
-    const ns = await wakeNamespace(deps, request.params.name);
+    const ns = await wakeNamespaceAs(ctx, deps, user, request.params.name);
     request.log.info({ namespace: ns.name, by: user.name }, 'namespace woken');
     return body(ns);
   });

@@ -6,7 +6,7 @@
  * and the last admin stays one.
  */
 import { routes, type UserBody } from '../../api/routes.ts';
-import { createAccount, deleteAccount, disableAccount, enableAccount } from '../accounts.ts';
+import { createAccount, deleteAccount, disableAccount, enableAccount, otherUser, requireAdmin } from '../accounts.ts';
 import { type Authenticator, userOf } from '../auth.ts';
 import type { App, ServiceDeps } from '../service-deps.ts';
 import { ApiError } from '../errors.ts';
@@ -17,15 +17,6 @@ const body = (u: UserRecord): UserBody => ({ name: u.name, admin: u.admin, disab
 
 export function registerUserRoutes(app: App, ctx: ServiceDeps, auth: Authenticator): void {
   const r = routes;
-  /** The target's name, once the caller may act on it. */
-  const adminOnly = (caller: UserRecord, what: string): void => {
-    if (!caller.admin) throw new ApiError(403, `only admins can ${what} users`);
-  };
-  const target = (caller: UserRecord, name: string, what: string): string => {
-    adminOnly(caller, what);
-    if (name === caller.name) throw new ApiError(409, `you cannot ${what} your own account: ask another admin`);
-    return name;
-  };
   const current = async (name: string): Promise<UserRecord> => {
     const u = await ctx.store.getUser(name);
     if (!u) throw new ApiError(404, `no user ${name}`);
@@ -33,36 +24,36 @@ export function registerUserRoutes(app: App, ctx: ServiceDeps, auth: Authenticat
   };
 
   app.get(r.listUsers.url, routeOptions(r.listUsers, auth), async (request) => {
-    adminOnly(userOf(request), 'list');
+    requireAdmin(userOf(request), 'list');
     return { users: (await ctx.store.listUsers()).map(body) };
   });
 
   app.post(r.createUser.url, routeOptions(r.createUser, auth, { body: r.createUser.body }), async (request, reply) => {
-    adminOnly(userOf(request), 'create');
+    requireAdmin(userOf(request), 'create');
     // createAccount refuses a bad or taken name (400, 409) and leaves nothing half-made.
     return reply.code(201).send(await createAccount(ctx.store, request.body.name, request.body.admin ?? false, ctx.now()));
   });
 
   app.put(r.setUserAdmin.url, routeOptions(r.setUserAdmin, auth, { params: r.setUserAdmin.params, body: r.setUserAdmin.body }), async (request) => {
-    const name = target(userOf(request), request.params.name, 'make or unmake admin');
+    const name = otherUser(userOf(request), request.params.name, 'make or unmake admin');
     if (!(await ctx.store.setUserAdmin(name, request.body.admin))) throw new ApiError(404, `no user ${name}`);
     return body(await current(name));
   });
 
   app.post(r.disableUser.url, routeOptions(r.disableUser, auth, { params: r.disableUser.params }), async (request) => {
-    const name = target(userOf(request), request.params.name, 'disable');
+    const name = otherUser(userOf(request), request.params.name, 'disable');
     await disableAccount(ctx.store, name);
     return body(await current(name));
   });
 
   app.post(r.enableUser.url, routeOptions(r.enableUser, auth, { params: r.enableUser.params }), async (request) => {
-    const name = target(userOf(request), request.params.name, 'enable');
+    const name = otherUser(userOf(request), request.params.name, 'enable');
     await enableAccount(ctx.store, name, ctx.now(), false);
     return body(await current(name));
   });
 
   app.delete(r.deleteUser.url, routeOptions(r.deleteUser, auth, { params: r.deleteUser.params }), async (request) => {
-    const name = target(userOf(request), request.params.name, 'delete');
+    const name = otherUser(userOf(request), request.params.name, 'delete');
     await current(name);
     return { name, namespaces: await deleteAccount(ctx.store, name) };
   });
