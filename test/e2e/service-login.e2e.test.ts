@@ -153,7 +153,9 @@ describe('accounts and login through the browser, on the installed service', { t
     );
     await signIn(page, user, 'not the password', () => page.waitForSelector('#error'));
     assert.equal(await page.textContent('#error'), 'Wrong user name or password.');
-    await signIn(page, user, PASSWORD, () => page.waitForURL(`${url}/account/tokens`));
+    // Signed in from /login with no page to return to: Home, the dashboard.
+    await signIn(page, user, PASSWORD, () => page.waitForURL(`${url}/`));
+    await visit(page, `${url}/account/tokens`);
 
     await submit(
       page,
@@ -276,7 +278,7 @@ describe('accounts and login through the browser, on the installed service', { t
     const context = await chromium.browser.newContext();
     const page = await context.newPage();
     await visit(page, `${url}/login`);
-    await signUp(page, user, () => page.waitForURL(`${url}/account/tokens`));
+    await signUp(page, user, () => page.waitForURL(`${url}/`));
     await svc.adoptUser(user);
 
     // A terminal and a desktop, but BROWSER=none: the device code.
