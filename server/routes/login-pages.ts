@@ -32,12 +32,12 @@ export function safeNext(next: string | undefined): string {
   return next && /^\/(?![/\\])[\x21-\x7e]*$/.test(next) ? next : '/';
 }
 
-/** The signed-in user's session, or undefined after sending the browser to sign in. */
 /** A signed-in browser: its session, and whether its user is an admin (the navigation lists Admin on every page for an admin). */
 export interface SignedInSession extends BrowserSession {
   admin: boolean;
 }
 
+/** The signed-in user's session, or undefined after sending the browser to sign in. */
 export async function requireSession(ctx: ServiceDeps, request: FastifyRequest, reply: FastifyReply): Promise<SignedInSession | undefined> {
   const session = await currentSession(ctx, request);
   if (!session) {
