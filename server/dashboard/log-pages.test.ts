@@ -79,6 +79,7 @@ describe('the logs page', () => {
   test("a Deployment's pods and lines, interleaved, the stream's path, the live status", () => {
     const p = logsPage({
       user: 'ann',
+      admin: false,
       csrf: 'c1',
       namespace: 'team',
       kind: 'deployments',
@@ -94,9 +95,15 @@ describe('the logs page', () => {
   });
 
   test('a StatefulSet without pods says so', () => {
-    const p = logsPage({ user: 'ann', namespace: 'team', kind: 'statefulsets', name: 'db', pods: [], tail: 200, lines: [], script: '/s.js' });
+    const p = logsPage({ user: 'ann', admin: false, namespace: 'team', kind: 'statefulsets', name: 'db', pods: [], tail: 200, lines: [], script: '/s.js' });
     assert.match(p, /StatefulSet <b>db<\/b> in namespace <a href="\/namespaces\/team">team<\/a> · pods: none running/);
     assert.match(p, /<span class="muted">No log lines yet\.<\/span><\/pre>/);
+  });
+
+  test("an admin's logs and run pages list Admin, as every page does for an admin", () => {
+    const logs = logsPage({ user: 'root', admin: true, namespace: 'team', kind: 'statefulsets', name: 'db', pods: [], tail: 200, lines: [], script: '/s.js' });
+    const run = runPage({ user: 'root', admin: true, namespace: 'team', record: failed, output: '', now: NOW, script: '/s.js' });
+    for (const p of [logs, run]) assert.match(p, /<li><a href="\/device">Device code<\/a><\/li><li><a href="\/admin">Admin<\/a><\/li>/);
   });
 });
 
@@ -116,14 +123,14 @@ describe('pipeline runs', () => {
   });
 
   test('a running run: live, its output so far, the script', () => {
-    const p = runPage({ user: 'ann', namespace: 'team', record: running, output: 'cloning\nbuilding\n', now: NOW, script: '/assets/live-x.js' });
+    const p = runPage({ user: 'ann', admin: false, namespace: 'team', record: running, output: 'cloning\nbuilding\n', now: NOW, script: '/assets/live-x.js' });
     assertGolden(golden('run-running.html'), p);
     assert.match(p, /<div data-live="\/namespaces\/team\/pipelines\/shop\/events">/);
     assert.match(p, /<dd data-status><span data-running>progressing<\/span><\/dd>/);
   });
 
   test('an ended run: its recorded log, its error, no script, no stream', () => {
-    const p = runPage({ user: 'ann', namespace: 'team', record: failed, output: failed.log!, now: NOW, script: '/assets/live-x.js' });
+    const p = runPage({ user: 'ann', admin: false, namespace: 'team', record: failed, output: failed.log!, now: NOW, script: '/assets/live-x.js' });
     assertGolden(golden('run-ended.html'), p);
     assert.doesNotMatch(p, /<script|data-live/);
     assert.match(p, /<span class="bad">error<\/span>: the runner failed: exit 1/);

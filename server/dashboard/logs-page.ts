@@ -12,6 +12,7 @@ export type LogKind = keyof typeof LOG_KINDS;
 
 export interface LogsData {
   user: string;
+  admin: boolean;
   csrf?: string;
   namespace: string;
   kind: LogKind;
@@ -31,6 +32,7 @@ export function logsPage(d: LogsData & { script: string }): string {
   return page({
     title: `Logs of ${d.name}`,
     user: d.user,
+    admin: d.admin,
     ...(d.csrf !== undefined ? { csrf: d.csrf } : {}),
     script: d.script,
     body: html`<p>${LOG_KINDS[d.kind]} <b>${d.name}</b> in namespace <a href="/namespaces/${d.namespace}">${d.namespace}</a> · pods: ${pods} · ${live}</p>

@@ -174,7 +174,15 @@ describe('dashboard pages, rendered', () => {
           deletable: false,
           sleepable: false,
           running: { environments: 1, ready: 0, total: 0 },
-          preview: { scope: 'global', sourceUrl: 'javascript:alert(1)', sleeping: true, destroying: false, maySleep: false, mayDestroy: false },
+          preview: {
+            scope: 'global',
+            sourceUrl: 'javascript:alert(1)',
+            sleeping: true,
+            destroying: false,
+            mayRedeploy: false,
+            maySleep: false,
+            mayDestroy: false,
+          },
         },
       ],
     });

@@ -64,6 +64,7 @@ export const outputLines = (text: string): LogLine[] =>
 
 export interface RunPageData {
   user: string;
+  admin: boolean;
   csrf?: string;
   namespace: string;
   record: RunRecord;
@@ -78,6 +79,7 @@ export function runPage(d: RunPageData & { script: string }): string {
   return page({
     title: `Pipeline ${r.name}`,
     user: d.user,
+    admin: d.admin,
     ...(d.csrf !== undefined ? { csrf: d.csrf } : {}),
     ...(running ? { script: d.script } : {}),
     body: html`<p>In namespace <a href="/namespaces/${d.namespace}">${d.namespace}</a>${

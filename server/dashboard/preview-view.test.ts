@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { previewButtons, previewFacts, type PreviewView, sourceLink } from './preview-view.ts';
 
-const BASE: PreviewView = { scope: 'global', sleeping: false, destroying: false, maySleep: false, mayDestroy: false };
+const BASE: PreviewView = { scope: 'global', sleeping: false, destroying: false, mayRedeploy: false, maySleep: false, mayDestroy: false };
 
 describe('preview view', () => {
   test('the source is a link for http and https only', () => {
@@ -28,6 +28,16 @@ describe('preview view', () => {
     const asleep = previewButtons('main', { ...BASE, sleeping: true }, 'c');
     assert.match(asleep.toString(), /action="\/previews\/main\/wake">.*Wake<\/button>/);
     assert.doesNotMatch(asleep.toString(), /sleep"|destroy"/);
+  });
+
+  test('Redeploy for whom the rules allow (its owner), posting back to the page', () => {
+    const owner = previewButtons('pr-7', { ...BASE, mayRedeploy: true }, 'c', '/namespaces/pr-7').toString();
+    const form =
+      '<form class="inline" method="post" action="/previews/pr-7/redeploy"><input type="hidden" name="csrf" value="c">' +
+      '<input type="hidden" name="back" value="/namespaces/pr-7"><button aria-label="Redeploy pr-7">Redeploy</button></form>';
+    assert.equal(owner, `${form}  `);
+    assert.doesNotMatch(previewButtons('pr-7', { ...BASE, maySleep: true, mayDestroy: true }, 'c').toString(), /redeploy/);
+    assert.equal(previewButtons('pr-7', { ...BASE, mayRedeploy: true, destroying: true }, 'c'), '');
   });
 
   test('who may: Sleep and Destroy; none while it is being destroyed or without a session', () => {

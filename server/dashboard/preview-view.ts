@@ -1,6 +1,6 @@
 /**
  * A preview environment as Home and its namespace page show it (pure): its scope, its source as a
- * link (http and https only: any other scheme stays text), and the Sleep, Wake and Destroy buttons
+ * link (http and https only: any other scheme stays text), and the Redeploy, Sleep, Wake and Destroy buttons
  * the preview routes' rules allow the viewer (previews/sleep.ts, previews/previews.ts).
  */
 import { csrfField, html, type Html } from '../pages/html.ts';
@@ -11,6 +11,8 @@ export interface PreviewView {
   sleeping: boolean;
   /** Its destroy was asked for: no button acts on it any more. */
   destroying: boolean;
+  /** Redeploy with the last deploy's parameters: its owner only, a global one while an admin. */
+  mayRedeploy: boolean;
   maySleep: boolean;
   mayDestroy: boolean;
 }
@@ -33,5 +35,6 @@ export function previewButtons(name: string, p: PreviewView, csrf: string | unde
       back ? html`<input type="hidden" name="back" value="${back}">` : ''
     }<button aria-label="${text} ${name}">${text}</button></form>`;
   const sleepWake = p.sleeping ? form('wake', 'Wake') : p.maySleep ? form('sleep', 'Sleep') : '';
-  return html`${sleepWake} ${p.mayDestroy ? form('destroy', 'Destroy') : ''}`;
+  const redeploy = p.mayRedeploy ? html`${form('redeploy', 'Redeploy')} ` : '';
+  return html`${redeploy}${sleepWake} ${p.mayDestroy ? form('destroy', 'Destroy') : ''}`;
 }

@@ -99,22 +99,28 @@ function navigation(user: string, csrf: string | undefined, current: NavEntry | 
 }
 
 /**
+ * Who a page is for: a signed-in user and whether an admin (every page's navigation is the same for
+ * the same user), or nobody (the sign-in pages).
+ */
+export type SignedIn = { user: string; admin: boolean } | { user?: undefined; admin?: undefined };
+
+/**
  * A whole page: title, the signed-in navigation (when there is a user; `admin` adds Admin), an optional
  * error line, the body; `script`, the path of the service's own script the page loads
  * (LIVE_PAGE_HEADERS); `refreshSeconds`, a page that reloads itself that often (no script needed).
  */
-export function page(o: {
-  title: string;
-  user?: string;
-  admin?: boolean;
-  csrf?: string;
-  current?: NavEntry;
-  error?: string;
-  body: Html;
-  script?: string;
-  refreshSeconds?: number;
-}): string {
-  const nav = o.user ? navigation(o.user, o.csrf, o.current, o.admin === true) : '';
+export function page(
+  o: {
+    title: string;
+    csrf?: string;
+    current?: NavEntry;
+    error?: string;
+    body: Html;
+    script?: string;
+    refreshSeconds?: number;
+  } & SignedIn,
+): string {
+  const nav = o.user ? navigation(o.user, o.csrf, o.current, o.admin) : '';
   const refresh = o.refreshSeconds ? html`<meta http-equiv="refresh" content="${o.refreshSeconds}">` : '';
   const script = o.script ? html`<script src="${o.script}" defer></script>` : '';
   const error = o.error ? html`<p class="error" role="alert" id="error">${o.error}</p>` : '';

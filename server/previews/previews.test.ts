@@ -6,7 +6,7 @@ import { fakeCluster } from '../pipelines/fake-cluster.ts';
 import { KEY_KUBE_TOKEN } from '../pipelines/job.ts';
 import type { RunSettings } from '../pipelines/runs.ts';
 import { MemoryStore } from '../store/memory.ts';
-import { deployPreview, destroyPreview, getPreview, listPreviews, pipelineNameOf, type PreviewDeps, previewEndpoints } from './previews.ts';
+import { deployPreview, destroyPreview, getPreview, listPreviews, mayRedeployPreview, pipelineNameOf, type PreviewDeps, previewEndpoints } from './previews.ts';
 import { sleepPreview, wakePreview } from './sleep.ts';
 import { sweepPreviews } from './sweeper.ts';
 
@@ -307,4 +307,17 @@ test('a destroy record the service did not ask for deletes nothing: the namespac
   assert.equal(seen.status, 'destroying');
   assert.ok(await store.getNamespace('demo'), 'the namespace is still there');
   assert.equal((await store.getNamespace('demo'))!.status, 'Active');
+});
+
+test('who may redeploy: its owner, a global one only while an admin', async () => {
+  const { store, deps } = setup();
+  await deployPreview(deps, alice, request());
+  await deployPreview(deps, root, request({ scope: 'global', name: 'demo' }));
+  const mine = (await store.getNamespace('shop-feature'))!;
+  const global = (await store.getNamespace('demo'))!;
+  assert.equal(mayRedeployPreview(alice, mine), true);
+  assert.equal(mayRedeployPreview(root, mine), false, "an admin does not redeploy another user's preview");
+  assert.equal(mayRedeployPreview(root, global), true);
+  assert.equal(mayRedeployPreview({ name: 'ops', admin: true }, global), false);
+  assert.equal(mayRedeployPreview({ name: 'root', admin: false }, global), false, 'no longer an admin');
 });

@@ -142,9 +142,20 @@ async function withFreshRbac<T>(fresh: boolean, fn: () => Promise<T>): Promise<T
   }
 }
 
-export async function deployPreview(deps: PreviewDeps, user: UserRecord, req: PreviewDeployBody): Promise<PreviewBody> {
+/** A preview's deploy; without a repository, a redeploy with its last deploy's parameters (pipelines/runs.ts reuseParams). */
+type DeployAsked = Omit<PreviewDeployBody, 'repository'> & { repository?: string };
+
+/** Only admins deploy a global preview. */
+const mayDeployScope = (user: UserRecord, scope: PreviewScopeValue) => scope !== 'global' || user.admin;
+
+/** Whether `user` may redeploy the preview: only its owner, and a global one only while an admin (deployPreview's rule). */
+export function mayRedeployPreview(user: UserRecord, p: NamespaceRecord): boolean {
+  return p.preview !== undefined && p.owner === user.name && mayDeployScope(user, p.preview.scope);
+}
+
+export async function deployPreview(deps: PreviewDeps, user: UserRecord, req: DeployAsked): Promise<PreviewBody> {
   const { name, scope } = req;
-  if (scope === 'global' && !user.admin) {
+  if (!mayDeployScope(user, scope)) {
     throw new ApiError(403, `only admins can deploy a global preview environment: deploy ${name} with --scope personal, or ask an admin`);
   }
   if (name.endsWith(PERSONAL_SUFFIX))
@@ -153,6 +164,7 @@ export async function deployPreview(deps: PreviewDeps, user: UserRecord, req: Pr
   let p = await deps.store.getNamespace(name);
   let fresh = false;
   if (!p) {
+    if (!req.repository) throw new ApiError(404, `no preview environment ${name}`);
     if (await deps.store.namespaceExists(name)) throw new ApiError(409, `preview environment ${name}: the name is taken by a namespace: choose another name`);
     const preview = { scope, pipeline: pipelineNameOf(req.repository), deployedAt: now, ...(req.sourceUrl ? { sourceUrl: req.sourceUrl } : {}) };
     try {
@@ -192,7 +204,7 @@ export async function deployPreview(deps: PreviewDeps, user: UserRecord, req: Pr
       deployRun(cluster, settings, {
         namespace: name,
         name: p.preview!.pipeline,
-        repository: req.repository,
+        ...(req.repository ? { repository: req.repository } : { reuseParams: true }),
         ...(req.branch ? { branch: req.branch } : {}),
         ...(req.file ? { file: req.file } : {}),
         variables: req.variables,
@@ -212,6 +224,15 @@ export async function deployPreview(deps: PreviewDeps, user: UserRecord, req: Pr
   if (!fresh) await deps.store.updatePreview(name, { deployedAt: now, sleepingSince: null, ...(req.sourceUrl ? { sourceUrl: req.sourceUrl } : {}) });
   const latest = (await deps.store.getNamespace(name)) ?? p;
   return view(latest, { record: { ...run, runId: '' }, version: '' }, 'progressing');
+}
+
+/**
+ * Redeploys a preview with what its last deploy used: its repository, branch, file and variables
+ * (the dashboard's Redeploy). The same rules and refusals as deployPreview.
+ */
+export async function redeployPreview(deps: PreviewDeps, user: UserRecord, name: string, timeoutSeconds: number): Promise<PreviewBody> {
+  const p = await previewOf(deps, name, user);
+  return await deployPreview(deps, user, { name, scope: p.preview!.scope, variables: [], timeoutSeconds });
 }
 
 export async function getPreview(deps: PreviewDeps, user: UserRecord, name: string): Promise<PreviewBody> {

@@ -99,6 +99,30 @@ describe('admin page', () => {
     assert.equal((await h.store.getNamespace('shop'))?.marks?.sleepingSince, undefined);
   });
 
+  test('the navigation is the same on every signed-in page: Admin for an admin, never for a plain user', async () => {
+    const h = await harness();
+    const root = await h.browser('root', true);
+    const dan = await h.browser('dan', false);
+    const ADMIN = '<li><a href="/admin">Admin</a></li>';
+    // The account pages, the device code, and the namespace's logs and run pages (here their 404s: the fake cluster shows nothing).
+    for (const url of [
+      '/',
+      '/account/tokens',
+      '/account/secrets',
+      '/device',
+      '/namespaces/shop',
+      '/namespaces/shop/logs/deployments/web',
+      '/namespaces/shop/pipelines/web',
+    ]) {
+      const admin = await root.get(url);
+      assert.match(admin.body, /<nav aria-label="Main">/, url);
+      assert.ok(admin.body.includes(ADMIN), `${url} lists Admin for an admin`);
+      const plain = await dan.get(url);
+      assert.match(plain.body, /<nav aria-label="Main">/, url);
+      assert.doesNotMatch(plain.body, /href="\/admin"/, `${url} has no Admin for a plain user`);
+    }
+  });
+
   test('an admin: users, namespaces and settings; creates a user whose token works; makes it admin and back; disables; deletes after confirming', async () => {
     const h = await harness();
     const root = await h.browser('root', true);

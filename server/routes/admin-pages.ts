@@ -18,7 +18,7 @@ import { namespaceBody } from '../namespaces/view.ts';
 import { html, page } from '../pages/html.ts';
 import type { App, ServiceDeps } from '../service-deps.ts';
 import type { NamespaceRecord } from '../store/store.ts';
-import type { Viewer } from './dashboard-viewer.ts';
+import { signedInOf, type Viewer } from './dashboard-viewer.ts';
 import { formOf, refuseCsrf, sendPage } from './login-pages.ts';
 
 export interface AdminPagesDeps {
@@ -36,8 +36,7 @@ function notAdmin(reply: FastifyReply, v: Viewer): FastifyReply {
     403,
     page({
       title: 'Admins only',
-      user: v.user.name,
-      ...(v.session ? { csrf: v.session.csrf } : {}),
+      ...signedInOf(v),
       error: ADMINS_ONLY,
       body: html`<p><a href="/">Home</a></p>`,
     }),

@@ -16,7 +16,7 @@ import { type PodSummary, podSummary, podsOf, SUMMARIZE, type WorkloadSummary } 
 import { html, LIVE_PAGE_HEADERS, page } from '../pages/html.ts';
 import type { App, ServiceDeps } from '../service-deps.ts';
 import { sendPage } from './login-pages.ts';
-import { csrfOf, noClusterCredentials, noSuchNamespace, type Viewer, viewerOf } from './dashboard-viewer.ts';
+import { noClusterCredentials, noSuchNamespace, signedInOf, type Viewer, viewerOf } from './dashboard-viewer.ts';
 import { openEventStream } from './dashboard-stream.ts';
 
 /** Lines read back of each container's log. */
@@ -38,7 +38,7 @@ function noSuchWorkload(reply: FastifyReply, v: Viewer, p: Params): FastifyReply
   return sendPage(
     reply,
     404,
-    page({ title: 'No such workload', user: v.user.name, ...csrfOf(v), error, body: html`<p><a href="/namespaces/${p.name}">Namespace ${p.name}</a></p>` }),
+    page({ title: 'No such workload', ...signedInOf(v), error, body: html`<p><a href="/namespaces/${p.name}">Namespace ${p.name}</a></p>` }),
   );
 }
 
@@ -74,8 +74,7 @@ export function registerDashboardLogs(app: App, ctx: ServiceDeps, cluster: Dashb
     );
     if ((await Promise.all(reads)).includes('forbidden')) return noSuchNamespace(reply, v, p.name);
     const body = logsPage({
-      user,
-      ...csrfOf(v),
+      ...signedInOf(v),
       namespace: p.name,
       kind: p.kind,
       name: p.workload,

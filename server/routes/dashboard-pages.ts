@@ -23,7 +23,7 @@ import { ApiError } from '../errors.ts';
 import { createNamespaceFor, deleteNamespaceAs, mayChangeSleep, mayDelete, sleepNamespaceAs, wakeNamespaceAs } from '../namespaces/actions.ts';
 import type { NamespaceDeps } from '../namespaces/sleep.ts';
 import type { PreviewView } from '../dashboard/preview-view.ts';
-import { destroyPreview, mayDestroyPreview, type PreviewDeps } from '../previews/previews.ts';
+import { destroyPreview, mayDestroyPreview, mayRedeployPreview, type PreviewDeps, redeployPreview } from '../previews/previews.ts';
 import { maySleepPreview, sleepPreview, wakePreview } from '../previews/sleep.ts';
 import { LIVE_PAGE_HEADERS } from '../pages/html.ts';
 import type { App, ServiceDeps } from '../service-deps.ts';
@@ -43,8 +43,8 @@ export interface DashboardDeps {
   previews?: PreviewDeps;
 }
 
-/** A preview's destroy run gets as long as `devtool preview destroy` gives it by default (5m). */
-const PREVIEW_DESTROY_SECONDS = 300;
+/** A preview's deploy and destroy runs get as long as `devtool preview deploy` and `destroy` give them by default (5m). */
+const PREVIEW_RUN_SECONDS = 300;
 
 /** Active or Terminating, or its sleep as the API says it (namespaces/view.ts). */
 function statusText(n: NamespaceRecord): string {
@@ -73,6 +73,7 @@ function previewOf(user: UserRecord, n: NamespaceRecord): PreviewView | undefine
     sleeping: p.sleepingSince !== undefined,
     destroying: p.destroyRequestedAt !== undefined || n.status === 'Terminating',
     maySleep: maySleepPreview(user, n),
+    mayRedeploy: mayRedeployPreview(user, n),
     mayDestroy: mayDestroyPreview(user, n),
   };
 }
@@ -165,6 +166,11 @@ export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: Dashboa
     return deps.previews;
   };
   const previewName = (request: FastifyRequest) => (request.params as { name: string }).name;
+  app.post('/previews/:name/redeploy', async (request, reply) =>
+    formAction(request, reply, async (v) => {
+      await redeployPreview(previewDeps(), v.user, previewName(request), PREVIEW_RUN_SECONDS);
+    }),
+  );
   app.post('/previews/:name/sleep', async (request, reply) =>
     formAction(request, reply, async (v) => {
       await sleepPreview(previewDeps(), v.user, previewName(request));
@@ -177,7 +183,7 @@ export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: Dashboa
   );
   app.post('/previews/:name/destroy', async (request, reply) =>
     formAction(request, reply, async (v) => {
-      await destroyPreview(previewDeps(), v.user, previewName(request), PREVIEW_DESTROY_SECONDS);
+      await destroyPreview(previewDeps(), v.user, previewName(request), PREVIEW_RUN_SECONDS);
     }),
   );
   registerAdminPages(app, ctx, {

@@ -20,7 +20,7 @@ import type { PipelineCluster } from '../pipelines/cluster.ts';
 import { refresh, requireAccess } from '../pipelines/runs.ts';
 import type { App, ServiceDeps } from '../service-deps.ts';
 import { sendPage } from './login-pages.ts';
-import { csrfOf, noSuchNamespace, type Viewer, viewerOf } from './dashboard-viewer.ts';
+import { noSuchNamespace, signedInOf, type Viewer, viewerOf } from './dashboard-viewer.ts';
 import { openEventStream } from './dashboard-stream.ts';
 
 const MAX_PENDING_LINES = 5000;
@@ -55,8 +55,7 @@ export function registerDashboardRuns(app: App, ctx: ServiceDeps, runsAs: RunsAs
           404,
           page({
             title: 'No such pipeline',
-            user: v.user.name,
-            ...csrfOf(v),
+            ...signedInOf(v),
             error,
             body: html`<p><a href="/namespaces/${p.name}">Namespace ${p.name}</a></p>`,
           }),
@@ -69,7 +68,7 @@ export function registerDashboardRuns(app: App, ctx: ServiceDeps, runsAs: RunsAs
       return sendPage(
         reply,
         err.statusCode,
-        page({ title: 'Pipeline unavailable', user: v.user.name, ...csrfOf(v), error: err.message, body: html`<p><a href="/">Home</a></p>` }),
+        page({ title: 'Pipeline unavailable', ...signedInOf(v), error: err.message, body: html`<p><a href="/">Home</a></p>` }),
       );
     }
   };
@@ -82,7 +81,7 @@ export function registerDashboardRuns(app: App, ctx: ServiceDeps, runsAs: RunsAs
     if (!('record' in run)) return reply;
     const { cluster, record } = run;
     const output = isRunning(record) ? ((await cluster.logOf(p.name, record.job, 1, PIPELINE_LOG_MAX))?.tail ?? '') : (record.log ?? '');
-    const body = runPage({ user: v.user.name, ...csrfOf(v), namespace: p.name, record, output, now: ctx.now(), script: LIVE_SCRIPT_PATH });
+    const body = runPage({ ...signedInOf(v), namespace: p.name, record, output, now: ctx.now(), script: LIVE_SCRIPT_PATH });
     return reply.code(200).headers(LIVE_PAGE_HEADERS).send(body);
   });
 

@@ -59,8 +59,7 @@ export function noSuchNamespace(reply: FastifyReply, v: Viewer, name: string): F
     404,
     page({
       title: 'No such namespace',
-      user: v.user.name,
-      ...csrfOf(v),
+      ...signedInOf(v),
       error: `There is no namespace ${name} that you can see.`,
       body: html`<p><a href="/">Home</a></p>`,
     }),
@@ -70,10 +69,13 @@ export function noSuchNamespace(reply: FastifyReply, v: Viewer, name: string): F
 /** Without users' cluster credentials the service can read nothing in a namespace. */
 export function noClusterCredentials(reply: FastifyReply, v: Viewer): FastifyReply {
   const error = 'This devtool service hands out no Kubernetes credentials (its operator has not set DEVTOOL_KUBE_SERVER): it cannot show a namespace.';
-  return sendPage(reply, 503, page({ title: 'Namespace pages unavailable', user: v.user.name, ...csrfOf(v), error, body: html`<p><a href="/">Home</a></p>` }));
+  return sendPage(reply, 503, page({ title: 'Namespace pages unavailable', ...signedInOf(v), error, body: html`<p><a href="/">Home</a></p>` }));
 }
 
 export const csrfOf = (v: Viewer) => (v.session ? { csrf: v.session.csrf } : {});
+
+/** Whom a page is for: its navigation (Admin for an admin, on every page) and its forms' CSRF token. */
+export const signedInOf = (v: Viewer) => ({ user: v.user.name, admin: v.user.admin, ...csrfOf(v) });
 
 /** Environments a pipeline of the service deploys: the preview's own, and those with a run record. */
 export async function pipelinesOf(ctx: ServiceDeps, ns: NamespaceRecord, names: readonly string[], known: Map<string, boolean>): Promise<Set<string>> {

@@ -88,6 +88,7 @@ export function registerLoginOAuth(app: App, ctx: ServiceDeps): void {
       page({
         title: 'Allow the devtool CLI?',
         user: s.user,
+        admin: s.admin,
         csrf: s.csrf,
         body: html`<p>The devtool CLI on <b>${a.machine}</b> asks to use your account <b>${s.user}</b>. It gets an API token named
 "devtool CLI on ${a.machine}", which you can revoke on the <a href="/account/tokens">tokens page</a>.</p>
@@ -277,6 +278,7 @@ function registerDeviceRoutes(app: App, ctx: ServiceDeps, base: (request: Fastif
       page({
         title: 'Sign in a device',
         user: s.user,
+        admin: s.admin,
         csrf: s.csrf,
         current: 'device',
         body: html`<p>Enter the code the devtool CLI printed. The device gets an API token of your account <b>${s.user}</b>.</p>
@@ -302,6 +304,7 @@ function registerDeviceRoutes(app: App, ctx: ServiceDeps, base: (request: Fastif
         page({
           title: 'Unknown code',
           user: s.user,
+          admin: s.admin,
           csrf: s.csrf,
           error: 'This code is unknown or expired: check it, or run the login again for a new one.',
           body: back,
@@ -312,7 +315,7 @@ function registerDeviceRoutes(app: App, ctx: ServiceDeps, base: (request: Fastif
       return sendPage(
         reply,
         409,
-        page({ title: 'Code already used', user: s.user, csrf: s.csrf, error: 'This code was already approved or denied.', body: back }),
+        page({ title: 'Code already used', user: s.user, admin: s.admin, csrf: s.csrf, error: 'This code was already approved or denied.', body: back }),
       );
     }
     const allow = f['decision'] === 'allow';
@@ -323,6 +326,7 @@ function registerDeviceRoutes(app: App, ctx: ServiceDeps, base: (request: Fastif
       page({
         title: allow ? 'Device signed in' : 'Device refused',
         user: s.user,
+        admin: s.admin,
         csrf: s.csrf,
         body: allow
           ? html`<p id="signed-in">The devtool CLI on ${g.fields['machine'] ?? 'the device'} is signed in. Go back to the terminal.</p>`

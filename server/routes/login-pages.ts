@@ -32,14 +32,20 @@ export function safeNext(next: string | undefined): string {
   return next && /^\/(?![/\\])[\x21-\x7e]*$/.test(next) ? next : '/';
 }
 
+/** A signed-in browser: its session, and whether its user is an admin (the navigation lists Admin on every page for an admin). */
+export interface SignedInSession extends BrowserSession {
+  admin: boolean;
+}
+
 /** The signed-in user's session, or undefined after sending the browser to sign in. */
-export async function requireSession(ctx: ServiceDeps, request: FastifyRequest, reply: FastifyReply): Promise<BrowserSession | undefined> {
+export async function requireSession(ctx: ServiceDeps, request: FastifyRequest, reply: FastifyReply): Promise<SignedInSession | undefined> {
   const session = await currentSession(ctx, request);
   if (!session) {
     if (request.method === 'GET') reply.redirect(`/login?next=${encodeURIComponent(request.url)}`, 303);
     else sendPage(reply, 401, page({ title: 'Signed out', error: 'Your session ended: sign in again.', body: html`<p><a href="/login">Sign in</a></p>` }));
+    return undefined;
   }
-  return session;
+  return { ...session, admin: (await ctx.store.getUser(session.user))?.admin === true };
 }
 
 /** A form POST whose CSRF token is wrong gets a page saying so, and nothing is done. */
@@ -151,7 +157,7 @@ export function registerLoginPages(app: App, ctx: ServiceDeps): void {
 
 type TokenList = Awaited<ReturnType<ServiceDeps['store']['listTokens']>>;
 
-function tokensPage(ctx: ServiceDeps, s: BrowserSession, list: TokenList, shown?: { name: string; token: string }) {
+function tokensPage(ctx: ServiceDeps, s: SignedInSession, list: TokenList, shown?: { name: string; token: string }) {
   const revoke = (id: string) =>
     html`<form class="inline" method="post" action="/account/tokens/${id}/revoke"><input type="hidden" name="csrf" value="${s.csrf}">
 <button>Revoke</button></form>`;
@@ -166,6 +172,7 @@ function tokensPage(ctx: ServiceDeps, s: BrowserSession, list: TokenList, shown?
   return page({
     title: 'Personal access tokens',
     user: s.user,
+    admin: s.admin,
     current: 'tokens',
     csrf: s.csrf,
     body: html`${created}
@@ -197,7 +204,14 @@ function registerTokenPages(app: App, ctx: ServiceDeps): void {
       sendPage(
         reply,
         400,
-        page({ title: 'Token not created', user: s.user, csrf: s.csrf, error: text, body: html`<p><a href="/account/tokens">Back to the tokens</a></p>` }),
+        page({
+          title: 'Token not created',
+          user: s.user,
+          admin: s.admin,
+          csrf: s.csrf,
+          error: text,
+          body: html`<p><a href="/account/tokens">Back to the tokens</a></p>`,
+        }),
       );
     if (!name || name.length > 100) return error('A token needs a name of 1 to 100 characters.');
     if (days && !(/^\d{1,4}$/.test(days) && Number(days) >= 1 && Number(days) <= 3650))
@@ -216,7 +230,14 @@ function registerTokenPages(app: App, ctx: ServiceDeps): void {
       return sendPage(
         reply,
         404,
-        page({ title: 'No such token', user: s.user, csrf: s.csrf, error: `You have no token ${id}.`, body: html`<p><a href="/account/tokens">Back</a></p>` }),
+        page({
+          title: 'No such token',
+          user: s.user,
+          admin: s.admin,
+          csrf: s.csrf,
+          error: `You have no token ${id}.`,
+          body: html`<p><a href="/account/tokens">Back</a></p>`,
+        }),
       );
     }
     return reply.redirect('/account/tokens', 303);
@@ -224,7 +245,7 @@ function registerTokenPages(app: App, ctx: ServiceDeps): void {
 }
 
 function registerSecretPages(app: App, ctx: ServiceDeps): void {
-  const secretsPage = async (s: BrowserSession, status: number, reply: FastifyReply, error?: string) => {
+  const secretsPage = async (s: SignedInSession, status: number, reply: FastifyReply, error?: string) => {
     const names = await ctx.store.secretNames(s.user);
     const rows = names.map(
       (n) => html`<tr data-secret="${n}"><td><code>${n}</code></td><td><form class="inline" method="post" action="/account/secrets/${n}/delete">
@@ -236,6 +257,7 @@ function registerSecretPages(app: App, ctx: ServiceDeps): void {
       page({
         title: 'Stored secrets',
         user: s.user,
+        admin: s.admin,
         current: 'secrets',
         csrf: s.csrf,
         ...(error ? { error } : {}),
