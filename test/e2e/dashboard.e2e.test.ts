@@ -130,10 +130,10 @@ describe('the dashboard of the installed service', () => {
     await svc.markForCleanup(extra);
     await submit(
       page,
-      () => page.click(`tr[data-namespace="${extra}"] button`),
+      () => page.click(`tr[data-namespace="${extra}"] form[action$="/delete"] button`),
       () => page.waitForFunction((n) => !document.querySelector(`tr[data-namespace="${n}"]`)?.textContent?.includes('Active'), extra),
     );
-    assert.equal(await page.$(`tr[data-namespace="${personal}"] button`), null, 'no delete of the personal namespace');
+    assert.equal(await page.$(`tr[data-namespace="${personal}"] form[action$="/delete"]`), null, 'no delete of the personal namespace');
   });
 
   test('a deployed Compose app on its namespace page; a pod deleted in the cluster is replaced on the open page without reload', {
