@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, Page, Request } from 'playwright-core';
+import type { Browser, Page, Request, Response } from 'playwright-core';
 
 export interface TestBrowser {
   readonly browser: Browser;
@@ -44,10 +44,11 @@ export async function launchBrowser(o: { caPem?: string } = {}): Promise<TestBro
  * being deleted). A user's Chrome reloads such a page by itself; the test does the same, a few
  * times. Playwright does not always name the error: a load that ended on Chromium's error page
  * may be reported as "interrupted by another navigation to chrome-error://chromewebdata/", so the
- * page's failed document request says why. Any other failure, a certificate refused included, is
- * thrown at once, with that reason added.
+ * page's failed document request says why; when no reason arrives within a second, the error page is
+ * taken for the same and the load tried again. Any other failure, a certificate refused included, is
+ * thrown at once, with that reason added. Answers the page's response, as `page.goto` does.
  */
-export async function visit(page: Page, url: string): Promise<void> {
+export async function visit(page: Page, url: string): Promise<Response | null> {
   for (let attempt = 1; ; attempt++) {
     const failed: string[] = [];
     const onFailed = (r: Request) => {
@@ -55,14 +56,15 @@ export async function visit(page: Page, url: string): Promise<void> {
     };
     page.on('requestfailed', onFailed);
     try {
-      await page.goto(url);
-      return;
+      return await page.goto(url);
     } catch (err) {
       const e = err as Error;
+      const errorPage = e.message.includes('chrome-error://');
       // Chromium's error page can be reported before the request's failure: give that a moment to arrive.
-      if (failed.length === 0 && e.message.includes('chrome-error://')) await new Promise((r) => setTimeout(r, 250));
+      for (let waited = 0; errorPage && failed.length === 0 && waited < 1_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
       const why = failed.filter((f) => !e.message.includes(f));
-      if (attempt >= 5 || !/ERR_NETWORK_CHANGED/.test([e.message, ...why].join(' '))) {
+      const networkChanged = /ERR_NETWORK_CHANGED/.test([e.message, ...why].join(' ')) || (errorPage && failed.length === 0);
+      if (attempt >= 5 || !networkChanged) {
         if (why.length) e.message += ` (the page's request failed: ${why.join(', ')})`;
         throw e;
       }

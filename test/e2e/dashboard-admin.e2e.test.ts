@@ -128,7 +128,7 @@ describe('the dashboard admin page of the installed service', () => {
      */
     const send = async (path: string, form?: Record<string, string>): Promise<{ status: number; text: string }> => {
       if (!form) {
-        const res = await page.goto(`${svc.url}${path}`);
+        const res = await visit(page, `${svc.url}${path}`);
         return { status: res?.status() ?? 0, text: (await res?.text()) ?? '' };
       }
       await visit(page, `${svc.url}/`);

@@ -227,7 +227,7 @@ describe("the dashboard's logs and pipeline pages", () => {
   test('dlog a second user gets the namespace 404 line for both pages, and their streams', async () => {
     const page = await otherContext.newPage();
     for (const path of [LOGS_PATH, `${LOGS_PATH}/events`, RUN_PATH, `${RUN_PATH}/events`]) {
-      const answer = await page.goto(`${svc.url}${path}`);
+      const answer = await visit(page, `${svc.url}${path}`);
       assert.equal(answer?.status(), 404, path);
       assert.equal(await page.textContent('#error'), `There is no namespace ${NS} that you can see.`, path);
       assert.doesNotMatch(await page.content(), /dlog (tick|step)/, 'no data');

@@ -214,11 +214,11 @@ describe('the dashboard of the installed service', () => {
     const home = (await page.content()) ?? '';
     assert.match(home, new RegExp(`data-namespace="${other}-devtool"`));
     assert.doesNotMatch(home, new RegExp(owner), "no trace of the first user's namespaces");
-    const answer = await page.goto(`${svc.url}/namespaces/${personal}`);
+    const answer = await visit(page, `${svc.url}/namespaces/${personal}`);
     assert.equal(answer?.status(), 404);
     assert.equal(await page.textContent('#error'), `There is no namespace ${personal} that you can see.`);
     assert.doesNotMatch(await page.content(), /dashweb|data-pod/, 'no data');
-    const events = await page.goto(`${svc.url}/namespaces/${personal}/events`);
+    const events = await visit(page, `${svc.url}/namespaces/${personal}/events`);
     assert.equal(events?.status(), 404, 'nor its live stream');
     await page.close();
   });
