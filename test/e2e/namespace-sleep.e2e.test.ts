@@ -51,6 +51,8 @@ const service = (name: string, replicas: number) => [
   `  ${name}:`,
   `    image: ${REGISTRY}/debian:bookworm`,
   '    command: ["sleep", "infinity"]',
+  // sleep(1) as PID 1 ignores SIGTERM: without this each pod would take Kubernetes' 30 s grace period to go.
+  '    stop_grace_period: 1s',
   `    deploy: {replicas: ${replicas}}`,
 ];
 
