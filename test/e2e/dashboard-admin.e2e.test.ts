@@ -9,21 +9,16 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { launchBrowser, submit, visit, type TestBrowser } from './browser.ts';
-import { repoRoot } from './cli.ts';
+import { axeViolations, screenshot, signUp } from './dashboard-browser.ts';
 import { type InstalledService, installedService, serviceCall } from './installed-service.ts';
 
 const run = randomBytes(3).toString('hex');
 const admin = `dadma${run}`;
 const plain = `dadmb${run}`;
 const made = `dadmc${run}`;
-const PASSWORD = 'correct horse battery';
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let svc: InstalledService;
 let chromium: TestBrowser;
@@ -31,21 +26,6 @@ let adminContext: BrowserContext;
 let plainContext: BrowserContext;
 let adminPage: Page;
 let plainPage: Page;
-
-async function signUp(page: Page, name: string): Promise<void> {
-  await visit(page, `${svc.url}/`);
-  await submit(
-    page,
-    async () => {
-      await page.fill('#signup input[name=name]', name);
-      await page.fill('#signup input[name=password]', PASSWORD);
-      await page.fill('#signup input[name=password2]', PASSWORD);
-      await page.click('#signup button');
-    },
-    () => page.waitForURL(`${svc.url}/`),
-  );
-  await svc.adoptUser(name);
-}
 
 /** Clicks the button and waits for the page the form's answer leads to. */
 async function press(page: Page, selector: string, arrived: string): Promise<void> {
@@ -56,15 +36,6 @@ async function press(page: Page, selector: string, arrived: string): Promise<voi
   );
 }
 
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE);
-  const result = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run: () => Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe;
-    return (await axe.run()).violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
-  });
-  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}, ${v.nodes} nodes)`);
-}
-
 describe('the dashboard admin page of the installed service', () => {
   before(async () => {
     svc = await installedService();
@@ -73,8 +44,8 @@ describe('the dashboard admin page of the installed service', () => {
     plainContext = await chromium.browser.newContext({ viewport: { width: 1000, height: 700 } });
     adminPage = await adminContext.newPage();
     plainPage = await plainContext.newPage();
-    await signUp(adminPage, admin);
-    await signUp(plainPage, plain);
+    await signUp(svc, adminPage, admin);
+    await signUp(svc, plainPage, plain);
     // The page's admin is made one by an operator's admin token, through the API.
     const root = await svc.createUser(`dadmr${run}`, true);
     const res = await serviceCall(svc.url, svc.caPem, root, 'PUT', `/api/v1/users/${admin}/admin`, { admin: true });
@@ -206,8 +177,7 @@ describe('the dashboard admin page of the installed service', () => {
   test('dadm the admin page: no serious or critical axe-core violation, no horizontal scroll at 360 px', async () => {
     const page = adminPage;
     await visit(page, `${svc.url}/admin`);
-    mkdirSync(join(repoRoot, 'docs/images'), { recursive: true });
-    writeFileSync(join(repoRoot, 'docs/images', 'dashboard-admin.png'), await page.screenshot({ fullPage: false }));
+    await screenshot(page, 'dashboard-admin.png');
     assert.deepEqual(await axeViolations(page), []);
     await page.setViewportSize({ width: 360, height: 800 });
     const wider = await page.evaluate(() =>

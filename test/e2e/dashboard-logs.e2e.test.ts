@@ -11,8 +11,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
@@ -20,6 +19,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { launchBrowser, visit, type TestBrowser } from './browser.ts';
 import { createSandbox, repoRoot, runDevtool, type Sandbox } from './cli.ts';
 import { REGISTRY, runningPod } from './cluster.ts';
+import { axeViolations, screenshot, scrollsSideways } from './dashboard-browser.ts';
 import { type InstalledService, installedService } from './installed-service.ts';
 import { waitFor } from './wait.ts';
 
@@ -27,7 +27,6 @@ const run = randomBytes(3).toString('hex');
 const owner = `dloga${run}`;
 const other = `dlogb${run}`;
 const NS = `${owner}-devtool`;
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const LOGS_PATH = `/namespaces/${NS}/logs/deployments/dlogger`;
 const RUN_PATH = `/namespaces/${NS}/pipelines/dlog-run`;
 
@@ -42,27 +41,6 @@ const csp: string[] = [];
 /** A browser context sending `token` as the user's API token on every request (the event streams too). */
 const asUser = (token: string) =>
   chromium.browser.newContext({ viewport: { width: 1000, height: 700 }, extraHTTPHeaders: { authorization: `Bearer ${token}` } });
-
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE);
-  const result = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run: () => Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe;
-    return (await axe.run()).violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
-  });
-  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}, ${v.nodes} nodes)`);
-}
-
-async function scrollsSideways(page: Page): Promise<boolean> {
-  await page.setViewportSize({ width: 360, height: 800 });
-  const wide = await page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth);
-  await page.setViewportSize({ width: 1000, height: 700 });
-  return wide;
-}
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  mkdirSync(join(repoRoot, 'docs/images'), { recursive: true });
-  writeFileSync(join(repoRoot, 'docs/images', name), await page.screenshot({ fullPage: false }));
-}
 
 /** Records in the page when each appended log line arrives (Date.now() of the browser, the same clock as the cluster's here). */
 async function recordArrivals(page: Page): Promise<void> {

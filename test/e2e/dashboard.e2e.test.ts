@@ -8,16 +8,16 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import type { BrowserContext, Page } from 'playwright-core';
 import { DEV_SESSION_ANNOTATION } from '../../api/dev-session.ts';
 import { launchBrowser, submit, visit, type TestBrowser } from './browser.ts';
-import { createSandbox, repoRoot, runDevtool, type Sandbox } from './cli.ts';
+import { createSandbox, runDevtool, type Sandbox } from './cli.ts';
 import { REGISTRY, runningPod } from './cluster.ts';
+import { axeViolations, screenshot, scrollsSideways, signUp } from './dashboard-browser.ts';
 import { type InstalledService, installedService } from './installed-service.ts';
 
 const run = randomBytes(3).toString('hex');
@@ -25,8 +25,6 @@ const owner = `dasha${run}`;
 const other = `dashb${run}`;
 const personal = `${owner}-devtool`;
 const extra = `dash${run}-extra`;
-const PASSWORD = 'correct horse battery';
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let svc: InstalledService;
 let chromium: TestBrowser;
@@ -36,21 +34,6 @@ let ownerPage: Page;
 const csp: string[] = [];
 /** Why the page's event stream was cut, each time (Chromium's error text). */
 const streamFailures: string[] = [];
-
-async function signUp(page: Page, name: string): Promise<void> {
-  await visit(page, `${svc.url}/`); // sent to sign in, then back to Home
-  await submit(
-    page,
-    async () => {
-      await page.fill('#signup input[name=name]', name);
-      await page.fill('#signup input[name=password]', PASSWORD);
-      await page.fill('#signup input[name=password2]', PASSWORD);
-      await page.click('#signup button');
-    },
-    () => page.waitForURL(`${svc.url}/`),
-  );
-  await svc.adoptUser(name);
-}
 
 /**
  * `step` again (up to 3 times) when Chromium cut its request with ERR_NETWORK_CHANGED: it does so
@@ -66,29 +49,6 @@ async function again(step: () => Promise<void>): Promise<void> {
       if (attempt >= 3 || !/ERR_NETWORK_CHANGED/.test(String(err))) throw err;
     }
   }
-}
-
-/** axe-core's serious and critical violations of the page as it is (none expected). */
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE);
-  const result = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run: () => Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe;
-    return (await axe.run()).violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
-  });
-  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}, ${v.nodes} nodes)`);
-}
-
-/** Whether the page scrolls sideways at 360 px wide. */
-async function scrollsSideways(page: Page): Promise<boolean> {
-  await page.setViewportSize({ width: 360, height: 800 });
-  const wide = await page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth);
-  await page.setViewportSize({ width: 1000, height: 700 });
-  return wide;
-}
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  mkdirSync(join(repoRoot, 'docs/images'), { recursive: true });
-  writeFileSync(join(repoRoot, 'docs/images', name), await page.screenshot({ fullPage: false }));
 }
 
 const devtool = (sb: Sandbox, args: string[], opts: { cwd?: string; timeoutMs?: number } = {}) =>
@@ -107,7 +67,7 @@ describe('the dashboard of the installed service', () => {
     ownerPage.on('requestfailed', (r) => {
       if (r.url().endsWith('/events')) streamFailures.push(r.failure()?.errorText ?? 'unknown');
     });
-    await signUp(ownerPage, owner);
+    await signUp(svc, ownerPage, owner);
   });
 
   after(async () => {
@@ -210,7 +170,7 @@ describe('the dashboard of the installed service', () => {
 
   test('a second user sees none of the first user’s namespaces, on Home or by URL', async () => {
     const page = await otherContext.newPage();
-    await signUp(page, other);
+    await signUp(svc, page, other);
     const home = (await page.content()) ?? '';
     assert.match(home, new RegExp(`data-namespace="${other}-devtool"`));
     assert.doesNotMatch(home, new RegExp(owner), "no trace of the first user's namespaces");
