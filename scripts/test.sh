@@ -19,34 +19,44 @@ step "build"
 node scripts/build.mjs || exit 1
 
 log=$(mktemp)
-trap 'rm -f "$log" "$log".go*' EXIT
+trap 'rm -f "$log" "$log".*' EXIT
 status=0
-step "unit tests"
-node scripts/run-tests.mjs unit 2>&1 | tee -a "$log" || status=1
 # go_tests DIR NAME [FLAGS...]: go test -v: one "--- PASS/FAIL" line per test here; on a failure, the whole output of that
-# module's run too (a failing test's logs say why, and a flaky one may not fail again).
+# module's run too (a failing test's logs say why, and a flaky one may not fail again). Returns 1 on a failure.
 go_tests() {
   local dir=$1 out=$log.go.$2
   (cd "$dir" && go test -count=1 -v "${@:3}" ./... 2>&1) >"$out"
   grep -E '^(--- |ok|FAIL|panic)' "$out" || true
   cat "$out" >>"$log.go"
   if grep -qE '^(FAIL|panic)' "$out"; then
-    status=1
     printf '\n--- the whole output of go test in %s, for the failure above:\n' "$dir"
     cat "$out"
+    return 1
   fi
 }
-step "agent tests (Go)"
-go_tests agent agent
-step "host bundle tests (Go)"
-go_tests "$(bash agent/build.sh host-src)" host -tags "$(bash agent/build.sh host-tags)"
-# The agent's install and supervise tests again, on the host bundle laid out as the image lays it out.
-DEVTOOL_AGENT_TEST_BUNDLE=$(bash agent/build.sh host-path linux "$(go env GOARCH)" | tail -n 1) \
-  go_tests agent agent-bundle -run 'TestInstall|TestSupervise'
-step "BuildKit client tests (Go)"
-go_tests buildkit/client buildkit
-step "hosted builder gateway tests (Go)"
-go_tests buildkit/gateway buildkit-gateway
+# The unit and Go tests need no cluster and mostly one core, while the end-to-end tests mostly wait on
+# the cluster: they run beside the infrastructure's preparation and the end-to-end tests, and their
+# output is printed after those. Exit status: 1 if any of them failed.
+cluster_free_tests() {
+  local failed=0
+  step "unit tests"
+  node scripts/run-tests.mjs unit 2>&1 || failed=1
+  step "agent tests (Go)"
+  go_tests agent agent || failed=1
+  step "host bundle tests (Go)"
+  go_tests "$(bash agent/build.sh host-src)" host -tags "$(bash agent/build.sh host-tags)" || failed=1
+  # The agent's install and supervise tests again, on the host bundle laid out as the image lays it out.
+  DEVTOOL_AGENT_TEST_BUNDLE=$(bash agent/build.sh host-path linux "$(go env GOARCH)" | tail -n 1) \
+    go_tests agent agent-bundle -run 'TestInstall|TestSupervise' || failed=1
+  step "BuildKit client tests (Go)"
+  go_tests buildkit/client buildkit || failed=1
+  step "hosted builder gateway tests (Go)"
+  go_tests buildkit/gateway buildkit-gateway || failed=1
+  return "$failed"
+}
+step "unit and Go tests: started beside the end-to-end tests; their output follows those"
+cluster_free_tests >"$log.beside" 2>&1 &
+beside_pid=$!
 # The end-to-end tests' infrastructure, before them: on a fresh machine these are long Go builds
 # (Kubernetes from source, BuildKit, Syncthing, Helm, Traefik), which must not count against any one test's
 # 10-minute limit. Each is cached outside the clone; a warm run only checks and reuses. helm is not
@@ -79,6 +89,9 @@ else
   infra_failed=1
   status=1
 fi
+wait "$beside_pid" || status=1
+cat "$log.beside" >>"$log"
+cat "$log.beside"
 
 # node's spec reporter ends each run with "ℹ pass N" / "ℹ fail N"; go test -v prints a
 # "--- PASS"/"--- FAIL" line per top-level test.
