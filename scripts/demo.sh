@@ -90,9 +90,17 @@ devtool exec web -- sh -c 'nginx && echo "nginx started in the dev container"'
 for _ in $(seq 20); do curl -fsS localhost:8080 >/dev/null 2>&1 && break; sleep 0.5; done
 curl -fsS localhost:8080 | grep -o '<title>.*</title>'
 say "Editing a file locally: file sync carries it into the dev container, nginx serves it"
-echo "saved on this machine at $(date +%T)" > site/live.txt
-for _ in $(seq 50); do curl -fsS localhost:8080/live.txt 2>/dev/null | grep -q "saved on this machine" && break; sleep 0.2; done
-curl -fsS localhost:8080/live.txt
+# The exact text: the dev volume may keep a live.txt of an earlier run, which says "saved on this
+# machine" too. The time carries nanoseconds so the new text never equals an old one.
+saved="saved on this machine at $(date +%T.%N)"
+echo "$saved" > site/live.txt
+for _ in $(seq 50); do [ "$(curl -fsS localhost:8080/live.txt 2>/dev/null)" = "$saved" ] && break; sleep 0.2; done
+served=$(curl -fsS localhost:8080/live.txt)
+echo "$served"
+if [ "$served" != "$saved" ]; then
+  echo "the dev container still serves another live.txt 10 s after the local edit (expected: $saved)" >&2
+  exit 1
+fi
 devtool status web
 cd "$root"
 

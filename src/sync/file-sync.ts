@@ -197,23 +197,37 @@ export class FileSync {
     if (o.reset) await this.reset();
     this.writeRuntime(false);
     phases.mark('peer dialed, folders resumed');
-    for (const r of results) if (!r.settle) await this.firstPass(r.folder, deadline);
-    phases.mark('first pass');
+    // The watcher runs before the first pass: a save made between the first pass's last scan and
+    // the switch to two-way (or just after it, while the pulls of what only the container had
+    // start) is scanned at once. Started after, such a save waited for Syncthing's own watcher:
+    // 10 s (seen: a file the first pass brought here, saved as `up` got ready). Its scans during
+    // the first pass only index this machine's own changes, which the first pass keeps anyway.
     this.watcher = new LocalWatcher(o.folders, {
-      scan: (id, subs) => this.scanLocal(id, subs),
+      // Failed, the change waits for Syncthing's own watcher (10 s or more): devtool.log says so.
+      scan: (id, subs) =>
+        this.scanLocal(id, subs).catch((err: Error) => {
+          o.log.debug(`the scan of ${subs.slice(0, 5).join(', ')}${subs.length > 5 ? ', ...' : ''} in folder ${id} failed: ${err.message}`);
+          throw err;
+        }),
       ignoresChanged: (f) =>
         void this.pushIgnores(f).catch((err: Error) => o.notice(`cannot send the new .stignore of ${f.local} to the dev container: ${err.message}`)),
       warn: o.notice,
     });
+    // A new volume's copy returns at once: the walk of a big tree goes on in the background then.
+    const watching = this.watcher.start();
+    watching.catch(() => undefined); // awaited below, or by `settled`
+    if (!results.some((r) => r.copied)) await watching;
+    phases.mark('watcher');
+    for (const r of results) if (!r.settle) await this.firstPass(r.folder, deadline);
+    phases.mark('first pass');
     this.settled = (async () => {
-      await this.watcher!.start();
+      await watching;
       for (const r of results) if (r.settle) await this.settleBootstrap(r.folder, deadline);
       this.writeRuntime(true);
     })();
     this.settled.catch(() => undefined); // reported by settleBootstrap; `up` reports the outcome too
     if (!results.some((r) => r.copied)) await this.settled;
     void this.followEvents();
-    phases.mark('watcher');
     o.log.debug(`first sync phases: ${phases.summary()}`);
     return results;
   }
@@ -481,6 +495,9 @@ export class FileSync {
           since = Math.max(since, e.id);
           if (this.activityView.apply(e)) this.o.activity?.(this.activityView.activity());
           const folder = this.o.folders.find((f) => f.id === e.data.folder);
+          // A pull that failed here is retried later (a minute or more): devtool.log says why.
+          if (e.type === 'ItemFinished' && e.data.error)
+            this.o.log.debug(`pulling ${String(e.data.item)} in folder ${String(e.data.folder)} failed: ${String(e.data.error)}`);
           if (e.type === 'ItemFinished' && e.data.action === 'update' && !e.data.error && folder) {
             const item = String(e.data.item);
             try {

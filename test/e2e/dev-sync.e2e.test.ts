@@ -241,3 +241,19 @@ test('the container cannot plant .git or links out of the folder here; trustCont
     writeFileSync(join(folder, 'devtool.yml'), 'services:\n  api:\n    sync: [".:/app"]\n');
   }
 });
+
+test('a file the first pass brings from the container, edited here as up is ready, reaches the container within 3 s', { timeout: 300_000 }, async () => {
+  // As scripts/demo.sh meets it: the dev volume keeps a file of an earlier session that this
+  // machine no longer has, and the same-sized text is written here once `up` is ready (only the
+  // modification time tells the two apart). A healthy edit crosses in well under a second.
+  assert.equal(inContainer('echo "saved on this machine at 10:00:00" > /app/arrives.txt').code, 0);
+  const session = await startUp(['-n', s.namespace], { env, cwd: folder });
+  assert.match(readFileSync(join(env.DEVTOOL_HOME!, 'devtool.log'), 'utf8'), /only the container has arrive here: .*arrives\.txt/);
+  await waitFor("the container's file here", () => existsSync(join(folder, 'arrives.txt')), 10_000);
+  const edited = 'saved on this machine at 10:00:01\n';
+  const wrote = Date.now();
+  writeFileSync(join(folder, 'arrives.txt'), edited);
+  await waitFor('the edit in the container', () => inContainer('cat /app/arrives.txt').stdout === edited, 3_000);
+  console.log(`edit to container: ${Date.now() - wrote} ms`);
+  await session.stop();
+});
