@@ -17,6 +17,8 @@ exec 3>&1 1>&2
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=../cluster/lib/common.sh
 source "$root/cluster/lib/common.sh" # ENDPOINT_DOMAIN, REGISTRY, node_ip
+# shellcheck source=../cluster/lib/nodes.sh
+source "$root/cluster/lib/nodes.sh" # extra_node_proxy_addresses
 FD_STATE=${DEVTOOL_FRONT_DOOR_STATE:-/var/lib/devtool-front-door}
 # DEVTOOL_SERVICE_RELEASE: another release of the service alone (namespace and host named after it,
 # https://devtool-<release>.<domain>, an endpoint name of its namespace), behind the front door of
@@ -145,11 +147,12 @@ kctl() { bash "$root/cluster/cluster.sh" kubectl -n "$NAMESPACE" "$@"; }
 # Sign-up stays open here (the chart's default is an allow-list): the local install is a
 # developer's own demo and the tests', its name resolving on this machine only, and the tests sign
 # up users named anew each run.
+# A sign-in lasts 12 hours here, not the chart's 8: a day's work, and the admin page's settings and
+# the session cookie show that the service reads service.sessionLength (dashboard-admin.e2e.test.ts).
 # The git server (scripts/git-server.sh) answers at a host of its own outside its namespace's endpoint names.
 # The front door runs on every node: besides node 1's bridge address (the chart's default), the
-# addresses the extra nodes' front doors reach service pods from (cluster/lib/nodes.sh): their
-# node IPs, towards pods on other nodes, and their bridges' 10.245.k.1, towards their own pods.
-proxies=10.244.0.1/32,10.246.0.0/24$(printf ',10.245.%d.1/32' 2 3 4 5 6 7 8 9)
+# addresses the extra nodes' front doors reach service pods from.
+proxies=10.244.0.1/32,$(extra_node_proxy_addresses)
 front_door=(--set ingress.controller.image="$controller" --set ingress.proxy.image="$proxy"
   --set "ingress.allowedHosts.devtool-git[0]=git-server.$ENDPOINT_DOMAIN" --set "service.trustedProxyAddresses={$proxies}")
 [[ $RELEASE == devtool ]] || front_door=(--set ingress.enabled=false --set frontDoor.host="$HOST")
@@ -169,7 +172,7 @@ builder_port=()
   --set builder.enabled=true --set builder.image="$builder" --set builder.hostNetwork=true --set "builder.insecureRegistries={$REGISTRY}" \
   "${builder_port[@]}" --set pipelines.runnerImage="$runner" \
   --set previews.staleAfter=168h --set previews.sweepInterval=10s \
-  --set service.signup.mode=open --set-file service.metricsToken="$FD_STATE/metrics-token" \
+  --set service.signup.mode=open --set service.sessionLength=12h --set-file service.metricsToken="$FD_STATE/metrics-token" \
   --wait --timeout 5m >/dev/null || {
   kctl get pods -o wide
   kctl logs "ds/$RELEASE-front-door" --all-containers --tail 20
@@ -179,6 +182,15 @@ builder_port=()
 # --wait saw the rollout through; both replicas must be ready now (maxUnavailable 0 keeps them so).
 ready=$(kctl get deploy "$RELEASE-service" -o jsonpath='{.status.readyReplicas}/{.spec.replicas}')
 [[ $ready == 2/2 ]] || sdie "service replicas ready: $ready, want 2/2"
+# A rollout's old pods still finish their requests after --wait returns, then close: a form posted
+# on a connection one of them closes is not retried by the front door (a browser test's sign-up
+# failed so). The caller gets the service once only the new pods are left.
+for i in $(seq 1 60); do
+  pods=$(kctl get pods -l "app.kubernetes.io/component=service,app.kubernetes.io/instance=$RELEASE" --no-headers | wc -l)
+  ((pods <= 2)) && break
+  ((i == 60)) && sdie "the service's earlier pods are still terminating after 60 s ($pods pods)"
+  sleep 1
+done
 builder_ready=$(kctl get deploy "$RELEASE-builder" -o jsonpath='{.status.readyReplicas}')
 [[ $builder_ready == 1 ]] || { kctl logs "deploy/$RELEASE-builder" --tail 20; sdie "the builder is not ready"; }
 step "chart installed (release $RELEASE, namespace $NAMESPACE), service replicas ready: $ready"

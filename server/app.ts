@@ -17,6 +17,7 @@ import { registerAnalyticsRoutes } from './routes/analytics.ts';
 import { registerBuildRoutes } from './routes/builds.ts';
 import { type DashboardCluster, kubeDashboardCluster } from './dashboard/kube-cluster.ts';
 import { WatchHub } from './dashboard/hub.ts';
+import { NamespaceHub } from './dashboard/namespace-hub.ts';
 import { registerDashboardPages } from './routes/dashboard-pages.ts';
 import type { KubeCredentialSource } from './kube-credentials.ts';
 import { registerKubeCredentialRoutes } from './routes/kube-credentials.ts';
@@ -181,9 +182,20 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       ownerOf: async (namespace) => (await ctx.store.getNamespace(namespace))?.owner,
       recheckMs: opts.dashboardRecheckMs ?? 60_000,
     });
+  const store = ctx.store;
+  const namespaceHub =
+    store.watchNamespaces &&
+    new NamespaceHub({ watchNamespaces: (sink) => store.watchNamespaces!(sink) }, (err) => app.log.warn({ err }, 'dashboard: watch of namespaces failed'));
   const runsAs = actingUser(ctx, opts.kubeCredentials, opts.pipelineCluster ?? defaultCluster);
   registerLoginRoutes(app, ctx, (scope) => {
-    registerDashboardPages(scope, ctx, { ...(dashboardCluster ? { cluster: dashboardCluster } : {}), ...(hub ? { hub } : {}), namespaces, previews });
+    registerDashboardPages(scope, ctx, {
+      ...(dashboardCluster ? { cluster: dashboardCluster } : {}),
+      ...(hub ? { hub } : {}),
+      ...(namespaceHub ? { namespaceHub } : {}),
+      runsAs,
+      namespaces,
+      previews,
+    });
     registerDashboardLogs(scope, ctx, dashboardCluster, hub);
     registerDashboardRuns(scope, ctx, runsAs);
   });

@@ -2,7 +2,8 @@
  * Browser sessions and CSRF protection of the service's pages.
  * - A session is a random token in an HttpOnly, SameSite=Lax cookie (Secure except over plain
  *   http on a loopback address, where browsers keep no Secure cookie); the store keeps only its
- *   SHA-256 (a `session` grant, so every replica knows it) and it ends after `sessionTtlMs`.
+ *   SHA-256 (a `session` grant, so every replica knows it) and it ends `sessionTtlMs` after the
+ *   sign-in (the chart's `service.sessionLength`), however much it is used.
  * - Secure cookies are named `__Host-...`: a browser accepts such a cookie only from this very host
  *   (no Domain, Path=/, Secure), so a sibling host (a user's endpoint under the same parent
  *   domain) cannot plant a session or CSRF cookie that the service would read as its own. Only the
@@ -14,13 +15,12 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sha256 } from '../src/base/hash.ts';
-import type { ServiceDeps } from './service-deps.ts';
+import { DEFAULT_SESSION_TTL_MS, type ServiceDeps } from './service-deps.ts';
 
 export const SESSION_COOKIE = 'devtool_session';
 /** The double-submit CSRF cookie of the pages shown before sign-in. */
 export const PRE_CSRF_COOKIE = 'devtool_csrf';
 const HOST_ONLY = '__Host-';
-const DEFAULT_SESSION_TTL_MS = 8 * 3600_000;
 
 export interface BrowserSession {
   id: string;

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { readIdleSettings, readPreviewSettings, readSettings, readSleepSweepInterval } from './config.ts';
+import { readIdleSettings, readPreviewSettings, readSessionLength, readSettings, readSleepSweepInterval } from './config.ts';
 
 test('settings: defaults, optional announcements, the CA read from its file', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-config-'));
@@ -112,6 +112,29 @@ test('login settings: the sign-up policy, and a wrong mode or public URL named',
   });
   assert.throws(() => readSettings({ POD_NAMESPACE: 'd', DEVTOOL_SIGNUP_MODE: 'closed' }), /DEVTOOL_SIGNUP_MODE=closed: expected open or allowList/);
   assert.throws(() => readSettings({ POD_NAMESPACE: 'd', DEVTOOL_PUBLIC_URL: 'devtool.example' }), /DEVTOOL_PUBLIC_URL=devtool.example: expected/);
+});
+
+test('the browser session length: a duration with days from 5m to 90d; unset, the default; a wrong one is one line naming it', () => {
+  assert.equal(readSessionLength({}), undefined);
+  assert.equal(readSessionLength({ DEVTOOL_SESSION_LENGTH: '' }), undefined);
+  assert.equal(readSessionLength({ DEVTOOL_SESSION_LENGTH: '12h' }), 12 * 3_600_000);
+  assert.equal(readSessionLength({ DEVTOOL_SESSION_LENGTH: ' 90m ' }), 90 * 60_000);
+  assert.equal(readSessionLength({ DEVTOOL_SESSION_LENGTH: '1d12h' }), 36 * 3_600_000);
+  assert.equal(readSessionLength({ DEVTOOL_SESSION_LENGTH: '5m' }), 5 * 60_000, 'the shortest');
+  assert.equal(readSessionLength({ DEVTOOL_SESSION_LENGTH: '90d' }), 90 * 86_400_000, 'the longest');
+  assert.equal(readSettings({ POD_NAMESPACE: 'd', DEVTOOL_SESSION_LENGTH: '7d' }).config.sessionTtlMs, 7 * 86_400_000);
+  assert.equal(readSettings({ POD_NAMESPACE: 'd' }).config.sessionTtlMs, undefined, 'the default (service-deps.ts)');
+  const wrong: [string, string][] = [
+    ['8', 'DEVTOOL_SESSION_LENGTH=8: expected a duration with a unit, e.g. 8h, 90m or 7d'],
+    ['a week', 'DEVTOOL_SESSION_LENGTH=a week: expected a duration with a unit, e.g. 8h, 90m or 7d'],
+    ['2w', 'DEVTOOL_SESSION_LENGTH=2w: expected a duration with a unit, e.g. 8h, 90m or 7d'],
+    ['0', 'DEVTOOL_SESSION_LENGTH=0: expected 5m to 90d'],
+    ['4m59s', 'DEVTOOL_SESSION_LENGTH=4m59s: expected 5m to 90d'],
+    ['91d', 'DEVTOOL_SESSION_LENGTH=91d: expected 5m to 90d'],
+  ];
+  for (const [text, line] of wrong) {
+    assert.throws(() => readSettings({ POD_NAMESPACE: 'd', DEVTOOL_SESSION_LENGTH: text }), { message: line }, text);
+  }
 });
 
 test('preview settings: the sweep interval and the stale time as durations; a wrong one names its variable', () => {

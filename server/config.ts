@@ -103,6 +103,8 @@ export function readSettings(env: NodeJS.ProcessEnv): ServeSettings {
   if (signupMode !== 'open' && signupMode !== 'allowList') throw new Error(`DEVTOOL_SIGNUP_MODE=${signupMode}: expected open or allowList`);
   const allow = names(env['DEVTOOL_SIGNUP_ALLOW']);
   if (env['DEVTOOL_SIGNUP_MODE'] || allow.length) config.signup = { mode: signupMode, allow };
+  const sessionTtlMs = readSessionLength(env);
+  if (sessionTtlMs !== undefined) config.sessionTtlMs = sessionTtlMs;
   if (publicUrl && !/^https?:\/\/[^/]+$/.test(config.publicUrl!)) throw new Error(`DEVTOOL_PUBLIC_URL=${publicUrl}: expected http(s)://HOST[:PORT]`);
 
   const idle = readIdleSettings(env);
@@ -157,6 +159,31 @@ export function readPreviewSettings(env: NodeJS.ProcessEnv): ServeSettings['prev
   return { sweepIntervalMs, ...(staleAfterMs ? { staleAfterMs } : {}) };
 }
 
+/** A Go-style duration that may start with whole days (`14d`, `1d12h`), in milliseconds; undefined when it is not one. */
+function daysDuration(text: string): number | undefined {
+  const days = /^(\d+)d(.*)$/.exec(text);
+  const ms = days ? parseDuration(days[2] || '0') : parseDuration(text);
+  return ms === undefined ? undefined : ms + (days ? Number(days[1]) * 86_400_000 : 0);
+}
+
+/** The longest browser session the chart may set: a sign-in outlives a password change, so not for ever. */
+const MAX_SESSION_MS = 90 * 86_400_000;
+
+/**
+ * How long a sign-in on the service's pages lasts (the chart's `service.sessionLength`):
+ * DEVTOOL_SESSION_LENGTH, a duration like the idle settings' (`8h`, `12h`, `7d`) from 5m to 90d;
+ * unset: DEFAULT_SESSION_TTL_MS (service-deps.ts). Shorter than 5 minutes, a form filled in slowly
+ * would be refused.
+ */
+export function readSessionLength(env: NodeJS.ProcessEnv): number | undefined {
+  const text = env['DEVTOOL_SESSION_LENGTH']?.trim();
+  if (!text) return undefined;
+  const ms = daysDuration(text);
+  if (ms === undefined) throw new Error(`DEVTOOL_SESSION_LENGTH=${text}: expected a duration with a unit, e.g. 8h, 90m or 7d`);
+  if (ms < 5 * 60_000 || ms > MAX_SESSION_MS) throw new Error(`DEVTOOL_SESSION_LENGTH=${text}: expected 5m to 90d`);
+  return ms;
+}
+
 /**
  * Idle namespaces (the chart's `sleep.afterIdle`, `sleep.deleteAfterIdle`): DEVTOOL_SLEEP_AFTER_IDLE
  * and DEVTOOL_DELETE_AFTER_IDLE, Go-style durations that may start with whole days (`14d`, `1d12h`);
@@ -166,10 +193,8 @@ export function readIdleSettings(env: NodeJS.ProcessEnv): IdleSettings {
   const duration = (name: string): number | undefined => {
     const text = env[name]?.trim();
     if (!text) return undefined;
-    const days = /^(\d+)d(.*)$/.exec(text);
-    const ms = days ? parseDuration(days[2] || '0') : parseDuration(text);
-    if (ms === undefined) throw new Error(`${name}=${text}: expected a duration with a unit, e.g. 3h, 90m or 14d`);
-    const total = ms + (days ? Number(days[1]) * 86_400_000 : 0);
+    const total = daysDuration(text);
+    if (total === undefined) throw new Error(`${name}=${text}: expected a duration with a unit, e.g. 3h, 90m or 14d`);
     if (total > 0 && total < 60_000) throw new Error(`${name}=${text}: at least 1m`);
     return total || undefined;
   };

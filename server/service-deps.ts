@@ -6,6 +6,9 @@ import type { BuildkitUpstream } from './build-tunnel.ts';
 import type { IdleSettings } from './namespaces/idle.ts';
 import type { Store } from './store/store.ts';
 
+/** How long a sign-in on the service's pages lasts when the chart sets no `service.sessionLength`. */
+export const DEFAULT_SESSION_TTL_MS = 8 * 3600_000;
+
 export interface ServiceConfig {
   version: string;
   /** The URL users reach the service at: named in "log in again with devtool context use <url>". */
@@ -46,7 +49,7 @@ export interface ServiceConfig {
   // login (browser, device code, pages)
   /** Who may create an account on the sign-up page: anyone, or the names listed. Default open (the chart's: allowList). */
   signup?: { mode: 'open' | 'allowList'; allow: string[] };
-  /** How long a browser session lasts (default 8 hours). */
+  /** How long a browser session lasts (DEVTOOL_SESSION_LENGTH; absent: DEFAULT_SESSION_TTL_MS). */
   sessionTtlMs?: number;
   /** Idle namespaces' automatic sleep and deletion (DEVTOOL_SLEEP_AFTER_IDLE, DEVTOOL_DELETE_AFTER_IDLE); absent: never. */
   namespaceIdle?: IdleSettings;

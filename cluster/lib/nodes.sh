@@ -26,6 +26,17 @@ NODES_DIR=$STATE/nodes
 extra_node_name() { echo "$(node_name)-$1"; }
 extra_node_ip() { echo "10.246.0.$1"; }
 extra_pod_cidr() { echo "10.245.$1.0/24"; }
+# The address node k's pods reach their own node's bridge (and whatever runs in the node's network) at.
+extra_node_bridge_ip() { echo "10.245.$1.1"; }
+
+# The addresses a front door on an extra node reaches service pods from, comma-separated, for the
+# service's trusted proxies: the node IPs (towards pods on other nodes) and each possible node's
+# bridge (towards its own pods), for every node number up to MAX_NODES.
+extra_node_proxy_addresses() {
+  local k out=$NODES_NET
+  for ((k = 2; k <= MAX_NODES; k++)); do out+=",$(extra_node_bridge_ip "$k")/32"; done
+  echo "$out"
+}
 node_netns() { echo "devtool-node-$1"; }
 node_netns_file() { echo "/run/netns/devtool-node-$1"; }
 node_veth() { echo "dtnode-$1"; }

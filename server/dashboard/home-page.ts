@@ -1,7 +1,8 @@
 /**
  * The dashboard's home page, rendered from plain data (pure): the user's namespaces (status and
  * sleep, owner, what runs in each, the last activity, the announced automatic sleep and deletion),
- * the global previews, and the forms to create, delete, put to sleep and wake namespaces.
+ * the global previews, and the forms to create, delete, put to sleep and wake namespaces. The two
+ * lists are also what a live update sends (`homeSections`): the page's script puts them in place.
  */
 import { DNS_LABEL_PATTERN } from '../../api/dns-label.ts';
 import { csrfField, html, type Html, page, tableHead } from '../pages/html.ts';
@@ -36,6 +37,13 @@ export interface HomeData {
   error?: string;
 }
 
+/** The ids of Home's live sections, in page order. */
+export const HOME_SECTIONS = ['namespaces', 'previews'] as const;
+export type HomeSectionId = (typeof HOME_SECTIONS)[number];
+
+/** Where Home's live updates come from (`data-live`). */
+export const HOME_EVENTS_PATH = '/events';
+
 function runningCell(n: HomeNamespace): Html {
   if (!n.running) return html`<td data-label="Running" class="muted">unknown</td>`;
   const { environments, ready, total } = n.running;
@@ -43,8 +51,8 @@ function runningCell(n: HomeNamespace): Html {
   return html`<td data-label="Running">${environments} environment${environments === 1 ? '' : 's'}, ${pods}</td>`;
 }
 
-function table(id: string, caption: string, list: readonly HomeNamespace[], csrf: string | undefined): Html {
-  if (list.length === 0) return html`<p id="${id}" class="muted">None.</p>`;
+function table(caption: string, list: readonly HomeNamespace[], csrf: string | undefined): Html {
+  if (list.length === 0) return html`<p class="muted">None.</p>`;
   const rows = list.map((n) => {
     const button = html`<button aria-label="Delete namespace ${n.name}">Delete</button>`;
     const del =
@@ -60,11 +68,22 @@ function table(id: string, caption: string, list: readonly HomeNamespace[], csrf
 <td data-label="Last activity">${last}</td><td>${actions}</td></tr>`;
   });
   const head = tableHead(['Namespace', 'Status', 'Owner', 'Running', 'Last activity', html`<span class="sr">Actions</span>`]);
-  return html`<table class="cards" id="${id}"><caption class="muted">${caption}</caption>${head}
+  return html`<table class="cards"><caption class="muted">${caption}</caption>${head}
 <tbody>${rows}</tbody></table>`;
 }
 
-export function homePage(d: HomeData): string {
+/** The inner HTML of each live section. */
+export function homeSections(d: Pick<HomeData, 'namespaces' | 'previews' | 'csrf'>): Record<HomeSectionId, Html> {
+  return {
+    namespaces: table('Namespaces you own', d.namespaces, d.csrf),
+    previews: table('Preview environments every user can see', d.previews, d.csrf),
+  };
+}
+
+/** The page; with `script`, it updates its lists live (HOME_EVENTS_PATH). */
+export function homePage(d: HomeData & { script?: string }): string {
+  const s = homeSections(d);
+  const live = d.script ? html`<p><span id="live-status" role="status" class="muted">Not live</span></p>` : '';
   const create =
     d.csrf === undefined
       ? ''
@@ -79,8 +98,11 @@ export function homePage(d: HomeData): string {
     ...(d.csrf !== undefined ? { csrf: d.csrf } : {}),
     current: 'home',
     ...(d.error ? { error: d.error } : {}),
-    body: html`<h2>Your namespaces</h2>${table('namespaces', 'Namespaces you own', d.namespaces, d.csrf)}
-<h2>Global previews</h2>${table('previews', 'Preview environments every user can see', d.previews, d.csrf)}
+    ...(d.script ? { script: d.script } : {}),
+    body: html`${live}<div${d.script ? html` data-live="${HOME_EVENTS_PATH}"` : ''}>
+<h2>Your namespaces</h2><div id="namespaces">${s.namespaces}</div>
+<h2>Global previews</h2><div id="previews">${s.previews}</div>
+</div>
 ${create}`,
   });
 }

@@ -4,7 +4,7 @@ import { type HubCluster, type Subscriber, WatchHub, type WatchSink } from './hu
 import type { Kind } from './model.ts';
 
 /** An in-memory cluster: watches the test drives by hand, and rights per user and namespace. */
-function fakeCluster() {
+function fakeCluster(failAtOnce?: string) {
   const open = new Map<string, { owner: string; sink: WatchSink }>();
   const rights = new Map<string, Set<Kind> | 'unreachable'>(); // "user/namespace" -> kinds it may list and watch
   const opened: string[] = [];
@@ -15,6 +15,7 @@ function fakeCluster() {
       assert.ok(!open.has(key), `a second watch of ${key}`);
       open.set(key, { owner, sink });
       opened.push(key);
+      if (failAtOnce) sink.fail(failAtOnce);
       return () => open.delete(key);
     },
     async mayWatch(user, namespace, kind) {
@@ -159,5 +160,33 @@ describe('the watch hub', () => {
     assert.deepEqual(a.ended, []);
     assert.equal(await hub.subscribe('ann', 'web', ['pods'], recorder().s), 'forbidden');
     assert.deepEqual(hub.stats(), { watches: 1, subscribers: 1 });
+  });
+
+  test('a watch that gives up ends every page on it once with the reason, closes, and is not retried until a page comes again', async () => {
+    const f = fakeCluster();
+    f.allow('ann', 'web', ['pods', 'deployments']);
+    f.allow('cid', 'web', ['pods']);
+    const hub = hubOf(f.cluster);
+    const a = recorder();
+    const c = recorder();
+    await hub.subscribe('ann', 'web', ['pods', 'deployments'], a.s);
+    await hub.subscribe('cid', 'web', ['pods'], c.s);
+    f.open.get('web/pods')!.sink.fail("the namespace's owner ann has no account any more");
+    const said = "live updates stopped: the namespace's owner ann has no account any more";
+    assert.deepEqual(a.ended, [said]);
+    assert.deepEqual(c.ended, [said]);
+    assert.deepEqual(hub.stats(), { watches: 0, subscribers: 0 }, "the other kind's watch closed with its last page");
+    assert.equal(f.open.size, 0);
+    assert.deepEqual(f.opened, ['web/pods', 'web/deployments']);
+  });
+
+  test('a watch that gives up before it answers ends the page that opened it at once', async () => {
+    const f = fakeCluster("the namespace's owner ann has no account any more");
+    f.allow('ann', 'web', ['pods']);
+    const hub = hubOf(f.cluster);
+    const a = recorder();
+    assert.notEqual(await hub.subscribe('ann', 'web', ['pods'], a.s), 'forbidden');
+    assert.deepEqual(a.ended, ["live updates stopped: the namespace's owner ann has no account any more"]);
+    assert.deepEqual(hub.stats(), { watches: 0, subscribers: 0 });
   });
 });

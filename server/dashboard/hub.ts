@@ -10,6 +10,9 @@
  * Memory per subscriber is bounded: the hub keeps one summary per object per watch, not per page,
  * and tells a page only *which* kind changed; a page that cannot keep up (its `changed` answers
  * false) is dropped, never buffered for.
+ *
+ * A watch that fails for good (WatchSink.fail) ends every page on it with the reason and is
+ * forgotten: nothing retries it until a page subscribes again.
  */
 import { KINDS, type Kind, SUMMARIZE, type Summary } from './model.ts';
 
@@ -18,6 +21,8 @@ export interface WatchSink {
   reset(objects: readonly unknown[]): void;
   put(object: unknown): void;
   remove(object: unknown): void;
+  /** The watch gave up for good (its owner's account is gone, or the owner may not read there any more); it calls nothing more. */
+  fail(reason: string): void;
 }
 
 /** The cluster as the hub needs it (kube-cluster.ts; an in-memory fake in the unit tests). */
@@ -45,6 +50,8 @@ interface Watched {
   /** The summaries by object name; undefined before the first list. */
   items: Map<string, unknown> | undefined;
   subscribers: Set<Subscriber>;
+  /** Why it gave up for good (WatchSink.fail); it serves nobody more. */
+  failed?: string;
 }
 
 export interface HubOptions {
@@ -53,6 +60,11 @@ export interface HubOptions {
   /** How often a subscriber's rights are asked again. */
   recheckMs: number;
 }
+
+/** Why a watch acting as `owner` gives up: its account is gone (kube-cluster.ts). */
+export const ownerGone = (owner: string) => `the namespace's owner ${owner} has no account any more`;
+/** What a page is told when its watch gave up for `reason`. */
+export const stoppedLine = (reason: string) => `live updates stopped: ${reason}`;
 
 const keyOf = (namespace: string, kind: Kind) => `${namespace}/${kind}`;
 const nameOf = (o: unknown) => (o as { metadata?: { name?: string } }).metadata?.name ?? '';
@@ -101,7 +113,10 @@ export class WatchHub {
     this.closers.set(subscriber, close);
     for (const kind of kinds) {
       const w = this.join(owner, namespace, kind, subscriber);
-      if (w.items && open && !subscriber.changed(kind)) this.drop(subscriber, close);
+      if (w.failed && open) {
+        close();
+        subscriber.end(stoppedLine(w.failed));
+      } else if (w.items && open && !subscriber.changed(kind)) this.drop(subscriber, close);
     }
     return { close };
   }
@@ -128,11 +143,12 @@ export class WatchHub {
       // Summaries only: the hub keeps what the pages show, not whole objects (a pod's spec, a ConfigMap's manifest).
       const summarize = SUMMARIZE[kind] as (o: unknown) => unknown;
       const made: Watched = { stop: () => undefined, items: undefined, subscribers: new Set() };
+      let stopped = false;
       this.watched.set(key, made);
       const notify = () => {
         for (const s of [...made.subscribers]) if (!s.changed(kind)) this.drop(s, this.closers.get(s));
       };
-      made.stop = this.cluster.watch(owner, namespace, kind, {
+      const stop = this.cluster.watch(owner, namespace, kind, {
         reset: (objects) => {
           made.items = new Map(objects.map((o) => [nameOf(o), summarize(o)]));
           notify();
@@ -146,10 +162,22 @@ export class WatchHub {
           if (!made.items?.delete(nameOf(o))) return;
           notify();
         },
+        fail: (reason) => {
+          made.failed = reason;
+          if (this.watched.get(key) === made) this.watched.delete(key);
+          stopped = true;
+          made.stop();
+          for (const s of [...made.subscribers]) {
+            this.closers.get(s)?.();
+            s.end(stoppedLine(reason));
+          }
+        },
       });
+      made.stop = stop;
+      if (stopped) stop(); // it failed before it answered
       w = made;
     }
-    w.subscribers.add(subscriber);
+    if (!w.failed) w.subscribers.add(subscriber);
     return w;
   }
 

@@ -93,6 +93,7 @@ describe("the dashboard's cluster", () => {
       reset: (objects) => events.push(`reset ${objects.map((o) => (o as { metadata: { name: string } }).metadata.name).join(',')}`),
       put: (o) => events.push(`put ${(o as { metadata: { name: string } }).metadata.name}`),
       remove: (o) => events.push(`remove ${(o as { metadata: { name: string } }).metadata.name}`),
+      fail: (reason) => events.push(`fail ${reason}`),
     });
     await until(() => errors.length >= 2 && events.length >= 5);
     stop();
@@ -107,6 +108,33 @@ describe("the dashboard's cluster", () => {
       'every call as the owner',
     );
     assert.deepEqual(errors, ['watch of pods in web: connection reset', 'watch of pods in web: unreachable']);
+  });
+
+  test("a watch whose owner's account is gone, or who may not read there any more, gives up once and asks nothing more", async () => {
+    for (const [failure, reason] of [
+      [Object.assign(new Error('serviceaccounts "user-ann" not found'), { code: 404 }), "the namespace's owner ann has no account any more"],
+      [new KubeHttpError(403, 'GET pods: 403 forbidden'), "the namespace's owner ann may not read it any more"],
+    ] as const) {
+      const failed: string[] = [];
+      const errors: string[] = [];
+      let asked = 0;
+      const connect = async (user: string): Promise<KubeHttp> => {
+        asked++;
+        if (failure instanceof KubeHttpError) return (await fakeApi({ lists: [failure], watches: [] }).connect(user)) as KubeHttp;
+        throw failure;
+      };
+      dashboardCluster(connect, (err) => errors.push(String(err))).watch('ann', 'web', 'pods', {
+        reset: () => assert.fail('nothing listed'),
+        put: () => assert.fail('nothing put'),
+        remove: () => assert.fail('nothing removed'),
+        fail: (r) => failed.push(r),
+      });
+      await until(() => failed.length === 1);
+      await new Promise((r) => setTimeout(r, 1100)); // past the first retry's 1 s
+      assert.deepEqual(failed, [reason]);
+      assert.equal(asked, 1, 'not retried');
+      assert.deepEqual(errors, []);
+    }
   });
 
   test("a pod's log as the user, with timestamps, its tail, followed; 403 'forbidden', 400 and 404 'unavailable'", async () => {

@@ -4,9 +4,10 @@
  * access reviews use the viewing user's token; a shared watch uses the namespace owner's.
  */
 import type { KubeCredentialSource } from '../kube-credentials.ts';
-import type { HubCluster, WatchSink } from './hub.ts';
+import { type HubCluster, ownerGone, type WatchSink } from './hub.ts';
 import { KIND_API, type Kind } from './model.ts';
 import { KubeHttpError, type KubeHttp, kubeHttp } from './kube-http.ts';
+import { statusOf } from '../store/kube-calls.ts';
 
 export interface DashboardCluster extends HubCluster {
   /** The objects of `kind` in `namespace` as `user` lists them; 'forbidden' when it may not. */
@@ -66,6 +67,18 @@ function userTokens(source: KubeCredentialSource): (user: string) => Promise<Kub
     return http;
   };
   return as;
+}
+
+/**
+ * Why a shared watch acting as `owner` gives up for good, or undefined when it may try again: the
+ * owner's ServiceAccount is gone (its token cannot be issued: 404), or the owner may not read there
+ * any more (401, 403). Anything else (the API server unreachable, a watch ended) is retried.
+ */
+export function giveUp(err: unknown, owner: string): string | undefined {
+  const status = err instanceof KubeHttpError ? err.status : statusOf(err);
+  if (status === 404 && !(err instanceof KubeHttpError)) return ownerGone(owner);
+  if (status === 401 || status === 403) return `the namespace's owner ${owner} may not read it any more`;
+  return undefined;
 }
 
 /** The dashboard's cluster over `as(user)`: the API server acting as that user (a fake in the unit tests). */
@@ -142,6 +155,8 @@ export function dashboardCluster(as: (user: string) => Promise<KubeHttp>, onErro
             backoff = 1000;
           } catch (err) {
             if (stop.signal.aborted) return;
+            const given = giveUp(err, owner);
+            if (given) return sink.fail(given);
             onError(err, `watch of ${kind} in ${namespace}`);
             version = undefined;
             await new Promise((r) => setTimeout(r, backoff).unref());

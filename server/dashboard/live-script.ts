@@ -2,7 +2,7 @@
  * The dashboard's only script, served by the service as a file (`LIVE_SCRIPT_PATH`, under the
  * pages' `script-src 'self'`): it opens the page's event stream (`data-live`) and puts each section
  * the server sends, already rendered and escaped like the first paint, in place of the old one
- * (a focused link in it stays focused), or, for a log, adds the new lines at its end.
+ * (a focused link or button in it stays focused), or, for a log, adds the new lines at its end.
  * No framework: EventSource reconnects by itself, and the server does all the rendering.
  */
 import { createHash } from 'node:crypto';
@@ -19,11 +19,12 @@ export const LIVE_SCRIPT = `'use strict';
     var s = JSON.parse(e.data);
     var el = document.getElementById(s.id);
     if (!el) return;
-    // A focused link inside the section keeps the focus: the same link in the new section takes it.
+    // A focused link or button inside the section keeps the focus: the one of the same href or label in the new section takes it.
     var focused = document.activeElement;
-    var href = focused && el.contains(focused) ? focused.getAttribute('href') : null;
+    var key = focused && el.contains(focused) ? ['href', 'aria-label'].find(function (a) { return focused.hasAttribute(a); }) : null;
+    var selector = key && '[' + key + '="' + CSS.escape(focused.getAttribute(key)) + '"]';
     el.innerHTML = s.html;
-    var again = href && el.querySelector('a[href="' + CSS.escape(href) + '"]');
+    var again = selector && el.querySelector(selector);
     if (again) again.focus();
   });
   // A log's new lines: added at the end, the oldest dropped beyond the element's data-keep.

@@ -3,8 +3,9 @@
  * environments from devtool's records (name, source, status, when, endpoints), the dev containers
  * `up` runs there (from the session state each publishes), and its workloads with their pods
  * (status, restarts, the last failure, a link to their logs), then the pipeline runs recorded
- * there. The first three sections are also what a live update sends (`namespaceSections`): the
- * page's script puts them in place of the old ones.
+ * there; above them its status line (sleep, the announced automatic sleep and deletion) and its
+ * buttons. Each of these sections is also what a live update sends (`namespaceSections`): the
+ * page's script puts it in place of the old one.
  */
 import { DEV_SESSION_STALE_MS, type DevSessionState } from '../../api/dev-session.ts';
 import { html, type Html, page, tableHead } from '../pages/html.ts';
@@ -32,12 +33,14 @@ export interface NamespaceData extends Partial<SleepView> {
   snapshot: NamespaceSnapshot;
   /** Environments a pipeline of the service deploys (their source shows as pipeline). */
   pipelines: ReadonlySet<string>;
+  /** The pipeline runs recorded here. */
+  runs: readonly RunRecord[];
   /** Now: a dev session whose heartbeat is older than DEV_SESSION_STALE_MS is shown as gone. */
   now: Date;
 }
 
 /** The ids of the live sections, in page order. */
-export const SECTIONS = ['environments', 'sessions', 'workloads'] as const;
+export const SECTIONS = ['ns-state', 'ns-actions', 'environments', 'sessions', 'workloads', 'pipelines'] as const;
 export type SectionId = (typeof SECTIONS)[number];
 
 const SOURCES: Record<string, string> = { compose: 'Compose', manifest: 'manifest' };
@@ -128,32 +131,49 @@ function sessions(d: NamespaceData): Html {
 <p class="muted">Whose: as the developer's devtool wrote it.</p>`;
 }
 
-/** The inner HTML of each live section. */
-export function namespaceSections(d: NamespaceData): Record<SectionId, Html> {
-  return { environments: environments(d), sessions: sessions(d), workloads: workloads(d) };
+/** Its status (`#ns-status`: Active, Terminating, its sleep) and the announced automatic sleep or deletion. */
+function state(d: NamespaceData): Html {
+  const next = announcement(d);
+  return html`status <span id="ns-status">${d.status}</span>${next ? html` · ${next}` : ''}`;
 }
 
-/** The page; `runs` are the pipeline runs recorded here (a section of its own, not live). */
-export function namespacePage(d: NamespaceData & { script: string; runs: readonly RunRecord[] }): string {
-  const s = namespaceSections(d);
-  const next = announcement(d);
-  const live = html`<span id="live-status" role="status" class="muted">Not live</span>`;
+/** A preview's facts and the buttons the viewer may use here. */
+function actions(d: NamespaceData): Html {
   const back = `/namespaces/${d.name}`;
   const button = d.preview ? previewButtons(d.name, d.preview, d.csrf, back) : sleepButton(d.name, { sleepable: false, ...d }, d.csrf, back, back);
   const facts = d.preview ? html`<p>${previewFacts(d.preview)}</p>` : '';
+  return html`${facts}${button ? html`<div>${button}</div>` : ''}`;
+}
+
+/** The inner HTML of each live section. */
+export function namespaceSections(d: NamespaceData): Record<SectionId, Html> {
+  return {
+    'ns-state': state(d),
+    'ns-actions': actions(d),
+    environments: environments(d),
+    sessions: sessions(d),
+    workloads: workloads(d),
+    pipelines: runsSection(d.name, d.runs, d.now),
+  };
+}
+
+/** The page; `notLive`, why it cannot be live (it opens no stream then, and says so). */
+export function namespacePage(d: NamespaceData & { script: string; notLive?: string }): string {
+  const s = namespaceSections(d);
+  const live = html`<span id="live-status" role="status" class="muted">${d.notLive ? `Not live: ${d.notLive}` : 'Not live'}</span>`;
   return page({
     title: `Namespace ${d.name}`,
     user: d.user,
     admin: d.admin === true,
     ...(d.csrf !== undefined ? { csrf: d.csrf } : {}),
     script: d.script,
-    body: html`<p>Owner <b>${d.owner}</b> · status <span id="ns-status">${d.status}</span>${next ? html` · ${next}` : ''} · ${live}</p>
-${facts}${button ? html`<div>${button}</div>` : ''}
-<div data-live="/namespaces/${d.name}/events">
+    body: html`<div${d.notLive ? '' : html` data-live="/namespaces/${d.name}/events"`}>
+<p>Owner <b>${d.owner}</b> · <span id="ns-state">${s['ns-state']}</span> · ${live}</p>
+<div id="ns-actions">${s['ns-actions']}</div>
 <section aria-labelledby="h-environments"><h2 id="h-environments">Environments</h2><div id="environments">${s.environments}</div></section>
 <section aria-labelledby="h-sessions"><h2 id="h-sessions">Dev containers</h2><div id="sessions">${s.sessions}</div></section>
 <section aria-labelledby="h-workloads"><h2 id="h-workloads">Workloads</h2><div id="workloads">${s.workloads}</div></section>
-</div>
-<section aria-labelledby="h-pipelines"><h2 id="h-pipelines">Pipeline runs</h2><div id="pipelines">${runsSection(d.name, d.runs, d.now)}</div></section>`,
+<section aria-labelledby="h-pipelines"><h2 id="h-pipelines">Pipeline runs</h2><div id="pipelines">${s.pipelines}</div></section>
+</div>`,
   });
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { assertGolden } from '../../test/golden.ts';
-import { homePage } from './home-page.ts';
+import { homePage, homeSections } from './home-page.ts';
 import { when } from './model.ts';
 import { namespacePage, namespaceSections } from './namespace-page.ts';
 import type { NamespaceSnapshot } from './model.ts';
@@ -30,12 +30,12 @@ const snapshot: NamespaceSnapshot = {
 
 describe('dashboard pages, rendered', () => {
   test('the environments section: source (a pipeline named), status with the error, when, endpoints as links', () => {
-    const s = namespaceSections({ user: 'ann', name: 'shop', owner: 'ann', status: 'Active', snapshot, pipelines: new Set(['preview']), now: NOW });
+    const s = namespaceSections({ user: 'ann', name: 'shop', owner: 'ann', status: 'Active', snapshot, pipelines: new Set(['preview']), runs: [], now: NOW });
     assertGolden(golden('environments.html'), s.environments.text);
   });
 
   test('the workloads section: ready counts, each pod with status, restarts and last failure; pods of no workload apart', () => {
-    const s = namespaceSections({ user: 'ann', name: 'shop', owner: 'ann', status: 'Active', snapshot, pipelines: new Set(), now: NOW });
+    const s = namespaceSections({ user: 'ann', name: 'shop', owner: 'ann', status: 'Active', snapshot, pipelines: new Set(), runs: [], now: NOW });
     assertGolden(golden('workloads.html'), s.workloads.text);
     const empty = namespaceSections({
       user: 'ann',
@@ -44,6 +44,7 @@ describe('dashboard pages, rendered', () => {
       status: 'Active',
       snapshot: { environments: [], workloads: [], pods: [], ingresses: [] },
       pipelines: new Set(),
+      runs: [],
       now: NOW,
     });
     assert.equal(empty.workloads.text, '<p class="muted">No Deployments or StatefulSets.</p>');
@@ -84,11 +85,12 @@ describe('dashboard pages, rendered', () => {
       status: 'Active',
       snapshot: { ...snapshot, workloads },
       pipelines: new Set(),
+      runs: [],
       now: NOW,
     });
     assertGolden(golden('sessions.html'), s.sessions.text);
     assert.match(s.sessions.text, /<tr data-session="db-devtool">.*not heard from<\/span> since 2026-12-02 11:50 UTC/s);
-    const none = namespaceSections({ user: 'ann', name: 'shop', owner: 'ann', status: 'Active', snapshot, pipelines: new Set(), now: NOW });
+    const none = namespaceSections({ user: 'ann', name: 'shop', owner: 'ann', status: 'Active', snapshot, pipelines: new Set(), runs: [], now: NOW });
     assert.equal(none.sessions.text, '<p class="muted">No dev container is up.</p>');
   });
 
@@ -131,8 +133,23 @@ describe('dashboard pages, rendered', () => {
     assert.match(p, /status <span id="ns-status">Active<\/span> · <span class="muted" data-announcement>sleeps at 2026-12-02 15:00 UTC unless used<\/span>/);
     assert.match(
       p,
-      /<div><form class="inline" method="post" action="\/namespaces\/shop\/sleep">.*"back" value="\/namespaces\/shop">.*Sleep<\/button><\/form><\/div>\n<div/,
+      /<div id="ns-actions"><div><form class="inline" method="post" action="\/namespaces\/shop\/sleep">.*"back" value="\/namespaces\/shop">.*Sleep<\/button>/,
     );
+    // Every live section is exactly what the page holds, so an update never changes more than the change.
+    const s = namespaceSections({
+      user: 'ann',
+      csrf: 'c1',
+      name: 'shop',
+      owner: 'ann',
+      status: 'Active',
+      sleepable: true,
+      sleepsAt: '2026-12-02T15:00:00Z',
+      snapshot,
+      pipelines: new Set(),
+      runs: [],
+      now: NOW,
+    });
+    for (const id of ['ns-state', 'ns-actions', 'environments', 'sessions', 'workloads'] as const) assert.ok(p.includes(`id="${id}">${s[id].text}</`), id);
     assert.match(p, /<span id="live-status" role="status" class="muted">Not live<\/span>/);
     assert.match(p, /<main id="main"><h1>Namespace shop<\/h1>/);
   });
@@ -198,15 +215,32 @@ describe('dashboard pages, rendered', () => {
     assert.match(p, /action="\/previews\/main\/wake">.*<button aria-label="Wake main">Wake<\/button>/, 'anyone wakes a global preview');
     assert.doesNotMatch(p, /\/previews\/main\/(sleep|destroy)/, 'only admins sleep or destroy a global preview');
     assert.match(p, /<span class="muted" data-announcement>deleted at 2026-12-16 09:58 UTC unless used<\/span>/);
-    assert.match(p, /<table class="cards" id="previews">.*<td data-label="Status">Sleeping<\/td><td data-label="Owner">root<\/td>/s);
+    assert.match(p, /<div id="previews"><table class="cards">.*<td data-label="Status">Sleeping<\/td><td data-label="Owner">root<\/td>/s);
     assert.match(p, /<form method="post" action="\/namespaces" id="create-namespace"><input type="hidden" name="csrf" value="tok&quot;en">/);
   });
 
   test('Home without namespaces or previews says so; times are shown in UTC', () => {
     const p = homePage({ user: 'ann', namespaces: [], previews: [] });
-    assert.match(p, /<h2>Your namespaces<\/h2><p id="namespaces" class="muted">None\.<\/p>/);
+    assert.match(p, /<h2>Your namespaces<\/h2><div id="namespaces"><p class="muted">None\.<\/p><\/div>/);
     assert.doesNotMatch(p, /<form/, 'no forms without a session');
+    assert.doesNotMatch(p, /<script|data-live|live-status/, 'not live without the script');
     assert.equal(when('2026-12-02T13:21:59.123Z'), '2026-12-02 13:21 UTC');
     assert.equal(when(''), '');
+  });
+
+  test('Home live: the script, its stream and the Live line; each live section is what the page holds', () => {
+    const d = {
+      user: 'ann',
+      csrf: 'c',
+      namespaces: [{ name: 'shop', status: 'Active', owner: 'ann', personal: false, deletable: true, sleepable: true }],
+      previews: [],
+    };
+    const p = homePage({ ...d, script: '/assets/live-x.js' });
+    assert.match(p, /<script src="\/assets\/live-x\.js" defer><\/script>/);
+    assert.match(p, /<p><span id="live-status" role="status" class="muted">Not live<\/span><\/p><div data-live="\/events">/);
+    const s = homeSections(d);
+    assert.ok(p.includes(`<div id="namespaces">${s.namespaces.text}</div>`));
+    assert.ok(p.includes(`<div id="previews">${s.previews.text}</div>`));
+    assert.match(s.namespaces.text, /<tr data-namespace="shop">.*<button aria-label="Sleep shop">Sleep<\/button>/s);
   });
 });

@@ -4,15 +4,12 @@
  * whether it is set.
  */
 import { ALWAYS_RESERVED } from '../reserved-namespaces.ts';
-import type { ServiceConfig } from '../service-deps.ts';
+import { DEFAULT_SESSION_TTL_MS, type ServiceConfig } from '../service-deps.ts';
 
 export interface SettingRow {
   name: string;
   value: string;
 }
-
-/** The browser session's length when the chart sets none (browser-sessions.ts). */
-const DEFAULT_SESSION_TTL_MS = 8 * 3600_000;
 
 /** "90m", "8h", "14d", "1d12h" (whole minutes; seconds under a minute; "0m" for nothing). */
 export function duration(ms: number): string {

@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import { createAccount } from '../accounts.ts';
 import { buildApp, type ServiceConfig } from '../app.ts';
 import type { DashboardCluster } from '../dashboard/kube-cluster.ts';
-import type { WatchSink } from '../dashboard/hub.ts';
+import { ownerGone, type WatchSink } from '../dashboard/hub.ts';
 import { KINDS, type Kind } from '../dashboard/model.ts';
 import { MemoryStore } from '../store/memory.ts';
 import { newToken } from '../tokens.ts';
@@ -33,13 +33,19 @@ function fakeCluster(store: MemoryStore) {
   const objects = new Map<string, unknown[]>();
   const readers = new Map<string, Set<string>>();
   const sinks = new Map<string, WatchSink>();
+  /** Owners whose watches give up at once, as for an account that is gone. */
+  const gone = new Set<string>();
   const may = async (user: string, namespace: string) => (await store.getNamespace(namespace))?.owner === user || (readers.get(namespace)?.has(user) ?? false);
   const cluster: DashboardCluster = {
     async list(user, namespace, kind) {
       return (await may(user, namespace)) ? (objects.get(`${namespace}/${kind}`) ?? []) : 'forbidden';
     },
     mayWatch: (user, namespace) => may(user, namespace),
-    watch(_owner, namespace, kind, sink) {
+    watch(owner, namespace, kind, sink) {
+      if (gone.has(owner)) {
+        queueMicrotask(() => sink.fail(ownerGone(owner)));
+        return () => undefined;
+      }
       sinks.set(`${namespace}/${kind}`, sink);
       queueMicrotask(() => sink.reset(objects.get(`${namespace}/${kind}`) ?? []));
       return () => sinks.delete(`${namespace}/${kind}`);
@@ -77,7 +83,7 @@ function fakeCluster(store: MemoryStore) {
     return 'ended';
   };
   const following = () => [...followers.values()].reduce((n, f) => n + f.size, 0);
-  return { cluster, set, sinks, readers, print, restart, following };
+  return { cluster, set, sinks, readers, gone, print, restart, following };
 }
 
 async function harness() {
@@ -123,7 +129,10 @@ async function events(url: string, headers: Record<string, string>, until: (seen
       res.on('end', done);
     });
     req.on('error', reject);
-    setTimeout(() => reject(new Error(`no end after 5 s: ${JSON.stringify(seen)}`)), 5000).unref();
+    setTimeout(() => {
+      req.destroy(); // else the app's close waits for the stream
+      reject(new Error(`no end after 5 s: ${JSON.stringify(seen)}`));
+    }, 5000).unref();
   });
 }
 
@@ -144,6 +153,14 @@ describe('dashboard pages', () => {
     assert.match(asleep.body, /<tr data-namespace="shop">.*?<td data-label="Last activity">\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/td>/s);
     const bobs = await h.app.inject({ method: 'GET', url: '/', headers: h.as(h.bob.token) });
     assert.doesNotMatch(bobs.body, /shop/, "bob sees none of ann's namespaces");
+    await h.store.createNamespace({
+      name: 'ann-prev',
+      owner: 'ann',
+      personal: false,
+      preview: { scope: 'global', pipeline: 'p', deployedAt: '2026-12-02T10:00:00Z' },
+    });
+    const own = await h.app.inject({ method: 'GET', url: '/', headers: h.as(h.ann.token) });
+    assert.equal(own.body.match(/data-namespace="ann-prev"/g)?.length, 1, "one's own global preview once, among one's namespaces");
   });
 
   test("the namespace page: ann's environments and workloads; bob gets one line and no data", async () => {
@@ -227,14 +244,96 @@ describe('dashboard pages', () => {
       assert.equal(status, 200);
       const sections = seen.filter((e) => e.event === 'section').map((e) => JSON.parse(e.data) as { id: string; html: string });
       assert.deepEqual(
-        sections
-          .slice(0, 3)
-          .map((s) => s.id)
-          .sort(),
-        ['environments', 'sessions', 'workloads'],
+        [...new Set(sections.map((s) => s.id))].sort(),
+        ['environments', 'ns-actions', 'ns-state', 'pipelines', 'sessions', 'workloads'],
+        'every section at first, once each kind and the namespace are listed',
       );
       assert.match(sections.at(-1)!.html, /<li data-pod="web-2"><code>web-2<\/code>: <span class="bad" data-status>Running<\/span><\/li>/);
       assert.deepEqual([...h.fake.sinks.keys()].sort(), KINDS.map((k) => `shop/${k}`).sort(), 'one watch per kind');
+    } finally {
+      await h.app.close();
+    }
+  });
+
+  test("Home live: a namespace made, put to sleep and its pods changing show; another user's private namespace never reaches the stream", async () => {
+    const h = await harness();
+    await h.app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const url = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}/events`;
+      const { status, seen } = await events(
+        url,
+        h.as(h.ann.token),
+        (s) => s.some((e) => /data-namespace=\\"ann-new\\".*Sleeping since/.test(e.data)) && s.some((e) => e.data.includes('1/2 pods ready')),
+        () =>
+          setTimeout(async () => {
+            await h.store.createNamespace({ name: 'bob-secret', owner: 'bob', personal: false });
+            await h.store.createNamespace({ name: 'ann-new', owner: 'ann', personal: false });
+            await h.store.setNamespaceMarks('ann-new', { sleepingSince: '2026-12-02T11:00:00Z', sleptBy: 'cli' });
+            h.fake.sinks.get('shop/pods')!.put(pod('web-2', 'web', false));
+          }, 20),
+      );
+      assert.equal(status, 200);
+      const first = JSON.parse(seen[0]!.data) as { id: string; html: string };
+      assert.equal(first.id, 'namespaces');
+      assert.match(first.html, /<tr data-namespace="shop">.*1 environment, <span class="">1\/1 pods ready<\/span>/s, 'the counts from the shared watches');
+      assert.ok(!seen.some((e) => e.data.includes('bob-secret')), "nothing of bob's private namespace");
+      const last = JSON.parse(seen.filter((e) => e.event === 'section').at(-1)!.data) as { id: string; html: string };
+      assert.match(last.html, /Sleeping since 2026-12-02 11:00 UTC \(by cli\)/);
+      assert.doesNotMatch(last.html, /<form/, 'an API token reads only, live too');
+    } finally {
+      await h.app.close();
+    }
+  });
+
+  test("the namespace page's status line and pipeline runs are live: a sleep from elsewhere, a new run", async () => {
+    const h = await harness();
+    await h.app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const url = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}/namespaces/shop/events`;
+      const run = { name: 'shop', namespace: 'shop', status: 'progressing', action: 'deploy', repository: 'https://git.example/shop.git' };
+      const { seen } = await events(
+        url,
+        h.as(h.ann.token),
+        (s) => s.some((e) => e.data.includes('Sleeping since')) && s.some((e) => e.data.includes('data-run=\\"shop\\"')),
+        () =>
+          setTimeout(async () => {
+            await h.store.setNamespaceMarks('shop', { sleepingSince: '2026-12-02T11:30:00Z', sleptBy: 'ann' });
+            const at = '2026-12-02T11:59:00Z';
+            await h.store.runs.putRecord({ ...run, job: 'devtool-run-shop-1', runId: '1', startedAt: at } as never, undefined, {});
+            h.fake.sinks.get('shop/pods')!.put(pod('devtool-run-shop-1', 'runner'));
+          }, 20),
+      );
+      const sections = seen.filter((e) => e.event === 'section').map((e) => JSON.parse(e.data) as { id: string; html: string });
+      const lastOf = (id: string) => sections.filter((s) => s.id === id).at(-1)!.html;
+      assert.match(lastOf('ns-state'), /^status <span id="ns-status">Sleeping since 2026-12-02 11:30 UTC \(by ann\)<\/span>/);
+      assert.match(lastOf('pipelines'), /<tr data-run="shop">.*progressing/s);
+    } finally {
+      await h.app.close();
+    }
+  });
+
+  test("a namespace whose owner's account is gone: the page says live updates stopped and why; its stream ends so, once", async () => {
+    const h = await harness();
+    await h.store.createNamespace({
+      name: 'left',
+      owner: 'cid',
+      personal: false,
+      preview: { scope: 'global', pipeline: 'left', deployedAt: '2026-12-02T10:00:00Z' },
+    });
+    h.fake.readers.set('left', new Set(['ann']));
+    const why = "live updates stopped: the namespace's owner cid has no account any more";
+    const shown = why.replace("'", '&#39;');
+    const res = await h.app.inject({ method: 'GET', url: '/namespaces/left', headers: h.as(h.ann.token) });
+    assert.equal(res.statusCode, 200);
+    assert.match(res.body, new RegExp(`<span id="live-status" role="status" class="muted">Not live: ${shown}</span>`));
+    assert.doesNotMatch(res.body, /data-live/, 'no stream opened for nothing');
+    h.fake.gone.add('cid');
+    await h.app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const url = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}/namespaces/left/events`;
+      const { status, seen } = await events(url, h.as(h.ann.token), (s) => s.some((e) => e.event === 'end'));
+      assert.equal(status, 200);
+      assert.deepEqual(seen, [{ event: 'end', data: why }]);
     } finally {
       await h.app.close();
     }

@@ -10,26 +10,24 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { csrfValid } from '../browser-sessions.ts';
 import type { DashboardCluster } from '../dashboard/kube-cluster.ts';
 import { homePage, type HomeNamespace } from '../dashboard/home-page.ts';
-import type { WatchHub } from '../dashboard/hub.ts';
+import { ownerGone, stoppedLine, type WatchHub } from '../dashboard/hub.ts';
 import { LIVE_SCRIPT, LIVE_SCRIPT_PATH } from '../dashboard/live-script.ts';
 import { KINDS, type Kind, podCounts, podSummary, SUMMARIZE, type Summary, snapshotOf, type NamespaceSnapshot } from '../dashboard/model.ts';
+import { homeVisible, type NamespaceHub } from '../dashboard/namespace-hub.ts';
 import { type NamespaceData, namespacePage } from '../dashboard/namespace-page.ts';
-import { when } from '../dashboard/model.ts';
-import { lastActivityOf } from '../namespaces/idle.ts';
-import { namespaceBody } from '../namespaces/view.ts';
-import type { NamespaceBody } from '../../api/routes.ts';
-import type { SleepView } from '../dashboard/sleep-view.ts';
 import { ApiError } from '../errors.ts';
-import { createNamespaceFor, deleteNamespaceAs, mayChangeSleep, mayDelete, sleepNamespaceAs, wakeNamespaceAs } from '../namespaces/actions.ts';
+import { createNamespaceFor, deleteNamespaceAs, sleepNamespaceAs, wakeNamespaceAs } from '../namespaces/actions.ts';
 import type { NamespaceDeps } from '../namespaces/sleep.ts';
-import type { PreviewView } from '../dashboard/preview-view.ts';
-import { destroyPreview, mayDestroyPreview, mayRedeployPreview, type PreviewDeps, redeployPreview } from '../previews/previews.ts';
-import { maySleepPreview, sleepPreview, wakePreview } from '../previews/sleep.ts';
+import { destroyPreview, type PreviewDeps, redeployPreview } from '../previews/previews.ts';
+import { sleepPreview, wakePreview } from '../previews/sleep.ts';
 import { LIVE_PAGE_HEADERS } from '../pages/html.ts';
 import type { App, ServiceDeps } from '../service-deps.ts';
-import type { NamespaceRecord, UserRecord } from '../store/store.ts';
+import type { NamespaceRecord } from '../store/store.ts';
 import { registerAdminPages } from './admin-pages.ts';
+import { homeRow, namespaceHead, statusText } from './dashboard-data.ts';
 import { registerDashboardEvents } from './dashboard-events.ts';
+import { registerHomeEvents } from './dashboard-home-events.ts';
+import type { RunsAs } from './dashboard-runs.ts';
 import { csrfOf, noClusterCredentials, noSuchNamespace, pipelinesOf, type Viewer, viewerOf } from './dashboard-viewer.ts';
 import { formOf, refuseCsrf, safeNext, sendPage } from './login-pages.ts';
 
@@ -37,6 +35,10 @@ export interface DashboardDeps {
   /** Absent when the service hands out no Kubernetes credentials: pages show names and owners only. */
   cluster?: DashboardCluster;
   hub?: WatchHub;
+  /** The namespaces devtool manages, watched (Home's lists and a namespace's status, live); absent: the store cannot watch. */
+  namespaceHub?: NamespaceHub;
+  /** A user's pipeline cluster: an open namespace page records a run's end as that user would by reading it. */
+  runsAs?: RunsAs;
   /** What sleep and wake act with (as the namespace's owner); absent without cluster credentials. */
   namespaces?: NamespaceDeps;
   /** What the preview forms act with (the preview routes' own). */
@@ -45,38 +47,6 @@ export interface DashboardDeps {
 
 /** A preview's deploy and destroy runs get as long as `devtool preview deploy` and `destroy` give them by default (5m). */
 const PREVIEW_RUN_SECONDS = 300;
-
-/** Active or Terminating, or its sleep as the API says it (namespaces/view.ts). */
-function statusText(n: NamespaceRecord): string {
-  const sleep = namespaceBody(n, {}).sleep;
-  if (n.status !== 'Active' || !sleep) return n.status;
-  return `${sleep.state} since ${when(sleep.since)}${sleep.by ? ` (by ${sleep.by})` : ''}`;
-}
-
-/** A namespace's sleep for Home and its page: whether the viewer may put it to sleep or wake it, and the service's announcement. */
-function sleepOf(user: UserRecord, n: NamespaceRecord, body: NamespaceBody): SleepView {
-  return {
-    ...(body.sleep ? { sleep: body.sleep.state } : {}),
-    sleepable: mayChangeSleep(user, n) && !n.preview && n.status === 'Active',
-    ...(body.sleepsAt ? { sleepsAt: body.sleepsAt } : {}),
-    ...(body.deletesAt ? { deletesAt: body.deletesAt } : {}),
-  };
-}
-
-/** A preview's scope, source and the buttons its rules allow `user`; undefined for a plain namespace. */
-function previewOf(user: UserRecord, n: NamespaceRecord): PreviewView | undefined {
-  const p = n.preview;
-  if (!p) return undefined;
-  return {
-    scope: p.scope,
-    ...(p.sourceUrl ? { sourceUrl: p.sourceUrl } : {}),
-    sleeping: p.sleepingSince !== undefined,
-    destroying: p.destroyRequestedAt !== undefined || n.status === 'Terminating',
-    maySleep: maySleepPreview(user, n),
-    mayRedeploy: mayRedeployPreview(user, n),
-    mayDestroy: mayDestroyPreview(user, n),
-  };
-}
 
 export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: DashboardDeps): void {
   app.get(LIVE_SCRIPT_PATH, async (_request, reply) =>
@@ -98,25 +68,13 @@ export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: Dashboa
       if (envs === 'forbidden' || pods === 'forbidden') return undefined;
       return { environments: envs.length, ...podCounts(pods.map(podSummary)) };
     };
-    const row = async (n: NamespaceRecord): Promise<HomeNamespace> => {
-      const r = await running(n).catch(() => undefined);
-      const last = lastActivityOf(n);
-      const body = namespaceBody(n, ctx.config.namespaceIdle ?? {});
-      return {
-        name: n.name,
-        status: statusText(n),
-        owner: n.owner,
-        personal: n.personal,
-        deletable: mayDelete(user, n) && !n.preview && n.status === 'Active',
-        ...sleepOf(user, n, body),
-        ...(n.preview ? { preview: previewOf(user, n)! } : {}),
-        ...(r ? { running: r } : {}),
-        ...(last !== undefined ? { lastActivity: new Date(last).toISOString() } : {}),
-      };
-    };
-    const global = previews.filter((p) => p.preview?.scope === 'global' && p.owner !== user.name);
-    const [namespaces, shared] = await Promise.all([Promise.all(own.map(row)), Promise.all(global.map(row))]);
-    return sendPage(reply, status, homePage({ user: user.name, admin: user.admin, ...csrfOf(v), namespaces, previews: shared, ...(error ? { error } : {}) }));
+    const row = async (n: NamespaceRecord) => homeRow(ctx, user, n, await running(n).catch(() => undefined));
+    // The user's own previews are in both lists.
+    const visible = homeVisible(user.name, new Map([...own, ...previews].map((n) => [n.name, n])).values());
+    const [namespaces, shared] = await Promise.all([Promise.all(visible.own.map(row)), Promise.all(visible.previews.map(row))]);
+    const live = deps.namespaceHub ? { script: LIVE_SCRIPT_PATH } : {};
+    const body = homePage({ user: user.name, admin: user.admin, ...csrfOf(v), namespaces, previews: shared, ...live, ...(error ? { error } : {}) });
+    return deps.namespaceHub ? reply.code(status).headers(LIVE_PAGE_HEADERS).send(body) : sendPage(reply, status, body);
   };
 
   app.get('/', async (request, reply) => {
@@ -216,26 +174,26 @@ export function registerDashboardPages(app: App, ctx: ServiceDeps, deps: Dashboa
       snapshot.environments.map((e) => e.name),
       new Map(),
     );
-    const body = namespaceBody(ns, ctx.config.namespaceIdle ?? {});
+    const runs = await ctx.store.runs.listRecords(name);
     const data: NamespaceData = {
       user: v.user.name,
       admin: v.user.admin,
       ...csrfOf(v),
       name,
-      owner: ns.owner,
-      status: statusText(ns),
-      ...sleepOf(v.user, ns, body),
-      ...(ns.preview ? { preview: previewOf(v.user, ns)! } : {}),
+      ...namespaceHead(ctx, v.user, ns),
       snapshot,
       pipelines,
+      runs,
       now: ctx.now(),
     };
-    const runs = await ctx.store.runs.listRecords(name);
+    // The shared watches act as the owner: without its account there is nothing to watch as.
+    const stopped = (await ctx.store.getUser(ns.owner)) ? undefined : stoppedLine(ownerGone(ns.owner));
     return reply
       .code(200)
       .headers(LIVE_PAGE_HEADERS)
-      .send(namespacePage({ ...data, runs, script: LIVE_SCRIPT_PATH }));
+      .send(namespacePage({ ...data, script: LIVE_SCRIPT_PATH, ...(stopped ? { notLive: stopped } : {}) }));
   });
 
   registerDashboardEvents(app, ctx, deps);
+  registerHomeEvents(app, ctx, deps);
 }

@@ -34,6 +34,7 @@ import {
   type MarksUpdate,
   type NamespaceMarks,
   type NamespaceRecord,
+  type NamespaceSink,
   type NewNamespace,
   type PreviewInfo,
   type PreviewUpdate,
@@ -53,6 +54,8 @@ export const LABEL_PERSONAL = 'devtool.dev/personal';
 export const LABEL_MANAGED = 'app.kubernetes.io/managed-by';
 export const LABEL_PREVIEW = 'devtool.dev/preview';
 const MANAGER = 'devtool-service';
+/** The API server ends a watch of namespaces after this; they are listed again. */
+const NAMESPACE_WATCH_SECONDS = 300;
 const OWNER_BINDING = 'devtool-owner';
 /** PreviewInfo's fields as annotations of the preview's namespace. */
 const PREVIEW_ANNOTATIONS = {
@@ -103,8 +106,10 @@ export class KubeStore implements Store {
   private readonly login: KubeLoginStore;
   private readonly policy: NamespacePolicyEnforcer;
   readonly runs: KubeRunRecords;
+  private readonly watcher: k8s.Watch;
 
   private constructor(mod: typeof k8s, kc: k8s.KubeConfig, opts: KubeStoreOptions) {
+    this.watcher = new mod.Watch(kc);
     this.core = makeKeepAliveApiClient(mod, kc, mod.CoreV1Api);
     this.rbac = makeKeepAliveApiClient(mod, kc, mod.RbacAuthorizationV1Api);
     this.ns = opts.namespace;
@@ -288,6 +293,58 @@ export class KubeStore implements Store {
     const selector = owner === undefined ? `${LABEL_MANAGED}=${MANAGER},${LABEL_OWNER}` : `${LABEL_MANAGED}=${MANAGER},${LABEL_OWNER}=${owner}`;
     const list = await this.core.listNamespace({ labelSelector: selector });
     return list.items.flatMap((n) => namespaceOf(n) ?? []).sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /**
+   * A list, then a watch from its version (bookmarks on, ended by the API server after
+   * NAMESPACE_WATCH_SECONDS), then a list again: the service's own right to list and watch
+   * Namespaces (chart/templates/service-rbac.yaml). A failure waits 1 s, 2 s... up to 30 s.
+   */
+  watchNamespaces(sink: NamespaceSink): () => void {
+    const selector = `${LABEL_MANAGED}=${MANAGER},${LABEL_OWNER}`;
+    let stopped = false;
+    let current: AbortController | undefined;
+    void (async () => {
+      let backoff = 1000;
+      while (!stopped) {
+        try {
+          const list = await this.core.listNamespace({ labelSelector: selector });
+          if (stopped) return;
+          sink.reset(list.items.flatMap((n) => namespaceOf(n) ?? []));
+          const query = {
+            labelSelector: selector,
+            allowWatchBookmarks: true,
+            timeoutSeconds: NAMESPACE_WATCH_SECONDS,
+            ...(list.metadata?.resourceVersion ? { resourceVersion: list.metadata.resourceVersion } : {}),
+          };
+          await new Promise<void>((resolve, reject) => {
+            const event = (type: string, object: k8s.V1Namespace) => {
+              // ERROR (410 Gone: the version is too old): list again.
+              if (type === 'ERROR') return current?.abort();
+              const record = type === 'DELETED' ? undefined : namespaceOf(object);
+              if (record) sink.put(record);
+              else if (type !== 'BOOKMARK' && object.metadata?.name) sink.remove(object.metadata.name);
+            };
+            this.watcher
+              .watch('/api/v1/namespaces', query, event, (err) => (err && !current?.signal.aborted ? reject(err) : resolve()))
+              .then((c) => {
+                current = c;
+                if (stopped) c.abort();
+              }, reject);
+          });
+          backoff = 1000;
+        } catch (err) {
+          if (stopped) return;
+          sink.broke?.(err);
+          await new Promise((r) => setTimeout(r, backoff).unref());
+          backoff = Math.min(backoff * 2, 30_000);
+        }
+      }
+    })();
+    return () => {
+      stopped = true;
+      current?.abort();
+    };
   }
 
   async namespaceExists(name: string): Promise<boolean> {

@@ -6,6 +6,7 @@ import {
   type MarksUpdate,
   type NamespaceMarks,
   type NamespaceRecord,
+  type NamespaceSink,
   type NewNamespace,
   type PreviewUpdate,
   type Store,
@@ -32,6 +33,20 @@ export class MemoryStore implements Store {
   readonly runs = memoryRunRecords().runs;
   readonly grants = new Map<string, GrantRecord>();
   readonly passwords = new Map<string, string>();
+
+  private readonly watchers = new Set<NamespaceSink>();
+
+  watchNamespaces(sink: NamespaceSink): () => void {
+    this.watchers.add(sink);
+    sink.reset([...this.namespaces.values()].map(copy));
+    return () => this.watchers.delete(sink);
+  }
+
+  /** Tells the watches of namespaces what became of `name`. */
+  private changed(name: string): void {
+    const n = this.namespaces.get(name);
+    for (const w of [...this.watchers]) n ? w.put(copy(n)) : w.remove(name);
+  }
 
   /** Set to make ping() fail, as an unreachable API server would. */
   down = false;
@@ -127,6 +142,7 @@ export class MemoryStore implements Store {
     if (await this.namespaceExists(ns.name)) throw new ConflictError(`namespace ${ns.name} already exists`);
     const record: NamespaceRecord = copy({ ...ns, status: 'Active', createdAt: new Date().toISOString() });
     this.namespaces.set(ns.name, record);
+    this.changed(ns.name);
     return copy(record);
   }
 
@@ -141,6 +157,7 @@ export class MemoryStore implements Store {
       if (v === null) delete n.preview[k as keyof PreviewUpdate];
       else if (v !== undefined) n.preview[k as keyof PreviewUpdate] = v;
     }
+    this.changed(name);
     return true;
   }
 
@@ -153,6 +170,7 @@ export class MemoryStore implements Store {
       else if (v !== undefined) marks[k as keyof NamespaceMarks] = v;
     }
     n.marks = marks;
+    this.changed(name);
     return true;
   }
 
@@ -160,10 +178,11 @@ export class MemoryStore implements Store {
   async deleteNamespace(name: string): Promise<void> {
     const n = this.namespaces.get(name);
     if (n) n.status = 'Terminating';
+    if (n) this.changed(name);
   }
 
   finishDeletes(): void {
-    for (const [name, n] of this.namespaces) if (n.status === 'Terminating') this.namespaces.delete(name);
+    for (const [name, n] of this.namespaces) if (n.status === 'Terminating' && this.namespaces.delete(name)) this.changed(name);
   }
 
   async secretNames(user: string): Promise<string[]> {

@@ -55,6 +55,16 @@ export interface NamespaceMarks {
   lastActivity?: string;
 }
 
+/** What a watch of namespaces reports (Store.watchNamespaces). */
+export interface NamespaceSink {
+  /** Every namespace devtool manages: first, and again after any break. */
+  reset(records: NamespaceRecord[]): void;
+  put(record: NamespaceRecord): void;
+  remove(name: string): void;
+  /** The watch broke (it lists again after a pause): for the log. */
+  broke?(err: unknown): void;
+}
+
 /** Marks to change; null removes one. */
 export type MarksUpdate = { [K in keyof NamespaceMarks]?: string | null };
 
@@ -173,6 +183,12 @@ export interface Store extends LoginStore {
   updatePreview(name: string, update: PreviewUpdate): Promise<boolean>;
   /** Changes a namespace's marks (the service's own right to patch a Namespace); false when it is gone. */
   setNamespaceMarks(name: string, update: MarksUpdate): Promise<boolean>;
+  /**
+   * Watches every namespace devtool manages (what listNamespaces answers) until the answer is
+   * called: all of them first and after every break, then each change. Absent: the store cannot
+   * watch, and the dashboard's namespaces are not live.
+   */
+  watchNamespaces?(sink: NamespaceSink): () => void;
 
   secretNames(user: string): Promise<string[]>;
   secretValues(user: string): Promise<Record<string, string>>;

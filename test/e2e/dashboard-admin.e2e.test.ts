@@ -4,8 +4,9 @@
  * the API; makes it admin and takes it back. A plain user gets 403 at /admin and at its forms, even
  * with a POST forged with its own valid session and CSRF token, and cannot put another user's
  * namespace to sleep through the page. The owner sleeps and wakes its namespace with the buttons.
- * The admin page passes axe-core with no serious or critical violation and has no horizontal scroll
- * at 360 px; its screenshot goes to docs/images/dashboard-admin.png.
+ * The admin page shows the session length the chart set (12h by service:up), which the session cookie
+ * keeps; it passes axe-core with no serious or critical violation and has no horizontal scroll at 360
+ * px; its screenshot goes to docs/images/dashboard-admin.png when asked.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -174,9 +175,19 @@ describe('the dashboard admin page of the installed service', () => {
     assert.equal(status, 'Active');
   });
 
-  test('dadm the admin page: no serious or critical axe-core violation, no horizontal scroll at 360 px', async () => {
+  test('dadm the admin page: the session length the chart set, no serious or critical axe-core violation, no horizontal scroll at 360 px', async () => {
     const page = adminPage;
     await visit(page, `${svc.url}/admin`);
+    // service:up sets service.sessionLength=12h: the settings say so, and the sign-in's cookie lasts that long.
+    const settings = await page.$$eval('#settings tbody tr', (rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent?.trim())));
+    assert.deepEqual(
+      settings.find(([name]) => name === 'Browser session length'),
+      ['Browser session length', '12h'],
+    );
+    const session = (await adminContext.cookies()).find((c) => c.name === '__Host-devtool_session');
+    assert.ok(session, 'the session cookie');
+    const hours = (session.expires * 1000 - Date.now()) / 3600_000;
+    assert.ok(hours > 11.9 && hours <= 12, `the session cookie ends in ${hours.toFixed(3)} h`);
     await screenshot(page, 'dashboard-admin.png');
     assert.deepEqual(await axeViolations(page), []);
     await page.setViewportSize({ width: 360, height: 800 });

@@ -1,6 +1,6 @@
 /**
  * What the dashboard's browser tests share: signing up on the service's page, the accessibility
- * check (axe-core injected into the page), the 360 px check and the screenshots the docs show.
+ * check (axe-core injected into the page), the 360 px check and the screenshots the docs show (when asked).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -29,6 +29,20 @@ export async function signUp(svc: InstalledService, page: Page, name: string): P
   await svc.adoptUser(name);
 }
 
+/** A new API token named `name`, made on the account's tokens page as a user makes one, and shown once. */
+export async function tokenOnPage(serviceUrl: string, page: Page, name: string): Promise<string> {
+  await visit(page, `${serviceUrl}/account/tokens`);
+  await submit(
+    page,
+    async () => {
+      await page.fill('#create-token input[name=name]', name);
+      await page.click('#create-token button');
+    },
+    () => page.waitForSelector('#new-token'),
+  );
+  return ((await page.textContent('#new-token')) ?? '').trim();
+}
+
 /** axe-core's serious and critical violations on the page, one line each. */
 export async function axeViolations(page: Page): Promise<string[]> {
   await page.evaluate(AXE);
@@ -47,8 +61,12 @@ export async function scrollsSideways(page: Page): Promise<boolean> {
   return wide;
 }
 
-/** The page as it is now, to docs/images/<name>. */
+/**
+ * The page as it is now, to docs/images/<name>, only when DEVTOOL_SCREENSHOTS=1 (`npm run
+ * screenshots`): a plain test run leaves the checkout as it found it.
+ */
 export async function screenshot(page: Page, name: string): Promise<void> {
+  if (process.env['DEVTOOL_SCREENSHOTS'] !== '1') return;
   mkdirSync(join(repoRoot, 'docs/images'), { recursive: true });
   writeFileSync(join(repoRoot, 'docs/images', name), await page.screenshot({ fullPage: false }));
 }

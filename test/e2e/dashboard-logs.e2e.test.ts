@@ -4,7 +4,8 @@
  * a Deployment printing a line every 2 s shows its last lines, a new line appears without a reload
  * (its delay measured from the line's own timestamp in the container's log), and a pod deleted is
  * replaced by one whose lines follow; a pipeline run printing lines over 16 s shows them on its page
- * before it ends, then its status changes to deployed. A second, plain user gets the namespace's 404
+ * before it ends, then its status changes to deployed, there and in the runs list of the namespace
+ * page open beside it. A second, plain user gets the namespace's 404
  * line for both pages. axe-core finds no serious or critical violation on either, neither scrolls
  * sideways at 360 px. Screenshots go to docs/images/.
  */
@@ -167,7 +168,9 @@ describe("the dashboard's logs and pipeline pages", () => {
     await page.close();
   });
 
-  test('dlog a pipeline run: its lines on the page before it ends, then its status', { timeout: 400_000 }, async (t) => {
+  test("dlog a pipeline run: its lines on the page before it ends, then its status, on its page and in the namespace page's list", {
+    timeout: 400_000,
+  }, async (t) => {
     const dir = join(sb.root, 'dlog-repo');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'devtool.yml'), ['deploy:', '  - for i in 1 2 3 4 5 6 7 8; do echo "dlog step $i"; sleep 2; done', ''].join('\n'));
@@ -180,9 +183,17 @@ describe("the dashboard's logs and pipeline pages", () => {
     });
     assert.equal(started.code, 0, `${started.stdout}\n${started.stderr}`);
 
+    // The namespace page stays open beside the run's: its runs list follows the run in place.
+    const nsPage = await ownerContext.newPage();
+    await visit(nsPage, `${svc.url}/namespaces/${NS}`);
+    assert.match((await nsPage.textContent('tr[data-run="dlog-run"]')) ?? '', /progressing/);
+    await waitLive(nsPage);
+    let nsNavigations = 0;
+    nsPage.on('framenavigated', (f) => {
+      if (f === nsPage.mainFrame()) nsNavigations++;
+    });
     const page = await ownerContext.newPage();
     await visit(page, `${svc.url}/namespaces/${NS}`);
-    assert.match((await page.textContent('tr[data-run="dlog-run"]')) ?? '', /progressing/);
     await page.click(`tr[data-run="dlog-run"] a[href="${RUN_PATH}"]`);
     await page.waitForURL(`${svc.url}${RUN_PATH}`);
     assert.match((await page.textContent('#run [data-status]')) ?? '', /progressing/);
@@ -199,6 +210,10 @@ describe("the dashboard's logs and pipeline pages", () => {
     t.diagnostic(`first line on the page ${endedAt - firstLineAt} ms before the status showed the end`);
     console.log(`dlog pipeline: first line on the page ${endedAt - firstLineAt} ms before its end showed`);
     assert.ok(endedAt - firstLineAt >= 8000, `the lines came while it ran (${endedAt - firstLineAt} ms before the end)`);
+    await nsPage.waitForFunction(() => /deployed/.test(document.querySelector('tr[data-run="dlog-run"]')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    t.diagnostic(`the namespace page's runs list showed the end ${Date.now() - endedAt} ms after the run's page`);
+    assert.equal(nsNavigations, 0, 'the runs list changed in place, not reloaded');
+    await nsPage.close();
     await page.close();
   });
 

@@ -2,7 +2,8 @@
  * The dashboard on the devtool service its chart installed (installed-service.ts), in headless
  * Chromium trusting the front door's CA: a user signs up, sees its namespaces on Home, creates and
  * deletes one with the forms, deploys a Compose app with the CLI, opens its namespace page and sees
- * a pod deleted in the cluster replaced, and a dev session's state, on the open page without a reload. A second user sees none
+ * a pod deleted in the cluster replaced, and a dev session's state, on the open page without a reload; with Home and a
+ * namespace page open, a namespace made and put to sleep with the CLI shows on both without a reload. A second user sees none
  * of the first's namespaces, on Home or by URL. Every page passes axe-core with no serious or
  * critical violation and has no horizontal scroll at 360 px. Screenshots go to docs/images/.
  */
@@ -17,7 +18,7 @@ import { DEV_SESSION_ANNOTATION } from '../../api/dev-session.ts';
 import { launchBrowser, submit, visit, type TestBrowser } from './browser.ts';
 import { createSandbox, runDevtool, type Sandbox } from './cli.ts';
 import { REGISTRY, runningPod } from './cluster.ts';
-import { axeViolations, screenshot, scrollsSideways, signUp } from './dashboard-browser.ts';
+import { axeViolations, screenshot, scrollsSideways, signUp, tokenOnPage } from './dashboard-browser.ts';
 import { type InstalledService, installedService } from './installed-service.ts';
 
 const run = randomBytes(3).toString('hex');
@@ -25,6 +26,8 @@ const owner = `dasha${run}`;
 const other = `dashb${run}`;
 const personal = `${owner}-devtool`;
 const extra = `dash${run}-extra`;
+/** The live updates' own namespace (made and put to sleep with the CLI). */
+const live = `live${run}-sleepy`;
 
 let svc: InstalledService;
 let chromium: TestBrowser;
@@ -53,6 +56,22 @@ async function again(step: () => Promise<void>): Promise<void> {
 
 const devtool = (sb: Sandbox, args: string[], opts: { cwd?: string; timeoutMs?: number } = {}) =>
   runDevtool(args, { env: { ...sb.env, DEVTOOL_CA_CERT: svc.caFile }, ...opts });
+
+let cli: Sandbox | undefined;
+/** The owner's CLI, logged in with a token made on the tokens page (once). */
+async function ownerCli(): Promise<Sandbox> {
+  if (cli) return cli;
+  let token = '';
+  await again(async () => {
+    token = await tokenOnPage(svc.url, ownerPage, 'cli');
+  });
+  const sb = createSandbox();
+  assert.equal(devtool(sb, ['context', 'use', svc.url, '--token', token]).code, 0);
+  cli = sb;
+  return sb;
+}
+
+const waitLive = (page: Page) => page.waitForFunction(() => document.getElementById('live-status')?.textContent === 'Live', undefined, { timeout: 15_000 });
 
 describe('the dashboard of the installed service', () => {
   before(async () => {
@@ -100,21 +119,7 @@ describe('the dashboard of the installed service', () => {
     timeout: 300_000,
   }, async (t) => {
     const page = ownerPage;
-    // A token made on the tokens page, for the CLI's deploy.
-    await again(async () => {
-      await visit(page, `${svc.url}/account/tokens`);
-      await submit(
-        page,
-        async () => {
-          await page.fill('#create-token input[name=name]', 'deploy');
-          await page.click('#create-token button');
-        },
-        () => page.waitForSelector('#new-token'),
-      );
-    });
-    const token = ((await page.textContent('#new-token')) ?? '').trim();
-    const sb = createSandbox();
-    assert.equal(devtool(sb, ['context', 'use', svc.url, '--token', token]).code, 0);
+    const sb = await ownerCli();
     const app = join(sb.root, 'app');
     mkdirSync(app);
     writeFileSync(join(app, 'compose.yaml'), ['services:', '  web:', `    image: ${REGISTRY}/nginx:1`, '    ports: ["8080:80"]', ''].join('\n'));
@@ -125,7 +130,7 @@ describe('the dashboard of the installed service', () => {
     assert.equal(await page.textContent('h1'), `Namespace ${personal}`);
     assert.match((await page.textContent('tr[data-environment="dashweb"]')) ?? '', /Compose\s*deployed/);
     assert.match((await page.textContent('tr[data-environment="dashweb"]')) ?? '', /https:\/\/\S+/, 'its endpoint as a link');
-    await page.waitForFunction(() => document.getElementById('live-status')?.textContent === 'Live', undefined, { timeout: 15_000 });
+    await waitLive(page);
     const pod = await runningPod(svc.core, personal, 'devtool.dev/environment=dashweb');
     assert.ok(await page.$(`li[data-pod="${pod}"]`), 'the running pod is listed');
 
@@ -162,9 +167,53 @@ describe('the dashboard of the installed service', () => {
     );
     assert.equal(navigations, 0, 'updated in place, not reloaded');
     // Chromium cuts the stream when a pod's veth comes or goes (ERR_NETWORK_CHANGED, in the diagnostics); it reconnects by itself.
-    await page.waitForFunction(() => document.getElementById('live-status')?.textContent === 'Live', undefined, { timeout: 15_000 });
+    await waitLive(page);
     await screenshot(page, 'dashboard-namespace.png');
     t.diagnostic(`event stream cuts: ${streamFailures.length ? streamFailures.join(', ') : 'none'}`);
+    assert.deepEqual(csp, [], 'no Content-Security-Policy refusal');
+  });
+
+  test('Home and a namespace page live: a namespace made with the CLI appears on Home; its sleep from the CLI shows on both without reload', async (t) => {
+    const sb = await ownerCli();
+    const home = ownerPage;
+    await visit(home, `${svc.url}/`);
+    await waitLive(home);
+    let navigations = 0;
+    home.on('framenavigated', (f) => {
+      if (f === home.mainFrame()) navigations++;
+    });
+    const row = `tr[data-namespace="${live}"]`;
+    const made = Date.now();
+    const created = devtool(sb, ['namespace', 'create', live]);
+    assert.equal(created.code, 0, created.stderr);
+    await svc.markForCleanup(live);
+    await home.waitForSelector(row, { timeout: 15_000 });
+    const createdMs = Date.now() - made;
+    assert.match((await home.textContent(row)) ?? '', /Active.*0 environments, 0\/0 pods ready/s);
+
+    // Its page open beside Home, live too.
+    const nsPage = await ownerContext.newPage();
+    await visit(nsPage, `${svc.url}/namespaces/${live}`);
+    await waitLive(nsPage);
+    assert.equal(await nsPage.textContent('#ns-status'), 'Active');
+    let nsNavigations = 0;
+    nsPage.on('framenavigated', (f) => {
+      if (f === nsPage.mainFrame()) nsNavigations++;
+    });
+    const slept = Date.now();
+    const sleep = devtool(sb, ['namespace', 'sleep', live]);
+    assert.equal(sleep.code, 0, sleep.stderr);
+    const cliMs = Date.now() - slept;
+    const sleeping = new RegExp(`^Sleeping since .* \\(by ${owner}\\)$`).source;
+    await nsPage.waitForFunction((re) => new RegExp(re).test(document.getElementById('ns-status')?.textContent ?? ''), sleeping, { timeout: 15_000 });
+    const pageMs = Date.now() - slept;
+    assert.ok(await nsPage.isVisible(`#ns-actions button[aria-label="Wake ${live}"]`), 'its button turned to Wake in place');
+    await home.waitForFunction((sel) => /Sleeping since/.test(document.querySelector(sel)?.textContent ?? ''), row, { timeout: 15_000 });
+    const homeMs = Date.now() - slept;
+    assert.equal(navigations + nsNavigations, 0, 'updated in place, not reloaded');
+    assert.equal(await home.textContent('#live-status'), 'Live');
+    t.diagnostic(`created to Home: ${createdMs} ms; sleep command ${cliMs} ms, to the namespace page ${pageMs} ms, to Home ${homeMs} ms`);
+    await nsPage.close();
     assert.deepEqual(csp, [], 'no Content-Security-Policy refusal');
   });
 

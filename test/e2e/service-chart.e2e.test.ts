@@ -54,6 +54,7 @@ describe('the chart renders', () => {
         'service.signup.mode=allowList',
         'service.signup.allowList={ann,bob}',
         'service.kubeApiServer=https://k:6443',
+        'service.sessionLength=12h',
       ),
     )
       .map((d) => d.toJS() as Rendered)
@@ -93,6 +94,7 @@ describe('the chart renders', () => {
       DEVTOOL_FRONT_DOOR_KEY_FILE: '/etc/devtool/front-door-key/key',
       DEVTOOL_SIGNUP_MODE: 'allowList',
       DEVTOOL_SIGNUP_ALLOW: 'ann,bob',
+      DEVTOOL_SESSION_LENGTH: '12h',
     });
     assert.equal(container.readinessProbe.httpGet.path, '/readyz');
     assert.equal(container.livenessProbe.httpGet.path, '/healthz');
@@ -105,7 +107,7 @@ describe('the chart renders', () => {
     assert.equal(ingress.spec?.rules?.[0]?.host, 'devtool.devtool.test');
     const rules = (kind: string) => docs.find((d) => d.kind === kind && d.metadata.name === 'x-service')!.rules;
     assert.deepEqual(rules('ClusterRole'), [
-      { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'create', 'delete', 'patch'] },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch'] },
       { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['get', 'create', 'delete'] },
       { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['bind'], resourceNames: ['admin', 'view'] },
       { apiGroups: [''], resources: ['resourcequotas', 'limitranges'], verbs: ['get', 'create', 'update', 'delete'] },
@@ -152,6 +154,7 @@ describe('the chart renders', () => {
     const env = new Map<string, Loose>(deploy['spec'].template.spec.containers[0].env.map((e: Loose) => [e['name'], e]));
     assert.equal(env.get('DEVTOOL_SIGNUP_MODE')?.['value'], 'allowList');
     assert.equal(env.get('DEVTOOL_SIGNUP_ALLOW')?.['value'], '');
+    assert.equal(env.get('DEVTOOL_SESSION_LENGTH')?.['value'], '8h', 'a sign-in lasts 8 hours');
     assert.equal(env.has('DEVTOOL_METRICS_TOKEN'), false, 'no scraper token: the service has no /metrics');
     assert.equal(env.get('DEVTOOL_TRUSTED_PROXY_ADDRESSES')?.['value'], '10.244.0.1/32');
     const policy = docs.find((d) => d['kind'] === 'NetworkPolicy' && d['metadata'].name === 'x-service')!;

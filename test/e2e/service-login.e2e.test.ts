@@ -33,6 +33,7 @@ import { createSandbox, runDevtool, type Sandbox, spawnDevtool } from './cli.ts'
 import { E2E_NAMESPACE_LABEL } from './cluster.ts';
 import { runInPty } from './pty.ts';
 import { installedService, type InstalledService } from './installed-service.ts';
+import { tokenOnPage } from './dashboard-browser.ts';
 import { createUser, type RunningService, startService } from './service.ts';
 
 const run = randomBytes(3).toString('hex');
@@ -155,17 +156,7 @@ describe('accounts and login through the browser, on the installed service', { t
     assert.equal(await page.textContent('#error'), 'Wrong user name or password.');
     // Signed in from /login with no page to return to: Home, the dashboard.
     await signIn(page, user, PASSWORD, () => page.waitForURL(`${url}/`));
-    await visit(page, `${url}/account/tokens`);
-
-    await submit(
-      page,
-      async () => {
-        await page.fill('#create-token input[name=name]', 'from the e2e test');
-        await page.click('#create-token button');
-      },
-      () => page.waitForSelector('#new-token'),
-    );
-    const token = (await page.textContent('#new-token'))!.trim();
+    const token = await tokenOnPage(url, page, 'from the e2e test');
     assert.match(token, /^dvt_[A-Za-z0-9_-]{43}$/);
 
     const sb = createSandbox();
