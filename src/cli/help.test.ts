@@ -148,6 +148,11 @@ test('every documented option, with its type and default, is in the help', () =>
     ['preview deploy', 'var', 'list', undefined],
     ['preview deploy', 'wait', 'bool', 'false'],
     ['preview endpoints', 'output', 'string', undefined],
+    ['preview list', 'context', 'string', 'current context'],
+    ['namespace create', 'context', 'string', 'current context'],
+    ['namespace list', 'context', 'string', 'current context'],
+    ['user list', 'context', 'string', 'current context'],
+    ['pipeline deploy', 'context', 'string', 'current context'],
     ['restart', 'file', 'string', 'devtool.yml'],
     ['restart', 'namespace', 'string', undefined],
     ['restart', 'context', 'string', undefined],
@@ -173,7 +178,7 @@ test('every documented option, with its type and default, is in the help', () =>
     if (def !== undefined) assert.ok(line.includes(`(default: ${def})`), `${command} --${name}: "${line}"`);
   }
   assert.deepEqual(find(['endpoints']).options![0]!.allowed, ['json', 'md']);
-  assert.deepEqual(find(['preview', 'endpoints']).options![0]!.allowed, ['json']);
+  assert.deepEqual(find(['preview', 'endpoints']).options!.find((o) => o.name === 'output')!.allowed, ['json']);
   assert.deepEqual(find(['preview', 'deploy']).options!.find((o) => o.name === 'scope')!.allowed, ['personal', 'global']);
   assert.deepEqual(globalOptions[0], { ...globalOptions[0], name: 'loglevel', default: 'warn', allowed: ['debug', 'info', 'warn', 'error'] });
 });

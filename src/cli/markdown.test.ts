@@ -48,8 +48,10 @@ const tinyRoot: CommandSpec = {
   ],
 };
 
-test('the command reference page of a tiny tree', () => {
-  assertGolden(new URL('testdata/commands.md', import.meta.url).pathname, commandsMarkdown(tinyRoot));
+test('the command reference pages of a tiny tree, `group` on the service page', () => {
+  const pages = commandsMarkdown(tinyRoot, new Set(['group']));
+  assertGolden(new URL('testdata/cli.md', import.meta.url).pathname, pages['cli.md']);
+  assertGolden(new URL('testdata/cli-service.md', import.meta.url).pathname, pages['cli-service.md']);
 });
 
 test('links point at the anchors GitHub gives the headings', () => {

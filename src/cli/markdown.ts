@@ -1,8 +1,8 @@
 /**
- * docs/cli.md, written from the command specs as help is, so the page cannot disagree with what the
- * parser accepts: every command and subcommand (hidden ones marked), its synopsis, arguments,
+ * docs/cli.md and docs/cli-service.md, written from the command specs as help is, so the pages cannot
+ * disagree with what the parser accepts: every command and subcommand (hidden ones marked), its synopsis, arguments,
  * options with type, default and meaning, examples, then the global options and the exit codes.
- * Pure: `npm run docs:cli` writes the text, and a unit test fails when the checked-in page differs.
+ * Pure: `npm run docs:cli` writes the text, and a unit test fails when a checked-in page differs.
  */
 import { ExitCode } from '../base/errors.ts';
 import { type ArgSpec, type CommandSpec, globalOptions, type OptionSpec, synopsis } from './spec.ts';
@@ -16,13 +16,24 @@ const EXIT_CODE_MEANINGS: Record<keyof typeof ExitCode, string> = {
   interrupted: 'Interrupted: Ctrl-C, SIGTERM or a cancelled prompt. A command that was changing things ends with one line saying what is left.',
 };
 
-export function commandsMarkdown(root: CommandSpec): string {
+/**
+ * The commands that exist only with the devtool service (its namespaces, users, pipelines,
+ * previews) have a page of their own, docs/cli-service.md: one page for every command would hold
+ * two subjects and outgrow a reading.
+ */
+const SERVICE_PAGE_COMMANDS: ReadonlySet<string> = new Set(['namespace', 'pipeline', 'preview', 'user', 'kubetoken']);
+
+/** The command pages, by file name under docs/: `cli.md` and `cli-service.md`. */
+export function commandsMarkdown(root: CommandSpec, servicePage = SERVICE_PAGE_COMMANDS): Record<'cli.md' | 'cli-service.md', string> {
   const commands = allCommands(root);
-  const out: string[] = [
+  const pageOf = (path: readonly string[]) => (servicePage.has(path[0]!) ? 'cli-service.md' : 'cli.md');
+  const link = (path: readonly string[]) => `${pageOf(path) === 'cli.md' ? '' : pageOf(path)}#${anchor(commandName(root, path))}`;
+  const main: string[] = [
     `# The \`${root.name}\` command line`,
     '',
-    `${root.summary}. This page is generated from the command specs (\`src/commands/*/spec.ts\`) by \`npm run docs:cli\`;`,
-    'a unit test fails when it is stale. `devtool <command> --help` prints the same, one command at a time.',
+    `${root.summary}. This page and [cli-service.md](cli-service.md) (the commands of the devtool service) are generated from`,
+    'the command specs (`src/commands/*/spec.ts`) by `npm run docs:cli`; a unit test fails when they are stale.',
+    '`devtool <command> --help` prints the same, one command at a time.',
     '',
     '```text',
     `${root.name} [options] <command> [subcommand] [parameters]`,
@@ -30,7 +41,7 @@ export function commandsMarkdown(root: CommandSpec): string {
     '',
     '## Commands',
     '',
-    ...commands.map(({ path, spec }) => `- [\`${commandName(root, path)}\`](#${anchor(commandName(root, path))}): ${inline(spec.summary)}${hiddenNote(spec)}`),
+    ...commands.map(({ path, spec }) => `- [\`${commandName(root, path)}\`](${link(path)}): ${inline(spec.summary)}${hiddenNote(spec)}`),
     '',
     '## Global options',
     '',
@@ -46,8 +57,15 @@ export function commandsMarkdown(root: CommandSpec): string {
     '',
     'Every error is one line on stderr; the details (a stack trace) go to `devtool.log` in the devtool home.',
   ];
-  for (const { path, spec } of commands) out.push('', ...commandSection(root, path, spec));
-  return `${out.join('\n')}\n`;
+  const service: string[] = [
+    `# The \`${root.name}\` commands of the devtool service`,
+    '',
+    'Namespaces, users, pipelines and previews. What acts on the devtool service needs a service context: the current one',
+    '(`devtool context use <URL>`) or the one a `--context <URL>` names; `namespace` and `namespace use` work on a plain cluster too.',
+    `The other commands, the global options and the exit codes are in [cli.md](cli.md); this page is generated with it.`,
+  ];
+  for (const { path, spec } of commands) (pageOf(path) === 'cli.md' ? main : service).push('', ...commandSection(root, path, spec));
+  return { 'cli.md': `${main.join('\n')}\n`, 'cli-service.md': `${service.join('\n')}\n` };
 }
 
 function commandSection(root: CommandSpec, path: readonly string[], spec: CommandSpec): string[] {

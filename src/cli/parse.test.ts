@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { rootCommand } from '../commands/index.ts';
 import { UsageError } from '../base/errors.ts';
 import { deployOptions } from '../commands/deploy/spec.ts';
+import { pipelineDeployOptions } from '../commands/pipeline/spec.ts';
+import { serviceOptions } from '../commands/shared.ts';
 import { parseCommandLine } from './parse.ts';
 
 const parse = (...argv: string[]) => parseCommandLine(argv, rootCommand);
@@ -213,6 +215,18 @@ test('an unknown command is named, with a suggestion', () => {
   // `context [URL]`: a URL is its argument, a misspelt subcommand is still one.
   assert.deepEqual(parse('context', 'https://x.example', '--token', 't').path, ['context']);
   assert.equal(usageError('context', 'lsit').message, `unknown command "lsit" for 'devtool context' (did you mean "list"?)`);
+});
+
+test("a command's flag before the command is the command's, or named as not its own", () => {
+  const p = parse('--context', 'https://devtool.example', 'namespace', 'list');
+  assert.deepEqual(p.path, ['namespace', 'list']);
+  assert.equal(p.invocation.input(serviceOptions).opts.context, 'https://devtool.example');
+  const q = parse('pipeline', '-c', 'https://devtool.example', 'deploy', '--wait');
+  assert.deepEqual(q.path, ['pipeline', 'deploy']);
+  assert.equal(q.invocation.input(pipelineDeployOptions).opts.context, 'https://devtool.example');
+  assert.equal(usageError('--context', 'x', 'version').message, `unknown flag --context for 'devtool version'`);
+  // -f takes a value in some commands (--file) and none in logs (--follow): before the command it is neither.
+  assert.equal(usageError('-f', 'devtool.yml', 'up').message, `unknown command "devtool.yml" for 'devtool'`);
 });
 
 test('-h and --help ask for help, even next to otherwise wrong input', () => {

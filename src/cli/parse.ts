@@ -71,7 +71,9 @@ function resolveCommand(words: string[], root: CommandSpec) {
     const word = words[i]!;
     if (word.startsWith('-') && word !== '-') {
       remaining.push(word);
-      const opt = findOption([...(spec.options ?? []), ...globalOptions], word);
+      // Before the command is known, a flag of any command below counts (`devtool --context X namespace
+      // list`): the command's own parse then takes it, or names it as not its own.
+      const opt = findOption([...(spec.options ?? []), ...globalOptions], word) ?? (descending ? findOptionInTree(spec, word) : undefined);
       // The next word is this option's value unless the value is attached (`--name=value`, `-nvalue`).
       const attached = word.includes('=') || (!word.startsWith('--') && word.length > 2);
       if (opt && opt.type !== 'bool' && !attached && i + 1 < words.length) remaining.push(words[++i]!);
@@ -96,6 +98,22 @@ function resolveCommand(words: string[], root: CommandSpec) {
     remaining.push(word);
   }
   return { path, spec, remaining };
+}
+
+/**
+ * An option of some command of the tree that `word` names, when every option it names there agrees
+ * on taking a value or not (`-f` is `--file` in some commands, `--follow` in `logs`: none then).
+ */
+function findOptionInTree(root: CommandSpec, word: string): OptionSpec | undefined {
+  const named: OptionSpec[] = [];
+  const walk = (spec: CommandSpec) => {
+    const own = findOption(spec.options ?? [], word);
+    if (own) named.push(own);
+    for (const sub of spec.subcommands ?? []) walk(sub);
+  };
+  walk(root);
+  const takesValue = (o: OptionSpec) => o.type !== 'bool';
+  return named.every((o) => takesValue(o) === takesValue(named[0]!)) ? named[0] : undefined;
 }
 
 export function findOption(options: readonly OptionSpec[], word: string): OptionSpec | undefined {

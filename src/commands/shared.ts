@@ -29,6 +29,17 @@ export const namespace = (defaultText = 'current context namespace', description
 
 export const context = { name: 'context', short: 'c', type: 'string', defaultText: 'current context', description: 'Context' } as const satisfies OptionSpec;
 
+/** --context on the commands of the devtool service: a service context, by its URL. */
+export const serviceContext = {
+  name: 'context',
+  short: 'c',
+  type: 'string',
+  defaultText: 'current context',
+  description: 'Service context (its URL) for this run',
+} as const satisfies OptionSpec;
+/** The options of a service command that takes no other. */
+export const serviceOptions = [serviceContext] as const satisfies readonly OptionSpec[];
+
 export const timeout = (description: string) => ({ name: 'timeout', type: 'duration', default: '5m0s', description }) as const satisfies OptionSpec;
 
 export const wait = (description: string) => ({ name: 'wait', type: 'bool', default: 'false', description }) as const satisfies OptionSpec;

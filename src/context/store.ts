@@ -148,22 +148,29 @@ export class ContextStore {
 
   /** Stores settings for a context and makes it current. */
   async use(name: string, settings: Omit<StoredContext, 'name'>): Promise<ResolvedContext> {
+    return this.store(name, settings, true);
+  }
+
+  /**
+   * Sets the namespace of the current context, or of `of` (the context a --context flag named),
+   * which stays not current.
+   */
+  async setNamespace(namespace: string, of?: ResolvedContext): Promise<ResolvedContext> {
+    const ctx = of ?? (await this.requireCurrent());
+    if (ctx.source === 'environment') {
+      throw new DevtoolError('the current context comes from DEVTOOL_URL/DEVTOOL_TOKEN and cannot be changed; unset them or pass --namespace to each command');
+    }
+    return this.store(ctx.name, { isDevtool: ctx.isDevtool, namespace }, of === undefined);
+  }
+
+  private async store(name: string, settings: Omit<StoredContext, 'name'>, makeCurrent: boolean): Promise<ResolvedContext> {
     const data = this.read();
     const merged: StoredContext = { ...data.contexts[name], ...settings, name };
     for (const key of Object.keys(merged) as (keyof StoredContext)[]) if (merged[key] === undefined) delete merged[key];
     data.contexts[name] = merged;
-    data.current = name;
+    if (makeCurrent) data.current = name;
     this.write(data);
     return this.resolve(name, merged, merged.isDevtool ? undefined : await this.findKubeContext(name), 'stored');
-  }
-
-  /** Sets the namespace of the current context. */
-  async setNamespace(namespace: string): Promise<ResolvedContext> {
-    const ctx = await this.requireCurrent();
-    if (ctx.source === 'environment') {
-      throw new DevtoolError('the current context comes from DEVTOOL_URL/DEVTOOL_TOKEN and cannot be changed; unset them or pass --namespace to each command');
-    }
-    return this.use(ctx.name, { isDevtool: ctx.isDevtool, namespace });
   }
 
   /** The user ID of the current service context, from devtool's own file only (cheap: for analytics). */

@@ -73,6 +73,34 @@ describe('service contexts: logging in with a token, on the installed service', 
     assert.equal(JSON.parse(devtool(sb, ['context', 'show']).stdout).name, 'alpha', 'the kubeconfig context is still the current one');
   });
 
+  test('--context URL: the service commands act on the service while a plain cluster stays current', () => {
+    const sb = createSandbox();
+    const env = { DEVTOOL_CA_CERT: svc.caFile };
+    assert.equal(devtool(sb, ['context', 'use', url, '--token', token], env).code, 0);
+    assert.equal(devtool(sb, ['context', 'use', 'alpha']).code, 0);
+    const plain = devtool(sb, ['namespace', 'list'], env);
+    assert.equal(plain.code, 3);
+    assert.match(plain.stderr, /the current context "alpha" is a plain Kubernetes cluster without it .* or pass --context <URL>\n$/);
+
+    const created = devtool(sb, ['namespace', 'create', `${user}-flag`, '--context', url], env);
+    assert.equal(created.code, 0, created.stderr);
+    assert.equal(created.stdout, `Namespace "${user}-flag" created\nUsing namespace "${user}-flag" @ ${url} (${url})\n`);
+    // Before the command, as kubectl takes it; the service context now uses the namespace made above.
+    const listed = devtool(sb, ['--context', url, 'namespace', 'list'], env);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, new RegExp(`\\n${user}-flag \\*\\s+Active\\b`));
+    // A plain user's rights stay its own whichever way the context is named.
+    const users = devtool(sb, ['user', 'list', '-c', url], env);
+    assert.equal(users.code, 1);
+    assert.equal(users.stderr, 'Error: only admins can list users\n');
+    const deleted = devtool(sb, ['namespace', 'delete', `${user}-flag`, '--context', url], env);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    assert.match(deleted.stdout, new RegExp(`Using namespace "${user}-devtool" @ `));
+
+    const shown = JSON.parse(devtool(sb, ['context', 'show']).stdout) as { name: string; namespace: string };
+    assert.deepEqual([shown.name, shown.namespace], ['alpha', 'default'], 'the current context is left as it was');
+  });
+
   test('`devtool context` with DEVTOOL_URL and DEVTOOL_TOKEN logs in without a prompt', () => {
     const sb = createSandbox();
     const r = devtool(sb, ['context'], { DEVTOOL_URL: url, DEVTOOL_TOKEN: token, DEVTOOL_CA_CERT: svc.caFile });

@@ -3,7 +3,7 @@ import type { CommandHandler } from '../../cli/spec.ts';
 import type { ResolvedContext } from '../../context/store.ts';
 import { type KubeconfigEntry, updateKubeconfigContext, writeKubeconfigEntry } from '../../context/kubeconfig.ts';
 import type { Factory } from '../../factory.ts';
-import { requireServiceContext } from '../require-service.ts';
+import { requireLoggedInService } from '../require-service.ts';
 
 export const runKubeconfig: CommandHandler = async (f) => {
   const ctx = await f.contexts.requireCurrent();
@@ -17,7 +17,7 @@ export const runKubeconfig: CommandHandler = async (f) => {
  * credentials through the plugin `devtool kubetoken`, so kubectl's token refreshes itself.
  */
 async function serviceKubeconfig(f: Factory, ctx: ResolvedContext): Promise<void> {
-  if (!ctx.token) await requireServiceContext(f, 'kubeconfig', 'cluster credentials');
+  requireLoggedInService(ctx, 'kubeconfig', 'cluster credentials');
   // Fetched now: a refused token fails here, not at the user's next kubectl; and the cache is warm.
   const credentials = await (await f.kubeCredentials(ctx)).current();
   const name = kubeContextName(ctx.name);

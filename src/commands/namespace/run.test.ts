@@ -114,3 +114,26 @@ test('sleep and wake on a service context: one line each; list shows Sleeping wi
     'Error: namespace root-devtool: only its owner (root) or an admin can put it to sleep',
   );
 });
+
+test('--context names the service context to act on; the current context and its namespace stay as they are', async () => {
+  const sandbox = await aliceSandbox();
+  success(await runCommand(['context', 'use', 'alpha'], { sandbox }));
+  const created = success(await run(sandbox, ['create', 'elsewhere', '--context', SERVICE_URL]));
+  assert.equal(created.stdout, `Namespace "elsewhere" created\nUsing namespace "elsewhere" @ ${SERVICE_URL} (${SERVICE_URL})\n`);
+  const shown = JSON.parse(success(await runCommand(['context', 'show'], { sandbox })).stdout) as { name: string; namespace: string };
+  assert.deepEqual([shown.name, shown.namespace], ['alpha', 'default']);
+  // The flag before the command works too, and the service context now uses the new namespace.
+  assert.match(
+    success(await runCommand(['--context', SERVICE_URL, 'namespace', 'list'], { sandbox, service: service.client })).stdout,
+    /\nelsewhere \*\s+Active\b/,
+  );
+  assert.equal(
+    success(await run(sandbox, ['sleep', 'elsewhere', '-c', SERVICE_URL])).stdout,
+    `Namespace "elsewhere" is asleep since ${TEST_NOW.toISOString()}: 'devtool namespace wake elsewhere' wakes it\n`,
+  );
+  assert.match(
+    failure(await run(sandbox, ['list', '--context', 'alpha']), ExitCode.unavailable),
+    /^Error: 'devtool namespace list' needs the devtool service, and the context "alpha" is a plain Kubernetes cluster without it/,
+  );
+  assert.match(failure(await run(sandbox, ['list', '--context', 'nowhere']), ExitCode.usage), /^Error: --context: unknown context "nowhere" \(known: /);
+});

@@ -7,20 +7,22 @@ import { formatTable } from '../../io/table.ts';
 import { describeKubeError } from '../../kube/config.ts';
 import { checkNamespaceName } from '../../kube/naming.ts';
 import type { ServiceClient } from '../../service/client.ts';
-import { requireServiceContext } from '../require-service.ts';
+import { requireLoggedInService, serviceTarget } from '../require-service.ts';
+import type { serviceOptions } from '../shared.ts';
 
 const USE_HINT = 'pass the namespace: devtool namespace use <NAMESPACE>';
+const FEATURE = 'namespace management';
 
-export const runNamespaceUse: CommandHandler = async (f, inv) => {
+export const runNamespaceUse: CommandHandler<typeof serviceOptions> = async (f, inv) => {
   const name = checkNamespaceName(inv.requireArg(0, 'NAMESPACE'));
-  const ctx = await f.contexts.requireCurrent();
+  const ctx = await f.contexts.select(inv.opts.context);
   // (A context from DEVTOOL_URL/DEVTOOL_TOKEN cannot change: useNamespace says so before any request.)
   if (ctx.isDevtool && ctx.source !== 'environment') {
     // On a service context only the user's own namespaces can be used: their rights end there.
     const names = (await (await serviceOf(f, ctx, 'namespace use')).call('listNamespaces')).namespaces.map((n) => n.name);
     if (!names.includes(name)) throw new DevtoolError(`namespace "${name}" is not one of yours on ${ctx.name} (yours: ${names.join(', ') || 'none'})`);
   }
-  await useNamespace(f, name);
+  await useNamespace(f, name, inv.opts.context === undefined ? undefined : ctx);
 };
 
 /** `devtool namespace`: pick one of the user's namespaces (a service context) or of the cluster's. */
@@ -43,10 +45,9 @@ export const runNamespacePrompt: CommandHandler = async (f) => {
  * create: a namespace the user owns, made by the service; then the context switches to it. One the
  * user owns already is no failure: the context switches to it all the same.
  */
-export const runNamespaceCreate: CommandHandler = async (f, inv) => {
+export const runNamespaceCreate: CommandHandler<typeof serviceOptions> = async (f, inv) => {
   const name = checkNamespaceName(inv.requireArg(0, 'NAMESPACE'));
-  const ctx = await f.contexts.requireCurrent();
-  const client = await serviceOf(f, ctx, 'namespace create');
+  const { ctx, client } = await serviceTarget(f, 'namespace create', FEATURE, inv.opts.context);
   try {
     await client.call('createNamespace', { body: { name } });
     f.io.stdout.write(`Namespace "${name}" created\n`);
@@ -55,42 +56,43 @@ export const runNamespaceCreate: CommandHandler = async (f, inv) => {
     if (mine?.status !== 'Active') throw err;
     f.io.stdout.write(`Namespace "${name}" is already yours\n`);
   }
-  await useNamespace(f, name);
+  await useNamespace(f, name, inv.opts.context === undefined ? undefined : ctx);
 };
 
 /**
  * delete: by its owner or an admin (the service decides); Kubernetes then removes its contents.
  * Deleting the namespace the context uses moves the context to the user's personal namespace.
  */
-export const runNamespaceDelete: CommandHandler = async (f, inv) => {
+export const runNamespaceDelete: CommandHandler<typeof serviceOptions> = async (f, inv) => {
   const name = checkNamespaceName(inv.requireArg(0, 'NAMESPACE'));
-  const ctx = await f.contexts.requireCurrent();
-  const client = await serviceOf(f, ctx, 'namespace delete');
+  const { ctx, client } = await serviceTarget(f, 'namespace delete', FEATURE, inv.opts.context);
   await client.call('deleteNamespace', { params: { name } });
   f.io.stdout.write(`Namespace "${name}" is being deleted\n`);
-  if (ctx.namespace === name && ctx.source !== 'environment') await useNamespace(f, (await client.call('me')).namespace);
+  if (ctx.namespace === name && ctx.source !== 'environment') {
+    await useNamespace(f, (await client.call('me')).namespace, inv.opts.context === undefined ? undefined : ctx);
+  }
 };
 
 /** sleep: by its owner or an admin (the service decides and scales as the owner). */
-export const runNamespaceSleep: CommandHandler = async (f, inv) => {
+export const runNamespaceSleep: CommandHandler<typeof serviceOptions> = async (f, inv) => {
   const name = checkNamespaceName(inv.requireArg(0, 'NAMESPACE'));
-  const ctx = await f.contexts.requireCurrent();
-  const ns = await (await serviceOf(f, ctx, 'namespace sleep')).call('sleepNamespace', { params: { name } });
+  const { client } = await serviceTarget(f, 'namespace sleep', FEATURE, inv.opts.context);
+  const ns = await client.call('sleepNamespace', { params: { name } });
   f.io.stdout.write(`Namespace "${name}" is asleep${ns.sleep?.since ? ` since ${ns.sleep.since}` : ''}: 'devtool namespace wake ${name}' wakes it\n`);
 };
 
 /** wake: its workloads back; Waking until they are available. */
-export const runNamespaceWake: CommandHandler = async (f, inv) => {
+export const runNamespaceWake: CommandHandler<typeof serviceOptions> = async (f, inv) => {
   const name = checkNamespaceName(inv.requireArg(0, 'NAMESPACE'));
-  const ctx = await f.contexts.requireCurrent();
-  const ns = await (await serviceOf(f, ctx, 'namespace wake')).call('wakeNamespace', { params: { name } });
+  const { client } = await serviceTarget(f, 'namespace wake', FEATURE, inv.opts.context);
+  const ns = await client.call('wakeNamespace', { params: { name } });
   f.io.stdout.write(ns.sleep?.state === 'Waking' ? `Namespace "${name}" is waking: its workloads are starting\n` : `Namespace "${name}" is awake\n`);
 };
 
 /** list: the user's namespaces with their real status; those being deleted show Terminating, sleeping ones Sleeping. */
-export const runNamespaceList: CommandHandler = async (f) => {
-  const ctx = await f.contexts.requireCurrent();
-  const { namespaces } = await (await serviceOf(f, ctx, 'namespace list')).call('listNamespaces');
+export const runNamespaceList: CommandHandler<typeof serviceOptions> = async (f, inv) => {
+  const { ctx, client } = await serviceTarget(f, 'namespace list', FEATURE, inv.opts.context);
+  const { namespaces } = await client.call('listNamespaces');
   const rows = namespaces.map((n) => [n.name === ctx.namespace ? `${n.name} *` : n.name, statusWord(n), sleepNote(n)]);
   const withSleep = rows.some((r) => r[2] !== '-');
   f.io.stdout.write(
@@ -118,9 +120,9 @@ export function sleepNote(n: NamespaceBody): string {
 }
 
 /** The service's client for a logged-in service context; on a plain cluster, the clear "needs the service" error. */
-async function serviceOf(f: Factory, ctx: ResolvedContext, command: string): Promise<ServiceClient> {
-  if (!ctx.isDevtool || !ctx.token) await requireServiceContext(f, command, 'namespace management');
-  return f.service({ url: ctx.name, ...(ctx.token ? { token: ctx.token } : {}) });
+function serviceOf(f: Factory, ctx: ResolvedContext, command: string): Promise<ServiceClient> {
+  requireLoggedInService(ctx, command, FEATURE);
+  return f.service({ url: ctx.name, token: ctx.token });
 }
 
 async function clusterNamespaces(f: Factory, ctx: ResolvedContext): Promise<string[]> {
@@ -137,7 +139,8 @@ async function clusterNamespaces(f: Factory, ctx: ResolvedContext): Promise<stri
 
 const statusOf = (err: unknown) => (err as { status?: unknown }).status;
 
-async function useNamespace(f: Factory, namespace: string): Promise<void> {
-  const ctx = await f.contexts.setNamespace(namespace);
+/** Makes `namespace` the namespace of the current context, or of `of` (the context --context named). */
+async function useNamespace(f: Factory, namespace: string, of?: ResolvedContext): Promise<void> {
+  const ctx = await f.contexts.setNamespace(namespace, of);
   f.io.stdout.write(`Using namespace "${ctx.namespace}" @ ${ctx.name} (${ctx.host || 'unknown host'})\n`);
 }

@@ -8,12 +8,11 @@ import { basename } from 'node:path';
 import { DevtoolError, UsageError } from '../../base/errors.ts';
 import { assignmentWords } from '../../cli/assignments.ts';
 import type { CommandHandler } from '../../cli/spec.ts';
-import type { ResolvedContext } from '../../context/store.ts';
 import type { Factory } from '../../factory.ts';
 import { originUrl, sanitizeName } from '../../app/name.ts';
 import type { ServiceClient } from '../../service/client.ts';
 import type { PipelineRunBody } from '../../../api/routes.ts';
-import { requireServiceContext } from '../require-service.ts';
+import { serviceTarget } from '../require-service.ts';
 import type { pipelineDeployOptions, pipelineDestroyOptions } from './spec.ts';
 
 const FEATURE = 'pipelines';
@@ -21,7 +20,7 @@ const FEATURE = 'pipelines';
 const LAST_LINES = 15;
 
 export const runPipelineDeploy: CommandHandler<typeof pipelineDeployOptions> = async (f, inv) => {
-  const { ctx, client } = await serviceOf(f, inv.commandName);
+  const { ctx, client } = await serviceTarget(f, inv.commandName, FEATURE, inv.opts.context);
   // --reuse-params: the service takes what is not given from the last deploy.
   const repository = inv.opts.repository ?? (inv.opts.reuseParams ? undefined : checkoutRepository(f.cwd));
   if (repository !== undefined) checkRepository(repository, inv.opts.repository === undefined);
@@ -48,7 +47,7 @@ export const runPipelineDeploy: CommandHandler<typeof pipelineDeployOptions> = a
 };
 
 export const runPipelineDestroy: CommandHandler<typeof pipelineDestroyOptions> = async (f, inv) => {
-  const { ctx, client } = await serviceOf(f, inv.commandName);
+  const { ctx, client } = await serviceTarget(f, inv.commandName, FEATURE, inv.opts.context);
   const name = pipelineName(inv.opts.name, undefined, f.cwd);
   const namespace = inv.opts.namespace ?? ctx.namespace;
   const run = await client.call('destroyPipeline', {
@@ -57,12 +56,6 @@ export const runPipelineDestroy: CommandHandler<typeof pipelineDestroyOptions> =
   });
   await follow(f, client, run, inv.opts.wait, inv.opts.timeout);
 };
-
-export async function serviceOf(f: Factory, command: string, feature = FEATURE): Promise<{ ctx: ResolvedContext; client: ServiceClient }> {
-  const ctx = await f.contexts.requireCurrent();
-  if (!ctx.isDevtool || !ctx.token) await requireServiceContext(f, command, feature);
-  return { ctx, client: await f.service({ url: ctx.name, ...(ctx.token ? { token: ctx.token } : {}) }) };
-}
 
 /** --name, else the repository's name when --repository was given, else the folder's. */
 export function pipelineName(explicit: string | undefined, repository: string | undefined, cwd: string): string {

@@ -1,5 +1,5 @@
 import { command, type CommandSpec, type OptionSpec } from '../../cli/spec.ts';
-import { manifestFileWithoutDefault, timeout, vars, wait } from '../shared.ts';
+import { manifestFileWithoutDefault, serviceContext, timeout, vars, wait } from '../shared.ts';
 
 const name = { name: 'name', type: 'string', defaultText: 'folder name', description: 'Pipeline name' } as const satisfies OptionSpec;
 const namespace = {
@@ -12,6 +12,7 @@ const namespace = {
 
 export const pipelineDeployOptions = [
   { name: 'branch', type: 'string', defaultText: "the repository's default branch", description: 'Branch to deploy' },
+  serviceContext,
   manifestFileWithoutDefault('Manifest location; when unset, automatic deployment rules apply'),
   name,
   namespace,
@@ -29,6 +30,7 @@ export const pipelineDeployOptions = [
 ] as const satisfies readonly OptionSpec[];
 
 export const pipelineDestroyOptions = [
+  serviceContext,
   name,
   namespace,
   timeout('Wait for destruction (the cluster stops the run after this long)'),
@@ -42,7 +44,7 @@ export const pipelineCommand: CommandSpec = {
   description:
     'Runs `devtool deploy` or `devtool destroy` in a Kubernetes Job of the namespace, on a clone of the repository (HTTPS; a private one ' +
     'with the token stored on the service as the secret GIT_TOKEN_<HOST>, e.g. GIT_TOKEN_GITHUB_COM), with your own credentials and ' +
-    'stored secrets. It needs the devtool service: a service context (`devtool context use <URL>`).',
+    'stored secrets. It needs the devtool service: the current service context (`devtool context use <URL>`) or the one `--context <URL>` names.',
   subcommands: [
     command({
       name: 'deploy',

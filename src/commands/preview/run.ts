@@ -11,13 +11,15 @@ import { formatTable } from '../../io/table.ts';
 import { DNS_LABEL_MAX, DNS_LABEL_RULE, isDnsLabel } from '../../kube/naming.ts';
 import type { ServiceClient } from '../../service/client.ts';
 import type { PreviewBody } from '../../../api/routes.ts';
-import { checkoutRepository, checkRepository, follow, serviceOf, statusOf } from '../pipeline/run.ts';
+import { checkoutRepository, checkRepository, follow, statusOf } from '../pipeline/run.ts';
+import { serviceTarget } from '../require-service.ts';
+import type { serviceOptions } from '../shared.ts';
 import type { previewDeployOptions, previewDestroyOptions, previewEndpointsOptions } from './spec.ts';
 
 const FEATURE = 'preview environments';
 
 export const runPreviewDeploy: CommandHandler<typeof previewDeployOptions> = async (f, inv) => {
-  const { client } = await serviceOf(f, inv.commandName, FEATURE);
+  const { client } = await serviceTarget(f, inv.commandName, FEATURE, inv.opts.context);
   const fromCheckout = inv.opts.repository === undefined;
   const repository = inv.opts.repository ?? checkoutRepository(f.cwd);
   checkRepository(repository, fromCheckout);
@@ -54,7 +56,7 @@ export const runPreviewDeploy: CommandHandler<typeof previewDeployOptions> = asy
 };
 
 export const runPreviewDestroy: CommandHandler<typeof previewDestroyOptions> = async (f, inv) => {
-  const { client } = await serviceOf(f, inv.commandName, FEATURE);
+  const { client } = await serviceTarget(f, inv.commandName, FEATURE, inv.opts.context);
   const name = previewName(inv.args[0], undefined, undefined, f.cwd, inv.commandName);
   const preview = await client.call('destroyPreview', { params: { name }, body: { timeoutSeconds: seconds(inv.opts.timeout) } });
   if (!inv.opts.wait) {
@@ -84,8 +86,8 @@ export const runPreviewDestroy: CommandHandler<typeof previewDestroyOptions> = a
   f.io.stderr.write(`✓ preview "${name}" destroyed\n`);
 };
 
-export const runPreviewList: CommandHandler = async (f, inv) => {
-  const { client } = await serviceOf(f, inv.commandName, FEATURE);
+export const runPreviewList: CommandHandler<typeof serviceOptions> = async (f, inv) => {
+  const { client } = await serviceTarget(f, inv.commandName, FEATURE, inv.opts.context);
   const { previews } = await client.call('listPreviews');
   if (previews.length === 0) {
     f.io.stderr.write('No preview environments: deploy one with devtool preview deploy\n');
@@ -99,7 +101,7 @@ export const runPreviewList: CommandHandler = async (f, inv) => {
 };
 
 export const runPreviewEndpoints: CommandHandler<typeof previewEndpointsOptions> = async (f, inv) => {
-  const { client } = await serviceOf(f, inv.commandName, FEATURE);
+  const { client } = await serviceTarget(f, inv.commandName, FEATURE, inv.opts.context);
   const name = previewName(inv.args[0], undefined, undefined, f.cwd, inv.commandName);
   const { endpoints } = await client.call('previewEndpoints', { params: { name } });
   if (inv.opts.output === 'json') {
@@ -111,15 +113,15 @@ export const runPreviewEndpoints: CommandHandler<typeof previewEndpointsOptions>
 };
 
 /** sleep: its workloads scaled to zero; wake: back as they were. */
-export const runPreviewSleep: CommandHandler = async (f, inv) => {
-  const { client } = await serviceOf(f, inv.commandName, FEATURE);
+export const runPreviewSleep: CommandHandler<typeof serviceOptions> = async (f, inv) => {
+  const { client } = await serviceTarget(f, inv.commandName, FEATURE, inv.opts.context);
   const name = previewName(inv.args[0], undefined, undefined, f.cwd, inv.commandName);
   await client.call('sleepPreview', { params: { name } });
   f.io.stdout.write(`Preview environment "${name}" is asleep: its pods are stopped, its volumes and endpoints kept; devtool preview wake ${name} wakes it\n`);
 };
 
-export const runPreviewWake: CommandHandler = async (f, inv) => {
-  const { client } = await serviceOf(f, inv.commandName, FEATURE);
+export const runPreviewWake: CommandHandler<typeof serviceOptions> = async (f, inv) => {
+  const { client } = await serviceTarget(f, inv.commandName, FEATURE, inv.opts.context);
   const name = previewName(inv.args[0], undefined, undefined, f.cwd, inv.commandName);
   const woken = await client.call('wakePreview', { params: { name } });
   f.io.stdout.write(`Preview environment "${name}" is waking up (${woken.status}): its workloads have their replicas back\n`);

@@ -1,8 +1,9 @@
 import { command, type CommandSpec, type OptionSpec } from '../../cli/spec.ts';
-import { manifestFileWithoutDefault, timeout, vars, wait } from '../shared.ts';
+import { manifestFileWithoutDefault, serviceContext, serviceOptions, timeout, vars, wait } from '../shared.ts';
 
 export const previewDeployOptions = [
   { name: 'branch', type: 'string', defaultText: 'current branch', description: 'Branch to deploy' },
+  serviceContext,
   manifestFileWithoutDefault('Manifest location; when unset, automatic deployment rules apply'),
   { name: 'repository', type: 'string', defaultText: 'repo of current git configuration', description: 'Repository URL (HTTPS)' },
   { name: 'scope', type: 'string', default: 'personal', allowed: ['personal', 'global'], description: 'Scope: personal or global' },
@@ -13,11 +14,13 @@ export const previewDeployOptions = [
 ] as const satisfies readonly OptionSpec[];
 
 export const previewDestroyOptions = [
+  serviceContext,
   timeout('Wait for destruction (the cluster stops the run after this long)'),
   wait('Wait until destroyed, showing the output as it comes'),
 ] as const satisfies readonly OptionSpec[];
 
 export const previewEndpointsOptions = [
+  serviceContext,
   { name: 'output', short: 'o', type: 'string', allowed: ['json'], description: 'Output format: json, for parsing endpoints into a pull-request layout' },
 ] as const satisfies readonly OptionSpec[];
 
@@ -30,7 +33,8 @@ export const previewCommand: CommandSpec = {
   description:
     'A preview environment is a namespace of its own where a pipeline deploys a branch of a repository (HTTPS). Personal ones (the default) ' +
     'are reachable by their creator only; global ones by every user, and only admins deploy or destroy them. The name defaults to the ' +
-    "repository's name and the branch. It needs the devtool service: a service context (`devtool context use <URL>`).",
+    "repository's name and the branch. It needs the devtool service: the current service context (`devtool context use <URL>`) " +
+    'or the one `--context <URL>` names.',
   subcommands: [
     command({
       name: 'deploy',
@@ -58,25 +62,28 @@ export const previewCommand: CommandSpec = {
       options: previewEndpointsOptions,
       load: async () => (await load()).runPreviewEndpoints,
     }),
-    {
+    command({
       name: 'list',
       summary: 'Show status and scope of your preview environments',
       description: 'Lists the preview environments you can see: table Name, Scope, Status, Branch, Age, Owner; the reason of each failed one follows.',
+      options: serviceOptions,
       load: async () => (await load()).runPreviewList,
-    },
-    {
+    }),
+    command({
       name: 'sleep',
       summary: 'Scale a preview environment to zero, keeping everything else (only admins for a global one)',
       description: 'Stops the pods of the preview environment (its workloads scaled to zero), keeping its volumes and endpoints; `wake` brings them back.',
       args: NAME_ARG,
+      options: serviceOptions,
       load: async () => (await load()).runPreviewSleep,
-    },
-    {
+    }),
+    command({
       name: 'wake',
       summary: 'Wake a sleeping preview environment',
       description: 'Gives the workloads of a sleeping preview environment their replicas back.',
       args: NAME_ARG,
+      options: serviceOptions,
       load: async () => (await load()).runPreviewWake,
-    },
+    }),
   ],
 };

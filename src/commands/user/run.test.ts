@@ -70,3 +70,11 @@ test('a bad or missing user name is a usage error; a plain cluster has no users 
     /^Error: 'devtool user delete' needs the devtool service, and the current context "alpha" is a plain Kubernetes cluster without it \(user management/,
   );
 });
+
+test('--context acts on the service context it names while the current one is a plain cluster', async () => {
+  const sandbox = commandSandbox();
+  await logIn(sandbox, service, service.admin);
+  success(await runCommand(['context', 'use', 'alpha'], { sandbox }));
+  assert.match(success(await user(['list', '--context', 'https://devtool.example'], sandbox)).stdout, /^User\s+Admin\s+Disabled\n/);
+  assert.match(failure(await user(['list'], sandbox), ExitCode.unavailable), /or pass --context <URL>$/);
+});
