@@ -95,7 +95,8 @@ describe('dashboard pages, rendered', () => {
   });
 
   test('the namespace page: one navigation, the live region, the script by path, the sections in place', () => {
-    const p = namespacePage({
+    // What the page and its live sections are rendered from, but the pipeline runs.
+    const shop = {
       user: 'ann',
       csrf: 'c1',
       name: 'shop',
@@ -104,8 +105,11 @@ describe('dashboard pages, rendered', () => {
       sleepable: true,
       sleepsAt: '2026-12-02T15:00:00Z',
       snapshot,
-      pipelines: new Set(),
+      pipelines: new Set<string>(),
       now: NOW,
+    } as const;
+    const p = namespacePage({
+      ...shop,
       script: '/assets/live-x.js',
       runs: [
         {
@@ -136,19 +140,7 @@ describe('dashboard pages, rendered', () => {
       /<div id="ns-actions"><div><form class="inline" method="post" action="\/namespaces\/shop\/sleep">.*"back" value="\/namespaces\/shop">.*Sleep<\/button>/,
     );
     // Every live section is exactly what the page holds, so an update never changes more than the change.
-    const s = namespaceSections({
-      user: 'ann',
-      csrf: 'c1',
-      name: 'shop',
-      owner: 'ann',
-      status: 'Active',
-      sleepable: true,
-      sleepsAt: '2026-12-02T15:00:00Z',
-      snapshot,
-      pipelines: new Set(),
-      runs: [],
-      now: NOW,
-    });
+    const s = namespaceSections({ ...shop, runs: [] });
     for (const id of ['ns-state', 'ns-actions', 'environments', 'sessions', 'workloads'] as const) assert.ok(p.includes(`id="${id}">${s[id].text}</`), id);
     assert.match(p, /<span id="live-status" role="status" class="muted">Not live<\/span>/);
     assert.match(p, /<main id="main"><h1>Namespace shop<\/h1>/);
