@@ -63,6 +63,8 @@ export interface HubOptions {
 
 /** Why a watch acting as `owner` gives up: its account is gone (kube-cluster.ts). */
 export const ownerGone = (owner: string) => `the namespace's owner ${owner} has no account any more`;
+/** What a page is told when it is dropped for holding more than it can be sent. */
+export const FELL_BEHIND = 'this page fell behind the live updates: reload it';
 /** What a page is told when its watch gave up for `reason`. */
 export const stoppedLine = (reason: string) => `live updates stopped: ${reason}`;
 
@@ -194,6 +196,6 @@ export class WatchHub {
 
   private drop(subscriber: Subscriber, close: (() => void) | undefined): void {
     close?.();
-    subscriber.end('this page fell behind the live updates: reload it');
+    subscriber.end(FELL_BEHIND);
   }
 }

@@ -9,6 +9,7 @@
  * A page that cannot keep up (its `changed` answers false) is dropped, never buffered for.
  */
 import type { NamespaceRecord, NamespaceSink } from '../store/store.ts';
+import { FELL_BEHIND } from './hub.ts';
 
 /** Where the namespaces come from (Store.watchNamespaces; an in-memory fake in the unit tests). */
 export interface NamespaceWatch {
@@ -93,7 +94,7 @@ export class NamespaceHub {
 
   private drop(listener: NamespaceListener): void {
     this.leave(listener);
-    listener.end('this page fell behind the live updates: reload it');
+    listener.end(FELL_BEHIND);
   }
 
   private leave(listener: NamespaceListener): void {

@@ -11,7 +11,7 @@
  * RUNS_MIN_MS; a run still recorded as running is brought up to date as the viewer's reading it
  * through the API would (pipelines/runs.ts `refresh`).
  */
-import type { Subscriber, Subscription } from '../dashboard/hub.ts';
+import { FELL_BEHIND, type Subscriber, type Subscription } from '../dashboard/hub.ts';
 import { KINDS, type Kind, type Summary, snapshotOf } from '../dashboard/model.ts';
 import { namespaceSections, type SectionId } from '../dashboard/namespace-page.ts';
 import { isRunning } from '../dashboard/pipeline-page.ts';
@@ -139,7 +139,7 @@ export function registerDashboardEvents(app: App, ctx: ServiceDeps, deps: Dashbo
         dirty.clear();
         if (ended) return;
         for (const id of ids) res.write(`event: section\ndata: ${JSON.stringify({ id, html: sections[id].text })}\n\n`);
-        if (res.writableLength > MAX_UNSENT) finish('this page fell behind the live updates: reload it');
+        if (res.writableLength > MAX_UNSENT) finish(FELL_BEHIND);
       } finally {
         flushing = false;
       }

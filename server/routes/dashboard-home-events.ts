@@ -10,7 +10,7 @@
  * paint. A list is sent only when its HTML changed.
  */
 import { HOME_EVENTS_PATH, type HomeNamespace, type HomeSectionId, homeSections } from '../dashboard/home-page.ts';
-import type { Subscription } from '../dashboard/hub.ts';
+import { FELL_BEHIND, type Subscription } from '../dashboard/hub.ts';
 import { podCounts } from '../dashboard/model.ts';
 import { homeVisible } from '../dashboard/namespace-hub.ts';
 import { html, page } from '../pages/html.ts';
@@ -111,7 +111,7 @@ export function registerHomeEvents(app: App, ctx: ServiceDeps, deps: DashboardDe
         sent.set(id, section.text);
         stream.send('section', { id, html: section.text });
       }
-      if (stream.behind()) stream.end('this page fell behind the live updates: reload it');
+      if (stream.behind()) stream.end(FELL_BEHIND);
     };
 
     const stream = openEventStream(request, reply, v, () => {
