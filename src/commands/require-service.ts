@@ -23,8 +23,18 @@ export async function serviceTarget(
   feature: string,
   contextName?: string,
 ): Promise<ServiceTarget> {
-  const ctx = await f.contexts.select(contextName);
-  requireLoggedInService(ctx, command, feature, contextName !== undefined);
+  return serviceTargetOf(f, await f.contexts.select(contextName), command, feature, contextName !== undefined);
+}
+
+/** The same for a context the command has chosen already (`named`: by its --context). */
+export async function serviceTargetOf(
+  f: { readonly service: Factory['service'] },
+  ctx: ResolvedContext,
+  command: string,
+  feature: string,
+  named = false,
+): Promise<ServiceTarget> {
+  requireLoggedInService(ctx, command, feature, named);
   return { ctx, client: await f.service({ url: ctx.name, token: ctx.token }) };
 }
 

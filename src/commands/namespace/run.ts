@@ -6,8 +6,7 @@ import type { Factory } from '../../factory.ts';
 import { formatTable } from '../../io/table.ts';
 import { describeKubeError } from '../../kube/config.ts';
 import { checkNamespaceName } from '../../kube/naming.ts';
-import type { ServiceClient } from '../../service/client.ts';
-import { requireLoggedInService, serviceTarget } from '../require-service.ts';
+import { serviceTarget, serviceTargetOf } from '../require-service.ts';
 import type { serviceOptions } from '../shared.ts';
 
 const USE_HINT = 'pass the namespace: devtool namespace use <NAMESPACE>';
@@ -19,7 +18,9 @@ export const runNamespaceUse: CommandHandler<typeof serviceOptions> = async (f, 
   // (A context from DEVTOOL_URL/DEVTOOL_TOKEN cannot change: useNamespace says so before any request.)
   if (ctx.isDevtool && ctx.source !== 'environment') {
     // On a service context only the user's own namespaces can be used: their rights end there.
-    const names = (await (await serviceOf(f, ctx, 'namespace use')).call('listNamespaces')).namespaces.map((n) => n.name);
+    const names = (
+      await (await serviceTargetOf(f, ctx, 'namespace use', FEATURE, inv.opts.context !== undefined)).client.call('listNamespaces')
+    ).namespaces.map((n) => n.name);
     if (!names.includes(name)) throw new DevtoolError(`namespace "${name}" is not one of yours on ${ctx.name} (yours: ${names.join(', ') || 'none'})`);
   }
   await useNamespace(f, name, inv.opts.context === undefined ? undefined : ctx);
@@ -30,7 +31,7 @@ export const runNamespacePrompt: CommandHandler = async (f) => {
   if (!f.interactive) throw new UsageError(`no terminal to prompt on: ${USE_HINT}`);
   const ctx = await f.contexts.requireCurrent();
   const names = ctx.isDevtool
-    ? (await (await serviceOf(f, ctx, 'namespace')).call('listNamespaces')).namespaces.map((n) => n.name)
+    ? (await (await serviceTargetOf(f, ctx, 'namespace', FEATURE)).client.call('listNamespaces')).namespaces.map((n) => n.name)
     : await clusterNamespaces(f, ctx);
   const picked = await f.prompter.select(
     'Select the namespace to use',
@@ -117,12 +118,6 @@ export function sleepNote(n: NamespaceBody): string {
   if (n.sleepsAt) notes.push(`sleeps at ${n.sleepsAt}`);
   if (n.deletesAt) notes.push(`deleted at ${n.deletesAt}`);
   return notes.join(', ') || '-';
-}
-
-/** The service's client for a logged-in service context; on a plain cluster, the clear "needs the service" error. */
-function serviceOf(f: Factory, ctx: ResolvedContext, command: string): Promise<ServiceClient> {
-  requireLoggedInService(ctx, command, FEATURE);
-  return f.service({ url: ctx.name, token: ctx.token });
 }
 
 async function clusterNamespaces(f: Factory, ctx: ResolvedContext): Promise<string[]> {
